@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the pinned real agents (omp 18.2.3 with bun 1.4.5, pi 0.73.1) into
+# conformance/peers/node_modules. Idempotent: does nothing when the pinned versions are
+# already there. Retries the registry a few times. Prints the paths of the binaries.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+
+want_ok() {
+  [ -x node_modules/.bin/bun ] &&
+    [ "$(node_modules/.bin/bun --version 2>/dev/null)" = "1.4.5" ] &&
+    [ -f node_modules/@oh-my-pi/pi-coding-agent/src/modes/rpc/rpc-frame.ts ] &&
+    grep -q '"version": "18.2.3"' node_modules/@oh-my-pi/pi-coding-agent/package.json &&
+    grep -q '"version": "0.73.1"' node_modules/@mariozechner/pi-coding-agent/package.json
+}
+
+if ! want_ok; then
+  for attempt in 1 2 3 4; do
+    if npm install --no-audit --no-fund --loglevel=error; then break; fi
+    echo "install.sh: npm install failed (attempt $attempt), retrying" >&2
+    sleep $((attempt * 5))
+  done
+fi
+# The bun wrapper package falls back to a download when its postinstall did not place the
+# binary; the binary ships in @oven/bun-linux-x64, so link it directly when needed.
+if ! node_modules/.bin/bun --version >/dev/null 2>&1; then
+  for p in node_modules/@oven/bun-linux-x64/bin/bun node_modules/@oven/bun-linux-x64-baseline/bin/bun; do
+    if [ -x "$p" ]; then ln -sf "../../$p" node_modules/.bin/bun; break; fi
+  done
+fi
+want_ok || { echo "install.sh: peers not installed as pinned" >&2; exit 1; }
+echo "bun: $here/node_modules/.bin/bun"
+echo "omp: $here/node_modules/@oh-my-pi/pi-coding-agent"
+echo "pi:  $here/node_modules/@mariozechner/pi-coding-agent"

@@ -1,0 +1,2 @@
+//! `musewire`: command-line tools for agent RPC streams.
+fn main() {}

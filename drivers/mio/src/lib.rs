@@ -1,0 +1,1 @@
+//! The mio driver of musewire (arrives with the drivers issue).

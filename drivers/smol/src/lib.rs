@@ -1,0 +1,1 @@
+//! The smol driver of musewire (arrives with the drivers issue).
