@@ -1,2 +1,39 @@
-//! `musewire`: command-line tools for agent RPC streams.
-fn main() {}
+//! `musewire`: command-line tools for coding-agent RPC streams.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod blocks_cmd;
+mod decode_cmd;
+mod encode_cmd;
+
+/// Tools for driving, inspecting and testing coding agents that speak the RPC protocol.
+#[derive(Parser)]
+#[command(name = "musewire", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read an agent's stdout stream on stdin and print each logical frame as one line of
+    /// compact JSON (protocol errors in place, as `{"musewire_error":{…}}`).
+    Decode(decode_cmd::DecodeArgs),
+    /// Read logical frames (JSONL, any size) on stdin and write the physical stream an
+    /// agent would write.
+    Encode(encode_cmd::EncodeArgs),
+    /// Read a tool result (`{"content":[…],"isError":…}`) on stdin and print the text the
+    /// model would read.
+    Blocks(blocks_cmd::BlocksArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Decode(args) => decode_cmd::run(args),
+        Command::Encode(args) => encode_cmd::run(args),
+        Command::Blocks(args) => blocks_cmd::run(args),
+    }
+}
