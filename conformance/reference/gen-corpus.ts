@@ -538,6 +538,22 @@ if (set === "large") {
 	write("valid-v2-real-encoder", [agentStream(2, frames)]);
 	write("valid-v2-real-encoder-boundary", [agentStream(2, [exact(MAX_RPC_FRAME_BYTES - 1), exact(MAX_RPC_FRAME_BYTES), exact(MAX_RPC_FRAME_BYTES + 1)])]);
 	write("valid-v1-real-encoder-shrinks", [agentStream(1, frames)]);
+	// Logical frames (JSONL, not a stream) for the encode round trips and the encode
+	// differential test: integers only, so serde_json and JSON.stringify serialize them alike.
+	writeFileSync(
+		join(outDir, "roundtrip.frames.jsonl"),
+		[
+			JSON.parse(READY),
+			JSON.parse(NEG),
+			...frames.slice(0, 6),
+			exact(MAX_RPC_FRAME_BYTES - 1),
+			exact(MAX_RPC_FRAME_BYTES),
+			{ type: "message_update", text: "ü\u2028😀\"\\\n".repeat(400000), n: [0, -1, 9007199254740991] },
+			{ type: "agent_end", messages: [] },
+		]
+			.map(f => `${JSON.stringify(f)}\n`)
+			.join(""),
+	);
 	// v1 stream from a v1-only agent (`pi`): no ready frame, last line without LF
 	write("valid-v1-no-ready-final-line-without-lf", [EVENT, JSON.stringify({ type: "message_end", message: msgs(1, 50)[0] })]);
 }
