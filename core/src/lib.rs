@@ -16,7 +16,7 @@
 //!
 //! The framing layer ([`frame`]) already follows it:
 //!
-//! ```ignore
+//! ```
 //! use musewire_core::frame::{StreamDecoder, DecodeEvent};
 //!
 //! let mut decoder = StreamDecoder::new();
@@ -35,7 +35,7 @@
 //! decoder.handle_eof();
 //! assert!(decoder.poll_event().is_none());
 //! assert_eq!(frames, ["ready", "agent_start"]);
-//! ```ignore
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -1,7 +1,29 @@
-//! Transport framing (placeholder; being written).
-#![allow(missing_docs)]
-pub struct StreamDecoder;
-pub enum DecodeEvent { Frame(Frame), Error(String) }
-pub struct Frame;
-impl Frame { pub fn frame_type(&self) -> Option<&str> { None } }
-impl StreamDecoder { pub fn new() -> Self { Self } pub fn handle_bytes(&mut self, _b: &[u8]) {} pub fn handle_eof(&mut self) {} pub fn poll_event(&mut self) -> Option<DecodeEvent> { None } }
+//! Transport framing, both directions: rules FRAME-01..13 of `conformance/RULES.md`.
+//!
+//! Inbound, a [`StreamDecoder`] turns an agent's stdout into logical [`Frame`]s: it splits
+//! lines ([`LineDecoder`], FRAME-01, 02), reassembles v2 `rpc_chunk` sequences with every
+//! check of FRAME-07..10, and reads each frame's `type`, `id` and `command` without parsing
+//! the rest. Outbound, a [`FrameEncoder`] writes logical frames as an agent does: v2 chunks
+//! one line at a time (FRAME-11), or the v1 over-limit transforms (FRAME-12).
+
+mod decoder;
+mod encoder;
+mod envelope;
+mod error;
+mod limits;
+mod line;
+mod logical;
+mod reassembly;
+mod scan;
+mod shrink;
+
+pub use decoder::{DecodeEvent, DecoderConfig, DecoderStats, StreamDecoder};
+pub use encoder::{EncodedFrame, FrameEncoder};
+pub use error::{FrameError, UnsupportedVersion};
+pub use limits::{
+    ProtocolVersion, CHUNK_PAYLOAD_BYTES, MAX_CHUNK_COUNT, MAX_CHUNK_ID_UNITS, MAX_FRAME_BYTES,
+    MAX_REASSEMBLED_FRAME_BYTES, MAX_SAFE_INTEGER,
+};
+pub use line::{Line, LineDecoder};
+pub use logical::Frame;
+pub use shrink::{FRAME_OVERFLOW_ERROR, RESPONSE_OVERFLOW_ERROR};

@@ -1,0 +1,306 @@
+//! The inbound side: bytes in, logical frames and errors out (FRAME-01..10, FRAME-13).
+
+use std::collections::VecDeque;
+
+use super::envelope::{fast_chunk, ChunkData, Envelope};
+use super::error::FrameError;
+use super::limits::{ProtocolVersion, MAX_FRAME_BYTES};
+use super::line::{Line, LineDecoder};
+use super::logical::Frame;
+use super::reassembly::Reassembler;
+use super::scan::{scan, Kind};
+
+/// What the [`StreamDecoder`] hands up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeEvent {
+    /// A logical frame.
+    Frame(Frame),
+    /// A framing error; when [`FrameError::is_fatal`], nothing follows it.
+    Error(FrameError),
+}
+
+/// How a [`StreamDecoder`] starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecoderConfig {
+    /// Physical line limit, LF included (FRAME-02). Default 1,048,576.
+    pub max_frame_bytes: usize,
+    /// The version in force at the start. Default v1.
+    pub protocol: ProtocolVersion,
+    /// Switch to v2 after a successful `negotiate_protocol` response that names version 2,
+    /// as a client does (FRAME-05). Default true. A `Client` that tracks its own request
+    /// turns this off and calls [`StreamDecoder::set_protocol`].
+    pub follow_negotiation: bool,
+}
+
+impl Default for DecoderConfig {
+    fn default() -> Self {
+        DecoderConfig {
+            max_frame_bytes: MAX_FRAME_BYTES,
+            protocol: ProtocolVersion::V1,
+            follow_negotiation: true,
+        }
+    }
+}
+
+/// Counters kept by a [`StreamDecoder`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecoderStats {
+    /// Bytes handed in.
+    pub bytes: u64,
+    /// Logical frames handed up.
+    pub frames: u64,
+    /// Errors handed up.
+    pub errors: u64,
+}
+
+/// Decodes an agent's stdout: line splitting, v2 chunk reassembly, envelope reading.
+///
+/// Feed bytes with [`handle_bytes`](Self::handle_bytes) in any split, end with
+/// [`handle_eof`](Self::handle_eof), and drain [`poll_event`](Self::poll_event) after each.
+/// The same bytes give the same events however they are split. After a fatal error the
+/// decoder ignores further input.
+#[derive(Debug)]
+pub struct StreamDecoder {
+    lines: LineDecoder,
+    state: State,
+}
+
+#[derive(Debug)]
+struct State {
+    reassembler: Reassembler,
+    protocol: ProtocolVersion,
+    follow_negotiation: bool,
+    events: VecDeque<DecodeEvent>,
+    failed: bool,
+    max_frame_bytes: usize,
+    stats: DecoderStats,
+}
+
+impl Default for StreamDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamDecoder {
+    /// A decoder with the default configuration (v1, following negotiation).
+    pub fn new() -> Self {
+        Self::with_config(DecoderConfig::default())
+    }
+
+    /// A decoder with `config`.
+    pub fn with_config(config: DecoderConfig) -> Self {
+        StreamDecoder {
+            lines: LineDecoder::new(config.max_frame_bytes),
+            state: State {
+                reassembler: Reassembler::default(),
+                protocol: config.protocol,
+                follow_negotiation: config.follow_negotiation,
+                events: VecDeque::new(),
+                failed: false,
+                max_frame_bytes: config.max_frame_bytes,
+                stats: DecoderStats::default(),
+            },
+        }
+    }
+
+    /// The version in force.
+    pub fn protocol(&self) -> ProtocolVersion {
+        self.state.protocol
+    }
+
+    /// Sets the version in force, from the next line on.
+    pub fn set_protocol(&mut self, protocol: ProtocolVersion) {
+        self.state.protocol = protocol;
+    }
+
+    /// Whether a fatal error has ended the stream.
+    pub fn is_failed(&self) -> bool {
+        self.state.failed
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> DecoderStats {
+        self.state.stats
+    }
+
+    /// Bytes held: a partial line plus an open chunk sequence.
+    pub fn buffered(&self) -> usize {
+        self.lines.buffered() + self.state.reassembler.buffered()
+    }
+
+    /// Hands in bytes read from the agent's stdout.
+    pub fn handle_bytes(&mut self, bytes: &[u8]) {
+        self.state.stats.bytes += bytes.len() as u64;
+        if self.state.failed {
+            return;
+        }
+        let state = &mut self.state;
+        self.lines.push(bytes, &mut |line| state.on_line(line));
+    }
+
+    /// Hands in the end of the stream: a last line without LF is a frame (FRAME-01); an open
+    /// chunk sequence is an error.
+    pub fn handle_eof(&mut self) {
+        if self.state.failed {
+            return;
+        }
+        let state = &mut self.state;
+        self.lines.finish(&mut |line| state.on_line(line));
+        if !self.state.failed && self.state.reassembler.is_open() {
+            self.state.fail(FrameError::SequenceTruncated);
+        }
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<DecodeEvent> {
+        self.state.events.pop_front()
+    }
+}
+
+impl State {
+    fn error(&mut self, error: FrameError) {
+        self.stats.errors += 1;
+        self.events.push_back(DecodeEvent::Error(error));
+    }
+
+    fn fail(&mut self, error: FrameError) {
+        self.failed = true;
+        self.reassembler.reset();
+        self.error(error);
+    }
+
+    fn on_line(&mut self, line: Line<'_>) {
+        if self.failed {
+            return;
+        }
+        let line = match line {
+            Line::TooLong => {
+                let limit = self.max_frame_bytes;
+                return self.error(FrameError::LineTooLong { limit });
+            }
+            Line::Text(line) => line,
+        };
+        if self.protocol == ProtocolVersion::V2 {
+            if let Some((header, data)) = fast_chunk(line) {
+                // A failed fast push changes nothing; the scanner below decides what is wrong.
+                if let Ok(done) = self.reassembler.push(header, Some(data)) {
+                    if let Some(payload) = done {
+                        self.on_reassembled(payload);
+                    }
+                    return;
+                }
+            }
+        }
+        if let Err(e) = std::str::from_utf8(line) {
+            return self.error(not_json(line, format!("invalid UTF-8 at byte {}", e.valid_up_to())));
+        }
+        let mut envelope = Envelope::default();
+        let scanned = match scan(line, &mut |m| envelope.note(m)) {
+            Ok(scanned) => scanned,
+            Err(e) => return self.error(not_json(line, e.to_string())),
+        };
+        if scanned.top == Kind::Object && envelope.is_chunk() {
+            if self.protocol != ProtocolVersion::V2 {
+                return self.fail(FrameError::ChunkBeforeNegotiation);
+            }
+            let result = envelope.chunk().and_then(|(header, data)| match data {
+                ChunkData::Plain(d) => self.reassembler.push(header, Some(d)),
+                ChunkData::Unescaped(d) => self.reassembler.push(header, d.as_deref()),
+                ChunkData::NotString => self.reassembler.push(header, None),
+            });
+            match result {
+                Ok(Some(payload)) => self.on_reassembled(payload),
+                Ok(None) => {}
+                Err(e) => self.fail(e),
+            }
+            return;
+        }
+        if self.reassembler.is_open() {
+            return self.fail(FrameError::SequenceInterrupted);
+        }
+        if scanned.top != Kind::Object {
+            return self.fail(FrameError::NotAnObject);
+        }
+        self.frame(line.to_vec(), scanned.compact, false, &envelope);
+    }
+
+    fn on_reassembled(&mut self, mut payload: Vec<u8>) {
+        // The reference decodes with TextDecoder, which drops a leading BOM.
+        if payload.starts_with(b"\xef\xbb\xbf") {
+            payload.drain(..3);
+        }
+        if std::str::from_utf8(&payload).is_err() {
+            return self.fail(FrameError::ReassembledNotUtf8);
+        }
+        let mut envelope = Envelope::default();
+        let scanned = match scan(&payload, &mut |m| envelope.note(m)) {
+            Ok(scanned) => scanned,
+            Err(e) => {
+                return self.fail(FrameError::ReassembledNotJson {
+                    detail: e.to_string(),
+                })
+            }
+        };
+        if scanned.top != Kind::Object {
+            return self.fail(FrameError::NotAnObject);
+        }
+        let frame_type = envelope.frame_type.and_then(|m| m.string_value());
+        let id = envelope.id.and_then(|m| m.string_value());
+        let command = envelope.command.and_then(|m| m.string_value());
+        self.push_frame(Frame {
+            payload,
+            compact: scanned.compact,
+            chunked: true,
+            frame_type,
+            id,
+            command,
+        });
+    }
+
+    fn frame(&mut self, payload: Vec<u8>, compact: bool, chunked: bool, envelope: &Envelope<'_>) {
+        let frame = Frame {
+            frame_type: envelope.frame_type.and_then(|m| m.string_value()),
+            id: envelope.id.and_then(|m| m.string_value()),
+            command: envelope.command.and_then(|m| m.string_value()),
+            payload,
+            compact,
+            chunked,
+        };
+        self.push_frame(frame);
+    }
+
+    fn push_frame(&mut self, frame: Frame) {
+        if self.follow_negotiation
+            && self.protocol == ProtocolVersion::V1
+            && frame.frame_type() == Some("response")
+            && frame.command() == Some("negotiate_protocol")
+            && negotiated_v2(&frame)
+        {
+            self.protocol = ProtocolVersion::V2;
+        }
+        self.stats.frames += 1;
+        self.events.push_back(DecodeEvent::Frame(frame));
+    }
+}
+
+/// Whether a `negotiate_protocol` response is a success naming version 2 (FRAME-05).
+fn negotiated_v2(frame: &Frame) -> bool {
+    let Ok(value) = frame.parse::<serde_json::Value>() else {
+        return false;
+    };
+    value.get("success") == Some(&serde_json::Value::Bool(true))
+        && value
+            .get("data")
+            .and_then(|d| d.get("protocolVersion"))
+            .and_then(serde_json::Value::as_f64)
+            == Some(2.0)
+}
+
+fn not_json(line: &[u8], detail: String) -> FrameError {
+    let cut = line.len().min(64);
+    FrameError::NotJson {
+        detail,
+        prefix: String::from_utf8_lossy(&line[..cut]).into_owned(),
+    }
+}

@@ -1,0 +1,42 @@
+//! The transport limits of the protocol (FRAME-02, FRAME-07, FRAME-11).
+
+/// Maximum size of one physical frame, including its LF (FRAME-02).
+pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
+/// Maximum size of one logical frame reassembled from v2 chunks (FRAME-07).
+pub const MAX_REASSEMBLED_FRAME_BYTES: usize = 64 * 1024 * 1024;
+/// Payload bytes carried by one `rpc_chunk` frame; the last chunk may carry fewer (FRAME-08, 11).
+pub const CHUNK_PAYLOAD_BYTES: usize = 256 * 1024;
+/// Most chunks one logical frame may be split into: 64 MiB / 256 KiB (FRAME-07).
+pub const MAX_CHUNK_COUNT: u32 = (MAX_REASSEMBLED_FRAME_BYTES / CHUNK_PAYLOAD_BYTES) as u32;
+/// Longest `chunkId`, in UTF-16 code units as the reference counts them (FRAME-07).
+pub const MAX_CHUNK_ID_UNITS: usize = 128;
+/// Largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// The protocol version in force on a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProtocolVersion {
+    /// One JSON object per line; frames over the limit are shrunk (FRAME-12).
+    V1,
+    /// As v1, and frames over the limit travel as `rpc_chunk` frames (FRAME-11).
+    V2,
+}
+
+impl ProtocolVersion {
+    /// The number used on the wire (`1` or `2`).
+    pub fn number(self) -> u32 {
+        match self {
+            ProtocolVersion::V1 => 1,
+            ProtocolVersion::V2 => 2,
+        }
+    }
+
+    /// The version for a wire number, if the protocol has it.
+    pub fn from_number(n: u64) -> Option<Self> {
+        match n {
+            1 => Some(ProtocolVersion::V1),
+            2 => Some(ProtocolVersion::V2),
+            _ => None,
+        }
+    }
+}

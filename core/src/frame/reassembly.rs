@@ -1,0 +1,114 @@
+//! Reassembling v2 chunk sequences (FRAME-08, FRAME-09).
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+
+use super::envelope::ChunkHeader;
+use super::error::FrameError;
+use super::limits::CHUNK_PAYLOAD_BYTES;
+
+#[derive(Debug)]
+struct Pending {
+    header: ChunkHeader,
+    next_index: u32,
+    buf: Vec<u8>,
+}
+
+/// Collects the chunks of one logical frame, checking every rule of FRAME-08 and FRAME-09.
+///
+/// Base64 is decoded straight into the reassembly buffer, and the buffer grows with the data
+/// actually received (never beyond the declared byteLength), so a sequence that declares
+/// 64 MiB and sends 10 bytes holds 10 bytes. A failed push changes nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Reassembler {
+    pending: Option<Pending>,
+}
+
+/// Decoded length of canonical padded base64 text, or `None` when its length cannot be.
+fn decoded_len(data: &[u8]) -> Option<usize> {
+    if data.is_empty() || data.len() % 4 != 0 {
+        return None;
+    }
+    let pad = data.iter().rev().take(2).take_while(|&&c| c == b'=').count();
+    Some(data.len() / 4 * 3 - pad)
+}
+
+impl Reassembler {
+    /// Whether a sequence is open.
+    pub fn is_open(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Bytes held for the open sequence.
+    pub fn buffered(&self) -> usize {
+        self.pending.as_ref().map_or(0, |p| p.buf.len())
+    }
+
+    /// Drops any open sequence.
+    pub fn reset(&mut self) {
+        self.pending = None;
+    }
+
+    /// Adds one chunk whose metadata passed FRAME-07; `data` is its base64 text (`None` when
+    /// the member is missing, not a string, or not ASCII). Returns the logical frame's bytes
+    /// when this chunk completes it.
+    pub fn push(&mut self, header: ChunkHeader, data: Option<&[u8]>) -> Result<Option<Vec<u8>>, FrameError> {
+        let data = data.ok_or(FrameError::InvalidChunkData)?;
+        let len = decoded_len(data).ok_or(FrameError::InvalidChunkData)?;
+        let (start, in_sequence) = match &self.pending {
+            None => (0, header.index == 0),
+            Some(p) => (
+                p.buf.len(),
+                p.header.chunk_id == header.chunk_id
+                    && p.header.count == header.count
+                    && p.header.byte_length == header.byte_length
+                    && p.next_index == header.index,
+            ),
+        };
+        let byte_length = self.pending.as_ref().map_or(header.byte_length, |p| p.header.byte_length);
+        if len > CHUNK_PAYLOAD_BYTES || !in_sequence || start + len > byte_length {
+            // Every check fails in the reference's order: the data first.
+            STANDARD.decode(data).map_err(|_| FrameError::InvalidChunkData)?;
+            return Err(if len > CHUNK_PAYLOAD_BYTES {
+                FrameError::ChunkPayloadTooLarge
+            } else if self.pending.is_none() {
+                FrameError::SequenceStart
+            } else if !in_sequence {
+                FrameError::SequenceMismatch
+            } else {
+                FrameError::SequenceExceedsLength
+            });
+        }
+        let mut fresh = Vec::new();
+        let buf = match &mut self.pending {
+            Some(p) => &mut p.buf,
+            None => &mut fresh,
+        };
+        if buf.capacity() < start + len {
+            let target = (start + len).max(buf.capacity().saturating_mul(2)).min(byte_length);
+            buf.reserve_exact(target - start);
+        }
+        buf.resize(start + len, 0);
+        match STANDARD.decode_slice(data, &mut buf[start..]) {
+            Ok(n) if n == len => {}
+            _ => {
+                buf.truncate(start);
+                return Err(FrameError::InvalidChunkData);
+            }
+        }
+        let pending = self.pending.get_or_insert_with(|| Pending {
+            header,
+            next_index: 0,
+            buf: fresh,
+        });
+        pending.next_index += 1;
+        if pending.next_index < pending.header.count {
+            return Ok(None);
+        }
+        let pending = self.pending.take().expect("open sequence");
+        if pending.buf.len() != pending.header.byte_length {
+            return Err(FrameError::SequenceLengthMismatch);
+        }
+        Ok(Some(pending.buf))
+    }
+}

@@ -1,0 +1,423 @@
+//! A validating JSON scanner that builds no tree.
+//!
+//! [`scan`] checks that a UTF-8 text is exactly one JSON value (RFC 8259, as `JSON.parse`
+//! reads it) and reports the members of a top-level object as byte spans, so the framing
+//! layer can read `type`, `id`, `command` and a chunk's envelope without parsing the rest.
+//! Strings are skipped eight bytes at a time.
+
+/// What kind of JSON value starts at a position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Literal,
+}
+
+/// One member of the top-level object.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Member<'a> {
+    /// The key's raw contents, between the quotes.
+    pub key: &'a [u8],
+    /// Whether the key holds escapes (compare after [`unescape_utf16`]).
+    pub key_escaped: bool,
+    /// The kind of the value.
+    pub kind: Kind,
+    /// The value's raw text; for a string, its contents between the quotes.
+    pub value: &'a [u8],
+    /// For a string value, whether it holds escapes.
+    pub value_escaped: bool,
+}
+
+impl Member<'_> {
+    /// Whether the key is `name` (as JavaScript compares strings).
+    pub fn key_is(&self, name: &str) -> bool {
+        if self.key_escaped {
+            unescape_utf16(self.key).iter().copied().eq(name.encode_utf16())
+        } else {
+            self.key == name.as_bytes()
+        }
+    }
+
+    /// Whether the value is the string `s` (as JavaScript compares strings).
+    pub fn value_is_str(&self, s: &str) -> bool {
+        self.kind == Kind::String
+            && if self.value_escaped {
+                unescape_utf16(self.value).iter().copied().eq(s.encode_utf16())
+            } else {
+                self.value == s.as_bytes()
+            }
+    }
+
+    /// The string value, lone surrogates replaced by U+FFFD; `None` for other kinds.
+    pub fn string_value(&self) -> Option<String> {
+        (self.kind == Kind::String).then(|| unescape_string(self.value, self.value_escaped))
+    }
+}
+
+/// The outcome of a successful scan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scanned {
+    /// The kind of the top-level value.
+    pub top: Kind,
+    /// Whether the text holds no insignificant whitespace (it is already compact).
+    pub compact: bool,
+}
+
+/// Why a text is not one JSON value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ScanError {
+    /// Byte offset of the problem.
+    pub offset: usize,
+    /// What was wrong.
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for ScanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {}", self.what, self.offset)
+    }
+}
+
+fn err<T>(offset: usize, what: &'static str) -> Result<T, ScanError> {
+    Err(ScanError { offset, what })
+}
+
+#[inline]
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+#[inline]
+fn skip_ws(b: &[u8], i: &mut usize, compact: &mut bool) {
+    while *i < b.len() && is_ws(b[*i]) {
+        *i += 1;
+        *compact = false;
+    }
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Index of the first byte at or after `i` that is `"`, `\` or a control character
+/// (below 0x20), or `b.len()`.
+#[inline]
+pub(crate) fn find_string_special(b: &[u8], mut i: usize) -> usize {
+    while i + 16 <= b.len() {
+        let w0 = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let w1 = u64::from_le_bytes(b[i + 8..i + 16].try_into().unwrap_or([0; 8]));
+        let m0 = special_mask(w0);
+        let m1 = special_mask(w1);
+        if m0 | m1 != 0 {
+            return if m0 != 0 {
+                i + (m0.trailing_zeros() / 8) as usize
+            } else {
+                i + 8 + (m1.trailing_zeros() / 8) as usize
+            };
+        }
+        i += 16;
+    }
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// High bit set in each byte lane that may be special; exact for the lowest lane.
+#[inline]
+fn special_mask(w: u64) -> u64 {
+    let quote = w ^ (LO * b'"' as u64);
+    let slash = w ^ (LO * b'\\' as u64);
+    let zq = quote.wrapping_sub(LO) & !quote;
+    let zs = slash.wrapping_sub(LO) & !slash;
+    let ctl = w.wrapping_sub(LO * 0x20) & !w;
+    (zq | zs | ctl) & HI
+}
+
+/// Skips a string starting at the quote at `*i`; returns whether it held escapes.
+#[inline]
+fn scan_string(b: &[u8], i: &mut usize) -> Result<bool, ScanError> {
+    let mut j = *i + 1;
+    let mut escaped = false;
+    loop {
+        j = find_string_special(b, j);
+        match b.get(j) {
+            None => return err(*i, "unterminated string"),
+            Some(b'"') => {
+                *i = j + 1;
+                return Ok(escaped);
+            }
+            Some(b'\\') => {
+                escaped = true;
+                match b.get(j + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
+                    Some(b'u') => {
+                        let hex = b.get(j + 2..j + 6).unwrap_or(&[]);
+                        if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return err(j, "invalid unicode escape");
+                        }
+                        j += 6;
+                    }
+                    _ => return err(j, "invalid escape"),
+                }
+            }
+            Some(_) => return err(j, "control character in string"),
+        }
+    }
+}
+
+fn scan_digits(b: &[u8], i: &mut usize) -> usize {
+    let start = *i;
+    while *i < b.len() && b[*i].is_ascii_digit() {
+        *i += 1;
+    }
+    *i - start
+}
+
+fn scan_number(b: &[u8], i: &mut usize) -> Result<(), ScanError> {
+    let start = *i;
+    if b[*i] == b'-' {
+        *i += 1;
+    }
+    match b.get(*i) {
+        Some(b'0') => *i += 1,
+        Some(b'1'..=b'9') => {
+            scan_digits(b, i);
+        }
+        _ => return err(start, "invalid number"),
+    }
+    if b.get(*i) == Some(&b'.') {
+        *i += 1;
+        if scan_digits(b, i) == 0 {
+            return err(start, "invalid number");
+        }
+    }
+    if matches!(b.get(*i), Some(b'e' | b'E')) {
+        *i += 1;
+        if matches!(b.get(*i), Some(b'+' | b'-')) {
+            *i += 1;
+        }
+        if scan_digits(b, i) == 0 {
+            return err(start, "invalid number");
+        }
+    }
+    Ok(())
+}
+
+fn kind_of(c: u8) -> Kind {
+    match c {
+        b'{' => Kind::Object,
+        b'[' => Kind::Array,
+        b'"' => Kind::String,
+        b't' | b'f' | b'n' => Kind::Literal,
+        _ => Kind::Number,
+    }
+}
+
+/// Reads an object key at `*i` (which must be a quote), then the colon after it.
+fn scan_key<'a>(b: &'a [u8], i: &mut usize, compact: &mut bool) -> Result<(&'a [u8], bool), ScanError> {
+    if b.get(*i) != Some(&b'"') {
+        return err(*i, "expected a string key");
+    }
+    let start = *i;
+    let escaped = scan_string(b, i)?;
+    let key = &b[start + 1..*i - 1];
+    skip_ws(b, i, compact);
+    if b.get(*i) != Some(&b':') {
+        return err(*i, "expected ':'");
+    }
+    *i += 1;
+    Ok((key, escaped))
+}
+
+/// Checks that `b` is exactly one JSON value, reporting each member of a top-level object.
+pub(crate) fn scan<'a>(
+    b: &'a [u8],
+    on_member: &mut dyn FnMut(Member<'a>),
+) -> Result<Scanned, ScanError> {
+    let mut i = 0usize;
+    let mut compact = true;
+    let mut stack: Vec<u8> = Vec::new();
+    let mut top: Option<Kind> = None;
+    let mut key: Option<(&'a [u8], bool)> = None;
+    let mut member_start = 0usize;
+    let mut member_kind = Kind::Literal;
+    let mut string_escaped = false;
+    'value: loop {
+        skip_ws(b, &mut i, &mut compact);
+        let Some(&c) = b.get(i) else {
+            return err(i, "unexpected end of input");
+        };
+        let kind = kind_of(c);
+        if stack.len() == 1 && stack[0] == b'{' {
+            member_start = i;
+            member_kind = kind;
+        }
+        top.get_or_insert(kind);
+        match c {
+            b'{' => {
+                stack.push(b'{');
+                i += 1;
+                skip_ws(b, &mut i, &mut compact);
+                if b.get(i) == Some(&b'}') {
+                    i += 1;
+                    stack.pop();
+                } else {
+                    let k = scan_key(b, &mut i, &mut compact)?;
+                    if stack.len() == 1 {
+                        key = Some(k);
+                    }
+                    continue 'value;
+                }
+            }
+            b'[' => {
+                stack.push(b'[');
+                i += 1;
+                skip_ws(b, &mut i, &mut compact);
+                if b.get(i) == Some(&b']') {
+                    i += 1;
+                    stack.pop();
+                } else {
+                    continue 'value;
+                }
+            }
+            b'"' => string_escaped = scan_string(b, &mut i)?,
+            b'-' | b'0'..=b'9' => scan_number(b, &mut i)?,
+            b't' | b'f' | b'n' => {
+                let word: &[u8] = match c {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                if !b[i..].starts_with(word) {
+                    return err(i, "invalid literal");
+                }
+                i += word.len();
+            }
+            _ => return err(i, "unexpected character"),
+        }
+        // A value ended at `i`: report a top-level member, then read separators and closers.
+        loop {
+            if stack.len() == 1 && stack[0] == b'{' {
+                if let Some((k, key_escaped)) = key.take() {
+                    let raw = &b[member_start..i];
+                    let (value, value_escaped) = if member_kind == Kind::String {
+                        (&raw[1..raw.len() - 1], string_escaped)
+                    } else {
+                        (raw, false)
+                    };
+                    on_member(Member {
+                        key: k,
+                        key_escaped,
+                        kind: member_kind,
+                        value,
+                        value_escaped,
+                    });
+                }
+            }
+            skip_ws(b, &mut i, &mut compact);
+            let Some(&open) = stack.last() else {
+                if i != b.len() {
+                    return err(i, "unexpected text after the JSON value");
+                }
+                return Ok(Scanned {
+                    top: top.unwrap_or(Kind::Literal),
+                    compact,
+                });
+            };
+            match (open, b.get(i)) {
+                (_, Some(b',')) => {
+                    i += 1;
+                    if open == b'{' {
+                        skip_ws(b, &mut i, &mut compact);
+                        let k = scan_key(b, &mut i, &mut compact)?;
+                        if stack.len() == 1 {
+                            key = Some(k);
+                        }
+                    }
+                    continue 'value;
+                }
+                (b'{', Some(b'}')) | (b'[', Some(b']')) => {
+                    i += 1;
+                    stack.pop();
+                }
+                (_, None) => return err(i, "unexpected end of input"),
+                _ => return err(i, "expected ',' or a closing bracket"),
+            }
+        }
+    }
+}
+
+/// Decodes a string's raw contents (valid UTF-8, escapes already checked) into UTF-16
+/// code units, exactly as JavaScript holds the string (lone surrogates kept).
+pub(crate) fn unescape_utf16(raw: &[u8]) -> Vec<u16> {
+    let text = String::from_utf8_lossy(raw);
+    let mut out = Vec::with_capacity(raw.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0u16; 2];
+            out.extend_from_slice(c.encode_utf16(&mut buf));
+            continue;
+        }
+        match chars.next() {
+            Some('b') => out.push(0x08),
+            Some('f') => out.push(0x0c),
+            Some('n') => out.push(0x0a),
+            Some('r') => out.push(0x0d),
+            Some('t') => out.push(0x09),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                out.push(u16::from_str_radix(&hex, 16).unwrap_or(0xfffd));
+            }
+            Some(other) => out.push(other as u16),
+            None => {}
+        }
+    }
+    out
+}
+
+/// A string's value from its raw contents, lone surrogates replaced by U+FFFD.
+pub(crate) fn unescape_string(raw: &[u8], escaped: bool) -> String {
+    if escaped {
+        String::from_utf16_lossy(&unescape_utf16(raw))
+    } else {
+        String::from_utf8_lossy(raw).into_owned()
+    }
+}
+
+/// Appends `b` (one valid JSON text) to `out` without insignificant whitespace.
+pub(crate) fn write_compact(b: &[u8], out: &mut Vec<u8>) {
+    out.reserve(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' {
+            let start = i;
+            i += 1;
+            loop {
+                i = find_string_special(b, i);
+                match b.get(i) {
+                    Some(b'\\') => i += 2,
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(_) => i += 1,
+                    None => break,
+                }
+            }
+            out.extend_from_slice(&b[start..i.min(b.len())]);
+        } else {
+            if !is_ws(c) {
+                out.push(c);
+            }
+            i += 1;
+        }
+    }
+}
