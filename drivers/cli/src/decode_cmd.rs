@@ -1,13 +1,133 @@
-//! `musewire decode` (being written).
+//! `musewire decode`: an agent's stdout stream in, one compact JSON line per logical frame out.
 
+use std::io::{self, Read, Write};
 use std::process::ExitCode;
+
+use musewire_core::frame::{DecodeEvent, FrameError, StreamDecoder};
+use serde_json::{json, Value};
 
 /// Arguments of `musewire decode`.
 #[derive(clap::Args)]
-pub struct DecodeArgs {}
+pub struct DecodeArgs {
+    /// Print only one JSON line at the end: `{"frames":N,"bytes":N,"errors":N}`.
+    #[arg(long)]
+    summary: bool,
+    /// With --summary, also parse every logical frame fully (a frame that does not parse
+    /// counts as an error).
+    #[arg(long, requires = "summary")]
+    typed: bool,
+}
+
+const READ_SIZE: usize = 1 << 20;
+
+/// The in-place record of a protocol error: the rule ID and the reference's message.
+pub fn error_record(error: &FrameError) -> Value {
+    let mut record = json!({"rule": error.rule(), "message": error.to_string()});
+    match error {
+        FrameError::LineTooLong { limit } => record["limit"] = json!(limit),
+        FrameError::NotJson { detail, prefix } => {
+            record["detail"] = json!(detail);
+            record["prefix"] = json!(prefix);
+        }
+        FrameError::ReassembledNotJson { detail } => record["detail"] = json!(detail),
+        _ => {}
+    }
+    json!({ "musewire_error": record })
+}
+
+struct Output {
+    summary: bool,
+    typed: bool,
+    typed_errors: u64,
+    fatal: bool,
+    line: Vec<u8>,
+}
+
+impl Output {
+    fn event(&mut self, event: DecodeEvent, out: &mut impl Write) -> io::Result<()> {
+        match event {
+            DecodeEvent::Frame(frame) => {
+                if self.typed && frame.parse::<Value>().is_err() {
+                    self.typed_errors += 1;
+                }
+                if !self.summary {
+                    self.line.clear();
+                    frame.write_compact(&mut self.line);
+                    self.line.push(b'\n');
+                    out.write_all(&self.line)?;
+                }
+            }
+            DecodeEvent::Error(error) => {
+                self.fatal |= error.is_fatal();
+                if !self.summary {
+                    serde_json::to_writer(&mut *out, &error_record(&error))?;
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Runs `musewire decode`.
-pub fn run(_args: DecodeArgs) -> ExitCode {
-    eprintln!("musewire decode: not implemented yet");
-    ExitCode::FAILURE
+pub fn run(args: DecodeArgs) -> ExitCode {
+    match decode(args, &mut io::stdin().lock(), &mut io::stdout().lock()) {
+        Ok(fatal) => {
+            if fatal {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("musewire decode: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Decodes `input` to `output`; returns whether a fatal error ended the stream.
+fn decode(args: DecodeArgs, input: &mut impl Read, output: &mut impl Write) -> io::Result<bool> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, output);
+    let mut decoder = StreamDecoder::new();
+    let mut state = Output {
+        summary: args.summary,
+        typed: args.typed,
+        typed_errors: 0,
+        fatal: false,
+        line: Vec::new(),
+    };
+    let mut buf = vec![0u8; READ_SIZE];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        decoder.handle_bytes(&buf[..n]);
+        while let Some(event) = decoder.poll_event() {
+            state.event(event, &mut out)?;
+        }
+        if decoder.is_failed() && !args.summary {
+            break;
+        }
+    }
+    decoder.handle_eof();
+    while let Some(event) = decoder.poll_event() {
+        state.event(event, &mut out)?;
+    }
+    if args.summary {
+        let stats = decoder.stats();
+        let summary = json!({
+            "frames": stats.frames,
+            "bytes": stats.bytes,
+            "errors": stats.errors + state.typed_errors,
+        });
+        serde_json::to_writer(&mut out, &summary)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(state.fatal)
 }
