@@ -183,17 +183,21 @@ impl State {
         };
         if self.protocol == ProtocolVersion::V2 {
             if let Some((header, data)) = fast_chunk(line) {
-                // A failed fast push changes nothing; the scanner below decides what is wrong.
-                if let Ok(done) = self.reassembler.push(header, Some(data)) {
-                    if let Some(payload) = done {
-                        self.on_reassembled(payload);
-                    }
-                    return;
+                // The fast read is exact once the data decodes; when it does not, the push
+                // changed nothing and the scanner below decides what is wrong.
+                match self.reassembler.push(header, Some(data)) {
+                    Ok(Some(payload)) => return self.on_reassembled(payload),
+                    Ok(None) => return,
+                    Err(FrameError::InvalidChunkData) => {}
+                    Err(e) => return self.fail(e),
                 }
             }
         }
         if let Err(e) = std::str::from_utf8(line) {
-            return self.error(not_json(line, format!("invalid UTF-8 at byte {}", e.valid_up_to())));
+            return self.error(not_json(
+                line,
+                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+            ));
         }
         let mut envelope = Envelope::default();
         let scanned = match scan(line, &mut |m| envelope.note(m)) {

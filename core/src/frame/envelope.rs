@@ -23,7 +23,12 @@ pub(crate) struct ChunkHeader {
 }
 
 impl ChunkHeader {
-    fn checked(chunk_id: Vec<u16>, index: f64, count: f64, byte_length: f64) -> Result<Self, FrameError> {
+    fn checked(
+        chunk_id: Vec<u16>,
+        index: f64,
+        count: f64,
+        byte_length: f64,
+    ) -> Result<Self, FrameError> {
         let safe = |x: f64| x.is_finite() && x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER;
         if chunk_id.is_empty()
             || chunk_id.len() > MAX_CHUNK_ID_UNITS
@@ -79,7 +84,8 @@ pub(crate) fn fast_chunk(line: &[u8]) -> Option<(ChunkHeader, &[u8])> {
     let (byte_length, rest) = fast_uint(rest)?;
     let data = rest.strip_prefix(b",\"data\":\"")?.strip_suffix(b"\"}")?;
     let chunk_id = id.iter().map(|&c| u16::from(c)).collect();
-    let header = ChunkHeader::checked(chunk_id, index as f64, count as f64, byte_length as f64).ok()?;
+    let header =
+        ChunkHeader::checked(chunk_id, index as f64, count as f64, byte_length as f64).ok()?;
     Some((header, data))
 }
 

@@ -92,7 +92,10 @@ impl FrameError {
     /// Whether the error ends the session (FRAME-13): every chunk-sequence and reassembly
     /// violation does; an oversized line or a line that is not JSON does not.
     pub fn is_fatal(&self) -> bool {
-        !matches!(self, FrameError::LineTooLong { .. } | FrameError::NotJson { .. })
+        !matches!(
+            self,
+            FrameError::LineTooLong { .. } | FrameError::NotJson { .. }
+        )
     }
 }
 

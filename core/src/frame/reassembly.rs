@@ -18,7 +18,8 @@ struct Pending {
 ///
 /// Base64 is decoded straight into the reassembly buffer, and the buffer grows with the data
 /// actually received (never beyond the declared byteLength), so a sequence that declares
-/// 64 MiB and sends 10 bytes holds 10 bytes. A failed push changes nothing.
+/// 64 MiB and sends 10 bytes holds 10 bytes. A push whose data does not decode changes
+/// nothing; every error is fatal to the stream.
 #[derive(Debug, Default)]
 pub(crate) struct Reassembler {
     pending: Option<Pending>,
@@ -29,7 +30,12 @@ fn decoded_len(data: &[u8]) -> Option<usize> {
     if data.is_empty() || data.len() % 4 != 0 {
         return None;
     }
-    let pad = data.iter().rev().take(2).take_while(|&&c| c == b'=').count();
+    let pad = data
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|&&c| c == b'=')
+        .count();
     Some(data.len() / 4 * 3 - pad)
 }
 
@@ -52,7 +58,11 @@ impl Reassembler {
     /// Adds one chunk whose metadata passed FRAME-07; `data` is its base64 text (`None` when
     /// the member is missing, not a string, or not ASCII). Returns the logical frame's bytes
     /// when this chunk completes it.
-    pub fn push(&mut self, header: ChunkHeader, data: Option<&[u8]>) -> Result<Option<Vec<u8>>, FrameError> {
+    pub fn push(
+        &mut self,
+        header: ChunkHeader,
+        data: Option<&[u8]>,
+    ) -> Result<Option<Vec<u8>>, FrameError> {
         let data = data.ok_or(FrameError::InvalidChunkData)?;
         let len = decoded_len(data).ok_or(FrameError::InvalidChunkData)?;
         let (start, in_sequence) = match &self.pending {
@@ -65,10 +75,15 @@ impl Reassembler {
                     && p.next_index == header.index,
             ),
         };
-        let byte_length = self.pending.as_ref().map_or(header.byte_length, |p| p.header.byte_length);
+        let byte_length = self
+            .pending
+            .as_ref()
+            .map_or(header.byte_length, |p| p.header.byte_length);
         if len > CHUNK_PAYLOAD_BYTES || !in_sequence || start + len > byte_length {
             // Every check fails in the reference's order: the data first.
-            STANDARD.decode(data).map_err(|_| FrameError::InvalidChunkData)?;
+            STANDARD
+                .decode(data)
+                .map_err(|_| FrameError::InvalidChunkData)?;
             return Err(if len > CHUNK_PAYLOAD_BYTES {
                 FrameError::ChunkPayloadTooLarge
             } else if self.pending.is_none() {
@@ -85,7 +100,9 @@ impl Reassembler {
             None => &mut fresh,
         };
         if buf.capacity() < start + len {
-            let target = (start + len).max(buf.capacity().saturating_mul(2)).min(byte_length);
+            let target = (start + len)
+                .max(buf.capacity().saturating_mul(2))
+                .min(byte_length);
             buf.reserve_exact(target - start);
         }
         buf.resize(start + len, 0);
@@ -96,7 +113,7 @@ impl Reassembler {
                 return Err(FrameError::InvalidChunkData);
             }
         }
-        let pending = self.pending.get_or_insert_with(|| Pending {
+        let pending = self.pending.get_or_insert(Pending {
             header,
             next_index: 0,
             buf: fresh,

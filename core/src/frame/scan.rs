@@ -34,7 +34,10 @@ impl Member<'_> {
     /// Whether the key is `name` (as JavaScript compares strings).
     pub fn key_is(&self, name: &str) -> bool {
         if self.key_escaped {
-            unescape_utf16(self.key).iter().copied().eq(name.encode_utf16())
+            unescape_utf16(self.key)
+                .iter()
+                .copied()
+                .eq(name.encode_utf16())
         } else {
             self.key == name.as_bytes()
         }
@@ -44,7 +47,10 @@ impl Member<'_> {
     pub fn value_is_str(&self, s: &str) -> bool {
         self.kind == Kind::String
             && if self.value_escaped {
-                unescape_utf16(self.value).iter().copied().eq(s.encode_utf16())
+                unescape_utf16(self.value)
+                    .iter()
+                    .copied()
+                    .eq(s.encode_utf16())
             } else {
                 self.value == s.as_bytes()
             }
@@ -220,7 +226,11 @@ fn kind_of(c: u8) -> Kind {
 }
 
 /// Reads an object key at `*i` (which must be a quote), then the colon after it.
-fn scan_key<'a>(b: &'a [u8], i: &mut usize, compact: &mut bool) -> Result<(&'a [u8], bool), ScanError> {
+fn scan_key<'a>(
+    b: &'a [u8],
+    i: &mut usize,
+    compact: &mut bool,
+) -> Result<(&'a [u8], bool), ScanError> {
     if b.get(*i) != Some(&b'"') {
         return err(*i, "expected a string key");
     }

@@ -69,7 +69,10 @@ pub(crate) fn shrink_value(value: &Value, pass: ShrinkPass) -> Value {
         Value::String(s) => Value::String(shrink_string(s, pass.string_cap)),
         Value::Array(items) => {
             let keep = items.len().min(pass.array_limit);
-            let mut out: Vec<Value> = items[..keep].iter().map(|v| shrink_value(v, pass)).collect();
+            let mut out: Vec<Value> = items[..keep]
+                .iter()
+                .map(|v| shrink_value(v, pass))
+                .collect();
             if keep < items.len() {
                 out.push(Value::String(format!(
                     "…[{} items elided for RPC frame]",
