@@ -31,7 +31,11 @@ pub fn run(args: EncodeArgs) -> ExitCode {
     }
 }
 
-fn encode(protocol: ProtocolVersion, input: &mut impl BufRead, output: &mut impl Write) -> io::Result<()> {
+fn encode(
+    protocol: ProtocolVersion,
+    input: &mut impl BufRead,
+    output: &mut impl Write,
+) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, output);
     let mut encoder = FrameEncoder::new();
     encoder.set_protocol(protocol);
@@ -48,7 +52,10 @@ fn encode(protocol: ProtocolVersion, input: &mut impl BufRead, output: &mut impl
             continue;
         }
         let frame: Value = serde_json::from_slice(&line).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("line {number}: not JSON: {e}"))
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("line {number}: not JSON: {e}"),
+            )
         })?;
         let mut encoded = encoder.encode(&frame);
         loop {
