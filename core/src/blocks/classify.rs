@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use url::Url;
 
-use super::credential::{credential_finding, looks_like_uri, CredentialFinding};
+use super::credential::{credential_finding, CredentialFinding};
 use super::label::{
     cut_chars, sanitize_label, LABEL_MAX_CHARS, SERVER_ID_MAX_CHARS, TYPE_MAX_CHARS,
 };
@@ -391,7 +391,7 @@ fn classify_link(block: &Value, source: &Source<'_>, refs: &mut usize) -> BlockC
     }
 }
 
-/// A link's name as a label, or `None` when it reads as a uri that may carry a credential.
+/// A link's name as a label, or `None` when, read as a uri, it may carry a credential.
 fn name_label(raw: &str) -> Option<String> {
     let shown = sanitize_label(raw, LABEL_MAX_CHARS);
     if carries(raw) || carries(&sanitize_label(raw, usize::MAX)) {
@@ -400,7 +400,7 @@ fn name_label(raw: &str) -> Option<String> {
     Some(shown)
 }
 
-/// A type or media type as a label, `(withheld)` when it reads as a credential-bearing uri.
+/// A type or media type as a label, `(withheld)` when, read as a uri, it may carry one.
 fn type_label(raw: &str) -> String {
     if carries(raw) || carries(&sanitize_label(raw, usize::MAX)) {
         return "(withheld)".to_owned();
@@ -408,8 +408,10 @@ fn type_label(raw: &str) -> String {
     sanitize_label(raw, TYPE_MAX_CHARS)
 }
 
+/// Whether a label, read as a uri (every text reads as at least a relative reference), may
+/// carry a credential: a link's name is often its uri, or a path with its parameters.
 fn carries(text: &str) -> bool {
-    looks_like_uri(text) && credential_finding(text).is_some()
+    credential_finding(text).is_some()
 }
 
 fn is_data_uri(uri: &str) -> bool {
