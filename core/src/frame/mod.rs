@@ -10,6 +10,8 @@ mod decoder;
 mod encoder;
 mod envelope;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod limits;
 mod line;
 mod logical;
