@@ -193,12 +193,15 @@ impl State {
                 }
             }
         }
-        if let Err(e) = std::str::from_utf8(line) {
-            return self.error(not_json(
-                line,
-                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-            ));
-        }
+        // The reference client's reader decodes a plain line lossily: invalid UTF-8 becomes
+        // U+FFFD and the frame goes on (FRAME-01). Reassembled payloads stay strict (FRAME-10).
+        let lossy;
+        let line = if simdutf8::basic::from_utf8(line).is_ok() {
+            line
+        } else {
+            lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
+            &lossy[..]
+        };
         let mut envelope = Envelope::default();
         let scanned = match scan(line, &mut |m| envelope.note(m)) {
             Ok(scanned) => scanned,
@@ -234,7 +237,7 @@ impl State {
         if payload.starts_with(b"\xef\xbb\xbf") {
             payload.drain(..3);
         }
-        if std::str::from_utf8(&payload).is_err() {
+        if simdutf8::basic::from_utf8(&payload).is_err() {
             return self.fail(FrameError::ReassembledNotUtf8);
         }
         let mut envelope = Envelope::default();
