@@ -13,7 +13,7 @@
 //! * everything else (inline audio, an image without data or media type, an embedded
 //!   resource, an unknown type) as a marker saying what it was and why it isn't shown.
 //!
-//! [`tool_result_blocks`] classifies each block once; [`render`] makes both copies from that
+//! [`tool_result_blocks`] classifies each block once; [`render()`] makes both copies from that
 //! one classification (BLOCK-06): the text history stores, and the content the model reads.
 //! [`show_tool_result`] does both for a whole result, including one whose data isn't a
 //! content array (BLOCK-02), which is written as JSON with every `resource_link` in it shown
