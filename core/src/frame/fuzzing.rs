@@ -247,7 +247,7 @@ pub fn encode_roundtrip(data: &[u8]) {
         Err(_) => json!({"type": "text", "text": String::from_utf8_lossy(rest)}),
     };
     if pad & 0x80 != 0 {
-        frame["pad"] = Value::String("p".repeat(usize::from(pad & 0x7f) * 16 * 1024));
+        frame["pad"] = Value::String("p".repeat(usize::from(pad & 0x7f) * 9 * 1024));
     }
     for protocol in [ProtocolVersion::V1, ProtocolVersion::V2] {
         let mut encoder = FrameEncoder::new();
