@@ -464,7 +464,10 @@ fn frame_13_after_a_fatal_error_nothing_more_is_handed_up() {
 #[test]
 fn frame_01_invalid_utf8_in_a_plain_line_becomes_u_fffd_as_in_the_reference_client() {
     let got = values(&decode(b"{\"type\":\"a\",\"t\":\"\xff\xc3(\"}\n", V1));
-    assert_eq!(got, vec![Ok(json!({"type": "a", "t": "\u{fffd}\u{fffd}("}))]);
+    assert_eq!(
+        got,
+        vec![Ok(json!({"type": "a", "t": "\u{fffd}\u{fffd}("}))]
+    );
 }
 
 #[test]

@@ -56,7 +56,7 @@ pub fn line_decoder(data: &[u8]) {
         .map(|(i, _)| i)
         .collect();
     let split = run(rest, &config, &cuts);
-    assert_eq!(whole, split);
+    assert!(whole == split, "events depend on how the input was split");
     let full = run(rest, &DecoderConfig::default(), &cuts);
     for event in &full {
         if let DecodeEvent::Frame(frame) = event {
@@ -263,13 +263,23 @@ pub fn encode_roundtrip(data: &[u8]) {
         let events = run(&bytes, &config, &[]);
         assert_eq!(events.len(), 1);
         let DecodeEvent::Frame(decoded) = &events[0] else {
-            panic!("{events:?}");
+            panic!("round trip gave an error, not a frame");
         };
         let value: Value = decoded.parse().expect("JSON");
-        if protocol == ProtocolVersion::V2
-            || serde_json::to_vec(&frame).map_or(0, |j| j.len()) < MAX_FRAME_BYTES
-        {
-            assert_eq!(value, frame);
+        let over = serde_json::to_vec(&frame).map_or(0, |j| j.len()) >= MAX_FRAME_BYTES;
+        let mut expected = frame.clone();
+        // Over the limit, an agent_end is compacted (nothing was streamed: all messages
+        // stay, messageCount is added) in both versions (FRAME-12).
+        if over && frame["type"] == "agent_end" {
+            if let Some(n) = frame["messages"].as_array().map(Vec::len) {
+                expected["messageCount"] = json!(n);
+            }
+        }
+        if protocol == ProtocolVersion::V2 || !over {
+            assert!(
+                value == expected,
+                "{protocol:?} round trip changed the frame"
+            );
         }
     }
 }

@@ -110,19 +110,13 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// (below 0x20), or `b.len()`.
 #[inline]
 pub(crate) fn find_string_special(b: &[u8], mut i: usize) -> usize {
-    while i + 16 <= b.len() {
-        let w0 = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
-        let w1 = u64::from_le_bytes(b[i + 8..i + 16].try_into().unwrap_or([0; 8]));
-        let m0 = special_mask(w0);
-        let m1 = special_mask(w1);
-        if m0 | m1 != 0 {
-            return if m0 != 0 {
-                i + (m0.trailing_zeros() / 8) as usize
-            } else {
-                i + 8 + (m1.trailing_zeros() / 8) as usize
-            };
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let m = special_mask(w);
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
         }
-        i += 16;
+        i += 8;
     }
     while i < b.len() {
         let c = b[i];

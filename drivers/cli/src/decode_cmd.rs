@@ -2,8 +2,10 @@
 
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
+use std::sync::mpsc;
+use std::thread;
 
-use musewire_core::frame::{DecodeEvent, FrameError, StreamDecoder};
+use musewire_core::frame::{DecodeEvent, Frame, FrameError, StreamDecoder};
 use serde_json::{json, Value};
 
 /// Arguments of `musewire decode`.
@@ -37,20 +39,70 @@ pub fn error_record(error: &FrameError) -> Value {
 
 struct Output {
     summary: bool,
-    typed: bool,
-    typed_errors: u64,
+    /// With `--typed`: frames go to a parser on another thread, so framing and parsing use
+    /// both cores; the channel is short, so memory stays bounded.
+    typed: Option<TypedParser>,
     fatal: bool,
     line: Vec<u8>,
+}
+
+struct TypedParser {
+    batch: Vec<Frame>,
+    batch_bytes: usize,
+    batches: mpsc::SyncSender<Vec<Frame>>,
+    failures: thread::JoinHandle<u64>,
+}
+
+/// Frames go over in batches of about this many bytes (or one larger frame).
+const BATCH_BYTES: usize = 256 << 10;
+
+impl TypedParser {
+    fn start() -> Self {
+        let (batches, inbox) = mpsc::sync_channel::<Vec<Frame>>(1);
+        let failures = thread::spawn(move || {
+            inbox
+                .iter()
+                .flatten()
+                .filter(|frame| frame.parse::<Value>().is_err())
+                .count() as u64
+        });
+        TypedParser {
+            batch: Vec::new(),
+            batch_bytes: 0,
+            batches,
+            failures,
+        }
+    }
+
+    fn push(&mut self, frame: Frame) {
+        self.batch_bytes += frame.payload().len();
+        self.batch.push(frame);
+        if self.batch_bytes >= BATCH_BYTES {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        self.batch_bytes = 0;
+        // The parser thread only ends when the channel closes.
+        let _ = self.batches.send(std::mem::take(&mut self.batch));
+    }
+
+    /// Frames that did not parse.
+    fn finish(mut self) -> u64 {
+        self.flush();
+        drop(self.batches);
+        self.failures.join().unwrap_or(u64::MAX)
+    }
 }
 
 impl Output {
     fn event(&mut self, event: DecodeEvent, out: &mut impl Write) -> io::Result<()> {
         match event {
             DecodeEvent::Frame(frame) => {
-                if self.typed && frame.parse::<Value>().is_err() {
-                    self.typed_errors += 1;
-                }
-                if !self.summary {
+                if let Some(typed) = &mut self.typed {
+                    typed.push(frame);
+                } else if !self.summary {
                     self.line.clear();
                     frame.write_compact(&mut self.line);
                     self.line.push(b'\n');
@@ -93,8 +145,7 @@ fn decode(args: DecodeArgs, input: &mut impl Read, output: &mut impl Write) -> i
     let mut decoder = StreamDecoder::new();
     let mut state = Output {
         summary: args.summary,
-        typed: args.typed,
-        typed_errors: 0,
+        typed: args.typed.then(TypedParser::start),
         fatal: false,
         line: Vec::new(),
     };
@@ -118,12 +169,13 @@ fn decode(args: DecodeArgs, input: &mut impl Read, output: &mut impl Write) -> i
     while let Some(event) = decoder.poll_event() {
         state.event(event, &mut out)?;
     }
+    let typed_errors = state.typed.take().map_or(0, TypedParser::finish);
     if args.summary {
         let stats = decoder.stats();
         let summary = json!({
             "frames": stats.frames,
             "bytes": stats.bytes,
-            "errors": stats.errors + state.typed_errors,
+            "errors": stats.errors + typed_errors,
         });
         serde_json::to_writer(&mut out, &summary)?;
         out.write_all(b"\n")?;
