@@ -229,7 +229,8 @@ impl State {
         if scanned.top != Kind::Object {
             return self.fail(FrameError::NotAnObject);
         }
-        self.frame(line.to_vec(), scanned.compact, false, &envelope);
+        let frame = FrameHead::read(&envelope).into_frame(line.to_vec(), scanned.compact, false);
+        self.push_frame(frame);
     }
 
     fn on_reassembled(&mut self, mut payload: Vec<u8>) {
@@ -252,29 +253,8 @@ impl State {
         if scanned.top != Kind::Object {
             return self.fail(FrameError::NotAnObject);
         }
-        let frame_type = envelope.frame_type.and_then(|m| m.string_value());
-        let id = envelope.id.and_then(|m| m.string_value());
-        let command = envelope.command.and_then(|m| m.string_value());
-        self.push_frame(Frame {
-            payload,
-            compact: scanned.compact,
-            chunked: true,
-            frame_type,
-            id,
-            command,
-        });
-    }
-
-    fn frame(&mut self, payload: Vec<u8>, compact: bool, chunked: bool, envelope: &Envelope<'_>) {
-        let frame = Frame {
-            frame_type: envelope.frame_type.and_then(|m| m.string_value()),
-            id: envelope.id.and_then(|m| m.string_value()),
-            command: envelope.command.and_then(|m| m.string_value()),
-            payload,
-            compact,
-            chunked,
-        };
-        self.push_frame(frame);
+        let head = FrameHead::read(&envelope);
+        self.push_frame(head.into_frame(payload, scanned.compact, true));
     }
 
     fn push_frame(&mut self, frame: Frame) {
@@ -288,6 +268,34 @@ impl State {
         }
         self.stats.frames += 1;
         self.events.push_back(DecodeEvent::Frame(frame));
+    }
+}
+
+/// The envelope strings of a frame, read before its payload moves into it.
+struct FrameHead {
+    frame_type: Option<String>,
+    id: Option<String>,
+    command: Option<String>,
+}
+
+impl FrameHead {
+    fn read(envelope: &Envelope<'_>) -> Self {
+        FrameHead {
+            frame_type: envelope.frame_type.and_then(|m| m.string_value()),
+            id: envelope.id.and_then(|m| m.string_value()),
+            command: envelope.command.and_then(|m| m.string_value()),
+        }
+    }
+
+    fn into_frame(self, payload: Vec<u8>, compact: bool, chunked: bool) -> Frame {
+        Frame {
+            payload,
+            compact,
+            chunked,
+            frame_type: self.frame_type,
+            id: self.id,
+            command: self.command,
+        }
     }
 }
 
