@@ -40,4 +40,5 @@
 #![warn(missing_docs)]
 
 pub mod blocks;
+pub mod client;
 pub mod frame;

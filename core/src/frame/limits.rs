@@ -22,6 +22,12 @@ pub enum ProtocolVersion {
     V2,
 }
 
+impl serde::Serialize for ProtocolVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(self.number())
+    }
+}
+
 impl ProtocolVersion {
     /// The number used on the wire (`1` or `2`).
     pub fn number(self) -> u32 {

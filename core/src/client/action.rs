@@ -1,0 +1,211 @@
+//! What a [`Client`](super::Client) hands out: actions for the driver and events for the
+//! application.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::error::SessionError;
+use crate::frame::{FrameError, ProtocolVersion};
+
+/// The id of a request the application made. Counters, so runs are reproducible; on the wire
+/// it is `req_N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct RequestId(pub u64);
+
+impl RequestId {
+    /// The id as written on the wire.
+    pub fn wire(self) -> String {
+        format!("req_{}", self.0)
+    }
+
+    /// The request id a wire id names, if it is one of ours.
+    pub fn from_wire(id: &str) -> Option<Self> {
+        id.strip_prefix("req_")?.parse().ok().map(RequestId)
+    }
+}
+
+/// Work for the driver, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// Write these bytes to the agent's stdin.
+    Write {
+        /// One or more complete JSON lines.
+        #[serde(serialize_with = "as_text")]
+        bytes: Vec<u8>,
+    },
+    /// Stop the agent process: the session has failed (FRAME-13).
+    StopAgent,
+    /// Something for the application.
+    Event(ClientEvent),
+}
+
+fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&String::from_utf8_lossy(bytes))
+}
+
+/// A failed command: the agent's `{success:false, error, code?}` (CALL-08).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandFailure {
+    /// The agent's message.
+    pub error: String,
+    /// The machine-readable code (`session_busy`, `stale_cursor`, …), when the agent gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// Where a whole-history read got its messages (PAGE-07).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistorySource {
+    /// Drained `get_messages_page` pages.
+    Pages,
+    /// The legacy `get_messages` command.
+    Legacy,
+}
+
+/// An event for the application.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ClientEvent {
+    /// The session is ready for commands, in this protocol version (FRAME-03..06).
+    Ready {
+        /// The version in force.
+        protocol: ProtocolVersion,
+    },
+    /// The answer to a request (CALL-01).
+    Response {
+        /// The request.
+        request: RequestId,
+        /// The command's wire type.
+        command: String,
+        /// `data` on success (null when absent), the failure otherwise.
+        #[serde(serialize_with = "serialize_outcome")]
+        outcome: Result<Value, CommandFailure>,
+    },
+    /// A prompt that was acknowledged turned out local-only (`prompt_result`, CALL-03).
+    PromptLocalOnly {
+        /// The prompt's request.
+        request: RequestId,
+    },
+    /// A prompt that was acknowledged failed later: a second response with its id (CALL-03).
+    PromptFailed {
+        /// The prompt's request.
+        request: RequestId,
+        /// The failure.
+        failure: CommandFailure,
+    },
+    /// The result of a whole-history read (PAGE-07).
+    History {
+        /// The request [`Client::read_history`](super::Client::read_history) returned.
+        request: RequestId,
+        /// Where the messages came from.
+        source: HistorySource,
+        /// The messages, or why they could not be read.
+        #[serde(serialize_with = "serialize_outcome")]
+        outcome: Result<Vec<Value>, CommandFailure>,
+    },
+    /// An agent run began (`agent_start`): the agent is streaming.
+    TurnStarted,
+    /// The agent's turn ended: an `agent_end` that is terminal (`isTerminal` not false).
+    TurnFinished,
+    /// The agent asks the host to run one of its tools (HOST-02).
+    HostToolCall {
+        /// The call's id, to answer with.
+        id: String,
+        /// The model's tool call id.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// The agent withdrew a host tool call (HOST-03); a later result for it is dropped.
+    HostToolCancelled {
+        /// The call withdrawn.
+        id: String,
+    },
+    /// The agent asks the host to read or write a host URI (HOST-05).
+    HostUriRequest {
+        /// The request's id, to answer with.
+        id: String,
+        /// `read` or `write`.
+        operation: String,
+        /// The URI.
+        url: String,
+        /// The content to write, for a write.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+    },
+    /// The agent withdrew a host URI request (HOST-05).
+    HostUriCancelled {
+        /// The request withdrawn.
+        id: String,
+    },
+    /// An extension UI request: a dialog to answer, or a notice (HOST-06).
+    UiRequest {
+        /// The request's id.
+        id: String,
+        /// `select`, `confirm`, `input`, `editor`, `notify`, `setStatus`, …
+        method: String,
+        /// The whole frame.
+        frame: Value,
+    },
+    /// A dialog is no longer open: the agent cancelled it, or its timeout passed and the agent
+    /// took the default (HOST-06). An answer to it is dropped.
+    UiWithdrawn {
+        /// The dialog.
+        id: String,
+        /// True when its timeout passed, false when the agent cancelled it.
+        timed_out: bool,
+    },
+    /// Any other frame from the agent: session events, notices, frames of types this version
+    /// does not know (CALL-06).
+    Frame {
+        /// The frame.
+        frame: Value,
+    },
+    /// A response or failure that matches no pending request (CALL-02): never dropped silently.
+    Unmatched {
+        /// The frame.
+        frame: Value,
+    },
+    /// A framing error that does not end the session (FRAME-02, FRAME-13).
+    ProtocolWarning {
+        /// The rule.
+        rule: &'static str,
+        /// The message.
+        message: String,
+    },
+    /// The session ended; every pending request has been failed with this error before it.
+    Closed {
+        /// Why.
+        error: SessionError,
+    },
+}
+
+fn serialize_outcome<T: Serialize, S: serde::Serializer>(
+    outcome: &Result<T, CommandFailure>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Outcome<'a, T> {
+        Ok(&'a T),
+        Err(&'a CommandFailure),
+    }
+    match outcome {
+        Ok(v) => Outcome::Ok(v).serialize(s),
+        Err(e) => Outcome::<T>::Err(e).serialize(s),
+    }
+}
+
+impl ClientEvent {
+    pub(crate) fn warning(error: &FrameError) -> Self {
+        ClientEvent::ProtocolWarning {
+            rule: error.rule(),
+            message: error.to_string(),
+        }
+    }
+}

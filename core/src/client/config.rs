@@ -1,0 +1,39 @@
+//! How a [`Client`](super::Client) starts.
+
+use std::time::Duration;
+
+use crate::frame::{MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES};
+
+/// Configuration of a [`Client`](super::Client).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// Largest physical frame the client accepts (FRAME-02, FRAME-04). Default 1 MiB.
+    pub max_frame_bytes: usize,
+    /// Largest reassembled frame the client accepts (FRAME-04). Default 64 MiB.
+    pub max_reassembled_frame_bytes: usize,
+    /// Negotiate protocol v2 when the ready frame offers it (FRAME-04). Default true.
+    pub negotiate_v2: bool,
+    /// How long to wait for a ready frame before treating the agent as v1-only (FRAME-03).
+    /// Commands sent before then are held and go out once the session is ready. Default 30 s,
+    /// as the reference client waits; a host that knows it drives a v1-only agent (`pi`) sets
+    /// [`ClientConfig::expect_ready`] to false instead.
+    pub ready_timeout: Duration,
+    /// Whether the agent sends a ready frame at all. When false the session is ready at once,
+    /// in v1. Default true.
+    pub expect_ready: bool,
+    /// How many bytes of the agent's stderr the closing error quotes (CALL-07). Default 4 KiB.
+    pub stderr_tail_bytes: usize,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            max_frame_bytes: MAX_FRAME_BYTES,
+            max_reassembled_frame_bytes: MAX_REASSEMBLED_FRAME_BYTES,
+            negotiate_v2: true,
+            ready_timeout: Duration::from_secs(30),
+            expect_ready: true,
+            stderr_tail_bytes: 4096,
+        }
+    }
+}

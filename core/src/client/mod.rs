@@ -1,0 +1,566 @@
+//! The host side of the agent RPC protocol: [`Client`] drives `omp --mode rpc` (v1 and v2)
+//! or `pi --mode rpc` (v1 only).
+//!
+//! The client follows the crate's run-loop contract: the driver hands in the agent's stdout
+//! ([`Client::handle_stdout`]), its stderr, its end ([`Client::handle_stdout_eof`],
+//! [`Client::handle_exit`]) and timers ([`Client::handle_timeout`]); the application sends
+//! commands, which return a [`RequestId`]; after each call the driver drains
+//! [`Client::poll_action`] (bytes to write, [`ClientEvent`]s, a request to stop the agent) and
+//! then sleeps until [`Client::poll_timeout`].
+//!
+//! ```
+//! use std::time::Instant;
+//! use musewire_core::client::{Action, Client, ClientConfig, ClientEvent};
+//! use serde_json::json;
+//!
+//! let now = Instant::now();
+//! let mut client = Client::new(ClientConfig::default(), now);
+//! let state = client.send(now, json!({"type": "get_state"})).unwrap();
+//! // Held until the agent is ready: nothing to write yet.
+//! assert!(client.poll_action().is_none());
+//! client.handle_stdout(now, b"{\"type\":\"ready\",\"protocolVersion\":1,\"supportedProtocolVersions\":[1]}\n");
+//! let mut written = Vec::new();
+//! while let Some(action) = client.poll_action() {
+//!     if let Action::Write { bytes } = action { written.extend(bytes) }
+//! }
+//! assert_eq!(written, b"{\"id\":\"req_1\",\"type\":\"get_state\"}\n");
+//! client.handle_stdout(now, b"{\"id\":\"req_1\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{}}\n");
+//! let answered = std::iter::from_fn(|| client.poll_action()).any(|a| matches!(a,
+//!     Action::Event(ClientEvent::Response { request, .. }) if request == state));
+//! assert!(answered);
+//! ```
+
+mod action;
+mod config;
+mod error;
+mod history;
+mod host;
+mod inbound;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
+pub use config::ClientConfig;
+pub use error::{ClientError, ExitStatus, SessionError};
+pub use history::HISTORY_PAGE_LIMIT;
+pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
+
+use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};
+use history::Walk;
+
+/// How long after stdout ends the client waits for the exit status before closing.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Whether a prompt sent while the agent streams steers the current run or follows it
+/// (CALL-04).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamingBehavior {
+    /// Delivered into the current run.
+    Steer,
+    /// Queued until the current run ends.
+    FollowUp,
+}
+
+impl StreamingBehavior {
+    fn wire(self) -> &'static str {
+        match self {
+            StreamingBehavior::Steer => "steer",
+            StreamingBehavior::FollowUp => "followUp",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    AwaitingReady {
+        deadline: Instant,
+    },
+    Negotiating,
+    Ready,
+    /// Stdout ended; waiting a moment for the exit status.
+    Ending {
+        deadline: Instant,
+    },
+    Closed,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Purpose {
+    App,
+    Negotiate,
+    HistoryPage(RequestId),
+    HistoryLegacy(RequestId),
+}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    command: String,
+    purpose: Purpose,
+}
+
+/// The host side of one agent session. See the [module docs](self).
+#[derive(Debug)]
+pub struct Client {
+    config: ClientConfig,
+    decoder: StreamDecoder,
+    phase: Phase,
+    protocol: ProtocolVersion,
+    next_id: u64,
+    pending: BTreeMap<RequestId, Pending>,
+    /// Lines held until the session is ready.
+    held: Vec<Vec<u8>>,
+    walks: BTreeMap<RequestId, Walk>,
+    /// Prompts acknowledged as agent work, still open to `prompt_result` or a late failure.
+    open_prompts: VecDeque<RequestId>,
+    host_calls: BTreeSet<String>,
+    host_uri_requests: BTreeSet<String>,
+    dialogs: BTreeMap<String, Option<Instant>>,
+    streaming: bool,
+    stderr_tail: Vec<u8>,
+    actions: VecDeque<Action>,
+}
+
+/// How many acknowledged prompts stay open to a late `prompt_result` or failure.
+const OPEN_PROMPTS: usize = 32;
+
+impl Client {
+    /// A client for an agent process started at `now`.
+    pub fn new(config: ClientConfig, now: Instant) -> Self {
+        let mut client = Client {
+            decoder: StreamDecoder::new(),
+            phase: Phase::Closed,
+            protocol: ProtocolVersion::V1,
+            next_id: 0,
+            pending: BTreeMap::new(),
+            held: Vec::new(),
+            walks: BTreeMap::new(),
+            open_prompts: VecDeque::new(),
+            host_calls: BTreeSet::new(),
+            host_uri_requests: BTreeSet::new(),
+            dialogs: BTreeMap::new(),
+            streaming: false,
+            stderr_tail: Vec::new(),
+            actions: VecDeque::new(),
+            config,
+        };
+        client.restart(now);
+        client
+    }
+
+    /// Starts over for a new agent process (CALL-07): a closed client can be started again.
+    /// Request ids keep counting, so they stay unique across restarts. Anything still pending
+    /// is failed first.
+    pub fn restart(&mut self, now: Instant) {
+        if self.phase != Phase::Closed {
+            self.close(SessionError::Stopped);
+        }
+        self.decoder = StreamDecoder::with_config(DecoderConfig {
+            max_frame_bytes: self.config.max_frame_bytes,
+            protocol: ProtocolVersion::V1,
+            follow_negotiation: false,
+        });
+        self.protocol = ProtocolVersion::V1;
+        self.streaming = false;
+        self.stderr_tail.clear();
+        self.phase = if self.config.expect_ready {
+            Phase::AwaitingReady {
+                deadline: now + self.config.ready_timeout,
+            }
+        } else {
+            Phase::Ready
+        };
+        if self.phase == Phase::Ready {
+            self.event(ClientEvent::Ready {
+                protocol: ProtocolVersion::V1,
+            });
+        }
+    }
+
+    /// The protocol version in force.
+    pub fn protocol(&self) -> ProtocolVersion {
+        self.protocol
+    }
+
+    /// Whether the agent is streaming a run (between `agent_start` and a terminal `agent_end`).
+    pub fn is_streaming(&self) -> bool {
+        self.streaming
+    }
+
+    /// Whether the session has ended.
+    pub fn is_closed(&self) -> bool {
+        self.phase == Phase::Closed
+    }
+
+    /// Requests waiting for an answer (the application's and the client's own).
+    pub fn pending_requests(&self) -> usize {
+        self.pending.len() + self.walks.len()
+    }
+
+    /// Sends a command: a JSON object with a string `type` and the command's fields. Sent at
+    /// once (CALL-05), or held until the session is ready. The response arrives as
+    /// [`ClientEvent::Response`] with the returned id (CALL-01).
+    pub fn send(&mut self, now: Instant, command: Value) -> Result<RequestId, ClientError> {
+        let _ = now;
+        if self.phase == Phase::Closed {
+            return Err(ClientError::Closed);
+        }
+        let Value::Object(fields) = command else {
+            return Err(ClientError::InvalidCommand);
+        };
+        let Some(kind) = fields
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Err(ClientError::InvalidCommand);
+        };
+        if kind == "prompt" && self.streaming && !fields.contains_key("streamingBehavior") {
+            return Err(ClientError::StreamingBehaviorRequired);
+        }
+        Ok(self.request(fields, kind, Purpose::App))
+    }
+
+    /// Sends a prompt (CALL-03, CALL-04). While the agent streams, `behavior` must be given.
+    pub fn prompt(
+        &mut self,
+        now: Instant,
+        message: &str,
+        behavior: Option<StreamingBehavior>,
+    ) -> Result<RequestId, ClientError> {
+        let mut command = serde_json::json!({"type": "prompt", "message": message});
+        if let Some(b) = behavior {
+            command["streamingBehavior"] = Value::from(b.wire());
+        }
+        self.send(now, command)
+    }
+
+    /// Replaces the host-owned tools (HOST-01), after checking them as the agent will.
+    pub fn set_host_tools(
+        &mut self,
+        now: Instant,
+        tools: &[Value],
+    ) -> Result<RequestId, ClientError> {
+        let tools = normalize_host_tools(tools).map_err(ClientError::InvalidHostTool)?;
+        self.send(
+            now,
+            serde_json::json!({"type": "set_host_tools", "tools": tools}),
+        )
+    }
+
+    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
+    pub fn set_host_uri_schemes(
+        &mut self,
+        now: Instant,
+        schemes: &[Value],
+    ) -> Result<RequestId, ClientError> {
+        let schemes =
+            normalize_host_uri_schemes(schemes).map_err(ClientError::InvalidHostUriScheme)?;
+        self.send(
+            now,
+            serde_json::json!({"type": "set_host_uri_schemes", "schemes": schemes}),
+        )
+    }
+
+    /// Reads the whole history (PAGE-07): pages after v2, `get_messages` otherwise or on
+    /// fallback. The result arrives as one [`ClientEvent::History`] with the returned id.
+    pub fn read_history(&mut self, now: Instant) -> Result<RequestId, ClientError> {
+        let _ = now;
+        if self.phase == Phase::Closed {
+            return Err(ClientError::Closed);
+        }
+        let walk = self.new_id();
+        self.walks.insert(walk, Walk::default());
+        // Before ready the version is not known yet: the walk starts when the session is.
+        if self.phase == Phase::Ready {
+            self.start_walk(walk);
+        }
+        Ok(walk)
+    }
+
+    /// Sends a partial result for an open host tool call (HOST-02). Returns false, sending
+    /// nothing, when the call is not open (cancelled, finished or unknown: HOST-03).
+    pub fn host_tool_update(&mut self, now: Instant, id: &str, partial_result: Value) -> bool {
+        let _ = now;
+        if !self.host_calls.contains(id) {
+            return false;
+        }
+        self.write_frame(serde_json::json!({"type": "host_tool_update", "id": id, "partialResult": partial_result}));
+        true
+    }
+
+    /// Sends the result of an open host tool call and closes it (HOST-02). Returns false,
+    /// sending nothing, for a call that is not open (HOST-03).
+    pub fn host_tool_result(
+        &mut self,
+        now: Instant,
+        id: &str,
+        result: Value,
+        is_error: bool,
+    ) -> bool {
+        let _ = now;
+        if !self.host_calls.remove(id) {
+            return false;
+        }
+        let mut frame = serde_json::json!({"type": "host_tool_result", "id": id, "result": result});
+        if is_error {
+            frame["isError"] = Value::Bool(true);
+        }
+        self.write_frame(frame);
+        true
+    }
+
+    /// Answers an open host URI request (HOST-05) with the fields of `host_uri_result`
+    /// (`content`, `contentType`, `notes`, `immutable`, `isError`, `error`). Returns false,
+    /// sending nothing, for a request that is not open.
+    pub fn host_uri_result(&mut self, now: Instant, id: &str, fields: Map<String, Value>) -> bool {
+        let _ = now;
+        if !self.host_uri_requests.remove(id) {
+            return false;
+        }
+        let mut frame = Map::new();
+        frame.insert("type".into(), "host_uri_result".into());
+        frame.insert("id".into(), id.into());
+        frame.extend(fields.into_iter().filter(|(k, _)| k != "type" && k != "id"));
+        self.write_frame(Value::Object(frame));
+        true
+    }
+
+    /// Answers an open extension UI dialog (HOST-06) with `{value}`, `{confirmed}` or
+    /// `{cancelled: true}`. Returns false, sending nothing, for a dialog that is not open
+    /// (answered, withdrawn, timed out, or unknown).
+    pub fn ui_respond(&mut self, now: Instant, id: &str, answer: Map<String, Value>) -> bool {
+        let _ = now;
+        if self.dialogs.remove(id).is_none() {
+            return false;
+        }
+        let mut frame = Map::new();
+        frame.insert("type".into(), "extension_ui_response".into());
+        frame.insert("id".into(), id.into());
+        frame.extend(answer.into_iter().filter(|(k, _)| k != "type" && k != "id"));
+        self.write_frame(Value::Object(frame));
+        true
+    }
+
+    /// Stops the session from the host's side: every pending request fails with
+    /// [`SessionError::Stopped`]; the driver stops the agent.
+    pub fn stop(&mut self, now: Instant) {
+        let _ = now;
+        if self.phase != Phase::Closed {
+            self.close(SessionError::Stopped);
+            self.actions.push_back(Action::StopAgent);
+        }
+    }
+
+    /// Hands in bytes the agent wrote on stderr; the client keeps a bounded tail for errors.
+    pub fn handle_stderr(&mut self, now: Instant, bytes: &[u8]) {
+        let _ = now;
+        self.stderr_tail.extend_from_slice(bytes);
+        let keep = self.config.stderr_tail_bytes;
+        if self.stderr_tail.len() > keep {
+            self.stderr_tail.drain(..self.stderr_tail.len() - keep);
+        }
+    }
+
+    /// The next action, if any.
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When [`Client::handle_timeout`] is next due.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let phase = match self.phase {
+            Phase::AwaitingReady { deadline } | Phase::Ending { deadline } => Some(deadline),
+            _ => None,
+        };
+        let dialog = self.dialogs.values().flatten().min().copied();
+        phase.into_iter().chain(dialog).min()
+    }
+
+    /// Hands in the passing of time: the ready timeout, dialog timeouts, the exit grace.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.phase {
+            Phase::AwaitingReady { deadline } if now >= deadline => {
+                self.become_ready(ProtocolVersion::V1)
+            }
+            Phase::Ending { deadline } if now >= deadline => {
+                let stderr = self.stderr_text();
+                self.close(SessionError::OutputEnded { stderr });
+            }
+            _ => {}
+        }
+        let expired: Vec<String> = self
+            .dialogs
+            .iter()
+            .filter(|(_, deadline)| deadline.is_some_and(|d| now >= d))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            self.dialogs.remove(&id);
+            self.event(ClientEvent::UiWithdrawn {
+                id,
+                timed_out: true,
+            });
+        }
+    }
+
+    /// Hands in the end of the agent's stdout. The session closes when the exit status
+    /// arrives, or shortly after without it (CALL-07).
+    pub fn handle_stdout_eof(&mut self, now: Instant) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        self.decoder.handle_eof();
+        self.drain_decoder(now);
+        if self.phase != Phase::Closed {
+            self.phase = Phase::Ending {
+                deadline: now + EXIT_GRACE,
+            };
+        }
+    }
+
+    /// Hands in the agent's exit. Drivers hand in all of stdout first. Every pending request
+    /// fails with an error naming the status and the stderr tail (CALL-07).
+    pub fn handle_exit(&mut self, now: Instant, status: ExitStatus, stderr_tail: &[u8]) {
+        self.handle_stderr(now, stderr_tail);
+        if self.phase != Phase::Closed {
+            let stderr = self.stderr_text();
+            self.close(SessionError::Exited { status, stderr });
+        }
+    }
+
+    fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr_tail)
+            .trim_end()
+            .to_owned()
+    }
+
+    fn new_id(&mut self) -> RequestId {
+        self.next_id += 1;
+        RequestId(self.next_id)
+    }
+
+    /// Registers and writes (or holds) a request of the application or the client.
+    fn request(&mut self, fields: Map<String, Value>, kind: String, purpose: Purpose) -> RequestId {
+        let id = self.new_id();
+        self.send_as(id, fields, kind, purpose);
+        id
+    }
+
+    fn issue(&mut self, command: Value, purpose: Purpose) -> RequestId {
+        let Value::Object(fields) = command else {
+            unreachable!("commands built here are objects")
+        };
+        let kind = fields
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        self.request(fields, kind, purpose)
+    }
+
+    fn send_as(
+        &mut self,
+        id: RequestId,
+        fields: Map<String, Value>,
+        kind: String,
+        purpose: Purpose,
+    ) {
+        let mut frame = Map::new();
+        frame.insert("id".into(), Value::String(id.wire()));
+        frame.extend(fields.into_iter().filter(|(k, _)| k != "id"));
+        let mut line = serde_json::to_vec(&frame).expect("a JSON object serialises");
+        line.push(b'\n');
+        let held = matches!(self.phase, Phase::AwaitingReady { .. } | Phase::Negotiating)
+            && purpose != Purpose::Negotiate;
+        if held {
+            self.held.push(line);
+        } else {
+            self.actions.push_back(Action::Write { bytes: line });
+        }
+        self.pending.insert(
+            id,
+            Pending {
+                command: kind,
+                purpose,
+            },
+        );
+    }
+
+    fn write_frame(&mut self, frame: Value) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        let mut line = serde_json::to_vec(&frame).expect("a JSON value serialises");
+        line.push(b'\n');
+        self.actions.push_back(Action::Write { bytes: line });
+    }
+
+    fn event(&mut self, event: ClientEvent) {
+        self.actions.push_back(Action::Event(event));
+    }
+
+    /// The session is ready in `protocol`: send what was held, start pending history walks.
+    fn become_ready(&mut self, protocol: ProtocolVersion) {
+        self.phase = Phase::Ready;
+        self.protocol = protocol;
+        self.event(ClientEvent::Ready { protocol });
+        for line in std::mem::take(&mut self.held) {
+            self.actions.push_back(Action::Write { bytes: line });
+        }
+        let waiting: Vec<RequestId> = self
+            .walks
+            .keys()
+            .filter(|walk| !self.pending.values().any(|p| matches!(p.purpose, Purpose::HistoryPage(w) | Purpose::HistoryLegacy(w) if w == **walk)))
+            .copied()
+            .collect();
+        for walk in waiting {
+            self.start_walk(walk);
+        }
+    }
+
+    /// The first request of a walk: a page after v2, `get_messages` on v1 (PAGE-07).
+    fn start_walk(&mut self, walk: RequestId) {
+        if self.protocol == ProtocolVersion::V2 {
+            self.issue(history::page_command(None), Purpose::HistoryPage(walk));
+        } else {
+            self.issue(history::legacy_command(), Purpose::HistoryLegacy(walk));
+        }
+    }
+
+    /// Ends the session: fails everything pending, then reports why.
+    fn close(&mut self, error: SessionError) {
+        self.phase = Phase::Closed;
+        let failure = CommandFailure {
+            error: error.to_string(),
+            code: None,
+        };
+        for (request, pending) in std::mem::take(&mut self.pending) {
+            if pending.purpose == Purpose::App {
+                self.event(ClientEvent::Response {
+                    request,
+                    command: pending.command,
+                    outcome: Err(failure.clone()),
+                });
+            }
+        }
+        for (request, _) in std::mem::take(&mut self.walks) {
+            self.event(ClientEvent::History {
+                request,
+                source: HistorySource::Pages,
+                outcome: Err(failure.clone()),
+            });
+        }
+        self.held.clear();
+        self.open_prompts.clear();
+        self.host_calls.clear();
+        self.host_uri_requests.clear();
+        self.dialogs.clear();
+        self.streaming = false;
+        self.event(ClientEvent::Closed { error });
+    }
+}

@@ -1,0 +1,83 @@
+//! A small harness around `Client` for the client tests.
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{Action, Client, ClientConfig, ClientEvent};
+use serde_json::Value;
+
+pub const READY_V2: &str = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864}"#;
+
+pub struct Harness {
+    pub client: Client,
+    pub start: Instant,
+    pub now: Instant,
+}
+
+impl Harness {
+    pub fn new(config: ClientConfig) -> Self {
+        let start = Instant::now();
+        Harness {
+            client: Client::new(config, start),
+            start,
+            now: start,
+        }
+    }
+
+    /// A client that has negotiated v2 with a reference-like agent; actions drained.
+    pub fn v2() -> Self {
+        let mut h = Harness::new(ClientConfig::default());
+        h.agent(READY_V2);
+        h.drain();
+        h.agent(r#"{"id":"req_1","type":"response","command":"negotiate_protocol","success":true,"data":{"protocolVersion":2}}"#);
+        h.drain();
+        h
+    }
+
+    /// A client for a v1-only agent, ready at once; actions drained.
+    pub fn v1() -> Self {
+        let mut h = Harness::new(ClientConfig {
+            expect_ready: false,
+            ..ClientConfig::default()
+        });
+        h.drain();
+        h
+    }
+
+    /// The agent writes one line.
+    pub fn agent(&mut self, line: &str) {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.client.handle_stdout(self.now, &bytes);
+    }
+
+    pub fn advance(&mut self, ms: u64) {
+        self.now += Duration::from_millis(ms);
+        self.client.handle_timeout(self.now);
+    }
+
+    pub fn drain(&mut self) -> Vec<Action> {
+        std::iter::from_fn(|| self.client.poll_action()).collect()
+    }
+
+    /// Drains, returning the lines written (as JSON) and the events.
+    pub fn split(&mut self) -> (Vec<Value>, Vec<ClientEvent>) {
+        let mut written = Vec::new();
+        let mut events = Vec::new();
+        for action in self.drain() {
+            match action {
+                Action::Write { bytes } => {
+                    for line in bytes.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
+                        written.push(serde_json::from_slice(line).expect("written lines are JSON"));
+                    }
+                }
+                Action::Event(e) => events.push(e),
+                Action::StopAgent => events.push(ClientEvent::ProtocolWarning {
+                    rule: "STOP",
+                    message: "stop agent".into(),
+                }),
+            }
+        }
+        (written, events)
+    }
+}

@@ -1,0 +1,741 @@
+//! The Client's session rules: FRAME-03..06, FRAME-13, CALL-01..08, PAGE-07, HOST-01..06.
+
+mod client_common;
+
+use client_common::*;
+use musewire_core::client::{
+    Action, ClientConfig, ClientError, ClientEvent, CommandFailure, ExitStatus, HistorySource,
+    RequestId, SessionError, StreamingBehavior,
+};
+use musewire_core::frame::ProtocolVersion;
+use serde_json::{json, Map, Value};
+
+fn response(id: &str, command: &str, data: Value) -> String {
+    json!({"id": id, "type": "response", "command": command, "success": true, "data": data})
+        .to_string()
+}
+
+#[test]
+fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
+    let mut h = Harness::new(ClientConfig::default());
+    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    assert!(h.split().0.is_empty(), "held until ready");
+    h.agent(READY_V2);
+    let (written, events) = h.split();
+    assert_eq!(
+        written,
+        vec![json!({"id": "req_2", "type": "negotiate_protocol", "protocolVersion": 2})]
+    );
+    assert!(matches!(&events[..], [ClientEvent::Frame { frame }] if frame["type"] == "ready"));
+    h.agent(&response(
+        "req_2",
+        "negotiate_protocol",
+        json!({"protocolVersion": 2}),
+    ));
+    let (written, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Ready {
+            protocol: ProtocolVersion::V2
+        }]
+    );
+    assert_eq!(written, vec![json!({"id": "req_1", "type": "get_state"})]);
+    assert_eq!(state, RequestId(1));
+    assert_eq!(h.client.protocol(), ProtocolVersion::V2);
+}
+
+#[test]
+fn frame_04_ready_asking_for_more_than_the_ceilings_stays_v1() {
+    let mut h = Harness::new(ClientConfig::default());
+    h.agent(r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":2097152,"maxReassembledFrameBytes":67108864}"#);
+    let (written, events) = h.split();
+    assert!(written.is_empty());
+    assert_eq!(
+        events.last(),
+        Some(&ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        })
+    );
+}
+
+#[test]
+fn frame_05_chunks_right_after_the_negotiation_response_in_the_same_read_are_reassembled() {
+    let mut h = Harness::new(ClientConfig::default());
+    h.agent(READY_V2);
+    h.drain();
+    let mut encoder = musewire_core::frame::FrameEncoder::new();
+    let mut bytes =
+        response("req_1", "negotiate_protocol", json!({"protocolVersion": 2})).into_bytes();
+    bytes.push(b'\n');
+    encoder.set_protocol(ProtocolVersion::V2);
+    bytes.extend(
+        encoder.encode_to_vec(
+            &json!({"type": "message_end", "message": {"text": "x".repeat(2 << 20)}}),
+        ),
+    );
+    h.client.handle_stdout(h.now, &bytes);
+    let (_, events) = h.split();
+    assert_eq!(
+        events[0],
+        ClientEvent::Ready {
+            protocol: ProtocolVersion::V2
+        }
+    );
+    assert!(matches!(&events[1], ClientEvent::Frame { frame } if frame["type"] == "message_end"));
+}
+
+#[test]
+fn frame_05_a_chunk_before_negotiation_is_fatal_and_fails_pending_requests() {
+    let mut h = Harness::new(ClientConfig::default());
+    h.agent(r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}"#);
+    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.drain();
+    h.agent(r#"{"type":"rpc_chunk","chunkId":"rpc-1","index":0,"count":2,"byteLength":1048576,"data":"AAAA"}"#);
+    let actions = h.drain();
+    let error = SessionError::Protocol {
+        rule: "FRAME-05",
+        message: "RPC chunk received before protocol negotiation".into(),
+    };
+    assert_eq!(
+        actions,
+        vec![
+            Action::Event(ClientEvent::Response {
+                request: state,
+                command: "get_state".into(),
+                outcome: Err(CommandFailure {
+                    error: format!("{error}"),
+                    code: None
+                })
+            }),
+            Action::Event(ClientEvent::Closed { error }),
+            Action::StopAgent,
+        ]
+    );
+    assert_eq!(
+        h.client.send(h.now, json!({"type": "get_state"})),
+        Err(ClientError::Closed)
+    );
+}
+
+#[test]
+fn frame_06_refused_negotiation_stays_v1() {
+    let mut h = Harness::new(ClientConfig::default());
+    h.agent(READY_V2);
+    h.drain();
+    h.agent(r#"{"id":"req_1","type":"response","command":"negotiate_protocol","success":false,"error":"Unsupported RPC protocol version: 2"}"#);
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }]
+    );
+}
+
+#[test]
+fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
+    // Either its first frame is something else…
+    let mut h = Harness::new(ClientConfig::default());
+    let id = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.agent(r#"{"type":"agent_start"}"#);
+    let (written, events) = h.split();
+    assert_eq!(
+        events[0],
+        ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }
+    );
+    assert_eq!(written, vec![json!({"id": id.wire(), "type": "get_state"})]);
+    // …or the ready timeout passes.
+    let mut h = Harness::new(ClientConfig::default());
+    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    assert_eq!(
+        h.client.poll_timeout(),
+        Some(h.start + std::time::Duration::from_secs(30))
+    );
+    h.advance(29_999);
+    assert!(h.split().0.is_empty());
+    h.advance(1);
+    let (written, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }]
+    );
+    assert_eq!(written.len(), 1);
+}
+
+#[test]
+fn call_01_responses_are_matched_on_id_not_order() {
+    let mut h = Harness::v2();
+    let bash = h
+        .client
+        .send(h.now, json!({"type": "bash", "command": "sleep 1"}))
+        .unwrap();
+    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    assert_ne!(bash, state);
+    h.drain();
+    h.agent(&response(
+        &state.wire(),
+        "get_state",
+        json!({"isStreaming": false}),
+    ));
+    h.agent(&response(&bash.wire(), "bash", json!({"exitCode": 0})));
+    let (_, events) = h.split();
+    let order: Vec<RequestId> = events
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::Response { request, .. } => Some(*request),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, vec![state, bash]);
+}
+
+#[test]
+fn call_02_idless_failures_match_the_one_pending_request_of_that_command() {
+    let mut h = Harness::v1();
+    let unknown = h.client.send(h.now, json!({"type": "frobnicate"})).unwrap();
+    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.drain();
+    h.agent(r#"{"type":"response","command":"frobnicate","success":false,"error":"Unknown command: frobnicate"}"#);
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Response {
+            request: unknown,
+            command: "frobnicate".into(),
+            outcome: Err(CommandFailure {
+                error: "Unknown command: frobnicate".into(),
+                code: None
+            })
+        }]
+    );
+    // "parse" goes to the single pending request…
+    h.agent(r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: x"}"#);
+    let (_, events) = h.split();
+    assert!(matches!(&events[..], [ClientEvent::Response { request, .. }] if *request == state));
+    // …and with two pending, nothing is guessed: it is surfaced as unmatched.
+    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.client
+        .send(h.now, json!({"type": "bash", "command": "x"}))
+        .unwrap();
+    h.drain();
+    h.agent(r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: y"}"#);
+    let (_, events) = h.split();
+    assert!(matches!(&events[..], [ClientEvent::Unmatched { .. }]));
+}
+
+#[test]
+fn call_03_prompt_acknowledgement_local_only_result_and_late_failure() {
+    let mut h = Harness::v2();
+    let local = h.client.prompt(h.now, "/help", None).unwrap();
+    let agent = h.client.prompt(h.now, "hello", None).unwrap();
+    let later = h.client.prompt(h.now, "/retry", None).unwrap();
+    h.drain();
+    h.agent(&response(
+        &local.wire(),
+        "prompt",
+        json!({"agentInvoked": false}),
+    ));
+    h.agent(r#"{"id":"req_3","type":"response","command":"prompt","success":true}"#);
+    h.agent(r#"{"id":"req_4","type":"response","command":"prompt","success":true}"#);
+    h.drain();
+    // A prompt that turned out local-only, and a later failure of another.
+    h.agent(
+        &json!({"type": "prompt_result", "id": later.wire(), "agentInvoked": false}).to_string(),
+    );
+    h.agent(&json!({"id": agent.wire(), "type": "response", "command": "prompt", "success": false, "error": "provider down"}).to_string());
+    // A prompt_result for the local-only prompt (already complete) is passed on, not matched.
+    h.agent(
+        &json!({"type": "prompt_result", "id": local.wire(), "agentInvoked": false}).to_string(),
+    );
+    let (_, events) = h.split();
+    assert_eq!(events[0], ClientEvent::PromptLocalOnly { request: later });
+    assert_eq!(
+        events[1],
+        ClientEvent::PromptFailed {
+            request: agent,
+            failure: CommandFailure {
+                error: "provider down".into(),
+                code: None
+            }
+        }
+    );
+    assert!(matches!(&events[2], ClientEvent::Frame { frame } if frame["type"] == "prompt_result"));
+}
+
+#[test]
+fn call_04_prompt_while_streaming_must_choose_steer_or_follow_up() {
+    let mut h = Harness::v2();
+    h.agent(r#"{"type":"agent_start"}"#);
+    assert!(h.client.is_streaming());
+    assert_eq!(
+        h.client.prompt(h.now, "more", None),
+        Err(ClientError::StreamingBehaviorRequired)
+    );
+    h.drain();
+    h.client
+        .prompt(h.now, "more", Some(StreamingBehavior::FollowUp))
+        .unwrap();
+    let (written, _) = h.split();
+    assert_eq!(written[0]["streamingBehavior"], "followUp");
+}
+
+#[test]
+fn call_05_abort_bash_is_sent_at_once_whatever_is_pending() {
+    let mut h = Harness::v2();
+    h.client
+        .send(h.now, json!({"type": "bash", "command": "sleep 100"}))
+        .unwrap();
+    h.drain();
+    h.client.send(h.now, json!({"type": "abort_bash"})).unwrap();
+    let (written, _) = h.split();
+    assert_eq!(written[0]["type"], "abort_bash");
+}
+
+#[test]
+fn call_06_unknown_frames_and_fields_are_passed_on() {
+    let mut h = Harness::v2();
+    h.agent(r#"{"type":"from_the_future","x":[1,{"y":2}]}"#);
+    h.agent(r#"{"type":"message_update","newField":true}"#);
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![
+            ClientEvent::Frame {
+                frame: json!({"type": "from_the_future", "x": [1, {"y": 2}]})
+            },
+            ClientEvent::Frame {
+                frame: json!({"type": "message_update", "newField": true})
+            },
+        ]
+    );
+}
+
+#[test]
+fn call_07_exit_fails_pending_requests_with_status_and_stderr_and_the_client_restarts() {
+    let mut h = Harness::v2();
+    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.drain();
+    h.client.handle_stderr(h.now, b"panic: out of tokens\n");
+    h.client.handle_exit(h.now, ExitStatus::Code(3), b"");
+    let (_, events) = h.split();
+    let error = SessionError::Exited {
+        status: ExitStatus::Code(3),
+        stderr: "panic: out of tokens".into(),
+    };
+    assert_eq!(
+        error.to_string(),
+        "Agent process exited with code 3. Stderr: panic: out of tokens"
+    );
+    assert_eq!(
+        events,
+        vec![
+            ClientEvent::Response {
+                request: state,
+                command: "get_state".into(),
+                outcome: Err(CommandFailure {
+                    error: error.to_string(),
+                    code: None
+                })
+            },
+            ClientEvent::Closed { error },
+        ]
+    );
+    h.client.restart(h.now);
+    let again = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    assert!(again > state, "ids stay unique across restarts");
+}
+
+#[test]
+fn call_07_stdout_eof_closes_after_a_grace_period_without_an_exit_status() {
+    let mut h = Harness::v2();
+    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.drain();
+    h.client.handle_stdout_eof(h.now);
+    assert!(h.split().1.is_empty());
+    h.advance(100);
+    let (_, events) = h.split();
+    assert!(matches!(
+        events.last(),
+        Some(ClientEvent::Closed {
+            error: SessionError::OutputEnded { .. }
+        })
+    ));
+}
+
+#[test]
+fn call_08_failure_codes_are_exposed() {
+    let mut h = Harness::v2();
+    let page = h
+        .client
+        .send(h.now, json!({"type": "get_messages_page", "cursor": "x"}))
+        .unwrap();
+    h.drain();
+    h.agent(&json!({"id": page.wire(), "type": "response", "command": "get_messages_page", "success": false, "error": "RPC message cursor is stale", "code": "stale_cursor"}).to_string());
+    let (_, events) = h.split();
+    assert!(
+        matches!(&events[..], [ClientEvent::Response { outcome: Err(CommandFailure { code: Some(c), .. }), .. }] if c == "stale_cursor")
+    );
+}
+
+fn page(id: &str, messages: &[i64], next: Option<&str>, total: i64) -> String {
+    let mut data = json!({"messages": messages, "totalMessages": total});
+    if let Some(n) = next {
+        data["nextCursor"] = json!(n);
+    }
+    response(id, "get_messages_page", data)
+}
+
+#[test]
+fn page_07_history_drains_pages_of_256() {
+    let mut h = Harness::v2();
+    let walk = h.client.read_history(h.now).unwrap();
+    let (written, _) = h.split();
+    assert_eq!(
+        written,
+        vec![json!({"id": "req_3", "type": "get_messages_page", "limit": 256})]
+    );
+    h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
+    let (written, _) = h.split();
+    assert_eq!(
+        written,
+        vec![json!({"id": "req_4", "type": "get_messages_page", "cursor": "c1", "limit": 256})]
+    );
+    h.agent(&page("req_4", &[3], None, 3));
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::History {
+            request: walk,
+            source: HistorySource::Pages,
+            outcome: Ok(vec![json!(1), json!(2), json!(3)])
+        }]
+    );
+}
+
+#[test]
+fn page_07_busy_or_stale_falls_back_to_get_messages_and_discards_pages() {
+    for code in ["session_busy", "stale_cursor"] {
+        let mut h = Harness::v2();
+        let walk = h.client.read_history(h.now).unwrap();
+        h.drain();
+        h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
+        h.drain();
+        h.agent(&json!({"id": "req_4", "type": "response", "command": "get_messages_page", "success": false, "error": "x", "code": code}).to_string());
+        let (written, _) = h.split();
+        assert_eq!(
+            written,
+            vec![json!({"id": "req_5", "type": "get_messages"})]
+        );
+        h.agent(&response(
+            "req_5",
+            "get_messages",
+            json!({"messages": [7, 8]}),
+        ));
+        let (_, events) = h.split();
+        assert_eq!(
+            events,
+            vec![ClientEvent::History {
+                request: walk,
+                source: HistorySource::Legacy,
+                outcome: Ok(vec![json!(7), json!(8)])
+            }]
+        );
+    }
+}
+
+#[test]
+fn page_07_inconsistent_total_and_repeated_cursor_fail_without_fallback() {
+    let cases = [
+        (
+            page("req_4", &[3], Some("c2"), 4),
+            "RPC message pagination returned an inconsistent total",
+        ),
+        (
+            page("req_4", &[3], Some("c1"), 3),
+            "RPC message pagination repeated a cursor",
+        ),
+        (
+            page("req_4", &[], None, 3),
+            "RPC message pagination ended before the advertised total",
+        ),
+    ];
+    for (second, message) in cases {
+        let mut h = Harness::v2();
+        let walk = h.client.read_history(h.now).unwrap();
+        h.drain();
+        h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
+        h.drain();
+        h.agent(&second);
+        let (written, events) = h.split();
+        assert!(written.is_empty());
+        assert_eq!(
+            events,
+            vec![ClientEvent::History {
+                request: walk,
+                source: HistorySource::Pages,
+                outcome: Err(CommandFailure {
+                    error: message.into(),
+                    code: None
+                })
+            }]
+        );
+    }
+}
+
+#[test]
+fn page_07_v1_only_agents_use_get_messages_directly_and_direct_page_calls_never_fall_back() {
+    let mut h = Harness::v1();
+    let walk = h.client.read_history(h.now).unwrap();
+    let (written, _) = h.split();
+    assert_eq!(
+        written,
+        vec![json!({"id": "req_2", "type": "get_messages"})]
+    );
+    assert_eq!(
+        walk,
+        RequestId(1),
+        "the walk has its own id; its requests are the client's"
+    );
+    let mut h = Harness::v2();
+    let direct = h
+        .client
+        .send(h.now, json!({"type": "get_messages_page"}))
+        .unwrap();
+    h.drain();
+    h.agent(&json!({"id": direct.wire(), "type": "response", "command": "get_messages_page", "success": false, "error": "busy", "code": "session_busy"}).to_string());
+    let (written, events) = h.split();
+    assert!(written.is_empty());
+    assert!(matches!(&events[..], [ClientEvent::Response { .. }]));
+}
+
+#[test]
+fn host_01_host_tools_are_checked_before_sending() {
+    let mut h = Harness::v2();
+    let bad = [json!({"name": " ", "description": "d", "parameters": {}})];
+    assert_eq!(
+        h.client.set_host_tools(h.now, &bad),
+        Err(ClientError::InvalidHostTool(
+            "Host tool at index 0 must provide a non-empty name".into()
+        ))
+    );
+    let bad = [json!({"name": "t", "description": "", "parameters": {}})];
+    assert_eq!(
+        h.client.set_host_tools(h.now, &bad),
+        Err(ClientError::InvalidHostTool(
+            "Host tool \"t\" must provide a non-empty description".into()
+        ))
+    );
+    let bad = [json!({"name": "t", "description": "d", "parameters": []})];
+    assert_eq!(
+        h.client.set_host_tools(h.now, &bad),
+        Err(ClientError::InvalidHostTool(
+            "Host tool \"t\" must provide a JSON Schema object".into()
+        ))
+    );
+    assert!(h.split().0.is_empty());
+    h.client
+        .set_host_tools(
+            h.now,
+            &[json!({"name": " t ", "description": " d ", "parameters": {"type": "object"}})],
+        )
+        .unwrap();
+    let (written, _) = h.split();
+    assert_eq!(
+        written[0]["tools"],
+        json!([{"name": "t", "description": "d", "parameters": {"type": "object"}}])
+    );
+}
+
+#[test]
+fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_results() {
+    let mut h = Harness::v2();
+    h.agent(r#"{"type":"host_tool_call","id":"h1","toolCallId":"tc1","toolName":"lookup","arguments":{"q":"x"}}"#);
+    h.agent(r#"{"type":"host_tool_call","id":"h2","toolCallId":"tc2","toolName":"lookup","arguments":{}}"#);
+    let (_, events) = h.split();
+    assert_eq!(
+        events[0],
+        ClientEvent::HostToolCall {
+            id: "h1".into(),
+            tool_call_id: "tc1".into(),
+            tool_name: "lookup".into(),
+            arguments: json!({"q": "x"})
+        }
+    );
+    let content = json!({"content": [{"type": "text", "text": "partial"}]});
+    assert!(h.client.host_tool_update(h.now, "h1", content.clone()));
+    assert!(h.client.host_tool_result(
+        h.now,
+        "h1",
+        json!({"content": [{"type": "text", "text": "no"}]}),
+        true
+    ));
+    assert!(
+        !h.client.host_tool_result(h.now, "h1", json!({}), false),
+        "already finished"
+    );
+    let (written, _) = h.split();
+    assert_eq!(
+        written,
+        vec![
+            json!({"type": "host_tool_update", "id": "h1", "partialResult": content}),
+            json!({"type": "host_tool_result", "id": "h1", "result": {"content": [{"type": "text", "text": "no"}]}, "isError": true}),
+        ]
+    );
+    h.agent(r#"{"type":"host_tool_cancel","id":"c","targetId":"h2"}"#);
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::HostToolCancelled { id: "h2".into() }]
+    );
+    assert!(!h.client.host_tool_result(h.now, "h2", json!({}), false));
+    assert!(!h.client.host_tool_update(h.now, "nope", json!({})));
+    assert!(h.split().0.is_empty());
+}
+
+#[test]
+fn host_04_schemes_are_normalised_and_security_is_reserved() {
+    let mut h = Harness::v2();
+    assert_eq!(
+        h.client
+            .set_host_uri_schemes(h.now, &[json!({"scheme": " Security "})]),
+        Err(ClientError::InvalidHostUriScheme(
+            "Host URI scheme is reserved by OMP: security://".into()
+        ))
+    );
+    assert_eq!(
+        h.client
+            .set_host_uri_schemes(h.now, &[json!({"scheme": "1x"})]),
+        Err(ClientError::InvalidHostUriScheme(
+            "Host URI scheme contains invalid characters: 1x".into()
+        ))
+    );
+    assert_eq!(
+        h.client
+            .set_host_uri_schemes(h.now, &[json!({"scheme": ""})]),
+        Err(ClientError::InvalidHostUriScheme(
+            "Host URI scheme must be a non-empty string".into()
+        ))
+    );
+    h.client
+        .set_host_uri_schemes(
+            h.now,
+            &[
+                json!({"scheme": " Notes+V1 ", "writable": true}),
+                json!({"scheme": "notes+v1"}),
+            ],
+        )
+        .unwrap();
+    let (written, _) = h.split();
+    assert_eq!(written[0]["schemes"], json!([{"scheme": "notes+v1"}]));
+}
+
+#[test]
+fn host_05_uri_requests_are_answered_once_and_cancels_withdraw_them() {
+    let mut h = Harness::v2();
+    h.agent(r#"{"type":"host_uri_request","id":"u1","operation":"read","url":"notes://a"}"#);
+    h.agent(r#"{"type":"host_uri_request","id":"u2","operation":"write","url":"notes://b","content":"hi"}"#);
+    let (_, events) = h.split();
+    assert_eq!(
+        events[1],
+        ClientEvent::HostUriRequest {
+            id: "u2".into(),
+            operation: "write".into(),
+            url: "notes://b".into(),
+            content: Some("hi".into())
+        }
+    );
+    let mut fields = Map::new();
+    fields.insert("content".into(), json!("text"));
+    assert!(h.client.host_uri_result(h.now, "u1", fields.clone()));
+    assert!(!h.client.host_uri_result(h.now, "u1", fields.clone()));
+    h.agent(r#"{"type":"host_uri_cancel","id":"x","targetId":"u2"}"#);
+    assert!(!h.client.host_uri_result(h.now, "u2", fields));
+    let (written, events) = h.split();
+    assert_eq!(
+        written,
+        vec![json!({"type": "host_uri_result", "id": "u1", "content": "text"})]
+    );
+    assert_eq!(
+        events,
+        vec![ClientEvent::HostUriCancelled { id: "u2".into() }]
+    );
+}
+
+#[test]
+fn host_06_dialogs_time_out_are_cancelled_and_notices_need_no_answer() {
+    let mut h = Harness::v2();
+    h.agent(r#"{"type":"extension_ui_request","id":"d1","method":"confirm","title":"t","message":"m","timeout":5000}"#);
+    h.agent(r#"{"type":"extension_ui_request","id":"d2","method":"select","title":"t","options":["a","b"]}"#);
+    h.agent(r#"{"type":"extension_ui_request","id":"d3","method":"input","title":"t"}"#);
+    h.agent(r#"{"type":"extension_ui_request","id":"n1","method":"notify","message":"hello"}"#);
+    let (_, events) = h.split();
+    assert_eq!(events.len(), 4);
+    assert_eq!(
+        h.client.poll_timeout(),
+        Some(h.start + std::time::Duration::from_millis(5000))
+    );
+    h.advance(5000);
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::UiWithdrawn {
+            id: "d1".into(),
+            timed_out: true
+        }]
+    );
+    let mut answer = Map::new();
+    answer.insert("confirmed".into(), json!(true));
+    assert!(
+        !h.client.ui_respond(h.now, "d1", answer.clone()),
+        "timed out: dropped"
+    );
+    assert!(
+        !h.client.ui_respond(h.now, "n1", answer.clone()),
+        "a notice takes no answer"
+    );
+    h.agent(r#"{"type":"extension_ui_request","id":"c","method":"cancel","targetId":"d2"}"#);
+    let mut value = Map::new();
+    value.insert("value".into(), json!("typed"));
+    assert!(h.client.ui_respond(h.now, "d3", value));
+    let (written, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::UiWithdrawn {
+            id: "d2".into(),
+            timed_out: false
+        }]
+    );
+    assert_eq!(
+        written,
+        vec![json!({"type": "extension_ui_response", "id": "d3", "value": "typed"})]
+    );
+}
+
+#[test]
+fn turns_end_at_a_terminal_agent_end_and_a_new_run_may_start_without_one() {
+    let mut h = Harness::v2();
+    h.agent(r#"{"type":"agent_start"}"#);
+    h.agent(r#"{"type":"agent_end","messages":[],"isTerminal":false}"#);
+    assert!(h.client.is_streaming());
+    h.agent(r#"{"type":"todo_reminder"}"#);
+    h.agent(r#"{"type":"agent_start"}"#);
+    h.agent(r#"{"type":"agent_end","messages":[]}"#);
+    assert!(!h.client.is_streaming());
+    let (_, events) = h.split();
+    let turns: Vec<&ClientEvent> = events
+        .iter()
+        .filter(|e| matches!(e, ClientEvent::TurnStarted | ClientEvent::TurnFinished))
+        .collect();
+    assert_eq!(
+        turns,
+        vec![
+            &ClientEvent::TurnStarted,
+            &ClientEvent::TurnStarted,
+            &ClientEvent::TurnFinished
+        ]
+    );
+}
