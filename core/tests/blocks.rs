@@ -432,6 +432,7 @@ mod blocks {
         }
     }
 
+    // BLOCK-07: a reading this project chose where seed 004 is silent.
     #[test]
     fn block_03_long_uri_is_not_cut_but_withheld() {
         let uri = format!("https://x.example/{}", "a".repeat(5000));
@@ -609,6 +610,7 @@ mod blocks {
         }
     }
 
+    // BLOCK-07: a reading this project chose where seed 004 is silent.
     #[test]
     fn block_04_each_read_and_decode_is_a_level_up_to_four() {
         // A plain, credential-free uri nested n deep: fine within the bound, counted past it.
@@ -670,6 +672,7 @@ mod blocks {
         }
     }
 
+    // BLOCK-07: a reading this project chose where seed 004 is silent.
     #[test]
     fn block_04_a_name_that_is_a_credential_uri_is_withheld_too() {
         let shown = show(
@@ -688,6 +691,7 @@ mod blocks {
 
     // ---------------------------------------------------------------- BLOCK-05
 
+    // BLOCK-07: a reading this project chose where seed 004 is silent.
     #[test]
     fn block_05_labels_lose_controls_separators_and_bidi() {
         assert_eq!(

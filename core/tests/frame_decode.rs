@@ -506,3 +506,24 @@ fn frame_01_invalid_json_grammar_is_rejected() {
         );
     }
 }
+
+#[test]
+fn frame_15_eof_inside_a_sequence_is_fatal_and_noise_inside_keeps_it_open() {
+    let p = vec![1u8; 256 * 1024];
+    let n = 1 << 20;
+    let mut input = chunk_line("c", 0, 4, n, &p);
+    input.extend_from_slice(b"not json\n");
+    input.extend(chunk_line("c", 1, 4, n, &p));
+    let got = errors(&decode(&input, V2));
+    assert!(
+        matches!(
+            &got[..],
+            [FrameError::NotJson { .. }, FrameError::SequenceTruncated]
+        ),
+        "{got:?}"
+    );
+    assert_eq!(
+        FrameError::SequenceTruncated.to_string(),
+        "rpc chunk sequence truncated by end of stream"
+    );
+}
