@@ -1,1 +1,207 @@
-//! The mio driver of musewire (arrives with the drivers issue).
+//! # musewire-mio
+//!
+//! The blocking driver: spawns an agent (`<agent> --mode rpc`), runs a
+//! [`musewire_core::client::Client`] on a mio poll loop over the child's non-blocking pipes in
+//! a thread of its own, and offers the client's operations as blocking calls that any thread
+//! may make. It holds no protocol rule: it reads, hands bytes in, performs the actions the
+//! core asks for, and sleeps until the next readiness or the core's next timeout.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use musewire_mio::{Agent, AgentEvent};
+//! let mut command = std::process::Command::new("omp");
+//! command.args(["--mode", "rpc"]);
+//! let agent = Agent::spawn(command, Default::default())?;
+//! let state = agent.call(serde_json::json!({"type": "get_state"}), Duration::from_secs(10))?;
+//! println!("{state}");
+//! agent.shutdown(Duration::from_secs(2))?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod event_loop;
+
+use std::io;
+use std::process::Command;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId};
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+pub use musewire_core::client::ClientEvent as AgentEvent;
+
+/// Why a blocking call did not return the agent's answer.
+#[derive(Debug, Error)]
+pub enum CallError {
+    /// The client refused the call (nothing was sent).
+    #[error(transparent)]
+    Refused(#[from] ClientError),
+    /// The agent answered with a failure.
+    #[error("{}", .0.error)]
+    Failed(CommandFailure),
+    /// No answer within the deadline. The request stays pending in the client.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The driver's thread is gone: the session has ended.
+    #[error("the session has ended")]
+    Ended,
+}
+
+/// One operation from the application to the loop thread.
+pub(crate) enum Op {
+    Send {
+        command: Value,
+        wait: bool,
+        reply: mpsc::Sender<Result<(RequestId, Option<mpsc::Receiver<Reply>>), ClientError>>,
+    },
+    History {
+        reply: mpsc::Sender<Result<(RequestId, mpsc::Receiver<Reply>), ClientError>>,
+    },
+    HostToolUpdate(String, Value),
+    HostToolResult(String, Value, bool),
+    HostUriResult(String, Map<String, Value>),
+    UiRespond(String, Map<String, Value>),
+    Shutdown {
+        grace: Duration,
+    },
+}
+
+/// The answer to a waited request.
+pub(crate) type Reply = Result<Value, CommandFailure>;
+
+/// A running agent, driven by a loop thread. Dropping it kills the agent.
+pub struct Agent {
+    pid: u32,
+    ops: mpsc::Sender<Op>,
+    waker: std::sync::Arc<mio::Waker>,
+    events: mpsc::Receiver<ClientEvent>,
+    thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
+}
+
+impl Agent {
+    /// Spawns `command` with piped stdio and starts driving it.
+    pub fn spawn(command: Command, config: ClientConfig) -> io::Result<Agent> {
+        let (pid, ops, events, waker, thread) = event_loop::start(command, config)?;
+        Ok(Agent {
+            pid,
+            ops,
+            waker,
+            events,
+            thread: Some(thread),
+        })
+    }
+
+    /// The agent process's id.
+    pub fn id(&self) -> u32 {
+        self.pid
+    }
+
+    fn op(&self, op: Op) -> Result<(), CallError> {
+        self.ops.send(op).map_err(|_| CallError::Ended)?;
+        self.waker.wake().map_err(|_| CallError::Ended)
+    }
+
+    /// Sends a command and returns at once; its response arrives as an event.
+    pub fn send(&self, command: Value) -> Result<RequestId, CallError> {
+        let (reply, answer) = mpsc::channel();
+        self.op(Op::Send {
+            command,
+            wait: false,
+            reply,
+        })?;
+        let (id, _) = answer.recv().map_err(|_| CallError::Ended)??;
+        Ok(id)
+    }
+
+    /// Sends a command and waits up to `timeout` for its response's `data`.
+    pub fn call(&self, command: Value, timeout: Duration) -> Result<Value, CallError> {
+        let (reply, answer) = mpsc::channel();
+        self.op(Op::Send {
+            command,
+            wait: true,
+            reply,
+        })?;
+        let (_, waiter) = answer.recv().map_err(|_| CallError::Ended)??;
+        wait(waiter.ok_or(CallError::Ended)?, timeout)
+    }
+
+    /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
+    pub fn messages(&self, timeout: Duration) -> Result<Vec<Value>, CallError> {
+        let (reply, answer) = mpsc::channel();
+        self.op(Op::History { reply })?;
+        let (_, waiter) = answer.recv().map_err(|_| CallError::Ended)??;
+        match wait(waiter, timeout)? {
+            Value::Array(messages) => Ok(messages),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// The next event, waiting up to `timeout`; `None` on timeout or when the session has
+    /// ended and every event was taken.
+    pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
+        self.events.recv_timeout(timeout).ok()
+    }
+
+    /// Sends a partial result for a host tool call.
+    pub fn host_tool_update(&self, id: &str, partial_result: Value) -> Result<(), CallError> {
+        self.op(Op::HostToolUpdate(id.into(), partial_result))
+    }
+
+    /// Sends the result of a host tool call.
+    pub fn host_tool_result(
+        &self,
+        id: &str,
+        result: Value,
+        is_error: bool,
+    ) -> Result<(), CallError> {
+        self.op(Op::HostToolResult(id.into(), result, is_error))
+    }
+
+    /// Answers a host URI request.
+    pub fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> Result<(), CallError> {
+        self.op(Op::HostUriResult(id.into(), fields))
+    }
+
+    /// Answers an extension UI dialog.
+    pub fn ui_respond(&self, id: &str, answer: Map<String, Value>) -> Result<(), CallError> {
+        self.op(Op::UiRespond(id.into(), answer))
+    }
+
+    /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
+    pub fn shutdown(mut self, grace: Duration) -> io::Result<std::process::ExitStatus> {
+        let _ = self.op(Op::Shutdown { grace });
+        self.join()
+    }
+
+    fn join(&mut self) -> io::Result<std::process::ExitStatus> {
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the driver thread panicked"))),
+            None => Err(io::Error::other("already joined")),
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            let _ = self.op(Op::Shutdown {
+                grace: Duration::ZERO,
+            });
+            let _ = self.join();
+        }
+    }
+}
+
+fn wait(waiter: mpsc::Receiver<Reply>, timeout: Duration) -> Result<Value, CallError> {
+    let deadline = Instant::now() + timeout;
+    match waiter.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(Ok(data)) => Ok(data),
+        Ok(Err(failure)) => Err(CallError::Failed(failure)),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(CallError::Timeout(timeout)),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(CallError::Ended),
+    }
+}

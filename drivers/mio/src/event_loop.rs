@@ -1,0 +1,327 @@
+//! The loop thread: mio readiness over the child's pipes, the core's timers, and a waker for
+//! the application's calls. Performs the core's actions; decides nothing of the protocol.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{self, Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mio::unix::pipe::{Receiver, Sender};
+use mio::{Events, Interest, Poll, Token, Waker};
+use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, ExitStatus, RequestId};
+use serde_json::Value;
+
+use crate::{Op, Reply};
+
+const STDOUT: Token = Token(0);
+const STDERR: Token = Token(1);
+const STDIN: Token = Token(2);
+const WAKE: Token = Token(3);
+/// How often the loop looks for the child's exit once its output has ended.
+const REAP_TICK: Duration = Duration::from_millis(5);
+
+type Started = (
+    u32,
+    mpsc::Sender<Op>,
+    mpsc::Receiver<ClientEvent>,
+    Arc<Waker>,
+    JoinHandle<io::Result<std::process::ExitStatus>>,
+);
+
+pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<Started> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    let take = |e: &str| io::Error::other(format!("the child has no {e} pipe"));
+    let stdin = Sender::from(child.stdin.take().ok_or_else(|| take("stdin"))?);
+    let stdout = Receiver::from(child.stdout.take().ok_or_else(|| take("stdout"))?);
+    let stderr = Receiver::from(child.stderr.take().ok_or_else(|| take("stderr"))?);
+    for r in [&stdout, &stderr] {
+        r.set_nonblocking(true)?;
+    }
+    stdin.set_nonblocking(true)?;
+    let poll = Poll::new()?;
+    let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+    let (ops_tx, ops) = mpsc::channel();
+    let (events_tx, events) = mpsc::channel();
+    let mut state = Loop {
+        client: Client::new(config, Instant::now()),
+        child,
+        poll,
+        stdin: Some(stdin),
+        stdin_registered: false,
+        stdout: Some(stdout),
+        stderr: Some(stderr),
+        out: VecDeque::new(),
+        waiters: BTreeMap::new(),
+        events: events_tx,
+        ops,
+        exited: None,
+        kill_at: None,
+    };
+    let registry = state.poll.registry();
+    if let Some(r) = state.stdout.as_mut() {
+        registry.register(r, STDOUT, Interest::READABLE)?;
+    }
+    if let Some(r) = state.stderr.as_mut() {
+        registry.register(r, STDERR, Interest::READABLE)?;
+    }
+    let thread = std::thread::Builder::new()
+        .name("musewire-mio".into())
+        .spawn(move || state.run())?;
+    Ok((pid, ops_tx, events, waker, thread))
+}
+
+struct Loop {
+    client: Client,
+    child: Child,
+    poll: Poll,
+    stdin: Option<Sender>,
+    stdin_registered: bool,
+    stdout: Option<Receiver>,
+    stderr: Option<Receiver>,
+    /// Bytes waiting for the agent's stdin; written only while non-empty (backpressure).
+    out: VecDeque<u8>,
+    waiters: BTreeMap<RequestId, mpsc::Sender<Reply>>,
+    events: mpsc::Sender<ClientEvent>,
+    ops: mpsc::Receiver<Op>,
+    exited: Option<std::process::ExitStatus>,
+    /// When set, the child is killed at this time if it has not exited.
+    kill_at: Option<Instant>,
+}
+
+fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitStatus::Code(code),
+        (None, Some(signal)) => ExitStatus::Signal(signal),
+        _ => ExitStatus::Unknown,
+    }
+}
+
+impl Loop {
+    fn run(mut self) -> io::Result<std::process::ExitStatus> {
+        let mut events = Events::with_capacity(16);
+        let mut buf = vec![0u8; 64 * 1024];
+        self.perform()?;
+        loop {
+            if let Some(status) = self.exited {
+                if self.stdout.is_none() && self.stderr.is_none() {
+                    self.perform()?;
+                    return Ok(status);
+                }
+            }
+            let now = Instant::now();
+            let mut deadline = self.client.poll_timeout();
+            if self.stdout.is_none() || self.client.is_closed() || self.kill_at.is_some() {
+                deadline = Some(deadline.map_or(now + REAP_TICK, |d| d.min(now + REAP_TICK)));
+            }
+            let timeout = deadline.map(|d| d.saturating_duration_since(now));
+            match self.poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for event in events.iter() {
+                match event.token() {
+                    STDOUT => self.read_stdout(&mut buf)?,
+                    STDERR => self.read_stderr(&mut buf)?,
+                    STDIN => self.flush()?,
+                    WAKE => self.take_ops(),
+                    _ => {}
+                }
+            }
+            let now = Instant::now();
+            if self.client.poll_timeout().is_some_and(|t| t <= now) {
+                self.client.handle_timeout(now);
+            }
+            self.reap(now)?;
+            self.perform()?;
+        }
+    }
+
+    fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        while let Some(pipe) = self.stdout.as_mut() {
+            match pipe.read(buf) {
+                Ok(0) => {
+                    let mut pipe = self.stdout.take().expect("open");
+                    self.poll.registry().deregister(&mut pipe)?;
+                    self.client.handle_stdout_eof(Instant::now());
+                }
+                Ok(n) => {
+                    self.client.handle_stdout(Instant::now(), &buf[..n]);
+                    self.perform()?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn read_stderr(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        while let Some(pipe) = self.stderr.as_mut() {
+            match pipe.read(buf) {
+                Ok(0) => {
+                    let mut pipe = self.stderr.take().expect("open");
+                    self.poll.registry().deregister(&mut pipe)?;
+                }
+                Ok(n) => self.client.handle_stderr(Instant::now(), &buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is queued until the pipe would block; wants writability only while bytes
+    /// are left.
+    fn flush(&mut self) -> io::Result<()> {
+        let Some(pipe) = self.stdin.as_mut() else {
+            self.out.clear();
+            return Ok(());
+        };
+        while !self.out.is_empty() {
+            let (front, _) = self.out.as_slices();
+            match pipe.write(front) {
+                Ok(n) => {
+                    self.out.drain(..n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                    // The agent closed its stdin: it is ending; its exit closes the session.
+                    self.out.clear();
+                    self.close_stdin()?;
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let want = !self.out.is_empty();
+        if let Some(pipe) = self.stdin.as_mut() {
+            if want && !self.stdin_registered {
+                self.poll
+                    .registry()
+                    .register(pipe, STDIN, Interest::WRITABLE)?;
+            } else if !want && self.stdin_registered {
+                self.poll.registry().deregister(pipe)?;
+            }
+        }
+        self.stdin_registered = want;
+        Ok(())
+    }
+
+    fn close_stdin(&mut self) -> io::Result<()> {
+        if let Some(mut pipe) = self.stdin.take() {
+            if self.stdin_registered {
+                self.poll.registry().deregister(&mut pipe)?;
+            }
+            self.stdin_registered = false;
+        }
+        Ok(())
+    }
+
+    fn take_ops(&mut self) {
+        let now = Instant::now();
+        while let Ok(op) = self.ops.try_recv() {
+            match op {
+                Op::Send {
+                    command,
+                    wait,
+                    reply,
+                } => {
+                    let sent = self.client.send(now, command).map(|id| {
+                        let waiter = wait.then(|| {
+                            let (tx, rx) = mpsc::channel();
+                            self.waiters.insert(id, tx);
+                            rx
+                        });
+                        (id, waiter)
+                    });
+                    let _ = reply.send(sent);
+                }
+                Op::History { reply } => {
+                    let sent = self.client.read_history(now).map(|id| {
+                        let (tx, rx) = mpsc::channel();
+                        self.waiters.insert(id, tx);
+                        (id, rx)
+                    });
+                    let _ = reply.send(sent);
+                }
+                Op::HostToolUpdate(id, partial) => {
+                    self.client.host_tool_update(now, &id, partial);
+                }
+                Op::HostToolResult(id, result, is_error) => {
+                    self.client.host_tool_result(now, &id, result, is_error);
+                }
+                Op::HostUriResult(id, fields) => {
+                    self.client.host_uri_result(now, &id, fields);
+                }
+                Op::UiRespond(id, answer) => {
+                    self.client.ui_respond(now, &id, answer);
+                }
+                Op::Shutdown { grace } => {
+                    let _ = self.close_stdin();
+                    self.kill_at.get_or_insert(now + grace);
+                }
+            }
+        }
+    }
+
+    /// Looks for the child's exit; kills it when its time has come.
+    fn reap(&mut self, now: Instant) -> io::Result<()> {
+        if self.exited.is_none() {
+            if self.kill_at.is_some_and(|t| now >= t) {
+                let _ = self.child.kill();
+            }
+            if let Some(status) = self.child.try_wait()? {
+                self.exited = Some(status);
+                self.client.handle_exit(now, exit_status(status), b"");
+            }
+        }
+        Ok(())
+    }
+
+    /// Performs the core's actions in order.
+    fn perform(&mut self) -> io::Result<()> {
+        while let Some(action) = self.client.poll_action() {
+            match action {
+                Action::Write { bytes } => self.out.extend(bytes),
+                Action::StopAgent => {
+                    let _ = self.child.kill();
+                }
+                Action::Event(event) => self.deliver(event),
+            }
+        }
+        self.flush()
+    }
+
+    fn deliver(&mut self, event: ClientEvent) {
+        match event {
+            ClientEvent::Response {
+                request, outcome, ..
+            } if self.waiters.contains_key(&request) => {
+                let waiter = self.waiters.remove(&request).expect("present");
+                let _ = waiter.send(outcome);
+            }
+            ClientEvent::History {
+                request, outcome, ..
+            } if self.waiters.contains_key(&request) => {
+                let waiter = self.waiters.remove(&request).expect("present");
+                let _ = waiter.send(outcome.map(Value::Array));
+            }
+            other => {
+                // The application may have stopped listening; the loop goes on.
+                let _ = self.events.send(other);
+            }
+        }
+    }
+}
