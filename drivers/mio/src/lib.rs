@@ -54,10 +54,10 @@ pub(crate) enum Op {
     Send {
         command: Value,
         wait: bool,
-        reply: mpsc::Sender<Result<(RequestId, Option<mpsc::Receiver<Reply>>), ClientError>>,
+        reply: mpsc::Sender<Result<(RequestId, Option<Waiter>), ClientError>>,
     },
     History {
-        reply: mpsc::Sender<Result<(RequestId, mpsc::Receiver<Reply>), ClientError>>,
+        reply: mpsc::Sender<Result<(RequestId, Waiter), ClientError>>,
     },
     HostToolUpdate(String, Value),
     HostToolResult(String, Value, bool),
@@ -70,6 +70,9 @@ pub(crate) enum Op {
 
 /// The answer to a waited request.
 pub(crate) type Reply = Result<Value, CommandFailure>;
+
+/// Where a blocked caller waits for its answer.
+pub(crate) type Waiter = mpsc::Receiver<Reply>;
 
 /// A running agent, driven by a loop thread. Dropping it kills the agent.
 pub struct Agent {
