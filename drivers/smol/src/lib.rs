@@ -1,1 +1,227 @@
-//! The smol driver of musewire (arrives with the drivers issue).
+//! # musewire-smol
+//!
+//! The async driver: spawns an agent (`<agent> --mode rpc`) and runs a
+//! [`musewire_core::client::Client`] in a task on smol's executor, offering its operations as
+//! async methods and its events as a channel. Like the blocking driver it holds no protocol
+//! rule: it reads the agent's pipes, hands bytes in, performs the actions the core asks for,
+//! and sleeps until the next input or the core's next timeout.
+//!
+//! ```no_run
+//! use musewire_smol::Agent;
+//! smol::block_on(async {
+//!     let mut command = smol::process::Command::new("omp");
+//!     command.args(["--mode", "rpc"]);
+//!     let agent = Agent::spawn(command, Default::default())?;
+//!     let state = agent.call(serde_json::json!({"type": "get_state"})).await?;
+//!     println!("{state}");
+//!     agent.shutdown(std::time::Duration::from_secs(2)).await?;
+//!     Ok::<(), Box<dyn std::error::Error>>(())
+//! })
+//! # .unwrap();
+//! ```
+
+mod driver;
+
+use std::io;
+use std::time::Duration;
+
+use musewire_core::client::{ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId};
+use serde_json::{json, Map, Value};
+use smol::channel;
+use thiserror::Error;
+
+/// Why an async call did not return the agent's answer.
+#[derive(Debug, Error)]
+pub enum CallError {
+    /// The client refused the call (nothing was sent).
+    #[error(transparent)]
+    Refused(#[from] ClientError),
+    /// The agent answered with a failure.
+    #[error("{}", .0.error)]
+    Failed(CommandFailure),
+    /// The driver's task is gone: the session has ended.
+    #[error("the session has ended")]
+    Ended,
+}
+
+pub(crate) type Reply = Result<Value, CommandFailure>;
+pub(crate) type Waiter = channel::Receiver<Reply>;
+
+pub(crate) enum Op {
+    Send {
+        command: Value,
+        wait: bool,
+        reply: channel::Sender<Result<(RequestId, Option<Waiter>), ClientError>>,
+    },
+    History {
+        reply: channel::Sender<Result<(RequestId, Waiter), ClientError>>,
+    },
+    HostToolUpdate(String, Value),
+    HostToolResult(String, Value, bool),
+    HostUriResult(String, Map<String, Value>),
+    UiRespond(String, Map<String, Value>),
+    Shutdown {
+        grace: Duration,
+    },
+}
+
+/// A running agent, driven by a task. Dropping it stops the agent.
+pub struct Agent {
+    pid: u32,
+    ops: channel::Sender<Op>,
+    events: channel::Receiver<ClientEvent>,
+    task: Option<smol::Task<io::Result<std::process::ExitStatus>>>,
+}
+
+impl Agent {
+    /// Spawns `command` with piped stdio and starts driving it on smol's global executor.
+    pub fn spawn(command: smol::process::Command, config: ClientConfig) -> io::Result<Agent> {
+        let (pid, ops, events, task) = driver::start(command, config)?;
+        Ok(Agent {
+            pid,
+            ops,
+            events,
+            task: Some(task),
+        })
+    }
+
+    /// The agent process's id.
+    pub fn id(&self) -> u32 {
+        self.pid
+    }
+
+    async fn op(&self, op: Op) -> Result<(), CallError> {
+        self.ops.send(op).await.map_err(|_| CallError::Ended)
+    }
+
+    /// Sends a command; its response arrives as an event.
+    pub async fn send(&self, command: Value) -> Result<RequestId, CallError> {
+        let (reply, answer) = channel::bounded(1);
+        self.op(Op::Send {
+            command,
+            wait: false,
+            reply,
+        })
+        .await?;
+        let (id, _) = answer.recv().await.map_err(|_| CallError::Ended)??;
+        Ok(id)
+    }
+
+    /// Sends a command and waits for its response's `data`.
+    pub async fn call(&self, command: Value) -> Result<Value, CallError> {
+        let (reply, answer) = channel::bounded(1);
+        self.op(Op::Send {
+            command,
+            wait: true,
+            reply,
+        })
+        .await?;
+        let (_, waiter) = answer.recv().await.map_err(|_| CallError::Ended)??;
+        wait(waiter.ok_or(CallError::Ended)?).await
+    }
+
+    /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
+    pub async fn prompt(&self, message: &str) -> Result<Value, CallError> {
+        self.call(json!({"type": "prompt", "message": message}))
+            .await
+    }
+
+    /// Runs a shell command in the agent (`bash`) and waits for its result.
+    pub async fn bash(&self, command: &str) -> Result<Value, CallError> {
+        self.call(json!({"type": "bash", "command": command})).await
+    }
+
+    /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
+    pub async fn abort_bash(&self) -> Result<Value, CallError> {
+        self.call(json!({"type": "abort_bash"})).await
+    }
+
+    /// Aborts the agent's current run.
+    pub async fn abort(&self) -> Result<Value, CallError> {
+        self.call(json!({"type": "abort"})).await
+    }
+
+    /// The agent's state (`get_state`).
+    pub async fn get_state(&self) -> Result<Value, CallError> {
+        self.call(json!({"type": "get_state"})).await
+    }
+
+    /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
+    pub async fn messages(&self) -> Result<Vec<Value>, CallError> {
+        let (reply, answer) = channel::bounded(1);
+        self.op(Op::History { reply }).await?;
+        let (_, waiter) = answer.recv().await.map_err(|_| CallError::Ended)??;
+        match wait(waiter).await? {
+            Value::Array(messages) => Ok(messages),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// The next event; `None` once the session has ended and every event was taken.
+    pub async fn next_event(&self) -> Option<ClientEvent> {
+        self.events.recv().await.ok()
+    }
+
+    /// The events as a stream (a clone of the channel's receiving end).
+    pub fn events(&self) -> channel::Receiver<ClientEvent> {
+        self.events.clone()
+    }
+
+    /// Sends a partial result for a host tool call.
+    pub async fn host_tool_update(&self, id: &str, partial_result: Value) -> Result<(), CallError> {
+        self.op(Op::HostToolUpdate(id.into(), partial_result)).await
+    }
+
+    /// Sends the result of a host tool call.
+    pub async fn host_tool_result(
+        &self,
+        id: &str,
+        result: Value,
+        is_error: bool,
+    ) -> Result<(), CallError> {
+        self.op(Op::HostToolResult(id.into(), result, is_error))
+            .await
+    }
+
+    /// Answers a host URI request.
+    pub async fn host_uri_result(
+        &self,
+        id: &str,
+        fields: Map<String, Value>,
+    ) -> Result<(), CallError> {
+        self.op(Op::HostUriResult(id.into(), fields)).await
+    }
+
+    /// Answers an extension UI dialog.
+    pub async fn ui_respond(&self, id: &str, answer: Map<String, Value>) -> Result<(), CallError> {
+        self.op(Op::UiRespond(id.into(), answer)).await
+    }
+
+    /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
+    pub async fn shutdown(mut self, grace: Duration) -> io::Result<std::process::ExitStatus> {
+        let _ = self.op(Op::Shutdown { grace }).await;
+        match self.task.take() {
+            Some(task) => task.await,
+            None => Err(io::Error::other("already shut down")),
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            let _ = self.ops.try_send(Op::Shutdown {
+                grace: Duration::ZERO,
+            });
+            task.detach();
+        }
+    }
+}
+
+async fn wait(waiter: Waiter) -> Result<Value, CallError> {
+    match waiter.recv().await {
+        Ok(Ok(data)) => Ok(data),
+        Ok(Err(failure)) => Err(CallError::Failed(failure)),
+        Err(_) => Err(CallError::Ended),
+    }
+}

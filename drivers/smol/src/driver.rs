@@ -1,0 +1,261 @@
+//! The driver task: reads the agent's pipes, feeds the core, performs its actions, sleeps
+//! until the next input or the core's next timeout. A writer task of its own writes to the
+//! agent's stdin, so a slow reader on the agent's side never stops this task from reading.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, ExitStatus, RequestId};
+use serde_json::Value;
+use smol::channel;
+use smol::future;
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+
+use crate::{Op, Reply};
+
+const REAP_TICK: Duration = Duration::from_millis(5);
+
+type Started = (
+    u32,
+    channel::Sender<Op>,
+    channel::Receiver<ClientEvent>,
+    smol::Task<io::Result<std::process::ExitStatus>>,
+);
+
+pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<Started> {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
+    let mut stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+    let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
+    let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
+    let (writes, to_write) = channel::unbounded::<Vec<u8>>();
+    // The writer ends, closing the agent's stdin, when the driver drops its sender.
+    smol::spawn(async move {
+        while let Ok(bytes) = to_write.recv().await {
+            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                break;
+            }
+        }
+    })
+    .detach();
+    let (ops_tx, ops) = channel::unbounded();
+    let (events_tx, events) = channel::unbounded();
+    let state = Driver {
+        client: Client::new(config, Instant::now()),
+        child,
+        writes: Some(writes),
+        stdout: Some(stdout),
+        stderr: Some(stderr),
+        waiters: BTreeMap::new(),
+        events: events_tx,
+        ops,
+        exited: None,
+        kill_at: None,
+    };
+    Ok((pid, ops_tx, events, smol::spawn(state.run())))
+}
+
+struct Driver {
+    client: Client,
+    child: Child,
+    writes: Option<channel::Sender<Vec<u8>>>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    waiters: BTreeMap<RequestId, channel::Sender<Reply>>,
+    events: channel::Sender<ClientEvent>,
+    ops: channel::Receiver<Op>,
+    exited: Option<std::process::ExitStatus>,
+    kill_at: Option<Instant>,
+}
+
+enum Input {
+    Stdout(io::Result<usize>),
+    Stderr(io::Result<usize>),
+    Op(Op),
+    OpsClosed,
+    Tick,
+}
+
+fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitStatus::Code(code),
+        (None, Some(signal)) => ExitStatus::Signal(signal),
+        _ => ExitStatus::Unknown,
+    }
+}
+
+async fn read_from<R: smol::io::AsyncRead + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    match pipe {
+        Some(p) => p.read(buf).await,
+        None => future::pending().await,
+    }
+}
+
+impl Driver {
+    async fn run(mut self) -> io::Result<std::process::ExitStatus> {
+        let mut out_buf = vec![0u8; 64 * 1024];
+        let mut err_buf = vec![0u8; 16 * 1024];
+        self.perform();
+        loop {
+            if let Some(status) = self.exited {
+                if self.stdout.is_none() && self.stderr.is_none() {
+                    self.perform();
+                    return Ok(status);
+                }
+            }
+            let now = Instant::now();
+            let mut deadline = self.client.poll_timeout();
+            if self.stdout.is_none() || self.client.is_closed() || self.kill_at.is_some() {
+                deadline = Some(deadline.map_or(now + REAP_TICK, |d| d.min(now + REAP_TICK)));
+            }
+            let input = {
+                let stdout =
+                    async { Input::Stdout(read_from(&mut self.stdout, &mut out_buf).await) };
+                let stderr =
+                    async { Input::Stderr(read_from(&mut self.stderr, &mut err_buf).await) };
+                let ops = async {
+                    match self.ops.recv().await {
+                        Ok(op) => Input::Op(op),
+                        Err(_) => Input::OpsClosed,
+                    }
+                };
+                let tick = async {
+                    match deadline {
+                        Some(d) => {
+                            smol::Timer::at(d).await;
+                            Input::Tick
+                        }
+                        None => future::pending().await,
+                    }
+                };
+                future::or(future::or(stdout, stderr), future::or(ops, tick)).await
+            };
+            let now = Instant::now();
+            match input {
+                Input::Stdout(Ok(0)) | Input::Stdout(Err(_)) => {
+                    self.stdout = None;
+                    self.client.handle_stdout_eof(now);
+                }
+                Input::Stdout(Ok(n)) => self.client.handle_stdout(now, &out_buf[..n]),
+                Input::Stderr(Ok(0)) | Input::Stderr(Err(_)) => self.stderr = None,
+                Input::Stderr(Ok(n)) => self.client.handle_stderr(now, &err_buf[..n]),
+                Input::Op(op) => self.op(now, op),
+                Input::OpsClosed => {
+                    // The Agent handle is gone: stop the agent.
+                    self.writes = None;
+                    self.kill_at.get_or_insert(now);
+                }
+                Input::Tick => {}
+            }
+            if self.client.poll_timeout().is_some_and(|t| t <= now) {
+                self.client.handle_timeout(now);
+            }
+            self.reap(now)?;
+            self.perform();
+        }
+    }
+
+    fn op(&mut self, now: Instant, op: Op) {
+        match op {
+            Op::Send {
+                command,
+                wait,
+                reply,
+            } => {
+                let sent = self.client.send(now, command).map(|id| {
+                    let waiter = wait.then(|| {
+                        let (tx, rx) = channel::bounded(1);
+                        self.waiters.insert(id, tx);
+                        rx
+                    });
+                    (id, waiter)
+                });
+                let _ = reply.try_send(sent);
+            }
+            Op::History { reply } => {
+                let sent = self.client.read_history(now).map(|id| {
+                    let (tx, rx) = channel::bounded(1);
+                    self.waiters.insert(id, tx);
+                    (id, rx)
+                });
+                let _ = reply.try_send(sent);
+            }
+            Op::HostToolUpdate(id, partial) => {
+                self.client.host_tool_update(now, &id, partial);
+            }
+            Op::HostToolResult(id, result, is_error) => {
+                self.client.host_tool_result(now, &id, result, is_error);
+            }
+            Op::HostUriResult(id, fields) => {
+                self.client.host_uri_result(now, &id, fields);
+            }
+            Op::UiRespond(id, answer) => {
+                self.client.ui_respond(now, &id, answer);
+            }
+            Op::Shutdown { grace } => {
+                self.writes = None;
+                self.kill_at.get_or_insert(now + grace);
+            }
+        }
+    }
+
+    fn reap(&mut self, now: Instant) -> io::Result<()> {
+        if self.exited.is_none() {
+            if self.kill_at.is_some_and(|t| now >= t) {
+                let _ = self.child.kill();
+            }
+            if let Some(status) = self.child.try_status()? {
+                self.exited = Some(status);
+                self.client.handle_exit(now, exit_status(status), b"");
+            }
+        }
+        Ok(())
+    }
+
+    fn perform(&mut self) {
+        while let Some(action) = self.client.poll_action() {
+            match action {
+                Action::Write { bytes } => {
+                    if let Some(writes) = &self.writes {
+                        let _ = writes.try_send(bytes);
+                    }
+                }
+                Action::StopAgent => {
+                    let _ = self.child.kill();
+                }
+                Action::Event(event) => self.deliver(event),
+            }
+        }
+    }
+
+    fn deliver(&mut self, event: ClientEvent) {
+        match event {
+            ClientEvent::Response {
+                request, outcome, ..
+            } if self.waiters.contains_key(&request) => {
+                let waiter = self.waiters.remove(&request).expect("present");
+                let _ = waiter.try_send(outcome);
+            }
+            ClientEvent::History {
+                request, outcome, ..
+            } if self.waiters.contains_key(&request) => {
+                let waiter = self.waiters.remove(&request).expect("present");
+                let _ = waiter.try_send(outcome.map(Value::Array));
+            }
+            other => {
+                let _ = self.events.try_send(other);
+            }
+        }
+    }
+}
