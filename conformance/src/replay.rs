@@ -1,0 +1,242 @@
+//! The replayer: drives a [`Client`] through a transcript with a virtual clock (one
+//! `Instant::now()` base plus each step's `at`) and compares the actions drained after each
+//! step with the step's `expect`, exactly (through their `serde_json` serialisation, long
+//! strings abbreviated: [`crate::diff`]).
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{Client, ClientError, RequestId};
+use serde_json::{json, Value};
+
+use crate::diff::{cut, first_difference, normalize, truncated};
+use crate::transcript::{Call, Input, Step, Transcript};
+
+/// What one step produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The actions drained after the step, serialised and normalised.
+    pub actions: Vec<Value>,
+    /// The call's return value, for calls that return one.
+    pub returns: Option<Value>,
+}
+
+/// The first step whose outcome differs from the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// 1-based step number.
+    pub step: usize,
+    /// Its line in the file.
+    pub line: usize,
+    /// The step's input, abbreviated.
+    pub input: String,
+    /// What differs, with expected and actual values truncated.
+    pub detail: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "step {} (line {}): {}\n{}",
+            self.step, self.line, self.input, self.detail
+        )
+    }
+}
+
+/// A client under a virtual clock.
+#[derive(Debug)]
+pub struct Session {
+    /// The client.
+    pub client: Client,
+    /// Time zero.
+    pub base: Instant,
+}
+
+impl Session {
+    /// A client built from the transcript's header, at time zero.
+    pub fn new(transcript: &Transcript) -> Result<Self, String> {
+        if transcript.header.role != "client" {
+            return Err(format!(
+                "unsupported role {:?} (only \"client\")",
+                transcript.header.role
+            ));
+        }
+        let base = Instant::now();
+        Ok(Session {
+            client: Client::new(transcript.header.config.to_config(), base),
+            base,
+        })
+    }
+
+    /// The virtual time `at` ms after the start.
+    pub fn at(&self, at: u64) -> Instant {
+        self.base + Duration::from_millis(at)
+    }
+
+    /// Applies one input at `at`, handing stdout in as reads cut at `cuts` (offsets into the
+    /// bytes, ascending), and drains the actions.
+    pub fn step(&mut self, at: u64, input: &Input, cuts: &[usize]) -> Outcome {
+        let now = self.at(at);
+        let c = &mut self.client;
+        let returns = match input {
+            Input::Stdout(bytes) => {
+                let mut from = 0;
+                for &to in cuts.iter().chain(std::iter::once(&bytes.len())) {
+                    let to = to.clamp(from, bytes.len());
+                    c.handle_stdout(now, &bytes[from..to]);
+                    from = to;
+                }
+                None
+            }
+            Input::Stderr(bytes) => {
+                c.handle_stderr(now, bytes);
+                None
+            }
+            Input::Eof => {
+                c.handle_stdout_eof(now);
+                None
+            }
+            Input::Exit {
+                status,
+                stderr_tail,
+            } => {
+                c.handle_exit(now, *status, stderr_tail);
+                None
+            }
+            Input::Timer => {
+                c.handle_timeout(now);
+                None
+            }
+            Input::Call(call) => call_client(c, now, call),
+        };
+        let actions = std::iter::from_fn(|| self.client.poll_action())
+            .map(|a| normalize(&serde_json::to_value(&a).expect("actions serialise")))
+            .collect();
+        Outcome { actions, returns }
+    }
+}
+
+fn request(result: Result<RequestId, ClientError>) -> Option<Value> {
+    Some(match result {
+        Ok(id) => json!({"ok": id}),
+        Err(e) => json!({"err": e.to_string()}),
+    })
+}
+
+/// Makes one call of the application on `c`, returning what a transcript's `returns` holds.
+pub fn call_client(c: &mut Client, now: Instant, call: &Call) -> Option<Value> {
+    match call {
+        Call::Send(command) => request(c.send(now, command.clone())),
+        Call::Prompt(message, behavior) => request(c.prompt(now, message, *behavior)),
+        Call::ReadHistory => request(c.read_history(now)),
+        Call::SetHostTools(tools) => request(c.set_host_tools(now, tools)),
+        Call::SetHostUriSchemes(schemes) => request(c.set_host_uri_schemes(now, schemes)),
+        Call::HostToolUpdate(id, partial) => {
+            Some(c.host_tool_update(now, id, partial.clone()).into())
+        }
+        Call::HostToolResult(id, result, is_error) => Some(
+            c.host_tool_result(now, id, result.clone(), *is_error)
+                .into(),
+        ),
+        Call::HostUriResult(id, fields) => Some(c.host_uri_result(now, id, fields.clone()).into()),
+        Call::UiRespond(id, answer) => Some(c.ui_respond(now, id, answer.clone()).into()),
+        Call::Stop => {
+            c.stop(now);
+            None
+        }
+        Call::Restart => {
+            c.restart(now);
+            None
+        }
+    }
+}
+
+/// Runs every step, stdout handed in as reads cut where `cuts(step_index, len)` says.
+pub fn run_with(
+    transcript: &Transcript,
+    cuts: &mut dyn FnMut(usize, usize) -> Vec<usize>,
+) -> Result<Vec<Outcome>, String> {
+    let mut session = Session::new(transcript)?;
+    Ok(transcript
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let cut_at = match &step.input {
+                Input::Stdout(bytes) => cuts(i, bytes.len()),
+                _ => Vec::new(),
+            };
+            session.step(step.at, &step.input, &cut_at)
+        })
+        .collect())
+}
+
+/// Runs every step with stdout handed in whole.
+pub fn run(transcript: &Transcript) -> Result<Vec<Outcome>, String> {
+    run_with(transcript, &mut |_, _| Vec::new())
+}
+
+/// Compares one step's outcome with what the transcript expects.
+pub fn check_step(index: usize, step: &Step, outcome: &Outcome) -> Result<(), Mismatch> {
+    let mismatch = |detail: String| Mismatch {
+        step: index + 1,
+        line: step.line,
+        input: step.summary(),
+        detail,
+    };
+    let Some(expect) = step.expect() else {
+        return Err(mismatch(
+            "the step has no \"expect\" (write it with `musewire-conformance bless`)".into(),
+        ));
+    };
+    if step.returns() != outcome.returns.as_ref() {
+        let show = |v: Option<&Value>| v.map_or("nothing".into(), |v| truncated(v, 300));
+        return Err(mismatch(format!(
+            "returns: expected {}, actual {}",
+            show(step.returns()),
+            show(outcome.returns.as_ref())
+        )));
+    }
+    let expected = normalize(&Value::Array(expect.clone()));
+    let actual = Value::Array(outcome.actions.clone());
+    let Some((path, e, a)) = first_difference(&expected, &actual) else {
+        return Ok(());
+    };
+    let mut detail = format!(
+        "actions differ ({} expected, {} actual); first at {path}:\n  expected: {}\n  actual:   {}\nactual actions:",
+        expect.len(),
+        outcome.actions.len(),
+        truncated(&e, 400),
+        truncated(&a, 400),
+    );
+    for (i, action) in outcome.actions.iter().take(20).enumerate() {
+        detail.push_str(&format!("\n  [{i}] {}", truncated(action, 300)));
+    }
+    if outcome.actions.len() > 20 {
+        detail.push_str(&format!("\n  … {} more", outcome.actions.len() - 20));
+    }
+    Err(mismatch(cut(&detail, 8000)))
+}
+
+/// Replays a transcript, stopping at the first mismatch.
+pub fn replay(transcript: &Transcript) -> Result<(), String> {
+    let outcomes = run(transcript)?;
+    for (i, (step, outcome)) in transcript.steps.iter().zip(&outcomes).enumerate() {
+        check_step(i, step, outcome).map_err(|m| m.to_string())?;
+    }
+    Ok(())
+}
+
+/// The transcript's text with every step's `expect` (and `returns`) set to what the client
+/// actually does: how transcripts are authored. Review the result before committing it.
+pub fn bless(transcript: &Transcript) -> Result<String, String> {
+    let outcomes = run(transcript)?;
+    let steps: Vec<_> = transcript
+        .steps
+        .iter()
+        .zip(outcomes)
+        .map(|(step, outcome)| (step.raw.clone(), outcome.actions, outcome.returns))
+        .collect();
+    Ok(crate::transcript::render(&transcript.header, &steps))
+}

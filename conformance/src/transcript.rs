@@ -1,0 +1,410 @@
+//! The transcript format: JSONL, a header line then one line per step.
+//!
+//! ```text
+//! {"role":"client","config":{"expect_ready":false},"rules":["CALL-02"],"description":"…"}
+//! {"at":0,"call":"send","command":{"type":"frobnicate"},"returns":{"ok":1},"expect":[…]}
+//! {"at":5,"stdout":"{\"type\":\"response\",…}\n","expect":[…]}
+//! ```
+//!
+//! A step has an optional time `at` (milliseconds from the start; default: the previous
+//! step's time; never decreasing), exactly one input, and `expect`, the actions drained from
+//! the client after the input, each as its `serde_json` serialisation. A call that returns a
+//! value also has `returns`. The inputs:
+//!
+//! | input | what the replayer does |
+//! |---|---|
+//! | `"stdout": TEXT`, `"stdout_b64": B64`, `"stdout_file": PATH` | `handle_stdout` with those bytes (`PATH` relative to the transcript's directory, raw bytes) |
+//! | `"stderr": TEXT`, `"stderr_b64": B64` | `handle_stderr` |
+//! | `"eof": true` | `handle_stdout_eof` |
+//! | `"exit": {"code": N}` / `{"signal": N}` / `"unknown"`, optional `"stderr_tail": TEXT` | `handle_exit` |
+//! | `"timer": true` | `handle_timeout` at `at` |
+//! | `"call": NAME` with its arguments | the application's call, below |
+//!
+//! Calls: `send {command}`, `prompt {message, behavior?: "steer"|"followUp"}`, `read_history`,
+//! `set_host_tools {tools}`, `set_host_uri_schemes {schemes}` return `{"ok": REQUEST_ID}` or
+//! `{"err": MESSAGE}`; `host_tool_update {id, partial_result}`, `host_tool_result {id, result,
+//! is_error?}`, `host_uri_result {id, fields}`, `ui_respond {id, answer}` return a boolean;
+//! `stop` and `restart` return nothing.
+//!
+//! The header's `config` holds [`ClientConfig`] fields, all optional: `max_frame_bytes`,
+//! `max_reassembled_frame_bytes`, `negotiate_v2`, `ready_timeout_ms`, `expect_ready`,
+//! `stderr_tail_bytes`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use musewire_core::client::{ClientConfig, ExitStatus, StreamingBehavior};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The first line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// Which core the transcript drives; only `"client"` so far.
+    pub role: String,
+    /// The core's configuration.
+    #[serde(default)]
+    pub config: ConfigSpec,
+    /// The rule IDs of `conformance/RULES.md` this transcript covers.
+    #[serde(default)]
+    pub rules: Vec<String>,
+    /// What the transcript shows.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// [`ClientConfig`] as a transcript writes it: every field optional, durations in ms.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSpec {
+    /// [`ClientConfig::max_frame_bytes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frame_bytes: Option<usize>,
+    /// [`ClientConfig::max_reassembled_frame_bytes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_reassembled_frame_bytes: Option<usize>,
+    /// [`ClientConfig::negotiate_v2`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negotiate_v2: Option<bool>,
+    /// [`ClientConfig::ready_timeout`], in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_timeout_ms: Option<u64>,
+    /// [`ClientConfig::expect_ready`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_ready: Option<bool>,
+    /// [`ClientConfig::stderr_tail_bytes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_tail_bytes: Option<usize>,
+}
+
+impl ConfigSpec {
+    /// The configuration: the defaults with the fields given.
+    pub fn to_config(&self) -> ClientConfig {
+        let mut config = ClientConfig::default();
+        if let Some(v) = self.max_frame_bytes {
+            config.max_frame_bytes = v;
+        }
+        if let Some(v) = self.max_reassembled_frame_bytes {
+            config.max_reassembled_frame_bytes = v;
+        }
+        if let Some(v) = self.negotiate_v2 {
+            config.negotiate_v2 = v;
+        }
+        if let Some(v) = self.ready_timeout_ms {
+            config.ready_timeout = Duration::from_millis(v);
+        }
+        if let Some(v) = self.expect_ready {
+            config.expect_ready = v;
+        }
+        if let Some(v) = self.stderr_tail_bytes {
+            config.stderr_tail_bytes = v;
+        }
+        config
+    }
+}
+
+/// One input of a step, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// Bytes on the agent's stdout.
+    Stdout(Vec<u8>),
+    /// Bytes on the agent's stderr.
+    Stderr(Vec<u8>),
+    /// The end of the agent's stdout.
+    Eof,
+    /// The agent's exit.
+    Exit {
+        /// Its status.
+        status: ExitStatus,
+        /// The stderr tail the driver hands in with it.
+        stderr_tail: Vec<u8>,
+    },
+    /// `handle_timeout` at the step's time.
+    Timer,
+    /// A call of the application.
+    Call(Call),
+}
+
+/// A call of the application, with its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    /// `Client::send`.
+    Send(Value),
+    /// `Client::prompt`.
+    Prompt(String, Option<StreamingBehavior>),
+    /// `Client::read_history`.
+    ReadHistory,
+    /// `Client::set_host_tools`.
+    SetHostTools(Vec<Value>),
+    /// `Client::set_host_uri_schemes`.
+    SetHostUriSchemes(Vec<Value>),
+    /// `Client::host_tool_update`.
+    HostToolUpdate(String, Value),
+    /// `Client::host_tool_result`.
+    HostToolResult(String, Value, bool),
+    /// `Client::host_uri_result`.
+    HostUriResult(String, Map<String, Value>),
+    /// `Client::ui_respond`.
+    UiRespond(String, Map<String, Value>),
+    /// `Client::stop`.
+    Stop,
+    /// `Client::restart`.
+    Restart,
+}
+
+/// A step: its line as written (kept for `bless`), its time and input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The line's JSON object, as read.
+    pub raw: Map<String, Value>,
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// Milliseconds from the start.
+    pub at: u64,
+    /// The input.
+    pub input: Input,
+}
+
+impl Step {
+    /// The expected actions, if the step has them.
+    pub fn expect(&self) -> Option<&Vec<Value>> {
+        self.raw.get("expect").and_then(Value::as_array)
+    }
+
+    /// The expected return value, if the step has one.
+    pub fn returns(&self) -> Option<&Value> {
+        self.raw.get("returns")
+    }
+
+    /// A one-line summary of the input, for messages.
+    pub fn summary(&self) -> String {
+        let mut fields = self.raw.clone();
+        fields.remove("expect");
+        fields.remove("returns");
+        crate::diff::truncated(&Value::Object(fields), 160)
+    }
+}
+
+/// A parsed transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transcript {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its header.
+    pub header: Header,
+    /// Its steps.
+    pub steps: Vec<Step>,
+}
+
+/// Reads and parses a transcript file (sidecar files are read too).
+pub fn load(path: &Path) -> Result<Transcript, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    parse(&text, dir)
+        .map(|(header, steps)| Transcript {
+            path: path.to_owned(),
+            header,
+            steps,
+        })
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Parses a transcript's text; `dir` is where sidecar files are looked up.
+pub fn parse(text: &str, dir: &Path) -> Result<(Header, Vec<Step>), String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next().ok_or("empty transcript")?;
+    let header: Header =
+        serde_json::from_str(first).map_err(|e| format!("line 1: bad header: {e}"))?;
+    let mut steps = Vec::new();
+    let mut last_at = 0;
+    for (index, line) in lines {
+        let line_no = index + 1;
+        let raw: Map<String, Value> = serde_json::from_str(line)
+            .map_err(|e| format!("line {line_no}: not a JSON object: {e}"))?;
+        let at = match raw.get("at") {
+            None => last_at,
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| format!("line {line_no}: \"at\" must be a whole number of ms"))?,
+        };
+        if at < last_at {
+            return Err(format!(
+                "line {line_no}: \"at\" goes back in time ({at} < {last_at})"
+            ));
+        }
+        last_at = at;
+        let input = parse_input(&raw, dir).map_err(|e| format!("line {line_no}: {e}"))?;
+        steps.push(Step {
+            raw,
+            line: line_no,
+            at,
+            input,
+        });
+    }
+    Ok((header, steps))
+}
+
+const INPUT_KEYS: [&str; 9] = [
+    "stdout",
+    "stdout_b64",
+    "stdout_file",
+    "stderr",
+    "stderr_b64",
+    "eof",
+    "exit",
+    "timer",
+    "call",
+];
+
+fn parse_input(raw: &Map<String, Value>, dir: &Path) -> Result<Input, String> {
+    let present: Vec<&str> = INPUT_KEYS
+        .iter()
+        .copied()
+        .filter(|k| raw.contains_key(*k))
+        .collect();
+    let [key] = present[..] else {
+        return Err(format!(
+            "a step needs exactly one input of {INPUT_KEYS:?}, found {present:?}"
+        ));
+    };
+    let value = &raw[key];
+    let text = |v: &Value| {
+        v.as_str()
+            .map(|s| s.as_bytes().to_vec())
+            .ok_or_else(|| format!("\"{key}\" must be a string"))
+    };
+    let b64 = |v: &Value| {
+        let s = v
+            .as_str()
+            .ok_or_else(|| format!("\"{key}\" must be a string"))?;
+        STANDARD
+            .decode(s)
+            .map_err(|e| format!("\"{key}\" is not base64: {e}"))
+    };
+    Ok(match key {
+        "stdout" => Input::Stdout(text(value)?),
+        "stdout_b64" => Input::Stdout(b64(value)?),
+        "stdout_file" => {
+            let name = value.as_str().ok_or("\"stdout_file\" must be a string")?;
+            let path = dir.join(name);
+            Input::Stdout(std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?)
+        }
+        "stderr" => Input::Stderr(text(value)?),
+        "stderr_b64" => Input::Stderr(b64(value)?),
+        "eof" => Input::Eof,
+        "timer" => Input::Timer,
+        "exit" => Input::Exit {
+            status: exit_status(value)?,
+            stderr_tail: match raw.get("stderr_tail") {
+                None => Vec::new(),
+                Some(v) => v
+                    .as_str()
+                    .ok_or("\"stderr_tail\" must be a string")?
+                    .as_bytes()
+                    .to_vec(),
+            },
+        },
+        "call" => Input::Call(parse_call(raw)?),
+        _ => unreachable!("the keys are INPUT_KEYS"),
+    })
+}
+
+fn exit_status(value: &Value) -> Result<ExitStatus, String> {
+    let number = |v: &Value| {
+        v.as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .ok_or_else(|| "an exit code or signal is a 32-bit integer".to_owned())
+    };
+    if value == "unknown" {
+        return Ok(ExitStatus::Unknown);
+    }
+    if let Some(code) = value.get("code") {
+        return Ok(ExitStatus::Code(number(code)?));
+    }
+    if let Some(signal) = value.get("signal") {
+        return Ok(ExitStatus::Signal(number(signal)?));
+    }
+    Err("\"exit\" is {\"code\": N}, {\"signal\": N} or \"unknown\"".into())
+}
+
+fn parse_call(raw: &Map<String, Value>) -> Result<Call, String> {
+    let name = raw["call"].as_str().ok_or("\"call\" must be a string")?;
+    let field = |key: &str| {
+        raw.get(key)
+            .ok_or_else(|| format!("call {name} needs \"{key}\""))
+    };
+    let string = |key: &str| {
+        field(key)?
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("\"{key}\" must be a string"))
+    };
+    let array = |key: &str| {
+        field(key)?
+            .as_array()
+            .cloned()
+            .ok_or_else(|| format!("\"{key}\" must be an array"))
+    };
+    let object = |key: &str| {
+        field(key)?
+            .as_object()
+            .cloned()
+            .ok_or_else(|| format!("\"{key}\" must be an object"))
+    };
+    Ok(match name {
+        "send" => Call::Send(field("command")?.clone()),
+        "prompt" => {
+            let behavior = match raw.get("behavior").and_then(Value::as_str) {
+                None => None,
+                Some("steer") => Some(StreamingBehavior::Steer),
+                Some("followUp") => Some(StreamingBehavior::FollowUp),
+                Some(other) => return Err(format!("unknown behavior {other:?}")),
+            };
+            Call::Prompt(string("message")?, behavior)
+        }
+        "read_history" => Call::ReadHistory,
+        "set_host_tools" => Call::SetHostTools(array("tools")?),
+        "set_host_uri_schemes" => Call::SetHostUriSchemes(array("schemes")?),
+        "host_tool_update" => Call::HostToolUpdate(string("id")?, field("partial_result")?.clone()),
+        "host_tool_result" => Call::HostToolResult(
+            string("id")?,
+            field("result")?.clone(),
+            raw.get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        ),
+        "host_uri_result" => Call::HostUriResult(string("id")?, object("fields")?),
+        "ui_respond" => Call::UiRespond(string("id")?, object("answer")?),
+        "stop" => Call::Stop,
+        "restart" => Call::Restart,
+        other => return Err(format!("unknown call {other:?}")),
+    })
+}
+
+/// A step as `bless` writes it: the line as read, the actions, the return value.
+pub type BlessedStep = (Map<String, Value>, Vec<Value>, Option<Value>);
+
+/// Writes a transcript back: the header, then each step's line as read with `expect` (and
+/// `returns`) replaced by the given values.
+pub fn render(header: &Header, steps: &[BlessedStep]) -> String {
+    let mut out = serde_json::to_string(header).expect("a header serialises");
+    out.push('\n');
+    for (raw, expect, returns) in steps {
+        let mut fields = raw.clone();
+        fields.remove("expect");
+        fields.remove("returns");
+        if let Some(r) = returns {
+            fields.insert("returns".into(), r.clone());
+        }
+        fields.insert("expect".into(), Value::Array(expect.clone()));
+        out.push_str(&serde_json::to_string(&fields).expect("a step serialises"));
+        out.push('\n');
+    }
+    out
+}
