@@ -42,3 +42,4 @@
 pub mod blocks;
 pub mod client;
 pub mod frame;
+pub mod wire;

@@ -6,6 +6,7 @@ use std::sync::mpsc;
 use std::thread;
 
 use musewire_core::frame::{DecodeEvent, Frame, FrameError, StreamDecoder};
+use musewire_core::wire::AgentFrame;
 use serde_json::{json, Value};
 
 /// Arguments of `musewire decode`.
@@ -63,7 +64,7 @@ impl TypedParser {
             inbox
                 .iter()
                 .flatten()
-                .filter(|frame| frame.parse::<Value>().is_err())
+                .filter(|frame| frame.parse::<AgentFrame>().is_err())
                 .count() as u64
         });
         TypedParser {

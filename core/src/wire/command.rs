@@ -1,0 +1,379 @@
+//! Commands: everything the host sends the agent to ask for something, each answered by a
+//! `response` with the same `id` (CALL-01). oh-my-pi 18.2.3's set, plus the v1-only pi
+//! 0.73's `get_commands`, `fork`, `clone` and `get_fork_messages`.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+use super::codec::{wire_enum, wire_struct};
+use super::host::{HostToolDefinition, HostUriSchemeDefinition};
+use super::message::ImageContent;
+
+wire_struct! {
+    /// A command without arguments.
+    pub struct NoArgs {}
+}
+
+wire_struct! {
+    /// `negotiate_protocol {protocolVersion}` (FRAME-04).
+    pub struct NegotiateProtocol {
+        /// The version asked for (2).
+        req protocol_version: u64 = "protocolVersion",
+    }
+}
+
+/// How a prompt sent while the agent streams is queued (CALL-04).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum StreamingBehavior {
+    /// Delivered after the current tool calls.
+    #[serde(rename = "steer")]
+    Steer,
+    /// Delivered when the agent finishes.
+    #[serde(rename = "followUp")]
+    FollowUp,
+}
+
+wire_struct! {
+    /// `prompt {message, images?, streamingBehavior?}`.
+    pub struct Prompt {
+        /// The prompt text.
+        req message: String = "message",
+        /// Attached images.
+        opt images: Vec<ImageContent> = "images",
+        /// Required while the agent streams (CALL-04).
+        opt streaming_behavior: StreamingBehavior = "streamingBehavior",
+    }
+}
+
+wire_struct! {
+    /// `steer`, `follow_up`, `abort_and_prompt {message, images?}`.
+    pub struct MessageArgs {
+        /// The text.
+        req message: String = "message",
+        /// Attached images.
+        opt images: Vec<ImageContent> = "images",
+    }
+}
+
+wire_struct! {
+    /// `new_session {parentSession?}`.
+    pub struct NewSession {
+        /// The parent session file.
+        opt parent_session: String = "parentSession",
+    }
+}
+
+wire_struct! {
+    /// `{enabled}` (`set_fast_mode`, `set_auto_compaction`, `set_auto_retry`).
+    pub struct Enabled {
+        /// On or off.
+        req enabled: bool = "enabled",
+    }
+}
+
+wire_struct! {
+    /// `set_todos {phases}`.
+    pub struct SetTodos {
+        /// Todo phases, as given.
+        req phases: Vec<Value> = "phases",
+    }
+}
+
+wire_struct! {
+    /// `set_host_tools {tools}` (HOST-01): replaces the whole host-owned set.
+    pub struct SetHostTools {
+        /// The tools.
+        req tools: Vec<HostToolDefinition> = "tools",
+    }
+}
+
+wire_struct! {
+    /// `set_host_uri_schemes {schemes}` (HOST-04).
+    pub struct SetHostUriSchemes {
+        /// The schemes.
+        req schemes: Vec<HostUriSchemeDefinition> = "schemes",
+    }
+}
+
+wire_struct! {
+    /// `{level}` (`set_subagent_subscription`: `off`, `progress`, `events`;
+    /// `set_thinking_level`).
+    pub struct Level {
+        /// The level.
+        req level: String = "level",
+    }
+}
+
+wire_struct! {
+    /// `get_subagent_messages {subagentId?, sessionFile?, fromByte?}`.
+    pub struct GetSubagentMessages {
+        /// Subagent id.
+        opt subagent_id: String = "subagentId",
+        /// Its session file.
+        opt session_file: String = "sessionFile",
+        /// Byte offset to read from.
+        opt from_byte: u64 = "fromByte",
+    }
+}
+
+wire_struct! {
+    /// `set_model {provider, modelId}`.
+    pub struct SetModel {
+        /// Provider.
+        req provider: String = "provider",
+        /// Model id.
+        req model_id: String = "modelId",
+    }
+}
+
+wire_struct! {
+    /// `{mode}` (`set_steering_mode`, `set_follow_up_mode`: `all`, `one-at-a-time`;
+    /// `set_interrupt_mode`: `immediate`, `wait`).
+    pub struct Mode {
+        /// The mode.
+        req mode: String = "mode",
+    }
+}
+
+wire_struct! {
+    /// `{customInstructions?}` (`compact`, `handoff`).
+    pub struct CustomInstructions {
+        /// Instructions for the summary.
+        opt custom_instructions: String = "customInstructions",
+    }
+}
+
+wire_struct! {
+    /// `bash {command}`.
+    pub struct Bash {
+        /// The command line.
+        req command: String = "command",
+    }
+}
+
+wire_struct! {
+    /// `export_html {outputPath?}`.
+    pub struct ExportHtml {
+        /// Where to write.
+        opt output_path: String = "outputPath",
+    }
+}
+
+wire_struct! {
+    /// `switch_session {sessionPath}`.
+    pub struct SwitchSession {
+        /// Session file.
+        req session_path: String = "sessionPath",
+    }
+}
+
+wire_struct! {
+    /// `branch` / `fork {entryId}`.
+    pub struct EntryId {
+        /// The entry to branch from.
+        req entry_id: String = "entryId",
+    }
+}
+
+wire_struct! {
+    /// `set_session_name {name}`.
+    pub struct SetSessionName {
+        /// The name.
+        req name: String = "name",
+    }
+}
+
+wire_struct! {
+    /// `get_messages_page {cursor?, limit?}` (PAGE-01).
+    pub struct GetMessagesPage {
+        /// The previous page's `nextCursor`.
+        opt cursor: String = "cursor",
+        /// 1..=256, default 100.
+        opt limit: u64 = "limit",
+    }
+}
+
+wire_struct! {
+    /// `login {providerId}`.
+    pub struct Login {
+        /// The provider.
+        req provider_id: String = "providerId",
+    }
+}
+
+wire_enum! {
+    /// A command, tagged by `type`. The `id` is not part of it: see [`Command::to_vec_with_id`].
+    pub enum Command tag "type" {
+        /// Switch to protocol v2 (FRAME-04).
+        "negotiate_protocol" => NegotiateProtocol(NegotiateProtocol),
+        /// Send a prompt.
+        "prompt" => Prompt(Prompt),
+        /// Steer the running agent.
+        "steer" => Steer(MessageArgs),
+        /// Queue a follow-up.
+        "follow_up" => FollowUp(MessageArgs),
+        /// Abort the run.
+        "abort" => Abort(NoArgs),
+        /// Abort, then prompt.
+        "abort_and_prompt" => AbortAndPrompt(MessageArgs),
+        /// Start a new session.
+        "new_session" => NewSession(NewSession),
+        /// Read the session state.
+        "get_state" => GetState(NoArgs),
+        /// Fast mode on or off.
+        "set_fast_mode" => SetFastMode(Enabled),
+        /// List slash commands (oh-my-pi).
+        "get_available_commands" => GetAvailableCommands(NoArgs),
+        /// Replace the todos.
+        "set_todos" => SetTodos(SetTodos),
+        /// Replace the host tools (HOST-01).
+        "set_host_tools" => SetHostTools(SetHostTools),
+        /// Replace the host URI schemes (HOST-04).
+        "set_host_uri_schemes" => SetHostUriSchemes(SetHostUriSchemes),
+        /// Subagent frames level.
+        "set_subagent_subscription" => SetSubagentSubscription(Level),
+        /// List subagents.
+        "get_subagents" => GetSubagents(NoArgs),
+        /// Read a subagent's transcript.
+        "get_subagent_messages" => GetSubagentMessages(GetSubagentMessages),
+        /// Choose the model.
+        "set_model" => SetModel(SetModel),
+        /// Next model.
+        "cycle_model" => CycleModel(NoArgs),
+        /// List models.
+        "get_available_models" => GetAvailableModels(NoArgs),
+        /// Set the thinking level.
+        "set_thinking_level" => SetThinkingLevel(Level),
+        /// Next thinking level.
+        "cycle_thinking_level" => CycleThinkingLevel(NoArgs),
+        /// Steering queue mode.
+        "set_steering_mode" => SetSteeringMode(Mode),
+        /// Follow-up queue mode.
+        "set_follow_up_mode" => SetFollowUpMode(Mode),
+        /// Interrupt mode (oh-my-pi).
+        "set_interrupt_mode" => SetInterruptMode(Mode),
+        /// Compact the context.
+        "compact" => Compact(CustomInstructions),
+        /// Automatic compaction on or off.
+        "set_auto_compaction" => SetAutoCompaction(Enabled),
+        /// Automatic retry on or off.
+        "set_auto_retry" => SetAutoRetry(Enabled),
+        /// Stop a pending retry.
+        "abort_retry" => AbortRetry(NoArgs),
+        /// Run a shell command (runs concurrently with other commands).
+        "bash" => Bash(Bash),
+        /// Abort the shell command (CALL-05).
+        "abort_bash" => AbortBash(NoArgs),
+        /// Session statistics.
+        "get_session_stats" => GetSessionStats(NoArgs),
+        /// Export the session as HTML.
+        "export_html" => ExportHtml(ExportHtml),
+        /// Switch to another session file.
+        "switch_session" => SwitchSession(SwitchSession),
+        /// Branch from an entry (oh-my-pi).
+        "branch" => Branch(EntryId),
+        /// Entries one can branch from (oh-my-pi).
+        "get_branch_messages" => GetBranchMessages(NoArgs),
+        /// The last assistant text.
+        "get_last_assistant_text" => GetLastAssistantText(NoArgs),
+        /// Name the session.
+        "set_session_name" => SetSessionName(SetSessionName),
+        /// Hand off to a new session (oh-my-pi).
+        "handoff" => Handoff(CustomInstructions),
+        /// The whole history in one response.
+        "get_messages" => GetMessages(NoArgs),
+        /// One page of history (PAGE-01).
+        "get_messages_page" => GetMessagesPage(GetMessagesPage),
+        /// Login providers.
+        "get_login_providers" => GetLoginProviders(NoArgs),
+        /// Log in.
+        "login" => Login(Login),
+        /// List slash commands (pi 0.73).
+        "get_commands" => GetCommands(NoArgs),
+        /// Fork from an entry (pi 0.73).
+        "fork" => Fork(EntryId),
+        /// Clone the session (pi 0.73).
+        "clone" => Clone(NoArgs),
+        /// Entries one can fork from (pi 0.73).
+        "get_fork_messages" => GetForkMessages(NoArgs),
+    }
+}
+
+impl Command {
+    /// The wire `type` (for `Unknown`, its `type` member, or `""`).
+    pub fn type_name(&self) -> &str {
+        self.tag().unwrap_or("")
+    }
+
+    /// A command whose type this version does not know: `type` plus the given members.
+    pub fn other(type_name: &str, mut fields: Map<String, Value>) -> Self {
+        fields.remove("id");
+        let mut object = Map::with_capacity(fields.len() + 1);
+        object.insert("type".to_owned(), Value::String(type_name.to_owned()));
+        object.extend(fields);
+        Command::Unknown(Value::Object(object))
+    }
+
+    /// The command as the reference host writes it: `{"id":…,"type":…,…members}`.
+    pub fn with_id<'a>(&'a self, id: Option<&'a str>) -> CommandWithId<'a> {
+        CommandWithId { id, command: self }
+    }
+
+    /// Compact JSON of [`Command::with_id`] (no newline).
+    pub fn to_vec_with_id(&self, id: Option<&str>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64);
+        // Serialising these types into memory cannot fail: every map key is a string.
+        serde_json::to_writer(&mut out, &self.with_id(id)).expect("a command serialises");
+        out
+    }
+
+    /// [`Command::with_id`] as a JSON value.
+    pub fn to_value_with_id(&self, id: Option<&str>) -> Value {
+        serde_json::to_value(self.with_id(id)).expect("a command serialises")
+    }
+
+    /// Parses a command line as the agent reads it: `{id?, type, …}`; returns the id (when
+    /// a string) and the command. An unknown `type` gives [`Command::Unknown`].
+    pub fn from_slice_with_id(json: &[u8]) -> serde_json::Result<(Option<String>, Command)> {
+        let value: Value = serde_json::from_slice(json)?;
+        Self::from_value_with_id(value)
+    }
+
+    /// [`Command::from_slice_with_id`] from a parsed value.
+    pub fn from_value_with_id(value: Value) -> serde_json::Result<(Option<String>, Command)> {
+        let Value::Object(mut object) = value else {
+            return Err(serde::de::Error::custom("a command must be an object"));
+        };
+        let id = match object.shift_remove("id") {
+            Some(Value::String(id)) => Some(id),
+            Some(other) => {
+                // A non-string id is kept with the command.
+                object.insert("id".to_owned(), other);
+                None
+            }
+            None => None,
+        };
+        let command = Command::from_entries(Vec::new(), super::codec::ValueMap::new(object))?;
+        Ok((id, command))
+    }
+}
+
+/// A command with its request id, serialised id first (see [`Command::with_id`]).
+#[derive(Debug, Clone, Copy)]
+pub struct CommandWithId<'a> {
+    /// The request id.
+    pub id: Option<&'a str>,
+    /// The command.
+    pub command: &'a Command,
+}
+
+impl Serialize for CommandWithId<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(id) = self.id {
+            map.serialize_entry("id", id)?;
+        }
+        self.command.serialize_entries(&mut map)?;
+        map.end()
+    }
+}

@@ -1,0 +1,502 @@
+//! Agent session events (`AgentSessionEvent`): the run, turn, message and tool lifecycle,
+//! compaction and retry, and the session notices of oh-my-pi and pi.
+
+use serde_json::{Number, Value};
+
+use super::codec::{wire_enum, wire_struct};
+use super::message::{AgentMessage, AssistantMessage, ImageContent, ToolCall, ToolResultMessage};
+
+wire_struct! {
+    /// An event without members of its own (`agent_start`, `turn_start`, …).
+    pub struct Empty {}
+}
+
+wire_struct! {
+    /// `agent_end`: the run is over, with the messages it produced.
+    pub struct AgentEnd {
+        /// The run's messages (after FRAME-12 over-limit compaction: only those not
+        /// already streamed in `message_end`).
+        req messages: Vec<AgentMessage> = "messages",
+        /// `false` when the agent will resume the session before its true final settle
+        /// (oh-my-pi); absent means terminal.
+        opt is_terminal: bool = "isTerminal",
+        /// Set on a transport-compacted `agent_end` (FRAME-12): the run's message count.
+        opt message_count: u64 = "messageCount",
+        /// Run telemetry, as sent.
+        opt telemetry: Value = "telemetry",
+        /// Run coverage, as sent.
+        opt coverage: Value = "coverage",
+    }
+}
+
+impl AgentEnd {
+    /// Whether this `agent_end` ends the run for good (`isTerminal` not `false`).
+    pub fn is_terminal(&self) -> bool {
+        self.is_terminal != Some(false)
+    }
+}
+
+wire_struct! {
+    /// `turn_end`: one assistant response and its tool results.
+    pub struct TurnEnd {
+        /// The assistant message.
+        req message: AgentMessage = "message",
+        /// The turn's tool results.
+        opt tool_results: Vec<ToolResultMessage> = "toolResults",
+    }
+}
+
+wire_struct! {
+    /// `message_start` / `message_end`.
+    pub struct MessageEvent {
+        /// The message.
+        req message: AgentMessage = "message",
+    }
+}
+
+wire_struct! {
+    /// `message_update`: a streamed assistant message and the delta that changed it.
+    pub struct MessageUpdate {
+        /// The message so far.
+        req message: AgentMessage = "message",
+        /// What changed.
+        req assistant_message_event: AssistantMessageEvent = "assistantMessageEvent",
+    }
+}
+
+wire_struct! {
+    /// `start`, `text_start`, `thinking_start`, `toolcall_start`: a block opens.
+    pub struct BlockStart {
+        /// Index of the block in `content` (absent on `start`).
+        opt content_index: u64 = "contentIndex",
+        /// The message so far.
+        opt partial: Box<AssistantMessage> = "partial",
+    }
+}
+
+wire_struct! {
+    /// `text_delta`, `thinking_delta`, `toolcall_delta`: text appended to a block.
+    pub struct BlockDelta {
+        /// Index of the block.
+        req content_index: u64 = "contentIndex",
+        /// The appended text (partial JSON for tool calls).
+        req delta: String = "delta",
+        /// The message so far.
+        opt partial: Box<AssistantMessage> = "partial",
+    }
+}
+
+wire_struct! {
+    /// `text_end`, `thinking_end`: a block is complete.
+    pub struct BlockEnd {
+        /// Index of the block.
+        req content_index: u64 = "contentIndex",
+        /// The block's whole text.
+        req content: String = "content",
+        /// The message so far.
+        opt partial: Box<AssistantMessage> = "partial",
+    }
+}
+
+wire_struct! {
+    /// `image_end`: an image block is complete.
+    pub struct ImageEnd {
+        /// Index of the block.
+        req content_index: u64 = "contentIndex",
+        /// The image.
+        req content: Box<ImageContent> = "content",
+        /// The message so far.
+        opt partial: Box<AssistantMessage> = "partial",
+    }
+}
+
+wire_struct! {
+    /// `toolcall_end`: a tool call block is complete.
+    pub struct ToolCallEnd {
+        /// Index of the block.
+        req content_index: u64 = "contentIndex",
+        /// The tool call.
+        req tool_call: Box<ToolCall> = "toolCall",
+        /// The message so far.
+        opt partial: Box<AssistantMessage> = "partial",
+    }
+}
+
+wire_struct! {
+    /// `done`: the message completed (`reason` `stop`, `length` or `toolUse`).
+    pub struct StreamDone {
+        /// Why it stopped.
+        req reason: String = "reason",
+        /// The final message.
+        opt message: Box<AssistantMessage> = "message",
+    }
+}
+
+wire_struct! {
+    /// `error`: the message failed (`reason` `aborted` or `error`).
+    pub struct StreamError {
+        /// Why it stopped.
+        req reason: String = "reason",
+        /// The message as it stood.
+        opt error: Box<AssistantMessage> = "error",
+    }
+}
+
+wire_enum! {
+    /// The `assistantMessageEvent` of a `message_update`.
+    pub enum AssistantMessageEvent tag "type" {
+        /// The message starts.
+        "start" => Start(BlockStart),
+        /// A text block opens.
+        "text_start" => TextStart(BlockStart),
+        /// Text appended.
+        "text_delta" => TextDelta(BlockDelta),
+        /// A text block completes.
+        "text_end" => TextEnd(BlockEnd),
+        /// A thinking block opens.
+        "thinking_start" => ThinkingStart(BlockStart),
+        /// Reasoning appended.
+        "thinking_delta" => ThinkingDelta(BlockDelta),
+        /// A thinking block completes.
+        "thinking_end" => ThinkingEnd(BlockEnd),
+        /// An image block completes.
+        "image_end" => ImageEnd(ImageEnd),
+        /// A tool call block opens.
+        "toolcall_start" => ToolCallStart(BlockStart),
+        /// Tool call arguments appended (partial JSON).
+        "toolcall_delta" => ToolCallDelta(BlockDelta),
+        /// A tool call block completes.
+        "toolcall_end" => ToolCallEnd(ToolCallEnd),
+        /// The message completed.
+        "done" => Done(StreamDone),
+        /// The message failed.
+        "error" => Error(StreamError),
+    }
+}
+
+wire_struct! {
+    /// `tool_execution_start`.
+    pub struct ToolExecutionStart {
+        /// Tool call id.
+        req tool_call_id: String = "toolCallId",
+        /// Tool name.
+        req tool_name: String = "toolName",
+        /// Arguments, as sent.
+        opt args: Value = "args",
+        /// Harness-level intent.
+        opt intent: String = "intent",
+    }
+}
+
+wire_struct! {
+    /// `tool_execution_update`: a partial result.
+    pub struct ToolExecutionUpdate {
+        /// Tool call id.
+        req tool_call_id: String = "toolCallId",
+        /// Tool name.
+        req tool_name: String = "toolName",
+        /// Arguments, as sent.
+        opt args: Value = "args",
+        /// The partial result, as sent.
+        opt partial_result: Value = "partialResult",
+    }
+}
+
+wire_struct! {
+    /// `tool_stream_update` (oh-my-pi).
+    pub struct ToolStreamUpdate {
+        /// Tool call id.
+        req tool_call_id: String = "toolCallId",
+        /// Tool name.
+        req tool_name: String = "toolName",
+        /// The update, as sent.
+        opt update: Value = "update",
+    }
+}
+
+wire_struct! {
+    /// `tool_execution_end`.
+    pub struct ToolExecutionEnd {
+        /// Tool call id.
+        req tool_call_id: String = "toolCallId",
+        /// Tool name.
+        req tool_name: String = "toolName",
+        /// The result, as sent.
+        opt result: Value = "result",
+        /// Whether the tool failed.
+        opt is_error: bool = "isError",
+    }
+}
+
+wire_struct! {
+    /// A compaction's outcome (`CompactionResult`).
+    pub struct CompactionResult {
+        /// The summary.
+        req summary: String = "summary",
+        /// Short display summary.
+        opt short_summary: String = "shortSummary",
+        /// First entry kept.
+        opt first_kept_entry_id: String = "firstKeptEntryId",
+        /// Context tokens before.
+        opt tokens_before: u64 = "tokensBefore",
+        /// Hook details, as sent.
+        opt details: Value = "details",
+    }
+}
+
+wire_struct! {
+    /// `auto_compaction_start` (oh-my-pi).
+    pub struct AutoCompactionStart {
+        /// `threshold`, `overflow`, `idle`, `incomplete`.
+        opt reason: String = "reason",
+        /// `context-full`, `remote`, `handoff`, `shake`, `snapcompact`.
+        opt action: String = "action",
+    }
+}
+
+wire_struct! {
+    /// `auto_compaction_end` (oh-my-pi).
+    pub struct AutoCompactionEnd {
+        /// The action taken.
+        opt action: String = "action",
+        /// The result, when it completed.
+        opt result: CompactionResult = "result",
+        /// Whether it was aborted.
+        opt aborted: bool = "aborted",
+        /// Whether the prompt will be retried.
+        opt will_retry: bool = "willRetry",
+        /// Failure text.
+        opt error_message: String = "errorMessage",
+        /// Skipped for a benign reason.
+        opt skipped: bool = "skipped",
+    }
+}
+
+wire_struct! {
+    /// `compaction_start` (pi 0.73).
+    pub struct CompactionStart {
+        /// `manual`, `threshold`, `overflow`.
+        opt reason: String = "reason",
+    }
+}
+
+wire_struct! {
+    /// `compaction_end` (pi 0.73).
+    pub struct CompactionEnd {
+        /// `manual`, `threshold`, `overflow`.
+        opt reason: String = "reason",
+        /// The result, when it completed.
+        opt result: CompactionResult = "result",
+        /// Whether it was aborted.
+        opt aborted: bool = "aborted",
+        /// Whether the prompt will be retried.
+        opt will_retry: bool = "willRetry",
+        /// Failure text.
+        opt error_message: String = "errorMessage",
+    }
+}
+
+wire_struct! {
+    /// `auto_retry_start`.
+    pub struct AutoRetryStart {
+        /// Attempt number.
+        req attempt: u64 = "attempt",
+        /// Attempts allowed.
+        opt max_attempts: u64 = "maxAttempts",
+        /// Delay before the attempt.
+        opt delay_ms: Number = "delayMs",
+        /// The error being retried.
+        opt error_message: String = "errorMessage",
+        /// Machine-readable error classifier.
+        opt error_id: Number = "errorId",
+    }
+}
+
+wire_struct! {
+    /// `auto_retry_end`.
+    pub struct AutoRetryEnd {
+        /// Whether a retry succeeded.
+        req success: bool = "success",
+        /// Attempts made.
+        opt attempt: u64 = "attempt",
+        /// The final error.
+        opt final_error: String = "finalError",
+        /// Errors per attempt, as sent.
+        opt retry_errors: Vec<Value> = "retryErrors",
+    }
+}
+
+wire_struct! {
+    /// `retry_fallback_applied`.
+    pub struct RetryFallbackApplied {
+        /// Model left.
+        opt from: String = "from",
+        /// Model used.
+        opt to: String = "to",
+        /// Model role.
+        opt role: String = "role",
+    }
+}
+
+wire_struct! {
+    /// `retry_fallback_succeeded`.
+    pub struct RetryFallbackSucceeded {
+        /// The model that answered.
+        opt model: String = "model",
+        /// Model role.
+        opt role: String = "role",
+    }
+}
+
+wire_struct! {
+    /// `ttsr_triggered`.
+    pub struct TtsrTriggered {
+        /// The rules, as sent.
+        opt rules: Vec<Value> = "rules",
+    }
+}
+
+wire_struct! {
+    /// `todo_reminder`: the agent reminds itself of open todos; a new run (`agent_start`)
+    /// may follow without the first one having ended terminally.
+    pub struct TodoReminder {
+        /// The open todos, as sent.
+        opt todos: Vec<Value> = "todos",
+        /// Reminder number.
+        opt attempt: u64 = "attempt",
+        /// Reminders allowed.
+        opt max_attempts: u64 = "maxAttempts",
+    }
+}
+
+wire_struct! {
+    /// `irc_message`.
+    pub struct IrcMessage {
+        /// The message.
+        req message: AgentMessage = "message",
+    }
+}
+
+wire_struct! {
+    /// `notice`: a message for the user (e.g. a session persistence failure).
+    pub struct Notice {
+        /// `info`, `warning`, `error`.
+        opt level: String = "level",
+        /// The text.
+        req message: String = "message",
+        /// Where it comes from, e.g. `session-persistence`.
+        opt source: String = "source",
+    }
+}
+
+wire_struct! {
+    /// `thinking_level_changed` (`thinkingLevel` in oh-my-pi, `level` in pi).
+    pub struct ThinkingLevelChanged {
+        /// The effective level.
+        opt thinking_level: String = "thinkingLevel",
+        /// The configured selector when it differs.
+        opt configured: String = "configured",
+        /// What `auto` resolved to.
+        opt resolved: String = "resolved",
+        /// The level (pi 0.73).
+        opt level: String = "level",
+    }
+}
+
+wire_struct! {
+    /// `goal_updated`.
+    pub struct GoalUpdated {
+        /// The goal, or null.
+        opt goal: Value = "goal",
+        /// Goal mode state.
+        opt state: Value = "state",
+    }
+}
+
+wire_struct! {
+    /// `queue_update` (pi 0.73).
+    pub struct QueueUpdate {
+        /// Queued steering messages.
+        opt steering: Vec<String> = "steering",
+        /// Queued follow-ups.
+        opt follow_up: Vec<String> = "followUp",
+    }
+}
+
+wire_struct! {
+    /// `session_info_changed` (pi 0.73).
+    pub struct SessionInfoChanged {
+        /// The session name.
+        opt name: String = "name",
+    }
+}
+
+wire_enum! {
+    /// An agent session event, tagged by `type`.
+    pub enum AgentEvent tag "type" {
+        /// A run starts.
+        "agent_start" => AgentStart(Empty),
+        /// A run ends.
+        "agent_end" => AgentEnd(AgentEnd),
+        /// A turn starts.
+        "turn_start" => TurnStart(Empty),
+        /// A turn ends.
+        "turn_end" => TurnEnd(TurnEnd),
+        /// A message starts.
+        "message_start" => MessageStart(MessageEvent),
+        /// A streamed message changes.
+        "message_update" => MessageUpdate(MessageUpdate),
+        /// A message is complete.
+        "message_end" => MessageEnd(MessageEvent),
+        /// A tool starts.
+        "tool_execution_start" => ToolExecutionStart(ToolExecutionStart),
+        /// A tool reports progress.
+        "tool_execution_update" => ToolExecutionUpdate(ToolExecutionUpdate),
+        /// A tool streams an update (oh-my-pi).
+        "tool_stream_update" => ToolStreamUpdate(ToolStreamUpdate),
+        /// A tool ends.
+        "tool_execution_end" => ToolExecutionEnd(ToolExecutionEnd),
+        /// Automatic compaction starts (oh-my-pi).
+        "auto_compaction_start" => AutoCompactionStart(AutoCompactionStart),
+        /// Automatic compaction ends (oh-my-pi).
+        "auto_compaction_end" => AutoCompactionEnd(AutoCompactionEnd),
+        /// Compaction starts (pi 0.73).
+        "compaction_start" => CompactionStart(CompactionStart),
+        /// Compaction ends (pi 0.73).
+        "compaction_end" => CompactionEnd(CompactionEnd),
+        /// An automatic retry starts.
+        "auto_retry_start" => AutoRetryStart(AutoRetryStart),
+        /// An automatic retry ends.
+        "auto_retry_end" => AutoRetryEnd(AutoRetryEnd),
+        /// A fallback model was applied.
+        "retry_fallback_applied" => RetryFallbackApplied(RetryFallbackApplied),
+        /// A fallback model answered.
+        "retry_fallback_succeeded" => RetryFallbackSucceeded(RetryFallbackSucceeded),
+        /// The model changed.
+        "model_changed" => ModelChanged(Empty),
+        /// Configuration warnings changed.
+        "config_warnings_changed" => ConfigWarningsChanged(Empty),
+        /// Advisor cost changed.
+        "advisor_cost_changed" => AdvisorCostChanged(Empty),
+        /// The advisor yielded.
+        "advisor_yielded" => AdvisorYielded(Empty),
+        /// Rules triggered.
+        "ttsr_triggered" => TtsrTriggered(TtsrTriggered),
+        /// Open todos reminder.
+        "todo_reminder" => TodoReminder(TodoReminder),
+        /// Todos cleared.
+        "todo_auto_clear" => TodoAutoClear(Empty),
+        /// An IRC message.
+        "irc_message" => IrcMessage(IrcMessage),
+        /// A notice for the user.
+        "notice" => Notice(Notice),
+        /// The thinking level changed.
+        "thinking_level_changed" => ThinkingLevelChanged(ThinkingLevelChanged),
+        /// The goal changed.
+        "goal_updated" => GoalUpdated(GoalUpdated),
+        /// The queues changed (pi 0.73).
+        "queue_update" => QueueUpdate(QueueUpdate),
+        /// The session name changed (pi 0.73).
+        "session_info_changed" => SessionInfoChanged(SessionInfoChanged),
+    }
+}

@@ -1,0 +1,294 @@
+//! Whole frames: [`AgentFrame`], everything an agent writes on stdout, and [`HostFrame`],
+//! everything a host writes on stdin besides commands.
+
+use serde_json::Value;
+
+use super::codec::{self, boxed_hooks, wire_enum, wire_struct, BoxedHooks};
+use super::event::AgentEvent;
+use super::host::{
+    HostCancel, HostToolCall, HostToolResult, HostToolUpdate, HostUriRequest, HostUriResult,
+};
+use super::response::{Response, SlashCommand};
+use super::ui::{UiRequest, UiResponse};
+
+wire_struct! {
+    /// `ready`: an OMP-compatible agent's first frame (FRAME-03). An agent that sends none
+    /// is v1-only.
+    pub struct Ready {
+        /// Always 1: the stream starts in v1.
+        req protocol_version: u64 = "protocolVersion",
+        /// Versions the agent can switch to (`[1,2]`).
+        opt supported_protocol_versions: Vec<u64> = "supportedProtocolVersions",
+        /// Physical line limit including the LF.
+        opt max_frame_bytes: u64 = "maxFrameBytes",
+        /// Reassembled v2 frame limit.
+        opt max_reassembled_frame_bytes: u64 = "maxReassembledFrameBytes",
+    }
+}
+
+impl Ready {
+    /// Whether the agent offers protocol `version`.
+    pub fn supports(&self, version: u64) -> bool {
+        self.supported_protocol_versions
+            .as_deref()
+            .is_some_and(|versions| versions.contains(&version))
+    }
+}
+
+wire_struct! {
+    /// `prompt_result {id, agentInvoked}`: a prompt acknowledged as agent-invoked turned out
+    /// local-only (CALL-03).
+    pub struct PromptResult {
+        /// The prompt's request id.
+        opt id: String = "id",
+        /// Whether the agent ran.
+        req agent_invoked: bool = "agentInvoked",
+    }
+}
+
+wire_struct! {
+    /// `available_commands_update {commands}`.
+    pub struct AvailableCommandsUpdate {
+        /// The commands.
+        req commands: Vec<SlashCommand> = "commands",
+    }
+}
+
+wire_struct! {
+    /// `extension_error {extensionPath, event, error}`.
+    pub struct ExtensionError {
+        /// The extension.
+        opt extension_path: String = "extensionPath",
+        /// The event it was handling.
+        opt event: String = "event",
+        /// The error text.
+        opt error: String = "error",
+    }
+}
+
+wire_struct! {
+    /// `rpc_frame_error {originalType, error}`: a frame the agent could not send within the
+    /// v1 limit (FRAME-12).
+    pub struct RpcFrameError {
+        /// The dropped frame's type.
+        opt original_type: String = "originalType",
+        /// The error text.
+        req error: String = "error",
+    }
+}
+
+wire_struct! {
+    /// `subagent_lifecycle`, `subagent_progress`: `{payload}`.
+    pub struct SubagentPayload {
+        /// The payload, as sent.
+        req payload: Value = "payload",
+    }
+}
+
+wire_struct! {
+    /// The payload of `subagent_event`: a subagent's session event.
+    pub struct SubagentEventPayload {
+        /// Subagent id.
+        req id: String = "id",
+        /// The event.
+        req event: AgentEvent = "event",
+    }
+}
+
+wire_struct! {
+    /// `subagent_event {payload:{id, event}}`.
+    pub struct SubagentEvent {
+        /// The payload.
+        req payload: SubagentEventPayload = "payload",
+    }
+}
+
+wire_struct! {
+    /// `command_output {text}`: output of a builtin slash command.
+    pub struct CommandOutput {
+        /// The text.
+        req text: String = "text",
+    }
+}
+
+wire_struct! {
+    /// `session_info_update {title?, sessionId}`.
+    pub struct SessionInfoUpdate {
+        /// Session title.
+        opt title: String = "title",
+        /// Session id.
+        opt session_id: String = "sessionId",
+    }
+}
+
+wire_struct! {
+    /// `config_update {model, thinkingLevel}`.
+    pub struct ConfigUpdate {
+        /// The model, as sent.
+        opt model: Value = "model",
+        /// Thinking level.
+        opt thinking_level: String = "thinkingLevel",
+    }
+}
+
+wire_struct! {
+    /// `rpc_chunk`: one physical piece of a v2 frame over the limit. The framing layer
+    /// reassembles these; a logical frame of this type only appears if one is nested.
+    pub struct RpcChunk {
+        /// Sequence id.
+        req chunk_id: String = "chunkId",
+        /// Position.
+        req index: u64 = "index",
+        /// Pieces.
+        req count: u64 = "count",
+        /// Reassembled length.
+        req byte_length: u64 = "byteLength",
+        /// Base64 payload.
+        req data: String = "data",
+    }
+}
+
+/// `Response` in a tagged union: its `type` is written by [`Response`] itself so that `id`
+/// comes first, as the reference writes it.
+impl Response {
+    pub(crate) fn serialize_entries<M: serde::ser::SerializeMap>(
+        &self,
+        map: &mut M,
+    ) -> Result<(), M::Error> {
+        self.serialize_with_type(map)
+    }
+}
+
+wire_enum! {
+    /// Everything an agent writes on stdout, tagged by `type`. An unknown type is
+    /// [`AgentFrame::Unknown`] with the frame as received, and known frames keep unknown
+    /// members: re-serialising gives the same JSON (CALL-06).
+    pub enum AgentFrame tag "type" {
+        /// The first frame (FRAME-03).
+        "ready" => Ready(Ready),
+        /// The answer to a command.
+        "response" => Response(Box<Response>),
+        /// A prompt turned out local-only (CALL-03).
+        "prompt_result" => PromptResult(PromptResult),
+        /// An extension UI request (HOST-06).
+        "extension_ui_request" => ExtensionUiRequest(UiRequest),
+        /// Run a host tool (HOST-02).
+        "host_tool_call" => HostToolCall(HostToolCall),
+        /// Abort a host tool call (HOST-03).
+        "host_tool_cancel" => HostToolCancel(HostCancel),
+        /// Serve a host URI (HOST-05).
+        "host_uri_request" => HostUriRequest(HostUriRequest),
+        /// Withdraw a host URI request (HOST-05).
+        "host_uri_cancel" => HostUriCancel(HostCancel),
+        /// The slash commands changed.
+        "available_commands_update" => AvailableCommandsUpdate(AvailableCommandsUpdate),
+        /// An extension failed.
+        "extension_error" => ExtensionError(ExtensionError),
+        /// A subagent started or ended.
+        "subagent_lifecycle" => SubagentLifecycle(SubagentPayload),
+        /// A subagent's progress.
+        "subagent_progress" => SubagentProgress(SubagentPayload),
+        /// A subagent's session event.
+        "subagent_event" => SubagentEvent(Box<SubagentEvent>),
+        /// A frame dropped for size (FRAME-12).
+        "rpc_frame_error" => RpcFrameError(RpcFrameError),
+        /// Output of a builtin slash command.
+        "command_output" => CommandOutput(CommandOutput),
+        /// Session title changed.
+        "session_info_update" => SessionInfoUpdate(SessionInfoUpdate),
+        /// Model or thinking level changed by a command.
+        "config_update" => ConfigUpdate(ConfigUpdate),
+        /// A chunk (normally consumed by the framing layer).
+        "rpc_chunk" => RpcChunk(RpcChunk),
+    }
+    groups {
+        /// An agent session event (`agent_start`, `message_update`, …).
+        Event(AgentEvent),
+    }
+}
+
+boxed_hooks!(Response, SubagentEvent);
+
+impl AgentFrame {
+    /// Parses one logical frame (the JSON text of an object).
+    pub fn from_slice(json: &[u8]) -> serde_json::Result<Self> {
+        match simdutf8::basic::from_utf8(json) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(json),
+        }
+    }
+
+    /// Converts an already parsed frame.
+    pub fn from_value(value: Value) -> serde_json::Result<Self> {
+        match value {
+            Value::Object(object) => Self::from_entries(Vec::new(), codec::ValueMap::new(object)),
+            _ => Err(serde::de::Error::custom("a frame must be a JSON object")),
+        }
+    }
+
+    /// Parses a frame and never fails on a JSON object: a frame of a known type whose
+    /// members do not have the expected shape (e.g. a newer agent changed one) is given as
+    /// [`AgentFrame::Unknown`] with the frame as received, so a host passes it on
+    /// (CALL-06). Duplicate members are resolved as JSON.parse does (last wins).
+    pub fn from_slice_lenient(json: &[u8]) -> serde_json::Result<Self> {
+        match Self::from_slice(json) {
+            Ok(frame) => Ok(frame),
+            Err(error) => {
+                let value: Value = serde_json::from_slice(json)?;
+                if !value.is_object() {
+                    return Err(error);
+                }
+                Ok(Self::from_value(value.clone()).unwrap_or(AgentFrame::Unknown(value)))
+            }
+        }
+    }
+
+    /// The frame's `type`.
+    pub fn type_name(&self) -> Option<&str> {
+        self.tag()
+    }
+
+    /// The frame as a JSON value (the same value it was parsed from, CALL-06).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a frame serialises")
+    }
+}
+
+wire_enum! {
+    /// Everything a host writes on stdin besides commands, tagged by `type`.
+    pub enum HostFrame tag "type" {
+        /// The answer to a UI dialog (HOST-06).
+        "extension_ui_response" => ExtensionUiResponse(UiResponse),
+        /// A host tool's partial result (HOST-02).
+        "host_tool_update" => HostToolUpdate(HostToolUpdate),
+        /// A host tool's result (HOST-02).
+        "host_tool_result" => HostToolResult(HostToolResult),
+        /// A host URI result (HOST-05).
+        "host_uri_result" => HostUriResult(HostUriResult),
+    }
+}
+
+impl HostFrame {
+    /// Parses one frame.
+    pub fn from_slice(json: &[u8]) -> serde_json::Result<Self> {
+        serde_json::from_slice(json)
+    }
+
+    /// Converts an already parsed frame.
+    pub fn from_value(value: Value) -> serde_json::Result<Self> {
+        match value {
+            Value::Object(object) => Self::from_entries(Vec::new(), codec::ValueMap::new(object)),
+            _ => Err(serde::de::Error::custom("a frame must be a JSON object")),
+        }
+    }
+
+    /// Compact JSON (no newline).
+    pub fn to_vec(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a frame serialises")
+    }
+
+    /// The frame's `type`.
+    pub fn type_name(&self) -> Option<&str> {
+        self.tag()
+    }
+}

@@ -1,0 +1,50 @@
+//! The typed wire model: every frame of the coding-agent RPC protocol, as oh-my-pi
+//! (`@oh-my-pi/pi-coding-agent` 18.2.3) and the v1-only pi (0.73.1) define it.
+//!
+//! - [`AgentFrame`]: everything an agent writes on stdout (ready, responses, session
+//!   events, extension UI requests, host tool and URI requests, …).
+//! - [`Command`]: everything a host asks of the agent; [`HostFrame`]: everything else a
+//!   host writes (UI answers, host tool results, host URI results).
+//!
+//! Forward compatibility (CALL-06) is built in: a frame, message, content block, event or
+//! UI request of an unknown type parses as an `Unknown(Value)` variant holding it as
+//! received, and every struct keeps the members it does not know in `extra`, so that
+//! serialising a parsed frame gives back the same JSON value. A newer agent never breaks
+//! an older musewire.
+//!
+//! Deep, open-ended payloads (tool arguments and details, JSON Schemas, provider metadata)
+//! stay [`serde_json::Value`].
+//!
+//! ```
+//! use musewire_core::wire::{AgentFrame, AgentEvent, Command, ErrorCode};
+//!
+//! let frame = AgentFrame::from_slice(br#"{"type":"agent_end","messages":[],"isTerminal":false}"#).unwrap();
+//! let AgentFrame::Event(AgentEvent::AgentEnd(end)) = &frame else { panic!() };
+//! assert!(!end.is_terminal());
+//!
+//! let failure = AgentFrame::from_slice(
+//!     br#"{"id":"7","type":"response","command":"get_messages_page","success":false,"error":"RPC message cursor is stale","code":"stale_cursor"}"#,
+//! ).unwrap();
+//! let AgentFrame::Response(response) = &failure else { panic!() };
+//! assert_eq!(response.error_code(), Some(&ErrorCode::StaleCursor));
+//!
+//! let line = Command::GetState(Default::default()).to_vec_with_id(Some("req-1"));
+//! assert_eq!(line, br#"{"id":"req-1","type":"get_state"}"#);
+//! ```
+
+pub(crate) mod codec;
+mod command;
+mod event;
+mod frame;
+mod host;
+mod message;
+mod response;
+mod ui;
+
+pub use command::*;
+pub use event::*;
+pub use frame::*;
+pub use host::*;
+pub use message::*;
+pub use response::*;
+pub use ui::*;

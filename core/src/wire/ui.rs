@@ -1,0 +1,261 @@
+//! Extension UI: the dialogs and display updates the agent asks for
+//! (`extension_ui_request`, tagged by `method`) and the host's answer
+//! (`extension_ui_response`), HOST-06.
+
+use serde_json::Number;
+
+use super::codec::{wire_enum, wire_struct};
+
+wire_struct! {
+    /// `select {id, title, options, optionDetails?, timeout?}`.
+    pub struct SelectRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Title.
+        req title: String = "title",
+        /// Options.
+        req options: Vec<String> = "options",
+        /// Per-option details, as sent.
+        opt option_details: Vec<serde_json::Value> = "optionDetails",
+        /// Timeout in milliseconds.
+        opt timeout: Number = "timeout",
+    }
+}
+
+wire_struct! {
+    /// `confirm {id, title, message, timeout?}`.
+    pub struct ConfirmRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Title.
+        req title: String = "title",
+        /// Message.
+        opt message: String = "message",
+        /// Timeout in milliseconds.
+        opt timeout: Number = "timeout",
+    }
+}
+
+wire_struct! {
+    /// `input {id, title, placeholder?, timeout?}`.
+    pub struct InputRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Title.
+        req title: String = "title",
+        /// Placeholder.
+        opt placeholder: String = "placeholder",
+        /// Timeout in milliseconds.
+        opt timeout: Number = "timeout",
+    }
+}
+
+wire_struct! {
+    /// `editor {id, title, prefill?, promptStyle?}`.
+    pub struct EditorRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Title.
+        req title: String = "title",
+        /// Initial text.
+        opt prefill: String = "prefill",
+        /// Prompt-style editor.
+        opt prompt_style: bool = "promptStyle",
+        /// Timeout in milliseconds.
+        opt timeout: Number = "timeout",
+    }
+}
+
+wire_struct! {
+    /// `cancel {id, targetId}`: withdraws a dialog.
+    pub struct CancelRequest {
+        /// Request id.
+        req id: String = "id",
+        /// The dialog withdrawn.
+        req target_id: String = "targetId",
+    }
+}
+
+wire_struct! {
+    /// `notify {id, message, notifyType?}`.
+    pub struct NotifyRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Message.
+        req message: String = "message",
+        /// `info`, `warning`, `error`.
+        opt notify_type: String = "notifyType",
+    }
+}
+
+wire_struct! {
+    /// `setStatus {id, statusKey, statusText?}` (absent text clears).
+    pub struct SetStatusRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Status slot.
+        req status_key: String = "statusKey",
+        /// Text.
+        opt status_text: String = "statusText",
+    }
+}
+
+wire_struct! {
+    /// `setWidget {id, widgetKey, widgetLines?, widgetPlacement?}`.
+    pub struct SetWidgetRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Widget slot.
+        req widget_key: String = "widgetKey",
+        /// Lines (absent clears).
+        opt widget_lines: Vec<String> = "widgetLines",
+        /// `aboveEditor` or `belowEditor`.
+        opt widget_placement: String = "widgetPlacement",
+    }
+}
+
+wire_struct! {
+    /// `setTitle {id, title}`.
+    pub struct SetTitleRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Title.
+        req title: String = "title",
+    }
+}
+
+wire_struct! {
+    /// `set_editor_text {id, text}`.
+    pub struct SetEditorTextRequest {
+        /// Request id.
+        req id: String = "id",
+        /// Text.
+        req text: String = "text",
+    }
+}
+
+wire_struct! {
+    /// `open_url {id, url, launchUrl?, instructions?}`.
+    pub struct OpenUrlRequest {
+        /// Request id.
+        req id: String = "id",
+        /// URL.
+        req url: String = "url",
+        /// Short loopback URL redirecting to `url`, preferred as the copy target.
+        opt launch_url: String = "launchUrl",
+        /// Instructions.
+        opt instructions: String = "instructions",
+    }
+}
+
+wire_enum! {
+    /// An `extension_ui_request`, tagged by `method`.
+    pub enum UiRequest tag "method" {
+        /// Pick one option (dialog).
+        "select" => Select(SelectRequest),
+        /// Yes or no (dialog).
+        "confirm" => Confirm(ConfirmRequest),
+        /// One line of text (dialog).
+        "input" => Input(InputRequest),
+        /// Multi-line text (dialog).
+        "editor" => Editor(EditorRequest),
+        /// Withdraw a dialog.
+        "cancel" => Cancel(CancelRequest),
+        /// Show a notification.
+        "notify" => Notify(NotifyRequest),
+        /// Set a status line.
+        "setStatus" => SetStatus(SetStatusRequest),
+        /// Set a widget.
+        "setWidget" => SetWidget(SetWidgetRequest),
+        /// Set the title.
+        "setTitle" => SetTitle(SetTitleRequest),
+        /// Replace the editor's text.
+        "set_editor_text" => SetEditorText(SetEditorTextRequest),
+        /// Open a URL.
+        "open_url" => OpenUrl(OpenUrlRequest),
+    }
+}
+
+impl UiRequest {
+    /// The `method`.
+    pub fn method(&self) -> Option<&str> {
+        self.tag()
+    }
+
+    /// The request id.
+    pub fn id(&self) -> Option<&str> {
+        Some(match self {
+            UiRequest::Select(r) => &r.id,
+            UiRequest::Confirm(r) => &r.id,
+            UiRequest::Input(r) => &r.id,
+            UiRequest::Editor(r) => &r.id,
+            UiRequest::Cancel(r) => &r.id,
+            UiRequest::Notify(r) => &r.id,
+            UiRequest::SetStatus(r) => &r.id,
+            UiRequest::SetWidget(r) => &r.id,
+            UiRequest::SetTitle(r) => &r.id,
+            UiRequest::SetEditorText(r) => &r.id,
+            UiRequest::OpenUrl(r) => &r.id,
+            UiRequest::Unknown(v) => return v.get("id").and_then(serde_json::Value::as_str),
+        })
+    }
+
+    /// Whether the agent waits for an `extension_ui_response` (select, confirm, input,
+    /// editor).
+    pub fn is_dialog(&self) -> bool {
+        matches!(
+            self,
+            UiRequest::Select(_)
+                | UiRequest::Confirm(_)
+                | UiRequest::Input(_)
+                | UiRequest::Editor(_)
+        )
+    }
+}
+
+wire_struct! {
+    /// `extension_ui_response`: `{id, value}`, `{id, confirmed}` or
+    /// `{id, cancelled:true, timedOut?}` (HOST-06).
+    pub struct UiResponse {
+        /// The dialog's id.
+        req id: String = "id",
+        /// The chosen option or entered text.
+        opt value: String = "value",
+        /// The confirm answer.
+        opt confirmed: bool = "confirmed",
+        /// The dialog was dismissed.
+        opt cancelled: bool = "cancelled",
+        /// The dismissal was a timeout.
+        opt timed_out: bool = "timedOut",
+    }
+}
+
+impl UiResponse {
+    /// `{id, value}`.
+    pub fn value(id: impl Into<String>, value: impl Into<String>) -> Self {
+        UiResponse {
+            id: id.into(),
+            value: Some(value.into()),
+            ..Default::default()
+        }
+    }
+
+    /// `{id, confirmed}`.
+    pub fn confirmed(id: impl Into<String>, confirmed: bool) -> Self {
+        UiResponse {
+            id: id.into(),
+            confirmed: Some(confirmed),
+            ..Default::default()
+        }
+    }
+
+    /// `{id, cancelled:true}`, with `timedOut:true` when `timed_out`.
+    pub fn cancelled(id: impl Into<String>, timed_out: bool) -> Self {
+        UiResponse {
+            id: id.into(),
+            cancelled: Some(true),
+            timed_out: timed_out.then_some(true),
+            ..Default::default()
+        }
+    }
+}
