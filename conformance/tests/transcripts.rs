@@ -1,0 +1,125 @@
+//! Every committed transcript replays exactly; the replayer reports mismatches usefully; the
+//! committed files are exactly what `bless` writes; the Client's rules are all covered.
+
+use std::collections::BTreeSet;
+
+use musewire_conformance::{replay, transcript, transcript_files, transcripts_dir};
+
+fn all() -> Vec<transcript::Transcript> {
+    transcript_files(&transcripts_dir())
+        .expect("the transcripts directory")
+        .iter()
+        .map(|p| transcript::load(p).expect("a transcript parses"))
+        .collect()
+}
+
+/// FRAME-03..06, FRAME-13, CALL-01..08, HOST-01..06, PAGE-07: each committed transcript
+/// replays through the Client with exactly the expected actions.
+#[test]
+fn every_transcript_replays() {
+    let transcripts = all();
+    assert!(transcripts.len() >= 20, "transcripts are missing");
+    let failures: Vec<String> = transcripts
+        .iter()
+        .filter_map(|t| {
+            replay::replay(t)
+                .err()
+                .map(|e| format!("{}: {e}", t.path.display()))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn committed_transcripts_are_blessed() {
+    for t in all() {
+        let text = std::fs::read_to_string(&t.path).unwrap();
+        assert_eq!(
+            replay::bless(&t).unwrap(),
+            text,
+            "{} differs from what bless writes",
+            t.path.display()
+        );
+    }
+}
+
+#[test]
+fn every_client_rule_has_a_transcript() {
+    let named: BTreeSet<String> = all().into_iter().flat_map(|t| t.header.rules).collect();
+    let mut wanted: Vec<String> = ["FRAME-03", "FRAME-04", "FRAME-05", "FRAME-06", "FRAME-13"]
+        .map(String::from)
+        .to_vec();
+    wanted.extend((1..=8).map(|n| format!("CALL-{n:02}")));
+    wanted.extend((1..=6).map(|n| format!("HOST-{n:02}")));
+    wanted.push("PAGE-07".into());
+    let missing: Vec<&String> = wanted.iter().filter(|id| !named.contains(*id)).collect();
+    assert!(missing.is_empty(), "no transcript covers {missing:?}");
+}
+
+#[test]
+fn transcripts_captured_from_omp_show_chunking_and_paging() {
+    let history = transcript::load(&transcripts_dir().join("omp-history.jsonl")).unwrap();
+    let stdout: Vec<u8> = history
+        .steps
+        .iter()
+        .filter_map(|s| match &s.input {
+            transcript::Input::Stdout(bytes) => Some(bytes.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let text = String::from_utf8_lossy(&stdout);
+    assert!(
+        text.contains("\"type\":\"rpc_chunk\""),
+        "a chunked response"
+    );
+    assert!(text.contains("\"nextCursor\""), "a paged walk");
+}
+
+#[test]
+fn a_mismatch_names_the_step_and_the_difference() {
+    let path = transcripts_dir().join("page-07-walk-two-pages.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let broken = text.replace(
+        "\"content\":\"m2\",\"timestamp\":2}]}}]",
+        "\"content\":\"m9\",\"timestamp\":2}]}}]",
+    );
+    assert_ne!(broken, text, "the edit applies");
+    let (header, steps) = transcript::parse(&broken, path.parent().unwrap()).unwrap();
+    let t = transcript::Transcript {
+        path,
+        header,
+        steps,
+    };
+    let error = replay::replay(&t).unwrap_err();
+    assert!(error.starts_with("step 5 (line 6)"), "{error}");
+    assert!(error.contains("[0].outcome.ok[2].content"), "{error}");
+    assert!(
+        error.contains("expected: \"m9\"") && error.contains("actual:   \"m2\""),
+        "{error}"
+    );
+}
+
+#[test]
+fn malformed_steps_are_refused_with_their_line() {
+    let dir = std::path::Path::new(".");
+    let header = "{\"role\":\"client\"}\n";
+    for (step, message) in [
+        ("{\"at\":0}", "exactly one input"),
+        (
+            "{\"at\":0,\"eof\":true,\"timer\":true}",
+            "exactly one input",
+        ),
+        ("{\"at\":0,\"call\":\"fly\"}", "unknown call"),
+        (
+            "{\"at\":5,\"eof\":true}\n{\"at\":4,\"eof\":true}",
+            "back in time",
+        ),
+        ("{\"at\":0,\"exit\":{}}", "\"exit\" is"),
+    ] {
+        let error = transcript::parse(&format!("{header}{step}\n"), dir).unwrap_err();
+        assert!(error.contains(message), "{step}: {error}");
+        assert!(error.starts_with("line "), "{error}");
+    }
+    assert!(transcript::parse("{\"role\":\"client\",\"config\":{\"typo\":1}}", dir).is_err());
+}
