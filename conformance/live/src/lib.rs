@@ -1,0 +1,6 @@
+//! Live conformance support: where the real agents are installed and how to start them in
+//! isolation ([`peers`]), and a scripted OpenAI-compatible model server on loopback that
+//! stands in for the LLM provider ([`model_server`]). The suites are in `tests/`.
+
+pub mod model_server;
+pub mod peers;

@@ -1,0 +1,148 @@
+//! Live: the smol driver against the real reference agent (`omp --mode rpc`, oh-my-pi 18.2.3
+//! under bun 1.4.5, installed by `conformance/peers/install.sh`), started by `musewire_live::peers`. No LLM
+//! is called: these are commands the agent answers itself. Every wait has a deadline: a quiet agent fails the test.
+//! A missing agent fails under CI and is skipped with a notice elsewhere.
+
+use std::process::Command;
+use std::time::Duration;
+
+use musewire_core::client::{ClientConfig, ClientEvent};
+use musewire_core::frame::ProtocolVersion;
+use musewire_live::model_server::ModelServer;
+use musewire_live::peers;
+use musewire_smol::{Agent, CallError};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Runs `f` with a deadline: a quiet agent fails the test instead of hanging it.
+fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    smol::block_on(smol::future::or(f, async {
+        smol::Timer::after(WAIT).await;
+        panic!("the agent went quiet: no {what} within {WAIT:?}")
+    }))
+}
+
+async fn wait_for(agent: &Agent, mut want: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
+    loop {
+        let event = agent.next_event().await.expect("the session ended");
+        if want(&event) {
+            return event;
+        }
+    }
+}
+
+/// FRAME-03/04/05, CALL-01/02, PAGE-07 against the real agent.
+#[test]
+fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
+    if !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().unwrap();
+    let command =
+        smol::process::Command::from(peers::omp(&peers::scratch("smol-omp"), &server.base_url()));
+    let agent = Agent::spawn(command, ClientConfig::default()).expect("spawn omp");
+    within("the first session", async move {
+        let ready = wait_for(&agent, |e| matches!(e, ClientEvent::Ready { .. })).await;
+        assert_eq!(
+            ready,
+            ClientEvent::Ready {
+                protocol: ProtocolVersion::V2
+            }
+        );
+
+        let state = agent
+            .call(json!({"type": "get_state"}))
+            .await
+            .expect("get_state");
+        assert!(state["sessionId"].is_string(), "{state}");
+
+        // CALL-02: omp answers an unknown command without an id; it is matched all the same.
+        let unknown = agent.call(json!({"type": "frobnicate"})).await;
+        assert!(
+            matches!(&unknown, Err(CallError::Failed(f)) if f.error == "Unknown command: frobnicate"),
+            "{unknown:?}"
+        );
+
+        // A todo list of 1.5 MB comes back in set_todos' response: over 1 MiB, so chunked (v2).
+        let content = "x".repeat(1_500_000);
+        let todos = agent
+        .call(json!({"type": "set_todos", "phases": [{"name": "big", "tasks": [{"content": content, "status": "pending"}]}]}))
+        .await
+        .expect("set_todos");
+        assert_eq!(
+            todos["todoPhases"][0]["tasks"][0]["content"]
+                .as_str()
+                .map(str::len),
+            Some(1_500_000)
+        );
+
+        // PAGE-07: the paged drain equals get_messages (a bash execution is one message).
+        let bash = agent
+            .call(json!({"type": "bash", "command": "echo hello"}))
+            .await
+            .expect("bash");
+        assert_eq!(bash["exitCode"], 0, "{bash}");
+        let messages = agent.messages().await.expect("history");
+        let legacy = agent
+            .call(json!({"type": "get_messages"}))
+            .await
+            .expect("get_messages");
+        assert_eq!(legacy["messages"].as_array(), Some(&messages));
+        assert!(
+            messages.iter().any(|m| m["output"] == "hello\n"),
+            "{messages:?}"
+        );
+
+        agent
+            .shutdown(Duration::from_secs(5))
+            .await
+            .expect("shutdown");
+    });
+}
+
+/// CALL-07: the agent killed mid-session; pending calls fail with the exit status, no hang.
+#[test]
+fn live_omp_killed_fails_pending_requests() {
+    if !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().unwrap();
+    let command =
+        smol::process::Command::from(peers::omp(&peers::scratch("smol-kill"), &server.base_url()));
+    let agent = Agent::spawn(command, ClientConfig::default()).expect("spawn omp");
+    within("the killed session", async {
+        wait_for(&agent, |e| matches!(e, ClientEvent::Ready { .. })).await;
+        // A long bash command is pending when the agent is killed from outside.
+        let pending = agent
+            .send(json!({"type": "bash", "command": "sleep 30"}))
+            .await
+            .expect("send");
+        smol::Timer::after(Duration::from_millis(300)).await;
+        Command::new("kill")
+            .args(["-9", &agent.id().to_string()])
+            .status()
+            .expect("kill");
+        let failed = wait_for(
+            &agent,
+            |e| matches!(e, ClientEvent::Response { request, .. } if *request == pending),
+        )
+        .await;
+        let ClientEvent::Response {
+            outcome: Err(failure),
+            ..
+        } = failed
+        else {
+            panic!("{failed:?}")
+        };
+        assert!(
+            failure
+                .error
+                .starts_with("Agent process exited with signal 9"),
+            "{}",
+            failure.error
+        );
+        let closed = wait_for(&agent, |e| matches!(e, ClientEvent::Closed { .. })).await;
+        assert!(matches!(closed, ClientEvent::Closed { .. }));
+    });
+}
