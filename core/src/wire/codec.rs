@@ -285,6 +285,12 @@ macro_rules! wire_struct {
                 })
             }
 
+            /// Whether `extra` holds `key` (a duplicate of the enclosing union's tag).
+            #[allow(dead_code)]
+            pub(crate) fn extra_has(&self, key: &str) -> bool {
+                self.extra.contains_key(key)
+            }
+
             /// Writes every member (known ones in declaration order, then `extra`).
             #[allow(unused_mut)]
             pub(crate) fn serialize_entries<M: serde::ser::SerializeMap>(
@@ -392,7 +398,17 @@ macro_rules! wire_enum {
                 map: A,
             ) -> Result<Self, A::Error> {
                 Ok(match tag.as_str() {
-                    $( $wire => $name::$variant(<$ty>::from_entries(prefix, map)?), )*
+                    $(
+                        $wire => {
+                            let inner = <$ty>::from_entries(prefix, map)?;
+                            if inner.extra_has($tag) {
+                                // The tag twice: JSON.parse keeps the last one, which this
+                                // streaming read cannot; `from_slice_lenient` re-reads it.
+                                return Err(serde::de::Error::duplicate_field($tag));
+                            }
+                            $name::$variant(inner)
+                        }
+                    )*
                     $($(
                         t if <$gty>::is_known_tag(t) => $name::$gvariant(<$gty>::from_tag(tag, prefix, map)?),
                     )*)?
@@ -408,6 +424,16 @@ macro_rules! wire_enum {
                 match $crate::wire::codec::find_tag($tag, &mut prefix, &mut map)? {
                     Some(tag) => Self::from_tag(tag, prefix, map),
                     None => Ok($name::Unknown($crate::wire::codec::collect_unknown(prefix, None, map)?)),
+                }
+            }
+
+            /// Whether the variant's unknown members hold `key`.
+            #[allow(dead_code)]
+            pub(crate) fn extra_has(&self, key: &str) -> bool {
+                match self {
+                    $( $name::$variant(inner) => inner.extra_has(key), )*
+                    $($( $name::$gvariant(inner) => inner.extra_has(key), )*)?
+                    $name::Unknown(value) => value.get(key).is_some(),
                 }
             }
 
@@ -491,6 +517,7 @@ pub(crate) fn serialize_value_entries<M: serde::ser::SerializeMap>(
 pub(crate) trait BoxedHooks: Sized {
     fn from_entries<'de, A: MapAccess<'de>>(prefix: Prefix<'de>, map: A) -> Result<Self, A::Error>;
     fn serialize_entries<M: serde::ser::SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
+    fn extra_has(&self, key: &str) -> bool;
 }
 
 /// Implements [`BoxedHooks`] for `Box<T>` of each type given.
@@ -505,6 +532,9 @@ macro_rules! boxed_hooks {
             }
             fn serialize_entries<M: serde::ser::SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
                 (**self).serialize_entries(map)
+            }
+            fn extra_has(&self, key: &str) -> bool {
+                (**self).extra_has(key)
             }
         }
     )*};

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::codec::{wire_enum, wire_struct};
 use super::host::{HostToolDefinition, HostUriSchemeDefinition};
-use super::message::ImageContent;
+use super::message::ContentBlock;
 
 wire_struct! {
     /// A command without arguments.
@@ -38,8 +38,8 @@ wire_struct! {
     pub struct Prompt {
         /// The prompt text.
         req message: String = "message",
-        /// Attached images.
-        opt images: Vec<ImageContent> = "images",
+        /// Attached images (`ContentBlock::Image` blocks, `{type:"image", data, mimeType}`).
+        opt images: Vec<ContentBlock> = "images",
         /// Required while the agent streams (CALL-04).
         opt streaming_behavior: StreamingBehavior = "streamingBehavior",
     }
@@ -50,8 +50,8 @@ wire_struct! {
     pub struct MessageArgs {
         /// The text.
         req message: String = "message",
-        /// Attached images.
-        opt images: Vec<ImageContent> = "images",
+        /// Attached images (`ContentBlock::Image` blocks, `{type:"image", data, mimeType}`).
+        opt images: Vec<ContentBlock> = "images",
     }
 }
 

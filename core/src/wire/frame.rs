@@ -157,6 +157,10 @@ impl Response {
     ) -> Result<(), M::Error> {
         self.serialize_with_type(map)
     }
+
+    pub(crate) fn extra_has(&self, key: &str) -> bool {
+        self.extra.contains_key(key)
+    }
 }
 
 wire_enum! {

@@ -105,6 +105,15 @@ impl ContentBlock {
         })
     }
 
+    /// An image block from base64 data.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Image(Box::new(ImageContent {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            ..Default::default()
+        }))
+    }
+
     /// The text of a text block.
     pub fn as_text(&self) -> Option<&str> {
         match self {

@@ -1,0 +1,414 @@
+//! The helpers the Client builds on: command serialisation, response accessors, typed
+//! payloads, host tool/URI and extension UI frames.
+
+use musewire_core::wire::*;
+use serde_json::{json, Value};
+
+fn response(json: &str) -> Response {
+    match AgentFrame::from_slice(json.as_bytes()).unwrap() {
+        AgentFrame::Response(response) => *response,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn call01_command_is_written_id_first_as_the_reference_host_does() {
+    let command = Command::NegotiateProtocol(NegotiateProtocol {
+        protocol_version: 2,
+        ..Default::default()
+    });
+    assert_eq!(command.type_name(), "negotiate_protocol");
+    assert_eq!(
+        command.to_vec_with_id(Some("req-1")),
+        br#"{"id":"req-1","type":"negotiate_protocol","protocolVersion":2}"#
+    );
+    assert_eq!(
+        command.to_vec_with_id(None),
+        br#"{"type":"negotiate_protocol","protocolVersion":2}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&command).unwrap(),
+        r#"{"type":"negotiate_protocol","protocolVersion":2}"#
+    );
+    let page = Command::GetMessagesPage(GetMessagesPage {
+        limit: Some(256),
+        ..Default::default()
+    });
+    assert_eq!(
+        page.to_vec_with_id(Some("7")),
+        br#"{"id":"7","type":"get_messages_page","limit":256}"#
+    );
+}
+
+#[test]
+fn call04_prompt_streaming_behavior_is_typed() {
+    let prompt = Command::Prompt(Prompt {
+        message: "go on".into(),
+        images: Some(vec![ContentBlock::image("AA==", "image/png")]),
+        streaming_behavior: Some(StreamingBehavior::FollowUp),
+        ..Default::default()
+    });
+    assert_eq!(
+        prompt.to_value_with_id(Some("p")),
+        json!({"id":"p","type":"prompt","message":"go on","images":[{"type":"image","data":"AA==","mimeType":"image/png"}],"streamingBehavior":"followUp"})
+    );
+    let steer = Command::Prompt(Prompt {
+        message: "x".into(),
+        streaming_behavior: Some(StreamingBehavior::Steer),
+        ..Default::default()
+    });
+    assert_eq!(steer.to_value_with_id(None)["streamingBehavior"], "steer");
+}
+
+#[test]
+fn call06_commands_unknown_to_this_version_can_still_be_sent() {
+    let mut fields = serde_json::Map::new();
+    fields.insert("level".into(), json!(3));
+    let command = Command::other("set_hologram_level", fields);
+    assert_eq!(command.type_name(), "set_hologram_level");
+    assert_eq!(
+        command.to_vec_with_id(Some("h")),
+        br#"{"id":"h","type":"set_hologram_level","level":3}"#
+    );
+    let (id, parsed) =
+        Command::from_slice_with_id(br#"{"type":"set_hologram_level","id":"h","level":3}"#)
+            .unwrap();
+    assert_eq!(id.as_deref(), Some("h"));
+    assert_eq!(parsed, command);
+}
+
+#[test]
+fn call08_failure_code_is_typed() {
+    let busy = response(
+        r#"{"id":"1","type":"response","command":"get_messages_page","success":false,"error":"Cannot page messages while the session is changing","code":"session_busy"}"#,
+    );
+    assert!(!busy.is_success());
+    assert_eq!(busy.error_code(), Some(&ErrorCode::SessionBusy));
+    assert_eq!(
+        busy.error.as_deref(),
+        Some("Cannot page messages while the session is changing")
+    );
+    let stale = response(
+        r#"{"id":"2","type":"response","command":"get_messages_page","success":false,"error":"RPC message cursor is stale","code":"stale_cursor"}"#,
+    );
+    assert_eq!(stale.error_code(), Some(&ErrorCode::StaleCursor));
+    let future = response(
+        r#"{"id":"3","type":"response","command":"x","success":false,"error":"e","code":"quota_exceeded"}"#,
+    );
+    assert_eq!(
+        future.error_code(),
+        Some(&ErrorCode::Other("quota_exceeded".into()))
+    );
+    assert_eq!(future.error_code().unwrap().as_str(), "quota_exceeded");
+    let plain =
+        response(r#"{"id":"4","type":"response","command":"bash","success":false,"error":"boom"}"#);
+    assert_eq!(plain.error_code(), None);
+    let ok = response(r#"{"id":"5","type":"response","command":"abort","success":true}"#);
+    assert!(ok.is_success());
+    assert_eq!(ok.data, None);
+    // Built failures serialise as the reference writes them.
+    let built = Response::failure(
+        Some("9".into()),
+        "get_messages_page",
+        "RPC message cursor is stale",
+        Some(ErrorCode::StaleCursor),
+    );
+    assert_eq!(
+        serde_json::to_string(&built).unwrap(),
+        r#"{"id":"9","type":"response","command":"get_messages_page","success":false,"error":"RPC message cursor is stale","code":"stale_cursor"}"#
+    );
+}
+
+#[test]
+fn call02_idless_parse_failure() {
+    let parse = response(
+        r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: x"}"#,
+    );
+    assert_eq!(parse.id, None);
+    assert_eq!(parse.command, "parse");
+}
+
+#[test]
+fn call03_prompt_acknowledgement_and_prompt_result() {
+    let ack = response(
+        r#"{"id":"p","type":"response","command":"prompt","success":true,"data":{"agentInvoked":false}}"#,
+    );
+    assert!(
+        matches!(ack.data, Some(ResponseData::Prompt(ref d)) if d.agent_invoked == Some(false))
+    );
+    let AgentFrame::PromptResult(result) =
+        AgentFrame::from_slice(br#"{"type":"prompt_result","id":"p","agentInvoked":false}"#)
+            .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(result.id.as_deref(), Some("p"));
+    assert!(!result.agent_invoked);
+}
+
+#[test]
+fn page06_messages_page_with_and_without_next_cursor() {
+    let middle = response(
+        r#"{"id":"1","type":"response","command":"get_messages_page","success":true,"data":{"messages":[{"role":"user","content":"hi","timestamp":1}],"nextCursor":"abc","totalMessages":2}}"#,
+    );
+    let Some(ResponseData::MessagesPage(page)) = &middle.data else {
+        panic!()
+    };
+    assert_eq!(page.next_cursor.as_deref(), Some("abc"));
+    assert_eq!(page.total_messages, 2);
+    assert_eq!(page.messages[0].role(), Some("user"));
+    let last = response(
+        r#"{"id":"2","type":"response","command":"get_messages_page","success":true,"data":{"messages":[{"role":"user","content":"yo","timestamp":2}],"totalMessages":2}}"#,
+    );
+    let Some(ResponseData::MessagesPage(page)) = &last.data else {
+        panic!()
+    };
+    assert_eq!(page.next_cursor, None);
+    assert!(!serde_json::to_string(&last).unwrap().contains("nextCursor"));
+}
+
+#[test]
+fn frame03_ready_frame() {
+    let AgentFrame::Ready(ready) = AgentFrame::from_slice(br#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864}"#).unwrap() else {
+        panic!()
+    };
+    assert!(ready.supports(2));
+    assert!(!ready.supports(3));
+    assert_eq!(ready.max_frame_bytes, Some(1_048_576));
+}
+
+#[test]
+fn agent_end_is_terminal_unless_it_says_otherwise() {
+    for (json, terminal) in [
+        (r#"{"type":"agent_end","messages":[]}"#, true),
+        (
+            r#"{"type":"agent_end","messages":[],"isTerminal":true}"#,
+            true,
+        ),
+        (
+            r#"{"type":"agent_end","messages":[],"isTerminal":false}"#,
+            false,
+        ),
+    ] {
+        let AgentFrame::Event(AgentEvent::AgentEnd(end)) =
+            AgentFrame::from_slice(json.as_bytes()).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(end.is_terminal(), terminal, "{json}");
+    }
+}
+
+#[test]
+fn host01_set_host_tools_command_and_response() {
+    let command = Command::SetHostTools(SetHostTools {
+        tools: vec![HostToolDefinition {
+            name: "host_search".into(),
+            description: "Search".into(),
+            parameters: json!({"type":"object","properties":{}}),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    assert_eq!(
+        command.to_value_with_id(Some("t")),
+        json!({"id":"t","type":"set_host_tools","tools":[{"name":"host_search","description":"Search","parameters":{"type":"object","properties":{}}}]})
+    );
+    let r = response(
+        r#"{"id":"t","type":"response","command":"set_host_tools","success":true,"data":{"toolNames":["host_search"]}}"#,
+    );
+    assert!(
+        matches!(r.data, Some(ResponseData::HostTools(ref d)) if d.tool_names == ["host_search"])
+    );
+}
+
+#[test]
+fn host02_host_tool_call_update_and_result() {
+    let AgentFrame::HostToolCall(call) = AgentFrame::from_slice(br#"{"type":"host_tool_call","id":"h1","toolCallId":"tc","toolName":"host_search","arguments":{"q":"x"}}"#).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            call.id.as_str(),
+            call.tool_call_id.as_str(),
+            call.tool_name.as_str()
+        ),
+        ("h1", "tc", "host_search")
+    );
+    assert_eq!(call.arguments, json!({"q":"x"}));
+    let update = HostFrame::HostToolUpdate(HostToolUpdate {
+        id: "h1".into(),
+        partial_result: ToolResult {
+            content: vec![ContentBlock::text("working")],
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    assert_eq!(
+        update.to_vec(),
+        br#"{"type":"host_tool_update","id":"h1","partialResult":{"content":[{"type":"text","text":"working"}]}}"#
+    );
+    let result = HostFrame::HostToolResult(HostToolResult {
+        id: "h1".into(),
+        result: ToolResult {
+            content: vec![ContentBlock::text("failed")],
+            ..Default::default()
+        },
+        is_error: Some(true),
+        ..Default::default()
+    });
+    assert_eq!(
+        result.to_vec(),
+        br#"{"type":"host_tool_result","id":"h1","result":{"content":[{"type":"text","text":"failed"}]},"isError":true}"#
+    );
+}
+
+#[test]
+fn host03_host05_cancels_and_uri_requests() {
+    let AgentFrame::HostToolCancel(cancel) =
+        AgentFrame::from_slice(br#"{"type":"host_tool_cancel","id":"c","targetId":"h1"}"#).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(cancel.target_id, "h1");
+    let AgentFrame::HostUriRequest(request) = AgentFrame::from_slice(
+        br#"{"type":"host_uri_request","id":"u","operation":"write","url":"db://x","content":"y"}"#,
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert!(request.is_write());
+    assert_eq!(request.content.as_deref(), Some("y"));
+    let AgentFrame::HostUriCancel(cancel) =
+        AgentFrame::from_slice(br#"{"type":"host_uri_cancel","id":"c2","targetId":"u"}"#).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(cancel.target_id, "u");
+    let result = HostFrame::HostUriResult(HostUriResult {
+        id: "u".into(),
+        content: Some("ok".into()),
+        content_type: Some("text/markdown".into()),
+        ..Default::default()
+    });
+    assert_eq!(
+        result.to_vec(),
+        br#"{"type":"host_uri_result","id":"u","content":"ok","contentType":"text/markdown"}"#
+    );
+}
+
+#[test]
+fn host04_set_host_uri_schemes() {
+    let command = Command::SetHostUriSchemes(SetHostUriSchemes {
+        schemes: vec![HostUriSchemeDefinition {
+            scheme: "db".into(),
+            writable: Some(true),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    assert_eq!(
+        command.to_vec_with_id(Some("s")),
+        br#"{"id":"s","type":"set_host_uri_schemes","schemes":[{"scheme":"db","writable":true}]}"#
+    );
+    let r = response(
+        r#"{"id":"s","type":"response","command":"set_host_uri_schemes","success":true,"data":{"schemes":["db"]}}"#,
+    );
+    assert!(matches!(r.data, Some(ResponseData::HostUriSchemes(ref d)) if d.schemes == ["db"]));
+}
+
+#[test]
+fn host06_extension_ui_requests_and_responses() {
+    let AgentFrame::ExtensionUiRequest(request) = AgentFrame::from_slice(br#"{"type":"extension_ui_request","id":"u1","method":"select","title":"Pick","options":["a","b"],"timeout":5000}"#).unwrap() else {
+        panic!()
+    };
+    assert!(request.is_dialog());
+    assert_eq!(request.id(), Some("u1"));
+    let UiRequest::Select(select) = &request else {
+        panic!()
+    };
+    assert_eq!(select.options, ["a", "b"]);
+    assert_eq!(select.timeout.as_ref().and_then(|t| t.as_u64()), Some(5000));
+    let AgentFrame::ExtensionUiRequest(notify) = AgentFrame::from_slice(
+        br#"{"type":"extension_ui_request","id":"u2","method":"notify","message":"hi"}"#,
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert!(!notify.is_dialog());
+    for (frame, expected) in [
+        (
+            UiResponse::value("u1", "a"),
+            r#"{"type":"extension_ui_response","id":"u1","value":"a"}"#,
+        ),
+        (
+            UiResponse::confirmed("u1", false),
+            r#"{"type":"extension_ui_response","id":"u1","confirmed":false}"#,
+        ),
+        (
+            UiResponse::cancelled("u1", false),
+            r#"{"type":"extension_ui_response","id":"u1","cancelled":true}"#,
+        ),
+        (
+            UiResponse::cancelled("u1", true),
+            r#"{"type":"extension_ui_response","id":"u1","cancelled":true,"timedOut":true}"#,
+        ),
+    ] {
+        assert_eq!(
+            String::from_utf8(HostFrame::ExtensionUiResponse(frame).to_vec()).unwrap(),
+            expected
+        );
+    }
+}
+
+#[test]
+fn pi_v1_only_differences() {
+    for (command, name) in [
+        (Command::GetCommands(NoArgs::default()), "get_commands"),
+        (
+            Command::Fork(EntryId {
+                entry_id: "e".into(),
+                ..Default::default()
+            }),
+            "fork",
+        ),
+        (Command::Clone(NoArgs::default()), "clone"),
+        (
+            Command::GetForkMessages(NoArgs::default()),
+            "get_fork_messages",
+        ),
+    ] {
+        assert_eq!(command.type_name(), name);
+    }
+    let r = response(
+        r#"{"id":"1","type":"response","command":"get_commands","success":true,"data":{"commands":[{"name":"fix","source":"prompt","sourceInfo":{"path":"/x"}}]}}"#,
+    );
+    let Some(ResponseData::Commands(data)) = &r.data else {
+        panic!()
+    };
+    assert_eq!(data.commands[0].extra["sourceInfo"], json!({"path":"/x"}));
+    let AgentFrame::Event(AgentEvent::CompactionEnd(end)) = AgentFrame::from_slice(
+        br#"{"type":"compaction_end","reason":"manual","aborted":true,"willRetry":false}"#,
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(end.aborted, Some(true));
+}
+
+#[test]
+fn unknown_command_response_data_stays_a_value() {
+    let r = response(
+        r#"{"id":"1","type":"response","command":"get_holograms","success":true,"data":{"holograms":[1]}}"#,
+    );
+    assert_eq!(r.data, Some(ResponseData::Other(json!({"holograms":[1]}))));
+    assert_eq!(
+        ResponseData::from_value("login", json!({"providerId":"x"})).unwrap(),
+        ResponseData::Login(LoginData {
+            provider_id: "x".into(),
+            ..Default::default()
+        })
+    );
+    let v: Value = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["data"], json!({"holograms":[1]}));
+}

@@ -1,0 +1,117 @@
+//! CALL-06 on frames the reference encoder wrote: every logical frame of the FRAME corpus
+//! (`conformance/corpus/frame/*.stream`) and of the recorded oh-my-pi session
+//! (`conformance/samples/omp-session.stream`) parses into the typed model and serialises
+//! back to the same JSON value.
+
+use std::path::Path;
+
+use musewire_core::frame::{DecodeEvent, Frame, StreamDecoder};
+use musewire_core::wire::{AgentEvent, AgentFrame, AssistantMessageEvent, ResponseData};
+use serde_json::Value;
+
+fn frames(path: &Path) -> Vec<Frame> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut decoder = StreamDecoder::new();
+    decoder.handle_bytes(&bytes);
+    decoder.handle_eof();
+    let mut frames = Vec::new();
+    while let Some(event) = decoder.poll_event() {
+        if let DecodeEvent::Frame(frame) = event {
+            frames.push(frame);
+        }
+    }
+    frames
+}
+
+fn round_trip(name: &str, frame: &Frame) -> AgentFrame {
+    let expected: Value = frame.parse().unwrap();
+    // The lenient parse never fails on an object; duplicate members resolve as in JSON.parse.
+    let typed =
+        AgentFrame::from_slice_lenient(frame.payload()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(
+        typed.to_value(),
+        expected,
+        "{name}: {}",
+        String::from_utf8_lossy(frame.payload())
+    );
+    if frame.frame_type().is_some() {
+        assert_eq!(typed.type_name(), frame.frame_type(), "{name}");
+    }
+    typed
+}
+
+#[test]
+fn call06_corpus_frames_round_trip() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/corpus/frame");
+    let mut files = 0;
+    let mut count = 0;
+    let mut strict = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "stream") {
+            continue;
+        }
+        files += 1;
+        for (i, frame) in frames(&path).iter().enumerate() {
+            let name = format!("{}#{i}", path.file_name().unwrap().to_string_lossy());
+            if frame.parse::<Value>().is_err() {
+                // A lone surrogate escape: JSON.parse takes it, a Rust string cannot hold
+                // it, so no serde model reads it.
+                assert!(
+                    AgentFrame::from_slice_lenient(frame.payload()).is_err(),
+                    "{name}"
+                );
+                continue;
+            }
+            round_trip(&name, frame);
+            count += 1;
+            strict += usize::from(AgentFrame::from_slice(frame.payload()).is_ok());
+        }
+    }
+    assert!(files > 100, "corpus files: {files}");
+    assert!(count > 100, "frames: {count}");
+    // Only the duplicate-member cases need the lenient path.
+    assert!(
+        count - strict <= 5,
+        "{} of {count} frames needed the lenient parse",
+        count - strict
+    );
+}
+
+#[test]
+fn frame03_call06_omp_session_sample_is_fully_typed() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/samples/omp-session.stream");
+    let frames = frames(&path);
+    assert_eq!(frames.len(), 807);
+    let mut deltas = 0;
+    let mut messages = 0;
+    for (i, frame) in frames.iter().enumerate() {
+        let typed = round_trip(&format!("omp-session#{i}"), frame);
+        assert_eq!(AgentFrame::from_slice(frame.payload()).unwrap(), typed);
+        match &typed {
+            AgentFrame::Ready(ready) => {
+                assert_eq!(i, 0, "FRAME-03: ready comes first");
+                assert_eq!(ready.protocol_version, 1);
+                assert!(ready.supports(2));
+                assert_eq!(ready.max_frame_bytes, Some(1_048_576));
+                assert_eq!(ready.max_reassembled_frame_bytes, Some(67_108_864));
+            }
+            AgentFrame::Response(response) => match &response.data {
+                Some(ResponseData::NegotiateProtocol(data)) => assert_eq!(data.protocol_version, 2),
+                Some(ResponseData::Messages(data)) => messages += data.messages.len(),
+                other => panic!("unexpected response data {other:?}"),
+            },
+            AgentFrame::Event(AgentEvent::MessageUpdate(update)) => {
+                assert!(matches!(
+                    update.assistant_message_event,
+                    AssistantMessageEvent::TextDelta(_)
+                ));
+                deltas += 1;
+            }
+            other => panic!("unexpected frame {other:?}"),
+        }
+    }
+    assert_eq!(deltas, 804);
+    assert!(messages > 0);
+}
