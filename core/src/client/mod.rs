@@ -33,6 +33,8 @@
 mod action;
 mod config;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod history;
 mod host;
 mod inbound;
