@@ -5,7 +5,7 @@
 //! FRAME-09, `host_02_03_…` covers HOST-02 and HOST-03) or by a comment or doc comment in the
 //! lines just above the function (`FRAME-09`, also `FRAME-07..09` for a range and
 //! `FRAME-01/09` for a list). A test is a function with a `#[test]`-like attribute right above
-//! it, in `core/tests/*.rs`, `drivers/*/tests/*.rs`, `conformance/tests/*.rs` or the `src/`
+//! it (and no `#[ignore]`), in `core/tests/*.rs`, `drivers/*/tests/*.rs`, `conformance/tests/*.rs` or the `src/`
 //! trees of those crates.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -132,10 +132,12 @@ pub fn tests_in_source(stem: &str, source: &str, prefixes: &BTreeSet<String>) ->
             .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
             .take(12)
             .collect();
-        if !above
+        let is_test = above
             .iter()
-            .any(|l| l.starts_with("#[") && l.contains("test]"))
-        {
+            .any(|l| l.starts_with("#[") && l.contains("test]"));
+        // An ignored test does not run in CI: it covers nothing.
+        let ignored = above.iter().any(|l| l.starts_with("#[ignore"));
+        if !is_test || ignored {
             continue;
         }
         let mut rules = ids_in_name(name, prefixes);
@@ -351,7 +353,7 @@ mod tests {
 
     #[test]
     fn tests_need_a_test_attribute() {
-        let src = "fn frame_01_helper() {}\n\n/// PAGE-07: walk\n#[test]\nfn walks() {}\n";
+        let src = "fn frame_01_helper() {}\n\n/// PAGE-07: walk\n#[test]\nfn walks() {}\n#[test]\n#[ignore]\nfn frame_02_x() {}\n";
         let found = tests_in_source("f", src, &prefixes());
         assert_eq!(
             found,
