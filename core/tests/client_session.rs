@@ -716,7 +716,7 @@ fn host_06_dialogs_time_out_are_cancelled_and_notices_need_no_answer() {
 }
 
 #[test]
-fn turns_end_at_a_terminal_agent_end_and_a_new_run_may_start_without_one() {
+fn call_09_turns_end_at_a_terminal_agent_end_and_a_new_run_may_start_without_one() {
     let mut h = Harness::v2();
     h.agent(r#"{"type":"agent_start"}"#);
     h.agent(r#"{"type":"agent_end","messages":[],"isTerminal":false}"#);
@@ -737,5 +737,86 @@ fn turns_end_at_a_terminal_agent_end_and_a_new_run_may_start_without_one() {
             &ClientEvent::TurnStarted,
             &ClientEvent::TurnFinished
         ]
+    );
+}
+
+#[test]
+fn frame_13_a_non_json_line_is_reported_with_its_prefix_and_the_session_goes_on() {
+    let mut h = Harness::v1();
+    h.agent("Debugger listening on ws://127.0.0.1:9229/abc");
+    let (_, events) = h.split();
+    let [ClientEvent::ProtocolWarning {
+        rule,
+        prefix: Some(prefix),
+        ..
+    }] = &events[..]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*rule, "FRAME-13");
+    assert!(prefix.starts_with("Debugger listening"), "{prefix}");
+    assert!(!h.client.is_closed());
+}
+
+#[test]
+fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_in_v1() {
+    let mut h = Harness::new(ClientConfig::default());
+    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.agent(READY_V2);
+    h.drain();
+    h.advance(30_000);
+    let (written, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }]
+    );
+    assert_eq!(
+        written,
+        vec![json!({"id": state.wire(), "type": "get_state"})]
+    );
+    // A late answer is no longer ours.
+    h.agent(&response(
+        "req_2",
+        "negotiate_protocol",
+        json!({"protocolVersion": 2}),
+    ));
+    let (_, events) = h.split();
+    assert!(matches!(&events[..], [ClientEvent::Unmatched { .. }]));
+}
+
+#[test]
+fn call_07_restart_of_a_live_session_fails_what_is_pending_and_stops_the_old_agent() {
+    let mut h = Harness::v2();
+    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.drain();
+    h.client.restart(h.now);
+    let actions = h.drain();
+    assert!(
+        matches!(actions.last(), Some(Action::StopAgent)),
+        "{actions:?}"
+    );
+    assert!(actions.iter().any(|a| matches!(
+        a,
+        Action::Event(ClientEvent::Closed {
+            error: SessionError::Stopped
+        })
+    )));
+}
+
+#[test]
+fn call_07_the_stderr_tail_starts_on_a_character() {
+    let mut h = Harness::new(ClientConfig {
+        stderr_tail_bytes: 5,
+        ..ClientConfig::default()
+    });
+    h.drain();
+    h.client.handle_stderr(h.now, "ééé".as_bytes()); // 6 bytes: the cut falls inside the first é
+    h.client.handle_exit(h.now, ExitStatus::Code(1), b"");
+    let (_, events) = h.split();
+    assert!(
+        matches!(events.last(), Some(ClientEvent::Closed { error: SessionError::Exited { stderr, .. } }) if stderr == "éé"),
+        "{events:?}"
     );
 }

@@ -177,6 +177,12 @@ pub enum ClientEvent {
         rule: &'static str,
         /// The message.
         message: String,
+        /// What was wrong and where, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+        /// The first bytes of the offending line (at most 64), when there was one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prefix: Option<String>,
     },
     /// The session ended; every pending request has been failed with this error before it.
     Closed {
@@ -203,9 +209,16 @@ fn serialize_outcome<T: Serialize, S: serde::Serializer>(
 
 impl ClientEvent {
     pub(crate) fn warning(error: &FrameError) -> Self {
+        let (detail, prefix) = match error {
+            FrameError::NotJson { detail, prefix } => (Some(detail.clone()), Some(prefix.clone())),
+            FrameError::LineTooLong { limit } => (Some(format!("limit {limit} bytes")), None),
+            _ => (None, None),
+        };
         ClientEvent::ProtocolWarning {
             rule: error.rule(),
             message: error.to_string(),
+            detail,
+            prefix,
         }
     }
 }

@@ -51,11 +51,13 @@ impl Client {
             return self.event(ClientEvent::ProtocolWarning {
                 rule: "CALL-06",
                 message: "frame too deeply nested to parse".into(),
+                detail: None,
+                prefix: None,
             });
         };
         if let Phase::AwaitingReady { .. } = self.phase {
             if kind.as_deref() == Some("ready") {
-                return self.on_ready(value);
+                return self.on_ready(now, value);
             }
             // FRAME-03: an agent that starts without a ready frame is v1-only.
             self.become_ready(ProtocolVersion::V1);
@@ -108,7 +110,7 @@ impl Client {
     }
 
     /// FRAME-03, FRAME-04: negotiate v2 when offered within our ceilings; else v1.
-    fn on_ready(&mut self, ready: Value) {
+    fn on_ready(&mut self, now: Instant, ready: Value) {
         let offers_v2 = ready
             .get("supportedProtocolVersions")
             .and_then(Value::as_array)
@@ -130,7 +132,9 @@ impl Client {
         );
         self.event(ClientEvent::Frame { frame: ready });
         if offers_v2 && acceptable && self.config.negotiate_v2 {
-            self.phase = Phase::Negotiating;
+            self.phase = Phase::Negotiating {
+                deadline: now + self.config.ready_timeout,
+            };
             let command = serde_json::json!({"type": "negotiate_protocol", "protocolVersion": 2});
             // From the response on, the agent may chunk (FRAME-05): the decoder switches
             // itself right after a successful response line.

@@ -80,7 +80,10 @@ enum Phase {
     AwaitingReady {
         deadline: Instant,
     },
-    Negotiating,
+    /// Waiting for the answer to our `negotiate_protocol`; past the deadline, v1.
+    Negotiating {
+        deadline: Instant,
+    },
     Ready,
     /// Stdout ended; waiting a moment for the exit status.
     Ending {
@@ -158,6 +161,7 @@ impl Client {
     pub fn restart(&mut self, now: Instant) {
         if self.phase != Phase::Closed {
             self.close(SessionError::Stopped);
+            self.actions.push_back(Action::StopAgent);
         }
         self.decoder = StreamDecoder::with_config(DecoderConfig {
             max_frame_bytes: self.config.max_frame_bytes,
@@ -362,7 +366,12 @@ impl Client {
         self.stderr_tail.extend_from_slice(bytes);
         let keep = self.config.stderr_tail_bytes;
         if self.stderr_tail.len() > keep {
-            self.stderr_tail.drain(..self.stderr_tail.len() - keep);
+            let mut cut = self.stderr_tail.len() - keep;
+            // Start the tail on a character, not inside one.
+            while self.stderr_tail.get(cut).is_some_and(|b| b & 0xc0 == 0x80) {
+                cut += 1;
+            }
+            self.stderr_tail.drain(..cut);
         }
     }
 
@@ -376,7 +385,9 @@ impl Client {
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let phase = match self.phase {
-            Phase::AwaitingReady { deadline } | Phase::Ending { deadline } => Some(deadline),
+            Phase::AwaitingReady { deadline }
+            | Phase::Negotiating { deadline }
+            | Phase::Ending { deadline } => Some(deadline),
             _ => None,
         };
         let dialog = self.dialogs.values().flatten().min().copied();
@@ -388,6 +399,13 @@ impl Client {
         match self.phase {
             Phase::AwaitingReady { deadline } if now >= deadline => {
                 self.become_ready(ProtocolVersion::V1)
+            }
+            Phase::Negotiating { deadline } if now >= deadline => {
+                // The agent offered v2 but never answered: go on in v1 rather than hold
+                // everything (FRAME-04). A late answer is then unmatched.
+                self.pending.retain(|_, p| p.purpose != Purpose::Negotiate);
+                self.decoder.set_follow_negotiation(false);
+                self.become_ready(ProtocolVersion::V1);
             }
             Phase::Ending { deadline } if now >= deadline => {
                 let stderr = self.stderr_text();
@@ -477,7 +495,7 @@ impl Client {
         frame.extend(fields.into_iter().filter(|(k, _)| k != "id"));
         let mut line = serde_json::to_vec(&frame).expect("a JSON object serialises");
         line.push(b'\n');
-        let held = matches!(self.phase, Phase::AwaitingReady { .. } | Phase::Negotiating)
+        let held = matches!(self.phase, Phase::AwaitingReady { .. } | Phase::Negotiating { .. })
             && purpose != Purpose::Negotiate;
         if held {
             self.held.push(line);
