@@ -84,27 +84,105 @@ pub(crate) fn collect_unknown<'de, A: MapAccess<'de>>(
 
 /// Reads members until `tag` is found with a string value; returns that value, or `None`
 /// when the map ended first (then every member is in `prefix`). A tag already in the
-/// prefix (a lenient re-read) is taken from there.
+/// prefix (a lenient re-read) is taken from there. The tag is borrowed from the input when
+/// it holds no escapes.
 pub(crate) fn find_tag<'de, A: MapAccess<'de>>(
     tag: &str,
     prefix: &mut Prefix<'de>,
     map: &mut A,
-) -> Result<Option<String>, A::Error> {
+) -> Result<Option<Cow<'de, str>>, A::Error> {
     if let Some(pos) = prefix.iter().position(|(k, v)| k == tag && v.is_string()) {
         if let (_, Value::String(s)) = prefix.remove(pos) {
-            return Ok(Some(s));
+            return Ok(Some(Cow::Owned(s)));
         }
     }
     while let Some(key) = map.next_key_seed(KeySeed)? {
-        let value: Value = map.next_value()?;
         if key == tag {
-            if let Value::String(s) = value {
-                return Ok(Some(s));
+            match map.next_value_seed(TagSeed)? {
+                TagValue::Str(s) => return Ok(Some(s)),
+                TagValue::Other(value) => prefix.push((key, value)),
             }
+        } else {
+            let value: Value = map.next_value()?;
+            prefix.push((key, value));
         }
-        prefix.push((key, value));
     }
     Ok(None)
+}
+
+/// A tag member's value: a string (borrowed when possible), or anything else as a value.
+enum TagValue<'de> {
+    Str(Cow<'de, str>),
+    Other(Value),
+}
+
+struct TagSeed;
+
+impl<'de> DeserializeSeed<'de> for TagSeed {
+    type Value = TagValue<'de>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(TagVisitor)
+    }
+}
+
+struct TagVisitor;
+
+impl<'de> Visitor<'de> for TagVisitor {
+    type Value = TagValue<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(TagValue::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(TagValue::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(TagValue::Str(Cow::Owned(v)))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(TagValue::Other(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(TagValue::Other(Value::from(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(TagValue::Other(Value::from(v)))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(TagValue::Other(Value::from(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(TagValue::Other(Value::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(TagValue::Other(Value::Null))
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        use serde::Deserialize;
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(TagValue::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        use serde::Deserialize;
+        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(TagValue::Other)
+    }
 }
 
 /// A map access over an already-read JSON object, so that the entry points taking a
@@ -393,11 +471,11 @@ macro_rules! wire_enum {
             /// Builds the variant named `tag` from the members already read and the rest
             /// of the map.
             pub(crate) fn from_tag<'de, A: serde::de::MapAccess<'de>>(
-                tag: String,
+                tag: std::borrow::Cow<'de, str>,
                 prefix: $crate::wire::codec::Prefix<'de>,
                 map: A,
             ) -> Result<Self, A::Error> {
-                Ok(match tag.as_str() {
+                Ok(match &*tag {
                     $(
                         $wire => {
                             let inner = <$ty>::from_entries(prefix, map)?;
@@ -412,7 +490,7 @@ macro_rules! wire_enum {
                     $($(
                         t if <$gty>::is_known_tag(t) => $name::$gvariant(<$gty>::from_tag(tag, prefix, map)?),
                     )*)?
-                    _ => $name::Unknown($crate::wire::codec::collect_unknown(prefix, Some(($tag, tag)), map)?),
+                    _ => $name::Unknown($crate::wire::codec::collect_unknown(prefix, Some(($tag, tag.into_owned())), map)?),
                 })
             }
 
