@@ -39,7 +39,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod blocks;
 pub mod client;
 pub mod frame;
+pub mod paging;
 pub mod wire;

@@ -1,0 +1,235 @@
+//! What an [`Agent`](super::Agent) hands out: lines for stdout and events for the
+//! application, and the ids that name requests in both directions.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::frame::ProtocolVersion;
+use crate::wire::{Command, HostToolDefinition, HostUriSchemeDefinition};
+
+/// A command from the host, as the application sees it: a counter, so runs are reproducible.
+/// The host's own `id` travels with it in [`AgentEvent::Command`] and is echoed in the
+/// response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct RequestId(pub u64);
+
+macro_rules! outbound_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u64);
+
+        impl $name {
+            /// The id as written on the wire.
+            pub fn wire(self) -> String {
+                format!(concat!($prefix, "{}"), self.0)
+            }
+
+            /// The id a wire id names, if it is one this agent wrote.
+            pub fn from_wire(id: &str) -> Option<Self> {
+                let n: u64 = id.strip_prefix($prefix)?.parse().ok()?;
+                (Self(n).wire() == id).then_some(Self(n))
+            }
+        }
+    };
+}
+
+outbound_id!(
+    /// A `host_tool_call` the agent made (HOST-02); on the wire `host-tool-N`.
+    HostCallId,
+    "host-tool-"
+);
+outbound_id!(
+    /// A `host_uri_request` the agent made (HOST-05); on the wire `host-uri-N`.
+    HostUriId,
+    "host-uri-"
+);
+outbound_id!(
+    /// An extension UI dialog the agent opened (HOST-06); on the wire `ui-N`.
+    DialogId,
+    "ui-"
+);
+
+/// Work for the driver, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum AgentAction {
+    /// Write this one physical line (LF included) to stdout. Lines of a chunked frame come one
+    /// per action, produced as they are polled, so a driver that stops polling while its
+    /// writer is full holds at most one chunk (FRAME-11).
+    Write(#[serde(serialize_with = "as_text")] Vec<u8>),
+    /// Something for the application.
+    Event(AgentEvent),
+}
+
+fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&String::from_utf8_lossy(bytes))
+}
+
+/// Whether a dialog was answered, and how (HOST-06, HOST-07).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum DialogOutcome {
+    /// The host's `extension_ui_response`, as received.
+    Answered {
+        /// The frame.
+        response: Value,
+    },
+    /// The dialog's timeout passed: the application takes its default.
+    TimedOut,
+    /// The host's side closed first: "RPC client disconnected before extension UI response
+    /// completed" (HOST-07).
+    Disconnected,
+}
+
+impl DialogOutcome {
+    /// The message the reference rejects a dialog with when stdin closes.
+    pub const DISCONNECTED: &'static str =
+        "RPC client disconnected before extension UI response completed";
+
+    /// The answer of a `select`, `input` or `editor` dialog, as the reference reads it: none
+    /// when cancelled, timed out or without a string `value`.
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            DialogOutcome::Answered { response } if !cancelled(response) => {
+                response.get("value").and_then(Value::as_str)
+            }
+            _ => None,
+        }
+    }
+
+    /// The answer of a `confirm` dialog: false unless the host answered `confirmed: true`.
+    pub fn confirmed(&self) -> bool {
+        match self {
+            DialogOutcome::Answered { response } if !cancelled(response) => {
+                response.get("confirmed") == Some(&Value::Bool(true))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the host reported that its own dialog timed out (`cancelled`, `timedOut`), or
+    /// the agent's timeout passed.
+    pub fn timed_out(&self) -> bool {
+        match self {
+            DialogOutcome::Answered { response } => {
+                cancelled(response) && super::js::truthy(response.get("timedOut"))
+            }
+            DialogOutcome::TimedOut => true,
+            DialogOutcome::Disconnected => false,
+        }
+    }
+}
+
+fn cancelled(response: &Value) -> bool {
+    super::js::truthy(response.get("cancelled"))
+}
+
+/// What a host URI read gave (HOST-05), with the reference's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostUriContent {
+    /// The content (empty when absent, and for a write).
+    pub content: String,
+    /// `contentType`, `text/plain` when absent.
+    pub content_type: String,
+    /// Resolution notes, when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<String>>,
+    /// Whether the content is immutable: the result's `immutable`, else the scheme's.
+    pub immutable: bool,
+}
+
+/// An event for the application.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A command to answer with [`Agent::respond`](super::Agent::respond) (or, for
+    /// `get_messages_page`, [`Agent::respond_messages_page`](super::Agent::respond_messages_page)),
+    /// in any order (CALL-01).
+    Command {
+        /// The request.
+        request: RequestId,
+        /// The host's `id`, as sent (absent when it sent none), for frames that refer to the
+        /// command later (`prompt_result`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<Value>,
+        /// The command, typed (CALL-06: an unknown type, when delivered, is
+        /// [`Command::Unknown`] with every member).
+        command: Command,
+    },
+    /// The protocol version changed (FRAME-05): frames from now on are encoded in it.
+    ProtocolChanged {
+        /// The version in force.
+        protocol: ProtocolVersion,
+    },
+    /// `set_host_tools` replaced the host's tools (HOST-01); already answered.
+    HostToolsChanged {
+        /// The tools, normalised as the reference does.
+        tools: Vec<HostToolDefinition>,
+    },
+    /// `set_host_uri_schemes` replaced the host's URI schemes (HOST-04); already answered.
+    HostUriSchemesChanged {
+        /// The schemes, normalised.
+        schemes: Vec<HostUriSchemeDefinition>,
+    },
+    /// A partial result of an open host tool call (HOST-02).
+    HostToolUpdate {
+        /// The call.
+        call: HostCallId,
+        /// `partialResult`, as sent.
+        partial_result: Value,
+    },
+    /// A host tool call ended (HOST-02, HOST-07): the result, or the error text.
+    HostToolFinished {
+        /// The call.
+        call: HostCallId,
+        /// `result` on success; on `isError` its joined text ("Host tool execution failed"
+        /// when empty); on disconnect the reference's message.
+        #[serde(serialize_with = "serialize_outcome")]
+        outcome: Result<Value, String>,
+    },
+    /// A host URI request ended (HOST-05, HOST-07).
+    HostUriFinished {
+        /// The request.
+        request: HostUriId,
+        /// The content (for a write, empty), or the error text.
+        #[serde(serialize_with = "serialize_outcome")]
+        outcome: Result<HostUriContent, String>,
+    },
+    /// A dialog was answered, timed out, or can no longer be (HOST-06, HOST-07).
+    DialogResolved {
+        /// The dialog.
+        dialog: DialogId,
+        /// How.
+        outcome: DialogOutcome,
+    },
+    /// A line on stdin the agent answered with a `parse` failure (FRAME-14), for the log.
+    InputError {
+        /// The rule.
+        rule: &'static str,
+        /// The error sent.
+        message: String,
+    },
+    /// Stdin ended; every pending dialog, host tool call and host URI request has been
+    /// resolved before this event (HOST-07). Commands still pending can be answered.
+    InputClosed,
+}
+
+fn serialize_outcome<T: Serialize, S: serde::Serializer>(
+    outcome: &Result<T, String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Outcome<'a, T> {
+        Ok(&'a T),
+        Err(&'a str),
+    }
+    match outcome {
+        Ok(v) => Outcome::Ok(v).serialize(s),
+        Err(e) => Outcome::<T>::Err(e).serialize(s),
+    }
+}

@@ -1,0 +1,36 @@
+//! Calls an [`Agent`](super::Agent) refuses: nothing was written.
+
+use thiserror::Error;
+
+use super::RequestId;
+
+/// A call the agent refuses; nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AgentError {
+    /// The request is not pending: already answered, or never handed out.
+    #[error("request {0:?} is not pending")]
+    UnknownRequest(RequestId),
+    /// [`Agent::respond_messages_page`](super::Agent::respond_messages_page) for a request
+    /// that is not a `get_messages_page`.
+    #[error("request {0:?} is not a get_messages_page command")]
+    NotAPageRequest(RequestId),
+    /// The host's side has closed: no new host requests (HOST-07). The reference's message.
+    #[error("{0}")]
+    Disconnected(&'static str),
+    /// A host tool the host has not registered (HOST-01).
+    #[error("Host tool \"{0}\" is not registered")]
+    UnknownHostTool(String),
+    /// A URL whose scheme the host has not registered (HOST-04).
+    #[error("Host URI scheme is not registered: {0}")]
+    UnknownHostUriScheme(String),
+    /// A write to a scheme the host did not register as writable (HOST-05).
+    #[error("Host URI scheme is not writable: {0}://")]
+    NotWritable(String),
+    /// [`Agent::ui_dialog`](super::Agent::ui_dialog) with a notice or `cancel`, or
+    /// [`Agent::ui_notice`](super::Agent::ui_notice) with a dialog.
+    #[error("extension UI method {0:?} does not fit this call")]
+    WrongUiMethod(String),
+    /// A frame that is not a JSON object with a string `type`.
+    #[error("a frame must be a JSON object with a string \"type\"")]
+    InvalidFrame,
+}

@@ -1,0 +1,207 @@
+//! The page builder (PAGE-01, 02, 04..06).
+
+use std::ops::Range;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::cursor::{safe_integer, Cursor};
+use crate::wire::ErrorCode;
+
+/// Messages per page when the request gives no limit (PAGE-01).
+pub const DEFAULT_PAGE_LIMIT: u64 = 100;
+/// Largest limit a request may give (PAGE-01).
+pub const MAX_PAGE_LIMIT: u64 = 256;
+/// Most bytes of serialised messages a page holds, counted as the JSON array `[m1,m2,…]`
+/// (PAGE-02); a page always holds at least one message.
+pub const MAX_PAGE_BYTES: usize = 768 * 1024;
+/// The busy failure's message (PAGE-05).
+pub const PAGE_BUSY_ERROR: &str = "Cannot page messages while the session is changing";
+/// The stale failure's message (PAGE-04).
+pub const PAGE_STALE_ERROR: &str = "RPC message cursor is stale";
+
+/// Why a page cannot be given, with the reference's messages and codes.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PageError {
+    /// A limit that is not an integer in 1..=256 (PAGE-01).
+    #[error("RPC message page limit must be between 1 and 256")]
+    LimitOutOfRange,
+    /// A cursor that fails a check of PAGE-03.
+    #[error("Invalid RPC message cursor")]
+    InvalidCursor,
+    /// A cursor from another snapshot: code `stale_cursor` (PAGE-04).
+    #[error("RPC message cursor is stale")]
+    StaleCursor,
+    /// The session is streaming or compacting: code `session_busy` (PAGE-05).
+    #[error("Cannot page messages while the session is changing")]
+    SessionBusy,
+}
+
+impl PageError {
+    /// The failure's `code` (CALL-08), for the two errors that carry one.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            PageError::StaleCursor => Some(ErrorCode::StaleCursor),
+            PageError::SessionBusy => Some(ErrorCode::SessionBusy),
+            _ => None,
+        }
+    }
+}
+
+/// The request's `cursor` and `limit`, as received: they are checked when the page is built,
+/// after the busy check, in the reference's order (limit, then cursor).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageOptions {
+    /// `cursor`: absent for the first page; anything but a string is an invalid cursor.
+    pub cursor: Option<Value>,
+    /// `limit`: absent or null for the default (100); else a number that JavaScript reads as
+    /// an integer in 1..=256 (`5`, `5.0`).
+    pub limit: Option<Value>,
+}
+
+impl PageOptions {
+    /// The options of a `get_messages_page` command's members.
+    pub fn from_command(fields: &Map<String, Value>) -> Self {
+        PageOptions {
+            cursor: fields.get("cursor").cloned(),
+            limit: fields.get("limit").cloned(),
+        }
+    }
+
+    /// The limit in force (PAGE-01).
+    pub fn limit(&self) -> Result<usize, PageError> {
+        match &self.limit {
+            None | Some(Value::Null) => Ok(DEFAULT_PAGE_LIMIT as usize),
+            Some(value) => safe_integer(value)
+                .filter(|n| (1..=MAX_PAGE_LIMIT).contains(n))
+                .map(|n| n as usize)
+                .ok_or(PageError::LimitOutOfRange),
+        }
+    }
+
+    /// The decoded cursor, when one was given (PAGE-03).
+    pub fn cursor(&self) -> Result<Option<Cursor>, PageError> {
+        match &self.cursor {
+            None => Ok(None),
+            Some(Value::String(text)) => Cursor::decode(text).map(Some),
+            Some(_) => Err(PageError::InvalidCursor),
+        }
+    }
+}
+
+/// What a cursor is bound to besides the message count (PAGE-04).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot<'a> {
+    /// The session's id.
+    pub session_id: &'a str,
+    /// The current leaf of the session tree (`None` for an empty session).
+    pub leaf_id: Option<&'a str>,
+}
+
+/// One page: which messages, and the cursor of the next page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// Index of the first message of the page.
+    pub start: usize,
+    /// One past the last message of the page.
+    pub end: usize,
+    /// The next page's cursor; `None` on the last page (PAGE-06).
+    pub next_cursor: Option<String>,
+    /// Messages in the snapshot.
+    pub total_messages: usize,
+}
+
+impl Page {
+    /// The indices of the page's messages.
+    pub fn range(&self) -> Range<usize> {
+        self.start..self.end
+    }
+}
+
+/// Counts the bytes a value serialises to, without keeping them.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn json_len<M: Serialize>(message: &M) -> usize {
+    let mut counter = Counter(0);
+    serde_json::to_writer(&mut counter, message).expect("a message serialises");
+    counter.0
+}
+
+/// Cuts one page from `messages` as rpc-messages.ts does (PAGE-01..04, 06): the limit, then
+/// the cursor (decoded and bound to `snapshot` and `messages.len()`), then as many messages
+/// from the cursor's offset as fit the limit and 768 KiB of compact JSON, at least one.
+/// Only the page's messages are serialised (to measure them). The busy check (PAGE-05) is
+/// the caller's, first.
+pub fn build_page<M: Serialize>(
+    messages: &[M],
+    snapshot: &Snapshot<'_>,
+    options: &PageOptions,
+) -> Result<Page, PageError> {
+    let limit = options.limit()?;
+    let total = messages.len();
+    let start = match options.cursor()? {
+        None => 0,
+        Some(cursor) => {
+            if cursor.session_id != snapshot.session_id
+                || cursor.leaf_id.as_deref() != snapshot.leaf_id
+                || cursor.message_count != total as u64
+            {
+                return Err(PageError::StaleCursor);
+            }
+            cursor.offset as usize
+        }
+    };
+    let mut end = start;
+    let mut bytes = 2; // "[]"
+    while end < total && end - start < limit {
+        let first = end == start;
+        let size = json_len(&messages[end]) + usize::from(!first);
+        if !first && bytes + size > MAX_PAGE_BYTES {
+            break;
+        }
+        bytes += size;
+        end += 1;
+    }
+    let next_cursor = (end < total).then(|| {
+        Cursor {
+            session_id: snapshot.session_id.to_owned(),
+            leaf_id: snapshot.leaf_id.map(str::to_owned),
+            message_count: total as u64,
+            offset: end as u64,
+        }
+        .encode()
+    });
+    Ok(Page {
+        start,
+        end,
+        next_cursor,
+        total_messages: total,
+    })
+}
+
+/// The response data of a page: `{messages, nextCursor?, totalMessages}` (PAGE-06).
+pub fn page_data<M: Serialize>(page: &Page, messages: &[M]) -> Value {
+    let list: Vec<Value> = messages[page.range()]
+        .iter()
+        .map(|m| serde_json::to_value(m).expect("a message serialises"))
+        .collect();
+    let mut data = Map::new();
+    data.insert("messages".into(), Value::Array(list));
+    if let Some(cursor) = &page.next_cursor {
+        data.insert("nextCursor".into(), Value::String(cursor.clone()));
+    }
+    data.insert("totalMessages".into(), Value::from(page.total_messages));
+    Value::Object(data)
+}
