@@ -38,6 +38,7 @@ pub mod fuzzing;
 mod history;
 mod host;
 mod inbound;
+mod record;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
@@ -48,6 +49,7 @@ pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use config::ClientConfig;
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use history::HISTORY_PAGE_LIMIT;
+pub use record::{RecordedInput, Recorder};
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 
 use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};

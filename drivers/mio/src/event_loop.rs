@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
-use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, ExitStatus, RequestId};
-use serde_json::Value;
+use musewire_core::client::{
+    Action, Client, ClientConfig, ClientEvent, ExitStatus, RecordedInput, Recorder, RequestId,
+};
+use serde_json::{json, Map, Value};
 
 use crate::{Op, Reply};
 
@@ -31,7 +33,31 @@ type Started = (
     JoinHandle<io::Result<std::process::ExitStatus>>,
 );
 
-pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<Started> {
+/// A transcript being written while the session runs.
+pub(crate) struct Recording {
+    recorder: Recorder,
+    file: std::fs::File,
+}
+
+impl Recording {
+    pub(crate) fn create(
+        path: &std::path::Path,
+        start: Instant,
+        config: &ClientConfig,
+        description: &str,
+    ) -> io::Result<Self> {
+        Ok(Recording {
+            recorder: Recorder::new(start, config, &[], description),
+            file: std::fs::File::create(path)?,
+        })
+    }
+}
+
+pub(crate) fn start(
+    mut command: Command,
+    config: ClientConfig,
+    record: Option<&std::path::Path>,
+) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -50,8 +76,14 @@ pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<St
     let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
     let (ops_tx, ops) = mpsc::channel();
     let (events_tx, events) = mpsc::channel();
+    let now = Instant::now();
+    let recording = match record {
+        Some(path) => Some(Recording::create(path, now, &config, &describe(&command))?),
+        None => None,
+    };
     let mut state = Loop {
-        client: Client::new(config, Instant::now()),
+        client: Client::new(config, now),
+        recording,
         child,
         poll,
         stdin: Some(stdin),
@@ -80,6 +112,7 @@ pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<St
 
 struct Loop {
     client: Client,
+    recording: Option<Recording>,
     child: Child,
     poll: Poll,
     stdin: Option<Sender>,
@@ -108,11 +141,14 @@ impl Loop {
     fn run(mut self) -> io::Result<std::process::ExitStatus> {
         let mut events = Events::with_capacity(16);
         let mut buf = vec![0u8; 64 * 1024];
-        self.perform()?;
+        // What the client says at construction is recorded as a timer step at time zero.
+        let now = Instant::now();
+        self.client.handle_timeout(now);
+        self.after(now, RecordedInput::Timer, None)?;
         loop {
             if let Some(status) = self.exited {
                 if self.stdout.is_none() && self.stderr.is_none() {
-                    self.perform()?;
+                    self.flush()?;
                     return Ok(status);
                 }
             }
@@ -132,16 +168,17 @@ impl Loop {
                     STDOUT => self.read_stdout(&mut buf)?,
                     STDERR => self.read_stderr(&mut buf)?,
                     STDIN => self.flush()?,
-                    WAKE => self.take_ops(),
+                    WAKE => self.take_ops()?,
                     _ => {}
                 }
             }
             let now = Instant::now();
             if self.client.poll_timeout().is_some_and(|t| t <= now) {
                 self.client.handle_timeout(now);
+                self.after(now, RecordedInput::Timer, None)?;
             }
             self.reap(now)?;
-            self.perform()?;
+            self.flush()?;
         }
     }
 
@@ -151,11 +188,14 @@ impl Loop {
                 Ok(0) => {
                     let mut pipe = self.stdout.take().expect("open");
                     self.poll.registry().deregister(&mut pipe)?;
-                    self.client.handle_stdout_eof(Instant::now());
+                    let now = Instant::now();
+                    self.client.handle_stdout_eof(now);
+                    self.after(now, RecordedInput::Eof, None)?;
                 }
                 Ok(n) => {
-                    self.client.handle_stdout(Instant::now(), &buf[..n]);
-                    self.perform()?;
+                    let now = Instant::now();
+                    self.client.handle_stdout(now, &buf[..n]);
+                    self.after(now, RecordedInput::Stdout(&buf[..n]), None)?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -172,7 +212,11 @@ impl Loop {
                     let mut pipe = self.stderr.take().expect("open");
                     self.poll.registry().deregister(&mut pipe)?;
                 }
-                Ok(n) => self.client.handle_stderr(Instant::now(), &buf[..n]),
+                Ok(n) => {
+                    let now = Instant::now();
+                    self.client.handle_stderr(now, &buf[..n]);
+                    self.after(now, RecordedInput::Stderr(&buf[..n]), None)?;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -229,16 +273,19 @@ impl Loop {
         Ok(())
     }
 
-    fn take_ops(&mut self) {
-        let now = Instant::now();
+    fn take_ops(&mut self) -> io::Result<()> {
         while let Ok(op) = self.ops.try_recv() {
-            match op {
+            let now = Instant::now();
+            let (name, args, returns) = match op {
                 Op::Send {
                     command,
                     wait,
                     reply,
                 } => {
-                    let sent = self.client.send(now, command).map(|id| {
+                    let args = fields([("command", command.clone())]);
+                    let sent = self.client.send(now, command);
+                    let returns = returned(&sent);
+                    let sent = sent.map(|id| {
                         let waiter = wait.then(|| {
                             let (tx, rx) = mpsc::channel();
                             self.waiters.insert(id, tx);
@@ -247,33 +294,56 @@ impl Loop {
                         (id, waiter)
                     });
                     let _ = reply.send(sent);
+                    ("send", args, Some(returns))
                 }
                 Op::History { reply } => {
-                    let sent = self.client.read_history(now).map(|id| {
+                    let sent = self.client.read_history(now);
+                    let returns = returned(&sent);
+                    let sent = sent.map(|id| {
                         let (tx, rx) = mpsc::channel();
                         self.waiters.insert(id, tx);
                         (id, rx)
                     });
                     let _ = reply.send(sent);
+                    ("read_history", Map::new(), Some(returns))
                 }
                 Op::HostToolUpdate(id, partial) => {
-                    self.client.host_tool_update(now, &id, partial);
+                    let args = fields([("id", json!(id)), ("partial_result", partial.clone())]);
+                    let sent = self.client.host_tool_update(now, &id, partial);
+                    ("host_tool_update", args, Some(sent.into()))
                 }
                 Op::HostToolResult(id, result, is_error) => {
-                    self.client.host_tool_result(now, &id, result, is_error);
+                    let args = fields([
+                        ("id", json!(id)),
+                        ("result", result.clone()),
+                        ("is_error", json!(is_error)),
+                    ]);
+                    let sent = self.client.host_tool_result(now, &id, result, is_error);
+                    ("host_tool_result", args, Some(sent.into()))
                 }
-                Op::HostUriResult(id, fields) => {
-                    self.client.host_uri_result(now, &id, fields);
+                Op::HostUriResult(id, fields_) => {
+                    let args = fields([
+                        ("id", json!(id)),
+                        ("fields", Value::Object(fields_.clone())),
+                    ]);
+                    let sent = self.client.host_uri_result(now, &id, fields_);
+                    ("host_uri_result", args, Some(sent.into()))
                 }
                 Op::UiRespond(id, answer) => {
-                    self.client.ui_respond(now, &id, answer);
+                    let args =
+                        fields([("id", json!(id)), ("answer", Value::Object(answer.clone()))]);
+                    let sent = self.client.ui_respond(now, &id, answer);
+                    ("ui_respond", args, Some(sent.into()))
                 }
                 Op::Shutdown { grace } => {
                     let _ = self.close_stdin();
                     self.kill_at.get_or_insert(now + grace);
+                    continue;
                 }
-            }
+            };
+            self.after(now, RecordedInput::Call(name, args), returns)?;
         }
+        Ok(())
     }
 
     /// Looks for the child's exit; kills it when its time has come.
@@ -284,15 +354,27 @@ impl Loop {
             }
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some(status);
-                self.client.handle_exit(now, exit_status(status), b"");
+                let status = exit_status(status);
+                self.client.handle_exit(now, status, b"");
+                self.after(now, RecordedInput::Exit(status, b""), None)?;
             }
         }
         Ok(())
     }
 
-    /// Performs the core's actions in order.
-    fn perform(&mut self) -> io::Result<()> {
-        while let Some(action) = self.client.poll_action() {
+    /// After an input: records it with the actions it produced, then performs them in order.
+    fn after(
+        &mut self,
+        now: Instant,
+        input: RecordedInput<'_>,
+        returns: Option<Value>,
+    ) -> io::Result<()> {
+        let actions: Vec<Action> = std::iter::from_fn(|| self.client.poll_action()).collect();
+        if let Some(rec) = &mut self.recording {
+            rec.recorder.step(now, &input, returns, &actions);
+            rec.file.write_all(&rec.recorder.take())?;
+        }
+        for action in actions {
             match action {
                 Action::Write { bytes } => self.out.extend(bytes),
                 Action::StopAgent => {
@@ -324,4 +406,29 @@ impl Loop {
             }
         }
     }
+}
+
+fn fields<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// What a transcript records for a call that returns a request id.
+fn returned(sent: &Result<RequestId, musewire_core::client::ClientError>) -> Value {
+    match sent {
+        Ok(id) => json!({"ok": id}),
+        Err(e) => json!({"err": e.to_string()}),
+    }
+}
+
+/// The program and arguments, never the environment (it may hold keys).
+fn describe(command: &Command) -> String {
+    let mut out = format!(
+        "recorded live by musewire-mio: {}",
+        command.get_program().to_string_lossy()
+    );
+    for arg in command.get_args() {
+        out.push(' ');
+        out.push_str(&arg.to_string_lossy());
+    }
+    out
 }

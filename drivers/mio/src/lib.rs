@@ -86,7 +86,25 @@ pub struct Agent {
 impl Agent {
     /// Spawns `command` with piped stdio and starts driving it.
     pub fn spawn(command: Command, config: ClientConfig) -> io::Result<Agent> {
-        let (pid, ops, events, waker, thread) = event_loop::start(command, config)?;
+        Self::start(command, config, None)
+    }
+
+    /// As [`Agent::spawn`], and records the session as a conformance transcript at `path`
+    /// while it runs (replaying it through the core gives the same actions).
+    pub fn spawn_recorded(
+        command: Command,
+        config: ClientConfig,
+        path: &std::path::Path,
+    ) -> io::Result<Agent> {
+        Self::start(command, config, Some(path))
+    }
+
+    fn start(
+        command: Command,
+        config: ClientConfig,
+        record: Option<&std::path::Path>,
+    ) -> io::Result<Agent> {
+        let (pid, ops, events, waker, thread) = event_loop::start(command, config, record)?;
         Ok(Agent {
             pid,
             ops,

@@ -1,0 +1,124 @@
+//! Recording a session as a conformance transcript, while it runs.
+//!
+//! A driver that records hands every input it gives the [`Client`](super::Client) to
+//! [`Recorder::step`], with the actions the client produced for it, and writes
+//! [`Recorder::take`] to a file from time to time. The result is the transcript format of
+//! `conformance/transcripts/README.md`: a header line, then one line per step with its time
+//! in milliseconds, its input, what a call returned, and the actions expected. Replaying it
+//! through the core gives the same actions.
+
+use std::time::Instant;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+
+use super::{Action, ClientConfig, ExitStatus};
+
+/// One input to the client, as a transcript step records it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecordedInput<'a> {
+    /// Bytes read from the agent's stdout.
+    Stdout(&'a [u8]),
+    /// Bytes read from the agent's stderr.
+    Stderr(&'a [u8]),
+    /// The end of the agent's stdout.
+    Eof,
+    /// The agent's exit.
+    Exit(ExitStatus, &'a [u8]),
+    /// `handle_timeout`.
+    Timer,
+    /// A call of the application: its name and arguments, as the transcript format names them
+    /// (`send {command}`, `read_history`, `host_tool_result {id, result, is_error}`, …).
+    Call(&'static str, Map<String, Value>),
+}
+
+fn bytes_field(out: &mut Map<String, Value>, name: &str, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.insert(name.into(), Value::String(text.into())),
+        Err(_) => out.insert(format!("{name}_b64"), Value::String(STANDARD.encode(bytes))),
+    };
+}
+
+impl RecordedInput<'_> {
+    fn write(&self, step: &mut Map<String, Value>) {
+        match self {
+            RecordedInput::Stdout(b) => bytes_field(step, "stdout", b),
+            RecordedInput::Stderr(b) => bytes_field(step, "stderr", b),
+            RecordedInput::Eof => {
+                step.insert("eof".into(), Value::Bool(true));
+            }
+            RecordedInput::Exit(status, tail) => {
+                let status = match status {
+                    ExitStatus::Code(c) => json!({"code": c}),
+                    ExitStatus::Signal(s) => json!({"signal": s}),
+                    ExitStatus::Unknown => json!("unknown"),
+                };
+                step.insert("exit".into(), status);
+                if !tail.is_empty() {
+                    step.insert("stderr_tail".into(), String::from_utf8_lossy(tail).into());
+                }
+            }
+            RecordedInput::Timer => {
+                step.insert("timer".into(), Value::Bool(true));
+            }
+            RecordedInput::Call(name, args) => {
+                step.insert("call".into(), Value::String((*name).into()));
+                step.extend(args.clone());
+            }
+        }
+    }
+}
+
+/// Writes a session as transcript lines.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    start: Instant,
+    pending: Vec<u8>,
+}
+
+impl Recorder {
+    /// A recorder for a session that started at `start` with `config`; the header names the
+    /// rules the recording covers and says what it shows.
+    pub fn new(start: Instant, config: &ClientConfig, rules: &[&str], description: &str) -> Self {
+        let header = json!({
+            "role": "client",
+            "config": {
+                "max_frame_bytes": config.max_frame_bytes,
+                "max_reassembled_frame_bytes": config.max_reassembled_frame_bytes,
+                "negotiate_v2": config.negotiate_v2,
+                "ready_timeout_ms": config.ready_timeout.as_millis() as u64,
+                "expect_ready": config.expect_ready,
+                "stderr_tail_bytes": config.stderr_tail_bytes,
+            },
+            "rules": rules,
+            "description": description,
+        });
+        let mut pending = serde_json::to_vec(&header).expect("a JSON value serialises");
+        pending.push(b'\n');
+        Recorder { start, pending }
+    }
+
+    /// Records one step: the input given at `now`, what a call returned (if it returns
+    /// anything), and the actions the client produced for it, in order.
+    pub fn step(&mut self, now: Instant, input: &RecordedInput<'_>, returns: Option<Value>, actions: &[Action]) {
+        let mut step = Map::new();
+        step.insert("at".into(), Value::from(now.saturating_duration_since(self.start).as_millis() as u64));
+        input.write(&mut step);
+        if let Some(r) = returns {
+            step.insert("returns".into(), r);
+        }
+        let expect: Vec<Value> = actions
+            .iter()
+            .map(|a| serde_json::to_value(a).expect("an action serialises"))
+            .collect();
+        step.insert("expect".into(), Value::Array(expect));
+        serde_json::to_writer(&mut self.pending, &step).expect("a JSON value serialises");
+        self.pending.push(b'\n');
+    }
+
+    /// The lines recorded since the last call, ready to append to the transcript file.
+    pub fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.pending)
+    }
+}
