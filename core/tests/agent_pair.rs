@@ -1,0 +1,454 @@
+//! A `Client` and an `Agent` wired back to back in memory, stepped against each other with a
+//! virtual clock until neither has anything left to do (a `Pair`, in the manner of
+//! quinn-proto's tests): negotiation (FRAME-04, 05), a chunked response (FRAME-11), the
+//! Client's whole-history walk over the Agent's pages (PAGE-07 against PAGE-01..06), host tool
+//! calls (HOST-01..03), host URIs (HOST-04, 05), dialogs (HOST-06) and the end of input
+//! (HOST-07).
+
+use std::time::{Duration, Instant};
+
+use musewire_core::agent::{
+    Agent, AgentAction, AgentConfig, AgentEvent, DialogOutcome, HostUriOperation, PageSource,
+    RequestId as AgentRequest,
+};
+use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, HistorySource};
+use musewire_core::frame::ProtocolVersion;
+use musewire_core::wire::{Command, SelectRequest, UiRequest};
+use serde_json::{json, Map, Value};
+
+struct Pair {
+    client: Client,
+    agent: Agent,
+    now: Instant,
+    client_events: Vec<ClientEvent>,
+    agent_events: Vec<AgentEvent>,
+    /// The agent application's history and state.
+    history: Vec<Value>,
+    busy: bool,
+    /// After this many pages, the history grows by one message (a stale cursor follows).
+    grow_after_pages: Option<usize>,
+    pages_served: usize,
+    /// Physical lines the agent wrote, and how many were chunks.
+    agent_lines: usize,
+    chunk_lines: usize,
+    held_bash: Vec<AgentRequest>,
+}
+
+impl Pair {
+    fn new() -> Self {
+        let now = Instant::now();
+        let mut pair = Pair {
+            client: Client::new(ClientConfig::default(), now),
+            agent: Agent::new(AgentConfig::default()),
+            now,
+            client_events: Vec::new(),
+            agent_events: Vec::new(),
+            history: Vec::new(),
+            busy: false,
+            grow_after_pages: None,
+            pages_served: 0,
+            agent_lines: 0,
+            chunk_lines: 0,
+            held_bash: Vec::new(),
+        };
+        pair.drive();
+        assert_eq!(
+            pair.take_agent_events(),
+            [AgentEvent::ProtocolChanged {
+                protocol: ProtocolVersion::V2
+            }]
+        );
+        pair
+    }
+
+    /// Steps both sides until neither has anything to do.
+    fn drive(&mut self) {
+        for _ in 0..100_000 {
+            let mut progressed = false;
+            while let Some(action) = self.client.poll_action() {
+                progressed = true;
+                match action {
+                    Action::Write { bytes } => self.agent.handle_stdin(self.now, &bytes),
+                    Action::Event(event) => self.client_events.push(event),
+                    Action::StopAgent => self.agent.handle_stdin_eof(self.now),
+                }
+            }
+            while let Some(action) = self.agent.poll_action() {
+                progressed = true;
+                match action {
+                    AgentAction::Write(line) => {
+                        self.agent_lines += 1;
+                        if line.starts_with(br#"{"type":"rpc_chunk""#) {
+                            self.chunk_lines += 1;
+                        }
+                        self.client.handle_stdout(self.now, &line)
+                    }
+                    AgentAction::Event(event) => self.application(event),
+                }
+            }
+            if !progressed {
+                return;
+            }
+        }
+        panic!("the pair did not settle");
+    }
+
+    fn advance(&mut self, ms: u64) {
+        self.now += Duration::from_millis(ms);
+        self.client.handle_timeout(self.now);
+        self.agent.handle_timeout(self.now);
+        self.drive();
+    }
+
+    /// A small scripted agent application.
+    fn application(&mut self, event: AgentEvent) {
+        let AgentEvent::Command {
+            request, command, ..
+        } = &event
+        else {
+            self.agent_events.push(event);
+            return;
+        };
+        let request = *request;
+        let now = self.now;
+        match command {
+            Command::GetMessagesPage(_) => {
+                let source = PageSource {
+                    busy: self.busy,
+                    session_id: "session",
+                    leaf_id: Some("leaf"),
+                    messages: &self.history,
+                };
+                self.agent
+                    .respond_messages_page(now, request, source)
+                    .unwrap();
+                self.pages_served += 1;
+                if Some(self.pages_served) == self.grow_after_pages {
+                    self.history
+                        .push(json!({"role": "user", "content": "late"}));
+                }
+            }
+            Command::GetMessages(_) => self
+                .agent
+                .respond(now, request, Ok(Some(json!({"messages": self.history}))))
+                .unwrap(),
+            Command::Bash(_) => self.held_bash.push(request),
+            _ => self
+                .agent
+                .respond(now, request, Ok(Some(json!({}))))
+                .unwrap(),
+        }
+        self.agent_events.push(event);
+    }
+
+    fn take_client_events(&mut self) -> Vec<ClientEvent> {
+        std::mem::take(&mut self.client_events)
+    }
+
+    fn take_agent_events(&mut self) -> Vec<AgentEvent> {
+        std::mem::take(&mut self.agent_events)
+    }
+
+    fn response(&mut self, request: musewire_core::client::RequestId) -> Result<Value, String> {
+        self.client_events
+            .iter()
+            .find_map(|e| match e {
+                ClientEvent::Response {
+                    request: r,
+                    outcome,
+                    ..
+                } if *r == request => Some(outcome.clone().map_err(|f| f.error)),
+                _ => None,
+            })
+            .expect("answered")
+    }
+
+    fn history_result(&mut self) -> (HistorySource, Result<Vec<Value>, String>) {
+        self.client_events
+            .iter()
+            .find_map(|e| match e {
+                ClientEvent::History {
+                    source, outcome, ..
+                } => Some((*source, outcome.clone().map_err(|f| f.error))),
+                _ => None,
+            })
+            .expect("a history result")
+    }
+}
+
+fn varied_history(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            let size = match i % 97 {
+                0 => 300_000,
+                7 => 1_200_000,
+                _ => (i * 37) % 2000,
+            };
+            json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "i": i, "content": "c".repeat(size)})
+        })
+        .collect()
+}
+
+#[test]
+fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
+    let mut pair = Pair::new();
+    assert_eq!(pair.client.protocol(), ProtocolVersion::V2);
+    assert_eq!(pair.agent.protocol(), ProtocolVersion::V2);
+    assert!(pair.take_client_events().contains(&ClientEvent::Ready {
+        protocol: ProtocolVersion::V2
+    }));
+    pair.history = vec![json!({"role": "user", "content": "z".repeat(3 << 20)})];
+    let request = pair
+        .client
+        .send(pair.now, json!({"type": "get_messages"}))
+        .unwrap();
+    pair.drive();
+    let data = pair.response(request).unwrap();
+    assert!(data["messages"] == json!(pair.history), "the whole history");
+    assert!(pair.chunk_lines >= 12, "sent as rpc_chunk lines");
+    // CALL-01 across the pair: a bash answered after a later command.
+    let bash = pair
+        .client
+        .send(pair.now, json!({"type": "bash", "command": "true"}))
+        .unwrap();
+    let state = pair
+        .client
+        .send(pair.now, json!({"type": "get_state"}))
+        .unwrap();
+    pair.drive();
+    assert!(pair.response(state).is_ok());
+    let held = pair.held_bash.pop().unwrap();
+    pair.agent
+        .respond(
+            pair.now,
+            held,
+            Ok(Some(json!({"output": "", "exitCode": 0}))),
+        )
+        .unwrap();
+    pair.drive();
+    assert_eq!(pair.response(bash).unwrap()["exitCode"], 0);
+}
+
+#[test]
+fn page_07_pair_the_clients_walk_drains_the_agents_pages_into_the_whole_history() {
+    let mut pair = Pair::new();
+    pair.history = varied_history(700);
+    pair.client.read_history(pair.now).unwrap();
+    pair.drive();
+    let (source, outcome) = pair.history_result();
+    assert_eq!(source, HistorySource::Pages);
+    let messages = outcome.unwrap();
+    assert!(messages == pair.history, "every message once, in order");
+    assert!(
+        pair.pages_served >= 10,
+        "limit 256 and the 768 KiB budget: {}",
+        pair.pages_served
+    );
+}
+
+#[test]
+fn page_07_pair_busy_or_stale_pages_fall_back_to_get_messages() {
+    let mut pair = Pair::new();
+    pair.history = varied_history(300);
+    pair.busy = true;
+    pair.client.read_history(pair.now).unwrap();
+    pair.drive();
+    let (source, outcome) = pair.history_result();
+    assert_eq!(source, HistorySource::Legacy, "session_busy falls back");
+    assert_eq!(outcome.unwrap().len(), 300);
+
+    let mut pair = Pair::new();
+    pair.history = varied_history(600);
+    pair.grow_after_pages = Some(1);
+    pair.client.read_history(pair.now).unwrap();
+    pair.drive();
+    let (source, outcome) = pair.history_result();
+    assert_eq!(source, HistorySource::Legacy, "stale_cursor falls back");
+    assert_eq!(outcome.unwrap().len(), 601);
+}
+
+#[test]
+fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
+    let mut pair = Pair::new();
+    let tools =
+        [json!({"name": "lookup", "description": "Look up", "parameters": {"type": "object"}})];
+    let set = pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.drive();
+    assert_eq!(
+        pair.response(set).unwrap(),
+        json!({"toolNames": ["lookup"]})
+    );
+    assert!(
+        matches!(&pair.take_agent_events()[..], [AgentEvent::HostToolsChanged { tools }] if tools[0].name == "lookup")
+    );
+    let call = pair
+        .agent
+        .call_host_tool(pair.now, "tc-1", "lookup", json!({"q": "x"}))
+        .unwrap();
+    pair.drive();
+    let events = pair.take_client_events();
+    let Some(ClientEvent::HostToolCall {
+        id,
+        tool_name,
+        arguments,
+        ..
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        (tool_name.as_str(), arguments),
+        ("lookup", &json!({"q": "x"}))
+    );
+    let id = id.clone();
+    assert!(pair.client.host_tool_update(
+        pair.now,
+        &id,
+        json!({"content": [{"type": "text", "text": "…"}]})
+    ));
+    assert!(pair.client.host_tool_result(
+        pair.now,
+        &id,
+        json!({"content": [{"type": "text", "text": "no such row"}]}),
+        true
+    ));
+    pair.drive();
+    assert_eq!(
+        pair.take_agent_events(),
+        [
+            AgentEvent::HostToolUpdate {
+                call,
+                partial_result: json!({"content": [{"type": "text", "text": "…"}]})
+            },
+            AgentEvent::HostToolFinished {
+                call,
+                outcome: Err("no such row".into())
+            },
+        ]
+    );
+    // Cancelled by the agent: the host is told, and its late result goes nowhere.
+    let call = pair
+        .agent
+        .call_host_tool(pair.now, "tc-2", "lookup", json!({}))
+        .unwrap();
+    pair.drive();
+    assert!(pair.agent.cancel_host_tool(pair.now, call));
+    pair.drive();
+    let events = pair.take_client_events();
+    assert!(
+        matches!(events.last(), Some(ClientEvent::HostToolCancelled { id }) if *id == call.wire())
+    );
+    assert!(!pair
+        .client
+        .host_tool_result(pair.now, &call.wire(), json!({"content": []}), false));
+}
+
+#[test]
+fn host_04_05_pair_host_uris_are_read_and_written() {
+    let mut pair = Pair::new();
+    let set = pair
+        .client
+        .set_host_uri_schemes(pair.now, &[json!({"scheme": "Notes", "writable": true})])
+        .unwrap();
+    pair.drive();
+    assert_eq!(pair.response(set).unwrap(), json!({"schemes": ["notes"]}));
+    pair.take_agent_events();
+    let write = pair
+        .agent
+        .request_host_uri(
+            pair.now,
+            "notes://a",
+            HostUriOperation::Write("hello".into()),
+        )
+        .unwrap();
+    pair.drive();
+    let events = pair.take_client_events();
+    assert!(
+        matches!(events.last(), Some(ClientEvent::HostUriRequest { operation, content: Some(c), .. }) if operation == "write" && c == "hello")
+    );
+    let mut answer = Map::new();
+    answer.insert("content".into(), "ok".into());
+    assert!(pair.client.host_uri_result(pair.now, &write.wire(), answer));
+    pair.drive();
+    let events = pair.take_agent_events();
+    assert!(
+        matches!(&events[..], [AgentEvent::HostUriFinished { request, outcome: Ok(c) }] if *request == write && c.content == "ok")
+    );
+}
+
+#[test]
+fn host_06_pair_dialogs_are_answered_or_time_out_on_both_sides() {
+    let mut pair = Pair::new();
+    let select = |timeout: Option<u64>| {
+        UiRequest::Select(SelectRequest {
+            title: "Pick".into(),
+            options: vec!["a".into(), "b".into()],
+            timeout: timeout.map(Into::into),
+            ..SelectRequest::default()
+        })
+    };
+    let dialog = pair.agent.ui_dialog(pair.now, select(None)).unwrap();
+    pair.drive();
+    let events = pair.take_client_events();
+    let Some(ClientEvent::UiRequest { id, method, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(method, "select");
+    let mut answer = Map::new();
+    answer.insert("value".into(), "b".into());
+    assert!(pair.client.ui_respond(pair.now, &id.clone(), answer));
+    pair.drive();
+    let events = pair.take_agent_events();
+    let [AgentEvent::DialogResolved { dialog: d, outcome }] = &events[..] else {
+        panic!("{events:?}")
+    };
+    assert_eq!((*d, outcome.value()), (dialog, Some("b")));
+    // With a timeout: both sides let it go at the same time.
+    let dialog = pair.agent.ui_dialog(pair.now, select(Some(500))).unwrap();
+    pair.drive();
+    pair.take_client_events();
+    pair.advance(500);
+    assert_eq!(
+        pair.take_agent_events(),
+        [AgentEvent::DialogResolved {
+            dialog,
+            outcome: DialogOutcome::TimedOut
+        }]
+    );
+    assert!(pair
+        .take_client_events()
+        .contains(&ClientEvent::UiWithdrawn {
+            id: dialog.wire(),
+            timed_out: true
+        }));
+}
+
+#[test]
+fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
+    let mut pair = Pair::new();
+    pair.client
+        .set_host_tools(
+            pair.now,
+            &[json!({"name": "t", "description": "d", "parameters": {}})],
+        )
+        .unwrap();
+    pair.drive();
+    let call = pair
+        .agent
+        .call_host_tool(pair.now, "tc", "t", json!({}))
+        .unwrap();
+    pair.drive();
+    pair.take_agent_events();
+    pair.client.stop(pair.now);
+    pair.drive();
+    assert_eq!(
+        pair.take_agent_events(),
+        [
+            AgentEvent::HostToolFinished {
+                call,
+                outcome: Err(musewire_core::agent::HOST_TOOL_DISCONNECTED.into())
+            },
+            AgentEvent::InputClosed,
+        ]
+    );
+}
