@@ -197,7 +197,7 @@ impl Recorder {
         // The call alone: the recorder drains (and writes) below.
         let returns = match &steps[0].input {
             crate::transcript::Input::Call(call) => {
-                crate::replay::call_client(&mut self.client, now, call)
+                self.client.call(now, call.clone()).to_json()
             }
             _ => return Err("not a call".into()),
         };

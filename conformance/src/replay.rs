@@ -6,11 +6,11 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{Client, ClientError, RequestId};
-use serde_json::{json, Value};
+use musewire_core::client::Client;
+use serde_json::Value;
 
 use crate::diff::{cut, first_difference, normalize, truncated};
-use crate::transcript::{Call, Input, Step, Transcript};
+use crate::transcript::{Input, Step, Transcript};
 
 /// What one step produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,47 +108,12 @@ impl Session {
                 c.handle_timeout(now);
                 None
             }
-            Input::Call(call) => call_client(c, now, call),
+            Input::Call(call) => c.call(now, call.clone()).to_json(),
         };
         let actions = std::iter::from_fn(|| self.client.poll_action())
             .map(|a| normalize(&serde_json::to_value(&a).expect("actions serialise")))
             .collect();
         Outcome { actions, returns }
-    }
-}
-
-fn request(result: Result<RequestId, ClientError>) -> Option<Value> {
-    Some(match result {
-        Ok(id) => json!({"ok": id}),
-        Err(e) => json!({"err": e.to_string()}),
-    })
-}
-
-/// Makes one call of the application on `c`, returning what a transcript's `returns` holds.
-pub fn call_client(c: &mut Client, now: Instant, call: &Call) -> Option<Value> {
-    match call {
-        Call::Send(command) => request(c.send(now, command.clone())),
-        Call::Prompt(message, behavior) => request(c.prompt(now, message, *behavior)),
-        Call::ReadHistory => request(c.read_history(now)),
-        Call::SetHostTools(tools) => request(c.set_host_tools(now, tools)),
-        Call::SetHostUriSchemes(schemes) => request(c.set_host_uri_schemes(now, schemes)),
-        Call::HostToolUpdate(id, partial) => {
-            Some(c.host_tool_update(now, id, partial.clone()).into())
-        }
-        Call::HostToolResult(id, result, is_error) => Some(
-            c.host_tool_result(now, id, result.clone(), *is_error)
-                .into(),
-        ),
-        Call::HostUriResult(id, fields) => Some(c.host_uri_result(now, id, fields.clone()).into()),
-        Call::UiRespond(id, answer) => Some(c.ui_respond(now, id, answer.clone()).into()),
-        Call::Stop => {
-            c.stop(now);
-            None
-        }
-        Call::Restart => {
-            c.restart(now);
-            None
-        }
     }
 }
 

@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use musewire_core::client::{ClientConfig, ExitStatus, StreamingBehavior};
+use musewire_core::client::{Call, ClientConfig, ExitStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -126,33 +126,6 @@ pub enum Input {
     Timer,
     /// A call of the application.
     Call(Call),
-}
-
-/// A call of the application, with its arguments.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Call {
-    /// `Client::send`.
-    Send(Value),
-    /// `Client::prompt`.
-    Prompt(String, Option<StreamingBehavior>),
-    /// `Client::read_history`.
-    ReadHistory,
-    /// `Client::set_host_tools`.
-    SetHostTools(Vec<Value>),
-    /// `Client::set_host_uri_schemes`.
-    SetHostUriSchemes(Vec<Value>),
-    /// `Client::host_tool_update`.
-    HostToolUpdate(String, Value),
-    /// `Client::host_tool_result`.
-    HostToolResult(String, Value, bool),
-    /// `Client::host_uri_result`.
-    HostUriResult(String, Map<String, Value>),
-    /// `Client::ui_respond`.
-    UiRespond(String, Map<String, Value>),
-    /// `Client::stop`.
-    Stop,
-    /// `Client::restart`.
-    Restart,
 }
 
 /// A step: its line as written (kept for `bless`), its time and input.
@@ -310,7 +283,7 @@ fn parse_input(raw: &Map<String, Value>, dir: &Path) -> Result<Input, String> {
                     .to_vec(),
             },
         },
-        "call" => Input::Call(parse_call(raw)?),
+        "call" => Input::Call(Call::read(raw)?),
         _ => unreachable!("the keys are INPUT_KEYS"),
     })
 }
@@ -331,60 +304,6 @@ fn exit_status(value: &Value) -> Result<ExitStatus, String> {
         return Ok(ExitStatus::Signal(number(signal)?));
     }
     Err("\"exit\" is {\"code\": N}, {\"signal\": N} or \"unknown\"".into())
-}
-
-fn parse_call(raw: &Map<String, Value>) -> Result<Call, String> {
-    let name = raw["call"].as_str().ok_or("\"call\" must be a string")?;
-    let field = |key: &str| {
-        raw.get(key)
-            .ok_or_else(|| format!("call {name} needs \"{key}\""))
-    };
-    let string = |key: &str| {
-        field(key)?
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| format!("\"{key}\" must be a string"))
-    };
-    let array = |key: &str| {
-        field(key)?
-            .as_array()
-            .cloned()
-            .ok_or_else(|| format!("\"{key}\" must be an array"))
-    };
-    let object = |key: &str| {
-        field(key)?
-            .as_object()
-            .cloned()
-            .ok_or_else(|| format!("\"{key}\" must be an object"))
-    };
-    Ok(match name {
-        "send" => Call::Send(field("command")?.clone()),
-        "prompt" => {
-            let behavior = match raw.get("behavior").and_then(Value::as_str) {
-                None => None,
-                Some("steer") => Some(StreamingBehavior::Steer),
-                Some("followUp") => Some(StreamingBehavior::FollowUp),
-                Some(other) => return Err(format!("unknown behavior {other:?}")),
-            };
-            Call::Prompt(string("message")?, behavior)
-        }
-        "read_history" => Call::ReadHistory,
-        "set_host_tools" => Call::SetHostTools(array("tools")?),
-        "set_host_uri_schemes" => Call::SetHostUriSchemes(array("schemes")?),
-        "host_tool_update" => Call::HostToolUpdate(string("id")?, field("partial_result")?.clone()),
-        "host_tool_result" => Call::HostToolResult(
-            string("id")?,
-            field("result")?.clone(),
-            raw.get("is_error")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        ),
-        "host_uri_result" => Call::HostUriResult(string("id")?, object("fields")?),
-        "ui_respond" => Call::UiRespond(string("id")?, object("answer")?),
-        "stop" => Call::Stop,
-        "restart" => Call::Restart,
-        other => return Err(format!("unknown call {other:?}")),
-    })
 }
 
 /// A step as `bless` writes it: the line as read, the actions, the return value.

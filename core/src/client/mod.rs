@@ -31,6 +31,7 @@
 //! ```
 
 mod action;
+mod call;
 mod config;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -45,6 +46,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+pub use call::{Call, CallResult};
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use config::ClientConfig;
 pub use error::{ClientError, ExitStatus, SessionError};
@@ -69,7 +71,8 @@ pub enum StreamingBehavior {
 }
 
 impl StreamingBehavior {
-    fn wire(self) -> &'static str {
+    /// The wire value: `steer` or `followUp`.
+    pub fn wire(self) -> &'static str {
         match self {
             StreamingBehavior::Steer => "steer",
             StreamingBehavior::FollowUp => "followUp",

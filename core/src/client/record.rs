@@ -13,7 +13,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::{Action, ClientConfig, ExitStatus};
+use super::{Action, Call, ClientConfig, ExitStatus};
 
 /// One input to the client, as a transcript step records it.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,9 +28,8 @@ pub enum RecordedInput<'a> {
     Exit(ExitStatus, &'a [u8]),
     /// `handle_timeout`.
     Timer,
-    /// A call of the application: its name and arguments, as the transcript format names them
-    /// (`send {command}`, `read_history`, `host_tool_result {id, result, is_error}`, …).
-    Call(&'static str, Map<String, Value>),
+    /// A call of the application.
+    Call(&'a Call),
 }
 
 fn bytes_field(out: &mut Map<String, Value>, name: &str, bytes: &[u8]) {
@@ -62,10 +61,7 @@ impl RecordedInput<'_> {
             RecordedInput::Timer => {
                 step.insert("timer".into(), Value::Bool(true));
             }
-            RecordedInput::Call(name, args) => {
-                step.insert("call".into(), Value::String((*name).into()));
-                step.extend(args.clone());
-            }
+            RecordedInput::Call(call) => call.write(step),
         }
     }
 }
@@ -101,9 +97,18 @@ impl Recorder {
 
     /// Records one step: the input given at `now`, what a call returned (if it returns
     /// anything), and the actions the client produced for it, in order.
-    pub fn step(&mut self, now: Instant, input: &RecordedInput<'_>, returns: Option<Value>, actions: &[Action]) {
+    pub fn step(
+        &mut self,
+        now: Instant,
+        input: &RecordedInput<'_>,
+        returns: Option<Value>,
+        actions: &[Action],
+    ) {
         let mut step = Map::new();
-        step.insert("at".into(), Value::from(now.saturating_duration_since(self.start).as_millis() as u64));
+        step.insert(
+            "at".into(),
+            Value::from(now.saturating_duration_since(self.start).as_millis() as u64),
+        );
         input.write(&mut step);
         if let Some(r) = returns {
             step.insert("returns".into(), r);

@@ -14,7 +14,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use musewire_core::client::{
     Action, Client, ClientConfig, ClientEvent, ExitStatus, RecordedInput, Recorder, RequestId,
 };
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::{Op, Reply};
 
@@ -276,72 +276,23 @@ impl Loop {
     fn take_ops(&mut self) -> io::Result<()> {
         while let Ok(op) = self.ops.try_recv() {
             let now = Instant::now();
-            let (name, args, returns) = match op {
-                Op::Send {
-                    command,
-                    wait,
-                    reply,
-                } => {
-                    let args = fields([("command", command.clone())]);
-                    let sent = self.client.send(now, command);
-                    let returns = returned(&sent);
-                    let sent = sent.map(|id| {
-                        let waiter = wait.then(|| {
-                            let (tx, rx) = mpsc::channel();
-                            self.waiters.insert(id, tx);
-                            rx
-                        });
-                        (id, waiter)
-                    });
-                    let _ = reply.send(sent);
-                    ("send", args, Some(returns))
-                }
-                Op::History { reply } => {
-                    let sent = self.client.read_history(now);
-                    let returns = returned(&sent);
-                    let sent = sent.map(|id| {
+            match op {
+                Op::Call { call, wait, reply } => {
+                    let result = self.client.call(now, call.clone());
+                    let waiter = result.request().filter(|_| wait).map(|id| {
                         let (tx, rx) = mpsc::channel();
                         self.waiters.insert(id, tx);
-                        (id, rx)
+                        rx
                     });
-                    let _ = reply.send(sent);
-                    ("read_history", Map::new(), Some(returns))
-                }
-                Op::HostToolUpdate(id, partial) => {
-                    let args = fields([("id", json!(id)), ("partial_result", partial.clone())]);
-                    let sent = self.client.host_tool_update(now, &id, partial);
-                    ("host_tool_update", args, Some(sent.into()))
-                }
-                Op::HostToolResult(id, result, is_error) => {
-                    let args = fields([
-                        ("id", json!(id)),
-                        ("result", result.clone()),
-                        ("is_error", json!(is_error)),
-                    ]);
-                    let sent = self.client.host_tool_result(now, &id, result, is_error);
-                    ("host_tool_result", args, Some(sent.into()))
-                }
-                Op::HostUriResult(id, fields_) => {
-                    let args = fields([
-                        ("id", json!(id)),
-                        ("fields", Value::Object(fields_.clone())),
-                    ]);
-                    let sent = self.client.host_uri_result(now, &id, fields_);
-                    ("host_uri_result", args, Some(sent.into()))
-                }
-                Op::UiRespond(id, answer) => {
-                    let args =
-                        fields([("id", json!(id)), ("answer", Value::Object(answer.clone()))]);
-                    let sent = self.client.ui_respond(now, &id, answer);
-                    ("ui_respond", args, Some(sent.into()))
+                    let returns = result.to_json();
+                    let _ = reply.send((result, waiter));
+                    self.after(now, RecordedInput::Call(&call), returns)?;
                 }
                 Op::Shutdown { grace } => {
                     let _ = self.close_stdin();
                     self.kill_at.get_or_insert(now + grace);
-                    continue;
                 }
-            };
-            self.after(now, RecordedInput::Call(name, args), returns)?;
+            }
         }
         Ok(())
     }
@@ -405,18 +356,6 @@ impl Loop {
                 let _ = self.events.send(other);
             }
         }
-    }
-}
-
-fn fields<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
-    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
-}
-
-/// What a transcript records for a call that returns a request id.
-fn returned(sent: &Result<RequestId, musewire_core::client::ClientError>) -> Value {
-    match sent {
-        Ok(id) => json!({"ok": id}),
-        Err(e) => json!({"err": e.to_string()}),
     }
 }
 

@@ -26,7 +26,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId};
+use musewire_core::client::{
+    Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
+};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -51,18 +53,13 @@ pub enum CallError {
 
 /// One operation from the application to the loop thread.
 pub(crate) enum Op {
-    Send {
-        command: Value,
+    /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
+    /// rather than the event channel.
+    Call {
+        call: Call,
         wait: bool,
-        reply: mpsc::Sender<Result<(RequestId, Option<Waiter>), ClientError>>,
+        reply: mpsc::Sender<(CallResult, Option<Waiter>)>,
     },
-    History {
-        reply: mpsc::Sender<Result<(RequestId, Waiter), ClientError>>,
-    },
-    HostToolUpdate(String, Value),
-    HostToolResult(String, Value, bool),
-    HostUriResult(String, Map<String, Value>),
-    UiRespond(String, Map<String, Value>),
     Shutdown {
         grace: Duration,
     },
@@ -124,36 +121,42 @@ impl Agent {
         self.waker.wake().map_err(|_| CallError::Ended)
     }
 
+    /// Makes a call on the client; with `wait`, the answer to the request it makes is kept
+    /// for the caller.
+    fn call_client(
+        &self,
+        call: Call,
+        wait: bool,
+    ) -> Result<(CallResult, Option<Waiter>), CallError> {
+        let (reply, answer) = mpsc::channel();
+        self.op(Op::Call { call, wait, reply })?;
+        answer.recv().map_err(|_| CallError::Ended)
+    }
+
+    fn request(&self, call: Call, timeout: Duration) -> Result<Value, CallError> {
+        match self.call_client(call, true)? {
+            (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
+            (_, Some(waiter)) => wait(waiter, timeout),
+            _ => Err(CallError::Ended),
+        }
+    }
+
     /// Sends a command and returns at once; its response arrives as an event.
     pub fn send(&self, command: Value) -> Result<RequestId, CallError> {
-        let (reply, answer) = mpsc::channel();
-        self.op(Op::Send {
-            command,
-            wait: false,
-            reply,
-        })?;
-        let (id, _) = answer.recv().map_err(|_| CallError::Ended)??;
-        Ok(id)
+        match self.call_client(Call::Send(command), false)?.0 {
+            CallResult::Request(sent) => Ok(sent?),
+            _ => Err(CallError::Ended),
+        }
     }
 
     /// Sends a command and waits up to `timeout` for its response's `data`.
     pub fn call(&self, command: Value, timeout: Duration) -> Result<Value, CallError> {
-        let (reply, answer) = mpsc::channel();
-        self.op(Op::Send {
-            command,
-            wait: true,
-            reply,
-        })?;
-        let (_, waiter) = answer.recv().map_err(|_| CallError::Ended)??;
-        wait(waiter.ok_or(CallError::Ended)?, timeout)
+        self.request(Call::Send(command), timeout)
     }
 
     /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
     pub fn messages(&self, timeout: Duration) -> Result<Vec<Value>, CallError> {
-        let (reply, answer) = mpsc::channel();
-        self.op(Op::History { reply })?;
-        let (_, waiter) = answer.recv().map_err(|_| CallError::Ended)??;
-        match wait(waiter, timeout)? {
+        match self.request(Call::ReadHistory, timeout)? {
             Value::Array(messages) => Ok(messages),
             _ => Ok(Vec::new()),
         }
@@ -165,29 +168,37 @@ impl Agent {
         self.events.recv_timeout(timeout).ok()
     }
 
-    /// Sends a partial result for a host tool call.
-    pub fn host_tool_update(&self, id: &str, partial_result: Value) -> Result<(), CallError> {
-        self.op(Op::HostToolUpdate(id.into(), partial_result))
+    /// Sends a partial result for a host tool call; false when the call is not open.
+    pub fn host_tool_update(&self, id: &str, partial_result: Value) -> Result<bool, CallError> {
+        self.answer(Call::HostToolUpdate(id.into(), partial_result))
     }
 
-    /// Sends the result of a host tool call.
+    /// Sends the result of a host tool call; false when the call is not open (HOST-03).
     pub fn host_tool_result(
         &self,
         id: &str,
         result: Value,
         is_error: bool,
-    ) -> Result<(), CallError> {
-        self.op(Op::HostToolResult(id.into(), result, is_error))
+    ) -> Result<bool, CallError> {
+        self.answer(Call::HostToolResult(id.into(), result, is_error))
     }
 
-    /// Answers a host URI request.
-    pub fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> Result<(), CallError> {
-        self.op(Op::HostUriResult(id.into(), fields))
+    /// Answers a host URI request; false when it is not open.
+    pub fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> Result<bool, CallError> {
+        self.answer(Call::HostUriResult(id.into(), fields))
     }
 
-    /// Answers an extension UI dialog.
-    pub fn ui_respond(&self, id: &str, answer: Map<String, Value>) -> Result<(), CallError> {
-        self.op(Op::UiRespond(id.into(), answer))
+    /// Answers an extension UI dialog; false when it is not open (answered, withdrawn, timed
+    /// out).
+    pub fn ui_respond(&self, id: &str, answer: Map<String, Value>) -> Result<bool, CallError> {
+        self.answer(Call::UiRespond(id.into(), answer))
+    }
+
+    fn answer(&self, call: Call) -> Result<bool, CallError> {
+        Ok(matches!(
+            self.call_client(call, false)?.0,
+            CallResult::Sent(true)
+        ))
     }
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.

@@ -7,7 +7,9 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, ExitStatus, RequestId};
+use musewire_core::client::{
+    Action, Client, ClientConfig, ClientEvent, ExitStatus, RecordedInput, Recorder, RequestId,
+};
 use serde_json::Value;
 use smol::channel;
 use smol::future;
@@ -25,7 +27,17 @@ type Started = (
     smol::Task<io::Result<std::process::ExitStatus>>,
 );
 
-pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<Started> {
+/// A transcript being written while the session runs.
+struct Recording {
+    recorder: Recorder,
+    file: std::fs::File,
+}
+
+pub(crate) fn start(
+    mut command: Command,
+    config: ClientConfig,
+    record: Option<&std::path::Path>,
+) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -48,8 +60,17 @@ pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<St
     .detach();
     let (ops_tx, ops) = channel::unbounded();
     let (events_tx, events) = channel::unbounded();
+    let now = Instant::now();
+    let recording = match record {
+        Some(path) => Some(Recording {
+            recorder: Recorder::new(now, &config, &[], "recorded live by musewire-smol"),
+            file: std::fs::File::create(path)?,
+        }),
+        None => None,
+    };
     let state = Driver {
-        client: Client::new(config, Instant::now()),
+        client: Client::new(config, now),
+        recording,
         child,
         writes: Some(writes),
         stdout: Some(stdout),
@@ -65,6 +86,7 @@ pub(crate) fn start(mut command: Command, config: ClientConfig) -> io::Result<St
 
 struct Driver {
     client: Client,
+    recording: Option<Recording>,
     child: Child,
     writes: Option<channel::Sender<Vec<u8>>>,
     stdout: Option<ChildStdout>,
@@ -106,11 +128,13 @@ impl Driver {
     async fn run(mut self) -> io::Result<std::process::ExitStatus> {
         let mut out_buf = vec![0u8; 64 * 1024];
         let mut err_buf = vec![0u8; 16 * 1024];
-        self.perform();
+        // What the client says at construction is recorded as a timer step at time zero.
+        let now = Instant::now();
+        self.client.handle_timeout(now);
+        self.after(now, RecordedInput::Timer, None)?;
         loop {
             if let Some(status) = self.exited {
                 if self.stdout.is_none() && self.stderr.is_none() {
-                    self.perform();
                     return Ok(status);
                 }
             }
@@ -146,11 +170,18 @@ impl Driver {
                 Input::Stdout(Ok(0)) | Input::Stdout(Err(_)) => {
                     self.stdout = None;
                     self.client.handle_stdout_eof(now);
+                    self.after(now, RecordedInput::Eof, None)?;
                 }
-                Input::Stdout(Ok(n)) => self.client.handle_stdout(now, &out_buf[..n]),
+                Input::Stdout(Ok(n)) => {
+                    self.client.handle_stdout(now, &out_buf[..n]);
+                    self.after(now, RecordedInput::Stdout(&out_buf[..n]), None)?;
+                }
                 Input::Stderr(Ok(0)) | Input::Stderr(Err(_)) => self.stderr = None,
-                Input::Stderr(Ok(n)) => self.client.handle_stderr(now, &err_buf[..n]),
-                Input::Op(op) => self.op(now, op),
+                Input::Stderr(Ok(n)) => {
+                    self.client.handle_stderr(now, &err_buf[..n]);
+                    self.after(now, RecordedInput::Stderr(&err_buf[..n]), None)?;
+                }
+                Input::Op(op) => self.op(now, op)?,
                 Input::OpsClosed => {
                     // The Agent handle is gone: stop the agent.
                     self.writes = None;
@@ -160,52 +191,29 @@ impl Driver {
             }
             if self.client.poll_timeout().is_some_and(|t| t <= now) {
                 self.client.handle_timeout(now);
+                self.after(now, RecordedInput::Timer, None)?;
             }
             self.reap(now)?;
-            self.perform();
         }
     }
 
-    fn op(&mut self, now: Instant, op: Op) {
+    fn op(&mut self, now: Instant, op: Op) -> io::Result<()> {
         match op {
-            Op::Send {
-                command,
-                wait,
-                reply,
-            } => {
-                let sent = self.client.send(now, command).map(|id| {
-                    let waiter = wait.then(|| {
-                        let (tx, rx) = channel::bounded(1);
-                        self.waiters.insert(id, tx);
-                        rx
-                    });
-                    (id, waiter)
-                });
-                let _ = reply.try_send(sent);
-            }
-            Op::History { reply } => {
-                let sent = self.client.read_history(now).map(|id| {
+            Op::Call { call, wait, reply } => {
+                let result = self.client.call(now, call.clone());
+                let waiter = result.request().filter(|_| wait).map(|id| {
                     let (tx, rx) = channel::bounded(1);
                     self.waiters.insert(id, tx);
-                    (id, rx)
+                    rx
                 });
-                let _ = reply.try_send(sent);
-            }
-            Op::HostToolUpdate(id, partial) => {
-                self.client.host_tool_update(now, &id, partial);
-            }
-            Op::HostToolResult(id, result, is_error) => {
-                self.client.host_tool_result(now, &id, result, is_error);
-            }
-            Op::HostUriResult(id, fields) => {
-                self.client.host_uri_result(now, &id, fields);
-            }
-            Op::UiRespond(id, answer) => {
-                self.client.ui_respond(now, &id, answer);
+                let returns = result.to_json();
+                let _ = reply.try_send((result, waiter));
+                self.after(now, RecordedInput::Call(&call), returns)
             }
             Op::Shutdown { grace } => {
                 self.writes = None;
                 self.kill_at.get_or_insert(now + grace);
+                Ok(())
             }
         }
     }
@@ -217,14 +225,28 @@ impl Driver {
             }
             if let Some(status) = self.child.try_status()? {
                 self.exited = Some(status);
-                self.client.handle_exit(now, exit_status(status), b"");
+                let status = exit_status(status);
+                self.client.handle_exit(now, status, b"");
+                self.after(now, RecordedInput::Exit(status, b""), None)?;
             }
         }
         Ok(())
     }
 
-    fn perform(&mut self) {
-        while let Some(action) = self.client.poll_action() {
+    /// After an input: records it with the actions it produced, then performs them in order.
+    fn after(
+        &mut self,
+        now: Instant,
+        input: RecordedInput<'_>,
+        returns: Option<Value>,
+    ) -> io::Result<()> {
+        let actions: Vec<Action> = std::iter::from_fn(|| self.client.poll_action()).collect();
+        if let Some(rec) = &mut self.recording {
+            use std::io::Write as _;
+            rec.recorder.step(now, &input, returns, &actions);
+            rec.file.write_all(&rec.recorder.take())?;
+        }
+        for action in actions {
             match action {
                 Action::Write { bytes } => {
                     if let Some(writes) = &self.writes {
@@ -237,6 +259,7 @@ impl Driver {
                 Action::Event(event) => self.deliver(event),
             }
         }
+        Ok(())
     }
 
     fn deliver(&mut self, event: ClientEvent) {

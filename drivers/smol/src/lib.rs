@@ -25,7 +25,9 @@ mod driver;
 use std::io;
 use std::time::Duration;
 
-use musewire_core::client::{ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId};
+use musewire_core::client::{
+    Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
+};
 use serde_json::{json, Map, Value};
 use smol::channel;
 use thiserror::Error;
@@ -48,18 +50,13 @@ pub(crate) type Reply = Result<Value, CommandFailure>;
 pub(crate) type Waiter = channel::Receiver<Reply>;
 
 pub(crate) enum Op {
-    Send {
-        command: Value,
+    /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
+    /// rather than the event channel.
+    Call {
+        call: Call,
         wait: bool,
-        reply: channel::Sender<Result<(RequestId, Option<Waiter>), ClientError>>,
+        reply: channel::Sender<(CallResult, Option<Waiter>)>,
     },
-    History {
-        reply: channel::Sender<Result<(RequestId, Waiter), ClientError>>,
-    },
-    HostToolUpdate(String, Value),
-    HostToolResult(String, Value, bool),
-    HostUriResult(String, Map<String, Value>),
-    UiRespond(String, Map<String, Value>),
     Shutdown {
         grace: Duration,
     },
@@ -76,7 +73,25 @@ pub struct Agent {
 impl Agent {
     /// Spawns `command` with piped stdio and starts driving it on smol's global executor.
     pub fn spawn(command: smol::process::Command, config: ClientConfig) -> io::Result<Agent> {
-        let (pid, ops, events, task) = driver::start(command, config)?;
+        Self::start(command, config, None)
+    }
+
+    /// As [`Agent::spawn`], and records the session as a conformance transcript at `path`
+    /// while it runs (replaying it through the core gives the same actions).
+    pub fn spawn_recorded(
+        command: smol::process::Command,
+        config: ClientConfig,
+        path: &std::path::Path,
+    ) -> io::Result<Agent> {
+        Self::start(command, config, Some(path))
+    }
+
+    fn start(
+        command: smol::process::Command,
+        config: ClientConfig,
+        record: Option<&std::path::Path>,
+    ) -> io::Result<Agent> {
+        let (pid, ops, events, task) = driver::start(command, config, record)?;
         Ok(Agent {
             pid,
             ops,
@@ -94,30 +109,42 @@ impl Agent {
         self.ops.send(op).await.map_err(|_| CallError::Ended)
     }
 
+    async fn call_client(
+        &self,
+        call: Call,
+        wait: bool,
+    ) -> Result<(CallResult, Option<Waiter>), CallError> {
+        let (reply, answer) = channel::bounded(1);
+        self.op(Op::Call { call, wait, reply }).await?;
+        answer.recv().await.map_err(|_| CallError::Ended)
+    }
+
+    async fn request(&self, call: Call) -> Result<Value, CallError> {
+        match self.call_client(call, true).await? {
+            (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
+            (_, Some(waiter)) => wait(waiter).await,
+            _ => Err(CallError::Ended),
+        }
+    }
+
+    async fn answer(&self, call: Call) -> Result<bool, CallError> {
+        Ok(matches!(
+            self.call_client(call, false).await?.0,
+            CallResult::Sent(true)
+        ))
+    }
+
     /// Sends a command; its response arrives as an event.
     pub async fn send(&self, command: Value) -> Result<RequestId, CallError> {
-        let (reply, answer) = channel::bounded(1);
-        self.op(Op::Send {
-            command,
-            wait: false,
-            reply,
-        })
-        .await?;
-        let (id, _) = answer.recv().await.map_err(|_| CallError::Ended)??;
-        Ok(id)
+        match self.call_client(Call::Send(command), false).await?.0 {
+            CallResult::Request(sent) => Ok(sent?),
+            _ => Err(CallError::Ended),
+        }
     }
 
     /// Sends a command and waits for its response's `data`.
     pub async fn call(&self, command: Value) -> Result<Value, CallError> {
-        let (reply, answer) = channel::bounded(1);
-        self.op(Op::Send {
-            command,
-            wait: true,
-            reply,
-        })
-        .await?;
-        let (_, waiter) = answer.recv().await.map_err(|_| CallError::Ended)??;
-        wait(waiter.ok_or(CallError::Ended)?).await
+        self.request(Call::Send(command)).await
     }
 
     /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
@@ -148,10 +175,7 @@ impl Agent {
 
     /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
     pub async fn messages(&self) -> Result<Vec<Value>, CallError> {
-        let (reply, answer) = channel::bounded(1);
-        self.op(Op::History { reply }).await?;
-        let (_, waiter) = answer.recv().await.map_err(|_| CallError::Ended)??;
-        match wait(waiter).await? {
+        match self.request(Call::ReadHistory).await? {
             Value::Array(messages) => Ok(messages),
             _ => Ok(Vec::new()),
         }
@@ -167,34 +191,43 @@ impl Agent {
         self.events.clone()
     }
 
-    /// Sends a partial result for a host tool call.
-    pub async fn host_tool_update(&self, id: &str, partial_result: Value) -> Result<(), CallError> {
-        self.op(Op::HostToolUpdate(id.into(), partial_result)).await
+    /// Sends a partial result for a host tool call; false when the call is not open.
+    pub async fn host_tool_update(
+        &self,
+        id: &str,
+        partial_result: Value,
+    ) -> Result<bool, CallError> {
+        self.answer(Call::HostToolUpdate(id.into(), partial_result))
+            .await
     }
 
-    /// Sends the result of a host tool call.
+    /// Sends the result of a host tool call; false when the call is not open (HOST-03).
     pub async fn host_tool_result(
         &self,
         id: &str,
         result: Value,
         is_error: bool,
-    ) -> Result<(), CallError> {
-        self.op(Op::HostToolResult(id.into(), result, is_error))
+    ) -> Result<bool, CallError> {
+        self.answer(Call::HostToolResult(id.into(), result, is_error))
             .await
     }
 
-    /// Answers a host URI request.
+    /// Answers a host URI request; false when it is not open.
     pub async fn host_uri_result(
         &self,
         id: &str,
         fields: Map<String, Value>,
-    ) -> Result<(), CallError> {
-        self.op(Op::HostUriResult(id.into(), fields)).await
+    ) -> Result<bool, CallError> {
+        self.answer(Call::HostUriResult(id.into(), fields)).await
     }
 
-    /// Answers an extension UI dialog.
-    pub async fn ui_respond(&self, id: &str, answer: Map<String, Value>) -> Result<(), CallError> {
-        self.op(Op::UiRespond(id.into(), answer)).await
+    /// Answers an extension UI dialog; false when it is not open.
+    pub async fn ui_respond(
+        &self,
+        id: &str,
+        answer: Map<String, Value>,
+    ) -> Result<bool, CallError> {
+        self.answer(Call::UiRespond(id.into(), answer)).await
     }
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
