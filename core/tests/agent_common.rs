@@ -37,13 +37,13 @@ impl Harness {
         h
     }
 
-    pub fn default() -> Self {
+    pub fn fresh() -> Self {
         Self::new(AgentConfig::default())
     }
 
     /// An agent that has negotiated v2; actions drained.
     pub fn v2() -> Self {
-        let mut h = Self::default();
+        let mut h = Self::fresh();
         h.host(r#"{"id":"n","type":"negotiate_protocol","protocolVersion":2}"#);
         h.split();
         h

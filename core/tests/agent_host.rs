@@ -11,14 +11,14 @@ use musewire_core::wire::{ConfirmRequest, NotifyRequest, SelectRequest, UiReques
 use serde_json::{json, Value};
 
 fn with_tool() -> Harness {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     h.host(r#"{"id":"t","type":"set_host_tools","tools":[{"name":"lookup","description":"Look up","parameters":{"type":"object"}}]}"#);
     h.split();
     h
 }
 
 fn with_schemes() -> Harness {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     h.host(r#"{"id":"s","type":"set_host_uri_schemes","schemes":[{"scheme":"db","immutable":true},{"scheme":"notes","writable":true}]}"#);
     h.split();
     h
@@ -26,7 +26,7 @@ fn with_schemes() -> Harness {
 
 #[test]
 fn host_01_set_host_tools_checks_each_tool_with_the_reference_messages() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     for (tools, error) in [
         (
             json!([{"description": "d", "parameters": {}}]),
@@ -175,7 +175,7 @@ fn host_03_a_cancel_is_written_and_late_or_unknown_results_are_dropped() {
 
 #[test]
 fn host_04_schemes_are_normalised_the_reserved_one_refused_and_the_set_replaced() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     for (schemes, error) in [
         (
             json!([{"scheme": " "}]),
@@ -337,7 +337,7 @@ fn select(timeout: Option<u64>) -> UiRequest {
 
 #[test]
 fn host_06_dialogs_are_answered_time_out_to_their_default_or_are_withdrawn() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     let dialog = h.agent.ui_dialog(h.now, select(Some(1000))).unwrap();
     assert_eq!(
         h.one_frame(),

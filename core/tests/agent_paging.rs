@@ -242,9 +242,10 @@ fn page_03_the_cursor_is_base64url_json_and_every_field_is_checked() {
 fn page_04_a_cursor_is_bound_to_session_leaf_and_count() {
     let messages = history(10);
     let (_, cursor) = walk(&messages, 3)[0].clone();
-    let cursor = Some(Value::String(cursor.unwrap()));
+    let cursor = Value::String(cursor.unwrap());
     let stale = |messages: &[Value], snapshot: Snapshot<'_>| {
-        let error = build_page(messages, &snapshot, &options(cursor.clone(), None)).unwrap_err();
+        let error =
+            build_page(messages, &snapshot, &options(Some(cursor.clone()), None)).unwrap_err();
         assert_eq!(error, PageError::StaleCursor);
         assert_eq!(error.to_string(), "RPC message cursor is stale");
         assert_eq!(error.code().unwrap().as_str(), "stale_cursor");
@@ -275,7 +276,7 @@ fn page_04_a_cursor_is_bound_to_session_leaf_and_count() {
     let mut h = Harness::v2();
     let frame = ask(
         &mut h,
-        json!({"id": "p", "type": "get_messages_page", "cursor": cursor.unwrap()}),
+        json!({"id": "p", "type": "get_messages_page", "cursor": cursor}),
         false,
         &history(12),
     );
@@ -415,4 +416,36 @@ proptest! {
             Err(e) => prop_assert!(matches!(e, PageError::InvalidCursor | PageError::StaleCursor)),
         }
     }
+}
+
+#[test]
+fn page_08_where_the_reference_relies_on_javascript() {
+    let messages = history(10);
+    for cursor in [Value::Null, json!(5), json!(["x"]), json!({})] {
+        assert_eq!(
+            build_page(&messages, &SNAPSHOT, &options(Some(cursor), None)),
+            Err(PageError::InvalidCursor)
+        );
+    }
+    let page = build_page(&messages, &SNAPSHOT, &options(None, Some(Value::Null))).unwrap();
+    assert_eq!(page.range(), 0..10);
+    let surrogate =
+        r#"{"version":1,"sessionId":"\ud800","leafId":null,"messageCount":10,"offset":0}"#;
+    assert_eq!(
+        build_page(
+            &messages,
+            &SNAPSHOT,
+            &options(Some(cursor_of(surrogate)), None)
+        ),
+        Err(PageError::InvalidCursor)
+    );
+    // The limit is checked before the cursor.
+    assert_eq!(
+        build_page(
+            &messages,
+            &SNAPSHOT,
+            &options(Some(json!("!")), Some(json!(0)))
+        ),
+        Err(PageError::LimitOutOfRange)
+    );
 }

@@ -23,7 +23,7 @@ fn frame_03_the_ready_frame_comes_first_exactly() {
 
 #[test]
 fn frame_04_05_negotiation_is_answered_in_v1_and_chunking_starts_with_the_next_frame() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     h.host(r#"{"id":"n1","type":"negotiate_protocol","protocolVersion":2}"#);
     let (lines, events) = h.raw();
     h.decoder.handle_bytes(&lines[0]);
@@ -69,7 +69,7 @@ fn frame_04_05_negotiation_is_answered_in_v1_and_chunking_starts_with_the_next_f
 
 #[test]
 fn frame_06_any_other_version_is_refused_with_the_reference_message() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     for (asked, shown) in [
         ("3", "3"),
         ("1", "1"),
@@ -121,7 +121,7 @@ fn frame_11_chunk_lines_are_produced_one_per_poll() {
 
 #[test]
 fn frame_12_a_response_over_the_limit_in_v1_becomes_the_overflow_response() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     let (request, _) = h.command(r#"{"id":"m","type":"get_messages"}"#);
     h.agent
         .respond(
@@ -139,7 +139,7 @@ fn frame_12_a_response_over_the_limit_in_v1_becomes_the_overflow_response() {
 
 #[test]
 fn frame_14_a_line_that_is_not_json_gets_the_parse_failure_and_reading_goes_on() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     h.host("hello there");
     let (frames, events) = h.split();
     let error = frames[0]["error"].as_str().unwrap();
@@ -211,7 +211,7 @@ fn frame_14_16_an_inbound_line_over_the_cap_is_discarded_with_a_clear_error() {
 
 #[test]
 fn frame_16_lines_are_read_as_the_reference_reads_them() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     // Blank and white-space lines are skipped; a BOM and non-breaking spaces are trimmed;
     // CRLF is accepted.
     h.agent.handle_stdin(
@@ -268,7 +268,7 @@ fn frame_16_lines_are_read_as_the_reference_reads_them() {
 
 #[test]
 fn call_01_a_bash_can_be_answered_after_later_commands() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     let (bash, command) = h.command(r#"{"id":"b","type":"bash","command":"sleep 1"}"#);
     assert!(matches!(command, Command::Bash(ref b) if b.command == "sleep 1"));
     let (state, _) = h.command(r#"{"id":"s","type":"get_state"}"#);
@@ -302,7 +302,7 @@ fn call_01_a_bash_can_be_answered_after_later_commands() {
 
 #[test]
 fn call_02_an_unknown_command_gets_the_reference_failure_without_its_id() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     h.host(r#"{"id":"x","type":"frobnicate","a":1}"#);
     assert_eq!(
         h.one_frame(),
@@ -333,7 +333,7 @@ fn call_06_unknown_commands_can_be_delivered_whole_and_unknown_members_are_kept(
 
 #[test]
 fn call_08_failures_carry_their_code_and_non_string_ids_are_echoed() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     let (request, _) = h.command(r#"{"id":7,"type":"compact"}"#);
     h.agent
         .respond(
@@ -366,7 +366,7 @@ fn call_08_failures_carry_their_code_and_non_string_ids_are_echoed() {
 
 #[test]
 fn call_10_a_known_command_with_ill_typed_members_is_refused_with_its_id() {
-    let mut h = Harness::default();
+    let mut h = Harness::fresh();
     h.host(r#"{"id":"p","type":"prompt","message":5}"#);
     let frame = h.one_frame();
     assert_eq!(frame["id"], "p");
