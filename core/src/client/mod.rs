@@ -33,6 +33,7 @@
 mod action;
 mod call;
 mod config;
+mod driven;
 mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -49,6 +50,7 @@ use serde_json::{Map, Value};
 pub use call::{Call, CallResult};
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use config::ClientConfig;
+pub use driven::{Driven, Work};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use history::HISTORY_PAGE_LIMIT;
 pub use record::{RecordedInput, Recorder};

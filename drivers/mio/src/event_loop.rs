@@ -1,9 +1,8 @@
 //! The loop thread: mio readiness over the child's pipes, the core's timers, and a waker for
 //! the application's calls. Performs the core's actions; decides nothing of the protocol.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -12,7 +11,7 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
 use musewire_core::client::{
-    Action, Client, ClientConfig, ClientEvent, ExitStatus, RecordedInput, Recorder, RequestId,
+    Client, ClientConfig, ClientEvent, Driven, RecordedInput, Recorder, Work,
 };
 use serde_json::Value;
 
@@ -32,26 +31,6 @@ type Started = (
     Arc<Waker>,
     JoinHandle<io::Result<std::process::ExitStatus>>,
 );
-
-/// A transcript being written while the session runs.
-pub(crate) struct Recording {
-    recorder: Recorder,
-    file: std::fs::File,
-}
-
-impl Recording {
-    pub(crate) fn create(
-        path: &std::path::Path,
-        start: Instant,
-        config: &ClientConfig,
-        description: &str,
-    ) -> io::Result<Self> {
-        Ok(Recording {
-            recorder: Recorder::new(start, config, &[], description),
-            file: std::fs::File::create(path)?,
-        })
-    }
-}
 
 pub(crate) fn start(
     mut command: Command,
@@ -77,12 +56,15 @@ pub(crate) fn start(
     let (ops_tx, ops) = mpsc::channel();
     let (events_tx, events) = mpsc::channel();
     let now = Instant::now();
-    let recording = match record {
-        Some(path) => Some(Recording::create(path, now, &config, &describe(&command))?),
-        None => None,
+    let (recorder, recording) = match record {
+        Some(path) => (
+            Some(Recorder::new(now, &config, &[], &describe(&command))),
+            Some(std::fs::File::create(path)?),
+        ),
+        None => (None, None),
     };
     let mut state = Loop {
-        client: Client::new(config, now),
+        driven: Driven::new(Client::new(config, now), recorder),
         recording,
         child,
         poll,
@@ -91,7 +73,6 @@ pub(crate) fn start(
         stdout: Some(stdout),
         stderr: Some(stderr),
         out: VecDeque::new(),
-        waiters: BTreeMap::new(),
         events: events_tx,
         ops,
         exited: None,
@@ -111,8 +92,9 @@ pub(crate) fn start(
 }
 
 struct Loop {
-    client: Client,
-    recording: Option<Recording>,
+    driven: Driven<mpsc::Sender<Reply>>,
+    /// The transcript file, when recording.
+    recording: Option<std::fs::File>,
     child: Child,
     poll: Poll,
     stdin: Option<Sender>,
@@ -121,20 +103,11 @@ struct Loop {
     stderr: Option<Receiver>,
     /// Bytes waiting for the agent's stdin; written only while non-empty (backpressure).
     out: VecDeque<u8>,
-    waiters: BTreeMap<RequestId, mpsc::Sender<Reply>>,
     events: mpsc::Sender<ClientEvent>,
     ops: mpsc::Receiver<Op>,
     exited: Option<std::process::ExitStatus>,
     /// When set, the child is killed at this time if it has not exited.
     kill_at: Option<Instant>,
-}
-
-fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitStatus::Code(code),
-        (None, Some(signal)) => ExitStatus::Signal(signal),
-        _ => ExitStatus::Unknown,
-    }
 }
 
 impl Loop {
@@ -143,7 +116,7 @@ impl Loop {
         let mut buf = vec![0u8; 64 * 1024];
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
-        self.client.handle_timeout(now);
+        self.driven.client.handle_timeout(now);
         self.after(now, RecordedInput::Timer, None)?;
         loop {
             if let Some(status) = self.exited {
@@ -153,8 +126,8 @@ impl Loop {
                 }
             }
             let now = Instant::now();
-            let mut deadline = self.client.poll_timeout();
-            if self.stdout.is_none() || self.client.is_closed() || self.kill_at.is_some() {
+            let mut deadline = self.driven.client.poll_timeout();
+            if self.stdout.is_none() || self.driven.client.is_closed() || self.kill_at.is_some() {
                 deadline = Some(deadline.map_or(now + REAP_TICK, |d| d.min(now + REAP_TICK)));
             }
             let timeout = deadline.map(|d| d.saturating_duration_since(now));
@@ -173,8 +146,8 @@ impl Loop {
                 }
             }
             let now = Instant::now();
-            if self.client.poll_timeout().is_some_and(|t| t <= now) {
-                self.client.handle_timeout(now);
+            if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
+                self.driven.client.handle_timeout(now);
                 self.after(now, RecordedInput::Timer, None)?;
             }
             self.reap(now)?;
@@ -189,12 +162,12 @@ impl Loop {
                     let mut pipe = self.stdout.take().expect("open");
                     self.poll.registry().deregister(&mut pipe)?;
                     let now = Instant::now();
-                    self.client.handle_stdout_eof(now);
+                    self.driven.client.handle_stdout_eof(now);
                     self.after(now, RecordedInput::Eof, None)?;
                 }
                 Ok(n) => {
                     let now = Instant::now();
-                    self.client.handle_stdout(now, &buf[..n]);
+                    self.driven.client.handle_stdout(now, &buf[..n]);
                     self.after(now, RecordedInput::Stdout(&buf[..n]), None)?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -214,7 +187,7 @@ impl Loop {
                 }
                 Ok(n) => {
                     let now = Instant::now();
-                    self.client.handle_stderr(now, &buf[..n]);
+                    self.driven.client.handle_stderr(now, &buf[..n]);
                     self.after(now, RecordedInput::Stderr(&buf[..n]), None)?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -278,11 +251,13 @@ impl Loop {
             let now = Instant::now();
             match op {
                 Op::Call { call, wait, reply } => {
-                    let result = self.client.call(now, call.clone());
-                    let waiter = result.request().filter(|_| wait).map(|id| {
-                        let (tx, rx) = mpsc::channel();
-                        self.waiters.insert(id, tx);
-                        rx
+                    let mut waiter = None;
+                    let result = self.driven.call(now, call.clone(), || {
+                        wait.then(|| {
+                            let (tx, rx) = mpsc::channel();
+                            waiter = Some(rx);
+                            tx
+                        })
                     });
                     let returns = result.to_json();
                     let _ = reply.send((result, waiter));
@@ -305,57 +280,41 @@ impl Loop {
             }
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some(status);
-                let status = exit_status(status);
-                self.client.handle_exit(now, status, b"");
+                let status = status.into();
+                self.driven.client.handle_exit(now, status, b"");
                 self.after(now, RecordedInput::Exit(status, b""), None)?;
             }
         }
         Ok(())
     }
 
-    /// After an input: records it with the actions it produced, then performs them in order.
+    /// After an input: records it with the work it produced, then does the work in order.
     fn after(
         &mut self,
         now: Instant,
         input: RecordedInput<'_>,
         returns: Option<Value>,
     ) -> io::Result<()> {
-        let actions: Vec<Action> = std::iter::from_fn(|| self.client.poll_action()).collect();
-        if let Some(rec) = &mut self.recording {
-            rec.recorder.step(now, &input, returns, &actions);
-            rec.file.write_all(&rec.recorder.take())?;
+        let (recorded, work) = self.driven.after(now, input, returns);
+        if let Some(file) = &mut self.recording {
+            file.write_all(&recorded)?;
         }
-        for action in actions {
-            match action {
-                Action::Write { bytes } => self.out.extend(bytes),
-                Action::StopAgent => {
+        for item in work {
+            match item {
+                Work::Write(bytes) => self.out.extend(bytes),
+                Work::StopAgent => {
                     let _ = self.child.kill();
                 }
-                Action::Event(event) => self.deliver(event),
+                // The application may have stopped listening; the loop goes on.
+                Work::Event(event) => {
+                    let _ = self.events.send(event);
+                }
+                Work::Answer(waiter, answer) => {
+                    let _ = waiter.send(answer);
+                }
             }
         }
         self.flush()
-    }
-
-    fn deliver(&mut self, event: ClientEvent) {
-        match event {
-            ClientEvent::Response {
-                request, outcome, ..
-            } if self.waiters.contains_key(&request) => {
-                let waiter = self.waiters.remove(&request).expect("present");
-                let _ = waiter.send(outcome);
-            }
-            ClientEvent::History {
-                request, outcome, ..
-            } if self.waiters.contains_key(&request) => {
-                let waiter = self.waiters.remove(&request).expect("present");
-                let _ = waiter.send(outcome.map(Value::Array));
-            }
-            other => {
-                // The application may have stopped listening; the loop goes on.
-                let _ = self.events.send(other);
-            }
-        }
     }
 }
 

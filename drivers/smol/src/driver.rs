@@ -2,13 +2,11 @@
 //! until the next input or the core's next timeout. A writer task of its own writes to the
 //! agent's stdin, so a slow reader on the agent's side never stops this task from reading.
 
-use std::collections::BTreeMap;
 use std::io;
-use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Action, Client, ClientConfig, ClientEvent, ExitStatus, RecordedInput, Recorder, RequestId,
+    Client, ClientConfig, ClientEvent, Driven, RecordedInput, Recorder, Work,
 };
 use serde_json::Value;
 use smol::channel;
@@ -26,12 +24,6 @@ type Started = (
     channel::Receiver<ClientEvent>,
     smol::Task<io::Result<std::process::ExitStatus>>,
 );
-
-/// A transcript being written while the session runs.
-struct Recording {
-    recorder: Recorder,
-    file: std::fs::File,
-}
 
 pub(crate) fn start(
     mut command: Command,
@@ -61,21 +53,25 @@ pub(crate) fn start(
     let (ops_tx, ops) = channel::unbounded();
     let (events_tx, events) = channel::unbounded();
     let now = Instant::now();
-    let recording = match record {
-        Some(path) => Some(Recording {
-            recorder: Recorder::new(now, &config, &[], "recorded live by musewire-smol"),
-            file: std::fs::File::create(path)?,
-        }),
-        None => None,
+    let (recorder, recording) = match record {
+        Some(path) => (
+            Some(Recorder::new(
+                now,
+                &config,
+                &[],
+                "recorded live by musewire-smol",
+            )),
+            Some(std::fs::File::create(path)?),
+        ),
+        None => (None, None),
     };
     let state = Driver {
-        client: Client::new(config, now),
+        driven: Driven::new(Client::new(config, now), recorder),
         recording,
         child,
         writes: Some(writes),
         stdout: Some(stdout),
         stderr: Some(stderr),
-        waiters: BTreeMap::new(),
         events: events_tx,
         ops,
         exited: None,
@@ -85,13 +81,13 @@ pub(crate) fn start(
 }
 
 struct Driver {
-    client: Client,
-    recording: Option<Recording>,
+    driven: Driven<channel::Sender<Reply>>,
+    /// The transcript file, when recording.
+    recording: Option<std::fs::File>,
     child: Child,
     writes: Option<channel::Sender<Vec<u8>>>,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
-    waiters: BTreeMap<RequestId, channel::Sender<Reply>>,
     events: channel::Sender<ClientEvent>,
     ops: channel::Receiver<Op>,
     exited: Option<std::process::ExitStatus>,
@@ -104,14 +100,6 @@ enum Input {
     Op(Op),
     OpsClosed,
     Tick,
-}
-
-fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitStatus::Code(code),
-        (None, Some(signal)) => ExitStatus::Signal(signal),
-        _ => ExitStatus::Unknown,
-    }
 }
 
 async fn read_from<R: smol::io::AsyncRead + Unpin>(
@@ -130,7 +118,7 @@ impl Driver {
         let mut err_buf = vec![0u8; 16 * 1024];
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
-        self.client.handle_timeout(now);
+        self.driven.client.handle_timeout(now);
         self.after(now, RecordedInput::Timer, None)?;
         loop {
             if let Some(status) = self.exited {
@@ -139,8 +127,8 @@ impl Driver {
                 }
             }
             let now = Instant::now();
-            let mut deadline = self.client.poll_timeout();
-            if self.stdout.is_none() || self.client.is_closed() || self.kill_at.is_some() {
+            let mut deadline = self.driven.client.poll_timeout();
+            if self.stdout.is_none() || self.driven.client.is_closed() || self.kill_at.is_some() {
                 deadline = Some(deadline.map_or(now + REAP_TICK, |d| d.min(now + REAP_TICK)));
             }
             let input = {
@@ -169,16 +157,16 @@ impl Driver {
             match input {
                 Input::Stdout(Ok(0)) | Input::Stdout(Err(_)) => {
                     self.stdout = None;
-                    self.client.handle_stdout_eof(now);
+                    self.driven.client.handle_stdout_eof(now);
                     self.after(now, RecordedInput::Eof, None)?;
                 }
                 Input::Stdout(Ok(n)) => {
-                    self.client.handle_stdout(now, &out_buf[..n]);
+                    self.driven.client.handle_stdout(now, &out_buf[..n]);
                     self.after(now, RecordedInput::Stdout(&out_buf[..n]), None)?;
                 }
                 Input::Stderr(Ok(0)) | Input::Stderr(Err(_)) => self.stderr = None,
                 Input::Stderr(Ok(n)) => {
-                    self.client.handle_stderr(now, &err_buf[..n]);
+                    self.driven.client.handle_stderr(now, &err_buf[..n]);
                     self.after(now, RecordedInput::Stderr(&err_buf[..n]), None)?;
                 }
                 Input::Op(op) => self.op(now, op)?,
@@ -189,8 +177,8 @@ impl Driver {
                 }
                 Input::Tick => {}
             }
-            if self.client.poll_timeout().is_some_and(|t| t <= now) {
-                self.client.handle_timeout(now);
+            if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
+                self.driven.client.handle_timeout(now);
                 self.after(now, RecordedInput::Timer, None)?;
             }
             self.reap(now)?;
@@ -200,11 +188,13 @@ impl Driver {
     fn op(&mut self, now: Instant, op: Op) -> io::Result<()> {
         match op {
             Op::Call { call, wait, reply } => {
-                let result = self.client.call(now, call.clone());
-                let waiter = result.request().filter(|_| wait).map(|id| {
-                    let (tx, rx) = channel::bounded(1);
-                    self.waiters.insert(id, tx);
-                    rx
+                let mut waiter = None;
+                let result = self.driven.call(now, call.clone(), || {
+                    wait.then(|| {
+                        let (tx, rx) = channel::bounded(1);
+                        waiter = Some(rx);
+                        tx
+                    })
                 });
                 let returns = result.to_json();
                 let _ = reply.try_send((result, waiter));
@@ -225,60 +215,44 @@ impl Driver {
             }
             if let Some(status) = self.child.try_status()? {
                 self.exited = Some(status);
-                let status = exit_status(status);
-                self.client.handle_exit(now, status, b"");
+                let status = status.into();
+                self.driven.client.handle_exit(now, status, b"");
                 self.after(now, RecordedInput::Exit(status, b""), None)?;
             }
         }
         Ok(())
     }
 
-    /// After an input: records it with the actions it produced, then performs them in order.
+    /// After an input: records it with the work it produced, then does the work in order.
     fn after(
         &mut self,
         now: Instant,
         input: RecordedInput<'_>,
         returns: Option<Value>,
     ) -> io::Result<()> {
-        let actions: Vec<Action> = std::iter::from_fn(|| self.client.poll_action()).collect();
-        if let Some(rec) = &mut self.recording {
+        let (recorded, work) = self.driven.after(now, input, returns);
+        if let Some(file) = &mut self.recording {
             use std::io::Write as _;
-            rec.recorder.step(now, &input, returns, &actions);
-            rec.file.write_all(&rec.recorder.take())?;
+            file.write_all(&recorded)?;
         }
-        for action in actions {
-            match action {
-                Action::Write { bytes } => {
+        for item in work {
+            match item {
+                Work::Write(bytes) => {
                     if let Some(writes) = &self.writes {
                         let _ = writes.try_send(bytes);
                     }
                 }
-                Action::StopAgent => {
+                Work::StopAgent => {
                     let _ = self.child.kill();
                 }
-                Action::Event(event) => self.deliver(event),
+                Work::Event(event) => {
+                    let _ = self.events.try_send(event);
+                }
+                Work::Answer(waiter, answer) => {
+                    let _ = waiter.try_send(answer);
+                }
             }
         }
         Ok(())
-    }
-
-    fn deliver(&mut self, event: ClientEvent) {
-        match event {
-            ClientEvent::Response {
-                request, outcome, ..
-            } if self.waiters.contains_key(&request) => {
-                let waiter = self.waiters.remove(&request).expect("present");
-                let _ = waiter.try_send(outcome);
-            }
-            ClientEvent::History {
-                request, outcome, ..
-            } if self.waiters.contains_key(&request) => {
-                let waiter = self.waiters.remove(&request).expect("present");
-                let _ = waiter.try_send(outcome.map(Value::Array));
-            }
-            other => {
-                let _ = self.events.try_send(other);
-            }
-        }
     }
 }
