@@ -29,6 +29,8 @@ pub enum Call {
     HostUriResult(String, Map<String, Value>),
     /// [`Client::ui_respond`].
     UiRespond(String, Map<String, Value>),
+    /// [`Client::send_raw_line`] (for tests and tools).
+    RawLine(Vec<u8>),
     /// [`Client::stop`].
     Stop,
     /// [`Client::restart`].
@@ -90,6 +92,7 @@ impl Client {
                 CallResult::Sent(self.host_uri_result(now, &id, fields))
             }
             Call::UiRespond(id, answer) => CallResult::Sent(self.ui_respond(now, &id, answer)),
+            Call::RawLine(bytes) => CallResult::Sent(self.send_raw_line(now, &bytes)),
             Call::Stop => {
                 self.stop(now);
                 CallResult::Done
@@ -115,6 +118,7 @@ impl Call {
             Call::HostToolResult(..) => "host_tool_result",
             Call::HostUriResult(..) => "host_uri_result",
             Call::UiRespond(..) => "ui_respond",
+            Call::RawLine(_) => "raw_line",
             Call::Stop => "stop",
             Call::Restart => "restart",
         }
@@ -153,6 +157,10 @@ impl Call {
                 put("id", id.as_str().into());
                 put("answer", Value::Object(answer.clone()));
             }
+            Call::RawLine(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => put("line", text.into()),
+                Err(_) => put("line_bytes", bytes.iter().copied().collect()),
+            },
             Call::ReadHistory | Call::Stop | Call::Restart => {}
         }
     }
@@ -211,6 +219,18 @@ impl Call {
             ),
             "host_uri_result" => Call::HostUriResult(string("id")?, object("fields")?),
             "ui_respond" => Call::UiRespond(string("id")?, object("answer")?),
+            "raw_line" => match step.get("line_bytes") {
+                Some(bytes) => Call::RawLine(
+                    bytes
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                        .collect::<Option<Vec<u8>>>()
+                        .ok_or("\"line_bytes\" must be an array of bytes")?,
+                ),
+                None => Call::RawLine(string("line")?.into_bytes()),
+            },
             "stop" => Call::Stop,
             "restart" => Call::Restart,
             other => return Err(format!("unknown call {other:?}")),

@@ -357,6 +357,24 @@ impl Client {
         true
     }
 
+    /// Writes `bytes` and a line feed to the agent as they are, bypassing every check: for
+    /// tests and tools that need to send what a well-behaved host never would (a line that is
+    /// not JSON, say). No request is made; the agent's id-less answer to a line it cannot parse
+    /// (command `parse`) follows CALL-02: with no request pending it arrives as
+    /// [`ClientEvent::Unmatched`]. Held until the session is ready, like commands. Returns
+    /// false, writing nothing, once the session has closed.
+    pub fn send_raw_line(&mut self, now: Instant, bytes: &[u8]) -> bool {
+        let _ = now;
+        let mut line = bytes.to_vec();
+        line.push(b'\n');
+        match self.phase {
+            Phase::Closed => return false,
+            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => self.held.push(line),
+            _ => self.actions.push_back(Action::Write { bytes: line }),
+        }
+        true
+    }
+
     /// Stops the session from the host's side: every pending request fails with
     /// [`SessionError::Stopped`]; the driver stops the agent.
     pub fn stop(&mut self, now: Instant) {
