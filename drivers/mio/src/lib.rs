@@ -194,6 +194,12 @@ impl Agent {
         self.answer(Call::UiRespond(id.into(), answer))
     }
 
+    /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
+    /// [`musewire_core::client::Client::send_raw_line`]); false once the session has closed.
+    pub fn send_raw_line(&self, line: &[u8]) -> Result<bool, CallError> {
+        self.answer(Call::RawLine(line.to_vec()))
+    }
+
     fn answer(&self, call: Call) -> Result<bool, CallError> {
         Ok(matches!(
             self.call_client(call, false)?.0,

@@ -230,6 +230,12 @@ impl Agent {
         self.answer(Call::UiRespond(id.into(), answer)).await
     }
 
+    /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
+    /// [`musewire_core::client::Client::send_raw_line`]); false once the session has closed.
+    pub async fn send_raw_line(&self, line: &[u8]) -> Result<bool, CallError> {
+        self.answer(Call::RawLine(line.to_vec())).await
+    }
+
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
     pub async fn shutdown(mut self, grace: Duration) -> io::Result<std::process::ExitStatus> {
         let _ = self.op(Op::Shutdown { grace }).await;
