@@ -4,9 +4,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent_command;
 mod blocks_cmd;
 mod decode_cmd;
 mod encode_cmd;
+mod prompt_cmd;
 
 /// Tools for driving, inspecting and testing coding agents that speak the RPC protocol.
 #[derive(Parser)]
@@ -27,6 +29,8 @@ enum Command {
     /// Read a tool result (`{"content":[…],"isError":…}`) on stdin and print the text the
     /// model would read.
     Blocks(blocks_cmd::BlocksArgs),
+    /// Start an agent, send one prompt, and stream the turn until it ends.
+    Prompt(prompt_cmd::PromptArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,5 +39,6 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode_cmd::run(args),
         Command::Encode(args) => encode_cmd::run(args),
         Command::Blocks(args) => blocks_cmd::run(args),
+        Command::Prompt(args) => prompt_cmd::run(args),
     }
 }

@@ -1,0 +1,124 @@
+//! `musewire prompt` against the real reference agent, the LLM played by the scripted model
+//! server: a turn in both output modes, and a host tool through `--host-tool`.
+
+use std::process::{Command, Output};
+
+use musewire_live::model_server::ModelServer;
+use musewire_live::peers;
+
+/// `musewire prompt ARGS… -- <omp>`, run with the agent's environment and directory.
+fn prompt(name: &str, server: &ModelServer, args: &[&str]) -> Output {
+    let agent = peers::omp(&peers::scratch(name), &server.base_url());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    command
+        .arg("prompt")
+        .args(args)
+        .arg("--")
+        .arg(agent.get_program())
+        .args(agent.get_args());
+    command.env_clear();
+    for (key, value) in agent.get_envs() {
+        if let Some(value) = value {
+            command.env(key, value);
+        }
+    }
+    if let Some(dir) = agent.get_current_dir() {
+        command.current_dir(dir);
+    }
+    command.output().expect("run musewire prompt")
+}
+
+/// CALL-03, CALL-09: the turn streams to stdout and the command exits 0 when it ends.
+#[test]
+fn prompt_streams_a_turn_as_text_and_as_json() {
+    if !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().unwrap();
+    let out = prompt(
+        "cli-text",
+        &server,
+        &["[[think Considering.]] Hello from the model."],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Considering.") && stdout.contains("Hello from the model."),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("\x1b["),
+        "no colour when stdout is not a terminal"
+    );
+
+    let out = prompt("cli-json", &server, &["--json", "[[text Json mode.]]"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect();
+    assert!(events.iter().any(|e| e["event"] == "turn_finished"));
+    let text: String = events
+        .iter()
+        .filter(|e| e["frame"]["assistantMessageEvent"]["type"] == "text_delta")
+        .filter_map(|e| e["frame"]["assistantMessageEvent"]["delta"].as_str())
+        .collect();
+    assert_eq!(text, "Json mode.");
+}
+
+/// HOST-01, HOST-02: `--host-tool NAME=CMD` runs CMD with the arguments on stdin; its stdout
+/// is the result the model sees.
+#[test]
+fn prompt_host_tool_runs_a_command() {
+    if !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().unwrap();
+    let out = prompt(
+        "cli-hosttool",
+        &server,
+        &[
+            "--host-tool",
+            "shout=tr a-z A-Z",
+            "[[tool shout {\"word\":\"quiet\"}]]",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("shout returned: {\"WORD\":\"QUIET\"}"),
+        "{stdout}"
+    );
+}
+
+/// A bad agent command fails with one clear line and a non-zero exit.
+#[test]
+fn prompt_with_a_missing_agent_fails_clearly() {
+    let out = Command::new(env!("CARGO_BIN_EXE_musewire"))
+        .args([
+            "prompt",
+            "hi",
+            "--timeout",
+            "20",
+            "--",
+            "/nonexistent/agent",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("musewire prompt: "), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
