@@ -78,6 +78,9 @@ pub struct ConfigSpec {
     /// [`ClientConfig::stderr_tail_bytes`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail_bytes: Option<usize>,
+    /// [`ClientConfig::history_page_limit`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_page_limit: Option<u64>,
 }
 
 impl ConfigSpec {
@@ -101,6 +104,9 @@ impl ConfigSpec {
         }
         if let Some(v) = self.stderr_tail_bytes {
             config.stderr_tail_bytes = v;
+        }
+        if let Some(v) = self.history_page_limit {
+            config.history_page_limit = v;
         }
         config
     }

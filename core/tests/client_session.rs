@@ -399,7 +399,15 @@ fn page_07_history_drains_pages_of_256() {
         vec![json!({"id": "req_3", "type": "get_messages_page", "limit": 256})]
     );
     h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
-    let (written, _) = h.split();
+    let (written, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::HistoryProgress {
+            request: walk,
+            read: 2,
+            total: 3
+        }]
+    );
     assert_eq!(
         written,
         vec![json!({"id": "req_4", "type": "get_messages_page", "cursor": "c1", "limit": 256})]

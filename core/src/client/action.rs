@@ -106,6 +106,15 @@ pub enum ClientEvent {
         #[serde(serialize_with = "serialize_outcome")]
         outcome: Result<Vec<Value>, CommandFailure>,
     },
+    /// A whole-history read took a page and asks for the next (PAGE-07).
+    HistoryProgress {
+        /// The read's request.
+        request: RequestId,
+        /// Messages read so far.
+        read: usize,
+        /// The total the agent advertises.
+        total: u64,
+    },
     /// An agent run began (`agent_start`): the agent is streaming.
     TurnStarted,
     /// The agent's turn ended: an `agent_end` that is terminal (`isTerminal` not false).

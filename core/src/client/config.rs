@@ -23,6 +23,8 @@ pub struct ClientConfig {
     pub expect_ready: bool,
     /// How many bytes of the agent's stderr the closing error quotes (CALL-07). Default 4 KiB.
     pub stderr_tail_bytes: usize,
+    /// Page size of the whole-history read (PAGE-07). Default 256, the most an agent serves.
+    pub history_page_limit: u64,
 }
 
 impl Default for ClientConfig {
@@ -34,6 +36,7 @@ impl Default for ClientConfig {
             ready_timeout: Duration::from_secs(30),
             expect_ready: true,
             stderr_tail_bytes: 4096,
+            history_page_limit: crate::client::HISTORY_PAGE_LIMIT,
         }
     }
 }

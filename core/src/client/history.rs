@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::action::CommandFailure;
 use crate::frame::MAX_SAFE_INTEGER;
 
-/// Page size of the walk.
+/// Page size of the walk (PAGE-07), and the most the agent serves (PAGE-01).
 pub const HISTORY_PAGE_LIMIT: u64 = 256;
 
 const BUSY: &str = "Cannot page messages while the session is changing";
@@ -17,6 +17,7 @@ const STALE: &str = "RPC message cursor is stale";
 /// Where a walk stands.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Walk {
+    limit: u64,
     messages: Vec<Value>,
     total: Option<u64>,
     seen: std::collections::BTreeSet<String>,
@@ -42,15 +43,33 @@ fn failure(error: &str) -> CommandFailure {
     }
 }
 
-/// The command for a page.
-pub(crate) fn page_command(cursor: Option<&str>) -> Value {
+/// The command for a page of `limit` messages.
+pub(crate) fn page_command(cursor: Option<&str>, limit: u64) -> Value {
     match cursor {
-        Some(c) => json!({"type": "get_messages_page", "cursor": c, "limit": HISTORY_PAGE_LIMIT}),
-        None => json!({"type": "get_messages_page", "limit": HISTORY_PAGE_LIMIT}),
+        Some(c) => json!({"type": "get_messages_page", "cursor": c, "limit": limit}),
+        None => json!({"type": "get_messages_page", "limit": limit}),
     }
 }
 
 impl Walk {
+    /// A walk in pages of `limit` messages.
+    pub fn new(limit: u64) -> Self {
+        Walk {
+            limit,
+            ..Walk::default()
+        }
+    }
+
+    /// The page size.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Messages read so far, and the total the agent advertises.
+    pub fn progress(&self) -> (usize, Option<u64>) {
+        (self.messages.len(), self.total)
+    }
+
     /// Takes one page's outcome.
     pub fn page(&mut self, outcome: Result<Value, CommandFailure>) -> Step {
         let data = match outcome {
@@ -60,7 +79,7 @@ impl Walk {
                     || f.error == BUSY
                     || f.error == STALE;
                 return if fallback {
-                    *self = Walk::default();
+                    *self = Walk::new(self.limit);
                     Step::Legacy
                 } else {
                     Step::Failed(f)
@@ -90,7 +109,7 @@ impl Walk {
                 if !self.seen.insert(cursor.to_owned()) {
                     return Step::Failed(failure("RPC message pagination repeated a cursor"));
                 }
-                Step::Page(page_command(Some(cursor)))
+                Step::Page(page_command(Some(cursor), self.limit))
             }
             None if self.messages.len() as u64 != total => Step::Failed(failure(
                 "RPC message pagination ended before the advertised total",

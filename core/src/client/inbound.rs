@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::action::{ClientEvent, CommandFailure, HistorySource};
 use super::error::SessionError;
-use super::history::{self, Step};
+use super::history::{self, Step, Walk};
 use super::{Action, Client, Phase, Purpose, RequestId, OPEN_PROMPTS};
 use crate::frame::{
     DecodeEvent, Frame, ProtocolVersion, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
@@ -243,6 +243,13 @@ impl Client {
     fn walk_step(&mut self, walk: RequestId, step: Step) {
         match step {
             Step::Page(command) => {
+                if let Some((read, Some(total))) = self.walks.get(&walk).map(Walk::progress) {
+                    self.event(ClientEvent::HistoryProgress {
+                        request: walk,
+                        read,
+                        total,
+                    });
+                }
                 self.issue(command, Purpose::HistoryPage(walk));
             }
             Step::Legacy => {

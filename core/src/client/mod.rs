@@ -285,7 +285,7 @@ impl Client {
             return Err(ClientError::Closed);
         }
         let walk = self.new_id();
-        self.walks.insert(walk, Walk::default());
+        self.walks.insert(walk, Walk::new(self.config.history_page_limit));
         // Before ready the version is not known yet: the walk starts when the session is.
         if self.phase == Phase::Ready {
             self.start_walk(walk);
@@ -571,7 +571,8 @@ impl Client {
     /// The first request of a walk: a page after v2, `get_messages` on v1 (PAGE-07).
     fn start_walk(&mut self, walk: RequestId) {
         if self.protocol == ProtocolVersion::V2 {
-            self.issue(history::page_command(None), Purpose::HistoryPage(walk));
+            let limit = self.walks.get(&walk).map_or(self.config.history_page_limit, Walk::limit);
+            self.issue(history::page_command(None, limit), Purpose::HistoryPage(walk));
         } else {
             self.issue(history::legacy_command(), Purpose::HistoryLegacy(walk));
         }

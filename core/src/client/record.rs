@@ -86,6 +86,7 @@ impl Recorder {
                 "ready_timeout_ms": config.ready_timeout.as_millis() as u64,
                 "expect_ready": config.expect_ready,
                 "stderr_tail_bytes": config.stderr_tail_bytes,
+                "history_page_limit": config.history_page_limit,
             },
             "rules": rules,
             "description": description,
