@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent_cmd;
 mod agent_command;
 mod blocks_cmd;
 mod decode_cmd;
@@ -31,6 +32,8 @@ enum Command {
     Blocks(blocks_cmd::BlocksArgs),
     /// Start an agent, send one prompt, and stream the turn until it ends.
     Prompt(prompt_cmd::PromptArgs),
+    /// Run the bundled reference agent on stdio (`--mode rpc`), with a scripted model.
+    Agent(agent_cmd::AgentArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,5 +43,6 @@ fn main() -> ExitCode {
         Command::Encode(args) => encode_cmd::run(args),
         Command::Blocks(args) => blocks_cmd::run(args),
         Command::Prompt(args) => prompt_cmd::run(args),
+        Command::Agent(args) => agent_cmd::run(args),
     }
 }

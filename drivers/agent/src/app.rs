@@ -1,0 +1,217 @@
+//! [`App`]: the reference agent's application around the core's [`Agent`]: the session and
+//! its history, the scripted model's runs, the tools, and the commands. Sans-IO apart from
+//! the shell commands it runs: the driver hands in stdin, timers and finished jobs, and
+//! takes stdout lines one at a time with [`App::poll_write`].
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent, RequestId};
+use serde_json::Value;
+
+use crate::bash::{BashOutcome, JobId, Jobs, Notify};
+use crate::messages::Model;
+use crate::options::{Clock, Options};
+use crate::run::Run;
+
+/// One session: its id, its history, and its todos.
+#[derive(Debug, Default)]
+pub(crate) struct Session {
+    pub(crate) id: String,
+    pub(crate) messages: Vec<Value>,
+    /// The id of the last entry (`entry-N`), bound into paging cursors.
+    pub(crate) leaf: Option<String>,
+    pub(crate) todos: Vec<Value>,
+}
+
+/// The bundled reference agent's application. See the [module docs](self).
+#[derive(Debug)]
+pub struct App {
+    pub(crate) agent: Agent,
+    pub(crate) options: Options,
+    pub(crate) clock: Clock,
+    pub(crate) model: Model,
+    pub(crate) session: Session,
+    pub(crate) run: Option<Run>,
+    /// Prompts queued while a run streams (`streamingBehavior`, `steer`, `follow_up`).
+    pub(crate) queue: VecDeque<String>,
+    pub(crate) jobs: Jobs,
+    /// The RPC `bash` commands running: their request and command line.
+    pub(crate) rpc_bash: BTreeMap<JobId, (RequestId, String)>,
+    /// `bashExecution` messages finished during a run, added when it ends.
+    pub(crate) deferred: Vec<Value>,
+    next_session: u64,
+    next_entry: u64,
+    pub(crate) next_call: u64,
+}
+
+impl App {
+    /// An agent whose ready frame is queued. `notify` is called from a shell command's
+    /// thread when it finishes (the driver then calls [`App::handle_jobs`]).
+    pub fn new(options: Options, now: Instant, notify: Notify) -> Self {
+        let model = Model {
+            provider: options.provider().to_owned(),
+            id: options.model_id().to_owned(),
+        };
+        let mut app = App {
+            agent: Agent::new(AgentConfig::default()),
+            clock: Clock::new(now, options.fixed_clock_ms),
+            options,
+            model,
+            session: Session::default(),
+            run: None,
+            queue: VecDeque::new(),
+            jobs: Jobs::new(notify),
+            rpc_bash: BTreeMap::new(),
+            deferred: Vec::new(),
+            next_session: 0,
+            next_entry: 0,
+            next_call: 0,
+        };
+        app.new_session();
+        app
+    }
+
+    /// The current session's id.
+    pub fn session_id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// The current history.
+    pub fn messages(&self) -> &[Value] {
+        &self.session.messages
+    }
+
+    /// Whether a run is in progress.
+    pub fn is_streaming(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// Shell commands still running.
+    pub fn running_jobs(&self) -> usize {
+        self.jobs.running()
+    }
+
+    /// Hands in bytes read from stdin.
+    pub fn handle_stdin(&mut self, now: Instant, bytes: &[u8]) {
+        self.agent.handle_stdin(now, bytes);
+    }
+
+    /// Hands in the end of stdin: pending host requests are rejected (HOST-07), the run is
+    /// aborted and every shell command killed.
+    pub fn handle_stdin_eof(&mut self, now: Instant) {
+        self.agent.handle_stdin_eof(now);
+    }
+
+    /// Hands in the passing of time.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.agent.handle_timeout(now);
+    }
+
+    /// When [`App::handle_timeout`] is next due.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.agent.poll_timeout()
+    }
+
+    /// Takes the shell commands that have finished.
+    pub fn handle_jobs(&mut self, now: Instant) {
+        while let Some(done) = self.jobs.try_finished() {
+            self.on_job(now, done);
+        }
+    }
+
+    /// Waits up to `timeout` for a shell command to finish and takes it; false on timeout.
+    pub fn wait_job(&mut self, now: Instant, timeout: Duration) -> bool {
+        match self.jobs.wait_finished(timeout) {
+            Some(done) => {
+                self.on_job(now, done);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The next line for stdout, if any. Events of the core are handled on the way, so a
+    /// driver that polls only while stdout accepts lines applies backpressure to the whole
+    /// agent (at most one chunk line is held).
+    pub fn poll_write(&mut self, now: Instant) -> Option<Vec<u8>> {
+        loop {
+            match self.agent.poll_action()? {
+                AgentAction::Write(line) => return Some(line),
+                AgentAction::Event(event) => self.on_event(now, event),
+            }
+        }
+    }
+
+    /// Whether the agent is done: stdin has ended, no run or shell command is left, and (when
+    /// [`App::poll_write`] has returned `None`) nothing is left to write.
+    pub fn is_finished(&self) -> bool {
+        self.agent.is_input_closed() && self.run.is_none() && self.jobs.running() == 0
+    }
+
+    fn on_event(&mut self, now: Instant, event: AgentEvent) {
+        match event {
+            AgentEvent::Command {
+                request, command, ..
+            } => self.on_command(now, request, command),
+            AgentEvent::HostToolUpdate {
+                call,
+                partial_result,
+            } => self.on_host_tool_update(now, call, partial_result),
+            AgentEvent::HostToolFinished { call, outcome } => {
+                self.on_host_tool_finished(now, call, outcome)
+            }
+            AgentEvent::HostUriFinished { request, outcome } => {
+                self.on_host_uri_finished(now, request, outcome)
+            }
+            AgentEvent::InputClosed => {
+                self.abort_run(now);
+                self.jobs.kill_all();
+            }
+            AgentEvent::ProtocolChanged { .. }
+            | AgentEvent::HostToolsChanged { .. }
+            | AgentEvent::HostUriSchemesChanged { .. }
+            | AgentEvent::DialogResolved { .. }
+            | AgentEvent::InputError { .. } => {}
+        }
+    }
+
+    fn on_job(&mut self, now: Instant, (job, outcome): (JobId, BashOutcome)) {
+        if let Some((request, command)) = self.rpc_bash.remove(&job) {
+            self.finish_rpc_bash(now, request, command, outcome);
+        } else {
+            self.on_tool_job(now, job, outcome);
+        }
+    }
+
+    /// Starts a new session: a new id, an empty history and no todos.
+    pub(crate) fn new_session(&mut self) {
+        self.next_session += 1;
+        self.session = Session {
+            id: format!("session-{}", self.next_session),
+            ..Session::default()
+        };
+    }
+
+    /// Adds a message to the history (and to the run's new messages while one runs).
+    pub(crate) fn push_history(&mut self, message: Value) {
+        self.next_entry += 1;
+        self.session.leaf = Some(format!("entry-{}", self.next_entry));
+        if let Some(run) = &mut self.run {
+            run.new_messages.push(message.clone());
+        }
+        self.session.messages.push(message);
+    }
+
+    /// Emits a frame the app built (always an object with a type).
+    pub(crate) fn emit(&mut self, now: Instant, frame: Value) {
+        self.agent
+            .emit(now, frame)
+            .expect("the app emits objects with a type");
+    }
+
+    /// The timestamp of `now`.
+    pub(crate) fn millis(&self, now: Instant) -> u64 {
+        self.clock.millis(now)
+    }
+}

@@ -1,0 +1,181 @@
+//! The commands the agent answers, and the clear failure for every other command of the
+//! wire model.
+
+use std::time::Instant;
+
+use musewire_core::agent::{CommandFailure, PageSource, RequestId};
+use musewire_core::wire::Command;
+use serde_json::{json, Value};
+
+use crate::app::App;
+use crate::bash::BashOutcome;
+use crate::messages;
+use crate::tools::BUILTIN_TOOLS;
+
+/// The reference's answer to a prompt while a run streams without `streamingBehavior`.
+pub const BUSY: &str =
+    "Agent is already processing. Use steer() or followUp() to queue messages, or wait for completion.";
+
+fn fail(error: String) -> Result<Option<Value>, CommandFailure> {
+    Err(CommandFailure { error, code: None })
+}
+
+impl App {
+    pub(crate) fn on_command(&mut self, now: Instant, request: RequestId, command: Command) {
+        let outcome = match command {
+            Command::Prompt(prompt) => {
+                if self.run.is_some() && prompt.streaming_behavior.is_none() {
+                    fail(BUSY.to_owned())
+                } else {
+                    return self.prompt(now, request, prompt.message);
+                }
+            }
+            Command::Steer(m) | Command::FollowUp(m) => return self.prompt(now, request, m.message),
+            Command::AbortAndPrompt(m) => {
+                self.abort_run(now);
+                return self.prompt(now, request, m.message);
+            }
+            Command::Abort(_) => {
+                self.abort_run(now);
+                Ok(None)
+            }
+            Command::NewSession(_) => {
+                self.abort_run(now);
+                self.new_session();
+                Ok(Some(json!({"cancelled": false})))
+            }
+            Command::GetState(_) => Ok(Some(self.state())),
+            Command::SetTodos(todos) => {
+                self.session.todos = todos.phases;
+                Ok(Some(json!({"todoPhases": self.session.todos})))
+            }
+            Command::GetMessages(_) => Ok(Some(json!({"messages": self.session.messages}))),
+            Command::GetMessagesPage(_) => {
+                let source = PageSource {
+                    busy: self.run.is_some(),
+                    session_id: &self.session.id,
+                    leaf_id: self.session.leaf.as_deref(),
+                    messages: &self.session.messages,
+                };
+                self.agent
+                    .respond_messages_page(now, request, source)
+                    .expect("a pending page request");
+                return;
+            }
+            Command::GetLastAssistantText(_) => Ok(Some(
+                json!({"text": messages::last_assistant_text(&self.session.messages)}),
+            )),
+            Command::Bash(bash) => {
+                let job = self.jobs.spawn(&bash.command);
+                self.rpc_bash.insert(job, (request, bash.command));
+                return;
+            }
+            Command::AbortBash(_) => {
+                self.jobs.kill_all();
+                Ok(None)
+            }
+            other => fail(format!(
+                "musewire agent does not support the {} command",
+                other.type_name()
+            )),
+        };
+        self.respond(now, request, outcome);
+    }
+
+    fn respond(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        outcome: Result<Option<Value>, CommandFailure>,
+    ) {
+        self.agent
+            .respond(now, request, outcome)
+            .expect("each command is answered once");
+    }
+
+    /// A prompt is acknowledged first (CALL-03); it starts a run, or is queued while one
+    /// runs.
+    fn prompt(&mut self, now: Instant, request: RequestId, message: String) {
+        self.respond(now, request, Ok(None));
+        if self.run.is_some() {
+            self.queue.push_back(message);
+        } else {
+            self.start_run(now, message);
+        }
+    }
+
+    /// An RPC `bash` finished: its response, and a `bashExecution` message (added when the
+    /// run ends, while one runs).
+    pub(crate) fn finish_rpc_bash(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        command: String,
+        outcome: BashOutcome,
+    ) {
+        let data = json!({
+            "output": outcome.output,
+            "exitCode": outcome.exit_code,
+            "cancelled": outcome.cancelled,
+            "truncated": false,
+        });
+        self.respond(now, request, Ok(Some(data)));
+        let message = json!({
+            "role": "bashExecution",
+            "command": command,
+            "output": outcome.output,
+            "exitCode": outcome.exit_code,
+            "cancelled": outcome.cancelled,
+            "truncated": false,
+            "timestamp": self.millis(now),
+        });
+        if self.run.is_some() {
+            self.deferred.push(message);
+        } else {
+            self.push_history(message);
+        }
+    }
+
+    /// `get_state`, in the reference's members.
+    fn state(&self) -> Value {
+        let mut tools: Vec<Value> = BUILTIN_TOOLS
+            .iter()
+            .map(|(name, description)| {
+                json!({"name": name, "description": description, "parameters": {"type": "object"}})
+            })
+            .collect();
+        tools.extend(self.agent.host_tools().map(|t| {
+            json!({"name": t.name, "description": t.description, "parameters": t.parameters})
+        }));
+        let mut state = json!({
+            "model": {
+                "id": self.model.id,
+                "name": "musewire scripted model",
+                "api": messages::API,
+                "provider": self.model.provider,
+                "reasoning": true,
+                "contextWindow": 1_000_000,
+                "maxTokens": 64_000,
+            },
+            "thinkingLevel": "off",
+            "isStreaming": self.run.is_some(),
+            "isCompacting": false,
+            "steeringMode": "one-at-a-time",
+            "followUpMode": "one-at-a-time",
+            "interruptMode": "immediate",
+            "sessionId": self.session.id,
+            "autoCompactionEnabled": false,
+            "queuedMessageCount": self.queue.len(),
+            "todoPhases": self.session.todos,
+            "fastModeEnabled": false,
+            "fastModeActive": false,
+            "tokensPerSecond": null,
+            "messageCount": self.session.messages.len(),
+            "dumpTools": tools,
+        });
+        if let Some(dir) = &self.options.session_dir {
+            state["sessionDir"] = json!(dir.to_string_lossy());
+        }
+        state
+    }
+}

@@ -1,0 +1,33 @@
+//! # musewire-agent
+//!
+//! The bundled reference agent: `musewire agent --mode rpc` speaks the RPC protocol on
+//! stdio like oh-my-pi does, built on the core's [`musewire_core::agent::Agent`], with a
+//! deterministic scripted model instead of an LLM (see [`script`]) and real tools: `bash`
+//! (`sh -c`, abortable, output kept whole), `read` (files, and host URIs through the
+//! host), `todo`, and the host's own tools. It keeps a real message history (user,
+//! assistant, tool results, bash executions) and pages it (PAGE-01..06).
+//!
+//! [`App`] is the application, driven without a process by tests; [`stdio::run`] is the
+//! loop on mio that the `musewire agent` command runs.
+//!
+//! Deterministic: ids are counters (`session-N`, `entry-N`, `call-N`); timestamps come from
+//! the loop's `now`, on a clock that [`Options::fixed_clock_ms`] (or the
+//! `MUSEWIRE_AGENT_CLOCK_MS` environment variable, read by the command) fixes.
+
+mod app;
+mod bash;
+mod commands;
+mod messages;
+mod options;
+mod run;
+pub mod script;
+pub mod stdio;
+mod todo;
+mod tools;
+
+pub use app::App;
+pub use bash::Notify;
+pub use commands::BUSY;
+pub use options::{Clock, Options, CLOCK_ENV};
+pub use run::{MAX_DELTAS, MAX_QUOTE_BYTES};
+pub use tools::BUILTIN_TOOLS;

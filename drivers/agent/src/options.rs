@@ -1,0 +1,68 @@
+//! How the agent starts: the flags hosts pass, and the clock that stamps messages.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The environment variable that fixes the clock (milliseconds since the Unix epoch), so a
+/// test's output does not depend on the time of day.
+pub const CLOCK_ENV: &str = "MUSEWIRE_AGENT_CLOCK_MS";
+
+/// The agent's options: what `--model`, `--provider`, `--session-dir` and the clock say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--model`: the model id the agent reports (default `scripted`).
+    pub model: Option<String>,
+    /// `--provider`: the provider it reports (default `musewire`).
+    pub provider: Option<String>,
+    /// `--session-dir`: accepted and reported; the agent keeps its sessions in memory.
+    pub session_dir: Option<PathBuf>,
+    /// A fixed clock (milliseconds since the Unix epoch) for every timestamp; `None` for the
+    /// system clock, read once at start and advanced by the loop's `now`.
+    pub fixed_clock_ms: Option<u64>,
+}
+
+impl Options {
+    /// The model id reported in `get_state` and on assistant messages.
+    pub fn model_id(&self) -> &str {
+        self.model.as_deref().unwrap_or("scripted")
+    }
+
+    /// The provider reported in `get_state` and on assistant messages.
+    pub fn provider(&self) -> &str {
+        self.provider.as_deref().unwrap_or("musewire")
+    }
+}
+
+/// Turns the loop's `now` into the Unix-millisecond timestamps messages carry.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    start: Instant,
+    start_ms: u64,
+    fixed: bool,
+}
+
+impl Clock {
+    /// A clock starting at `start`: fixed at `fixed_ms` when given, else the system time at
+    /// construction plus the time elapsed since `start`.
+    pub fn new(start: Instant, fixed_ms: Option<u64>) -> Self {
+        let start_ms = fixed_ms.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or(Duration::ZERO)
+                .as_millis() as u64
+        });
+        Clock {
+            start,
+            start_ms,
+            fixed: fixed_ms.is_some(),
+        }
+    }
+
+    /// The timestamp of `now`, in milliseconds since the Unix epoch.
+    pub fn millis(&self, now: Instant) -> u64 {
+        if self.fixed {
+            return self.start_ms;
+        }
+        self.start_ms + now.saturating_duration_since(self.start).as_millis() as u64
+    }
+}

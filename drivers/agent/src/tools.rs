@@ -1,0 +1,195 @@
+//! The model's tools: `bash` (a shell command), `read` (a file, or a URI of a scheme the
+//! host registered: HOST-05), `todo`, and the host's own tools (HOST-02).
+
+use std::time::Instant;
+
+use musewire_core::agent::{HostCallId, HostUriContent, HostUriId, HostUriOperation};
+use serde_json::{json, Value};
+
+use crate::app::App;
+use crate::bash::{BashOutcome, JobId};
+use crate::messages::text_result;
+use crate::run::ToolCall;
+use crate::todo;
+
+/// The names of the built-in tools, with their descriptions.
+pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
+    ("bash", "Run a shell command with sh -c; output is kept whole"),
+    ("read", "Read a file, or a URI of a scheme the host serves"),
+    ("todo", "Set the todo list (op \"init\")"),
+];
+
+/// What answers a tool call that did not finish at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pending {
+    /// A shell command.
+    Bash(JobId),
+    /// A host tool call.
+    Host(HostCallId),
+    /// A host URI read.
+    Uri(HostUriId),
+    /// Nothing: the result is known.
+    Done,
+}
+
+/// A finished tool: its result and whether it is an error.
+pub(crate) type Finished = (Value, bool);
+
+fn failure(text: impl Into<String>) -> Finished {
+    (text_result(text, None), true)
+}
+
+impl App {
+    /// Starts a tool call: `Ok` with what will answer it, or `Err` with the result when it
+    /// is known at once.
+    pub(crate) fn execute(&mut self, now: Instant, call: &ToolCall) -> Result<Pending, Finished> {
+        let args = &call.arguments;
+        let arg = |key: &str| args.get(key).and_then(Value::as_str);
+        match call.name.as_str() {
+            "bash" => match arg("command") {
+                Some(command) => Ok(Pending::Bash(self.jobs.spawn(command))),
+                None => Err(failure("bash needs a string \"command\"")),
+            },
+            "read" => match arg("path") {
+                Some(path) => self.read(now, path),
+                None => Err(failure("read needs a string \"path\"")),
+            },
+            "todo" => match todo::run(args) {
+                Ok((result, phases)) => {
+                    self.session.todos = phases;
+                    Err((result, false))
+                }
+                Err(error) => Err(failure(error)),
+            },
+            name if self.agent.host_tools().any(|t| t.name == name) => {
+                match self
+                    .agent
+                    .call_host_tool(now, &call.id, name, args.clone())
+                {
+                    Ok(host) => Ok(Pending::Host(host)),
+                    Err(error) => Err(failure(error.to_string())),
+                }
+            }
+            name => Err(failure(format!("Tool {name} not found"))),
+        }
+    }
+
+    /// `read`: a URI of a scheme the host registered goes to the host; anything else is a
+    /// local path (`file://` stripped).
+    fn read(&mut self, now: Instant, path: &str) -> Result<Pending, Finished> {
+        let scheme = path
+            .split_once(':')
+            .map(|(s, _)| s.to_ascii_lowercase())
+            .unwrap_or_default();
+        if self.agent.host_uri_schemes().any(|s| s.scheme == scheme) {
+            return match self.agent.request_host_uri(now, path, HostUriOperation::Read) {
+                Ok(request) => Ok(Pending::Uri(request)),
+                Err(error) => Err(failure(error.to_string())),
+            };
+        }
+        let file = path.strip_prefix("file://").unwrap_or(path);
+        match std::fs::read(file) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                Err((text_result(text, Some(json!({"path": file}))), false))
+            }
+            Err(error) => Err(failure(format!("Cannot read {file}: {error}"))),
+        }
+    }
+
+    /// Withdraws what a tool call waits for (abort).
+    pub(crate) fn withdraw(&mut self, now: Instant, on: &Pending) {
+        match *on {
+            Pending::Bash(job) => self.jobs.kill(job),
+            Pending::Host(call) => {
+                self.agent.cancel_host_tool(now, call);
+            }
+            Pending::Uri(request) => {
+                self.agent.cancel_host_uri(now, request);
+            }
+            Pending::Done => {}
+        }
+    }
+
+    /// Finishes the waiting tool call when `on` is what it waits for.
+    fn answer_tool(&mut self, now: Instant, on: Pending, (result, is_error): Finished) {
+        let Some(run) = &mut self.run else { return };
+        if run.waiting.as_ref().is_none_or(|w| w.on != on) {
+            return;
+        }
+        let waiting = run.waiting.take().expect("checked");
+        self.tool_finished(now, waiting, result, is_error);
+    }
+
+    /// A shell command of the model's `bash` tool finished (or one abandoned by an abort).
+    pub(crate) fn on_tool_job(&mut self, now: Instant, job: JobId, outcome: BashOutcome) {
+        let mut text = outcome.output.clone();
+        let is_error = outcome.cancelled || outcome.exit_code != Some(0);
+        if text.is_empty() {
+            text.push_str("(no output)");
+        }
+        if outcome.cancelled {
+            text.push_str("\n\nCommand aborted");
+        } else if let Some(code) = outcome.exit_code.filter(|c| *c != 0) {
+            text.push_str(&format!("\n\nCommand exited with code {code}"));
+        }
+        let details = json!({"exitCode": outcome.exit_code, "cancelled": outcome.cancelled});
+        self.answer_tool(
+            now,
+            Pending::Bash(job),
+            (text_result(text, Some(details)), is_error),
+        );
+    }
+
+    /// A partial result of a host tool: `tool_execution_update`.
+    pub(crate) fn on_host_tool_update(&mut self, now: Instant, host: HostCallId, partial: Value) {
+        let Some(waiting) = self.run.as_ref().and_then(|r| r.waiting.as_ref()) else {
+            return;
+        };
+        if waiting.on != Pending::Host(host) {
+            return;
+        }
+        let call = waiting.call.clone();
+        self.emit(
+            now,
+            json!({"type": "tool_execution_update", "toolCallId": call.id, "toolName": call.name, "args": call.arguments, "partialResult": partial}),
+        );
+    }
+
+    /// A host tool's result (HOST-02) or its failure (HOST-07).
+    pub(crate) fn on_host_tool_finished(
+        &mut self,
+        now: Instant,
+        host: HostCallId,
+        outcome: Result<Value, String>,
+    ) {
+        let finished = match outcome {
+            Ok(result) => (result, false),
+            Err(error) => failure(error),
+        };
+        self.answer_tool(now, Pending::Host(host), finished);
+    }
+
+    /// A host URI read's content (HOST-05) or its failure.
+    pub(crate) fn on_host_uri_finished(
+        &mut self,
+        now: Instant,
+        request: HostUriId,
+        outcome: Result<HostUriContent, String>,
+    ) {
+        let finished = match outcome {
+            Ok(content) => {
+                let mut details = json!({
+                    "contentType": content.content_type,
+                    "immutable": content.immutable,
+                });
+                if let Some(notes) = content.notes {
+                    details["notes"] = json!(notes);
+                }
+                (text_result(content.content, Some(details)), false)
+            }
+            Err(error) => failure(error),
+        };
+        self.answer_tool(now, Pending::Uri(request), finished);
+    }
+}
