@@ -9,6 +9,7 @@ mod agent_command;
 mod blocks_cmd;
 mod decode_cmd;
 mod encode_cmd;
+mod messages_cmd;
 mod prompt_cmd;
 
 /// Tools for driving, inspecting and testing coding agents that speak the RPC protocol.
@@ -32,6 +33,8 @@ enum Command {
     Blocks(blocks_cmd::BlocksArgs),
     /// Start an agent, send one prompt, and stream the turn until it ends.
     Prompt(prompt_cmd::PromptArgs),
+    /// Read an agent's whole history (paged, with its fallback) and write it as JSONL.
+    Messages(messages_cmd::MessagesArgs),
     /// Run the bundled reference agent on stdio (`--mode rpc`), with a scripted model.
     Agent(agent_cmd::AgentArgs),
 }
@@ -44,5 +47,6 @@ fn main() -> ExitCode {
         Command::Blocks(args) => blocks_cmd::run(args),
         Command::Prompt(args) => prompt_cmd::run(args),
         Command::Agent(args) => agent_cmd::run(args),
+        Command::Messages(args) => messages_cmd::run(args),
     }
 }

@@ -154,6 +154,15 @@ impl Agent {
         self.request(Call::Send(command), timeout)
     }
 
+    /// Starts reading the whole history and returns at once: `HistoryProgress` events follow
+    /// each page, and one `History` event ends it (PAGE-07).
+    pub fn read_history(&self) -> Result<RequestId, CallError> {
+        match self.call_client(Call::ReadHistory, false)?.0 {
+            CallResult::Request(sent) => Ok(sent?),
+            _ => Err(CallError::Ended),
+        }
+    }
+
     /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
     pub fn messages(&self, timeout: Duration) -> Result<Vec<Value>, CallError> {
         match self.request(Call::ReadHistory, timeout)? {
