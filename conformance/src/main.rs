@@ -65,18 +65,7 @@ fn main() -> ExitCode {
 
 fn replay_all(args: &[String]) -> Result<bool, String> {
     let files = files_or_all(args)?;
-    let mut failed = 0;
-    for path in &files {
-        match transcript::load(path).and_then(|t| replay::replay(&t)) {
-            Ok(()) => println!("ok   {}", path.display()),
-            Err(e) => {
-                failed += 1;
-                println!("FAIL {}\n{e}", path.display());
-            }
-        }
-    }
-    println!("{} transcripts, {failed} failed", files.len());
-    Ok(failed == 0)
+    replay::replay_files(&files, &mut std::io::stdout()).map_err(|e| e.to_string())
 }
 
 fn bless_all(args: &[String]) -> Result<bool, String> {

@@ -205,3 +205,24 @@ pub fn bless(transcript: &Transcript) -> Result<String, String> {
         .collect();
     Ok(crate::transcript::render(&transcript.header, &steps))
 }
+
+/// Replays each transcript in `files`, writing `ok PATH` or `FAIL PATH` with the mismatch (a
+/// readable diff of expected and actual actions) to `out`, then a count. True when all
+/// matched.
+pub fn replay_files(
+    files: &[std::path::PathBuf],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<bool> {
+    let mut failed = 0;
+    for path in files {
+        match crate::transcript::load(path).and_then(|t| replay(&t)) {
+            Ok(()) => writeln!(out, "ok   {}", path.display())?,
+            Err(e) => {
+                failed += 1;
+                writeln!(out, "FAIL {}\n{e}", path.display())?;
+            }
+        }
+    }
+    writeln!(out, "{} transcripts, {failed} failed", files.len())?;
+    Ok(failed == 0)
+}

@@ -11,6 +11,7 @@ mod decode_cmd;
 mod encode_cmd;
 mod messages_cmd;
 mod prompt_cmd;
+mod replay_cmd;
 
 /// Tools for driving, inspecting and testing coding agents that speak the RPC protocol.
 #[derive(Parser)]
@@ -35,6 +36,8 @@ enum Command {
     Prompt(prompt_cmd::PromptArgs),
     /// Read an agent's whole history (paged, with its fallback) and write it as JSONL.
     Messages(messages_cmd::MessagesArgs),
+    /// Replay transcripts through the core and report mismatches (exit 1 on any).
+    Replay(replay_cmd::ReplayArgs),
     /// Run the bundled reference agent on stdio (`--mode rpc`), with a scripted model.
     Agent(agent_cmd::AgentArgs),
 }
@@ -48,5 +51,6 @@ fn main() -> ExitCode {
         Command::Prompt(args) => prompt_cmd::run(args),
         Command::Agent(args) => agent_cmd::run(args),
         Command::Messages(args) => messages_cmd::run(args),
+        Command::Replay(args) => replay_cmd::run(args),
     }
 }
