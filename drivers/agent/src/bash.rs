@@ -137,7 +137,7 @@ impl Jobs {
             running.cancelled.store(true, Ordering::SeqCst);
             let _ = Command::new("sh")
                 .arg("-c")
-                .arg(format!("kill -KILL -- -{} 2>/dev/null", running.pgid))
+                .arg(format!("kill -KILL -{} 2>/dev/null", running.pgid))
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

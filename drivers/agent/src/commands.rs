@@ -30,7 +30,9 @@ impl App {
                     return self.prompt(now, request, prompt.message);
                 }
             }
-            Command::Steer(m) | Command::FollowUp(m) => return self.prompt(now, request, m.message),
+            Command::Steer(m) | Command::FollowUp(m) => {
+                return self.prompt(now, request, m.message)
+            }
             Command::AbortAndPrompt(m) => {
                 self.abort_run(now);
                 return self.prompt(now, request, m.message);
@@ -144,9 +146,9 @@ impl App {
                 json!({"name": name, "description": description, "parameters": {"type": "object"}})
             })
             .collect();
-        tools.extend(self.agent.host_tools().map(|t| {
-            json!({"name": t.name, "description": t.description, "parameters": t.parameters})
-        }));
+        tools.extend(self.agent.host_tools().map(
+            |t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}),
+        ));
         let mut state = json!({
             "model": {
                 "id": self.model.id,

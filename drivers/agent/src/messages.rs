@@ -100,7 +100,9 @@ pub fn last_assistant_text(history: &[Value]) -> Option<String> {
         .iter()
         .rev()
         .filter(|m| m["role"] == "assistant")
-        .find(|m| !(m["stopReason"] == "aborted" && m["content"].as_array().is_some_and(Vec::is_empty)))
+        .find(|m| {
+            !(m["stopReason"] == "aborted" && m["content"].as_array().is_some_and(Vec::is_empty))
+        })
         .and_then(|m| {
             let text: String = m["content"]
                 .as_array()?

@@ -201,7 +201,8 @@ impl App {
     fn stream_assistant(&mut self, now: Instant, blocks: &[Block<'_>], stop: &str) -> Value {
         let ts = self.millis(now);
         let mut content: Vec<Value> = Vec::new();
-        let snapshot = |content: &[Value]| messages::assistant(&self.model, content.to_vec(), stop, ts);
+        let snapshot =
+            |content: &[Value]| messages::assistant(&self.model, content.to_vec(), stop, ts);
         let mut frames = vec![json!({"type": "message_start", "message": snapshot(&content)})];
         for block in blocks {
             let index = content.len();
@@ -216,9 +217,7 @@ impl App {
                 }
                 _ => json!({"type": kind, key: ""}),
             });
-            let update = |content: &[Value], event: Value| {
-                json!({"type": "message_update", "message": snapshot(content), "assistantMessageEvent": event})
-            };
+            let update = |content: &[Value], event: Value| json!({"type": "message_update", "message": snapshot(content), "assistantMessageEvent": event});
             frames.push(update(
                 &content,
                 json!({"type": format!("{kind}_start"), "contentIndex": index}),

@@ -122,7 +122,10 @@ mod tests {
                 arguments: json!({"q": 1})
             }
         );
-        assert_eq!(Script::parse("call x [1]"), Script::Echo("call x [1]".into()));
+        assert_eq!(
+            Script::parse("call x [1]"),
+            Script::Echo("call x [1]".into())
+        );
         assert_eq!(Script::parse("think deep"), Script::Think("deep".into()));
         assert_eq!(Script::parse("bash"), Script::Echo("bash".into()));
         assert_eq!(

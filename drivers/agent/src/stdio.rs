@@ -55,7 +55,10 @@ fn open_stdin(poll: &Poll, waker: Arc<Waker>) -> io::Result<Input> {
     let fd: OwnedFd = io::stdin().as_fd().try_clone_to_owned()?;
     let mut pipe = Receiver::from(fd);
     pipe.set_nonblocking(true)?;
-    match poll.registry().register(&mut pipe, STDIN, Interest::READABLE) {
+    match poll
+        .registry()
+        .register(&mut pipe, STDIN, Interest::READABLE)
+    {
         Ok(()) => Ok(Input::Pipe(pipe)),
         Err(_) => {
             // Not pollable (a regular file, /dev/null): read it on a thread, blocking.
@@ -78,12 +81,7 @@ fn open_stdin(poll: &Poll, waker: Arc<Waker>) -> io::Result<Input> {
     }
 }
 
-fn serve(
-    app: &mut App,
-    poll: &mut Poll,
-    input: &mut Input,
-    stdout: &mut Sender,
-) -> io::Result<()> {
+fn serve(app: &mut App, poll: &mut Poll, input: &mut Input, stdout: &mut Sender) -> io::Result<()> {
     let mut events = Events::with_capacity(16);
     let mut buf = vec![0u8; READ_BYTES];
     // The line being written, and how much of it is out.

@@ -86,7 +86,11 @@ fn summary(phases: &[Value]) -> String {
     for (phase, content, status) in &tasks {
         lines.push(format!("  - {content} [{status}] ({phase})"));
     }
-    lines.push(format!("Overall: 0/{} done, {} open.", tasks.len(), tasks.len()));
+    lines.push(format!(
+        "Overall: 0/{} done, {} open.",
+        tasks.len(),
+        tasks.len()
+    ));
     let current = &phases[0];
     let count = current["tasks"].as_array().map_or(0, Vec::len);
     lines.push(format!(

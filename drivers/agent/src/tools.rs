@@ -14,7 +14,10 @@ use crate::todo;
 
 /// The names of the built-in tools, with their descriptions.
 pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
-    ("bash", "Run a shell command with sh -c; output is kept whole"),
+    (
+        "bash",
+        "Run a shell command with sh -c; output is kept whole",
+    ),
     ("read", "Read a file, or a URI of a scheme the host serves"),
     ("todo", "Set the todo list (op \"init\")"),
 ];
@@ -62,10 +65,7 @@ impl App {
                 Err(error) => Err(failure(error)),
             },
             name if self.agent.host_tools().any(|t| t.name == name) => {
-                match self
-                    .agent
-                    .call_host_tool(now, &call.id, name, args.clone())
-                {
+                match self.agent.call_host_tool(now, &call.id, name, args.clone()) {
                     Ok(host) => Ok(Pending::Host(host)),
                     Err(error) => Err(failure(error.to_string())),
                 }
@@ -82,7 +82,10 @@ impl App {
             .map(|(s, _)| s.to_ascii_lowercase())
             .unwrap_or_default();
         if self.agent.host_uri_schemes().any(|s| s.scheme == scheme) {
-            return match self.agent.request_host_uri(now, path, HostUriOperation::Read) {
+            return match self
+                .agent
+                .request_host_uri(now, path, HostUriOperation::Read)
+            {
                 Ok(request) => Ok(Pending::Uri(request)),
                 Err(error) => Err(failure(error.to_string())),
             };
