@@ -1,0 +1,141 @@
+//! `musewire agent` as a process, driven by the mio driver: the ready frame with the
+//! reference limits and v2 negotiation (FRAME-03..05), a streamed turn, a `bash` output over
+//! 1 MiB sent chunked (FRAME-11) and read back whole by the paged history read (PAGE-07),
+//! and the flags hosts pass.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{ClientConfig, ClientEvent};
+use musewire_core::frame::ProtocolVersion;
+use musewire_mio::Agent;
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn spawn() -> Agent {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    command
+        .args([
+            "agent",
+            "--mode",
+            "rpc",
+            "--model",
+            "m1",
+            "--provider",
+            "p1",
+        ])
+        .env("MUSEWIRE_AGENT_CLOCK_MS", "1234");
+    let agent = Agent::spawn(command, ClientConfig::default()).expect("musewire agent starts");
+    let ready = next(&agent, |e| matches!(e, ClientEvent::Ready { .. }));
+    assert_eq!(
+        ready,
+        ClientEvent::Ready {
+            protocol: ProtocolVersion::V2
+        },
+        "the reference limits are advertised, so v2 is negotiated"
+    );
+    agent
+}
+
+fn next(agent: &Agent, mut wanted: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let event = agent
+            .next_event(left)
+            .expect("an event before the deadline");
+        if wanted(&event) {
+            return event;
+        }
+    }
+}
+
+#[test]
+fn frame_03_04_05_a_turn_streams_over_stdio() {
+    let agent = spawn();
+    agent
+        .send(json!({"type": "prompt", "message": "one two three"}))
+        .unwrap();
+    let mut frames = Vec::new();
+    next(&agent, |e| match e {
+        ClientEvent::Frame { frame } => {
+            frames.push(frame.clone());
+            false
+        }
+        ClientEvent::TurnFinished => true,
+        _ => false,
+    });
+    let deltas: Vec<&str> = frames
+        .iter()
+        .filter(|f| f["assistantMessageEvent"]["type"] == "text_delta")
+        .map(|f| f["assistantMessageEvent"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, ["one ", "two ", "three"]);
+    let end = frames.last().unwrap();
+    assert_eq!(end["type"], "agent_end");
+    assert_eq!(end["messages"][0]["timestamp"], 1234, "the fixed clock");
+    assert_eq!(end["messages"][1]["model"], "m1");
+    let state = agent.call(json!({"type": "get_state"}), WAIT).unwrap();
+    assert_eq!(state["model"]["provider"], "p1");
+    assert_eq!(state["messageCount"], 2);
+    let status = agent.shutdown(Duration::from_secs(5)).unwrap();
+    assert!(status.success(), "stdin closed: the agent exits 0");
+}
+
+#[test]
+fn frame_11_page_07_bash_over_1_mib_is_chunked_and_read_back_whole() {
+    let agent = spawn();
+    let command = "head -c 1300000 /dev/zero | tr '\\0' z";
+    let data = agent
+        .call(json!({"type": "bash", "command": command}), WAIT)
+        .unwrap();
+    assert_eq!(data["output"].as_str().unwrap().len(), 1_300_000);
+    for i in 0..40 {
+        agent
+            .send(json!({"type": "prompt", "message": format!("turn {i}")}))
+            .unwrap();
+        next(&agent, |e| *e == ClientEvent::TurnFinished);
+    }
+    let paged = agent.messages(WAIT).unwrap();
+    let legacy = agent.call(json!({"type": "get_messages"}), WAIT).unwrap();
+    assert_eq!(paged.len(), 81);
+    assert!(
+        Value::Array(paged.clone()) == legacy["messages"],
+        "the pages join to get_messages"
+    );
+    assert_eq!(paged[0]["role"], "bashExecution");
+    assert_eq!(paged[0]["output"].as_str().unwrap().len(), 1_300_000);
+    agent.shutdown(Duration::from_secs(5)).unwrap();
+}
+
+#[test]
+fn the_flags_hosts_pass_are_accepted_and_others_refused() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_musewire"))
+            .arg("agent")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let ok = run(&[
+        "--mode",
+        "rpc",
+        "--session-dir",
+        "/tmp/x",
+        "--model",
+        "a",
+        "--provider",
+        "b",
+    ]);
+    assert!(ok.status.success());
+    let stdout = String::from_utf8(ok.stdout).unwrap();
+    assert!(stdout.starts_with(r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864}"#));
+    let bad = run(&["--mode", "rpc", "--verbose"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unexpected argument '--verbose'"));
+    let bad = run(&["--mode", "json"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("possible values: rpc"));
+}
