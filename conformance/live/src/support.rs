@@ -1,0 +1,330 @@
+//! One blocking face for both drivers, so a live scenario is written once and run on each:
+//! [`Host`] is what a scenario may do with an agent, [`Driver`] picks the driver behind it,
+//! and [`Session`] adds the waits every scenario needs. Every wait has a deadline ([`WAIT`]):
+//! a quiet agent fails the test, it never hangs it.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{ClientConfig, ClientEvent, CommandFailure, RequestId};
+use musewire_core::frame::ProtocolVersion;
+use serde_json::{json, Map, Value};
+
+use crate::model_server::ModelServer;
+use crate::peers;
+
+/// How long any one wait of a live scenario may take.
+pub const WAIT: Duration = Duration::from_secs(60);
+
+/// Why a call returned no data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The agent answered with a failure (or the session failed the request: CALL-07).
+    Agent(CommandFailure),
+    /// The driver refused the call, the session had ended, or the deadline passed.
+    Driver(String),
+}
+
+impl Failure {
+    /// The agent's failure, if that is what it was.
+    pub fn agent(&self) -> Option<&CommandFailure> {
+        match self {
+            Failure::Agent(f) => Some(f),
+            Failure::Driver(_) => None,
+        }
+    }
+}
+
+/// What a scenario does with an agent: the drivers' operations, blocking, each with a
+/// deadline.
+pub trait Host {
+    /// The agent's process id.
+    fn pid(&self) -> u32;
+    /// Sends a command and waits for its response's data.
+    fn call(&self, command: Value) -> Result<Value, Failure>;
+    /// Sends a command; its response arrives as an event.
+    fn send(&self, command: Value) -> RequestId;
+    /// Writes a line unchecked (`Client::send_raw_line`).
+    fn send_raw_line(&self, line: &[u8]) -> bool;
+    /// The whole history (PAGE-07).
+    fn messages(&self) -> Result<Vec<Value>, Failure>;
+    /// The next event within `timeout`.
+    fn next_event(&self, timeout: Duration) -> Option<ClientEvent>;
+    /// `host_tool_update`; whether it was sent.
+    fn host_tool_update(&self, id: &str, partial: Value) -> bool;
+    /// `host_tool_result`; whether it was sent.
+    fn host_tool_result(&self, id: &str, result: Value, is_error: bool) -> bool;
+    /// `host_uri_result`; whether it was sent.
+    fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool;
+    /// Closes stdin and waits for the agent (killed after a grace period).
+    fn shutdown(self: Box<Self>);
+}
+
+/// Which driver a scenario runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// `musewire_mio::Agent`, the blocking driver.
+    Mio,
+    /// `musewire_smol::Agent`, the async driver (each call run to completion with a deadline).
+    Smol,
+}
+
+impl Driver {
+    /// Spawns `command` on this driver.
+    pub fn spawn(self, command: Command, config: ClientConfig) -> Box<dyn Host> {
+        match self {
+            Driver::Mio => Box::new(musewire_mio::Agent::spawn(command, config).expect("spawn")),
+            Driver::Smol => Box::new(SmolHost(
+                musewire_smol::Agent::spawn(smol::process::Command::from(command), config)
+                    .expect("spawn"),
+            )),
+        }
+    }
+
+    /// A short name for scratch directories.
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Mio => "mio",
+            Driver::Smol => "smol",
+        }
+    }
+}
+
+fn mio_failure(e: musewire_mio::CallError) -> Failure {
+    match e {
+        musewire_mio::CallError::Failed(f) => Failure::Agent(f),
+        other => Failure::Driver(other.to_string()),
+    }
+}
+
+impl Host for musewire_mio::Agent {
+    fn pid(&self) -> u32 {
+        self.id()
+    }
+    fn call(&self, command: Value) -> Result<Value, Failure> {
+        musewire_mio::Agent::call(self, command, WAIT).map_err(mio_failure)
+    }
+    fn send(&self, command: Value) -> RequestId {
+        musewire_mio::Agent::send(self, command).expect("send")
+    }
+    fn send_raw_line(&self, line: &[u8]) -> bool {
+        musewire_mio::Agent::send_raw_line(self, line).expect("send_raw_line")
+    }
+    fn messages(&self) -> Result<Vec<Value>, Failure> {
+        musewire_mio::Agent::messages(self, WAIT).map_err(mio_failure)
+    }
+    fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
+        musewire_mio::Agent::next_event(self, timeout)
+    }
+    fn host_tool_update(&self, id: &str, partial: Value) -> bool {
+        musewire_mio::Agent::host_tool_update(self, id, partial).expect("host_tool_update")
+    }
+    fn host_tool_result(&self, id: &str, result: Value, is_error: bool) -> bool {
+        musewire_mio::Agent::host_tool_result(self, id, result, is_error).expect("host_tool_result")
+    }
+    fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
+        musewire_mio::Agent::host_uri_result(self, id, fields).expect("host_uri_result")
+    }
+    fn shutdown(self: Box<Self>) {
+        musewire_mio::Agent::shutdown(*self, Duration::from_secs(5)).expect("shutdown");
+    }
+}
+
+/// The async driver behind the blocking face.
+pub struct SmolHost(pub musewire_smol::Agent);
+
+/// Runs `f` to completion, or fails the test after `limit`.
+pub fn within<T>(what: &str, limit: Duration, f: impl std::future::Future<Output = T>) -> T {
+    smol::block_on(smol::future::or(f, async {
+        smol::Timer::after(limit).await;
+        panic!("the agent went quiet: no {what} within {limit:?}")
+    }))
+}
+
+fn smol_failure(e: musewire_smol::CallError) -> Failure {
+    match e {
+        musewire_smol::CallError::Failed(f) => Failure::Agent(f),
+        other => Failure::Driver(other.to_string()),
+    }
+}
+
+impl Host for SmolHost {
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+    fn call(&self, command: Value) -> Result<Value, Failure> {
+        within("answer", WAIT, self.0.call(command)).map_err(smol_failure)
+    }
+    fn send(&self, command: Value) -> RequestId {
+        within("send", WAIT, self.0.send(command)).expect("send")
+    }
+    fn send_raw_line(&self, line: &[u8]) -> bool {
+        within("send_raw_line", WAIT, self.0.send_raw_line(line)).expect("send_raw_line")
+    }
+    fn messages(&self) -> Result<Vec<Value>, Failure> {
+        within("history", WAIT, self.0.messages()).map_err(smol_failure)
+    }
+    fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
+        smol::block_on(smol::future::or(self.0.next_event(), async {
+            smol::Timer::after(timeout).await;
+            None
+        }))
+    }
+    fn host_tool_update(&self, id: &str, partial: Value) -> bool {
+        within("update", WAIT, self.0.host_tool_update(id, partial)).expect("host_tool_update")
+    }
+    fn host_tool_result(&self, id: &str, result: Value, is_error: bool) -> bool {
+        within(
+            "result",
+            WAIT,
+            self.0.host_tool_result(id, result, is_error),
+        )
+        .expect("host_tool_result")
+    }
+    fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
+        within("uri result", WAIT, self.0.host_uri_result(id, fields)).expect("host_uri_result")
+    }
+    fn shutdown(self: Box<Self>) {
+        within("exit", WAIT, self.0.shutdown(Duration::from_secs(5))).expect("shutdown");
+    }
+}
+
+/// A live agent with the waits scenarios need.
+pub struct Session {
+    /// The agent, on one of the drivers.
+    pub host: Box<dyn Host>,
+}
+
+impl Session {
+    /// `omp --mode rpc` on `driver`, ready in v2, auto-compaction off. `None` when the agents
+    /// are not installed and this is not CI (see [`peers::installed_or_skip`]).
+    pub fn omp(driver: Driver, name: &str, server: &ModelServer) -> Option<Session> {
+        if !peers::installed_or_skip() {
+            return None;
+        }
+        let dir = peers::scratch(&format!("{}-{name}", driver.name()));
+        let session = Session {
+            host: driver.spawn(
+                peers::omp(&dir, &server.base_url()),
+                ClientConfig::default(),
+            ),
+        };
+        let ready = session.until("ready", |e| matches!(e, ClientEvent::Ready { .. }));
+        assert_eq!(
+            ready.last(),
+            Some(&ClientEvent::Ready {
+                protocol: ProtocolVersion::V2
+            })
+        );
+        session
+            .call(json!({"type": "set_auto_compaction", "enabled": false}))
+            .expect("set_auto_compaction");
+        Some(session)
+    }
+
+    /// `pi --mode rpc` on `driver` (no ready frame: v1 at once). `None` as for
+    /// [`Session::omp`].
+    pub fn pi(driver: Driver, name: &str, server: &ModelServer) -> Option<Session> {
+        if !peers::installed_or_skip() {
+            return None;
+        }
+        let dir = peers::scratch(&format!("{}-{name}", driver.name()));
+        let config = ClientConfig {
+            expect_ready: false,
+            ..ClientConfig::default()
+        };
+        Some(Session {
+            host: driver.spawn(peers::pi(&dir, &server.base_url()), config),
+        })
+    }
+
+    /// Collects events until `done` says so; panics when [`WAIT`] passes first.
+    pub fn until(
+        &self,
+        what: &str,
+        mut done: impl FnMut(&ClientEvent) -> bool,
+    ) -> Vec<ClientEvent> {
+        let deadline = Instant::now() + WAIT;
+        let mut seen = Vec::new();
+        while Instant::now() < deadline {
+            if let Some(event) = self.host.next_event(Duration::from_millis(100)) {
+                let stop = done(&event);
+                seen.push(event);
+                if stop {
+                    return seen;
+                }
+            }
+        }
+        panic!(
+            "the agent went quiet: no {what} within {WAIT:?}; saw {} events: {:?}",
+            seen.len(),
+            seen.iter().rev().take(5).collect::<Vec<_>>()
+        );
+    }
+
+    /// The events up to the end of the current turn (CALL-09).
+    pub fn turn(&self) -> Vec<ClientEvent> {
+        self.until("turn end", |e| matches!(e, ClientEvent::TurnFinished))
+    }
+
+    /// Sends a command and waits for its data.
+    pub fn call(&self, command: Value) -> Result<Value, Failure> {
+        self.host.call(command)
+    }
+
+    /// Sends a prompt and waits for its acknowledgement (CALL-03).
+    pub fn prompt(&self, message: &str) -> Value {
+        self.call(json!({"type": "prompt", "message": message}))
+            .expect("prompt")
+    }
+
+    /// Waits for the response to `request` (sent with [`Host::send`]).
+    pub fn response(&self, request: RequestId) -> Result<Value, CommandFailure> {
+        let events = self.until(
+            "response",
+            |e| matches!(e, ClientEvent::Response { request: r, .. } if *r == request),
+        );
+        match events.into_iter().last() {
+            Some(ClientEvent::Response { outcome, .. }) => outcome,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Registers one host tool `lookup {word}` (HOST-01).
+    pub fn register_lookup(&self) {
+        let tools = self
+            .call(json!({"type": "set_host_tools", "tools": [{"name": "lookup", "description": "Looks a word up.",
+                "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}]}))
+            .expect("set_host_tools");
+        assert_eq!(tools["toolNames"], json!(["lookup"]));
+    }
+
+    /// Ends the session.
+    pub fn shutdown(self) {
+        self.host.shutdown();
+    }
+}
+
+/// The frames of `kind` among `events`.
+pub fn frames<'a>(
+    events: &'a [ClientEvent],
+    kind: &'a str,
+) -> impl Iterator<Item = &'a Value> + 'a {
+    events.iter().filter_map(move |e| match e {
+        ClientEvent::Frame { frame } if frame["type"] == kind => Some(frame),
+        _ => None,
+    })
+}
+
+/// The deltas of `delta_type` (`text_delta`, `thinking_delta`) in a turn's events, joined.
+pub fn deltas(events: &[ClientEvent], delta_type: &str) -> String {
+    frames(events, "message_update")
+        .filter(|f| f["assistantMessageEvent"]["type"] == delta_type)
+        .filter_map(|f| f["assistantMessageEvent"]["delta"].as_str())
+        .collect()
+}
+
+/// A tool result whose content is one text block.
+pub fn text_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
