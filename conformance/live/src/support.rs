@@ -58,6 +58,8 @@ pub trait Host {
     fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool;
     /// Closes stdin and waits for the agent (killed after a grace period).
     fn shutdown(self: Box<Self>);
+    /// The driver's own agent, for what only one driver offers (see [`Session::smol`]).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// Which driver a scenario runs on.
@@ -128,6 +130,9 @@ impl Host for musewire_mio::Agent {
     fn shutdown(self: Box<Self>) {
         musewire_mio::Agent::shutdown(*self, Duration::from_secs(5)).expect("shutdown");
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// The async driver behind the blocking face.
@@ -186,6 +191,9 @@ impl Host for SmolHost {
     }
     fn shutdown(self: Box<Self>) {
         within("exit", WAIT, self.0.shutdown(Duration::from_secs(5))).expect("shutdown");
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        &self.0
     }
 }
 
@@ -297,6 +305,22 @@ impl Session {
                 "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}]}))
             .expect("set_host_tools");
         assert_eq!(tools["toolNames"], json!(["lookup"]));
+    }
+
+    /// The blocking driver's agent; panics on the other driver.
+    pub fn mio(&self) -> &musewire_mio::Agent {
+        self.host
+            .as_any()
+            .downcast_ref()
+            .expect("a session on the mio driver")
+    }
+
+    /// The async driver's agent; panics on the other driver.
+    pub fn smol(&self) -> &musewire_smol::Agent {
+        self.host
+            .as_any()
+            .downcast_ref()
+            .expect("a session on the smol driver")
     }
 
     /// Ends the session.

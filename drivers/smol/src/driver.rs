@@ -3,6 +3,7 @@
 //! agent's stdin, so a slow reader on the agent's side never stops this task from reading.
 
 use std::io;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
@@ -14,6 +15,7 @@ use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 
+use crate::handlers::{Handlers, Running};
 use crate::{Op, Reply};
 
 const REAP_TICK: Duration = Duration::from_millis(5);
@@ -29,6 +31,7 @@ pub(crate) fn start(
     mut command: Command,
     config: ClientConfig,
     record: Option<&std::path::Path>,
+    handlers: Arc<Mutex<Handlers>>,
 ) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
@@ -73,6 +76,9 @@ pub(crate) fn start(
         stdout: Some(stdout),
         stderr: Some(stderr),
         events: events_tx,
+        handlers,
+        running: Running::default(),
+        handler_ops: ops_tx.downgrade(),
         ops,
         exited: None,
         kill_at: None,
@@ -92,6 +98,12 @@ struct Driver {
     ops: channel::Receiver<Op>,
     exited: Option<std::process::ExitStatus>,
     kill_at: Option<Instant>,
+    /// The application's host handlers, and the ones running.
+    handlers: Arc<Mutex<Handlers>>,
+    running: Running,
+    /// Where running handlers send their answers; weak, so that the ops channel still closes
+    /// when the `Agent` is gone.
+    handler_ops: channel::WeakSender<Op>,
 }
 
 enum Input {
@@ -123,6 +135,10 @@ impl Driver {
         loop {
             if let Some(status) = self.exited {
                 if self.stdout.is_none() && self.stderr.is_none() {
+                    // Ops still queued would keep their callers waiting: the channel outlives
+                    // this task while the Agent holds a sender. Close it and drop them.
+                    self.ops.close();
+                    while self.ops.try_recv().is_ok() {}
                     return Ok(status);
                 }
             }
@@ -205,6 +221,16 @@ impl Driver {
                 self.kill_at.get_or_insert(now + grace);
                 Ok(())
             }
+            Op::Finished { key, call } => {
+                self.running.finished(&key);
+                match call {
+                    Some(call) => {
+                        let returns = self.driven.call(now, call.clone(), || None).to_json();
+                        self.after(now, RecordedInput::Call(&call), returns)
+                    }
+                    None => Ok(()),
+                }
+            }
         }
     }
 
@@ -246,7 +272,12 @@ impl Driver {
                     let _ = self.child.kill();
                 }
                 Work::Event(event) => {
-                    let _ = self.events.try_send(event);
+                    let event = self
+                        .running
+                        .dispatch(&self.handlers, &self.handler_ops, event);
+                    if let Some(event) = event {
+                        let _ = self.events.try_send(event);
+                    }
                 }
                 Work::Answer(waiter, answer) => {
                     let _ = waiter.try_send(answer);

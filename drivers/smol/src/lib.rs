@@ -21,8 +21,11 @@
 //! ```
 
 mod driver;
+mod handlers;
 
+use std::future::Future;
 use std::io;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
@@ -31,6 +34,8 @@ use musewire_core::client::{
 use serde_json::{json, Map, Value};
 use smol::channel;
 use thiserror::Error;
+
+pub use handlers::{HostToolCall, HostUriRequest, UiRequest, Updates};
 
 /// Why an async call did not return the agent's answer.
 #[derive(Debug, Error)]
@@ -60,6 +65,11 @@ pub(crate) enum Op {
     Shutdown {
         grace: Duration,
     },
+    /// A handler has finished; its answer, if it has one, is made as a call.
+    Finished {
+        key: (handlers::Kind, String),
+        call: Option<Call>,
+    },
 }
 
 /// A running agent, driven by a task. Dropping it stops the agent.
@@ -67,6 +77,7 @@ pub struct Agent {
     pid: u32,
     ops: channel::Sender<Op>,
     events: channel::Receiver<ClientEvent>,
+    handlers: Arc<Mutex<handlers::Handlers>>,
     task: Option<smol::Task<io::Result<std::process::ExitStatus>>>,
 }
 
@@ -91,11 +102,13 @@ impl Agent {
         config: ClientConfig,
         record: Option<&std::path::Path>,
     ) -> io::Result<Agent> {
-        let (pid, ops, events, task) = driver::start(command, config, record)?;
+        let handlers = Arc::new(Mutex::new(handlers::Handlers::default()));
+        let (pid, ops, events, task) = driver::start(command, config, record, handlers.clone())?;
         Ok(Agent {
             pid,
             ops,
             events,
+            handlers,
             task: Some(task),
         })
     }
@@ -158,6 +171,41 @@ impl Agent {
         self.call(json!({"type": "bash", "command": command})).await
     }
 
+    /// Delivers a message into the current run (`steer`).
+    pub async fn steer(&self, message: &str) -> Result<Value, CallError> {
+        self.call(json!({"type": "steer", "message": message}))
+            .await
+    }
+
+    /// Queues a message for after the current run (`follow_up`).
+    pub async fn follow_up(&self, message: &str) -> Result<Value, CallError> {
+        self.call(json!({"type": "follow_up", "message": message}))
+            .await
+    }
+
+    /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
+    pub async fn set_todos(&self, phases: Value) -> Result<Value, CallError> {
+        self.call(json!({"type": "set_todos", "phases": phases}))
+            .await
+    }
+
+    /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
+    /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
+    pub async fn messages_page(
+        &self,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<Value, CallError> {
+        let mut command = json!({"type": "get_messages_page"});
+        if let Some(cursor) = cursor {
+            command["cursor"] = cursor.into();
+        }
+        if let Some(limit) = limit {
+            command["limit"] = limit.into();
+        }
+        self.call(command).await
+    }
+
     /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
     pub async fn abort_bash(&self) -> Result<Value, CallError> {
         self.call(json!({"type": "abort_bash"})).await
@@ -189,6 +237,48 @@ impl Agent {
     /// The events as a stream (a clone of the channel's receiving end).
     pub fn events(&self) -> channel::Receiver<ClientEvent> {
         self.events.clone()
+    }
+
+    /// Runs `handler` for every host tool call to `name` (HOST-02), instead of handing the
+    /// call to the application as an event: the driver spawns the handler, which may stream
+    /// updates through its [`Updates`]; its `Ok` is sent as the result, its `Err` as a result
+    /// with `isError`. When the agent cancels the call (HOST-03) the handler is dropped and
+    /// nothing is sent; neither the call nor its cancellation reach the events. The tool
+    /// itself is offered to the agent with `set_host_tools` (HOST-01).
+    pub fn on_host_tool<F, Fut>(&self, name: &str, handler: F)
+    where
+        F: Fn(HostToolCall, Updates) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, Value>> + Send + 'static,
+    {
+        self.lock_handlers().set_tool(name, handler);
+    }
+
+    /// Runs `handler` for every host URI request (HOST-05), instead of handing it to the
+    /// application: what it returns is sent as the `host_uri_result` fields (`content`,
+    /// `contentType`, `isError`, `error`, …). A withdrawn request drops the handler. The
+    /// schemes are registered with `set_host_uri_schemes` (HOST-04).
+    pub fn on_host_uri<F, Fut>(&self, handler: F)
+    where
+        F: Fn(HostUriRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Map<String, Value>> + Send + 'static,
+    {
+        self.lock_handlers().set_uri(handler);
+    }
+
+    /// Runs `handler` for every extension UI request (HOST-06), dialogs and notices alike,
+    /// instead of handing it to the application: `Some(answer)` is sent as the
+    /// `extension_ui_response` (`{value}`, `{confirmed}`, `{cancelled: true}`), `None` sends
+    /// nothing (notices). A dialog withdrawn or timed out drops the handler.
+    pub fn on_ui<F, Fut>(&self, handler: F)
+    where
+        F: Fn(UiRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<Map<String, Value>>> + Send + 'static,
+    {
+        self.lock_handlers().set_ui(handler);
+    }
+
+    fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Handlers> {
+        self.handlers.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Sends a partial result for a host tool call; false when the call is not open.
