@@ -81,6 +81,9 @@ pub struct ConfigSpec {
     /// [`ClientConfig::history_page_limit`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_page_limit: Option<u64>,
+    /// [`ClientConfig::observe`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: Option<bool>,
 }
 
 impl ConfigSpec {
@@ -107,6 +110,9 @@ impl ConfigSpec {
         }
         if let Some(v) = self.history_page_limit {
             config.history_page_limit = v;
+        }
+        if let Some(v) = self.observe {
+            config.observe = v;
         }
         config
     }

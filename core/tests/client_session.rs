@@ -828,3 +828,47 @@ fn call_07_the_stderr_tail_starts_on_a_character() {
         "{events:?}"
     );
 }
+
+#[test]
+fn frame_05_an_observer_follows_the_negotiation_it_sees_and_never_negotiates_itself() {
+    let mut h = Harness::new(ClientConfig {
+        observe: true,
+        ..ClientConfig::default()
+    });
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }]
+    );
+    h.agent(READY_V2);
+    let (written, _) = h.split();
+    assert!(written.is_empty(), "an observer sends nothing of its own");
+    assert!(h.client.send_raw_line(
+        h.now,
+        br#"{"id":"host-1","type":"negotiate_protocol","protocolVersion":2}"#
+    ));
+    h.drain();
+    let mut bytes = response(
+        "host-1",
+        "negotiate_protocol",
+        json!({"protocolVersion": 2}),
+    )
+    .into_bytes();
+    bytes.push(b'\n');
+    let mut encoder = musewire_core::frame::FrameEncoder::new();
+    encoder.set_protocol(ProtocolVersion::V2);
+    bytes.extend(
+        encoder.encode_to_vec(
+            &json!({"type": "message_end", "message": {"text": "x".repeat(2 << 20)}}),
+        ),
+    );
+    h.client.handle_stdout(h.now, &bytes);
+    let (_, events) = h.split();
+    assert!(matches!(&events[0], ClientEvent::Unmatched { frame } if frame["id"] == "host-1"));
+    assert!(
+        matches!(&events[1], ClientEvent::Frame { frame } if frame["type"] == "message_end"),
+        "chunks after the seen negotiation are reassembled"
+    );
+}

@@ -25,6 +25,10 @@ pub struct ClientConfig {
     pub stderr_tail_bytes: usize,
     /// Page size of the whole-history read (PAGE-07). Default 256, the most an agent serves.
     pub history_page_limit: u64,
+    /// Observe a session another host drives (as `musewire tap` does): the client is ready at
+    /// once, never negotiates itself, and follows a negotiation it sees on the wire, so it
+    /// reads the agent's stream as that host does. Default false.
+    pub observe: bool,
 }
 
 impl Default for ClientConfig {
@@ -37,6 +41,7 @@ impl Default for ClientConfig {
             expect_ready: true,
             stderr_tail_bytes: 4096,
             history_page_limit: crate::client::HISTORY_PAGE_LIMIT,
+            observe: false,
         }
     }
 }

@@ -173,12 +173,13 @@ impl Client {
         self.decoder = StreamDecoder::with_config(DecoderConfig {
             max_frame_bytes: self.config.max_frame_bytes,
             protocol: ProtocolVersion::V1,
-            follow_negotiation: false,
+            // An observer follows the negotiation it sees on the wire (FRAME-05).
+            follow_negotiation: self.config.observe,
         });
         self.protocol = ProtocolVersion::V1;
         self.streaming = false;
         self.stderr_tail.clear();
-        self.phase = if self.config.expect_ready {
+        self.phase = if self.config.expect_ready && !self.config.observe {
             Phase::AwaitingReady {
                 deadline: now + self.config.ready_timeout,
             }

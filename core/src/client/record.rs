@@ -87,6 +87,7 @@ impl Recorder {
                 "expect_ready": config.expect_ready,
                 "stderr_tail_bytes": config.stderr_tail_bytes,
                 "history_page_limit": config.history_page_limit,
+                "observe": config.observe,
             },
             "rules": rules,
             "description": description,

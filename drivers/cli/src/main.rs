@@ -12,6 +12,7 @@ mod encode_cmd;
 mod messages_cmd;
 mod prompt_cmd;
 mod replay_cmd;
+mod tap_cmd;
 
 /// Tools for driving, inspecting and testing coding agents that speak the RPC protocol.
 #[derive(Parser)]
@@ -38,6 +39,9 @@ enum Command {
     Messages(messages_cmd::MessagesArgs),
     /// Replay transcripts through the core and report mismatches (exit 1 on any).
     Replay(replay_cmd::ReplayArgs),
+    /// Stand between a host and an agent: forward every byte, record the session as a
+    /// transcript, report rule violations on stderr.
+    Tap(tap_cmd::TapArgs),
     /// Run the bundled reference agent on stdio (`--mode rpc`), with a scripted model.
     Agent(agent_cmd::AgentArgs),
 }
@@ -52,5 +56,6 @@ fn main() -> ExitCode {
         Command::Agent(args) => agent_cmd::run(args),
         Command::Messages(args) => messages_cmd::run(args),
         Command::Replay(args) => replay_cmd::run(args),
+        Command::Tap(args) => tap_cmd::run(args),
     }
 }
