@@ -24,7 +24,10 @@ pub(crate) struct Session {
     pub(crate) todos: Vec<Value>,
 }
 
-/// The bundled reference agent's application. See the [module docs](self).
+/// The bundled reference agent's application around the core's [`Agent`]: the session and
+/// its history, the scripted model's runs, the tools, and the commands. The driver hands in
+/// stdin, timers and finished shell commands, and takes stdout lines one at a time with
+/// [`App::poll_write`].
 #[derive(Debug)]
 pub struct App {
     pub(crate) agent: Agent,

@@ -14,6 +14,9 @@
 //! the loop's `now`, on a clock that [`Options::fixed_clock_ms`] (or the
 //! `MUSEWIRE_AGENT_CLOCK_MS` environment variable, read by the command) fixes.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 mod app;
 mod bash;
 mod commands;
