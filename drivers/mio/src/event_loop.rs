@@ -15,6 +15,7 @@ use musewire_core::client::{
 };
 use serde_json::Value;
 
+use crate::handlers::{Handlers, Running};
 use crate::{Op, Reply};
 
 const STDOUT: Token = Token(0);
@@ -36,6 +37,7 @@ pub(crate) fn start(
     mut command: Command,
     config: ClientConfig,
     record: Option<&std::path::Path>,
+    handlers: Arc<std::sync::Mutex<Handlers>>,
 ) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
@@ -74,6 +76,10 @@ pub(crate) fn start(
         stderr: Some(stderr),
         out: VecDeque::new(),
         events: events_tx,
+        handlers,
+        running: Running::default(),
+        handler_ops: ops_tx.clone(),
+        waker: waker.clone(),
         ops,
         exited: None,
         kill_at: None,
@@ -108,6 +114,11 @@ struct Loop {
     exited: Option<std::process::ExitStatus>,
     /// When set, the child is killed at this time if it has not exited.
     kill_at: Option<Instant>,
+    /// The application's host handlers, the ones running, and how they reach the loop.
+    handlers: Arc<std::sync::Mutex<Handlers>>,
+    running: Running,
+    handler_ops: mpsc::Sender<Op>,
+    waker: Arc<Waker>,
 }
 
 impl Loop {
@@ -267,6 +278,13 @@ impl Loop {
                     let _ = self.close_stdin();
                     self.kill_at.get_or_insert(now + grace);
                 }
+                Op::Finished { key, call } => {
+                    self.running.finished(&key);
+                    if let Some(call) = call {
+                        let returns = self.driven.call(now, call.clone(), || None).to_json();
+                        self.after(now, RecordedInput::Call(&call), returns)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -307,7 +325,15 @@ impl Loop {
                 }
                 // The application may have stopped listening; the loop goes on.
                 Work::Event(event) => {
-                    let _ = self.events.send(event);
+                    let event = self.running.dispatch(
+                        &self.handlers,
+                        &self.handler_ops,
+                        &self.waker,
+                        event,
+                    );
+                    if let Some(event) = event {
+                        let _ = self.events.send(event);
+                    }
                 }
                 Work::Answer(waiter, answer) => {
                     let _ = waiter.send(answer);

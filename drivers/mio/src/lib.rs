@@ -19,6 +19,7 @@
 //! ```
 
 mod event_loop;
+mod handlers;
 
 use std::io;
 use std::process::Command;
@@ -32,6 +33,7 @@ use musewire_core::client::{
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+pub use handlers::{HostToolCall, HostUriRequest, UiRequest, Updates};
 pub use musewire_core::client::ClientEvent as AgentEvent;
 
 /// Why a blocking call did not return the agent's answer.
@@ -63,6 +65,11 @@ pub(crate) enum Op {
     Shutdown {
         grace: Duration,
     },
+    /// A handler has finished; its answer, if it has one, is made as a call.
+    Finished {
+        key: (handlers::Kind, String),
+        call: Option<Call>,
+    },
 }
 
 /// The answer to a waited request.
@@ -77,6 +84,7 @@ pub struct Agent {
     ops: mpsc::Sender<Op>,
     waker: std::sync::Arc<mio::Waker>,
     events: mpsc::Receiver<ClientEvent>,
+    handlers: std::sync::Arc<std::sync::Mutex<handlers::Handlers>>,
     thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
 }
 
@@ -101,14 +109,57 @@ impl Agent {
         config: ClientConfig,
         record: Option<&std::path::Path>,
     ) -> io::Result<Agent> {
-        let (pid, ops, events, waker, thread) = event_loop::start(command, config, record)?;
+        let handlers = std::sync::Arc::default();
+        let (pid, ops, events, waker, thread) =
+            event_loop::start(command, config, record, std::sync::Arc::clone(&handlers))?;
         Ok(Agent {
             pid,
             ops,
             waker,
             events,
+            handlers,
             thread: Some(thread),
         })
+    }
+
+    /// Runs `handler` on a worker thread for every host tool call to `name` (HOST-02),
+    /// instead of handing the call to the application as an event: it may stream updates
+    /// through its [`Updates`]; its `Ok` is sent as the result, its `Err` as a result with
+    /// `isError`. When the agent cancels the call (HOST-03) [`Updates::is_cancelled`] turns
+    /// true and whatever the handler returns is dropped; neither the call nor its
+    /// cancellation reach the events. The tool itself is offered with `set_host_tools`.
+    pub fn on_host_tool(
+        &self,
+        name: &str,
+        handler: impl Fn(HostToolCall, Updates) -> Result<Value, Value> + Send + Sync + 'static,
+    ) {
+        self.lock_handlers()
+            .tools
+            .insert(name.into(), std::sync::Arc::new(handler));
+    }
+
+    /// Runs `handler` on a worker thread for every host URI request (HOST-05): what it
+    /// returns is sent as the `host_uri_result` fields (`content`, `contentType`, `isError`,
+    /// `error`, …). The schemes are registered with `set_host_uri_schemes` (HOST-04).
+    pub fn on_host_uri(
+        &self,
+        handler: impl Fn(HostUriRequest) -> Map<String, Value> + Send + Sync + 'static,
+    ) {
+        self.lock_handlers().uri = Some(std::sync::Arc::new(handler));
+    }
+
+    /// Runs `handler` on a worker thread for every extension UI request (HOST-06), dialogs
+    /// and notices alike: `Some(answer)` is sent as the `extension_ui_response`, `None` sends
+    /// nothing (notices).
+    pub fn on_ui(
+        &self,
+        handler: impl Fn(UiRequest) -> Option<Map<String, Value>> + Send + Sync + 'static,
+    ) {
+        self.lock_handlers().ui = Some(std::sync::Arc::new(handler));
+    }
+
+    fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Handlers> {
+        self.handlers.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The agent process's id.
