@@ -1,0 +1,58 @@
+//! A host that offers the agent one tool of its own, answered by an async handler that
+//! streams an update, and prints the turn that uses it.
+//!
+//! `cargo run -p musewire-smol --example smol_host_tool -- omp --mode rpc` (any agent command;
+//! the prompt is the `PROMPT` environment variable).
+
+use std::time::Duration;
+
+use musewire_core::client::ClientEvent;
+use musewire_smol::Agent;
+use serde_json::json;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (program, rest) = args.split_first().ok_or("usage: host_tool AGENT [ARGS…]")?;
+    smol::block_on(async {
+        let mut command = smol::process::Command::new(program);
+        command.args(rest);
+        let agent = Agent::spawn(command, Default::default())?;
+        agent.call(json!({"type": "set_host_tools", "tools": [{"name": "clock", "description": "The host's time, in seconds since the epoch.",
+            "parameters": {"type": "object", "properties": {}}}]})).await?;
+        agent.on_host_tool("clock", |_call, updates| async move {
+            updates
+                .send(json!({"content": [{"type": "text", "text": "reading the clock…"}]}))
+                .await;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            Ok(json!({"content": [{"type": "text", "text": now.as_secs().to_string()}]}))
+        });
+        let prompt = std::env::var("PROMPT")
+            .unwrap_or_else(|_| "What time is it? Use the clock tool.".into());
+        agent.prompt(&prompt).await?;
+        while let Some(event) = agent.next_event().await {
+            match event {
+                ClientEvent::Frame { frame } if frame["type"] == "message_update" => {
+                    print!(
+                        "{}",
+                        frame["assistantMessageEvent"]["delta"]
+                            .as_str()
+                            .unwrap_or("")
+                    );
+                }
+                ClientEvent::Frame { frame } if frame["type"] == "tool_execution_end" => {
+                    println!(
+                        "\n[{} → {}]",
+                        frame["toolName"], frame["result"]["content"][0]["text"]
+                    );
+                }
+                ClientEvent::TurnFinished | ClientEvent::Closed { .. } => break,
+                _ => {}
+            }
+        }
+        println!();
+        agent.shutdown(Duration::from_secs(2)).await?;
+        Ok(())
+    })
+}
