@@ -8,46 +8,7 @@
 
 use serde_json::Value;
 
-/// Strings longer than this many bytes are abbreviated.
-pub const ABBREVIATE_OVER: usize = 4096;
-
-const MARK: &str = "…[";
-
-/// 64-bit FNV-1a of `bytes`.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// The abbreviation of one string (itself when short).
-pub fn abbreviate_str(s: &str) -> String {
-    if s.len() <= ABBREVIATE_OVER {
-        return s.to_owned();
-    }
-    let head: String = s.chars().take(32).collect();
-    format!(
-        "{MARK}{} bytes, fnv1a64 {:016x}, starts {:?}]",
-        s.len(),
-        fnv1a64(s.as_bytes()),
-        head
-    )
-}
-
-/// `value` with every long string abbreviated (idempotent).
-pub fn normalize(value: &Value) -> Value {
-    match value {
-        Value::String(s) => Value::String(abbreviate_str(s)),
-        Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(k, v)| (k.clone(), normalize(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
+pub use musewire_core::client::{abbreviate_str, fnv1a64, normalize, ABBREVIATE_OVER};
 
 /// Compact JSON of `value`, cut to about `max` characters.
 pub fn truncated(value: &Value, max: usize) -> String {

@@ -53,7 +53,7 @@ pub use config::ClientConfig;
 pub use driven::{Driven, Work};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use history::HISTORY_PAGE_LIMIT;
-pub use record::{RecordedInput, Recorder};
+pub use record::{abbreviate_str, fnv1a64, normalize, RecordedInput, Recorder, ABBREVIATE_OVER};
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 
 use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};

@@ -66,6 +66,48 @@ impl RecordedInput<'_> {
     }
 }
 
+/// Strings longer than this many bytes are abbreviated in a transcript's expected actions.
+pub const ABBREVIATE_OVER: usize = 4096;
+
+/// 64-bit FNV-1a of `bytes`.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The abbreviation of one string in a transcript (itself when short): transcripts stay
+/// small although an agent may send megabytes, and any change to such a string changes its
+/// length or digest, so comparing abbreviations stays exact for practical purposes.
+pub fn abbreviate_str(s: &str) -> String {
+    if s.len() <= ABBREVIATE_OVER {
+        return s.to_owned();
+    }
+    let head: String = s.chars().take(32).collect();
+    format!(
+        "…[{} bytes, fnv1a64 {:016x}, starts {:?}]",
+        s.len(),
+        fnv1a64(s.as_bytes()),
+        head
+    )
+}
+
+/// `value` with every long string abbreviated (idempotent), as transcripts store and compare
+/// expected actions.
+pub fn normalize(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(abbreviate_str(s)),
+        Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), normalize(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Writes a session as transcript lines.
 #[derive(Debug, Clone)]
 pub struct Recorder {
@@ -117,7 +159,7 @@ impl Recorder {
         }
         let expect: Vec<Value> = actions
             .iter()
-            .map(|a| serde_json::to_value(a).expect("an action serialises"))
+            .map(|a| normalize(&serde_json::to_value(a).expect("an action serialises")))
             .collect();
         step.insert("expect".into(), Value::Array(expect));
         serde_json::to_writer(&mut self.pending, &step).expect("a JSON value serialises");
