@@ -43,5 +43,6 @@ pub mod agent;
 pub mod blocks;
 pub mod client;
 pub mod frame;
+mod outcome;
 pub mod paging;
 pub mod wire;

@@ -188,7 +188,7 @@ pub enum AgentEvent {
         call: HostCallId,
         /// `result` on success; on `isError` its joined text ("Host tool execution failed"
         /// when empty); on disconnect the reference's message.
-        #[serde(serialize_with = "serialize_outcome")]
+        #[serde(serialize_with = "crate::outcome::serialize_outcome")]
         outcome: Result<Value, String>,
     },
     /// A host URI request ended (HOST-05, HOST-07).
@@ -196,7 +196,7 @@ pub enum AgentEvent {
         /// The request.
         request: HostUriId,
         /// The content (for a write, empty), or the error text.
-        #[serde(serialize_with = "serialize_outcome")]
+        #[serde(serialize_with = "crate::outcome::serialize_outcome")]
         outcome: Result<HostUriContent, String>,
     },
     /// A dialog was answered, timed out, or can no longer be (HOST-06, HOST-07).
@@ -218,18 +218,3 @@ pub enum AgentEvent {
     InputClosed,
 }
 
-fn serialize_outcome<T: Serialize, S: serde::Serializer>(
-    outcome: &Result<T, String>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "snake_case")]
-    enum Outcome<'a, T> {
-        Ok(&'a T),
-        Err(&'a str),
-    }
-    match outcome {
-        Ok(v) => Outcome::Ok(v).serialize(s),
-        Err(e) => Outcome::<T>::Err(e).serialize(s),
-    }
-}

@@ -81,7 +81,7 @@ pub enum ClientEvent {
         /// The command's wire type.
         command: String,
         /// `data` on success (null when absent), the failure otherwise.
-        #[serde(serialize_with = "serialize_outcome")]
+        #[serde(serialize_with = "crate::outcome::serialize_outcome")]
         outcome: Result<Value, CommandFailure>,
     },
     /// A prompt that was acknowledged turned out local-only (`prompt_result`, CALL-03).
@@ -103,7 +103,7 @@ pub enum ClientEvent {
         /// Where the messages came from.
         source: HistorySource,
         /// The messages, or why they could not be read.
-        #[serde(serialize_with = "serialize_outcome")]
+        #[serde(serialize_with = "crate::outcome::serialize_outcome")]
         outcome: Result<Vec<Value>, CommandFailure>,
     },
     /// A whole-history read took a page and asks for the next (PAGE-07).
@@ -200,21 +200,6 @@ pub enum ClientEvent {
     },
 }
 
-fn serialize_outcome<T: Serialize, S: serde::Serializer>(
-    outcome: &Result<T, CommandFailure>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "snake_case")]
-    enum Outcome<'a, T> {
-        Ok(&'a T),
-        Err(&'a CommandFailure),
-    }
-    match outcome {
-        Ok(v) => Outcome::Ok(v).serialize(s),
-        Err(e) => Outcome::<T>::Err(e).serialize(s),
-    }
-}
 
 impl ClientEvent {
     pub(crate) fn warning(error: &FrameError) -> Self {

@@ -41,6 +41,7 @@ mod history;
 mod host;
 mod inbound;
 mod record;
+mod requests;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
@@ -50,6 +51,7 @@ use serde_json::{Map, Value};
 pub use call::{Call, CallResult};
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use config::ClientConfig;
+pub use requests::{HostToolCall, HostUriRequest, UiRequest};
 pub use driven::{Driven, Work};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use history::HISTORY_PAGE_LIMIT;

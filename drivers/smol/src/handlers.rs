@@ -10,47 +10,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use musewire_core::client::{Call, CallResult, ClientEvent};
+pub use musewire_core::client::{HostToolCall, HostUriRequest, UiRequest};
 use serde_json::{Map, Value};
 use smol::channel;
 
 use crate::Op;
-
-/// A host tool call handed to a handler (HOST-02).
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostToolCall {
-    /// The call's id.
-    pub id: String,
-    /// The model's tool call id.
-    pub tool_call_id: String,
-    /// The tool.
-    pub tool_name: String,
-    /// Its arguments.
-    pub arguments: Value,
-}
-
-/// A host URI request handed to a handler (HOST-05).
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostUriRequest {
-    /// The request's id.
-    pub id: String,
-    /// `read` or `write`.
-    pub operation: String,
-    /// The URI.
-    pub url: String,
-    /// The content to write, for a write.
-    pub content: Option<String>,
-}
-
-/// An extension UI request handed to a handler (HOST-06): a dialog to answer or a notice.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UiRequest {
-    /// The request's id.
-    pub id: String,
-    /// `select`, `confirm`, `input`, `editor`, `notify`, `setStatus`, …
-    pub method: String,
-    /// The whole frame.
-    pub frame: Value,
-}
 
 /// Lets a host tool handler stream partial results (`host_tool_update`).
 #[derive(Clone)]
