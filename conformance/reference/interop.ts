@@ -23,8 +23,11 @@ if (!bin) {
 
 const sessionDir = mkdtempSync(join(tmpdir(), "musewire-interop-"));
 const hostCalls: unknown[] = [];
+// INTEROP_COMMAND (a JSON array) replaces `[MUSEWIRE_BIN, "agent"]`, e.g. to run the session
+// through `musewire tap`.
+const command: string[] = process.env.INTEROP_COMMAND ? JSON.parse(process.env.INTEROP_COMMAND) : [bin, "agent"];
 const client = new RpcClient({
-	command: [bin, "agent"],
+	command,
 	provider: "interop-provider",
 	model: "interop-model",
 	sessionDir,

@@ -103,3 +103,45 @@ fn frame_03_04_05_11_call_03_05_08_host_01_02_page_07_the_reference_client_drive
         json!({"cancelled": false, "sessionId": "session-2", "messageCount": 0})
     );
 }
+
+/// The same session through `musewire tap`: the reference client talks to the tap as if it were
+/// the agent, and the tap's recording replays through the core with no mismatch.
+#[test]
+fn the_reference_client_through_musewire_tap_records_a_session_that_replays() {
+    let Some(bun) = bun() else { return };
+    let dir = std::env::temp_dir().join(format!("musewire-interop-tap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join("tap.jsonl");
+    let me = env!("CARGO_BIN_EXE_musewire");
+    let command = json!([me, "tap", "-o", transcript, "--", me, "agent"]);
+    let out = Command::new(bun)
+        .arg(repo_root().join("conformance/reference/interop.ts"))
+        .arg(me)
+        .env("INTEROP_COMMAND", command.to_string())
+        .output()
+        .expect("bun runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "interop.ts failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value =
+        serde_json::from_str(stdout.lines().last().expect("a summary line")).unwrap();
+    assert_eq!(summary["errors"], json!({}), "{summary:#}");
+    let replay = Command::new(me)
+        .arg("replay")
+        .arg(&transcript)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    let steps = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .count();
+    assert!(steps > 20, "a whole session was recorded ({steps} lines)");
+}
