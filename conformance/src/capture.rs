@@ -28,7 +28,7 @@ use base64::Engine as _;
 use musewire_core::client::{Action, Client, ClientEvent, ExitStatus, RequestId};
 use serde_json::{json, Map, Value};
 
-use crate::transcript::{ConfigSpec, Header};
+use crate::transcript::{ConfigSpec, Header, Role};
 
 /// Stdout steps larger than this go to a sidecar file.
 const INLINE_MAX: usize = 16 * 1024;
@@ -196,9 +196,7 @@ impl Recorder {
         )?;
         // The call alone: the recorder drains (and writes) below.
         let returns = match &steps[0].input {
-            crate::transcript::Input::Call(call) => {
-                self.client.call(now, call.clone()).to_json()
-            }
+            crate::transcript::Input::Call(call) => self.client.call(now, call.clone()).to_json(),
             _ => return Err("not a call".into()),
         };
         let mut ordered = Map::new();
@@ -402,7 +400,7 @@ pub fn capture_omp(name: &str, out: &Path) -> Result<(), String> {
                 rec.wait(Some(&is_response_to(id.ok_or("refused")?)), timeout)?;
                 rec.wait(None, Duration::from_secs(2))?;
                 Header {
-                    role: "client".into(),
+                    role: Role::Client,
                     config: ConfigSpec::default(),
                     rules: ["FRAME-03", "FRAME-04", "FRAME-05", "CALL-01", "CALL-02", "CALL-06"]
                         .map(String::from)
@@ -422,7 +420,7 @@ pub fn capture_omp(name: &str, out: &Path) -> Result<(), String> {
                 rec.wait(Some(&is_response_to(id.ok_or("refused")?)), timeout)?;
                 rec.wait(None, Duration::from_secs(1))?;
                 Header {
-                    role: "client".into(),
+                    role: Role::Client,
                     config: ConfigSpec::default(),
                     rules: ["FRAME-04", "FRAME-05", "CALL-01", "CALL-05", "PAGE-07"]
                         .map(String::from)

@@ -1,16 +1,18 @@
-//! The replayer: drives a [`Client`] through a transcript with a virtual clock (one
-//! `Instant::now()` base plus each step's `at`) and compares the actions drained after each
-//! step with the step's `expect`, exactly (through their `serde_json` serialisation, long
-//! strings abbreviated: [`crate::diff`]).
+//! The replayer: drives a [`Client`] or an [`Agent`] (the transcript's role) through a
+//! transcript with a virtual clock (one `Instant::now()` base plus each step's `at`) and
+//! compares the actions drained after each step with the step's `expect`, exactly (through
+//! their `serde_json` serialisation, long strings abbreviated: [`crate::diff`]).
 
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use musewire_core::agent::Agent;
 use musewire_core::client::Client;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::diff::{cut, first_difference, normalize, truncated};
-use crate::transcript::{Input, Step, Transcript};
+use crate::transcript::{Input, Role, Step, Transcript};
 
 /// What one step produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,29 +46,51 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// A client under a virtual clock.
+/// The core a transcript drives.
+#[derive(Debug)]
+pub enum Core {
+    /// The host side.
+    Client(Client),
+    /// The agent side.
+    Agent(Agent),
+}
+
+/// A core under a virtual clock.
 #[derive(Debug)]
 pub struct Session {
-    /// The client.
-    pub client: Client,
+    /// The core.
+    pub core: Core,
     /// Time zero.
     pub base: Instant,
 }
 
+/// Hands `bytes` to `handle` as reads cut at `cuts` (ascending offsets).
+fn in_reads(bytes: &[u8], cuts: &[usize], mut handle: impl FnMut(&[u8])) {
+    let mut from = 0;
+    for &to in cuts.iter().chain(std::iter::once(&bytes.len())) {
+        let to = to.clamp(from, bytes.len());
+        handle(&bytes[from..to]);
+        from = to;
+    }
+}
+
+fn drain<A: Serialize>(mut poll: impl FnMut() -> Option<A>) -> Vec<Value> {
+    std::iter::from_fn(&mut poll)
+        .map(|a| normalize(&serde_json::to_value(&a).expect("actions serialise")))
+        .collect()
+}
+
 impl Session {
-    /// A client built from the transcript's header, at time zero.
+    /// The core the transcript's header describes, at time zero.
     pub fn new(transcript: &Transcript) -> Result<Self, String> {
-        if transcript.header.role != "client" {
-            return Err(format!(
-                "unsupported role {:?} (only \"client\")",
-                transcript.header.role
-            ));
-        }
         let base = Instant::now();
-        Ok(Session {
-            client: Client::new(transcript.header.config.to_config(), base),
-            base,
-        })
+        let config = &transcript.header.config;
+        config.check(transcript.header.role)?;
+        let core = match transcript.header.role {
+            Role::Client => Core::Client(Client::new(config.to_config(), base)),
+            Role::Agent => Core::Agent(Agent::new(config.to_agent_config()?)),
+        };
+        Ok(Session { core, base })
     }
 
     /// The virtual time `at` ms after the start.
@@ -74,70 +98,93 @@ impl Session {
         self.base + Duration::from_millis(at)
     }
 
-    /// Applies one input at `at`, handing stdout in as reads cut at `cuts` (offsets into the
-    /// bytes, ascending), and drains the actions.
-    pub fn step(&mut self, at: u64, input: &Input, cuts: &[usize]) -> Outcome {
+    /// Applies one input at `at`, handing stdout (or stdin) in as reads cut at `cuts`
+    /// (offsets into the bytes, ascending), and drains the actions. An input of the other
+    /// role is an error.
+    pub fn step(&mut self, at: u64, input: &Input, cuts: &[usize]) -> Result<Outcome, String> {
         let now = self.at(at);
-        let c = &mut self.client;
-        let returns = match input {
-            Input::Stdout(bytes) => {
-                let mut from = 0;
-                for &to in cuts.iter().chain(std::iter::once(&bytes.len())) {
-                    let to = to.clamp(from, bytes.len());
-                    c.handle_stdout(now, &bytes[from..to]);
-                    from = to;
-                }
-                None
+        let wrong = || format!("input {input:?} does not fit this role");
+        let (returns, actions) = match &mut self.core {
+            Core::Client(c) => {
+                let returns = match input {
+                    Input::Stdout(bytes) => {
+                        in_reads(bytes, cuts, |b| c.handle_stdout(now, b));
+                        None
+                    }
+                    Input::Stderr(bytes) => {
+                        c.handle_stderr(now, bytes);
+                        None
+                    }
+                    Input::Eof => {
+                        c.handle_stdout_eof(now);
+                        None
+                    }
+                    Input::Exit {
+                        status,
+                        stderr_tail,
+                    } => {
+                        c.handle_exit(now, *status, stderr_tail);
+                        None
+                    }
+                    Input::Timer => {
+                        c.handle_timeout(now);
+                        None
+                    }
+                    Input::Call(call) => c.call(now, call.clone()).to_json(),
+                    Input::Stdin(_) | Input::AgentCall(_) => return Err(wrong()),
+                };
+                (returns, drain(|| c.poll_action()))
             }
-            Input::Stderr(bytes) => {
-                c.handle_stderr(now, bytes);
-                None
+            Core::Agent(a) => {
+                let returns = match input {
+                    Input::Stdin(bytes) => {
+                        in_reads(bytes, cuts, |b| a.handle_stdin(now, b));
+                        None
+                    }
+                    Input::Eof => {
+                        a.handle_stdin_eof(now);
+                        None
+                    }
+                    Input::Timer => {
+                        a.handle_timeout(now);
+                        None
+                    }
+                    Input::AgentCall(call) => a.call(now, call.clone()).to_json(),
+                    Input::Stdout(_) | Input::Stderr(_) | Input::Exit { .. } | Input::Call(_) => {
+                        return Err(wrong())
+                    }
+                };
+                (returns, drain(|| a.poll_action()))
             }
-            Input::Eof => {
-                c.handle_stdout_eof(now);
-                None
-            }
-            Input::Exit {
-                status,
-                stderr_tail,
-            } => {
-                c.handle_exit(now, *status, stderr_tail);
-                None
-            }
-            Input::Timer => {
-                c.handle_timeout(now);
-                None
-            }
-            Input::Call(call) => c.call(now, call.clone()).to_json(),
         };
-        let actions = std::iter::from_fn(|| self.client.poll_action())
-            .map(|a| normalize(&serde_json::to_value(&a).expect("actions serialise")))
-            .collect();
-        Outcome { actions, returns }
+        Ok(Outcome { actions, returns })
     }
 }
 
-/// Runs every step, stdout handed in as reads cut where `cuts(step_index, len)` says.
+/// Runs every step, stdout (or stdin) handed in as reads cut where `cuts(step_index, len)`
+/// says.
 pub fn run_with(
     transcript: &Transcript,
     cuts: &mut dyn FnMut(usize, usize) -> Vec<usize>,
 ) -> Result<Vec<Outcome>, String> {
     let mut session = Session::new(transcript)?;
-    Ok(transcript
+    transcript
         .steps
         .iter()
         .enumerate()
         .map(|(i, step)| {
-            let cut_at = match &step.input {
-                Input::Stdout(bytes) => cuts(i, bytes.len()),
-                _ => Vec::new(),
+            let cut_at = match step.input.stream_bytes() {
+                Some(bytes) => cuts(i, bytes.len()),
+                None => Vec::new(),
             };
-            session.step(step.at, &step.input, &cut_at)
+            session
+                .step(step.at, &step.input, &cut_at)
+                .map_err(|e| format!("step {} (line {}): {e}", i + 1, step.line))
         })
-        .collect())
+        .collect()
 }
 
-/// Runs every step with stdout handed in whole.
+/// Runs every step with stdout (or stdin) handed in whole.
 pub fn run(transcript: &Transcript) -> Result<Vec<Outcome>, String> {
     run_with(transcript, &mut |_, _| Vec::new())
 }
@@ -193,7 +240,7 @@ pub fn replay(transcript: &Transcript) -> Result<(), String> {
     Ok(())
 }
 
-/// The transcript's text with every step's `expect` (and `returns`) set to what the client
+/// The transcript's text with every step's `expect` (and `returns`) set to what the core
 /// actually does: how transcripts are authored. Review the result before committing it.
 pub fn bless(transcript: &Transcript) -> Result<String, String> {
     let outcomes = run(transcript)?;

@@ -6,10 +6,14 @@
 //! {"at":5,"stdout":"{\"type\":\"response\",…}\n","expect":[…]}
 //! ```
 //!
+//! The header's `role` says which core the transcript drives: `"client"` (the host side,
+//! [`Client`](musewire_core::client::Client)) or `"agent"` (the agent side,
+//! [`Agent`](musewire_core::agent::Agent)).
+//!
 //! A step has an optional time `at` (milliseconds from the start; default: the previous
 //! step's time; never decreasing), exactly one input, and `expect`, the actions drained from
-//! the client after the input, each as its `serde_json` serialisation. A call that returns a
-//! value also has `returns`. The inputs:
+//! the core after the input, each as its `serde_json` serialisation. A call that returns a
+//! value also has `returns`. The inputs of a client transcript:
 //!
 //! | input | what the replayer does |
 //! |---|---|
@@ -26,15 +30,30 @@
 //! is_error?}`, `host_uri_result {id, fields}`, `ui_respond {id, answer}` return a boolean;
 //! `stop` and `restart` return nothing.
 //!
-//! The header's `config` holds [`ClientConfig`] fields, all optional: `max_frame_bytes`,
-//! `max_reassembled_frame_bytes`, `negotiate_v2`, `ready_timeout_ms`, `expect_ready`,
-//! `stderr_tail_bytes`.
+//! The inputs of an agent transcript:
+//!
+//! | input | what the replayer does |
+//! |---|---|
+//! | `"stdin": TEXT`, `"stdin_b64": B64`, `"stdin_file": PATH` | `handle_stdin` with the bytes the host wrote |
+//! | `"eof": true` | `handle_stdin_eof` |
+//! | `"timer": true` | `handle_timeout` at `at` |
+//! | `"call": NAME` with its arguments | the application's call: an [`AgentCall`] (`respond`, `respond_messages_page`, `reject_unknown`, `emit`, `call_host_tool`, `cancel_host_tool`, `request_host_uri`, `cancel_host_uri`, `ui_dialog`, `ui_notice`, `ui_cancel`; its docs list the arguments and return values) |
+//!
+//! In a call's arguments (both roles), an object `{"$repeat": TEXT, "times": N}` stands for
+//! TEXT repeated N times (at most 64 MiB), so a step can build a megabyte of data in a line.
+//!
+//! The header's `config` holds, for a client, [`ClientConfig`] fields, all optional:
+//! `max_frame_bytes`, `max_reassembled_frame_bytes`, `negotiate_v2`, `ready_timeout_ms`,
+//! `expect_ready`, `stderr_tail_bytes`, `history_page_limit`, `observe`; for an agent,
+//! [`AgentConfig`] fields, all optional: `max_input_line_bytes`, `unknown_commands`
+//! (`"reject"` or `"deliver"`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
+use musewire_core::agent::{AgentCall, AgentConfig, UnknownCommands};
 use musewire_core::client::{Call, ClientConfig, ExitStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -43,8 +62,8 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
-    /// Which core the transcript drives; only `"client"` so far.
-    pub role: String,
+    /// Which core the transcript drives.
+    pub role: Role,
     /// The core's configuration.
     #[serde(default)]
     pub config: ConfigSpec,
@@ -56,7 +75,18 @@ pub struct Header {
     pub description: String,
 }
 
-/// [`ClientConfig`] as a transcript writes it: every field optional, durations in ms.
+/// Which core a transcript drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The host side: a [`Client`](musewire_core::client::Client) fed the agent's output.
+    Client,
+    /// The agent side: an [`Agent`](musewire_core::agent::Agent) fed the host's input.
+    Agent,
+}
+
+/// [`ClientConfig`] or [`AgentConfig`] as a transcript writes it: every field optional,
+/// durations in ms; a field of the other role's configuration is refused.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigSpec {
@@ -84,10 +114,64 @@ pub struct ConfigSpec {
     /// [`ClientConfig::observe`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observe: Option<bool>,
+    /// [`AgentConfig::max_input_line_bytes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_input_line_bytes: Option<usize>,
+    /// [`AgentConfig::unknown_commands`]: `"reject"` or `"deliver"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_commands: Option<String>,
 }
 
 impl ConfigSpec {
-    /// The configuration: the defaults with the fields given.
+    /// Refuses the fields that do not belong to `role`'s configuration.
+    pub fn check(&self, role: Role) -> Result<(), String> {
+        let client_fields = [
+            ("max_frame_bytes", self.max_frame_bytes.is_some()),
+            (
+                "max_reassembled_frame_bytes",
+                self.max_reassembled_frame_bytes.is_some(),
+            ),
+            ("negotiate_v2", self.negotiate_v2.is_some()),
+            ("ready_timeout_ms", self.ready_timeout_ms.is_some()),
+            ("expect_ready", self.expect_ready.is_some()),
+            ("stderr_tail_bytes", self.stderr_tail_bytes.is_some()),
+            ("history_page_limit", self.history_page_limit.is_some()),
+            ("observe", self.observe.is_some()),
+        ];
+        let agent_fields = [
+            ("max_input_line_bytes", self.max_input_line_bytes.is_some()),
+            ("unknown_commands", self.unknown_commands.is_some()),
+        ];
+        let foreign = match role {
+            Role::Client => &agent_fields[..],
+            Role::Agent => &client_fields[..],
+        };
+        match foreign.iter().find(|(_, set)| *set) {
+            Some((name, _)) => Err(format!("config field {name:?} is not for role {role:?}")),
+            None => Ok(()),
+        }
+    }
+
+    /// The agent's configuration: the defaults with the fields given.
+    pub fn to_agent_config(&self) -> Result<AgentConfig, String> {
+        let mut config = AgentConfig::default();
+        if let Some(v) = self.max_input_line_bytes {
+            config.max_input_line_bytes = v;
+        }
+        match self.unknown_commands.as_deref() {
+            None => {}
+            Some("reject") => config.unknown_commands = UnknownCommands::Reject,
+            Some("deliver") => config.unknown_commands = UnknownCommands::Deliver,
+            Some(other) => {
+                return Err(format!(
+                    "unknown_commands is \"reject\" or \"deliver\", not {other:?}"
+                ))
+            }
+        }
+        Ok(config)
+    }
+
+    /// The client's configuration: the defaults with the fields given.
     pub fn to_config(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
         if let Some(v) = self.max_frame_bytes {
@@ -121,11 +205,13 @@ impl ConfigSpec {
 /// One input of a step, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// Bytes on the agent's stdout.
+    /// Bytes on the agent's stdout (client role).
     Stdout(Vec<u8>),
+    /// Bytes the host wrote to the agent's stdin (agent role).
+    Stdin(Vec<u8>),
     /// Bytes on the agent's stderr.
     Stderr(Vec<u8>),
-    /// The end of the agent's stdout.
+    /// The end of the agent's stdout (client role) or of its stdin (agent role).
     Eof,
     /// The agent's exit.
     Exit {
@@ -136,8 +222,20 @@ pub enum Input {
     },
     /// `handle_timeout` at the step's time.
     Timer,
-    /// A call of the application.
+    /// A call of the client's application.
     Call(Call),
+    /// A call of the agent's application.
+    AgentCall(AgentCall),
+}
+
+impl Input {
+    /// The bytes of a stdout or stdin step, which a replay may hand in cut into reads.
+    pub fn stream_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Input::Stdout(bytes) | Input::Stdin(bytes) => Some(bytes),
+            _ => None,
+        }
+    }
 }
 
 /// A step: its line as written (kept for `bless`), its time and input.
@@ -206,6 +304,10 @@ pub fn parse(text: &str, dir: &Path) -> Result<(Header, Vec<Step>), String> {
     let (_, first) = lines.next().ok_or("empty transcript")?;
     let header: Header =
         serde_json::from_str(first).map_err(|e| format!("line 1: bad header: {e}"))?;
+    header
+        .config
+        .check(header.role)
+        .map_err(|e| format!("line 1: bad header: {e}"))?;
     let mut steps = Vec::new();
     let mut last_at = 0;
     for (index, line) in lines {
@@ -224,7 +326,8 @@ pub fn parse(text: &str, dir: &Path) -> Result<(Header, Vec<Step>), String> {
             ));
         }
         last_at = at;
-        let input = parse_input(&raw, dir).map_err(|e| format!("line {line_no}: {e}"))?;
+        let input =
+            parse_input(header.role, &raw, dir).map_err(|e| format!("line {line_no}: {e}"))?;
         steps.push(Step {
             raw,
             line: line_no,
@@ -235,7 +338,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<(Header, Vec<Step>), String> {
     Ok((header, steps))
 }
 
-const INPUT_KEYS: [&str; 9] = [
+const CLIENT_INPUTS: [&str; 9] = [
     "stdout",
     "stdout_b64",
     "stdout_file",
@@ -247,15 +350,56 @@ const INPUT_KEYS: [&str; 9] = [
     "call",
 ];
 
-fn parse_input(raw: &Map<String, Value>, dir: &Path) -> Result<Input, String> {
-    let present: Vec<&str> = INPUT_KEYS
+const AGENT_INPUTS: [&str; 6] = ["stdin", "stdin_b64", "stdin_file", "eof", "timer", "call"];
+
+/// The most bytes one `$repeat` may build.
+const MAX_REPEAT_BYTES: usize = 64 * 1024 * 1024;
+
+/// `value` with every `{"$repeat": TEXT, "times": N}` replaced by TEXT repeated N times.
+pub fn expand_repeats(value: &Value) -> Result<Value, String> {
+    Ok(match value {
+        Value::Object(fields) => match (fields.get("$repeat"), fields.get("times")) {
+            (Some(text), Some(times)) if fields.len() == 2 => {
+                let text = text.as_str().ok_or("\"$repeat\" must be a string")?;
+                let times = times
+                    .as_u64()
+                    .and_then(|t| usize::try_from(t).ok())
+                    .ok_or("\"times\" must be a whole number")?;
+                if text.len().saturating_mul(times) > MAX_REPEAT_BYTES {
+                    return Err("a \"$repeat\" builds at most 64 MiB".into());
+                }
+                Value::String(text.repeat(times))
+            }
+            _ => Value::Object(
+                fields
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), expand_repeats(v)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+        },
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(expand_repeats)
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input, String> {
+    let keys: &[&str] = match role {
+        Role::Client => &CLIENT_INPUTS,
+        Role::Agent => &AGENT_INPUTS,
+    };
+    let present: Vec<&str> = keys
         .iter()
         .copied()
         .filter(|k| raw.contains_key(*k))
         .collect();
     let [key] = present[..] else {
         return Err(format!(
-            "a step needs exactly one input of {INPUT_KEYS:?}, found {present:?}"
+            "a {role:?} step needs exactly one input of {keys:?}, found {present:?}"
         ));
     };
     let value = &raw[key];
@@ -272,14 +416,32 @@ fn parse_input(raw: &Map<String, Value>, dir: &Path) -> Result<Input, String> {
             .decode(s)
             .map_err(|e| format!("\"{key}\" is not base64: {e}"))
     };
+    let file = |v: &Value| {
+        let name = v
+            .as_str()
+            .ok_or_else(|| format!("\"{key}\" must be a string"))?;
+        let path = dir.join(name);
+        std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let call_step = || {
+        let args: Map<String, Value> = raw
+            .iter()
+            .filter(|(k, _)| *k != "expect" && *k != "returns")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        expand_repeats(&Value::Object(args))
+    };
+    let call_step = || match call_step()? {
+        Value::Object(fields) => Ok::<_, String>(fields),
+        _ => unreachable!("an object expands to an object"),
+    };
     Ok(match key {
         "stdout" => Input::Stdout(text(value)?),
         "stdout_b64" => Input::Stdout(b64(value)?),
-        "stdout_file" => {
-            let name = value.as_str().ok_or("\"stdout_file\" must be a string")?;
-            let path = dir.join(name);
-            Input::Stdout(std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?)
-        }
+        "stdout_file" => Input::Stdout(file(value)?),
+        "stdin" => Input::Stdin(text(value)?),
+        "stdin_b64" => Input::Stdin(b64(value)?),
+        "stdin_file" => Input::Stdin(file(value)?),
         "stderr" => Input::Stderr(text(value)?),
         "stderr_b64" => Input::Stderr(b64(value)?),
         "eof" => Input::Eof,
@@ -295,8 +457,11 @@ fn parse_input(raw: &Map<String, Value>, dir: &Path) -> Result<Input, String> {
                     .to_vec(),
             },
         },
-        "call" => Input::Call(Call::read(raw)?),
-        _ => unreachable!("the keys are INPUT_KEYS"),
+        "call" => match role {
+            Role::Client => Input::Call(Call::read(&call_step()?)?),
+            Role::Agent => Input::AgentCall(AgentCall::read(&call_step()?)?),
+        },
+        _ => unreachable!("the keys are the role's inputs"),
     })
 }
 

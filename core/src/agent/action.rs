@@ -53,18 +53,39 @@ outbound_id!(
 );
 
 /// Work for the driver, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
+///
+/// It serialises as the client's actions do (transcripts compare these):
+/// `{"action":"write","bytes":LINE}` with the line as text (invalid UTF-8 as U+FFFD), and
+/// `{"action":"event","event":…}` with the event's members.
+#[derive(Debug, Clone, PartialEq)]
 pub enum AgentAction {
     /// Write this one physical line (LF included) to stdout. Lines of a chunked frame come one
     /// per action, produced as they are polled, so a driver that stops polling while its
     /// writer is full holds at most one chunk (FRAME-11).
-    Write(#[serde(serialize_with = "as_text")] Vec<u8>),
+    Write(Vec<u8>),
     /// Something for the application.
     Event(AgentEvent),
 }
 
-fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+impl Serialize for AgentAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(tag = "action", rename_all = "snake_case")]
+        enum Shape<'a> {
+            Write {
+                #[serde(serialize_with = "as_text")]
+                bytes: &'a [u8],
+            },
+            Event(&'a AgentEvent),
+        }
+        match self {
+            AgentAction::Write(bytes) => Shape::Write { bytes }.serialize(serializer),
+            AgentAction::Event(event) => Shape::Event(event).serialize(serializer),
+        }
+    }
+}
+
+fn as_text<S: serde::Serializer>(bytes: &&[u8], s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&String::from_utf8_lossy(bytes))
 }
 
@@ -217,4 +238,3 @@ pub enum AgentEvent {
     /// resolved before this event (HOST-07). Commands still pending can be answered.
     InputClosed,
 }
-

@@ -40,6 +40,7 @@
 //! ```
 
 mod action;
+mod call;
 mod config;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -58,6 +59,7 @@ pub use action::{
     AgentAction, AgentEvent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId,
     RequestId,
 };
+pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
 pub use error::AgentError;
 pub use host::{HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED};

@@ -1,0 +1,359 @@
+//! The application's calls on an [`Agent`] as data: one vocabulary for drivers (which hand
+//! calls to whatever owns the agent), transcripts (`"role":"agent"` in
+//! `conformance/transcripts/`) and the replayer, as [`crate::client::Call`] is for the
+//! client.
+//!
+//! In a transcript step a call is `"call": NAME` with its arguments:
+//!
+//! | call | arguments | returns |
+//! |---|---|---|
+//! | `respond` | `request`, then `data` (a success; absent: no data) or `failure: {error, code?}` | nothing, or `{"err": MESSAGE}` |
+//! | `respond_messages_page` | `request`, `busy`, `session_id`, `leaf_id` (string or null), `messages` | as `respond` |
+//! | `reject_unknown` | `request` | as `respond` |
+//! | `emit` | `frame` | as `respond` |
+//! | `call_host_tool` | `tool_call_id`, `name`, `arguments` | `{"ok": "host-tool-N"}` or `{"err": MESSAGE}` |
+//! | `cancel_host_tool` | `id` (`host-tool-N`) | a boolean |
+//! | `request_host_uri` | `url`, `operation` (`read`\|`write`), `content` (for a write) | `{"ok": "host-uri-N"}` or `{"err": …}` |
+//! | `cancel_host_uri` | `id` (`host-uri-N`) | a boolean |
+//! | `ui_dialog` | `request` (an `extension_ui_request` without `type`; `id` optional, replaced) | `{"ok": "ui-N"}` or `{"err": …}` |
+//! | `ui_notice` | `request`, as `ui_dialog` | `{"ok": ID}` or `{"err": …}` |
+//! | `ui_cancel` | `id` (`ui-N`) | a boolean |
+//!
+//! `request` is the number of an [`AgentEvent::Command`](super::AgentEvent::Command)'s
+//! request, as its serialisation shows it.
+
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    Agent, AgentError, CommandFailure, DialogId, HostCallId, HostUriId, HostUriOperation,
+    PageSource, RequestId,
+};
+use crate::wire::UiRequest;
+
+/// A call of the application on an [`Agent`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentCall {
+    /// [`Agent::respond`].
+    Respond(RequestId, Result<Option<Value>, CommandFailure>),
+    /// [`Agent::respond_messages_page`] with a [`PageSource`] of JSON messages.
+    RespondMessagesPage {
+        /// The `get_messages_page` request.
+        request: RequestId,
+        /// [`PageSource::busy`].
+        busy: bool,
+        /// [`PageSource::session_id`].
+        session_id: String,
+        /// [`PageSource::leaf_id`].
+        leaf_id: Option<String>,
+        /// [`PageSource::messages`].
+        messages: Vec<Value>,
+    },
+    /// [`Agent::reject_unknown`].
+    RejectUnknown(RequestId),
+    /// [`Agent::emit`].
+    Emit(Value),
+    /// [`Agent::call_host_tool`].
+    CallHostTool {
+        /// The model's tool call id (`toolCallId`).
+        tool_call_id: String,
+        /// The host tool's name.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// [`Agent::cancel_host_tool`].
+    CancelHostTool(HostCallId),
+    /// [`Agent::request_host_uri`].
+    RequestHostUri(String, HostUriOperation),
+    /// [`Agent::cancel_host_uri`].
+    CancelHostUri(HostUriId),
+    /// [`Agent::ui_dialog`].
+    UiDialog(UiRequest),
+    /// [`Agent::ui_notice`].
+    UiNotice(UiRequest),
+    /// [`Agent::ui_cancel`].
+    UiCancel(DialogId),
+}
+
+/// What an [`AgentCall`] returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentCallResult {
+    /// An answer or frame was written, or refused.
+    Done(Result<(), AgentError>),
+    /// A host tool call was made, or refused.
+    HostCall(Result<HostCallId, AgentError>),
+    /// A host URI request was made, or refused.
+    HostUri(Result<HostUriId, AgentError>),
+    /// A dialog was opened, or refused.
+    Dialog(Result<DialogId, AgentError>),
+    /// A notice was sent with this id, or refused.
+    Notice(Result<String, AgentError>),
+    /// A cancel was written (true) or nothing was open for it (false).
+    Cancelled(bool),
+}
+
+impl AgentCallResult {
+    /// As a transcript's `returns` holds it: nothing for a plain success, `{"ok": ID}` for an
+    /// id, `{"err": MESSAGE}`, or a boolean.
+    pub fn to_json(&self) -> Option<Value> {
+        fn id<T>(r: &Result<T, AgentError>, wire: impl Fn(&T) -> String) -> Option<Value> {
+            Some(match r {
+                Ok(v) => json!({"ok": wire(v)}),
+                Err(e) => json!({"err": e.to_string()}),
+            })
+        }
+        match self {
+            AgentCallResult::Done(Ok(())) => None,
+            AgentCallResult::Done(Err(e)) => Some(json!({"err": e.to_string()})),
+            AgentCallResult::HostCall(r) => id(r, |c| c.wire()),
+            AgentCallResult::HostUri(r) => id(r, |u| u.wire()),
+            AgentCallResult::Dialog(r) => id(r, |d| d.wire()),
+            AgentCallResult::Notice(r) => id(r, String::clone),
+            AgentCallResult::Cancelled(sent) => Some(Value::Bool(*sent)),
+        }
+    }
+}
+
+impl Agent {
+    /// Makes `call` at `now`.
+    pub fn call(&mut self, now: Instant, call: AgentCall) -> AgentCallResult {
+        match call {
+            AgentCall::Respond(request, outcome) => {
+                AgentCallResult::Done(self.respond(now, request, outcome))
+            }
+            AgentCall::RespondMessagesPage {
+                request,
+                busy,
+                session_id,
+                leaf_id,
+                messages,
+            } => {
+                let source = PageSource {
+                    busy,
+                    session_id: &session_id,
+                    leaf_id: leaf_id.as_deref(),
+                    messages: &messages,
+                };
+                AgentCallResult::Done(self.respond_messages_page(now, request, source))
+            }
+            AgentCall::RejectUnknown(request) => {
+                AgentCallResult::Done(self.reject_unknown(now, request))
+            }
+            AgentCall::Emit(frame) => AgentCallResult::Done(self.emit(now, frame)),
+            AgentCall::CallHostTool {
+                tool_call_id,
+                name,
+                arguments,
+            } => {
+                AgentCallResult::HostCall(self.call_host_tool(now, &tool_call_id, &name, arguments))
+            }
+            AgentCall::CancelHostTool(call) => {
+                AgentCallResult::Cancelled(self.cancel_host_tool(now, call))
+            }
+            AgentCall::RequestHostUri(url, operation) => {
+                AgentCallResult::HostUri(self.request_host_uri(now, &url, operation))
+            }
+            AgentCall::CancelHostUri(request) => {
+                AgentCallResult::Cancelled(self.cancel_host_uri(now, request))
+            }
+            AgentCall::UiDialog(request) => AgentCallResult::Dialog(self.ui_dialog(now, request)),
+            AgentCall::UiNotice(request) => AgentCallResult::Notice(self.ui_notice(now, request)),
+            AgentCall::UiCancel(dialog) => AgentCallResult::Cancelled(self.ui_cancel(now, dialog)),
+        }
+    }
+}
+
+impl AgentCall {
+    /// Its name in a transcript (`respond`, `emit`, `call_host_tool`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentCall::Respond(..) => "respond",
+            AgentCall::RespondMessagesPage { .. } => "respond_messages_page",
+            AgentCall::RejectUnknown(_) => "reject_unknown",
+            AgentCall::Emit(_) => "emit",
+            AgentCall::CallHostTool { .. } => "call_host_tool",
+            AgentCall::CancelHostTool(_) => "cancel_host_tool",
+            AgentCall::RequestHostUri(..) => "request_host_uri",
+            AgentCall::CancelHostUri(_) => "cancel_host_uri",
+            AgentCall::UiDialog(_) => "ui_dialog",
+            AgentCall::UiNotice(_) => "ui_notice",
+            AgentCall::UiCancel(_) => "ui_cancel",
+        }
+    }
+
+    /// Writes `call` and the arguments into a transcript step.
+    pub fn write(&self, step: &mut Map<String, Value>) {
+        step.insert("call".into(), self.name().into());
+        let mut put = |k: &str, v: Value| {
+            step.insert(k.into(), v);
+        };
+        match self {
+            AgentCall::Respond(request, outcome) => {
+                put("request", request.0.into());
+                match outcome {
+                    Ok(Some(data)) => put("data", data.clone()),
+                    Ok(None) => {}
+                    Err(failure) => put("failure", failure_json(failure)),
+                }
+            }
+            AgentCall::RespondMessagesPage {
+                request,
+                busy,
+                session_id,
+                leaf_id,
+                messages,
+            } => {
+                put("request", request.0.into());
+                put("busy", (*busy).into());
+                put("session_id", session_id.as_str().into());
+                put(
+                    "leaf_id",
+                    leaf_id.as_deref().map_or(Value::Null, Value::from),
+                );
+                put("messages", Value::Array(messages.clone()));
+            }
+            AgentCall::RejectUnknown(request) => put("request", request.0.into()),
+            AgentCall::Emit(frame) => put("frame", frame.clone()),
+            AgentCall::CallHostTool {
+                tool_call_id,
+                name,
+                arguments,
+            } => {
+                put("tool_call_id", tool_call_id.as_str().into());
+                put("name", name.as_str().into());
+                put("arguments", arguments.clone());
+            }
+            AgentCall::CancelHostTool(call) => put("id", call.wire().into()),
+            AgentCall::RequestHostUri(url, operation) => {
+                put("url", url.as_str().into());
+                match operation {
+                    HostUriOperation::Read => put("operation", "read".into()),
+                    HostUriOperation::Write(content) => {
+                        put("operation", "write".into());
+                        put("content", content.as_str().into());
+                    }
+                }
+            }
+            AgentCall::CancelHostUri(request) => put("id", request.wire().into()),
+            AgentCall::UiDialog(request) | AgentCall::UiNotice(request) => put(
+                "request",
+                serde_json::to_value(request).unwrap_or(Value::Null),
+            ),
+            AgentCall::UiCancel(dialog) => put("id", dialog.wire().into()),
+        }
+    }
+
+    /// Reads a call from a transcript step (`"call": NAME` and its arguments).
+    pub fn read(step: &Map<String, Value>) -> Result<AgentCall, String> {
+        let name = step
+            .get("call")
+            .and_then(Value::as_str)
+            .ok_or("\"call\" must be a string")?;
+        let field = |key: &str| {
+            step.get(key)
+                .ok_or_else(|| format!("call {name} needs \"{key}\""))
+        };
+        let string = |key: &str| {
+            field(key)?
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("\"{key}\" must be a string"))
+        };
+        let request = || {
+            field("request")?
+                .as_u64()
+                .map(RequestId)
+                .ok_or_else(|| "\"request\" must be a request number".to_owned())
+        };
+        let wire_id = |parse: fn(&str) -> Option<u64>, what: &str| {
+            let id = string("id")?;
+            parse(&id).ok_or_else(|| format!("\"id\" must be a {what} id, not {id:?}"))
+        };
+        let ui_request = || {
+            let mut fields = field("request")?
+                .as_object()
+                .cloned()
+                .ok_or("\"request\" must be an object")?;
+            fields.entry("id").or_insert_with(|| Value::from(""));
+            serde_json::from_value::<UiRequest>(Value::Object(fields))
+                .map_err(|e| format!("\"request\" is not an extension UI request: {e}"))
+        };
+        Ok(match name {
+            "respond" => {
+                let outcome = match (step.get("data"), step.get("failure")) {
+                    (Some(_), Some(_)) => return Err("respond takes data or failure".into()),
+                    (Some(data), None) => Ok(Some(data.clone())),
+                    (None, Some(failure)) => Err(read_failure(failure)?),
+                    (None, None) => Ok(None),
+                };
+                AgentCall::Respond(request()?, outcome)
+            }
+            "respond_messages_page" => AgentCall::RespondMessagesPage {
+                request: request()?,
+                busy: step.get("busy").and_then(Value::as_bool).unwrap_or(false),
+                session_id: string("session_id")?,
+                leaf_id: match field("leaf_id")? {
+                    Value::Null => None,
+                    Value::String(s) => Some(s.clone()),
+                    _ => return Err("\"leaf_id\" must be a string or null".into()),
+                },
+                messages: field("messages")?
+                    .as_array()
+                    .cloned()
+                    .ok_or("\"messages\" must be an array")?,
+            },
+            "reject_unknown" => AgentCall::RejectUnknown(request()?),
+            "emit" => AgentCall::Emit(field("frame")?.clone()),
+            "call_host_tool" => AgentCall::CallHostTool {
+                tool_call_id: string("tool_call_id")?,
+                name: string("name")?,
+                arguments: step.get("arguments").cloned().unwrap_or_else(|| json!({})),
+            },
+            "cancel_host_tool" => AgentCall::CancelHostTool(HostCallId(wire_id(
+                |id| HostCallId::from_wire(id).map(|c| c.0),
+                "host-tool-N",
+            )?)),
+            "request_host_uri" => {
+                let operation = match string("operation")?.as_str() {
+                    "read" => HostUriOperation::Read,
+                    "write" => HostUriOperation::Write(string("content")?),
+                    other => return Err(format!("unknown operation {other:?}")),
+                };
+                AgentCall::RequestHostUri(string("url")?, operation)
+            }
+            "cancel_host_uri" => AgentCall::CancelHostUri(HostUriId(wire_id(
+                |id| HostUriId::from_wire(id).map(|u| u.0),
+                "host-uri-N",
+            )?)),
+            "ui_dialog" => AgentCall::UiDialog(ui_request()?),
+            "ui_notice" => AgentCall::UiNotice(ui_request()?),
+            "ui_cancel" => AgentCall::UiCancel(DialogId(wire_id(
+                |id| DialogId::from_wire(id).map(|d| d.0),
+                "ui-N",
+            )?)),
+            other => return Err(format!("unknown call {other:?}")),
+        })
+    }
+}
+
+fn failure_json(failure: &CommandFailure) -> Value {
+    serde_json::to_value(failure).unwrap_or(Value::Null)
+}
+
+fn read_failure(value: &Value) -> Result<CommandFailure, String> {
+    let error = value
+        .get("error")
+        .and_then(Value::as_str)
+        .ok_or("\"failure\" needs a string \"error\"")?;
+    let code = match value.get("code") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(code)) => Some(code.clone()),
+        Some(_) => return Err("\"failure.code\" must be a string".into()),
+    };
+    Ok(CommandFailure {
+        error: error.to_owned(),
+        code,
+    })
+}
