@@ -40,7 +40,9 @@
 //! | `"call": NAME` with its arguments | the application's call: an [`AgentCall`] (`respond`, `respond_messages_page`, `reject_unknown`, `emit`, `call_host_tool`, `cancel_host_tool`, `request_host_uri`, `cancel_host_uri`, `ui_dialog`, `ui_notice`, `ui_cancel`; its docs list the arguments and return values) |
 //!
 //! In a call's arguments (both roles), an object `{"$repeat": TEXT, "times": N}` stands for
-//! TEXT repeated N times (at most 64 MiB), so a step can build a megabyte of data in a line.
+//! TEXT repeated N times (at most 64 MiB), so a step can build a megabyte of data in a line;
+//! with a third member `"as_key_of": VALUE` it stands for an object with that string as its
+//! one key and VALUE as its value.
 //!
 //! The header's `config` holds, for a client, [`ClientConfig`] fields, all optional:
 //! `max_frame_bytes`, `max_reassembled_frame_bytes`, `negotiate_v2`, `ready_timeout_ms`,
@@ -355,11 +357,13 @@ const AGENT_INPUTS: [&str; 6] = ["stdin", "stdin_b64", "stdin_file", "eof", "tim
 /// The most bytes one `$repeat` may build.
 const MAX_REPEAT_BYTES: usize = 64 * 1024 * 1024;
 
-/// `value` with every `{"$repeat": TEXT, "times": N}` replaced by TEXT repeated N times.
+/// `value` with every `{"$repeat": TEXT, "times": N}` replaced by TEXT repeated N times, and
+/// every `{"$repeat": TEXT, "times": N, "as_key_of": VALUE}` by an object with that string as
+/// its one key (frames whose keys alone are over the limit, FRAME-12).
 pub fn expand_repeats(value: &Value) -> Result<Value, String> {
     Ok(match value {
         Value::Object(fields) => match (fields.get("$repeat"), fields.get("times")) {
-            (Some(text), Some(times)) if fields.len() == 2 => {
+            (Some(text), Some(times)) if fields.len() == 2 || fields.len() == 3 => {
                 let text = text.as_str().ok_or("\"$repeat\" must be a string")?;
                 let times = times
                     .as_u64()
@@ -368,7 +372,18 @@ pub fn expand_repeats(value: &Value) -> Result<Value, String> {
                 if text.len().saturating_mul(times) > MAX_REPEAT_BYTES {
                     return Err("a \"$repeat\" builds at most 64 MiB".into());
                 }
-                Value::String(text.repeat(times))
+                let built = text.repeat(times);
+                match fields.get("as_key_of") {
+                    None if fields.len() == 2 => Value::String(built),
+                    Some(value) => {
+                        let mut object = Map::new();
+                        object.insert(built, expand_repeats(value)?);
+                        Value::Object(object)
+                    }
+                    None => {
+                        return Err("a \"$repeat\" has \"times\" and maybe \"as_key_of\"".into())
+                    }
+                }
             }
             _ => Value::Object(
                 fields
