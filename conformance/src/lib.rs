@@ -1,5 +1,6 @@
 //! Conformance tooling for musewire: the transcript format and its replayer ([`transcript`],
-//! [`replay`]), the coverage report over `RULES.md` ([`report`]), and a recorder that turns a
+//! [`replay`]; a transcript drives the host-side `Client` or the agent-side `Agent`, by its
+//! header's role), the coverage report over `RULES.md` ([`report`]), and a recorder that turns a
 //! session with the real agent into a transcript ([`capture`]).
 //!
 //! The command-line front end is the `musewire-conformance` binary:

@@ -46,13 +46,13 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// The core a transcript drives.
+/// The core a transcript drives (boxed: the two differ in size).
 #[derive(Debug)]
 pub enum Core {
     /// The host side.
-    Client(Client),
+    Client(Box<Client>),
     /// The agent side.
-    Agent(Agent),
+    Agent(Box<Agent>),
 }
 
 /// A core under a virtual clock.
@@ -87,8 +87,8 @@ impl Session {
         let config = &transcript.header.config;
         config.check(transcript.header.role)?;
         let core = match transcript.header.role {
-            Role::Client => Core::Client(Client::new(config.to_config(), base)),
-            Role::Agent => Core::Agent(Agent::new(config.to_agent_config()?)),
+            Role::Client => Core::Client(Box::new(Client::new(config.to_config(), base))),
+            Role::Agent => Core::Agent(Box::new(Agent::new(config.to_agent_config()?))),
         };
         Ok(Session { core, base })
     }

@@ -1,7 +1,8 @@
 //! FRAME-01/05/09 through the Client: however the agent's stdout is cut into reads, the
 //! client's actions are the same. Checked on every committed transcript (random cut points in
-//! each stdout step) and on generated sessions (ready, negotiation, plain and chunked frames,
-//! responses, non-JSON lines, CRLF, cut anywhere).
+//! each stdout step; for agent transcripts, each stdin step: FRAME-14/16, the Agent's reading
+//! of the host's lines) and on generated sessions (ready, negotiation, plain and chunked
+//! frames, responses, non-JSON lines, CRLF, cut anywhere).
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -66,6 +67,29 @@ proptest! {
     ) {
         let all = loaded();
         let one = &all[which.index(all.len())];
+        let split = replay::run_with(&one.transcript, &mut |_, len| cuts(&mut seed, len)).unwrap();
+        for (i, (whole, split)) in one.whole.iter().zip(&split).enumerate() {
+            prop_assert_eq!(whole, split, "{} step {}", one.transcript.path.display(), i + 1);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// FRAME-14/16 on the agent side: each agent transcript's stdin steps, cut into random
+    /// reads, give the same actions as handed in whole.
+    #[test]
+    fn frame_14_16_agent_transcript_stdin_split_anywhere_gives_the_same_actions(
+        which in any::<prop::sample::Index>(),
+        mut seed in 1u64..,
+    ) {
+        let agents: Vec<&Loaded> = loaded()
+            .iter()
+            .filter(|l| l.transcript.header.role == transcript::Role::Agent)
+            .collect();
+        prop_assert!(!agents.is_empty());
+        let one = agents[which.index(agents.len())];
         let split = replay::run_with(&one.transcript, &mut |_, len| cuts(&mut seed, len)).unwrap();
         for (i, (whole, split)) in one.whole.iter().zip(&split).enumerate() {
             prop_assert_eq!(whole, split, "{} step {}", one.transcript.path.display(), i + 1);

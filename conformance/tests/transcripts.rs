@@ -1,5 +1,6 @@
-//! Every committed transcript replays exactly; the replayer reports mismatches usefully; the
-//! committed files are exactly what `bless` writes; the Client's rules are all covered.
+//! Every committed transcript, of both roles, replays exactly; the replayer reports mismatches
+//! usefully; the committed files are exactly what `bless` writes; the Client's and the
+//! Agent's rules are all covered.
 
 use std::collections::BTreeSet;
 
@@ -14,11 +15,17 @@ fn all() -> Vec<transcript::Transcript> {
 }
 
 /// FRAME-03..06, FRAME-13, CALL-01..08, HOST-01..06, PAGE-07: each committed transcript
-/// replays through the Client with exactly the expected actions.
+/// replays through the Client (role "client") or the Agent (role "agent") with exactly the
+/// expected actions.
 #[test]
 fn every_transcript_replays() {
     let transcripts = all();
     assert!(transcripts.len() >= 20, "transcripts are missing");
+    let agents = transcripts
+        .iter()
+        .filter(|t| t.header.role == transcript::Role::Agent)
+        .count();
+    assert!(agents >= 15, "agent transcripts are missing ({agents})");
     let failures: Vec<String> = transcripts
         .iter()
         .filter_map(|t| {
@@ -54,6 +61,51 @@ fn every_client_rule_has_a_transcript() {
     wanted.push("PAGE-07".into());
     let missing: Vec<&String> = wanted.iter().filter(|id| !named.contains(*id)).collect();
     assert!(missing.is_empty(), "no transcript covers {missing:?}");
+}
+
+/// The agent-side rules, each named by an agent transcript's header.
+#[test]
+fn every_agent_rule_has_an_agent_transcript() {
+    let named: BTreeSet<String> = all()
+        .into_iter()
+        .filter(|t| t.header.role == transcript::Role::Agent)
+        .flat_map(|t| t.header.rules)
+        .collect();
+    let mut wanted: Vec<String> = [
+        "FRAME-03", "FRAME-04", "FRAME-05", "FRAME-06", "FRAME-11", "FRAME-12", "FRAME-14",
+        "FRAME-16", "CALL-01", "CALL-02", "CALL-06", "CALL-08", "CALL-10", "PAGE-08",
+    ]
+    .map(String::from)
+    .to_vec();
+    wanted.extend((1..=6).map(|n| format!("PAGE-{n:02}")));
+    wanted.extend((1..=8).map(|n| format!("HOST-{n:02}")));
+    let missing: Vec<&String> = wanted.iter().filter(|id| !named.contains(*id)).collect();
+    assert!(missing.is_empty(), "no agent transcript covers {missing:?}");
+}
+
+/// An agent transcript's calls read back from what `AgentCall::write` writes, so drivers and
+/// the replayer share one vocabulary.
+#[test]
+fn agent_calls_round_trip_through_step_maps() {
+    use musewire_core::agent::AgentCall;
+    let mut calls = 0;
+    for t in all() {
+        for step in &t.steps {
+            let transcript::Input::AgentCall(call) = &step.input else {
+                continue;
+            };
+            let mut written = serde_json::Map::new();
+            call.write(&mut written);
+            assert_eq!(
+                &AgentCall::read(&written).unwrap(),
+                call,
+                "{}",
+                step.summary()
+            );
+            calls += 1;
+        }
+    }
+    assert!(calls >= 50, "{calls} agent calls");
 }
 
 #[test]
@@ -122,4 +174,45 @@ fn malformed_steps_are_refused_with_their_line() {
         assert!(error.starts_with("line "), "{error}");
     }
     assert!(transcript::parse("{\"role\":\"client\",\"config\":{\"typo\":1}}", dir).is_err());
+    let agent = "{\"role\":\"agent\"}\n";
+    for (step, message) in [
+        ("{\"at\":0,\"stdout\":\"x\"}", "exactly one input"),
+        (
+            "{\"at\":0,\"stdin\":\"x\",\"eof\":true}",
+            "exactly one input",
+        ),
+        (
+            "{\"at\":0,\"call\":\"send\",\"command\":{}}",
+            "unknown call",
+        ),
+        ("{\"at\":0,\"call\":\"respond\"}", "needs \"request\""),
+        (
+            "{\"at\":0,\"call\":\"cancel_host_tool\",\"id\":\"ui-1\"}",
+            "host-tool-N",
+        ),
+        (
+            "{\"at\":0,\"call\":\"emit\",\"frame\":{\"$repeat\":\"x\",\"times\":99999999}}",
+            "64 MiB",
+        ),
+    ] {
+        let error = transcript::parse(&format!("{agent}{step}\n"), dir).unwrap_err();
+        assert!(error.contains(message), "{step}: {error}");
+        assert!(error.starts_with("line "), "{error}");
+    }
+    for header in [
+        "{\"role\":\"agent\",\"config\":{\"negotiate_v2\":false}}",
+        "{\"role\":\"client\",\"config\":{\"max_input_line_bytes\":5}}",
+        "{\"role\":\"agent\",\"config\":{\"unknown_commands\":\"maybe\"}}",
+        "{\"role\":\"bridge\"}",
+    ] {
+        let parsed = transcript::parse(header, dir);
+        let built = parsed.and_then(|(header, steps)| {
+            replay::run(&transcript::Transcript {
+                path: "x".into(),
+                header,
+                steps,
+            })
+        });
+        assert!(built.is_err(), "{header}");
+    }
 }
