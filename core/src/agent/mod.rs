@@ -7,7 +7,9 @@
 //! ([`Agent::respond`], in any order, CALL-01), emits session events ([`Agent::emit`]), calls
 //! host tools, reads host URIs and opens dialogs; after each call the driver drains
 //! [`Agent::poll_action`] (one stdout line at a time, and [`AgentEvent`]s) and then sleeps
-//! until [`Agent::poll_timeout`].
+//! until [`Agent::poll_timeout`]. The application's calls also exist as data, [`AgentCall`]
+//! made with [`Agent::call`], for drivers that pass calls between threads and for the
+//! `"role":"agent"` conformance transcripts.
 //!
 //! The core itself answers what needs no application: the ready frame (FRAME-03),
 //! `negotiate_protocol` (FRAME-04..06), lines that are not JSON (FRAME-14), unknown command
