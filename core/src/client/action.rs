@@ -200,7 +200,6 @@ pub enum ClientEvent {
     },
 }
 
-
 impl ClientEvent {
     pub(crate) fn warning(error: &FrameError) -> Self {
         let (detail, prefix) = match error {

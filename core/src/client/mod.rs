@@ -48,15 +48,15 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-pub use call::{Call, CallResult};
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
+pub use call::{Call, CallResult};
 pub use config::ClientConfig;
-pub use requests::{HostToolCall, HostUriRequest, UiRequest};
 pub use driven::{Driven, Work};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use history::HISTORY_PAGE_LIMIT;
-pub use record::{abbreviate_str, fnv1a64, normalize, RecordedInput, Recorder, ABBREVIATE_OVER};
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
+pub use record::{abbreviate_str, fnv1a64, normalize, RecordedInput, Recorder, ABBREVIATE_OVER};
+pub use requests::{HostToolCall, HostUriRequest, UiRequest};
 
 use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};
 use history::Walk;
@@ -288,7 +288,8 @@ impl Client {
             return Err(ClientError::Closed);
         }
         let walk = self.new_id();
-        self.walks.insert(walk, Walk::new(self.config.history_page_limit));
+        self.walks
+            .insert(walk, Walk::new(self.config.history_page_limit));
         // Before ready the version is not known yet: the walk starts when the session is.
         if self.phase == Phase::Ready {
             self.start_walk(walk);
@@ -523,8 +524,10 @@ impl Client {
         frame.extend(fields.into_iter().filter(|(k, _)| k != "id"));
         let mut line = serde_json::to_vec(&frame).expect("a JSON object serialises");
         line.push(b'\n');
-        let held = matches!(self.phase, Phase::AwaitingReady { .. } | Phase::Negotiating { .. })
-            && purpose != Purpose::Negotiate;
+        let held = matches!(
+            self.phase,
+            Phase::AwaitingReady { .. } | Phase::Negotiating { .. }
+        ) && purpose != Purpose::Negotiate;
         if held {
             self.held.push(line);
         } else {
@@ -574,8 +577,14 @@ impl Client {
     /// The first request of a walk: a page after v2, `get_messages` on v1 (PAGE-07).
     fn start_walk(&mut self, walk: RequestId) {
         if self.protocol == ProtocolVersion::V2 {
-            let limit = self.walks.get(&walk).map_or(self.config.history_page_limit, Walk::limit);
-            self.issue(history::page_command(None, limit), Purpose::HistoryPage(walk));
+            let limit = self
+                .walks
+                .get(&walk)
+                .map_or(self.config.history_page_limit, Walk::limit);
+            self.issue(
+                history::page_command(None, limit),
+                Purpose::HistoryPage(walk),
+            );
         } else {
             self.issue(history::legacy_command(), Purpose::HistoryLegacy(walk));
         }
