@@ -7,21 +7,11 @@
 
 use musewire_core::agent::fuzzing::{self, HostLine, Op};
 
-/// A deterministic byte generator (xorshift), so the seeds are the same on every run.
+mod seeds;
+
+/// This file's seeds.
 fn seeds(count: usize, max_len: usize) -> Vec<Vec<u8>> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    (0..count)
-        .map(|_| {
-            let len = (next() as usize) % max_len;
-            (0..len).map(|_| next() as u8).collect()
-        })
-        .collect()
+    seeds::seeds(0x9e37_79b9_7f4a_7c15, count, max_len)
 }
 
 /// HOST-07, CALL-01: random sessions never panic and keep every invariant.

@@ -6,21 +6,11 @@
 
 use musewire_core::client::fuzzing::{self, AgentFrame, Op};
 
-/// A deterministic byte generator (xorshift), so the seeds are the same on every run.
+mod seeds;
+
+/// This file's seeds.
 fn seeds(count: usize, max_len: usize) -> Vec<Vec<u8>> {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    (0..count)
-        .map(|_| {
-            let len = (next() as usize) % max_len;
-            (0..len).map(|_| next() as u8).collect()
-        })
-        .collect()
+    seeds::seeds(0x2545_f491_4f6c_dd1d, count, max_len)
 }
 
 fn frame(f: AgentFrame) -> Op {
