@@ -44,9 +44,7 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
         }
     );
 
-    let state = agent
-        .call(json!({"type": "get_state"}), WAIT)
-        .expect("get_state");
+    let state = agent.get_state(WAIT).expect("get_state");
     assert!(state["sessionId"].is_string(), "{state}");
 
     // CALL-02: omp answers an unknown command without an id; it is matched all the same.
@@ -59,7 +57,10 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
     // A todo list of 1.5 MB comes back in set_todos' response: over 1 MiB, so chunked (v2).
     let content = "x".repeat(1_500_000);
     let todos = agent
-        .call(json!({"type": "set_todos", "phases": [{"name": "big", "tasks": [{"content": content, "status": "pending"}]}]}), WAIT)
+        .set_todos(
+            json!([{"name": "big", "tasks": [{"content": content, "status": "pending"}]}]),
+            WAIT,
+        )
         .expect("set_todos");
     assert_eq!(
         todos["todoPhases"][0]["tasks"][0]["content"]
@@ -69,9 +70,7 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
     );
 
     // PAGE-07: the paged drain equals get_messages (a bash execution is one message).
-    let bash = agent
-        .call(json!({"type": "bash", "command": "echo hello"}), WAIT)
-        .expect("bash");
+    let bash = agent.bash("echo hello", WAIT).expect("bash");
     assert_eq!(bash["exitCode"], 0, "{bash}");
     let messages = agent.messages(WAIT).expect("history");
     let legacy = agent

@@ -32,6 +32,7 @@
 
 mod action;
 mod call;
+pub mod commands;
 mod config;
 mod driven;
 mod error;

@@ -28,7 +28,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
+    commands, Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
 };
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -203,6 +203,57 @@ impl Agent {
     /// Sends a command and waits up to `timeout` for its response's `data`.
     pub fn call(&self, command: Value, timeout: Duration) -> Result<Value, CallError> {
         self.request(Call::Send(command), timeout)
+    }
+
+    /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
+    pub fn prompt(&self, message: &str, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::prompt(message), timeout)
+    }
+
+    /// Runs a shell command in the agent (`bash`) and waits for its result.
+    pub fn bash(&self, command: &str, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::bash(command), timeout)
+    }
+
+    /// Delivers a message into the current run (`steer`).
+    pub fn steer(&self, message: &str, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::steer(message), timeout)
+    }
+
+    /// Queues a message for after the current run (`follow_up`).
+    pub fn follow_up(&self, message: &str, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::follow_up(message), timeout)
+    }
+
+    /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
+    pub fn set_todos(&self, phases: Value, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::set_todos(phases), timeout)
+    }
+
+    /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
+    /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
+    pub fn messages_page(
+        &self,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        self.call(commands::messages_page(cursor, limit), timeout)
+    }
+
+    /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
+    pub fn abort_bash(&self, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::abort_bash(), timeout)
+    }
+
+    /// Aborts the agent's current run.
+    pub fn abort(&self, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::abort(), timeout)
+    }
+
+    /// The agent's state (`get_state`).
+    pub fn get_state(&self, timeout: Duration) -> Result<Value, CallError> {
+        self.call(commands::get_state(), timeout)
     }
 
     /// Starts reading the whole history and returns at once: `HistoryProgress` events follow

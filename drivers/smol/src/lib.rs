@@ -29,9 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
+    commands, Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use smol::channel;
 use thiserror::Error;
 
@@ -162,31 +162,27 @@ impl Agent {
 
     /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
     pub async fn prompt(&self, message: &str) -> Result<Value, CallError> {
-        self.call(json!({"type": "prompt", "message": message}))
-            .await
+        self.call(commands::prompt(message)).await
     }
 
     /// Runs a shell command in the agent (`bash`) and waits for its result.
     pub async fn bash(&self, command: &str) -> Result<Value, CallError> {
-        self.call(json!({"type": "bash", "command": command})).await
+        self.call(commands::bash(command)).await
     }
 
     /// Delivers a message into the current run (`steer`).
     pub async fn steer(&self, message: &str) -> Result<Value, CallError> {
-        self.call(json!({"type": "steer", "message": message}))
-            .await
+        self.call(commands::steer(message)).await
     }
 
     /// Queues a message for after the current run (`follow_up`).
     pub async fn follow_up(&self, message: &str) -> Result<Value, CallError> {
-        self.call(json!({"type": "follow_up", "message": message}))
-            .await
+        self.call(commands::follow_up(message)).await
     }
 
     /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
     pub async fn set_todos(&self, phases: Value) -> Result<Value, CallError> {
-        self.call(json!({"type": "set_todos", "phases": phases}))
-            .await
+        self.call(commands::set_todos(phases)).await
     }
 
     /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
@@ -196,29 +192,22 @@ impl Agent {
         cursor: Option<&str>,
         limit: Option<u32>,
     ) -> Result<Value, CallError> {
-        let mut command = json!({"type": "get_messages_page"});
-        if let Some(cursor) = cursor {
-            command["cursor"] = cursor.into();
-        }
-        if let Some(limit) = limit {
-            command["limit"] = limit.into();
-        }
-        self.call(command).await
+        self.call(commands::messages_page(cursor, limit)).await
     }
 
     /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
     pub async fn abort_bash(&self) -> Result<Value, CallError> {
-        self.call(json!({"type": "abort_bash"})).await
+        self.call(commands::abort_bash()).await
     }
 
     /// Aborts the agent's current run.
     pub async fn abort(&self) -> Result<Value, CallError> {
-        self.call(json!({"type": "abort"})).await
+        self.call(commands::abort()).await
     }
 
     /// The agent's state (`get_state`).
     pub async fn get_state(&self) -> Result<Value, CallError> {
-        self.call(json!({"type": "get_state"})).await
+        self.call(commands::get_state()).await
     }
 
     /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
