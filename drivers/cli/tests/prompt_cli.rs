@@ -122,3 +122,43 @@ fn prompt_with_a_missing_agent_fails_clearly() {
     assert!(stderr.starts_with("musewire prompt: "), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// The README's main job: `musewire prompt TEXT` with no agent command runs the bundled
+/// `musewire agent`, whose scripted model echoes a plain prompt; `think` streams thinking.
+#[test]
+fn prompt_runs_the_bundled_agent_by_default() {
+    let out = Command::new(env!("CARGO_BIN_EXE_musewire"))
+        .args(["prompt", "hello from musewire", "--timeout", "60"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "hello from musewire");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_musewire"))
+        .args(["prompt", "--json", "think it over", "--timeout", "60"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kinds: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|e| {
+            e["frame"]["assistantMessageEvent"]["type"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert!(
+        kinds.iter().any(|k| k == "thinking_delta") && kinds.iter().any(|k| k == "text_delta"),
+        "{kinds:?}"
+    );
+}
