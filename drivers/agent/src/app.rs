@@ -167,6 +167,9 @@ impl App {
             AgentEvent::HostUriFinished { request, outcome } => {
                 self.on_host_uri_finished(now, request, outcome)
             }
+            AgentEvent::DialogResolved { dialog, outcome } => {
+                self.on_dialog_resolved(now, dialog, outcome)
+            }
             AgentEvent::InputClosed => {
                 self.abort_run(now);
                 self.jobs.kill_all();
@@ -174,7 +177,6 @@ impl App {
             AgentEvent::ProtocolChanged { .. }
             | AgentEvent::HostToolsChanged { .. }
             | AgentEvent::HostUriSchemesChanged { .. }
-            | AgentEvent::DialogResolved { .. }
             | AgentEvent::InputError { .. } => {}
         }
     }

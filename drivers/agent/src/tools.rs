@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use musewire_core::agent::{HostCallId, HostUriContent, HostUriId, HostUriOperation};
+use musewire_core::agent::{
+    DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId, HostUriOperation,
+};
 use serde_json::{json, Value};
 
 use crate::app::App;
@@ -31,12 +33,17 @@ pub(crate) enum Pending {
     Host(HostCallId),
     /// A host URI read.
     Uri(HostUriId),
+    /// An extension UI dialog.
+    Dialog(DialogId),
     /// Nothing: the result is known.
     Done,
 }
 
 /// A finished tool: its result and whether it is an error.
 pub(crate) type Finished = (Value, bool);
+
+/// How long the `ask` tool's dialog waits for the host.
+const ASK_TIMEOUT_MS: u64 = 60_000;
 
 fn failure(text: impl Into<String>) -> Finished {
     (text_result(text, None), true)
@@ -57,6 +64,10 @@ impl App {
                 Some(path) => self.read(now, path),
                 None => Err(failure("read needs a string \"path\"")),
             },
+            "ask" => match arg("question") {
+                Some(question) => self.ask(now, question),
+                None => Err(failure("ask needs a string \"question\"")),
+            },
             "todo" => match todo::run(args) {
                 Ok((result, phases)) => {
                     self.session.todos = phases;
@@ -72,6 +83,37 @@ impl App {
             }
             name => Err(failure(format!("Tool {name} not found"))),
         }
+    }
+
+    /// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or taken as "no"
+    /// when its timeout passes.
+    fn ask(&mut self, now: Instant, question: &str) -> Result<Pending, Finished> {
+        let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": ASK_TIMEOUT_MS});
+        let request = serde_json::from_value(request).map_err(|e| failure(e.to_string()))?;
+        match self.agent.ui_dialog(now, request) {
+            Ok(dialog) => Ok(Pending::Dialog(dialog)),
+            Err(error) => Err(failure(error.to_string())),
+        }
+    }
+
+    /// A dialog of the `ask` tool was resolved.
+    pub(crate) fn on_dialog_resolved(
+        &mut self,
+        now: Instant,
+        dialog: DialogId,
+        outcome: DialogOutcome,
+    ) {
+        let answer = match outcome {
+            DialogOutcome::Disconnected => "disconnected",
+            ref o if o.timed_out() || o == &DialogOutcome::TimedOut => "timed out",
+            ref o if o.confirmed() => "yes",
+            _ => "no",
+        };
+        self.answer_tool(
+            now,
+            Pending::Dialog(dialog),
+            (text_result(answer, None), false),
+        );
     }
 
     /// `read`: a URI of a scheme the host registered goes to the host; anything else is a
@@ -109,6 +151,9 @@ impl App {
             }
             Pending::Uri(request) => {
                 self.agent.cancel_host_uri(now, request);
+            }
+            Pending::Dialog(dialog) => {
+                self.agent.ui_cancel(now, dialog);
             }
             Pending::Done => {}
         }
