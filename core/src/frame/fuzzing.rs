@@ -48,6 +48,9 @@ pub fn line_decoder(data: &[u8]) {
         },
         follow_negotiation: head & 0x80 != 0,
     };
+    for line in rest.split(|&b| b == b'\n') {
+        scan_agrees_with_serde(line);
+    }
     let whole = run(rest, &config, &[]);
     let cuts: Vec<usize> = rest
         .iter()
@@ -65,6 +68,27 @@ pub fn line_decoder(data: &[u8]) {
             let mut compact = Vec::new();
             frame.write_compact(&mut compact);
             assert_eq!(serde_json::from_slice::<Value>(&compact).ok(), Some(value));
+        }
+    }
+}
+
+/// The scanner accepts a text exactly when serde_json does, but for what JavaScript's
+/// `JSON.parse` allows and serde_json does not (lone surrogate escapes, nesting past 128).
+pub fn scan_agrees_with_serde(text: &[u8]) {
+    let Ok(utf8) = std::str::from_utf8(text) else {
+        return;
+    };
+    let ours = super::scan::scan(text, &mut |_| {}).is_ok();
+    match serde_json::from_str::<serde::de::IgnoredAny>(utf8) {
+        Ok(_) => assert!(ours, "the scanner refused valid JSON"),
+        Err(e) => {
+            let why = e.to_string();
+            if !why.contains("lone")
+                && !why.contains("recursion limit")
+                && !why.contains("surrogate")
+            {
+                assert!(!ours, "the scanner accepted invalid JSON: {why}");
+            }
         }
     }
 }
