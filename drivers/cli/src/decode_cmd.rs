@@ -136,6 +136,10 @@ impl Output {
 
 /// Runs `musewire decode`.
 pub fn run(args: DecodeArgs) -> ExitCode {
+    // Reading from a pipe: ask for a 1 MiB pipe buffer (the system's usual ceiling), so the
+    // writer and this reader trade fewer, larger reads. Nothing changes when stdin is not a
+    // pipe or the size is refused.
+    let _ = rustix::pipe::fcntl_setpipe_size(std::io::stdin(), READ_SIZE);
     match decode(args, &mut io::stdin().lock(), &mut io::stdout().lock()) {
         Ok(fatal) => {
             if fatal {
