@@ -140,7 +140,7 @@ pub fn run(args: DecodeArgs) -> ExitCode {
     // writer and this reader trade fewer, larger reads. Nothing changes when stdin is not a
     // pipe or the size is refused.
     let _ = rustix::pipe::fcntl_setpipe_size(std::io::stdin(), READ_SIZE);
-    match decode(args, &mut io::stdin().lock(), &mut io::stdout().lock()) {
+    match decode(args, io::stdin(), &mut io::stdout().lock()) {
         Ok(fatal) => {
             if fatal {
                 ExitCode::from(1)
@@ -157,7 +157,11 @@ pub fn run(args: DecodeArgs) -> ExitCode {
 }
 
 /// Decodes `input` to `output`; returns whether a fatal error ended the stream.
-fn decode(args: DecodeArgs, input: &mut impl Read, output: &mut impl Write) -> io::Result<bool> {
+fn decode(
+    args: DecodeArgs,
+    mut input: impl Read + Send + 'static,
+    output: &mut impl Write,
+) -> io::Result<bool> {
     let mut out = io::BufWriter::with_capacity(1 << 16, output);
     let mut decoder = StreamDecoder::new();
     let mut state = Output {
@@ -166,21 +170,38 @@ fn decode(args: DecodeArgs, input: &mut impl Read, output: &mut impl Write) -> i
         fatal: false,
         line: Vec::new(),
     };
-    let mut buf = vec![0u8; READ_SIZE];
-    loop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
+    // A reader thread keeps the pipe drained while this one decodes, so reading and
+    // decoding overlap; buffers go back and forth, so memory stays at a few of them.
+    let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(2);
+    let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
+    let reader = thread::spawn(move || loop {
+        let mut buf = empty_rx.try_recv().unwrap_or_else(|_| vec![0u8; READ_SIZE]);
+        let read = match input.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => Ok((buf, n)),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => Err(e),
         };
+        let failed = read.is_err();
+        if full_tx.send(read).is_err() || failed {
+            return;
+        }
+    });
+    for read in &full_rx {
+        let (buf, n) = read?;
         decoder.handle_bytes(&buf[..n]);
+        let _ = empty_tx.send(buf);
         while let Some(event) = decoder.poll_event() {
             state.event(event, &mut out)?;
         }
         if decoder.is_failed() && !args.summary {
             break;
         }
+    }
+    // After a fatal error the reader may still wait on stdin: it is left behind (the process
+    // is about to exit), never waited for.
+    if !decoder.is_failed() || args.summary {
+        let _ = reader.join();
     }
     decoder.handle_eof();
     while let Some(event) = decoder.poll_event() {
