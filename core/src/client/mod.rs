@@ -57,7 +57,7 @@ pub use error::{ClientError, ExitStatus, SessionError};
 pub use history::HISTORY_PAGE_LIMIT;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 pub use record::{abbreviate_str, fnv1a64, normalize, RecordedInput, Recorder, ABBREVIATE_OVER};
-pub use requests::{HostToolCall, HostUriRequest, UiRequest};
+pub use requests::{HostRequestKind, HostToolCall, HostUriRequest, UiRequest};
 
 use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};
 use history::Walk;

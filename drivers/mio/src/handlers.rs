@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
-use musewire_core::client::{Call, CallResult, ClientEvent};
+use musewire_core::client::{Call, CallResult, ClientEvent, HostRequestKind as Kind};
 pub use musewire_core::client::{HostToolCall, HostUriRequest, UiRequest};
 use serde_json::{Map, Value};
 
@@ -66,14 +66,6 @@ pub(crate) struct Handlers {
     pub(crate) ui: Option<Arc<UiFn>>,
 }
 
-/// Which kind of request a running handler answers (ids of different kinds may coincide).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Kind {
-    Tool,
-    Uri,
-    Ui,
-}
-
 /// The handlers running, by request, with their cancellation flags.
 #[derive(Default)]
 pub(crate) struct Running {
@@ -90,14 +82,8 @@ impl Running {
         waker: &Arc<mio::Waker>,
         event: ClientEvent,
     ) -> Option<ClientEvent> {
-        let withdrawn = match &event {
-            ClientEvent::HostToolCancelled { id } => Some((Kind::Tool, id)),
-            ClientEvent::HostUriCancelled { id } => Some((Kind::Uri, id)),
-            ClientEvent::UiWithdrawn { id, .. } => Some((Kind::Ui, id)),
-            _ => None,
-        };
-        if let Some((kind, id)) = withdrawn {
-            let flag = self.flags.remove(&(kind, id.clone()));
+        if let Some((kind, id)) = event.withdraws() {
+            let flag = self.flags.remove(&(kind, id.to_owned()));
             flag.as_ref().inspect(|f| f.store(true, Ordering::SeqCst));
             return flag.is_none().then_some(event);
         }

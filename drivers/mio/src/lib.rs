@@ -67,7 +67,7 @@ pub(crate) enum Op {
     },
     /// A handler has finished; its answer, if it has one, is made as a call.
     Finished {
-        key: (handlers::Kind, String),
+        key: (musewire_core::client::HostRequestKind, String),
         call: Option<Call>,
     },
 }

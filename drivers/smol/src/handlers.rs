@@ -9,7 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use musewire_core::client::{Call, CallResult, ClientEvent};
+use musewire_core::client::{Call, CallResult, ClientEvent, HostRequestKind as Kind};
 pub use musewire_core::client::{HostToolCall, HostUriRequest, UiRequest};
 use serde_json::{Map, Value};
 use smol::channel;
@@ -86,14 +86,6 @@ impl Handlers {
     }
 }
 
-/// Which kind of request a running handler answers (ids of different kinds may coincide).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Kind {
-    Tool,
-    Uri,
-    Ui,
-}
-
 /// The handlers running in the driver, by request.
 #[derive(Default)]
 pub(crate) struct Running {
@@ -109,14 +101,8 @@ impl Running {
         ops: &channel::WeakSender<Op>,
         event: ClientEvent,
     ) -> Option<ClientEvent> {
-        let withdrawn = match &event {
-            ClientEvent::HostToolCancelled { id } => Some((Kind::Tool, id)),
-            ClientEvent::HostUriCancelled { id } => Some((Kind::Uri, id)),
-            ClientEvent::UiWithdrawn { id, .. } => Some((Kind::Ui, id)),
-            _ => None,
-        };
-        if let Some((kind, id)) = withdrawn {
-            return match self.tasks.remove(&(kind, id.clone())) {
+        if let Some((kind, id)) = event.withdraws() {
+            return match self.tasks.remove(&(kind, id.to_owned())) {
                 Some(task) => {
                     drop(task);
                     None
