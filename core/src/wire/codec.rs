@@ -232,6 +232,40 @@ impl<'de> MapAccess<'de> for ValueMap {
     }
 }
 
+/// `Deserialize` and `Serialize` for a type read and written as one JSON object through its
+/// `from_entries` and `serialize_entries` (the records and unions below).
+macro_rules! map_serde {
+    ($name:ident) => {
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("an object (", stringify!($name), ")"))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        map: A,
+                    ) -> Result<$name, A::Error> {
+                        $name::from_entries(Vec::new(), map)
+                    }
+                }
+                deserializer.deserialize_map(V)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(None)?;
+                self.serialize_entries(&mut map)?;
+                serde::ser::SerializeMap::end(map)
+            }
+        }
+    };
+}
+pub(crate) use map_serde;
+
 /// The type of a field declared `req` or `opt` in [`wire_struct!`].
 macro_rules! wire_field_ty {
     (req $t:ty) => { $t };
@@ -391,29 +425,7 @@ macro_rules! wire_struct {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> serde::de::Visitor<'de> for V {
-                    type Value = $name;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str(concat!("an object (", stringify!($name), ")"))
-                    }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<$name, A::Error> {
-                        $name::from_entries(Vec::new(), map)
-                    }
-                }
-                deserializer.deserialize_map(V)
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(None)?;
-                self.serialize_entries(&mut map)?;
-                serde::ser::SerializeMap::end(map)
-            }
-        }
+        $crate::wire::codec::map_serde!($name);
     };
 }
 
@@ -549,30 +561,7 @@ macro_rules! wire_enum {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> serde::de::Visitor<'de> for V {
-                    type Value = $name;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str(concat!("an object (", stringify!($name), ")"))
-                    }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<$name, A::Error> {
-                        $name::from_entries(Vec::new(), map)
-                    }
-                }
-                deserializer.deserialize_map(V)
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap;
-                let mut map = serializer.serialize_map(None)?;
-                self.serialize_entries(&mut map)?;
-                map.end()
-            }
-        }
+        $crate::wire::codec::map_serde!($name);
     };
 }
 
