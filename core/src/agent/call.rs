@@ -349,7 +349,7 @@ fn read_failure(value: &Value) -> Result<CommandFailure, String> {
         .ok_or("\"failure\" needs a string \"error\"")?;
     let code = match value.get("code") {
         None | Some(Value::Null) => None,
-        Some(Value::String(code)) => Some(code.clone()),
+        Some(Value::String(code)) => Some(crate::wire::ErrorCode::from_wire(code)),
         Some(_) => return Err("\"failure.code\" must be a string".into()),
     };
     Ok(CommandFailure {

@@ -314,7 +314,7 @@ impl Agent {
         };
         let outcome = outcome.map(Some).map_err(|error| CommandFailure {
             error: error.to_string(),
-            code: error.code().map(|c| c.as_str().to_owned()),
+            code: error.code(),
         });
         self.respond(now, request, outcome)
     }
@@ -390,7 +390,7 @@ impl Agent {
                 frame.insert("success".into(), false.into());
                 frame.insert("error".into(), failure.error.into());
                 if let Some(code) = failure.code {
-                    frame.insert("code".into(), code.into());
+                    frame.insert("code".into(), code.as_str().into());
                 }
             }
         }

@@ -2,10 +2,12 @@
 //! application.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::error::SessionError;
 use crate::frame::{FrameError, ProtocolVersion};
+use crate::wire::{
+    AgentFrame, AgentMessage, ErrorCode, HostToolCall, HostUriRequest, ResponseData, UiRequest,
+};
 
 /// The id of a request the application made. Counters, so runs are reproducible; on the wire
 /// it is `req_N`.
@@ -50,10 +52,32 @@ fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> 
 pub struct CommandFailure {
     /// The agent's message.
     pub error: String,
-    /// The machine-readable code (`session_busy`, `stale_cursor`, …), when the agent gave one.
+    /// The machine-readable code (`session_busy`, `stale_cursor`, …), when the agent gave one;
+    /// a code this version does not know is kept as [`ErrorCode::Other`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
 }
+
+impl CommandFailure {
+    /// A failure with a message and no code.
+    pub fn new(error: impl Into<String>) -> Self {
+        CommandFailure {
+            error: error.into(),
+            code: None,
+        }
+    }
+}
+
+impl std::fmt::Display for CommandFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "{} ({code})", self.error),
+            None => f.write_str(&self.error),
+        }
+    }
+}
+
+impl std::error::Error for CommandFailure {}
 
 /// Where a whole-history read got its messages (PAGE-07).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,9 +104,11 @@ pub enum ClientEvent {
         request: RequestId,
         /// The command's wire type.
         command: String,
-        /// `data` on success (null when absent), the failure otherwise.
+        /// `data` on success, typed by the command ([`ResponseData::Other`] for a command this
+        /// version does not know, or `Other(null)` when the agent sent none); the failure
+        /// otherwise.
         #[serde(serialize_with = "crate::outcome::serialize_outcome")]
-        outcome: Result<Value, CommandFailure>,
+        outcome: Result<ResponseData, CommandFailure>,
     },
     /// A prompt that was acknowledged turned out local-only (`prompt_result`, CALL-03).
     PromptLocalOnly {
@@ -104,7 +130,7 @@ pub enum ClientEvent {
         source: HistorySource,
         /// The messages, or why they could not be read.
         #[serde(serialize_with = "crate::outcome::serialize_outcome")]
-        outcome: Result<Vec<Value>, CommandFailure>,
+        outcome: Result<Vec<AgentMessage>, CommandFailure>,
     },
     /// A whole-history read took a page and asks for the next (PAGE-07).
     HistoryProgress {
@@ -119,48 +145,25 @@ pub enum ClientEvent {
     TurnStarted,
     /// The agent's turn ended: an `agent_end` that is terminal (`isTerminal` not false).
     TurnFinished,
-    /// The agent asks the host to run one of its tools (HOST-02).
-    HostToolCall {
-        /// The call's id, to answer with.
-        id: String,
-        /// The model's tool call id.
-        tool_call_id: String,
-        /// The tool.
-        tool_name: String,
-        /// Its arguments.
-        arguments: Value,
-    },
+    /// The agent asks the host to run one of its tools (HOST-02); answer with the call's
+    /// `id`.
+    HostToolCall(HostToolCall),
     /// The agent withdrew a host tool call (HOST-03); a later result for it is dropped.
     HostToolCancelled {
         /// The call withdrawn.
         id: String,
     },
-    /// The agent asks the host to read or write a host URI (HOST-05).
-    HostUriRequest {
-        /// The request's id, to answer with.
-        id: String,
-        /// `read` or `write`.
-        operation: String,
-        /// The URI.
-        url: String,
-        /// The content to write, for a write.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        content: Option<String>,
-    },
+    /// The agent asks the host to read or write a host URI (HOST-05); answer with the
+    /// request's `id`.
+    HostUriRequest(HostUriRequest),
     /// The agent withdrew a host URI request (HOST-05).
     HostUriCancelled {
         /// The request withdrawn.
         id: String,
     },
-    /// An extension UI request: a dialog to answer, or a notice (HOST-06).
-    UiRequest {
-        /// The request's id.
-        id: String,
-        /// `select`, `confirm`, `input`, `editor`, `notify`, `setStatus`, …
-        method: String,
-        /// The whole frame.
-        frame: Value,
-    },
+    /// An extension UI request: a dialog to answer (`select`, `confirm`, `input`, `editor`),
+    /// or a notice (HOST-06). A `cancel` is given as [`ClientEvent::UiWithdrawn`] instead.
+    UiRequest(UiRequest),
     /// A dialog is no longer open: the agent cancelled it, or its timeout passed and the agent
     /// took the default (HOST-06). An answer to it is dropped.
     UiWithdrawn {
@@ -170,15 +173,15 @@ pub enum ClientEvent {
         timed_out: bool,
     },
     /// Any other frame from the agent: session events, notices, frames of types this version
-    /// does not know (CALL-06).
+    /// does not know (CALL-06: [`AgentFrame::Unknown`], re-serialised unchanged).
     Frame {
         /// The frame.
-        frame: Value,
+        frame: AgentFrame,
     },
     /// A response or failure that matches no pending request (CALL-02): never dropped silently.
     Unmatched {
         /// The frame.
-        frame: Value,
+        frame: AgentFrame,
     },
     /// A framing error that does not end the session (FRAME-02, FRAME-13).
     ProtocolWarning {

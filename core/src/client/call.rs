@@ -4,31 +4,36 @@
 
 use std::time::Instant;
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{Client, ClientError, RequestId, StreamingBehavior};
+use super::{Client, ClientError, Input, RequestId, StreamingBehavior};
+use crate::wire::{
+    Command, HostToolDefinition, HostUriResult, HostUriSchemeDefinition, ToolResult, UiResponse,
+};
 
 /// A call of the application on a [`Client`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
     /// [`Client::send`].
-    Send(Value),
+    Send(Command),
     /// [`Client::prompt`].
     Prompt(String, Option<StreamingBehavior>),
     /// [`Client::read_history`].
     ReadHistory,
     /// [`Client::set_host_tools`].
-    SetHostTools(Vec<Value>),
+    SetHostTools(Vec<HostToolDefinition>),
     /// [`Client::set_host_uri_schemes`].
-    SetHostUriSchemes(Vec<Value>),
+    SetHostUriSchemes(Vec<HostUriSchemeDefinition>),
     /// [`Client::host_tool_update`].
-    HostToolUpdate(String, Value),
+    HostToolUpdate(String, ToolResult),
     /// [`Client::host_tool_result`].
-    HostToolResult(String, Value, bool),
+    HostToolResult(String, ToolResult, bool),
     /// [`Client::host_uri_result`].
-    HostUriResult(String, Map<String, Value>),
+    HostUriResult(String, HostUriResult),
     /// [`Client::ui_respond`].
-    UiRespond(String, Map<String, Value>),
+    UiRespond(String, UiResponse),
     /// [`Client::send_raw_line`] (for tests and tools).
     RawLine(Vec<u8>),
     /// [`Client::stop`].
@@ -70,7 +75,22 @@ impl CallResult {
 }
 
 impl Client {
-    /// Makes `call` at `now`.
+    /// Hands in one input at `now`: the one method every driver, recording and replay goes
+    /// through. Then drain [`Client::poll_action`] and read [`Client::poll_timeout`]. What a
+    /// call returns is [`CallResult::Done`] for every other input.
+    pub fn handle(&mut self, now: Instant, input: Input<'_>) -> CallResult {
+        match input {
+            Input::Stdout(bytes) => self.handle_stdout(now, &bytes),
+            Input::Stderr(bytes) => self.handle_stderr(now, &bytes),
+            Input::StdoutEnd => self.handle_stdout_eof(now),
+            Input::Exit(status, tail) => self.handle_exit(now, status, &tail),
+            Input::Timeout => self.handle_timeout(now),
+            Input::Call(call) => return self.call(now, call),
+        }
+        CallResult::Done
+    }
+
+    /// Makes `call` at `now` (the [`Input::Call`] of [`Client::handle`]).
     pub fn call(&mut self, now: Instant, call: Call) -> CallResult {
         match call {
             Call::Send(command) => CallResult::Request(self.send(now, command)),
@@ -131,31 +151,31 @@ impl Call {
             step.insert(k.into(), v);
         };
         match self {
-            Call::Send(command) => put("command", command.clone()),
+            Call::Send(command) => put("command", command.to_value_with_id(None)),
             Call::Prompt(message, behavior) => {
                 put("message", message.as_str().into());
                 if let Some(b) = behavior {
-                    put("behavior", b.wire().into());
+                    put("behavior", to_json(b));
                 }
             }
-            Call::SetHostTools(tools) => put("tools", Value::Array(tools.clone())),
-            Call::SetHostUriSchemes(schemes) => put("schemes", Value::Array(schemes.clone())),
+            Call::SetHostTools(tools) => put("tools", to_json(tools)),
+            Call::SetHostUriSchemes(schemes) => put("schemes", to_json(schemes)),
             Call::HostToolUpdate(id, partial) => {
                 put("id", id.as_str().into());
-                put("partial_result", partial.clone());
+                put("partial_result", to_json(partial));
             }
             Call::HostToolResult(id, result, is_error) => {
                 put("id", id.as_str().into());
-                put("result", result.clone());
+                put("result", to_json(result));
                 put("is_error", (*is_error).into());
             }
             Call::HostUriResult(id, fields) => {
                 put("id", id.as_str().into());
-                put("fields", Value::Object(fields.clone()));
+                put("fields", without_id(to_json(fields)));
             }
             Call::UiRespond(id, answer) => {
                 put("id", id.as_str().into());
-                put("answer", Value::Object(answer.clone()));
+                put("answer", without_id(to_json(answer)));
             }
             Call::RawLine(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => put("line", text.into()),
@@ -181,44 +201,55 @@ impl Call {
                 .map(str::to_owned)
                 .ok_or_else(|| format!("\"{key}\" must be a string"))
         };
-        let array = |key: &str| {
-            field(key)?
-                .as_array()
-                .cloned()
-                .ok_or_else(|| format!("\"{key}\" must be an array"))
-        };
-        let object = |key: &str| {
-            field(key)?
+        let typed = |key: &str| -> Result<Value, String> { Ok(field(key)?.clone()) };
+        // The answers' objects are written without the id the call names; read them with it.
+        let with_id = |key: &str, id: &str| -> Result<Value, String> {
+            let mut object = field(key)?
                 .as_object()
                 .cloned()
-                .ok_or_else(|| format!("\"{key}\" must be an object"))
+                .ok_or_else(|| format!("\"{key}\" must be an object"))?;
+            object.insert("id".into(), id.into());
+            Ok(Value::Object(object))
         };
         Ok(match name {
-            "send" => Call::Send(field("command")?.clone()),
+            "send" => Call::Send(
+                Command::from_value_with_id(typed("command")?)
+                    .map_err(|e| format!("\"command\": {e}"))?
+                    .1,
+            ),
             "prompt" => {
-                let behavior = match step.get("behavior").and_then(Value::as_str) {
+                let behavior = match step.get("behavior") {
                     None => None,
-                    Some("steer") => Some(StreamingBehavior::Steer),
-                    Some("followUp") => Some(StreamingBehavior::FollowUp),
-                    Some(other) => return Err(format!("unknown behavior {other:?}")),
+                    Some(b) => Some(from_json(b.clone(), "behavior")?),
                 };
                 Call::Prompt(string("message")?, behavior)
             }
             "read_history" => Call::ReadHistory,
-            "set_host_tools" => Call::SetHostTools(array("tools")?),
-            "set_host_uri_schemes" => Call::SetHostUriSchemes(array("schemes")?),
-            "host_tool_update" => {
-                Call::HostToolUpdate(string("id")?, field("partial_result")?.clone())
+            "set_host_tools" => Call::SetHostTools(from_json(typed("tools")?, "tools")?),
+            "set_host_uri_schemes" => {
+                Call::SetHostUriSchemes(from_json(typed("schemes")?, "schemes")?)
             }
+            "host_tool_update" => Call::HostToolUpdate(
+                string("id")?,
+                from_json(typed("partial_result")?, "partial_result")?,
+            ),
             "host_tool_result" => Call::HostToolResult(
                 string("id")?,
-                field("result")?.clone(),
+                from_json(typed("result")?, "result")?,
                 step.get("is_error")
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
             ),
-            "host_uri_result" => Call::HostUriResult(string("id")?, object("fields")?),
-            "ui_respond" => Call::UiRespond(string("id")?, object("answer")?),
+            "host_uri_result" => {
+                let id = string("id")?;
+                let fields = from_json(with_id("fields", &id)?, "fields")?;
+                Call::HostUriResult(id, fields)
+            }
+            "ui_respond" => {
+                let id = string("id")?;
+                let answer = from_json(with_id("answer", &id)?, "answer")?;
+                Call::UiRespond(id, answer)
+            }
             "raw_line" => match step.get("line_bytes") {
                 Some(bytes) => Call::RawLine(
                     bytes
@@ -236,4 +267,19 @@ impl Call {
             other => return Err(format!("unknown call {other:?}")),
         })
     }
+}
+
+fn to_json<T: Serialize + ?Sized>(value: &T) -> Value {
+    serde_json::to_value(value).expect("a wire value serialises")
+}
+
+fn from_json<T: DeserializeOwned>(value: Value, key: &str) -> Result<T, String> {
+    serde_json::from_value(value).map_err(|e| format!("\"{key}\": {e}"))
+}
+
+fn without_id(mut value: Value) -> Value {
+    if let Value::Object(object) = &mut value {
+        object.shift_remove("id");
+    }
+    value
 }

@@ -1,56 +1,71 @@
-//! Builders for the commands hosts send most, as the JSON objects [`Client::send`] takes
-//! (`Client` in [`super`]); the drivers' typed methods are built on these.
+//! Builders for the commands hosts send most, as the typed [`Command`]s [`Client::send`]
+//! takes (`Client` in [`super`]); the drivers' typed methods are built on these.
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::wire::{Bash, Command, GetMessagesPage, MessageArgs, NoArgs, Prompt, SetTodos};
 
 /// `prompt {message}`: acknowledged at once, the turn streams as events (CALL-03).
-pub fn prompt(message: &str) -> Value {
-    json!({"type": "prompt", "message": message})
+pub fn prompt(message: &str) -> Command {
+    Command::Prompt(Prompt {
+        message: message.to_owned(),
+        ..Prompt::default()
+    })
 }
 
 /// `steer {message}`: delivered into the current run.
-pub fn steer(message: &str) -> Value {
-    json!({"type": "steer", "message": message})
+pub fn steer(message: &str) -> Command {
+    Command::Steer(message_args(message))
 }
 
 /// `follow_up {message}`: queued for after the current run.
-pub fn follow_up(message: &str) -> Value {
-    json!({"type": "follow_up", "message": message})
+pub fn follow_up(message: &str) -> Command {
+    Command::FollowUp(message_args(message))
+}
+
+fn message_args(message: &str) -> MessageArgs {
+    MessageArgs {
+        message: message.to_owned(),
+        ..MessageArgs::default()
+    }
 }
 
 /// `abort`: stops the current run.
-pub fn abort() -> Value {
-    json!({"type": "abort"})
+pub fn abort() -> Command {
+    Command::Abort(NoArgs::default())
 }
 
 /// `bash {command}`: runs a shell command in the agent.
-pub fn bash(command: &str) -> Value {
-    json!({"type": "bash", "command": command})
+pub fn bash(command: &str) -> Command {
+    Command::Bash(Bash {
+        command: command.to_owned(),
+        ..Bash::default()
+    })
 }
 
 /// `abort_bash`: stops a running `bash` (CALL-05).
-pub fn abort_bash() -> Value {
-    json!({"type": "abort_bash"})
+pub fn abort_bash() -> Command {
+    Command::AbortBash(NoArgs::default())
 }
 
 /// `get_state`.
-pub fn get_state() -> Value {
-    json!({"type": "get_state"})
+pub fn get_state() -> Command {
+    Command::GetState(NoArgs::default())
 }
 
-/// `set_todos {phases}`: replaces the todo list.
-pub fn set_todos(phases: Value) -> Value {
-    json!({"type": "set_todos", "phases": phases})
+/// `set_todos {phases}`: replaces the todo list (the phases are the agent's own shape).
+pub fn set_todos(phases: Vec<Value>) -> Command {
+    Command::SetTodos(SetTodos {
+        phases,
+        ..SetTodos::default()
+    })
 }
 
 /// `get_messages_page {cursor?, limit?}`: one page (PAGE-01..06); never falls back (PAGE-07).
-pub fn messages_page(cursor: Option<&str>, limit: Option<u32>) -> Value {
-    let mut command = json!({"type": "get_messages_page"});
-    if let Some(cursor) = cursor {
-        command["cursor"] = cursor.into();
-    }
-    if let Some(limit) = limit {
-        command["limit"] = limit.into();
-    }
-    command
+pub fn messages_page(cursor: Option<&str>, limit: Option<u32>) -> Command {
+    Command::GetMessagesPage(GetMessagesPage {
+        cursor: cursor.map(str::to_owned),
+        limit: limit.map(u64::from),
+        ..GetMessagesPage::default()
+    })
 }

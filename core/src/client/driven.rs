@@ -1,20 +1,32 @@
 //! The bookkeeping every driver shares, kept here so the drivers stay thin and alike: the
 //! client, an optional transcript recorder, and the callers waiting for an answer.
 //!
-//! A driver hands an input to [`Driven::client`], then calls [`Driven::after`] with what the
-//! input was; it gets back the transcript bytes to append to its recording file and the work
-//! to do, in order: bytes to write, the agent to stop, events for the application, and
-//! answers for the callers that wait on a request.
+//! A driver hands every input to [`Driven::handle`]; it gets back what a call returned, the
+//! transcript bytes to append to its recording file, and the work to do, in order: bytes to
+//! write, the agent to stop, events for the application, and answers for the callers that
+//! wait on a request.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use serde_json::Value;
+use crate::wire::{AgentMessage, ResponseData};
 
 use super::{
-    Action, Call, CallResult, Client, ClientEvent, CommandFailure, RecordedInput, Recorder,
+    Action, CallResult, Client, ClientEvent, CommandFailure, Input, Recorder,
     RequestId,
 };
+
+/// What a waiting caller is answered with: a response's typed data, or a whole history.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answered {
+    /// The data of a command's response (CALL-01).
+    Data(ResponseData),
+    /// The messages of a whole-history read (PAGE-07).
+    History(Vec<AgentMessage>),
+}
+
+/// A waiting caller's answer: what the request gave, or its failure.
+pub type Answer = Result<Answered, CommandFailure>;
 
 /// What a driver does after an input, in order.
 #[derive(Debug)]
@@ -26,7 +38,7 @@ pub enum Work<W> {
     /// Hand this event to the application.
     Event(ClientEvent),
     /// Give this answer to the caller waiting on `W`.
-    Answer(W, Result<Value, CommandFailure>),
+    Answer(W, Answer),
 }
 
 /// A client with its recorder and waiting callers. `W` is whatever a driver wakes a waiting
@@ -49,39 +61,33 @@ impl<W> Driven<W> {
         }
     }
 
-    /// Makes `call`; when `waiter` is given and the call made a request, the request's answer
-    /// goes to it (as [`Work::Answer`]) instead of to the application as an event. Follow with
-    /// [`Driven::after`] for the call.
-    pub fn call(
+    /// Hands `input` to the client, records it (when recording), and returns what a call
+    /// returned, the transcript bytes to append to the recording file (empty when not
+    /// recording), and the work to do, in order. When the input is a call that makes a
+    /// request and `waiter` gives a waiter, the request's answer goes to it (as
+    /// [`Work::Answer`]) instead of to the application as an event.
+    pub fn handle(
         &mut self,
         now: Instant,
-        call: Call,
+        input: Input<'_>,
         waiter: impl FnOnce() -> Option<W>,
-    ) -> CallResult {
-        let result = self.client.call(now, call);
+    ) -> (CallResult, Vec<u8>, Vec<Work<W>>) {
+        // The client consumes the input; the recording needs it as it was (a borrowed read
+        // is copied cheaply, a call is cloned).
+        let recorded_input = self.recorder.is_some().then(|| input.clone());
+        let result = self.client.handle(now, input);
         if let Some(id) = result.request() {
             if let Some(w) = waiter() {
                 self.waiters.insert(id, w);
             }
         }
-        result
-    }
-
-    /// After an input: the transcript bytes that record it (empty when not recording) and the
-    /// work it produced.
-    pub fn after(
-        &mut self,
-        now: Instant,
-        input: RecordedInput<'_>,
-        returns: Option<Value>,
-    ) -> (Vec<u8>, Vec<Work<W>>) {
         let actions: Vec<Action> = std::iter::from_fn(|| self.client.poll_action()).collect();
-        let recorded = match &mut self.recorder {
-            Some(recorder) => {
-                recorder.step(now, &input, returns, &actions);
+        let recorded = match (&mut self.recorder, recorded_input) {
+            (Some(recorder), Some(input)) => {
+                recorder.step(now, &input, result.to_json(), &actions);
                 recorder.take()
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         let work = actions
             .into_iter()
@@ -91,21 +97,22 @@ impl<W> Driven<W> {
                 Action::Event(event) => self.route(event),
             })
             .collect();
-        (recorded, work)
+        (result, recorded, work)
     }
 
     fn route(&mut self, event: ClientEvent) -> Work<W> {
         match event {
             ClientEvent::Response {
                 request, outcome, ..
-            } if self.waiters.contains_key(&request) => {
-                Work::Answer(self.waiters.remove(&request).expect("present"), outcome)
-            }
+            } if self.waiters.contains_key(&request) => Work::Answer(
+                self.waiters.remove(&request).expect("present"),
+                outcome.map(Answered::Data),
+            ),
             ClientEvent::History {
                 request, outcome, ..
             } if self.waiters.contains_key(&request) => Work::Answer(
                 self.waiters.remove(&request).expect("present"),
-                outcome.map(Value::Array),
+                outcome.map(Answered::History),
             ),
             other => Work::Event(other),
         }

@@ -17,10 +17,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Unstructured};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{Action, Client, ClientConfig, ClientEvent, ExitStatus, RequestId, StreamingBehavior};
 use crate::frame::{FrameEncoder, ProtocolVersion};
+use crate::wire::{Command, HostUriResult, HostUriSchemeDefinition, ToolResult, UiResponse};
 
 /// What the agent writes, built so that most inputs reach the client's routing.
 #[derive(Debug, Clone, Arbitrary)]
@@ -387,6 +388,9 @@ impl Harness {
                     6 => json!({"type": "frobnicate"}),
                     _ => json!(["not", "an", "object"]),
                 };
+                let command = Command::from_value_with_id(command.clone())
+                    .map(|(_, c)| c)
+                    .unwrap_or(Command::Unknown(command));
                 let result = self.client.send(now, command);
                 self.requested(result, 1);
             }
@@ -411,6 +415,7 @@ impl Harness {
                 } else {
                     json!({"name": " ", "description": "d", "parameters": {}})
                 };
+                let tool = serde_json::from_value(tool).expect("a tool definition");
                 let result = self.client.set_host_tools(now, &[tool]);
                 self.requested(result, 1);
             }
@@ -418,31 +423,36 @@ impl Harness {
                 let scheme = if valid { " DB " } else { "security" };
                 let result = self
                     .client
-                    .set_host_uri_schemes(now, &[json!({ "scheme": scheme })]);
+                    .set_host_uri_schemes(now, &[HostUriSchemeDefinition {
+                        scheme: scheme.into(),
+                        ..Default::default()
+                    }]);
                 self.requested(result, 1);
             }
             Op::HostToolUpdate(n) => {
                 self.client
-                    .host_tool_update(now, &format!("h{}", n % 8), json!({"content": []}));
+                    .host_tool_update(now, &format!("h{}", n % 8), ToolResult::default());
             }
             Op::HostToolResult(n, error) => {
                 self.client.host_tool_result(
                     now,
                     &format!("h{}", n % 8),
-                    json!({"content": []}),
+                    ToolResult::default(),
                     error,
                 );
             }
             Op::HostUriResult(n) => {
-                let mut fields = Map::new();
-                fields.insert("content".into(), "x".into());
+                let result = HostUriResult {
+                    content: Some("x".into()),
+                    ..Default::default()
+                };
                 self.client
-                    .host_uri_result(now, &format!("u{}", n % 8), fields);
+                    .host_uri_result(now, &format!("u{}", n % 8), result);
             }
             Op::UiRespond(n) => {
-                let mut answer = Map::new();
-                answer.insert("confirmed".into(), true.into());
-                self.client.ui_respond(now, &format!("d{}", n % 8), answer);
+                let id = format!("d{}", n % 8);
+                let answer = UiResponse::confirmed(id.clone(), true);
+                self.client.ui_respond(now, &id, answer);
             }
             Op::Advance(ms) => {
                 self.now += Duration::from_millis(u64::from(ms) * 16);

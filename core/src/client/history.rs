@@ -3,10 +3,9 @@
 //! `session_busy` or `stale_cursor` discard the pages and fall back to `get_messages`; on a
 //! v1-only agent use `get_messages` directly.
 
-use serde_json::{json, Value};
-
 use super::action::CommandFailure;
 use crate::frame::MAX_SAFE_INTEGER;
+use crate::wire::{AgentMessage, Command, ErrorCode, GetMessagesPage, NoArgs, ResponseData};
 
 /// Page size of the walk (PAGE-07), and the most the agent serves (PAGE-01).
 pub const HISTORY_PAGE_LIMIT: u64 = 256;
@@ -18,7 +17,7 @@ const STALE: &str = "RPC message cursor is stale";
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Walk {
     limit: u64,
-    messages: Vec<Value>,
+    messages: Vec<AgentMessage>,
     total: Option<u64>,
     seen: std::collections::BTreeSet<String>,
 }
@@ -27,28 +26,26 @@ pub(crate) struct Walk {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Step {
     /// Ask for the page at this cursor.
-    Page(Value),
+    Page(Command),
     /// Fall back to `get_messages`.
     Legacy,
     /// Done: these messages.
-    Done(Vec<Value>),
+    Done(Vec<AgentMessage>),
     /// Failed.
     Failed(CommandFailure),
 }
 
 fn failure(error: &str) -> CommandFailure {
-    CommandFailure {
-        error: error.to_owned(),
-        code: None,
-    }
+    CommandFailure::new(error)
 }
 
 /// The command for a page of `limit` messages.
-pub(crate) fn page_command(cursor: Option<&str>, limit: u64) -> Value {
-    match cursor {
-        Some(c) => json!({"type": "get_messages_page", "cursor": c, "limit": limit}),
-        None => json!({"type": "get_messages_page", "limit": limit}),
-    }
+pub(crate) fn page_command(cursor: Option<&str>, limit: u64) -> Command {
+    Command::GetMessagesPage(GetMessagesPage {
+        cursor: cursor.map(str::to_owned),
+        limit: Some(limit),
+        ..Default::default()
+    })
 }
 
 impl Walk {
@@ -71,12 +68,14 @@ impl Walk {
     }
 
     /// Takes one page's outcome.
-    pub fn page(&mut self, outcome: Result<Value, CommandFailure>) -> Step {
+    pub fn page(&mut self, outcome: Result<ResponseData, CommandFailure>) -> Step {
         let data = match outcome {
             Ok(data) => data,
             Err(f) => {
-                let fallback = matches!(f.code.as_deref(), Some("session_busy" | "stale_cursor"))
-                    || f.error == BUSY
+                let fallback = matches!(
+                    f.code,
+                    Some(ErrorCode::SessionBusy | ErrorCode::StaleCursor)
+                ) || f.error == BUSY
                     || f.error == STALE;
                 return if fallback {
                     *self = Walk::new(self.limit);
@@ -86,30 +85,28 @@ impl Walk {
                 };
             }
         };
-        let total = data
-            .get("totalMessages")
-            .and_then(Value::as_f64)
-            .filter(|t| *t >= 0.0 && t.fract() == 0.0 && *t <= MAX_SAFE_INTEGER)
-            .map(|t| t as u64);
+        // A page whose members do not have the wire model's types (a total that is not a
+        // non-negative integer, say) is not a page this walk can trust.
+        let ResponseData::MessagesPage(page) = data else {
+            return Step::Failed(failure(
+                "RPC message pagination returned an inconsistent total",
+            ));
+        };
+        let total = Some(page.total_messages).filter(|t| *t as f64 <= MAX_SAFE_INTEGER);
         let Some(total) = total.filter(|t| self.total.is_none_or(|seen| seen == *t)) else {
             return Step::Failed(failure(
                 "RPC message pagination returned an inconsistent total",
             ));
         };
         self.total = Some(total);
-        if let Some(messages) = data.get("messages").and_then(Value::as_array) {
-            self.messages.extend(messages.iter().cloned());
-        }
-        match data
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-        {
+        self.messages.extend(page.messages);
+        match page.next_cursor.filter(|c| !c.is_empty()) {
             Some(cursor) => {
-                if !self.seen.insert(cursor.to_owned()) {
+                let command = page_command(Some(&cursor), self.limit);
+                if !self.seen.insert(cursor) {
                     return Step::Failed(failure("RPC message pagination repeated a cursor"));
                 }
-                Step::Page(page_command(Some(cursor), self.limit))
+                Step::Page(command)
             }
             None if self.messages.len() as u64 != total => Step::Failed(failure(
                 "RPC message pagination ended before the advertised total",
@@ -120,15 +117,16 @@ impl Walk {
 }
 
 /// The messages of a `get_messages` outcome.
-pub(crate) fn legacy(outcome: Result<Value, CommandFailure>) -> Result<Vec<Value>, CommandFailure> {
-    let data = outcome?;
-    data.get("messages")
-        .and_then(Value::as_array)
-        .cloned()
-        .ok_or_else(|| failure("get_messages returned no messages"))
+pub(crate) fn legacy(
+    outcome: Result<ResponseData, CommandFailure>,
+) -> Result<Vec<AgentMessage>, CommandFailure> {
+    match outcome? {
+        ResponseData::Messages(data) => Ok(data.messages),
+        _ => Err(failure("get_messages returned no messages")),
+    }
 }
 
 /// The legacy command.
-pub(crate) fn legacy_command() -> Value {
-    json!({"type": "get_messages"})
+pub(crate) fn legacy_command() -> Command {
+    Command::GetMessages(NoArgs::default())
 }

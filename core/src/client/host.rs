@@ -72,3 +72,30 @@ pub fn normalize_host_uri_schemes(schemes: &[Value]) -> Result<Vec<Value>, Strin
     }
     Ok(out.into_iter().map(|(_, d)| d).collect())
 }
+
+/// [`normalize_host_tools`] over typed definitions: the tools as the agent will hold them, or
+/// the agent's message for the first it would refuse (HOST-01).
+pub(crate) fn checked_host_tools(
+    tools: &[crate::wire::HostToolDefinition],
+) -> Result<Vec<crate::wire::HostToolDefinition>, String> {
+    let values: Vec<Value> = tools.iter().map(to_value).collect();
+    normalize_host_tools(&values)?
+        .into_iter()
+        .map(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// [`normalize_host_uri_schemes`] over typed definitions (HOST-04).
+pub(crate) fn checked_host_uri_schemes(
+    schemes: &[crate::wire::HostUriSchemeDefinition],
+) -> Result<Vec<crate::wire::HostUriSchemeDefinition>, String> {
+    let values: Vec<Value> = schemes.iter().map(to_value).collect();
+    normalize_host_uri_schemes(&values)?
+        .into_iter()
+        .map(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+        .collect()
+}
+
+fn to_value<T: serde::Serialize>(item: &T) -> Value {
+    serde_json::to_value(item).expect("a wire definition serialises")
+}

@@ -12,9 +12,10 @@ use super::{Action, Client, Phase, Purpose, RequestId, OPEN_PROMPTS};
 use crate::frame::{
     DecodeEvent, Frame, ProtocolVersion, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
 };
-
-/// Dialogs that wait for an answer; the other UI methods are notices (HOST-06).
-const DIALOGS: [&str; 4] = ["select", "confirm", "input", "editor"];
+use crate::wire::{
+    AgentEvent, AgentFrame, Command, ErrorCode, NegotiateProtocol, PromptData, PromptResult,
+    Response, ResponseData, UiRequest,
+};
 
 impl Client {
     /// Hands in bytes read from the agent's stdout.
@@ -45,7 +46,7 @@ impl Client {
 
     fn on_frame(&mut self, now: Instant, frame: Frame) {
         let kind = frame.frame_type().map(str::to_owned);
-        let Ok(value) = frame.parse::<Value>() else {
+        let Ok(typed) = AgentFrame::from_slice_lenient(frame.payload()) else {
             // The framing layer checked the JSON; only a nesting too deep for the parser
             // lands here. Pass it on as a warning rather than lose it silently.
             return self.event(ClientEvent::ProtocolWarning {
@@ -57,96 +58,122 @@ impl Client {
         };
         if let Phase::AwaitingReady { .. } = self.phase {
             if kind.as_deref() == Some("ready") {
-                return self.on_ready(now, value);
+                return self.on_ready(now, typed);
             }
             // FRAME-03: an agent that starts without a ready frame is v1-only.
             self.become_ready(ProtocolVersion::V1);
         }
-        match kind.as_deref() {
-            Some("response") => self.on_response(&frame, value),
-            Some("prompt_result") => self.on_prompt_result(value),
-            Some("agent_start") => {
+        match typed {
+            AgentFrame::Response(response) => self.on_response(&frame, *response),
+            AgentFrame::Unknown(value) if kind.as_deref() == Some("response") => {
+                self.on_response(&frame, lenient_response(value))
+            }
+            AgentFrame::PromptResult(result) => self.on_prompt_result(result),
+            frame @ AgentFrame::Event(AgentEvent::AgentStart(_)) => {
                 self.streaming = true;
-                self.event(ClientEvent::Frame { frame: value });
+                self.event(ClientEvent::Frame { frame });
                 self.event(ClientEvent::TurnStarted);
             }
-            Some("agent_end") => {
+            frame @ AgentFrame::Event(AgentEvent::AgentEnd(_)) => {
+                let terminal = matches!(&frame, AgentFrame::Event(AgentEvent::AgentEnd(end)) if end.is_terminal());
+                self.end_of_run(frame, terminal);
+            }
+            AgentFrame::Unknown(value) if kind.as_deref() == Some("agent_end") => {
+                // CALL-09 on a frame the wire model could not type: only `isTerminal: false`
+                // keeps the run going.
                 let terminal = value.get("isTerminal") != Some(&Value::Bool(false));
-                self.event(ClientEvent::Frame { frame: value });
-                if terminal {
-                    self.streaming = false;
-                    self.event(ClientEvent::TurnFinished);
+                self.end_of_run(AgentFrame::Unknown(value), terminal);
+            }
+            AgentFrame::HostToolCall(call) => {
+                self.host_calls.insert(call.id.clone());
+                self.event(ClientEvent::HostToolCall(call));
+            }
+            AgentFrame::HostToolCancel(cancel) => {
+                if self.host_calls.remove(&cancel.target_id) {
+                    self.event(ClientEvent::HostToolCancelled {
+                        id: cancel.target_id,
+                    });
                 }
             }
-            Some("host_tool_call") => self.on_host_tool_call(value),
-            Some("host_tool_cancel") => {
-                let target = str_field(&value, "targetId");
-                if self.host_calls.remove(&target) {
-                    self.event(ClientEvent::HostToolCancelled { id: target });
+            AgentFrame::HostUriRequest(request) => {
+                self.host_uri_requests.insert(request.id.clone());
+                self.event(ClientEvent::HostUriRequest(request));
+            }
+            AgentFrame::HostUriCancel(cancel) => {
+                if self.host_uri_requests.remove(&cancel.target_id) {
+                    self.event(ClientEvent::HostUriCancelled {
+                        id: cancel.target_id,
+                    });
                 }
             }
-            Some("host_uri_request") => {
-                let id = str_field(&value, "id");
-                self.host_uri_requests.insert(id.clone());
-                self.event(ClientEvent::HostUriRequest {
-                    id,
-                    operation: str_field(&value, "operation"),
-                    url: str_field(&value, "url"),
-                    content: value
-                        .get("content")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                });
-            }
-            Some("host_uri_cancel") => {
-                let target = str_field(&value, "targetId");
-                if self.host_uri_requests.remove(&target) {
-                    self.event(ClientEvent::HostUriCancelled { id: target });
-                }
-            }
-            Some("extension_ui_request") => self.on_ui_request(now, value),
-            _ => self.event(ClientEvent::Frame { frame: value }),
+            AgentFrame::ExtensionUiRequest(request) => self.on_ui_request(now, request),
+            frame => self.event(ClientEvent::Frame { frame }),
+        }
+    }
+
+    /// CALL-09: the run goes on unless the `agent_end` is terminal.
+    fn end_of_run(&mut self, frame: AgentFrame, terminal: bool) {
+        self.event(ClientEvent::Frame { frame });
+        if terminal {
+            self.streaming = false;
+            self.event(ClientEvent::TurnFinished);
         }
     }
 
     /// FRAME-03, FRAME-04: negotiate v2 when offered within our ceilings; else v1.
-    fn on_ready(&mut self, now: Instant, ready: Value) {
-        let offers_v2 = ready
-            .get("supportedProtocolVersions")
-            .and_then(Value::as_array)
-            .is_some_and(|v| v.iter().any(|n| n.as_f64() == Some(2.0)));
-        let within = |key: &str, ceiling: usize, protocol: usize| {
-            ready
-                .get(key)
-                .and_then(Value::as_f64)
-                .is_some_and(|n| n >= 1.0 && n <= ceiling.min(protocol) as f64)
+    fn on_ready(&mut self, now: Instant, ready: AgentFrame) {
+        let offer = match &ready {
+            AgentFrame::Ready(r) => Offer {
+                v2: r.supports(2),
+                max_frame_bytes: r.max_frame_bytes.map(|n| n as f64),
+                max_reassembled_frame_bytes: r.max_reassembled_frame_bytes.map(|n| n as f64),
+            },
+            // A ready frame the wire model could not type (a limit written as 1048576.0,
+            // say) is read as JSON reads it.
+            AgentFrame::Unknown(value) => Offer {
+                v2: value
+                    .get("supportedProtocolVersions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|v| v.iter().any(|n| n.as_f64() == Some(2.0))),
+                max_frame_bytes: value.get("maxFrameBytes").and_then(Value::as_f64),
+                max_reassembled_frame_bytes: value
+                    .get("maxReassembledFrameBytes")
+                    .and_then(Value::as_f64),
+            },
+            _ => Offer::default(),
+        };
+        let within = |n: Option<f64>, ceiling: usize, protocol: usize| {
+            n.is_some_and(|n| n >= 1.0 && n <= ceiling.min(protocol) as f64)
         };
         let acceptable = within(
-            "maxFrameBytes",
+            offer.max_frame_bytes,
             self.config.max_frame_bytes,
             MAX_FRAME_BYTES,
         ) && within(
-            "maxReassembledFrameBytes",
+            offer.max_reassembled_frame_bytes,
             self.config.max_reassembled_frame_bytes,
             MAX_REASSEMBLED_FRAME_BYTES,
         );
         self.event(ClientEvent::Frame { frame: ready });
-        if offers_v2 && acceptable && self.config.negotiate_v2 {
+        if offer.v2 && acceptable && self.config.negotiate_v2 {
             self.phase = Phase::Negotiating {
                 deadline: now + self.config.ready_timeout,
             };
-            let command = serde_json::json!({"type": "negotiate_protocol", "protocolVersion": 2});
+            let command = Command::NegotiateProtocol(NegotiateProtocol {
+                protocol_version: 2,
+                ..Default::default()
+            });
             // From the response on, the agent may chunk (FRAME-05): the decoder switches
             // itself right after a successful response line.
             self.decoder.set_follow_negotiation(true);
-            self.issue(command, Purpose::Negotiate);
+            self.request(command, Purpose::Negotiate);
         } else {
             self.become_ready(ProtocolVersion::V1);
         }
     }
 
-    fn on_response(&mut self, frame: &Frame, value: Value) {
-        let outcome = response_outcome(&value);
+    fn on_response(&mut self, frame: &Frame, response: Response) {
+        let outcome = response_outcome(&response);
         let own = frame
             .id()
             .and_then(RequestId::from_wire)
@@ -182,7 +209,9 @@ impl Client {
                     });
                 }
             }
-            return self.event(ClientEvent::Unmatched { frame: value });
+            return self.event(ClientEvent::Unmatched {
+                frame: AgentFrame::Response(Box::new(response)),
+            });
         };
         let pending = self
             .pending
@@ -191,9 +220,13 @@ impl Client {
         match pending.purpose {
             Purpose::App => {
                 if pending.command == "prompt" {
-                    let local = outcome
-                        .as_ref()
-                        .is_ok_and(|d| d.get("agentInvoked") == Some(&Value::Bool(false)));
+                    let local = matches!(
+                        &outcome,
+                        Ok(ResponseData::Prompt(PromptData {
+                            agent_invoked: Some(false),
+                            ..
+                        }))
+                    );
                     if outcome.is_ok() && !local {
                         self.open_prompts.push_back(request);
                         if self.open_prompts.len() > OPEN_PROMPTS {
@@ -208,9 +241,14 @@ impl Client {
                 });
             }
             Purpose::Negotiate => {
-                let v2 = outcome
-                    .as_ref()
-                    .is_ok_and(|d| d.get("protocolVersion").and_then(Value::as_f64) == Some(2.0));
+                let v2 = match &outcome {
+                    Ok(ResponseData::NegotiateProtocol(d)) => d.protocol_version == 2,
+                    // `2.0`, say, which JSON reads as 2 but the wire model does not type.
+                    Ok(ResponseData::Other(d)) => {
+                        d.get("protocolVersion").and_then(Value::as_f64) == Some(2.0)
+                    }
+                    _ => false,
+                };
                 self.decoder.set_follow_negotiation(false);
                 if !v2 {
                     // FRAME-06: refused; the stream stays v1.
@@ -250,10 +288,10 @@ impl Client {
                         total,
                     });
                 }
-                self.issue(command, Purpose::HistoryPage(walk));
+                self.request(command, Purpose::HistoryPage(walk));
             }
             Step::Legacy => {
-                self.issue(history::legacy_command(), Purpose::HistoryLegacy(walk));
+                self.request(history::legacy_command(), Purpose::HistoryLegacy(walk));
             }
             Step::Done(messages) => {
                 self.walks.remove(&walk);
@@ -274,81 +312,101 @@ impl Client {
         }
     }
 
-    fn on_prompt_result(&mut self, value: Value) {
-        let id = value
-            .get("id")
-            .and_then(Value::as_str)
-            .and_then(RequestId::from_wire);
-        let local = value.get("agentInvoked") == Some(&Value::Bool(false));
+    fn on_prompt_result(&mut self, result: PromptResult) {
+        let id = result.id.as_deref().and_then(RequestId::from_wire);
+        let local = !result.agent_invoked;
         match id.and_then(|id| self.open_prompts.iter().position(|p| *p == id)) {
             Some(at) if local => {
                 let request = self.open_prompts.remove(at).expect("position is in range");
                 self.event(ClientEvent::PromptLocalOnly { request });
             }
-            _ => self.event(ClientEvent::Frame { frame: value }),
+            _ => self.event(ClientEvent::Frame {
+                frame: AgentFrame::PromptResult(result),
+            }),
         }
     }
 
-    fn on_host_tool_call(&mut self, value: Value) {
-        let id = str_field(&value, "id");
-        self.host_calls.insert(id.clone());
-        self.event(ClientEvent::HostToolCall {
-            id,
-            tool_call_id: str_field(&value, "toolCallId"),
-            tool_name: str_field(&value, "toolName"),
-            arguments: value.get("arguments").cloned().unwrap_or(Value::Null),
-        });
-    }
-
-    fn on_ui_request(&mut self, now: Instant, value: Value) {
-        let id = str_field(&value, "id");
-        let method = str_field(&value, "method");
-        if method == "cancel" {
-            let target = str_field(&value, "targetId");
-            if self.dialogs.remove(&target).is_some() {
+    fn on_ui_request(&mut self, now: Instant, request: UiRequest) {
+        if let UiRequest::Cancel(cancel) = &request {
+            if self.dialogs.remove(&cancel.target_id).is_some() {
                 self.event(ClientEvent::UiWithdrawn {
-                    id: target,
+                    id: cancel.target_id.clone(),
                     timed_out: false,
                 });
             }
             return;
         }
-        if DIALOGS.contains(&method.as_str()) {
-            // The agent takes the default when the timeout passes; the dialog closes then.
-            let deadline = value
-                .get("timeout")
-                .and_then(Value::as_f64)
+        let timeout = match &request {
+            UiRequest::Select(r) => Some(&r.timeout),
+            UiRequest::Confirm(r) => Some(&r.timeout),
+            UiRequest::Input(r) => Some(&r.timeout),
+            UiRequest::Editor(r) => Some(&r.timeout),
+            _ => None,
+        };
+        if let (Some(timeout), Some(id)) = (timeout, request.id()) {
+            // A dialog (HOST-06): the agent takes the default when the timeout passes; the
+            // dialog closes then.
+            let deadline = timeout
+                .as_ref()
+                .and_then(serde_json::Number::as_f64)
                 .filter(|ms| *ms >= 0.0 && ms.is_finite())
                 .map(|ms| now + Duration::from_millis(ms as u64));
-            self.dialogs.insert(id.clone(), deadline);
+            self.dialogs.insert(id.to_owned(), deadline);
         }
-        self.event(ClientEvent::UiRequest {
-            id,
-            method,
-            frame: value,
-        });
+        self.event(ClientEvent::UiRequest(request));
     }
 }
 
-fn str_field(value: &Value, key: &str) -> String {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+/// The numbers a ready frame offers (FRAME-03).
+#[derive(Debug, Default)]
+struct Offer {
+    v2: bool,
+    max_frame_bytes: Option<f64>,
+    max_reassembled_frame_bytes: Option<f64>,
 }
 
 /// A response's data, or its failure with the typed code (CALL-08).
-fn response_outcome(value: &Value) -> Result<Value, CommandFailure> {
-    if value.get("success") == Some(&Value::Bool(true)) {
-        return Ok(value.get("data").cloned().unwrap_or(Value::Null));
+fn response_outcome(response: &Response) -> Result<ResponseData, CommandFailure> {
+    if response.success {
+        return Ok(response
+            .data
+            .clone()
+            .unwrap_or(ResponseData::Other(Value::Null)));
     }
     Err(CommandFailure {
-        error: value
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown error")
-            .to_owned(),
-        code: value.get("code").and_then(Value::as_str).map(str::to_owned),
+        error: response
+            .error
+            .clone()
+            .unwrap_or_else(|| "unknown error".to_owned()),
+        code: response.code.clone(),
     })
+}
+
+/// A `response` frame whose members the wire model could not type (a data payload of
+/// another shape, a `success` that is not a boolean, …), read as the reference client reads
+/// it: the data kept as sent, anything but `success: true` a failure.
+fn lenient_response(value: Value) -> Response {
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    let success = value.get("success") == Some(&Value::Bool(true));
+    let mut response = Response {
+        id: text("id"),
+        command: text("command").unwrap_or_default(),
+        success,
+        data: value.get("data").cloned().map(ResponseData::Other),
+        error: text("error"),
+        code: text("code").map(|c| ErrorCode::from_wire(&c)),
+        ..Response::default()
+    };
+    if let Value::Object(members) = value {
+        response.extra = members
+            .into_iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "id" | "type" | "command" | "success" | "data" | "error" | "code"
+                )
+            })
+            .collect();
+    }
+    response
 }

@@ -41,49 +41,34 @@ pub mod fuzzing;
 mod history;
 mod host;
 mod inbound;
+mod input;
 mod record;
 mod requests;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
-use serde_json::{Map, Value};
-
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
-pub use driven::{Driven, Work};
+pub use driven::{Answer, Answered, Driven, Work};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use history::HISTORY_PAGE_LIMIT;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
-pub use record::{abbreviate_str, fnv1a64, normalize, RecordedInput, Recorder, ABBREVIATE_OVER};
-pub use requests::{HostRequestKind, HostToolCall, HostUriRequest, UiRequest};
+pub use input::Input;
+pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};
+pub use requests::HostRequestKind;
 
 use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};
+pub use crate::wire::StreamingBehavior;
+use crate::wire::{
+    Command, HostFrame, HostToolDefinition, HostToolResult, HostToolUpdate, HostUriResult,
+    HostUriSchemeDefinition, Prompt, SetHostTools, SetHostUriSchemes, ToolResult, UiResponse,
+};
 use history::Walk;
 
 /// How long after stdout ends the client waits for the exit status before closing.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// Whether a prompt sent while the agent streams steers the current run or follows it
-/// (CALL-04).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamingBehavior {
-    /// Delivered into the current run.
-    Steer,
-    /// Queued until the current run ends.
-    FollowUp,
-}
-
-impl StreamingBehavior {
-    /// The wire value: `steer` or `followUp`.
-    pub fn wire(self) -> &'static str {
-        match self {
-            StreamingBehavior::Steer => "steer",
-            StreamingBehavior::FollowUp => "followUp",
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
@@ -216,28 +201,24 @@ impl Client {
         self.pending.len() + self.walks.len()
     }
 
-    /// Sends a command: a JSON object with a string `type` and the command's fields. Sent at
-    /// once (CALL-05), or held until the session is ready. The response arrives as
-    /// [`ClientEvent::Response`] with the returned id (CALL-01).
-    pub fn send(&mut self, now: Instant, command: Value) -> Result<RequestId, ClientError> {
+    /// Sends a command, typed by the wire model; a command this version does not know goes as
+    /// [`Command::other`] (CALL-06). Sent at once (CALL-05), or held until the session is
+    /// ready. The response arrives as [`ClientEvent::Response`] with the returned id (CALL-01),
+    /// its data typed by the command.
+    pub fn send(&mut self, now: Instant, command: Command) -> Result<RequestId, ClientError> {
         let _ = now;
         if self.phase == Phase::Closed {
             return Err(ClientError::Closed);
         }
-        let Value::Object(fields) = command else {
+        if command.type_name().is_empty() {
             return Err(ClientError::InvalidCommand);
-        };
-        let Some(kind) = fields
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            return Err(ClientError::InvalidCommand);
-        };
-        if kind == "prompt" && self.streaming && !fields.contains_key("streamingBehavior") {
-            return Err(ClientError::StreamingBehaviorRequired);
         }
-        Ok(self.request(fields, kind, Purpose::App))
+        if let Command::Prompt(prompt) = &command {
+            if self.streaming && prompt.streaming_behavior.is_none() {
+                return Err(ClientError::StreamingBehaviorRequired);
+            }
+        }
+        Ok(self.request(command, Purpose::App))
     }
 
     /// Sends a prompt (CALL-03, CALL-04). While the agent streams, `behavior` must be given.
@@ -247,37 +228,37 @@ impl Client {
         message: &str,
         behavior: Option<StreamingBehavior>,
     ) -> Result<RequestId, ClientError> {
-        let mut command = serde_json::json!({"type": "prompt", "message": message});
-        if let Some(b) = behavior {
-            command["streamingBehavior"] = Value::from(b.wire());
-        }
-        self.send(now, command)
+        self.send(
+            now,
+            Command::Prompt(Prompt {
+                message: message.to_owned(),
+                streaming_behavior: behavior,
+                ..Prompt::default()
+            }),
+        )
     }
 
     /// Replaces the host-owned tools (HOST-01), after checking them as the agent will.
     pub fn set_host_tools(
         &mut self,
         now: Instant,
-        tools: &[Value],
+        tools: &[HostToolDefinition],
     ) -> Result<RequestId, ClientError> {
-        let tools = normalize_host_tools(tools).map_err(ClientError::InvalidHostTool)?;
-        self.send(
-            now,
-            serde_json::json!({"type": "set_host_tools", "tools": tools}),
-        )
+        let tools = host::checked_host_tools(tools).map_err(ClientError::InvalidHostTool)?;
+        self.send(now, Command::SetHostTools(SetHostTools { tools, ..Default::default() }))
     }
 
     /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
     pub fn set_host_uri_schemes(
         &mut self,
         now: Instant,
-        schemes: &[Value],
+        schemes: &[HostUriSchemeDefinition],
     ) -> Result<RequestId, ClientError> {
         let schemes =
-            normalize_host_uri_schemes(schemes).map_err(ClientError::InvalidHostUriScheme)?;
+            host::checked_host_uri_schemes(schemes).map_err(ClientError::InvalidHostUriScheme)?;
         self.send(
             now,
-            serde_json::json!({"type": "set_host_uri_schemes", "schemes": schemes}),
+            Command::SetHostUriSchemes(SetHostUriSchemes { schemes, ..Default::default() }),
         )
     }
 
@@ -300,65 +281,65 @@ impl Client {
 
     /// Sends a partial result for an open host tool call (HOST-02). Returns false, sending
     /// nothing, when the call is not open (cancelled, finished or unknown: HOST-03).
-    pub fn host_tool_update(&mut self, now: Instant, id: &str, partial_result: Value) -> bool {
+    pub fn host_tool_update(&mut self, now: Instant, id: &str, partial_result: ToolResult) -> bool {
         let _ = now;
         if !self.host_calls.contains(id) {
             return false;
         }
-        self.write_frame(serde_json::json!({"type": "host_tool_update", "id": id, "partialResult": partial_result}));
+        self.write_frame(&HostFrame::HostToolUpdate(HostToolUpdate {
+            id: id.to_owned(),
+            partial_result,
+            ..Default::default()
+        }));
         true
     }
 
-    /// Sends the result of an open host tool call and closes it (HOST-02). Returns false,
-    /// sending nothing, for a call that is not open (HOST-03).
+    /// Sends the result of an open host tool call and closes it (HOST-02); `is_error` rejects
+    /// the call with the result's text. Returns false, sending nothing, for a call that is not
+    /// open (HOST-03).
     pub fn host_tool_result(
         &mut self,
         now: Instant,
         id: &str,
-        result: Value,
+        result: ToolResult,
         is_error: bool,
     ) -> bool {
         let _ = now;
         if !self.host_calls.remove(id) {
             return false;
         }
-        let mut frame = serde_json::json!({"type": "host_tool_result", "id": id, "result": result});
-        if is_error {
-            frame["isError"] = Value::Bool(true);
-        }
-        self.write_frame(frame);
+        let is_error = is_error.then_some(true);
+        self.write_frame(&HostFrame::HostToolResult(HostToolResult {
+            id: id.to_owned(),
+            result,
+            is_error,
+            ..Default::default()
+        }));
         true
     }
 
-    /// Answers an open host URI request (HOST-05) with the fields of `host_uri_result`
-    /// (`content`, `contentType`, `notes`, `immutable`, `isError`, `error`). Returns false,
-    /// sending nothing, for a request that is not open.
-    pub fn host_uri_result(&mut self, now: Instant, id: &str, fields: Map<String, Value>) -> bool {
+    /// Answers an open host URI request (HOST-05); the answer's `id` is set to `id`. Returns
+    /// false, sending nothing, for a request that is not open.
+    pub fn host_uri_result(&mut self, now: Instant, id: &str, mut result: HostUriResult) -> bool {
         let _ = now;
         if !self.host_uri_requests.remove(id) {
             return false;
         }
-        let mut frame = Map::new();
-        frame.insert("type".into(), "host_uri_result".into());
-        frame.insert("id".into(), id.into());
-        frame.extend(fields.into_iter().filter(|(k, _)| k != "type" && k != "id"));
-        self.write_frame(Value::Object(frame));
+        result.id = id.to_owned();
+        self.write_frame(&HostFrame::HostUriResult(result));
         true
     }
 
     /// Answers an open extension UI dialog (HOST-06) with `{value}`, `{confirmed}` or
-    /// `{cancelled: true}`. Returns false, sending nothing, for a dialog that is not open
-    /// (answered, withdrawn, timed out, or unknown).
-    pub fn ui_respond(&mut self, now: Instant, id: &str, answer: Map<String, Value>) -> bool {
+    /// `{cancelled: true}`; the answer's `id` is set to `id`. Returns false, sending nothing,
+    /// for a dialog that is not open (answered, withdrawn, timed out, or unknown).
+    pub fn ui_respond(&mut self, now: Instant, id: &str, mut answer: UiResponse) -> bool {
         let _ = now;
         if self.dialogs.remove(id).is_none() {
             return false;
         }
-        let mut frame = Map::new();
-        frame.insert("type".into(), "extension_ui_response".into());
-        frame.insert("id".into(), id.into());
-        frame.extend(answer.into_iter().filter(|(k, _)| k != "type" && k != "id"));
-        self.write_frame(Value::Object(frame));
+        answer.id = id.to_owned();
+        self.write_frame(&HostFrame::ExtensionUiResponse(answer));
         true
     }
 
@@ -495,36 +476,11 @@ impl Client {
     }
 
     /// Registers and writes (or holds) a request of the application or the client.
-    fn request(&mut self, fields: Map<String, Value>, kind: String, purpose: Purpose) -> RequestId {
+    fn request(&mut self, command: Command, purpose: Purpose) -> RequestId {
         let id = self.new_id();
-        self.send_as(id, fields, kind, purpose);
-        id
-    }
-
-    fn issue(&mut self, command: Value, purpose: Purpose) -> RequestId {
-        let Value::Object(fields) = command else {
-            unreachable!("commands built here are objects")
-        };
-        let kind = fields
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        self.request(fields, kind, purpose)
-    }
-
-    fn send_as(
-        &mut self,
-        id: RequestId,
-        fields: Map<String, Value>,
-        kind: String,
-        purpose: Purpose,
-    ) {
-        let mut frame = Map::new();
-        frame.insert("id".into(), Value::String(id.wire()));
-        frame.extend(fields.into_iter().filter(|(k, _)| k != "id"));
-        let mut line = serde_json::to_vec(&frame).expect("a JSON object serialises");
+        let mut line = command.to_vec_with_id(Some(&id.wire()));
         line.push(b'\n');
+        let kind = command.type_name().to_owned();
         let held = matches!(
             self.phase,
             Phase::AwaitingReady { .. } | Phase::Negotiating { .. }
@@ -541,13 +497,14 @@ impl Client {
                 purpose,
             },
         );
+        id
     }
 
-    fn write_frame(&mut self, frame: Value) {
+    fn write_frame(&mut self, frame: &HostFrame) {
         if self.phase == Phase::Closed {
             return;
         }
-        let mut line = serde_json::to_vec(&frame).expect("a JSON value serialises");
+        let mut line = frame.to_vec();
         line.push(b'\n');
         self.actions.push_back(Action::Write { bytes: line });
     }
@@ -582,12 +539,12 @@ impl Client {
                 .walks
                 .get(&walk)
                 .map_or(self.config.history_page_limit, Walk::limit);
-            self.issue(
+            self.request(
                 history::page_command(None, limit),
                 Purpose::HistoryPage(walk),
             );
         } else {
-            self.issue(history::legacy_command(), Purpose::HistoryLegacy(walk));
+            self.request(history::legacy_command(), Purpose::HistoryLegacy(walk));
         }
     }
 

@@ -1,7 +1,8 @@
 //! Recording a session as a conformance transcript, while it runs.
 //!
-//! A driver that records hands every input it gives the [`Client`](super::Client) to
-//! [`Recorder::step`], with the actions the client produced for it, and writes
+//! A driver that records hands every [`Input`] it gives the [`Client`](super::Client) to
+//! [`Recorder::step`] (the [`Driven`](super::Driven) bookkeeping does this itself), with the
+//! actions the client produced for it, and writes
 //! [`Recorder::take`] to a file from time to time. The result is the transcript format of
 //! `conformance/transcripts/README.md`: a header line, then one line per step with its time
 //! in milliseconds, its input, what a call returned, and the actions expected. Replaying it
@@ -9,62 +10,9 @@
 
 use std::time::Instant;
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::{Action, Call, ClientConfig, ExitStatus};
-
-/// One input to the client, as a transcript step records it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RecordedInput<'a> {
-    /// Bytes read from the agent's stdout.
-    Stdout(&'a [u8]),
-    /// Bytes read from the agent's stderr.
-    Stderr(&'a [u8]),
-    /// The end of the agent's stdout.
-    Eof,
-    /// The agent's exit.
-    Exit(ExitStatus, &'a [u8]),
-    /// `handle_timeout`.
-    Timer,
-    /// A call of the application.
-    Call(&'a Call),
-}
-
-fn bytes_field(out: &mut Map<String, Value>, name: &str, bytes: &[u8]) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => out.insert(name.into(), Value::String(text.into())),
-        Err(_) => out.insert(format!("{name}_b64"), Value::String(STANDARD.encode(bytes))),
-    };
-}
-
-impl RecordedInput<'_> {
-    fn write(&self, step: &mut Map<String, Value>) {
-        match self {
-            RecordedInput::Stdout(b) => bytes_field(step, "stdout", b),
-            RecordedInput::Stderr(b) => bytes_field(step, "stderr", b),
-            RecordedInput::Eof => {
-                step.insert("eof".into(), Value::Bool(true));
-            }
-            RecordedInput::Exit(status, tail) => {
-                let status = match status {
-                    ExitStatus::Code(c) => json!({"code": c}),
-                    ExitStatus::Signal(s) => json!({"signal": s}),
-                    ExitStatus::Unknown => json!("unknown"),
-                };
-                step.insert("exit".into(), status);
-                if !tail.is_empty() {
-                    step.insert("stderr_tail".into(), String::from_utf8_lossy(tail).into());
-                }
-            }
-            RecordedInput::Timer => {
-                step.insert("timer".into(), Value::Bool(true));
-            }
-            RecordedInput::Call(call) => call.write(step),
-        }
-    }
-}
+use super::{Action, ClientConfig, Input};
 
 /// Strings longer than this many bytes are abbreviated in a transcript's expected actions.
 pub const ABBREVIATE_OVER: usize = 4096;
@@ -144,7 +92,7 @@ impl Recorder {
     pub fn step(
         &mut self,
         now: Instant,
-        input: &RecordedInput<'_>,
+        input: &Input<'_>,
         returns: Option<Value>,
         actions: &[Action],
     ) {
