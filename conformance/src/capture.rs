@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use musewire_core::client::{Action, Client, ClientEvent, ExitStatus, RequestId};
+use musewire_core::client::{Action, Client, ClientEvent, ExitStatus, Input, RequestId};
 use serde_json::{json, Map, Value};
 
 use crate::transcript::{ConfigSpec, Header, Role};
@@ -196,7 +196,9 @@ impl Recorder {
         )?;
         // The call alone: the recorder drains (and writes) below.
         let returns = match &steps[0].input {
-            crate::transcript::Input::Call(call) => self.client.call(now, call.clone()).to_json(),
+            crate::transcript::Input::Call(call) => {
+                self.client.handle(now, Input::Call(call.clone())).to_json()
+            }
             _ => return Err("not a call".into()),
         };
         let mut ordered = Map::new();
@@ -259,7 +261,7 @@ impl Recorder {
         let at = self.ms(t);
         match read {
             Chunk::Stdout(bytes) => {
-                self.client.handle_stdout(t, &bytes);
+                self.client.handle(t, Input::stdout(&bytes));
                 let pending = self.pending_stdout.get_or_insert((at, Vec::new()));
                 pending.0 = at;
                 pending.1.extend_from_slice(&bytes);
@@ -272,13 +274,13 @@ impl Recorder {
             }
             Chunk::Stderr(bytes) => {
                 self.flush_stdout();
-                self.client.handle_stderr(t, &bytes);
+                self.client.handle(t, Input::stderr(&bytes));
                 self.steps.push(Recorded::Stderr(at, bytes));
             }
             Chunk::StdoutEof => {
                 self.flush_stdout();
                 self.stdout_ended = true;
-                self.client.handle_stdout_eof(t);
+                self.client.handle(t, Input::StdoutEnd);
                 let mut step = Map::new();
                 step.insert("at".into(), at.into());
                 step.insert("eof".into(), true.into());
@@ -322,7 +324,7 @@ impl Recorder {
                     .map_or(ExitStatus::Unknown, ExitStatus::Signal)
             }
         };
-        self.client.handle_exit(now, exit, b"");
+        self.client.handle(now, Input::exit(exit));
         let mut step = Map::new();
         step.insert("at".into(), self.ms(now).into());
         step.insert(

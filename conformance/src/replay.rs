@@ -7,7 +7,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::Agent;
-use musewire_core::client::Client;
+use musewire_core::client::{self, Client};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -106,32 +106,17 @@ impl Session {
         let wrong = || format!("input {input:?} does not fit this role");
         let (returns, actions) = match &mut self.core {
             Core::Client(c) => {
+                // Every input goes through `Client::handle`, as in a driver.
                 let returns = match input {
                     Input::Stdout(bytes) => {
-                        in_reads(bytes, cuts, |b| c.handle_stdout(now, b));
+                        in_reads(bytes, cuts, |b| {
+                            c.handle(now, client::Input::stdout(b));
+                        });
                         None
                     }
-                    Input::Stderr(bytes) => {
-                        c.handle_stderr(now, bytes);
-                        None
-                    }
-                    Input::Eof => {
-                        c.handle_stdout_eof(now);
-                        None
-                    }
-                    Input::Exit {
-                        status,
-                        stderr_tail,
-                    } => {
-                        c.handle_exit(now, *status, stderr_tail);
-                        None
-                    }
-                    Input::Timer => {
-                        c.handle_timeout(now);
-                        None
-                    }
-                    Input::Call(call) => c.call(now, call.clone()).to_json(),
-                    Input::Stdin(_) | Input::AgentCall(_) => return Err(wrong()),
+                    other => c
+                        .handle(now, other.to_client().ok_or_else(wrong)?)
+                        .to_json(),
                 };
                 (returns, drain(|| c.poll_action()))
             }

@@ -15,14 +15,14 @@
 //! the core after the input, each as its `serde_json` serialisation. A call that returns a
 //! value also has `returns`. The inputs of a client transcript:
 //!
-//! | input | what the replayer does |
+//! | input | what the replayer hands to `Client::handle` ([`Input::to_client`]) |
 //! |---|---|
-//! | `"stdout": TEXT`, `"stdout_b64": B64`, `"stdout_file": PATH` | `handle_stdout` with those bytes (`PATH` relative to the transcript's directory, raw bytes) |
-//! | `"stderr": TEXT`, `"stderr_b64": B64` | `handle_stderr` |
-//! | `"eof": true` | `handle_stdout_eof` |
-//! | `"exit": {"code": N}` / `{"signal": N}` / `"unknown"`, optional `"stderr_tail": TEXT` | `handle_exit` |
-//! | `"timer": true` | `handle_timeout` at `at` |
-//! | `"call": NAME` with its arguments | the application's call, below |
+//! | `"stdout": TEXT`, `"stdout_b64": B64`, `"stdout_file": PATH` | `Input::Stdout` with those bytes (`PATH` relative to the transcript's directory, raw bytes) |
+//! | `"stderr": TEXT`, `"stderr_b64": B64` | `Input::Stderr` |
+//! | `"eof": true` | `Input::StdoutEnd` |
+//! | `"exit": {"code": N}` / `{"signal": N}` / `"unknown"`, optional `"stderr_tail": TEXT` | `Input::Exit` |
+//! | `"timer": true` | `Input::Timeout` at `at` |
+//! | `"call": NAME` with its arguments | `Input::Call`: the application's call, below |
 //!
 //! Calls: `send {command}`, `prompt {message, behavior?: "steer"|"followUp"}`, `read_history`,
 //! `set_host_tools {tools}`, `set_host_uri_schemes {schemes}` return `{"ok": REQUEST_ID}` or
@@ -50,13 +50,14 @@
 //! [`AgentConfig`] fields, all optional: `max_input_line_bytes`, `unknown_commands`
 //! (`"reject"` or `"deliver"`).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use musewire_core::agent::{AgentCall, AgentConfig, UnknownCommands};
-use musewire_core::client::{Call, ClientConfig, ExitStatus};
+use musewire_core::client::{self, Call, ClientConfig, ExitStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -237,6 +238,24 @@ impl Input {
             Input::Stdout(bytes) | Input::Stdin(bytes) => Some(bytes),
             _ => None,
         }
+    }
+
+    /// The input as a [`Client`](musewire_core::client::Client) takes it, for
+    /// [`Client::handle`](musewire_core::client::Client::handle) (stdout in one read, bytes
+    /// borrowed); `None` for an input of the agent role.
+    pub fn to_client(&self) -> Option<client::Input<'_>> {
+        Some(match self {
+            Input::Stdout(bytes) => client::Input::stdout(bytes),
+            Input::Stderr(bytes) => client::Input::stderr(bytes),
+            Input::Eof => client::Input::StdoutEnd,
+            Input::Exit {
+                status,
+                stderr_tail,
+            } => client::Input::Exit(*status, Cow::Borrowed(stderr_tail)),
+            Input::Timer => client::Input::Timeout,
+            Input::Call(call) => client::Input::Call(call.clone()),
+            Input::Stdin(_) | Input::AgentCall(_) => return None,
+        })
     }
 }
 

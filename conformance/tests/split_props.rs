@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use musewire_conformance::replay::{self, Outcome};
 use musewire_conformance::{transcript, transcript_files, transcripts_dir};
-use musewire_core::client::{Action, Client, ClientConfig};
+use musewire_core::client::{commands, Action, Call, Client, ClientConfig, ExitStatus, Input};
 use musewire_core::frame::{FrameEncoder, ProtocolVersion};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -192,17 +192,18 @@ fn agent_stdout(outs: &[Out], negotiate: bool) -> Vec<u8> {
 fn session(stdout: &[u8], cut_at: &[usize]) -> Vec<Value> {
     let now = Instant::now();
     let mut client = Client::new(ClientConfig::default(), now);
-    client.send(now, json!({"type": "get_state"})).unwrap();
+    let sent = client.handle(now, Input::Call(Call::Send(commands::get_state())));
+    assert!(sent.request().is_some(), "{sent:?}");
     let mut actions: Vec<Action> = Vec::new();
     let mut from = 0;
     for &to in cut_at.iter().chain(std::iter::once(&stdout.len())) {
         let to = to.clamp(from, stdout.len());
-        client.handle_stdout(now, &stdout[from..to]);
+        client.handle(now, Input::stdout(&stdout[from..to]));
         from = to;
         actions.extend(std::iter::from_fn(|| client.poll_action()));
     }
-    client.handle_stdout_eof(now);
-    client.handle_exit(now, musewire_core::client::ExitStatus::Code(0), b"");
+    client.handle(now, Input::StdoutEnd);
+    client.handle(now, Input::exit(ExitStatus::Code(0)));
     actions.extend(std::iter::from_fn(|| client.poll_action()));
     actions
         .iter()

@@ -7,14 +7,65 @@
 //!
 //! ## The run-loop contract
 //!
-//! Every state machine of this crate has the same shape. Input goes in through
-//! `handle_*` methods (bytes read, end of input, a timer), each given the
-//! current time when time matters; work comes out of `poll_*` methods. After
-//! every input the driver drains the poll method to `None` and performs each
-//! item in order (write these bytes, print this frame), then waits for the
-//! next input. The same inputs always give the same outputs, byte for byte.
+//! Every state machine of this crate ([`client::Client`], [`agent::Agent`], and the framing
+//! layer under them) has one shape, and every driver runs it the same way:
 //!
-//! The framing layer ([`frame`]) already follows it:
+//! 1. **One input at a time.** Everything the machine learns arrives as one input enum
+//!    through one method with the current time: [`client::Client::handle`] takes a
+//!    [`client::Input`] (bytes read from the agent's stdout or stderr, the end of stdout, the
+//!    agent's exit, a timer, or a call of the application).
+//! 2. **Then drain.** After every input the driver calls `poll_action` until it returns
+//!    `None`, and performs each action in order (write these bytes, give this event to the
+//!    application, stop the agent). Actions own their data.
+//! 3. **Then read the timer.** Only after draining, the driver reads `poll_timeout` and
+//!    sleeps until the earliest of that instant and the next readiness. When the instant has
+//!    come it hands in the timer input (`Input::Timeout`), and drains again.
+//!
+//! **The time rule:** the core never reads a clock. The driver passes `now` with every input,
+//! from a monotonic clock ([`std::time::Instant`]), and `now` never goes backwards; a timer
+//! input whose deadline has not come changes nothing. The same inputs at the same times give
+//! the same actions, byte for byte, which is what lets a recorded session (its inputs) replay
+//! as a conformance transcript.
+//!
+//! A complete loop over an in-memory agent (a real driver reads pipes instead):
+//!
+//! ```
+//! use std::time::Instant;
+//! use musewire_core::client::{Action, Call, Client, ClientEvent, Input};
+//!
+//! let mut client = Client::new(Default::default(), Instant::now());
+//! // What the agent will write, one read at a time (a v1-only agent: no v2 offered).
+//! let mut reads: Vec<&[u8]> = vec![
+//!     b"{\"type\":\"ready\",\"protocolVersion\":1,\"supportedProtocolVersions\":[1]}\n",
+//!     b"{\"id\":\"req_1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}\n",
+//!     b"{\"type\":\"agent_start\"}\n{\"type\":\"agent_end\",\"messages\":[]}\n",
+//! ];
+//! reads.reverse();
+//! let mut input = Input::Call(Call::Prompt("hello".into(), None));
+//! let mut written = Vec::new();
+//! let mut finished = false;
+//! loop {
+//!     // 1. One input, with the time.
+//!     client.handle(Instant::now(), input);
+//!     // 2. Drain every action, in order.
+//!     while let Some(action) = client.poll_action() {
+//!         match action {
+//!             Action::Write { bytes } => written.extend(bytes),
+//!             Action::Event(ClientEvent::TurnFinished) => finished = true,
+//!             Action::Event(_) | Action::StopAgent => {}
+//!         }
+//!     }
+//!     // 3. Wait for the next readiness or `client.poll_timeout()`, whichever comes first.
+//!     input = match reads.pop() {
+//!         Some(bytes) => Input::stdout(bytes),
+//!         None => break,
+//!     };
+//! }
+//! assert!(finished);
+//! assert_eq!(written, b"{\"id\":\"req_1\",\"type\":\"prompt\",\"message\":\"hello\"}\n");
+//! ```
+//!
+//! The framing layer ([`frame`]) follows the same contract on its own:
 //!
 //! ```
 //! use musewire_core::frame::{StreamDecoder, DecodeEvent};

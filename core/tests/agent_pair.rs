@@ -11,10 +11,19 @@ use musewire_core::agent::{
     Agent, AgentAction, AgentConfig, AgentEvent, DialogOutcome, HostUriOperation, PageSource,
     RequestId as AgentRequest,
 };
-use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, HistorySource};
+use musewire_core::client::{commands, Action, Client, ClientConfig, ClientEvent, HistorySource};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{Command, SelectRequest, UiRequest};
-use serde_json::{json, Map, Value};
+use musewire_core::wire::{
+    Command, HostToolCall, HostUriRequest, HostUriResult, ResponseData, SelectRequest, UiRequest,
+    UiResponse,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+/// A wire value written as JSON (a host tool definition, a tool result, …).
+fn wire<T: DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("the test's value has the wire model's shape")
+}
 
 struct Pair {
     client: Client,
@@ -149,7 +158,10 @@ impl Pair {
         std::mem::take(&mut self.agent_events)
     }
 
-    fn response(&mut self, request: musewire_core::client::RequestId) -> Result<Value, String> {
+    fn response(
+        &mut self,
+        request: musewire_core::client::RequestId,
+    ) -> Result<ResponseData, String> {
         self.client_events
             .iter()
             .find_map(|e| match e {
@@ -163,19 +175,31 @@ impl Pair {
             .expect("answered")
     }
 
+    /// The history read, its messages serialised back to JSON.
     fn history_result(&mut self) -> (HistorySource, Result<Vec<Value>, String>) {
         self.client_events
             .iter()
             .find_map(|e| match e {
                 ClientEvent::History {
                     source, outcome, ..
-                } => Some((*source, outcome.clone().map_err(|f| f.error))),
+                } => Some((
+                    *source,
+                    outcome
+                        .as_ref()
+                        .map(|messages| messages.iter().map(to_json).collect())
+                        .map_err(|f| f.error.clone()),
+                )),
                 _ => None,
             })
             .expect("a history result")
     }
 }
 
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("a wire value serialises")
+}
+
+/// `n` user and assistant messages of varied sizes (a few over 1 MiB).
 fn varied_history(n: usize) -> Vec<Value> {
     (0..n)
         .map(|i| {
@@ -184,7 +208,12 @@ fn varied_history(n: usize) -> Vec<Value> {
                 7 => 1_200_000,
                 _ => (i * 37) % 2000,
             };
-            json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "i": i, "content": "c".repeat(size)})
+            let text = "c".repeat(size);
+            if i % 2 == 0 {
+                json!({"role": "user", "i": i, "content": text})
+            } else {
+                json!({"role": "assistant", "i": i, "content": [{"type": "text", "text": text}]})
+            }
         })
         .collect()
 }
@@ -200,21 +229,20 @@ fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
     pair.history = vec![json!({"role": "user", "content": "z".repeat(3 << 20)})];
     let request = pair
         .client
-        .send(pair.now, json!({"type": "get_messages"}))
+        .send(pair.now, Command::GetMessages(Default::default()))
         .unwrap();
     pair.drive();
-    let data = pair.response(request).unwrap();
-    assert!(data["messages"] == json!(pair.history), "the whole history");
+    let Ok(ResponseData::Messages(data)) = pair.response(request) else {
+        panic!("typed get_messages data")
+    };
+    assert!(
+        to_json(&data.messages) == json!(pair.history),
+        "the whole history"
+    );
     assert!(pair.chunk_lines >= 12, "sent as rpc_chunk lines");
     // CALL-01 across the pair: a bash answered after a later command.
-    let bash = pair
-        .client
-        .send(pair.now, json!({"type": "bash", "command": "true"}))
-        .unwrap();
-    let state = pair
-        .client
-        .send(pair.now, json!({"type": "get_state"}))
-        .unwrap();
+    let bash = pair.client.send(pair.now, commands::bash("true")).unwrap();
+    let state = pair.client.send(pair.now, commands::get_state()).unwrap();
     pair.drive();
     assert!(pair.response(state).is_ok());
     let held = pair.held_bash.pop().unwrap();
@@ -226,7 +254,9 @@ fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
         )
         .unwrap();
     pair.drive();
-    assert_eq!(pair.response(bash).unwrap()["exitCode"], 0);
+    let data = pair.response(bash).unwrap();
+    assert!(matches!(data, ResponseData::Bash(_)), "{data:?}");
+    assert_eq!(to_json(&data)["exitCode"], 0);
 }
 
 #[test]
@@ -270,14 +300,14 @@ fn page_07_pair_busy_or_stale_pages_fall_back_to_get_messages() {
 #[test]
 fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
     let mut pair = Pair::new();
-    let tools =
-        [json!({"name": "lookup", "description": "Look up", "parameters": {"type": "object"}})];
+    let tools = [wire(
+        json!({"name": "lookup", "description": "Look up", "parameters": {"type": "object"}}),
+    )];
     let set = pair.client.set_host_tools(pair.now, &tools).unwrap();
     pair.drive();
-    assert_eq!(
-        pair.response(set).unwrap(),
-        json!({"toolNames": ["lookup"]})
-    );
+    let data = pair.response(set).unwrap();
+    assert!(matches!(data, ResponseData::HostTools(_)), "{data:?}");
+    assert_eq!(to_json(&data), json!({"toolNames": ["lookup"]}));
     assert!(
         matches!(&pair.take_agent_events()[..], [AgentEvent::HostToolsChanged { tools }] if tools[0].name == "lookup")
     );
@@ -287,12 +317,12 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
         .unwrap();
     pair.drive();
     let events = pair.take_client_events();
-    let Some(ClientEvent::HostToolCall {
+    let Some(ClientEvent::HostToolCall(HostToolCall {
         id,
         tool_name,
         arguments,
         ..
-    }) = events.last()
+    })) = events.last()
     else {
         panic!("{events:?}")
     };
@@ -304,12 +334,12 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
     assert!(pair.client.host_tool_update(
         pair.now,
         &id,
-        json!({"content": [{"type": "text", "text": "…"}]})
+        wire(json!({"content": [{"type": "text", "text": "…"}]}))
     ));
     assert!(pair.client.host_tool_result(
         pair.now,
         &id,
-        json!({"content": [{"type": "text", "text": "no such row"}]}),
+        wire(json!({"content": [{"type": "text", "text": "no such row"}]})),
         true
     ));
     pair.drive();
@@ -338,9 +368,12 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
     assert!(
         matches!(events.last(), Some(ClientEvent::HostToolCancelled { id }) if *id == call.wire())
     );
-    assert!(!pair
-        .client
-        .host_tool_result(pair.now, &call.wire(), json!({"content": []}), false));
+    assert!(!pair.client.host_tool_result(
+        pair.now,
+        &call.wire(),
+        wire(json!({"content": []})),
+        false
+    ));
 }
 
 #[test]
@@ -348,10 +381,15 @@ fn host_04_05_pair_host_uris_are_read_and_written() {
     let mut pair = Pair::new();
     let set = pair
         .client
-        .set_host_uri_schemes(pair.now, &[json!({"scheme": "Notes", "writable": true})])
+        .set_host_uri_schemes(
+            pair.now,
+            &[wire(json!({"scheme": "Notes", "writable": true}))],
+        )
         .unwrap();
     pair.drive();
-    assert_eq!(pair.response(set).unwrap(), json!({"schemes": ["notes"]}));
+    let data = pair.response(set).unwrap();
+    assert!(matches!(data, ResponseData::HostUriSchemes(_)), "{data:?}");
+    assert_eq!(to_json(&data), json!({"schemes": ["notes"]}));
     pair.take_agent_events();
     let write = pair
         .agent
@@ -364,10 +402,12 @@ fn host_04_05_pair_host_uris_are_read_and_written() {
     pair.drive();
     let events = pair.take_client_events();
     assert!(
-        matches!(events.last(), Some(ClientEvent::HostUriRequest { operation, content: Some(c), .. }) if operation == "write" && c == "hello")
+        matches!(events.last(), Some(ClientEvent::HostUriRequest(HostUriRequest { operation, content: Some(c), .. })) if operation == "write" && c == "hello")
     );
-    let mut answer = Map::new();
-    answer.insert("content".into(), "ok".into());
+    let answer = HostUriResult {
+        content: Some("ok".into()),
+        ..Default::default()
+    };
     assert!(pair.client.host_uri_result(pair.now, &write.wire(), answer));
     pair.drive();
     let events = pair.take_agent_events();
@@ -390,13 +430,18 @@ fn host_06_pair_dialogs_are_answered_or_time_out_on_both_sides() {
     let dialog = pair.agent.ui_dialog(pair.now, select(None)).unwrap();
     pair.drive();
     let events = pair.take_client_events();
-    let Some(ClientEvent::UiRequest { id, method, .. }) = events.last() else {
+    let Some(ClientEvent::UiRequest(request)) = events.last() else {
         panic!("{events:?}")
     };
-    assert_eq!(method, "select");
-    let mut answer = Map::new();
-    answer.insert("value".into(), "b".into());
-    assert!(pair.client.ui_respond(pair.now, &id.clone(), answer));
+    assert_eq!(request.method(), Some("select"));
+    assert!(
+        matches!(request, UiRequest::Select(s) if s.options == ["a", "b"]),
+        "{request:?}"
+    );
+    let id = request.id().expect("a dialog has an id").to_owned();
+    assert!(pair
+        .client
+        .ui_respond(pair.now, &id, UiResponse::value(&id, "b")));
     pair.drive();
     let events = pair.take_agent_events();
     let [AgentEvent::DialogResolved { dialog: d, outcome }] = &events[..] else {
@@ -429,7 +474,9 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
     pair.client
         .set_host_tools(
             pair.now,
-            &[json!({"name": "t", "description": "d", "parameters": {}})],
+            &[wire(
+                json!({"name": "t", "description": "d", "parameters": {}}),
+            )],
         )
         .unwrap();
     pair.drive();

@@ -7,7 +7,7 @@ use musewire_core::agent::{
     Agent, AgentAction, AgentConfig, AgentError, AgentEvent, CommandFailure, UnknownCommands,
 };
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::Command;
+use musewire_core::wire::{Command, ErrorCode};
 use serde_json::{json, Value};
 
 #[test]
@@ -341,7 +341,7 @@ fn call_08_failures_carry_their_code_and_non_string_ids_are_echoed() {
             request,
             Err(CommandFailure {
                 error: "busy".into(),
-                code: Some("session_busy".into()),
+                code: Some(ErrorCode::SessionBusy),
             }),
         )
         .unwrap();

@@ -4,9 +4,24 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{Action, Client, ClientConfig, ClientEvent};
+use musewire_core::wire::Command;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub const READY_V2: &str = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864}"#;
+
+/// A command written as JSON, typed by the wire model (an unknown `type` gives
+/// `Command::Unknown`, CALL-06).
+pub fn cmd(command: Value) -> Command {
+    Command::from_value_with_id(command)
+        .expect("the test's command is a JSON object")
+        .1
+}
+
+/// A wire value written as JSON (a message, a host tool definition, a tool result, …).
+pub fn wire<T: DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("the test's value has the wire model's shape")
+}
 
 pub struct Harness {
     pub client: Client,

@@ -8,7 +8,11 @@ use musewire_core::client::{
     RequestId, SessionError, StreamingBehavior,
 };
 use musewire_core::frame::ProtocolVersion;
-use serde_json::{json, Map, Value};
+use musewire_core::wire::{
+    AgentFrame, AgentMessage, ErrorCode, HostToolCall, HostUriRequest, HostUriResult, ToolResult,
+    UiResponse,
+};
+use serde_json::{json, Value};
 
 fn response(id: &str, command: &str, data: Value) -> String {
     json!({"id": id, "type": "response", "command": command, "success": true, "data": data})
@@ -18,7 +22,10 @@ fn response(id: &str, command: &str, data: Value) -> String {
 #[test]
 fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
     let mut h = Harness::new(ClientConfig::default());
-    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let state = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     assert!(h.split().0.is_empty(), "held until ready");
     h.agent(READY_V2);
     let (written, events) = h.split();
@@ -26,7 +33,12 @@ fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
         written,
         vec![json!({"id": "req_2", "type": "negotiate_protocol", "protocolVersion": 2})]
     );
-    assert!(matches!(&events[..], [ClientEvent::Frame { frame }] if frame["type"] == "ready"));
+    assert!(matches!(
+        &events[..],
+        [ClientEvent::Frame {
+            frame: AgentFrame::Ready(_)
+        }]
+    ));
     h.agent(&response(
         "req_2",
         "negotiate_protocol",
@@ -81,14 +93,19 @@ fn frame_05_chunks_right_after_the_negotiation_response_in_the_same_read_are_rea
             protocol: ProtocolVersion::V2
         }
     );
-    assert!(matches!(&events[1], ClientEvent::Frame { frame } if frame["type"] == "message_end"));
+    assert!(
+        matches!(&events[1], ClientEvent::Frame { frame } if frame.type_name() == Some("message_end"))
+    );
 }
 
 #[test]
 fn frame_05_a_chunk_before_negotiation_is_fatal_and_fails_pending_requests() {
     let mut h = Harness::new(ClientConfig::default());
     h.agent(r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}"#);
-    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let state = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     h.drain();
     h.agent(r#"{"type":"rpc_chunk","chunkId":"rpc-1","index":0,"count":2,"byteLength":1048576,"data":"AAAA"}"#);
     let actions = h.drain();
@@ -112,7 +129,7 @@ fn frame_05_a_chunk_before_negotiation_is_fatal_and_fails_pending_requests() {
         ]
     );
     assert_eq!(
-        h.client.send(h.now, json!({"type": "get_state"})),
+        h.client.send(h.now, cmd(json!({"type": "get_state"}))),
         Err(ClientError::Closed)
     );
 }
@@ -136,7 +153,10 @@ fn frame_06_refused_negotiation_stays_v1() {
 fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
     // Either its first frame is something else…
     let mut h = Harness::new(ClientConfig::default());
-    let id = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let id = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     h.agent(r#"{"type":"agent_start"}"#);
     let (written, events) = h.split();
     assert_eq!(
@@ -148,7 +168,9 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
     assert_eq!(written, vec![json!({"id": id.wire(), "type": "get_state"})]);
     // …or the ready timeout passes.
     let mut h = Harness::new(ClientConfig::default());
-    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     assert_eq!(
         h.client.poll_timeout(),
         Some(h.start + std::time::Duration::from_secs(30))
@@ -171,9 +193,12 @@ fn call_01_responses_are_matched_on_id_not_order() {
     let mut h = Harness::v2();
     let bash = h
         .client
-        .send(h.now, json!({"type": "bash", "command": "sleep 1"}))
+        .send(h.now, cmd(json!({"type": "bash", "command": "sleep 1"})))
         .unwrap();
-    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let state = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     assert_ne!(bash, state);
     h.drain();
     h.agent(&response(
@@ -196,8 +221,14 @@ fn call_01_responses_are_matched_on_id_not_order() {
 #[test]
 fn call_02_idless_failures_match_the_one_pending_request_of_that_command() {
     let mut h = Harness::v1();
-    let unknown = h.client.send(h.now, json!({"type": "frobnicate"})).unwrap();
-    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let unknown = h
+        .client
+        .send(h.now, cmd(json!({"type": "frobnicate"})))
+        .unwrap();
+    let state = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     h.drain();
     h.agent(r#"{"type":"response","command":"frobnicate","success":false,"error":"Unknown command: frobnicate"}"#);
     let (_, events) = h.split();
@@ -217,9 +248,11 @@ fn call_02_idless_failures_match_the_one_pending_request_of_that_command() {
     let (_, events) = h.split();
     assert!(matches!(&events[..], [ClientEvent::Response { request, .. }] if *request == state));
     // …and with two pending, nothing is guessed: it is surfaced as unmatched.
-    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
     h.client
-        .send(h.now, json!({"type": "bash", "command": "x"}))
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
+    h.client
+        .send(h.now, cmd(json!({"type": "bash", "command": "x"})))
         .unwrap();
     h.drain();
     h.agent(r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: y"}"#);
@@ -263,7 +296,10 @@ fn call_03_prompt_acknowledgement_local_only_result_and_late_failure() {
             }
         }
     );
-    assert!(matches!(&events[2], ClientEvent::Frame { frame } if frame["type"] == "prompt_result"));
+    assert!(
+        matches!(&events[2], ClientEvent::Frame { frame: AgentFrame::PromptResult(r) }
+        if r.id.as_deref() == Some(local.wire().as_str()))
+    );
 }
 
 #[test]
@@ -287,10 +323,12 @@ fn call_04_prompt_while_streaming_must_choose_steer_or_follow_up() {
 fn call_05_abort_bash_is_sent_at_once_whatever_is_pending() {
     let mut h = Harness::v2();
     h.client
-        .send(h.now, json!({"type": "bash", "command": "sleep 100"}))
+        .send(h.now, cmd(json!({"type": "bash", "command": "sleep 100"})))
         .unwrap();
     h.drain();
-    h.client.send(h.now, json!({"type": "abort_bash"})).unwrap();
+    h.client
+        .send(h.now, cmd(json!({"type": "abort_bash"})))
+        .unwrap();
     let (written, _) = h.split();
     assert_eq!(written[0]["type"], "abort_bash");
 }
@@ -301,15 +339,28 @@ fn call_06_unknown_frames_and_fields_are_passed_on() {
     h.agent(r#"{"type":"from_the_future","x":[1,{"y":2}]}"#);
     h.agent(r#"{"type":"message_update","newField":true}"#);
     let (_, events) = h.split();
+    assert!(
+        matches!(
+            &events[0],
+            ClientEvent::Frame {
+                frame: AgentFrame::Unknown(_)
+            }
+        ),
+        "{events:?}"
+    );
+    // Passed on as received: each re-serialises to the frame the agent wrote.
+    let frames: Vec<Value> = events
+        .iter()
+        .map(|e| match e {
+            ClientEvent::Frame { frame } => frame.to_value(),
+            other => panic!("not a frame: {other:?}"),
+        })
+        .collect();
     assert_eq!(
-        events,
+        frames,
         vec![
-            ClientEvent::Frame {
-                frame: json!({"type": "from_the_future", "x": [1, {"y": 2}]})
-            },
-            ClientEvent::Frame {
-                frame: json!({"type": "message_update", "newField": true})
-            },
+            json!({"type": "from_the_future", "x": [1, {"y": 2}]}),
+            json!({"type": "message_update", "newField": true}),
         ]
     );
 }
@@ -317,7 +368,10 @@ fn call_06_unknown_frames_and_fields_are_passed_on() {
 #[test]
 fn call_07_exit_fails_pending_requests_with_status_and_stderr_and_the_client_restarts() {
     let mut h = Harness::v2();
-    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let state = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     h.drain();
     h.client.handle_stderr(h.now, b"panic: out of tokens\n");
     h.client.handle_exit(h.now, ExitStatus::Code(3), b"");
@@ -345,14 +399,19 @@ fn call_07_exit_fails_pending_requests_with_status_and_stderr_and_the_client_res
         ]
     );
     h.client.restart(h.now);
-    let again = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let again = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     assert!(again > state, "ids stay unique across restarts");
 }
 
 #[test]
 fn call_07_stdout_eof_closes_after_a_grace_period_without_an_exit_status() {
     let mut h = Harness::v2();
-    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     h.drain();
     h.client.handle_stdout_eof(h.now);
     assert!(h.split().1.is_empty());
@@ -371,17 +430,43 @@ fn call_08_failure_codes_are_exposed() {
     let mut h = Harness::v2();
     let page = h
         .client
-        .send(h.now, json!({"type": "get_messages_page", "cursor": "x"}))
+        .send(
+            h.now,
+            cmd(json!({"type": "get_messages_page", "cursor": "x"})),
+        )
         .unwrap();
     h.drain();
     h.agent(&json!({"id": page.wire(), "type": "response", "command": "get_messages_page", "success": false, "error": "RPC message cursor is stale", "code": "stale_cursor"}).to_string());
     let (_, events) = h.split();
-    assert!(
-        matches!(&events[..], [ClientEvent::Response { outcome: Err(CommandFailure { code: Some(c), .. }), .. }] if c == "stale_cursor")
+    assert!(matches!(
+        &events[..],
+        [ClientEvent::Response {
+            outcome: Err(CommandFailure {
+                code: Some(ErrorCode::StaleCursor),
+                ..
+            }),
+            ..
+        }]
+    ));
+    // Serialised (as transcripts and the CLI show it), the code is the wire string.
+    assert_eq!(
+        serde_json::to_value(&events[0]).unwrap()["outcome"]["err"]["code"],
+        "stale_cursor"
     );
 }
 
-fn page(id: &str, messages: &[i64], next: Option<&str>, total: i64) -> String {
+/// History message number `n`: a user message.
+fn message(n: i64) -> Value {
+    json!({"role": "user", "content": format!("m{n}")})
+}
+
+/// The messages numbered `ns`, typed.
+fn messages(ns: &[i64]) -> Vec<AgentMessage> {
+    ns.iter().map(|&n| wire(message(n))).collect()
+}
+
+fn page(id: &str, ns: &[i64], next: Option<&str>, total: i64) -> String {
+    let messages: Vec<Value> = ns.iter().map(|&n| message(n)).collect();
     let mut data = json!({"messages": messages, "totalMessages": total});
     if let Some(n) = next {
         data["nextCursor"] = json!(n);
@@ -419,7 +504,7 @@ fn page_07_history_drains_pages_of_256() {
         vec![ClientEvent::History {
             request: walk,
             source: HistorySource::Pages,
-            outcome: Ok(vec![json!(1), json!(2), json!(3)])
+            outcome: Ok(messages(&[1, 2, 3]))
         }]
     );
 }
@@ -441,7 +526,7 @@ fn page_07_busy_or_stale_falls_back_to_get_messages_and_discards_pages() {
         h.agent(&response(
             "req_5",
             "get_messages",
-            json!({"messages": [7, 8]}),
+            json!({"messages": [message(7), message(8)]}),
         ));
         let (_, events) = h.split();
         assert_eq!(
@@ -449,7 +534,7 @@ fn page_07_busy_or_stale_falls_back_to_get_messages_and_discards_pages() {
             vec![ClientEvent::History {
                 request: walk,
                 source: HistorySource::Legacy,
-                outcome: Ok(vec![json!(7), json!(8)])
+                outcome: Ok(messages(&[7, 8]))
             }]
         );
     }
@@ -511,7 +596,7 @@ fn page_07_v1_only_agents_use_get_messages_directly_and_direct_page_calls_never_
     let mut h = Harness::v2();
     let direct = h
         .client
-        .send(h.now, json!({"type": "get_messages_page"}))
+        .send(h.now, cmd(json!({"type": "get_messages_page"})))
         .unwrap();
     h.drain();
     h.agent(&json!({"id": direct.wire(), "type": "response", "command": "get_messages_page", "success": false, "error": "busy", "code": "session_busy"}).to_string());
@@ -523,21 +608,27 @@ fn page_07_v1_only_agents_use_get_messages_directly_and_direct_page_calls_never_
 #[test]
 fn host_01_host_tools_are_checked_before_sending() {
     let mut h = Harness::v2();
-    let bad = [json!({"name": " ", "description": "d", "parameters": {}})];
+    let bad = [wire(
+        json!({"name": " ", "description": "d", "parameters": {}}),
+    )];
     assert_eq!(
         h.client.set_host_tools(h.now, &bad),
         Err(ClientError::InvalidHostTool(
             "Host tool at index 0 must provide a non-empty name".into()
         ))
     );
-    let bad = [json!({"name": "t", "description": "", "parameters": {}})];
+    let bad = [wire(
+        json!({"name": "t", "description": "", "parameters": {}}),
+    )];
     assert_eq!(
         h.client.set_host_tools(h.now, &bad),
         Err(ClientError::InvalidHostTool(
             "Host tool \"t\" must provide a non-empty description".into()
         ))
     );
-    let bad = [json!({"name": "t", "description": "d", "parameters": []})];
+    let bad = [wire(
+        json!({"name": "t", "description": "d", "parameters": []}),
+    )];
     assert_eq!(
         h.client.set_host_tools(h.now, &bad),
         Err(ClientError::InvalidHostTool(
@@ -548,7 +639,9 @@ fn host_01_host_tools_are_checked_before_sending() {
     h.client
         .set_host_tools(
             h.now,
-            &[json!({"name": " t ", "description": " d ", "parameters": {"type": "object"}})],
+            &[wire(
+                json!({"name": " t ", "description": " d ", "parameters": {"type": "object"}}),
+            )],
         )
         .unwrap();
     let (written, _) = h.split();
@@ -566,23 +659,27 @@ fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_
     let (_, events) = h.split();
     assert_eq!(
         events[0],
-        ClientEvent::HostToolCall {
+        ClientEvent::HostToolCall(HostToolCall {
             id: "h1".into(),
             tool_call_id: "tc1".into(),
             tool_name: "lookup".into(),
-            arguments: json!({"q": "x"})
-        }
+            arguments: json!({"q": "x"}),
+            ..Default::default()
+        })
     );
     let content = json!({"content": [{"type": "text", "text": "partial"}]});
-    assert!(h.client.host_tool_update(h.now, "h1", content.clone()));
+    assert!(h
+        .client
+        .host_tool_update(h.now, "h1", wire(content.clone())));
     assert!(h.client.host_tool_result(
         h.now,
         "h1",
-        json!({"content": [{"type": "text", "text": "no"}]}),
+        wire(json!({"content": [{"type": "text", "text": "no"}]})),
         true
     ));
     assert!(
-        !h.client.host_tool_result(h.now, "h1", json!({}), false),
+        !h.client
+            .host_tool_result(h.now, "h1", ToolResult::default(), false),
         "already finished"
     );
     let (written, _) = h.split();
@@ -599,8 +696,12 @@ fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_
         events,
         vec![ClientEvent::HostToolCancelled { id: "h2".into() }]
     );
-    assert!(!h.client.host_tool_result(h.now, "h2", json!({}), false));
-    assert!(!h.client.host_tool_update(h.now, "nope", json!({})));
+    assert!(!h
+        .client
+        .host_tool_result(h.now, "h2", ToolResult::default(), false));
+    assert!(!h
+        .client
+        .host_tool_update(h.now, "nope", ToolResult::default()));
     assert!(h.split().0.is_empty());
 }
 
@@ -609,21 +710,21 @@ fn host_04_schemes_are_normalised_and_security_is_reserved() {
     let mut h = Harness::v2();
     assert_eq!(
         h.client
-            .set_host_uri_schemes(h.now, &[json!({"scheme": " Security "})]),
+            .set_host_uri_schemes(h.now, &[wire(json!({"scheme": " Security "}))]),
         Err(ClientError::InvalidHostUriScheme(
             "Host URI scheme is reserved by OMP: security://".into()
         ))
     );
     assert_eq!(
         h.client
-            .set_host_uri_schemes(h.now, &[json!({"scheme": "1x"})]),
+            .set_host_uri_schemes(h.now, &[wire(json!({"scheme": "1x"}))]),
         Err(ClientError::InvalidHostUriScheme(
             "Host URI scheme contains invalid characters: 1x".into()
         ))
     );
     assert_eq!(
         h.client
-            .set_host_uri_schemes(h.now, &[json!({"scheme": ""})]),
+            .set_host_uri_schemes(h.now, &[wire(json!({"scheme": ""}))]),
         Err(ClientError::InvalidHostUriScheme(
             "Host URI scheme must be a non-empty string".into()
         ))
@@ -632,8 +733,8 @@ fn host_04_schemes_are_normalised_and_security_is_reserved() {
         .set_host_uri_schemes(
             h.now,
             &[
-                json!({"scheme": " Notes+V1 ", "writable": true}),
-                json!({"scheme": "notes+v1"}),
+                wire(json!({"scheme": " Notes+V1 ", "writable": true})),
+                wire(json!({"scheme": "notes+v1"})),
             ],
         )
         .unwrap();
@@ -649,15 +750,20 @@ fn host_05_uri_requests_are_answered_once_and_cancels_withdraw_them() {
     let (_, events) = h.split();
     assert_eq!(
         events[1],
-        ClientEvent::HostUriRequest {
+        ClientEvent::HostUriRequest(HostUriRequest {
             id: "u2".into(),
             operation: "write".into(),
             url: "notes://b".into(),
-            content: Some("hi".into())
-        }
+            content: Some("hi".into()),
+            ..Default::default()
+        })
     );
-    let mut fields = Map::new();
-    fields.insert("content".into(), json!("text"));
+    // The answer's id is set to the request's, whatever it held.
+    let fields = HostUriResult {
+        id: "ignored".into(),
+        content: Some("text".into()),
+        ..Default::default()
+    };
     assert!(h.client.host_uri_result(h.now, "u1", fields.clone()));
     assert!(!h.client.host_uri_result(h.now, "u1", fields.clone()));
     h.agent(r#"{"type":"host_uri_cancel","id":"x","targetId":"u2"}"#);
@@ -695,8 +801,7 @@ fn host_06_dialogs_time_out_are_cancelled_and_notices_need_no_answer() {
             timed_out: true
         }]
     );
-    let mut answer = Map::new();
-    answer.insert("confirmed".into(), json!(true));
+    let answer = UiResponse::confirmed("ignored", true);
     assert!(
         !h.client.ui_respond(h.now, "d1", answer.clone()),
         "timed out: dropped"
@@ -706,9 +811,9 @@ fn host_06_dialogs_time_out_are_cancelled_and_notices_need_no_answer() {
         "a notice takes no answer"
     );
     h.agent(r#"{"type":"extension_ui_request","id":"c","method":"cancel","targetId":"d2"}"#);
-    let mut value = Map::new();
-    value.insert("value".into(), json!("typed"));
-    assert!(h.client.ui_respond(h.now, "d3", value));
+    assert!(h
+        .client
+        .ui_respond(h.now, "d3", UiResponse::value("ignored", "typed")));
     let (written, events) = h.split();
     assert_eq!(
         events,
@@ -769,7 +874,10 @@ fn frame_13_a_non_json_line_is_reported_with_its_prefix_and_the_session_goes_on(
 #[test]
 fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_in_v1() {
     let mut h = Harness::new(ClientConfig::default());
-    let state = h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    let state = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     h.agent(READY_V2);
     h.drain();
     h.advance(30_000);
@@ -797,7 +905,9 @@ fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_
 #[test]
 fn call_07_restart_of_a_live_session_fails_what_is_pending_and_stops_the_old_agent() {
     let mut h = Harness::v2();
-    h.client.send(h.now, json!({"type": "get_state"})).unwrap();
+    h.client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
     h.drain();
     h.client.restart(h.now);
     let actions = h.drain();
@@ -866,9 +976,52 @@ fn frame_05_an_observer_follows_the_negotiation_it_sees_and_never_negotiates_its
     );
     h.client.handle_stdout(h.now, &bytes);
     let (_, events) = h.split();
-    assert!(matches!(&events[0], ClientEvent::Unmatched { frame } if frame["id"] == "host-1"));
     assert!(
-        matches!(&events[1], ClientEvent::Frame { frame } if frame["type"] == "message_end"),
+        matches!(&events[0], ClientEvent::Unmatched { frame: AgentFrame::Response(r) } if r.id.as_deref() == Some("host-1"))
+    );
+    assert!(
+        matches!(&events[1], ClientEvent::Frame { frame } if frame.type_name() == Some("message_end")),
         "chunks after the seen negotiation are reassembled"
     );
+}
+
+/// PAGE-07 with CALL-06: a message the wire model cannot type (a known role with members of
+/// another shape, or not an object) does not fail the whole history: it comes back as
+/// `AgentMessage::Unknown`, re-serialised as received, on both paths.
+#[test]
+fn page_07_call_06_a_message_of_another_shape_is_kept_not_fatal() {
+    let odd = json!([{"role": "assistant", "content": "hi"}, 7, {"role": "user", "content": "ok", "timestamp": 1}]);
+    // v1: get_messages.
+    let mut h = Harness::v1();
+    let walk = h.client.read_history(h.now).unwrap();
+    h.drain();
+    h.agent(&json!({"id": "req_2", "type": "response", "command": "get_messages", "success": true, "data": {"messages": odd}}).to_string());
+    let (_, events) = h.split();
+    let [ClientEvent::History {
+        request,
+        source: HistorySource::Legacy,
+        outcome: Ok(messages),
+    }] = &events[..]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*request, walk);
+    assert!(matches!(messages[0], AgentMessage::Unknown(_)));
+    assert_eq!(serde_json::to_value(messages).unwrap(), odd);
+    // v2: one page.
+    let mut h = Harness::v2();
+    let walk = h.client.read_history(h.now).unwrap();
+    h.drain();
+    h.agent(&json!({"id": "req_3", "type": "response", "command": "get_messages_page", "success": true, "data": {"messages": odd, "totalMessages": 3}}).to_string());
+    let (_, events) = h.split();
+    let [ClientEvent::History {
+        request,
+        source: HistorySource::Pages,
+        outcome: Ok(messages),
+    }] = &events[..]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*request, walk);
+    assert_eq!(serde_json::to_value(messages).unwrap(), odd);
 }

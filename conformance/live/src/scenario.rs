@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientEvent, SessionError};
 use musewire_core::frame::ProtocolVersion;
+use musewire_core::wire::{AgentFrame, ErrorCode, ResponseData};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;
-use crate::support::{deltas, frames, text_result, Driver, Failure, Session};
+use crate::support::{deltas, frames, text_result, typed_command, Driver, Failure, Session};
 
 /// Generates one `#[test]` per scenario for `$driver` (a [`Driver`]).
 #[macro_export]
@@ -65,7 +66,7 @@ pub fn call_03_09_prompt_turn_streams_text_and_thinking(driver: Driver) {
     assert_eq!(deltas(&turn, "thinking_delta"), "Weighing the options.");
     assert_eq!(deltas(&turn, "text_delta"), "Answer: 42");
     let last = s
-        .call(json!({"type": "get_last_assistant_text"}))
+        .call(typed_command(json!({"type": "get_last_assistant_text"})))
         .expect("get_last_assistant_text");
     assert_eq!(last["text"], "Answer: 42", "{last}");
     assert_eq!(server.requests().len(), 2);
@@ -77,18 +78,12 @@ fn host_tool_call(s: &Session, tool: &str, args: Value) -> String {
     let events = s.until("host tool call", |e| {
         matches!(e, ClientEvent::HostToolCall { .. })
     });
-    let Some(ClientEvent::HostToolCall {
-        id,
-        tool_name,
-        arguments,
-        ..
-    }) = events.last().cloned()
-    else {
+    let Some(ClientEvent::HostToolCall(call)) = events.last().cloned() else {
         unreachable!()
     };
-    assert_eq!(tool_name, tool);
-    assert_eq!(arguments, args);
-    id
+    assert_eq!(call.tool_name, tool);
+    assert_eq!(call.arguments, args);
+    call.id
 }
 
 /// HOST-01, HOST-02: a tool registered by the host is called by the model; the host streams
@@ -130,7 +125,8 @@ pub fn host_03_host_tool_call_cancelled_by_abort(driver: Driver) {
     s.register_lookup();
     s.prompt(r#"[[tool lookup {"word":"never"}]]"#);
     let id = host_tool_call(&s, "lookup", json!({"word": "never"}));
-    s.call(json!({"type": "abort"})).expect("abort");
+    s.call(typed_command(json!({"type": "abort"})))
+        .expect("abort");
     let (mut cancelled, mut ended) = (false, false);
     s.until("the cancel and the turn end", |e| {
         match e {
@@ -155,21 +151,21 @@ pub fn host_04_05_host_uri_read_of_db_users_42(driver: Driver) {
         return;
     };
     let schemes = s
-        .call(json!({"type": "set_host_uri_schemes", "schemes": [{"scheme": "db"}]}))
+        .call(typed_command(
+            json!({"type": "set_host_uri_schemes", "schemes": [{"scheme": "db"}]}),
+        ))
         .expect("set_host_uri_schemes");
     assert!(schemes.to_string().contains("\"db\""), "{schemes}");
     s.prompt(r#"[[tool read {"path":"db://users/42"}]]"#);
     let events = s.until("host URI request", |e| {
         matches!(e, ClientEvent::HostUriRequest { .. })
     });
-    let Some(ClientEvent::HostUriRequest {
-        id, operation, url, ..
-    }) = events.last().cloned()
-    else {
+    let Some(ClientEvent::HostUriRequest(request)) = events.last().cloned() else {
         unreachable!()
     };
+    let id = request.id;
     assert_eq!(
-        (operation.as_str(), url.as_str()),
+        (request.operation.as_str(), request.url.as_str()),
         ("read", "db://users/42")
     );
     let mut fields = Map::new();
@@ -198,14 +194,15 @@ pub fn call_05_abort_bash_while_bash_runs(driver: Driver) {
         return;
     };
     let start = Instant::now();
-    let bash = s
-        .host
-        .send(json!({"type": "bash", "command": "sleep 30; echo finished"}));
+    let bash = s.host.send(typed_command(
+        json!({"type": "bash", "command": "sleep 30; echo finished"}),
+    ));
     // The agent runs bash in the background; an abort_bash that arrives before the shell has
     // started aborts nothing, so it is repeated until the bash response comes.
     let outcome = loop {
         std::thread::sleep(Duration::from_millis(300));
-        s.call(json!({"type": "abort_bash"})).expect("abort_bash");
+        s.call(typed_command(json!({"type": "abort_bash"})))
+            .expect("abort_bash");
         let answered = (0..10).find_map(|_| match s.host.next_event(Duration::from_millis(100)) {
             Some(ClientEvent::Response {
                 request, outcome, ..
@@ -220,9 +217,12 @@ pub fn call_05_abort_bash_while_bash_runs(driver: Driver) {
             "bash was never aborted"
         );
     };
-    let data = outcome.expect("bash answers even when aborted");
-    assert_eq!(data["cancelled"], true, "{data}");
-    assert!(!data["output"].as_str().unwrap_or("").contains("finished"));
+    let data = match outcome.expect("bash answers even when aborted") {
+        ResponseData::Bash(data) => data,
+        other => panic!("not a bash result: {other:?}"),
+    };
+    assert_eq!(data.cancelled, Some(true), "{data:?}");
+    assert!(!data.output.contains("finished"), "{data:?}");
     assert!(start.elapsed() < Duration::from_secs(25));
     s.shutdown();
 }
@@ -233,8 +233,9 @@ fn add_bash_messages(s: &Session, count: usize) {
     while left > 0 {
         let mut batch: Vec<_> = (0..left.min(16))
             .map(|i| {
-                s.host
-                    .send(json!({"type": "bash", "command": format!("echo {i}")}))
+                s.host.send(typed_command(
+                    json!({"type": "bash", "command": format!("echo {i}")}),
+                ))
             })
             .collect();
         left -= batch.len();
@@ -263,19 +264,23 @@ pub fn page_01_06_07_paged_history_over_two_pages_equals_get_messages(driver: Dr
     add_bash_messages(&s, 270);
     let messages = s.host.messages().expect("history");
     let legacy = s
-        .call(json!({"type": "get_messages"}))
+        .call(typed_command(json!({"type": "get_messages"})))
         .expect("get_messages");
     assert_eq!(legacy["messages"].as_array(), Some(&messages));
     assert!(messages.len() > 256, "{} messages", messages.len());
 
     let first = s
-        .call(json!({"type": "get_messages_page", "limit": 256}))
+        .call(typed_command(
+            json!({"type": "get_messages_page", "limit": 256}),
+        ))
         .expect("first page");
     assert_eq!(first["messages"].as_array().map(Vec::len), Some(256));
     assert_eq!(first["totalMessages"], messages.len());
     let cursor = first["nextCursor"].as_str().expect("a next cursor");
     let second = s
-        .call(json!({"type": "get_messages_page", "limit": 256, "cursor": cursor}))
+        .call(typed_command(
+            json!({"type": "get_messages_page", "limit": 256, "cursor": cursor}),
+        ))
         .expect("second page");
     assert!(
         second.get("nextCursor").is_none(),
@@ -302,18 +307,22 @@ pub fn page_04_07_stale_cursor_by_hand_and_busy_walk_falls_back(driver: Driver) 
     };
     add_bash_messages(&s, 3);
     let first = s
-        .call(json!({"type": "get_messages_page", "limit": 1}))
+        .call(typed_command(
+            json!({"type": "get_messages_page", "limit": 1}),
+        ))
         .expect("first page");
     let cursor = first["nextCursor"]
         .as_str()
         .expect("a next cursor")
         .to_owned();
     add_bash_messages(&s, 1);
-    let stale = s.call(json!({"type": "get_messages_page", "limit": 1, "cursor": cursor}));
+    let stale = s.call(typed_command(
+        json!({"type": "get_messages_page", "limit": 1, "cursor": cursor}),
+    ));
     let failure = stale.as_ref().err().and_then(Failure::agent);
     assert_eq!(
-        failure.and_then(|f| f.code.as_deref()),
-        Some("stale_cursor"),
+        failure.and_then(|f| f.code.as_ref()),
+        Some(&ErrorCode::StaleCursor),
         "{stale:?}"
     );
 
@@ -321,11 +330,11 @@ pub fn page_04_07_stale_cursor_by_hand_and_busy_walk_falls_back(driver: Driver) 
     assert_eq!(before.len(), 4);
     s.prompt("[[slow 400]] Take your time.");
     s.until("turn start", |e| matches!(e, ClientEvent::TurnStarted));
-    let busy = s.call(json!({"type": "get_messages_page"}));
+    let busy = s.call(typed_command(json!({"type": "get_messages_page"})));
     let failure = busy.as_ref().err().and_then(Failure::agent);
     assert_eq!(
-        failure.and_then(|f| f.code.as_deref()),
-        Some("session_busy"),
+        failure.and_then(|f| f.code.as_ref()),
+        Some(&ErrorCode::SessionBusy),
         "{busy:?}"
     );
     let messages = s
@@ -348,19 +357,25 @@ pub fn call_02_non_json_line_gets_a_parse_error_and_the_session_goes_on(driver: 
     let events = s.until("the parse error", |e| {
         matches!(e, ClientEvent::Unmatched { .. })
     });
-    let Some(ClientEvent::Unmatched { frame }) = events.last() else {
-        unreachable!()
+    let Some(ClientEvent::Unmatched {
+        frame: AgentFrame::Response(response),
+    }) = events.last()
+    else {
+        unreachable!("{:?}", events.last())
     };
-    assert_eq!(frame["command"], "parse", "{frame}");
-    assert_eq!(frame["success"], false, "{frame}");
-    assert!(frame.get("id").is_none(), "{frame}");
+    assert_eq!(response.command, "parse", "{response:?}");
+    assert!(!response.success, "{response:?}");
+    assert!(response.id.is_none(), "{response:?}");
     assert!(
-        frame["error"]
-            .as_str()
+        response
+            .error
+            .as_deref()
             .is_some_and(|e| e.starts_with("Failed to parse command")),
-        "{frame}"
+        "{response:?}"
     );
-    let state = s.call(json!({"type": "get_state"})).expect("get_state");
+    let state = s
+        .call(typed_command(json!({"type": "get_state"})))
+        .expect("get_state");
     assert!(state["sessionId"].is_string(), "{state}");
     s.shutdown();
 }
@@ -375,8 +390,12 @@ pub fn call_07_agent_killed_mid_turn_fails_every_pending_request(driver: Driver)
     s.prompt("[[slow 500]] A slow turn, never finished.");
     s.until("turn start", |e| matches!(e, ClientEvent::TurnStarted));
     let pending = [
-        s.host.send(json!({"type": "bash", "command": "sleep 30"})),
-        s.host.send(json!({"type": "bash", "command": "sleep 31"})),
+        s.host.send(typed_command(
+            json!({"type": "bash", "command": "sleep 30"}),
+        )),
+        s.host.send(typed_command(
+            json!({"type": "bash", "command": "sleep 31"}),
+        )),
     ];
     std::thread::sleep(Duration::from_millis(300));
     Command::new("kill")
@@ -408,7 +427,7 @@ pub fn call_07_agent_killed_mid_turn_fails_every_pending_request(driver: Driver)
         "every pending request, with the status and the stderr tail"
     );
     assert!(
-        s.call(json!({"type": "get_state"})).is_err(),
+        s.call(typed_command(json!({"type": "get_state"}))).is_err(),
         "a closed session refuses calls"
     );
 }
@@ -428,7 +447,7 @@ pub fn frame_03_call_02_page_07_pi_v1_only_turn_unknown_command_and_history(driv
             protocol: ProtocolVersion::V1
         })
     );
-    let unknown = s.call(json!({"type": "frobnicate"}));
+    let unknown = s.call(typed_command(json!({"type": "frobnicate"})));
     assert!(
         unknown
             .as_ref()
@@ -441,7 +460,7 @@ pub fn frame_03_call_02_page_07_pi_v1_only_turn_unknown_command_and_history(driv
     assert_eq!(deltas(&s.turn(), "text_delta"), "Hi from pi.");
     let history = s.host.messages().expect("history");
     let legacy = s
-        .call(json!({"type": "get_messages"}))
+        .call(typed_command(json!({"type": "get_messages"})))
         .expect("get_messages");
     assert_eq!(legacy["messages"].as_array(), Some(&history));
     assert!(

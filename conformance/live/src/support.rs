@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent, CommandFailure, RequestId};
 use musewire_core::frame::ProtocolVersion;
+use musewire_core::wire::{Command as WireCommand, HostUriResult, ToolResult};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;
@@ -41,9 +42,9 @@ pub trait Host {
     /// The agent's process id.
     fn pid(&self) -> u32;
     /// Sends a command and waits for its response's data.
-    fn call(&self, command: Value) -> Result<Value, Failure>;
+    fn call(&self, command: WireCommand) -> Result<Value, Failure>;
     /// Sends a command; its response arrives as an event.
-    fn send(&self, command: Value) -> RequestId;
+    fn send(&self, command: WireCommand) -> RequestId;
     /// Writes a line unchecked (`Client::send_raw_line`).
     fn send_raw_line(&self, line: &[u8]) -> bool;
     /// The whole history (PAGE-07).
@@ -51,9 +52,9 @@ pub trait Host {
     /// The next event within `timeout`.
     fn next_event(&self, timeout: Duration) -> Option<ClientEvent>;
     /// `host_tool_update`; whether it was sent.
-    fn host_tool_update(&self, id: &str, partial: Value) -> bool;
+    fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool;
     /// `host_tool_result`; whether it was sent.
-    fn host_tool_result(&self, id: &str, result: Value, is_error: bool) -> bool;
+    fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool;
     /// `host_uri_result`; whether it was sent.
     fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool;
     /// Closes stdin and waits for the agent (killed after a grace period).
@@ -103,29 +104,34 @@ impl Host for musewire_mio::Agent {
     fn pid(&self) -> u32 {
         self.id()
     }
-    fn call(&self, command: Value) -> Result<Value, Failure> {
-        musewire_mio::Agent::call(self, command, WAIT).map_err(mio_failure)
+    fn call(&self, command: WireCommand) -> Result<Value, Failure> {
+        musewire_mio::Agent::call(self, command, WAIT)
+            .map(|data| to_json(&data))
+            .map_err(mio_failure)
     }
-    fn send(&self, command: Value) -> RequestId {
+    fn send(&self, command: WireCommand) -> RequestId {
         musewire_mio::Agent::send(self, command).expect("send")
     }
     fn send_raw_line(&self, line: &[u8]) -> bool {
         musewire_mio::Agent::send_raw_line(self, line).expect("send_raw_line")
     }
     fn messages(&self) -> Result<Vec<Value>, Failure> {
-        musewire_mio::Agent::messages(self, WAIT).map_err(mio_failure)
+        musewire_mio::Agent::messages(self, WAIT)
+            .map(|m| m.iter().map(to_json).collect())
+            .map_err(mio_failure)
     }
     fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
         musewire_mio::Agent::next_event(self, timeout)
     }
-    fn host_tool_update(&self, id: &str, partial: Value) -> bool {
+    fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool {
         musewire_mio::Agent::host_tool_update(self, id, partial).expect("host_tool_update")
     }
-    fn host_tool_result(&self, id: &str, result: Value, is_error: bool) -> bool {
+    fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
         musewire_mio::Agent::host_tool_result(self, id, result, is_error).expect("host_tool_result")
     }
     fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
-        musewire_mio::Agent::host_uri_result(self, id, fields).expect("host_uri_result")
+        musewire_mio::Agent::host_uri_result(self, id, uri_result(id, fields))
+            .expect("host_uri_result")
     }
     fn shutdown(self: Box<Self>) {
         musewire_mio::Agent::shutdown(*self, Duration::from_secs(5)).expect("shutdown");
@@ -157,17 +163,21 @@ impl Host for SmolHost {
     fn pid(&self) -> u32 {
         self.0.id()
     }
-    fn call(&self, command: Value) -> Result<Value, Failure> {
-        within("answer", WAIT, self.0.call(command)).map_err(smol_failure)
+    fn call(&self, command: WireCommand) -> Result<Value, Failure> {
+        within("answer", WAIT, self.0.call(command))
+            .map(|data| to_json(&data))
+            .map_err(smol_failure)
     }
-    fn send(&self, command: Value) -> RequestId {
+    fn send(&self, command: WireCommand) -> RequestId {
         within("send", WAIT, self.0.send(command)).expect("send")
     }
     fn send_raw_line(&self, line: &[u8]) -> bool {
         within("send_raw_line", WAIT, self.0.send_raw_line(line)).expect("send_raw_line")
     }
     fn messages(&self) -> Result<Vec<Value>, Failure> {
-        within("history", WAIT, self.0.messages()).map_err(smol_failure)
+        within("history", WAIT, self.0.messages())
+            .map(|m| m.iter().map(to_json).collect())
+            .map_err(smol_failure)
     }
     fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
         smol::block_on(smol::future::or(self.0.next_event(), async {
@@ -175,10 +185,10 @@ impl Host for SmolHost {
             None
         }))
     }
-    fn host_tool_update(&self, id: &str, partial: Value) -> bool {
+    fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool {
         within("update", WAIT, self.0.host_tool_update(id, partial)).expect("host_tool_update")
     }
-    fn host_tool_result(&self, id: &str, result: Value, is_error: bool) -> bool {
+    fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
         within(
             "result",
             WAIT,
@@ -187,7 +197,12 @@ impl Host for SmolHost {
         .expect("host_tool_result")
     }
     fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
-        within("uri result", WAIT, self.0.host_uri_result(id, fields)).expect("host_uri_result")
+        within(
+            "uri result",
+            WAIT,
+            self.0.host_uri_result(id, uri_result(id, fields)),
+        )
+        .expect("host_uri_result")
     }
     fn shutdown(self: Box<Self>) {
         within("exit", WAIT, self.0.shutdown(Duration::from_secs(5))).expect("shutdown");
@@ -225,7 +240,9 @@ impl Session {
             })
         );
         session
-            .call(json!({"type": "set_auto_compaction", "enabled": false}))
+            .call(typed_command(
+                json!({"type": "set_auto_compaction", "enabled": false}),
+            ))
             .expect("set_auto_compaction");
         Some(session)
     }
@@ -276,13 +293,13 @@ impl Session {
     }
 
     /// Sends a command and waits for its data.
-    pub fn call(&self, command: Value) -> Result<Value, Failure> {
+    pub fn call(&self, command: WireCommand) -> Result<Value, Failure> {
         self.host.call(command)
     }
 
     /// Sends a prompt and waits for its acknowledgement (CALL-03).
     pub fn prompt(&self, message: &str) -> Value {
-        self.call(json!({"type": "prompt", "message": message}))
+        self.call(typed_command(json!({"type": "prompt", "message": message})))
             .expect("prompt")
     }
 
@@ -293,7 +310,7 @@ impl Session {
             |e| matches!(e, ClientEvent::Response { request: r, .. } if *r == request),
         );
         match events.into_iter().last() {
-            Some(ClientEvent::Response { outcome, .. }) => outcome,
+            Some(ClientEvent::Response { outcome, .. }) => outcome.map(|data| to_json(&data)),
             _ => unreachable!(),
         }
     }
@@ -301,8 +318,8 @@ impl Session {
     /// Registers one host tool `lookup {word}` (HOST-01).
     pub fn register_lookup(&self) {
         let tools = self
-            .call(json!({"type": "set_host_tools", "tools": [{"name": "lookup", "description": "Looks a word up.",
-                "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}]}))
+            .call(typed_command(json!({"type": "set_host_tools", "tools": [{"name": "lookup", "description": "Looks a word up.",
+                "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}]})))
             .expect("set_host_tools");
         assert_eq!(tools["toolNames"], json!(["lookup"]));
     }
@@ -329,26 +346,51 @@ impl Session {
     }
 }
 
-/// The frames of `kind` among `events`.
-pub fn frames<'a>(
-    events: &'a [ClientEvent],
-    kind: &'a str,
-) -> impl Iterator<Item = &'a Value> + 'a {
+/// The frames of `kind` among `events`, as JSON (what the scenarios assert on).
+pub fn frames<'a>(events: &'a [ClientEvent], kind: &'a str) -> impl Iterator<Item = Value> + 'a {
     events.iter().filter_map(move |e| match e {
-        ClientEvent::Frame { frame } if frame["type"] == kind => Some(frame),
+        ClientEvent::Frame { frame } if frame.type_name() == Some(kind) => Some(frame.to_value()),
         _ => None,
     })
 }
 
-/// The deltas of `delta_type` (`text_delta`, `thinking_delta`) in a turn's events, joined.
+/// The deltas of `delta_type` (`text_delta`, `thinking_delta`) in a turn's events, joined,
+/// read through the typed model ([`ClientEvent::text_delta`], [`ClientEvent::thinking_delta`]).
 pub fn deltas(events: &[ClientEvent], delta_type: &str) -> String {
-    frames(events, "message_update")
-        .filter(|f| f["assistantMessageEvent"]["type"] == delta_type)
-        .filter_map(|f| f["assistantMessageEvent"]["delta"].as_str())
+    events
+        .iter()
+        .filter_map(|e| match delta_type {
+            "text_delta" => e.text_delta(),
+            "thinking_delta" => e.thinking_delta(),
+            other => panic!("no typed accessor for {other}"),
+        })
         .collect()
 }
 
+/// A command written as JSON, typed as the drivers take it.
+pub fn typed_command(command: Value) -> WireCommand {
+    WireCommand::from_value_with_id(command)
+        .expect("a command object")
+        .1
+}
+
+/// A wire value written as JSON, typed.
+pub fn typed<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("a value of the wire model's shape")
+}
+
+/// A typed wire value as JSON (what the scenarios assert on).
+pub fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("a wire value serialises")
+}
+
+/// A host URI result from its members.
+pub fn uri_result(id: &str, mut fields: Map<String, Value>) -> HostUriResult {
+    fields.insert("id".into(), id.into());
+    typed(Value::Object(fields))
+}
+
 /// A tool result whose content is one text block.
-pub fn text_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}]})
+pub fn text_result(text: &str) -> ToolResult {
+    ToolResult::text(text)
 }

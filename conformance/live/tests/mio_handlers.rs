@@ -2,13 +2,15 @@
 //! A handled request never reaches the events; the handler's answer reaches the agent; a
 //! cancelled call is flagged to its handler and its late answer is dropped.
 
+use musewire_live::support::typed_command;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
+use musewire_core::wire::HostUriResult;
 use musewire_live::model_server::ModelServer;
 use musewire_live::support::{deltas, frames, text_result, Driver, Session, WAIT};
-use serde_json::{json, Map};
+use serde_json::json;
 
 /// HOST-01, HOST-02, HOST-04, HOST-05: a host tool handler streams an update and answers; a
 /// host URI handler answers a read of `db://users/42`; neither request shows up as an event.
@@ -19,20 +21,18 @@ fn host_02_05_tool_and_uri_handlers_answer_the_agent() {
         return;
     };
     s.register_lookup();
-    s.call(json!({"type": "set_host_uri_schemes", "schemes": [{"scheme": "db"}]}))
-        .expect("set_host_uri_schemes");
+    s.call(typed_command(
+        json!({"type": "set_host_uri_schemes", "schemes": [{"scheme": "db"}]}),
+    ))
+    .expect("set_host_uri_schemes");
     s.mio().on_host_tool("lookup", |call, updates| {
         assert!(updates.send(text_result("looking…")));
         let word = call.arguments["word"].as_str().unwrap_or("").to_owned();
-        Ok(text_result(&format!("{word} is a protocol stack")))
+        text_result(&format!("{word} is a protocol stack")).into()
     });
-    s.mio().on_host_uri(|request| {
-        let mut fields = Map::new();
-        fields.insert(
-            "content".into(),
-            format!("{} says Ada Lovelace", request.url).into(),
-        );
-        fields
+    s.mio().on_host_uri(|request| HostUriResult {
+        content: Some(format!("{} says Ada Lovelace", request.url)),
+        ..Default::default()
     });
 
     s.prompt(r#"[[tool lookup {"word":"musewire"}]]"#);
@@ -77,11 +77,12 @@ fn host_03_abort_cancels_the_running_tool_handler() {
             .lock()
             .unwrap()
             .send((updates.is_cancelled(), late_update));
-        Ok(text_result("too late"))
+        text_result("too late").into()
     });
     s.prompt(r#"[[tool lookup {"word":"forever"}]]"#);
     started.recv_timeout(WAIT).expect("the handler started");
-    s.call(json!({"type": "abort"})).expect("abort");
+    s.call(typed_command(json!({"type": "abort"})))
+        .expect("abort");
     let (cancelled, late_update) = seen.recv_timeout(WAIT).expect("the handler ended");
     assert!(cancelled, "the handler was told");
     assert!(!late_update, "an update after the cancel is dropped");

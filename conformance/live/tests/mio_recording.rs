@@ -1,6 +1,7 @@
 //! The blocking driver's recorder: a live session with the real agent written as a
 //! conformance transcript while it runs replays through the core with the same actions.
 
+use musewire_live::support::typed_command;
 use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent};
@@ -33,16 +34,16 @@ fn a_recorded_omp_session_replays_through_the_core() {
         assert!(std::time::Instant::now() < deadline, "no ready frame");
     }
     agent
-        .call(json!({"type": "get_state"}), WAIT)
+        .call(typed_command(json!({"type": "get_state"})), WAIT)
         .expect("get_state");
-    let _ = agent.call(json!({"type": "frobnicate"}), WAIT);
+    let _ = agent.call(typed_command(json!({"type": "frobnicate"})), WAIT);
     let content = "y".repeat(1_200_000);
     agent
-        .call(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": content, "status": "pending"}]}]}), WAIT)
+        .call(typed_command(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": content, "status": "pending"}]}]})), WAIT)
         .expect("set_todos (chunked)");
     agent
         .call(
-            json!({"type": "prompt", "message": "[[text Recorded turn.]]"}),
+            typed_command(json!({"type": "prompt", "message": "[[text Recorded turn.]]"})),
             WAIT,
         )
         .expect("prompt");

@@ -5,6 +5,7 @@
 //! (ids, timestamps and paths change from one capture to the next). The replay test of
 //! `musewire-conformance` checks them.
 
+use musewire_live::support::typed_command;
 use std::path::{Path, PathBuf};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
@@ -36,8 +37,10 @@ fn record(name: &str, rules: &[&str], description: &str, session: impl FnOnce(&S
         host: Box::new(agent),
     };
     s.until("ready", |e| matches!(e, ClientEvent::Ready { .. }));
-    s.call(json!({"type": "set_auto_compaction", "enabled": false}))
-        .expect("set_auto_compaction");
+    s.call(typed_command(
+        json!({"type": "set_auto_compaction", "enabled": false}),
+    ))
+    .expect("set_auto_compaction");
     session(&s);
     s.shutdown();
     set_header(&path, rules, description);
@@ -62,7 +65,7 @@ fn capture_live_omp_transcripts() {
         |s| {
             s.prompt("[[think Weighing the options.]] Answer: 42");
             s.turn();
-            s.call(json!({"type": "get_last_assistant_text"}))
+            s.call(typed_command(json!({"type": "get_last_assistant_text"})))
                 .expect("get_last_assistant_text");
         },
     );
@@ -74,9 +77,10 @@ fn capture_live_omp_transcripts() {
             s.register_lookup();
             s.prompt(r#"[[tool lookup {"word":"musewire"}]]"#);
             let events = s.until("host tool call", |e| matches!(e, ClientEvent::HostToolCall { .. }));
-            let Some(ClientEvent::HostToolCall { id, .. }) = events.last() else {
+            let Some(ClientEvent::HostToolCall(call)) = events.last() else {
                 unreachable!()
             };
+            let id = &call.id;
             assert!(s.host.host_tool_update(id, text_result("looking…")));
             assert!(s.host.host_tool_result(id, text_result("a protocol stack"), false));
             assert!(!s.host.host_tool_result(id, text_result("again"), false));
@@ -92,7 +96,7 @@ fn capture_live_omp_transcripts() {
             s.until("the parse error", |e| matches!(e, ClientEvent::Unmatched { .. }));
             // Not get_state: its system prompt sits in an array, which the recorder writes in
             // full where bless abbreviates it.
-            s.call(json!({"type": "get_last_assistant_text"}))
+            s.call(typed_command(json!({"type": "get_last_assistant_text"})))
                 .expect("get_last_assistant_text");
         },
     );

@@ -2,12 +2,15 @@
 //! never reaches the events; the handler's answer does reach the agent; a cancelled call
 //! drops its handler.
 
+use musewire_live::support::typed_command;
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
+use musewire_core::client::HostToolAnswer;
+use musewire_core::wire::HostUriResult;
 use musewire_live::model_server::ModelServer;
 use musewire_live::support::{deltas, frames, text_result, within, Driver, Session, WAIT};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 /// HOST-01, HOST-02, HOST-04, HOST-05: a host tool handler streams an update and answers; a
 /// host URI handler answers a read of `db://users/42`; the model sees both, and neither
@@ -19,22 +22,22 @@ fn host_02_05_async_tool_and_uri_handlers_answer_the_agent() {
         return;
     };
     s.register_lookup();
-    s.call(json!({"type": "set_host_uri_schemes", "schemes": [{"scheme": "db"}]}))
-        .expect("set_host_uri_schemes");
+    s.call(typed_command(
+        json!({"type": "set_host_uri_schemes", "schemes": [{"scheme": "db"}]}),
+    ))
+    .expect("set_host_uri_schemes");
     let agent = s.smol();
     agent.on_host_tool("lookup", |call, updates| async move {
         assert!(updates.send(text_result("looking…")).await);
         smol::Timer::after(Duration::from_millis(50)).await;
         let word = call.arguments["word"].as_str().unwrap_or("").to_owned();
-        Ok(text_result(&format!("{word} is a protocol stack")))
+        text_result(&format!("{word} is a protocol stack")).into()
     });
     agent.on_host_uri(|request| async move {
-        let mut fields = Map::new();
-        fields.insert(
-            "content".into(),
-            format!("{} says Ada Lovelace", request.url).into(),
-        );
-        fields
+        HostUriResult {
+            content: Some(format!("{} says Ada Lovelace", request.url)),
+            ..Default::default()
+        }
     });
 
     s.prompt(r#"[[tool lookup {"word":"musewire"}]]"#);
@@ -77,7 +80,7 @@ fn host_03_abort_drops_the_running_tool_handler() {
             let _guard = guard;
             let _ = started.send(()).await;
             smol::future::pending::<()>().await;
-            Ok::<Value, Value>(text_result("never"))
+            HostToolAnswer::ok(text_result("never"))
         }
     });
     s.prompt(r#"[[tool lookup {"word":"forever"}]]"#);

@@ -3,11 +3,13 @@
 //! is called: these are commands the agent answers itself. Every wait has a deadline: a quiet agent fails the test.
 //! A missing agent fails under CI and is skipped with a notice elsewhere.
 
+use musewire_live::support::typed_command;
 use std::process::Command;
 use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::frame::ProtocolVersion;
+use musewire_core::wire::{AgentMessage, ResponseData};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
 use musewire_smol::{Agent, CallError};
@@ -51,14 +53,13 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
             }
         );
 
-        let state = agent
-            .call(json!({"type": "get_state"}))
-            .await
-            .expect("get_state");
-        assert!(state["sessionId"].is_string(), "{state}");
+        let state = agent.get_state().await.expect("get_state");
+        assert!(state.session_id.is_some(), "{state:?}");
 
         // CALL-02: omp answers an unknown command without an id; it is matched all the same.
-        let unknown = agent.call(json!({"type": "frobnicate"})).await;
+        let unknown = agent
+            .call(typed_command(json!({"type": "frobnicate"})))
+            .await;
         assert!(
             matches!(&unknown, Err(CallError::Failed(f)) if f.error == "Unknown command: frobnicate"),
             "{unknown:?}"
@@ -67,30 +68,34 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
         // A todo list of 1.5 MB comes back in set_todos' response: over 1 MiB, so chunked (v2).
         let content = "x".repeat(1_500_000);
         let todos = agent
-        .call(json!({"type": "set_todos", "phases": [{"name": "big", "tasks": [{"content": content, "status": "pending"}]}]}))
-        .await
-        .expect("set_todos");
+            .set_todos(vec![
+                json!({"name": "big", "tasks": [{"content": content, "status": "pending"}]}),
+            ])
+            .await
+            .expect("set_todos");
         assert_eq!(
-            todos["todoPhases"][0]["tasks"][0]["content"]
+            todos.todo_phases[0]["tasks"][0]["content"]
                 .as_str()
                 .map(str::len),
             Some(1_500_000)
         );
 
         // PAGE-07: the paged drain equals get_messages (a bash execution is one message).
-        let bash = agent
-            .call(json!({"type": "bash", "command": "echo hello"}))
-            .await
-            .expect("bash");
-        assert_eq!(bash["exitCode"], 0, "{bash}");
+        let bash = agent.bash("echo hello").await.expect("bash");
+        assert_eq!(bash.exit_code, Some(0), "{bash:?}");
         let messages = agent.messages().await.expect("history");
         let legacy = agent
-            .call(json!({"type": "get_messages"}))
+            .call(typed_command(json!({"type": "get_messages"})))
             .await
             .expect("get_messages");
-        assert_eq!(legacy["messages"].as_array(), Some(&messages));
+        let ResponseData::Messages(legacy) = legacy else {
+            panic!("not messages: {legacy:?}")
+        };
+        assert_eq!(legacy.messages, messages);
         assert!(
-            messages.iter().any(|m| m["output"] == "hello\n"),
+            messages
+                .iter()
+                .any(|m| matches!(m, AgentMessage::BashExecution(b) if b.output == "hello\n")),
             "{messages:?}"
         );
 
@@ -115,7 +120,9 @@ fn live_omp_killed_fails_pending_requests() {
         wait_for(&agent, |e| matches!(e, ClientEvent::Ready { .. })).await;
         // A long bash command is pending when the agent is killed from outside.
         let pending = agent
-            .send(json!({"type": "bash", "command": "sleep 30"}))
+            .send(typed_command(
+                json!({"type": "bash", "command": "sleep 30"}),
+            ))
             .await
             .expect("send");
         smol::Timer::after(Duration::from_millis(300)).await;

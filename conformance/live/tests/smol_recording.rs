@@ -1,6 +1,7 @@
 //! The async driver's recorder: a live session with the real agent written as a conformance
 //! transcript while it runs replays through the core with the same actions.
 
+use musewire_live::support::typed_command;
 use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent};
@@ -27,7 +28,7 @@ fn a_recorded_omp_session_replays_through_the_core() {
             agent.get_state().await.expect("get_state");
             let content = "z".repeat(1_200_000);
             agent
-                .call(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": content, "status": "pending"}]}]}))
+                .call(typed_command(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": content, "status": "pending"}]}]})))
                 .await
                 .expect("set_todos (chunked)");
             agent

@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::error::SessionError;
 use crate::frame::{FrameError, ProtocolVersion};
 use crate::wire::{
-    AgentFrame, AgentMessage, ErrorCode, HostToolCall, HostUriRequest, ResponseData, UiRequest,
+    AgentEvent, AgentFrame, AgentMessage, AssistantMessageEvent, ErrorCode, HostToolCall,
+    HostUriRequest, ResponseData, UiRequest,
 };
 
 /// The id of a request the application made. Counters, so runs are reproducible; on the wire
@@ -30,6 +31,9 @@ impl RequestId {
 /// Work for the driver, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
+// An event is moved once from the client to the driver; boxing it would cost an allocation
+// per event on the hot path.
+#[allow(clippy::large_enum_variant)]
 pub enum Action {
     /// Write these bytes to the agent's stdin.
     Write {
@@ -204,6 +208,34 @@ pub enum ClientEvent {
 }
 
 impl ClientEvent {
+    /// The assistant text this event adds, when it is a `message_update` whose delta is
+    /// assistant text (not thinking, not a tool call's arguments).
+    pub fn text_delta(&self) -> Option<&str> {
+        match self {
+            ClientEvent::Frame {
+                frame: AgentFrame::Event(AgentEvent::MessageUpdate(update)),
+            } => match &update.assistant_message_event {
+                AssistantMessageEvent::TextDelta(delta) => Some(&delta.delta),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The reasoning text this event adds, when it is a `message_update` whose delta is
+    /// thinking.
+    pub fn thinking_delta(&self) -> Option<&str> {
+        match self {
+            ClientEvent::Frame {
+                frame: AgentFrame::Event(AgentEvent::MessageUpdate(update)),
+            } => match &update.assistant_message_event {
+                AssistantMessageEvent::ThinkingDelta(delta) => Some(&delta.delta),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub(crate) fn warning(error: &FrameError) -> Self {
         let (detail, prefix) = match error {
             FrameError::NotJson { detail, prefix } => (Some(detail.clone()), Some(prefix.clone())),

@@ -11,13 +11,12 @@ use std::time::Instant;
 
 use crate::wire::{AgentMessage, ResponseData};
 
-use super::{
-    Action, CallResult, Client, ClientEvent, CommandFailure, Input, Recorder,
-    RequestId,
-};
+use super::{Action, CallResult, Client, ClientEvent, CommandFailure, Input, Recorder, RequestId};
 
 /// What a waiting caller is answered with: a response's typed data, or a whole history.
 #[derive(Debug, Clone, PartialEq)]
+// Moved once to the waiting caller; not worth an allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum Answered {
     /// The data of a command's response (CALL-01).
     Data(ResponseData),

@@ -421,12 +421,13 @@ impl Harness {
             }
             Op::SetHostUriSchemes(valid) => {
                 let scheme = if valid { " DB " } else { "security" };
-                let result = self
-                    .client
-                    .set_host_uri_schemes(now, &[HostUriSchemeDefinition {
+                let result = self.client.set_host_uri_schemes(
+                    now,
+                    &[HostUriSchemeDefinition {
                         scheme: scheme.into(),
                         ..Default::default()
-                    }]);
+                    }],
+                );
                 self.requested(result, 1);
             }
             Op::HostToolUpdate(n) => {

@@ -5,7 +5,11 @@
 
 use super::action::CommandFailure;
 use crate::frame::MAX_SAFE_INTEGER;
-use crate::wire::{AgentMessage, Command, ErrorCode, GetMessagesPage, NoArgs, ResponseData};
+use serde_json::Value;
+
+use crate::wire::{
+    AgentMessage, Command, ErrorCode, GetMessagesPage, MessagesPageData, NoArgs, ResponseData,
+};
 
 /// Page size of the walk (PAGE-07), and the most the agent serves (PAGE-01).
 pub const HISTORY_PAGE_LIMIT: u64 = 256;
@@ -85,12 +89,25 @@ impl Walk {
                 };
             }
         };
-        // A page whose members do not have the wire model's types (a total that is not a
-        // non-negative integer, say) is not a page this walk can trust.
-        let ResponseData::MessagesPage(page) = data else {
-            return Step::Failed(failure(
-                "RPC message pagination returned an inconsistent total",
-            ));
+        let page = match data {
+            ResponseData::MessagesPage(page) => page,
+            // A page the wire model could not type as a whole: a message of a known role
+            // with members of another shape, say. Read it as JSON reads it, each message
+            // typed on its own (CALL-06); a total that is not a non-negative integer is not
+            // a page this walk can trust.
+            ResponseData::Other(data) => match lenient_page(&data) {
+                Some(page) => page,
+                None => {
+                    return Step::Failed(failure(
+                        "RPC message pagination returned an inconsistent total",
+                    ))
+                }
+            },
+            _ => {
+                return Step::Failed(failure(
+                    "RPC message pagination returned an inconsistent total",
+                ))
+            }
         };
         let total = Some(page.total_messages).filter(|t| *t as f64 <= MAX_SAFE_INTEGER);
         let Some(total) = total.filter(|t| self.total.is_none_or(|seen| seen == *t)) else {
@@ -122,8 +139,45 @@ pub(crate) fn legacy(
 ) -> Result<Vec<AgentMessage>, CommandFailure> {
     match outcome? {
         ResponseData::Messages(data) => Ok(data.messages),
+        ResponseData::Other(data) => {
+            lenient_messages(&data).ok_or_else(|| failure("get_messages returned no messages"))
+        }
         _ => Err(failure("get_messages returned no messages")),
     }
+}
+
+/// The `messages` of a payload the wire model could not type as a whole, each message typed
+/// on its own: one of a known role with members of another shape is kept as
+/// [`AgentMessage::Unknown`], as received (CALL-06).
+fn lenient_messages(data: &Value) -> Option<Vec<AgentMessage>> {
+    let messages = data.get("messages")?.as_array()?;
+    Some(
+        messages
+            .iter()
+            .map(|m| {
+                serde_json::from_value(m.clone())
+                    .unwrap_or_else(|_| AgentMessage::Unknown(m.clone()))
+            })
+            .collect(),
+    )
+}
+
+/// A `get_messages_page` payload read as JSON reads it (see [`lenient_messages`]); `None`
+/// when its total is not a non-negative integer.
+fn lenient_page(data: &Value) -> Option<MessagesPageData> {
+    let total = data
+        .get("totalMessages")
+        .and_then(Value::as_f64)
+        .filter(|t| *t >= 0.0 && t.fract() == 0.0 && *t <= MAX_SAFE_INTEGER)?;
+    Some(MessagesPageData {
+        messages: lenient_messages(data).unwrap_or_default(),
+        next_cursor: data
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        total_messages: total as u64,
+        ..MessagesPageData::default()
+    })
 }
 
 /// The legacy command.

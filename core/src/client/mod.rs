@@ -1,41 +1,45 @@
 //! The host side of the agent RPC protocol: [`Client`] drives `omp --mode rpc` (v1 and v2)
 //! or `pi --mode rpc` (v1 only).
 //!
-//! The client follows the crate's run-loop contract: the driver hands in the agent's stdout
-//! ([`Client::handle_stdout`]), its stderr, its end ([`Client::handle_stdout_eof`],
-//! [`Client::handle_exit`]) and timers ([`Client::handle_timeout`]); the application sends
-//! commands, which return a [`RequestId`]; after each call the driver drains
-//! [`Client::poll_action`] (bytes to write, [`ClientEvent`]s, a request to stop the agent) and
-//! then sleeps until [`Client::poll_timeout`].
+//! The client follows the crate's run-loop contract (the [crate docs](crate) state the poll
+//! order and the time rule): the driver hands in every [`Input`] through [`Client::handle`]
+//! (the agent's stdout and stderr, their end, the agent's exit, timers, and the application's
+//! [`Call`]s), then drains [`Client::poll_action`] (bytes to write, typed [`ClientEvent`]s, a
+//! request to stop the agent) and sleeps until [`Client::poll_timeout`]. Frames reach the
+//! application typed on the wire model ([`crate::wire::AgentFrame`], unknown types and members
+//! kept, CALL-06), responses with their data typed by the command
+//! ([`crate::wire::ResponseData`]), failures with their [`crate::wire::ErrorCode`].
 //!
 //! ```
 //! use std::time::Instant;
-//! use musewire_core::client::{Action, Client, ClientConfig, ClientEvent};
-//! use serde_json::json;
+//! use musewire_core::client::{commands, Action, Call, Client, ClientConfig, ClientEvent, Input};
+//! use musewire_core::wire::ResponseData;
 //!
 //! let now = Instant::now();
 //! let mut client = Client::new(ClientConfig::default(), now);
-//! let state = client.send(now, json!({"type": "get_state"})).unwrap();
+//! let state = client.handle(now, Input::Call(Call::Send(commands::get_state()))).request().unwrap();
 //! // Held until the agent is ready: nothing to write yet.
 //! assert!(client.poll_action().is_none());
-//! client.handle_stdout(now, b"{\"type\":\"ready\",\"protocolVersion\":1,\"supportedProtocolVersions\":[1]}\n");
+//! client.handle(now, Input::stdout(b"{\"type\":\"ready\",\"protocolVersion\":1,\"supportedProtocolVersions\":[1]}\n"));
 //! let mut written = Vec::new();
 //! while let Some(action) = client.poll_action() {
 //!     if let Action::Write { bytes } = action { written.extend(bytes) }
 //! }
 //! assert_eq!(written, b"{\"id\":\"req_1\",\"type\":\"get_state\"}\n");
-//! client.handle_stdout(now, b"{\"id\":\"req_1\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{}}\n");
+//! client.handle(now, Input::stdout(b"{\"id\":\"req_1\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{\"isStreaming\":false}}\n"));
 //! let answered = std::iter::from_fn(|| client.poll_action()).any(|a| matches!(a,
-//!     Action::Event(ClientEvent::Response { request, .. }) if request == state));
+//!     Action::Event(ClientEvent::Response { request, outcome: Ok(ResponseData::State(_)), .. }) if request == state));
 //! assert!(answered);
 //! ```
 
 mod action;
+mod answer;
 mod call;
 pub mod commands;
 mod config;
 mod driven;
 mod error;
+mod front;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod history;
@@ -49,10 +53,15 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
+pub use answer::{CallError, FromAnswer};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
 pub use driven::{Answer, Answered, Driven, Work};
 pub use error::{ClientError, ExitStatus, SessionError};
+pub use front::{
+    tool_answer, ui_answer, uri_answer, Handlers, HostRequest, HostToolAnswer, Op, Replied,
+    RequestKey,
+};
 pub use history::HISTORY_PAGE_LIMIT;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 pub use input::Input;
@@ -245,7 +254,13 @@ impl Client {
         tools: &[HostToolDefinition],
     ) -> Result<RequestId, ClientError> {
         let tools = host::checked_host_tools(tools).map_err(ClientError::InvalidHostTool)?;
-        self.send(now, Command::SetHostTools(SetHostTools { tools, ..Default::default() }))
+        self.send(
+            now,
+            Command::SetHostTools(SetHostTools {
+                tools,
+                ..Default::default()
+            }),
+        )
     }
 
     /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
@@ -258,7 +273,10 @@ impl Client {
             host::checked_host_uri_schemes(schemes).map_err(ClientError::InvalidHostUriScheme)?;
         self.send(
             now,
-            Command::SetHostUriSchemes(SetHostUriSchemes { schemes, ..Default::default() }),
+            Command::SetHostUriSchemes(SetHostUriSchemes {
+                schemes,
+                ..Default::default()
+            }),
         )
     }
 

@@ -257,6 +257,9 @@ macro_rules! map_serde {
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                if let Some(value) = $crate::wire::codec::NotAnObject::not_an_object(self) {
+                    return serde::Serialize::serialize(value, serializer);
+                }
                 let mut map = serializer.serialize_map(None)?;
                 self.serialize_entries(&mut map)?;
                 serde::ser::SerializeMap::end(map)
@@ -265,6 +268,15 @@ macro_rules! map_serde {
     };
 }
 pub(crate) use map_serde;
+
+/// A member kept as received that is not an object (an `Unknown` message `7` inside a
+/// history, say, which JSON.parse accepts): it serialises as itself, not as a map (CALL-06).
+pub(crate) trait NotAnObject {
+    /// The value, when the member is not an object.
+    fn not_an_object(&self) -> Option<&Value> {
+        None
+    }
+}
 
 /// The type of a field declared `req` or `opt` in [`wire_struct!`].
 macro_rules! wire_field_ty {
@@ -425,6 +437,8 @@ macro_rules! wire_struct {
             }
         }
 
+        impl $crate::wire::codec::NotAnObject for $name {}
+
         $crate::wire::codec::map_serde!($name);
     };
 }
@@ -558,6 +572,15 @@ macro_rules! wire_enum {
         impl Default for $name {
             fn default() -> Self {
                 $name::Unknown(serde_json::Value::Object(serde_json::Map::new()))
+            }
+        }
+
+        impl $crate::wire::codec::NotAnObject for $name {
+            fn not_an_object(&self) -> Option<&serde_json::Value> {
+                match self {
+                    $name::Unknown(value) if !value.is_object() => Some(value),
+                    _ => None,
+                }
             }
         }
 

@@ -394,3 +394,13 @@ wire_struct! {
         opt is_error: bool = "isError",
     }
 }
+
+impl ToolResult {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![ContentBlock::text(text)],
+            ..ToolResult::default()
+        }
+    }
+}

@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::{deltas, types, Pair, CLOCK_MS};
+use common::{cmd, deltas, types, wire_value, Pair, CLOCK_MS};
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::AgentFrame;
-use serde_json::{json, Map, Value};
+use musewire_core::wire::{AgentFrame, HostUriResult};
+use serde_json::{json, Value};
 
 /// Every frame parses in the typed wire model (CALL-06: nothing is unknown).
 fn typed(frames: &[Value]) {
@@ -159,7 +159,7 @@ fn host_04_05_read_of_a_host_uri_goes_to_the_host() {
     pair.client
         .send(
             pair.now,
-            json!({"type": "prompt", "message": "read notes://today"}),
+            cmd(json!({"type": "prompt", "message": "read notes://today"})),
         )
         .unwrap();
     pair.drive();
@@ -167,14 +167,12 @@ fn host_04_05_read_of_a_host_uri_goes_to_the_host() {
         .events
         .iter()
         .find_map(|e| match e {
-            ClientEvent::HostUriRequest {
-                id, operation, url, ..
-            } => {
+            ClientEvent::HostUriRequest(request) => {
                 assert_eq!(
-                    (operation.as_str(), url.as_str()),
+                    (request.operation.as_str(), request.url.as_str()),
                     ("read", "notes://today")
                 );
-                Some(id.clone())
+                Some(request.id.clone())
             }
             _ => None,
         })
@@ -182,8 +180,10 @@ fn host_04_05_read_of_a_host_uri_goes_to_the_host() {
     // While the read is open the session streams: pages are refused (PAGE-05).
     let busy = pair.call(json!({"type": "get_messages_page"})).unwrap_err();
     assert_eq!(busy.1.as_deref(), Some("session_busy"));
-    let mut answer = Map::new();
-    answer.insert("content".into(), "buy milk".into());
+    let answer = HostUriResult {
+        content: Some("buy milk".into()),
+        ..Default::default()
+    };
     assert!(pair.client.host_uri_result(pair.now, &id, answer));
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
@@ -204,13 +204,15 @@ fn host_01_02_call_runs_a_host_tool_with_its_updates() {
     let mut pair = Pair::new();
     let tools =
         [json!({"name": "lookup", "description": "Look up", "parameters": {"type": "object"}})];
-    pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.client
+        .set_host_tools(pair.now, &wire_value::<Vec<_>>(json!(tools)))
+        .unwrap();
     pair.drive();
     pair.events.clear();
     pair.client
         .send(
             pair.now,
-            json!({"type": "prompt", "message": "call lookup {\"q\": \"x\"}"}),
+            cmd(json!({"type": "prompt", "message": "call lookup {\"q\": \"x\"}"})),
         )
         .unwrap();
     pair.drive();
@@ -218,26 +220,25 @@ fn host_01_02_call_runs_a_host_tool_with_its_updates() {
         .events
         .iter()
         .find_map(|e| match e {
-            ClientEvent::HostToolCall {
-                id,
-                tool_call_id,
-                tool_name,
-                arguments,
-            } => {
+            ClientEvent::HostToolCall(call) => {
                 assert_eq!(
-                    (tool_name.as_str(), arguments),
+                    (call.tool_name.as_str(), &call.arguments),
                     ("lookup", &json!({"q": "x"}))
                 );
-                Some((id.clone(), tool_call_id.clone()))
+                Some((call.id.clone(), call.tool_call_id.clone()))
             }
             _ => None,
         })
         .expect("a host tool call");
     assert_eq!(tool_call_id, "call-1");
     let partial = json!({"content": [{"type": "text", "text": "looking"}]});
-    assert!(pair.client.host_tool_update(pair.now, &id, partial.clone()));
+    assert!(pair
+        .client
+        .host_tool_update(pair.now, &id, wire_value(partial.clone())));
     let result = json!({"content": [{"type": "text", "text": "found it"}]});
-    assert!(pair.client.host_tool_result(pair.now, &id, result, false));
+    assert!(pair
+        .client
+        .host_tool_result(pair.now, &id, wire_value(result), false));
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     let update = frames
@@ -291,14 +292,16 @@ fn todo_emits_the_todo_tool_with_its_phases_and_sets_the_todos() {
 fn call_04_a_prompt_while_streaming_needs_a_streaming_behavior_and_is_then_queued() {
     let mut pair = Pair::new();
     let tools = [json!({"name": "wait", "description": "Waits", "parameters": {}})];
-    pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.client
+        .set_host_tools(pair.now, &wire_value::<Vec<_>>(json!(tools)))
+        .unwrap();
     pair.drive();
     pair.events.clear();
     pair.send(json!({"type": "prompt", "message": "call wait {}"}));
     // The Client refuses to send it (CALL-04); written raw, the agent refuses it too.
     assert!(pair
         .client
-        .send(pair.now, json!({"type": "prompt", "message": "again"}))
+        .send(pair.now, cmd(json!({"type": "prompt", "message": "again"})))
         .is_err());
     assert!(pair.client.send_raw_line(
         pair.now,
@@ -306,19 +309,20 @@ fn call_04_a_prompt_while_streaming_needs_a_streaming_behavior_and_is_then_queue
     ));
     pair.drive();
     assert!(pair.events.iter().any(|e| matches!(e,
-        ClientEvent::Unmatched { frame } if frame["error"] == musewire_agent::BUSY && frame["id"] == "raw-1")));
+        ClientEvent::Unmatched { frame } if frame.to_value()["error"] == musewire_agent::BUSY && frame.to_value()["id"] == "raw-1")));
     pair.call(json!({"type": "prompt", "message": "later", "streamingBehavior": "followUp"}))
         .unwrap();
     let id = pair
         .events
         .iter()
         .find_map(|e| match e {
-            ClientEvent::HostToolCall { id, .. } => Some(id.clone()),
+            ClientEvent::HostToolCall(call) => Some(call.id.clone()),
             _ => None,
         })
         .unwrap();
     let result = json!({"content": [{"type": "text", "text": "done"}]});
-    pair.client.host_tool_result(pair.now, &id, result, false);
+    pair.client
+        .host_tool_result(pair.now, &id, wire_value(result), false);
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     assert_eq!(
@@ -345,7 +349,9 @@ fn call_04_a_prompt_while_streaming_needs_a_streaming_behavior_and_is_then_queue
 fn host_03_abort_withdraws_the_host_tool_and_ends_the_run() {
     let mut pair = Pair::new();
     let tools = [json!({"name": "wait", "description": "Waits", "parameters": {}})];
-    pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.client
+        .set_host_tools(pair.now, &wire_value::<Vec<_>>(json!(tools)))
+        .unwrap();
     pair.drive();
     pair.events.clear();
     pair.send(json!({"type": "prompt", "message": "call wait {}"}));

@@ -5,8 +5,12 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
+use musewire_core::wire::{
+    AgentEvent, AgentFrame, ContentBlock, HostToolDefinition, HostUriResult, ToolResult, UiRequest,
+    UiResponse,
+};
 use musewire_mio::Agent;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::agent_command::{agent_command, colour};
 
@@ -62,7 +66,7 @@ fn parse_host_tools(specs: &[String]) -> Result<Vec<HostTool>, String> {
 }
 
 /// Runs a host tool's command: arguments as JSON on stdin, stdout as the result's text.
-fn run_host_tool(tool: &HostTool, arguments: &Value) -> (Value, bool) {
+fn run_host_tool(tool: &HostTool, arguments: &Value) -> (ToolResult, bool) {
     let output = std::process::Command::new("sh")
         .args(["-c", &tool.command])
         .stdin(Stdio::piped())
@@ -95,8 +99,8 @@ fn run_host_tool(tool: &HostTool, arguments: &Value) -> (Value, bool) {
     }
 }
 
-fn text_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}]})
+fn text_result(text: &str) -> ToolResult {
+    ToolResult::text(text)
 }
 
 struct Screen {
@@ -133,45 +137,52 @@ impl Screen {
             );
             return;
         }
-        let ClientEvent::Frame { frame } = event else {
+        if let Some(text) = event.text_delta() {
+            return self.text(text);
+        }
+        if let Some(thinking) = event.thinking_delta() {
+            return self.dim(thinking);
+        }
+        let ClientEvent::Frame {
+            frame: AgentFrame::Event(event),
+        } = event
+        else {
             return;
         };
-        match frame["type"].as_str() {
-            Some("message_update") => {
-                let delta = &frame["assistantMessageEvent"];
-                match delta["type"].as_str() {
-                    Some("text_delta") => self.text(delta["delta"].as_str().unwrap_or("")),
-                    Some("thinking_delta") => self.dim(delta["delta"].as_str().unwrap_or("")),
-                    _ => {}
-                }
+        match event {
+            AgentEvent::ToolExecutionStart(start) => {
+                let args = start
+                    .args
+                    .as_ref()
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                self.note(&format!("→ {}({})", start.tool_name, shorten(&args, 120)));
             }
-            Some("tool_execution_start") => {
-                let args = frame["args"].to_string();
-                self.note(&format!(
-                    "→ {}({})",
-                    frame["toolName"].as_str().unwrap_or("?"),
-                    shorten(&args, 120)
-                ));
-            }
-            Some("tool_execution_end") => {
-                let text: String = frame["result"]["content"]
-                    .as_array()
-                    .map(|blocks| {
-                        blocks
+            AgentEvent::ToolExecutionEnd(end) => {
+                // The result is the tool's own (`{content, details?}`), kept as sent.
+                let text = end
+                    .result
+                    .clone()
+                    .and_then(|r| serde_json::from_value::<ToolResult>(r).ok())
+                    .map(|r| {
+                        r.content
                             .iter()
-                            .filter_map(|b| b["text"].as_str())
+                            .filter_map(|b| match b {
+                                ContentBlock::Text(t) => Some(t.text.as_str()),
+                                _ => None,
+                            })
                             .collect::<Vec<_>>()
                             .join(" ")
                     })
                     .unwrap_or_default();
-                let mark = if frame["isError"] == true {
+                let mark = if end.is_error == Some(true) {
                     "✗"
                 } else {
                     "←"
                 };
                 self.note(&format!(
                     "{mark} {}: {}",
-                    frame["toolName"].as_str().unwrap_or("?"),
+                    end.tool_name,
                     shorten(text.trim(), 200)
                 ));
             }
@@ -201,19 +212,21 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
         out: std::io::stdout(),
     };
     if !tools.is_empty() {
-        let definitions: Vec<Value> = tools
+        let definitions: Vec<HostToolDefinition> = tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": format!("Host tool {} (runs `{}` on the host).", t.name, t.command), "parameters": {"type": "object", "additionalProperties": true}}))
+            .map(|t| HostToolDefinition {
+                name: t.name.clone(),
+                description: format!("Host tool {} (runs `{}` on the host).", t.name, t.command),
+                parameters: json!({"type": "object", "additionalProperties": true}),
+                ..Default::default()
+            })
             .collect();
         agent
-            .call(
-                json!({"type": "set_host_tools", "tools": definitions}),
-                wait,
-            )
+            .set_host_tools(definitions, wait)
             .map_err(|e| format!("set_host_tools: {e}"))?;
     }
     agent
-        .call(json!({"type": "prompt", "message": args.text}), wait)
+        .prompt(&args.text, wait)
         .map_err(|e| format!("prompt: {e}"))?;
     let outcome = loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -228,44 +241,43 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
                 break Err(format!("the prompt failed: {}", failure.error))
             }
             ClientEvent::PromptLocalOnly { .. } => break Ok(()),
-            ClientEvent::HostToolCall {
-                id,
-                tool_name,
-                arguments,
-                ..
-            } => {
-                let (result, is_error) = match tools.iter().find(|t| t.name == tool_name) {
-                    Some(tool) => run_host_tool(tool, &arguments),
-                    None => (text_result(&format!("no host tool {tool_name:?}")), true),
+            ClientEvent::HostToolCall(call) => {
+                let (result, is_error) = match tools.iter().find(|t| t.name == call.tool_name) {
+                    Some(tool) => run_host_tool(tool, &call.arguments),
+                    None => (
+                        text_result(&format!("no host tool {:?}", call.tool_name)),
+                        true,
+                    ),
                 };
-                let _ = agent.host_tool_result(&id, result, is_error);
+                let _ = agent.host_tool_result(&call.id, result, is_error);
             }
-            ClientEvent::HostUriRequest {
-                id, operation, url, ..
-            } => {
+            ClientEvent::HostUriRequest(request) => {
                 if !args.json {
-                    screen.note(&format!("host URI {operation} {url}: no handler here"));
+                    screen.note(&format!(
+                        "host URI {} {}: no handler here",
+                        request.operation, request.url
+                    ));
                 }
-                let mut fields = Map::new();
-                fields.insert("isError".into(), Value::Bool(true));
-                fields.insert(
-                    "error".into(),
-                    json!(format!("musewire prompt serves no host URIs ({url})")),
-                );
-                let _ = agent.host_uri_result(&id, fields);
+                let result = HostUriResult {
+                    is_error: Some(true),
+                    error: Some(format!(
+                        "musewire prompt serves no host URIs ({})",
+                        request.url
+                    )),
+                    ..Default::default()
+                };
+                let _ = agent.host_uri_result(&request.id, result);
             }
-            ClientEvent::UiRequest { id, method, frame } => {
+            ClientEvent::UiRequest(request) => {
                 if !args.json {
-                    let what = frame["title"]
-                        .as_str()
-                        .or(frame["message"].as_str())
-                        .unwrap_or("");
-                    screen.note(&format!("[{method}] {what}"));
+                    screen.note(&format!(
+                        "[{}] {}",
+                        request.method().unwrap_or("?"),
+                        ui_text(&request)
+                    ));
                 }
-                if matches!(method.as_str(), "select" | "confirm" | "input" | "editor") {
-                    let mut answer = Map::new();
-                    answer.insert("cancelled".into(), Value::Bool(true));
-                    let _ = agent.ui_respond(&id, answer);
+                if let (true, Some(id)) = (request.is_dialog(), request.id()) {
+                    let _ = agent.ui_respond(id, UiResponse::cancelled(id, false));
                 }
             }
             _ => {}
@@ -276,4 +288,16 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
     }
     let _ = agent.shutdown(Duration::from_secs(5));
     outcome
+}
+
+/// What a person reads of a UI request: its title, or its message.
+fn ui_text(request: &UiRequest) -> &str {
+    match request {
+        UiRequest::Select(r) => &r.title,
+        UiRequest::Confirm(r) => &r.title,
+        UiRequest::Input(r) => &r.title,
+        UiRequest::Editor(r) => &r.title,
+        UiRequest::Notify(r) => &r.message,
+        _ => "",
+    }
 }

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use musewire_core::client::{
-    Call, Client, ClientConfig, ClientEvent, Driven, RecordedInput, Recorder, Work,
+    Call, Client, ClientConfig, ClientEvent, Driven, Input, Recorder, Work,
 };
+
 use serde_json::Value;
 
 use crate::agent_command::agent_command;
@@ -49,8 +50,8 @@ struct Shared {
 
 impl Shared {
     /// Records an input with what the observer made of it, reporting violations on stderr.
-    fn after(&mut self, now: Instant, input: RecordedInput<'_>, returns: Option<Value>) {
-        let (recorded, work) = self.driven.after(now, input, returns);
+    fn after(&mut self, now: Instant, input: Input<'_>) {
+        let (_, recorded, work) = self.driven.handle(now, input, || None);
         if let Err(e) = self.transcript.write_all(&recorded) {
             eprintln!("musewire tap: writing the transcript: {e}");
         }
@@ -118,8 +119,7 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
     }));
     {
         let mut s = shared.lock().map_err(|_| "poisoned")?;
-        s.driven.client.handle_timeout(start);
-        s.after(start, RecordedInput::Timer, None);
+        s.after(start, Input::Timeout);
     }
 
     // Host → agent: line by line, forwarded as read, recorded as raw lines.
@@ -146,9 +146,7 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
                 check_host_line(body);
                 if let Ok(mut s) = shared.lock() {
                     let now = Instant::now();
-                    let call = Call::RawLine(body.to_vec());
-                    let returns = s.driven.call(now, call.clone(), || None).to_json();
-                    s.after(now, RecordedInput::Call(&call), returns);
+                    s.after(now, Input::Call(Call::RawLine(body.to_vec())));
                 }
             }
             // The host closed its side: so does the agent's stdin (dropped here).
@@ -174,14 +172,12 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
         }
         if let Ok(mut s) = shared.lock() {
             let now = Instant::now();
-            s.driven.client.handle_stdout(now, &buf[..n]);
-            s.after(now, RecordedInput::Stdout(&buf[..n]), None);
+            s.after(now, Input::stdout(&buf[..n]));
         }
     }
     let now = Instant::now();
     if let Ok(mut s) = shared.lock() {
-        s.driven.client.handle_stdout_eof(now);
-        s.after(now, RecordedInput::Eof, None);
+        s.after(now, Input::StdoutEnd);
     }
     let status = child
         .wait()
@@ -189,8 +185,7 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
     if let Ok(mut s) = shared.lock() {
         let now = Instant::now();
         let exit = status.into();
-        s.driven.client.handle_exit(now, exit, b"");
-        s.after(now, RecordedInput::Exit(exit, b""), None);
+        s.after(now, Input::exit(exit));
     }
     // The host may keep its stdin open; the tap ends with the agent.
     drop(to_agent);

@@ -55,12 +55,12 @@ fn next(agent: &Agent, mut wanted: impl FnMut(&ClientEvent) -> bool) -> ClientEv
 fn frame_03_04_05_a_turn_streams_over_stdio() {
     let agent = spawn();
     agent
-        .send(json!({"type": "prompt", "message": "one two three"}))
+        .send(cmd(json!({"type": "prompt", "message": "one two three"})))
         .unwrap();
     let mut frames = Vec::new();
     next(&agent, |e| match e {
         ClientEvent::Frame { frame } => {
-            frames.push(frame.clone());
+            frames.push(frame.to_value());
             false
         }
         ClientEvent::TurnFinished => true,
@@ -76,7 +76,7 @@ fn frame_03_04_05_a_turn_streams_over_stdio() {
     assert_eq!(end["type"], "agent_end");
     assert_eq!(end["messages"][0]["timestamp"], 1234, "the fixed clock");
     assert_eq!(end["messages"][1]["model"], "m1");
-    let state = agent.call(json!({"type": "get_state"}), WAIT).unwrap();
+    let state = to_json(&agent.call(cmd(json!({"type": "get_state"})), WAIT).unwrap());
     assert_eq!(state["model"]["provider"], "p1");
     assert_eq!(state["messageCount"], 2);
     let status = agent.shutdown(Duration::from_secs(5)).unwrap();
@@ -87,18 +87,26 @@ fn frame_03_04_05_a_turn_streams_over_stdio() {
 fn frame_11_page_07_bash_over_1_mib_is_chunked_and_read_back_whole() {
     let agent = spawn();
     let command = "head -c 1300000 /dev/zero | tr '\\0' z";
-    let data = agent
-        .call(json!({"type": "bash", "command": command}), WAIT)
-        .unwrap();
+    let data = to_json(
+        &agent
+            .call(cmd(json!({"type": "bash", "command": command})), WAIT)
+            .unwrap(),
+    );
     assert_eq!(data["output"].as_str().unwrap().len(), 1_300_000);
     for i in 0..40 {
         agent
-            .send(json!({"type": "prompt", "message": format!("turn {i}")}))
+            .send(cmd(
+                json!({"type": "prompt", "message": format!("turn {i}")}),
+            ))
             .unwrap();
         next(&agent, |e| *e == ClientEvent::TurnFinished);
     }
-    let paged = agent.messages(WAIT).unwrap();
-    let legacy = agent.call(json!({"type": "get_messages"}), WAIT).unwrap();
+    let paged: Vec<Value> = agent.messages(WAIT).unwrap().iter().map(to_json).collect();
+    let legacy = to_json(
+        &agent
+            .call(cmd(json!({"type": "get_messages"})), WAIT)
+            .unwrap(),
+    );
     assert_eq!(paged.len(), 81);
     assert!(
         Value::Array(paged.clone()) == legacy["messages"],
@@ -138,4 +146,16 @@ fn the_flags_hosts_pass_are_accepted_and_others_refused() {
     let bad = run(&["--mode", "json"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("possible values: rpc"));
+}
+
+/// A command written as JSON, typed as the drivers take it.
+fn cmd(command: Value) -> musewire_core::wire::Command {
+    musewire_core::wire::Command::from_value_with_id(command)
+        .expect("a command")
+        .1
+}
+
+/// A typed answer as JSON, for the assertions.
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("serialises")
 }

@@ -8,7 +8,7 @@ use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
 use musewire_mio::Agent;
-use serde_json::json;
+use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -64,10 +64,10 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
         Some(musewire_core::frame::ProtocolVersion::V2),
         "negotiated through the tap"
     );
-    agent.call(json!({"type": "get_state"}), WAIT).unwrap();
-    let todos = agent
-        .call(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": "t".repeat(1_100_000), "status": "pending"}]}]}), WAIT)
-        .unwrap();
+    agent.call(cmd(json!({"type": "get_state"})), WAIT).unwrap();
+    let todos = to_json(&agent
+        .call(cmd(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": "t".repeat(1_100_000), "status": "pending"}]}]})), WAIT)
+        .unwrap());
     assert_eq!(
         todos["todoPhases"][0]["tasks"][0]["content"]
             .as_str()
@@ -77,7 +77,7 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
     );
     agent
         .call(
-            json!({"type": "prompt", "message": "[[text Through the tap.]]"}),
+            cmd(json!({"type": "prompt", "message": "[[text Through the tap.]]"})),
             WAIT,
         )
         .unwrap();
@@ -133,4 +133,16 @@ fn tap_reports_violations_with_their_rule_ids() {
         report.contains("musewire tap: host: FRAME-14 a line that is not JSON"),
         "{report}"
     );
+}
+
+/// A command written as JSON, typed as the drivers take it.
+fn cmd(command: Value) -> musewire_core::wire::Command {
+    musewire_core::wire::Command::from_value_with_id(command)
+        .expect("a command")
+        .1
+}
+
+/// A typed answer as JSON, for the assertions.
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("serialises")
 }

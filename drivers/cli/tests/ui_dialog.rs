@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
-use serde_json::{json, Map, Value};
+use musewire_core::wire::{UiRequest, UiResponse};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -14,30 +14,17 @@ fn agent_command() -> std::process::Command {
     command
 }
 
-fn answer(confirmed: bool) -> Option<Map<String, Value>> {
-    let mut answer = Map::new();
-    if confirmed {
-        answer.insert("confirmed".into(), json!(true));
+fn answer(request: &UiRequest, confirmed: bool) -> Option<UiResponse> {
+    let id = request.id()?;
+    Some(if confirmed {
+        UiResponse::confirmed(id, true)
     } else {
-        answer.insert("cancelled".into(), json!(true));
-    }
-    Some(answer)
+        UiResponse::cancelled(id, false)
+    })
 }
 
 fn text_of(events: &[ClientEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            ClientEvent::Frame { frame }
-                if frame["assistantMessageEvent"]["type"] == "text_delta" =>
-            {
-                frame["assistantMessageEvent"]["delta"]
-                    .as_str()
-                    .map(str::to_owned)
-            }
-            _ => None,
-        })
-        .collect()
+    events.iter().filter_map(ClientEvent::text_delta).collect()
 }
 
 #[test]
@@ -45,9 +32,11 @@ fn host_06_mio_ui_handler_answers_the_agents_dialog() {
     for (confirmed, said) in [(true, "ask returned: yes"), (false, "ask returned: no")] {
         let agent = musewire_mio::Agent::spawn(agent_command(), ClientConfig::default()).unwrap();
         agent.on_ui(move |request| {
-            assert_eq!(request.method, "confirm");
-            assert_eq!(request.frame["title"], "Ship it?");
-            answer(confirmed)
+            let UiRequest::Confirm(confirm) = &request else {
+                panic!("not a confirm dialog: {request:?}")
+            };
+            assert_eq!(confirm.title, "Ship it?");
+            answer(&request, confirmed)
         });
         agent.prompt("ask Ship it?", WAIT).unwrap();
         let deadline = Instant::now() + WAIT;
@@ -80,8 +69,8 @@ fn host_06_smol_ui_handler_answers_the_agents_dialog() {
         )
         .unwrap();
         agent.on_ui(|request| async move {
-            assert_eq!(request.method, "confirm");
-            answer(true)
+            assert_eq!(request.method(), Some("confirm"));
+            answer(&request, true)
         });
         agent.prompt("ask Ship it?").await.unwrap();
         let mut events = Vec::new();

@@ -1,39 +1,19 @@
-//! A host that spawns an agent and streams one turn, blocking.
-//!
-//! `cargo run -p musewire-mio --example mio_turn -- omp --mode rpc` (any agent command; the
-//! prompt is the `PROMPT` environment variable, "hello" by default).
-
+//! A host that spawns an agent and prints one turn's assistant text, blocking:
+//! `cargo run -p musewire-mio --example mio_turn -- omp --mode rpc` (any agent command).
 use std::time::Duration;
-
-use musewire_core::client::ClientEvent;
-use musewire_mio::Agent;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (program, rest) = args.split_first().ok_or("usage: turn AGENT [ARGS…]")?;
+    let (program, rest) = args.split_first().ok_or("usage: mio_turn AGENT [ARGS…]")?;
     let mut command = std::process::Command::new(program);
     command.args(rest);
-    let agent = Agent::spawn(command, Default::default())?;
-    let prompt = std::env::var("PROMPT").unwrap_or_else(|_| "hello".into());
-    agent.call(
-        serde_json::json!({"type": "prompt", "message": prompt}),
-        Duration::from_secs(60),
-    )?;
+    let agent = musewire_mio::Agent::spawn(command, Default::default())?;
+    agent.prompt("hello", Duration::from_secs(60))?;
     while let Some(event) = agent.next_event(Duration::from_secs(60)) {
-        match event {
-            ClientEvent::Frame { frame } if frame["type"] == "message_update" => {
-                print!(
-                    "{}",
-                    frame["assistantMessageEvent"]["delta"]
-                        .as_str()
-                        .unwrap_or("")
-                );
-            }
-            ClientEvent::TurnFinished | ClientEvent::Closed { .. } => break,
-            _ => {}
+        print!("{}", event.text_delta().unwrap_or_default());
+        if matches!(event, musewire_core::client::ClientEvent::TurnFinished) {
+            break;
         }
     }
-    println!();
-    agent.shutdown(Duration::from_secs(2))?;
     Ok(())
 }

@@ -11,11 +11,10 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
 use musewire_core::client::{
-    Client, ClientConfig, ClientEvent, Driven, RecordedInput, Recorder, Work,
+    CallResult, Client, ClientConfig, ClientEvent, Driven, Input, Recorder, Work,
 };
-use serde_json::Value;
 
-use crate::handlers::{Handlers, Running};
+use crate::handlers::{self, Registered, Running};
 use crate::{Op, Reply};
 
 const STDOUT: Token = Token(0);
@@ -37,7 +36,7 @@ pub(crate) fn start(
     mut command: Command,
     config: ClientConfig,
     record: Option<&std::path::Path>,
-    handlers: Arc<std::sync::Mutex<Handlers>>,
+    handlers: Arc<std::sync::Mutex<Registered>>,
 ) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
@@ -115,7 +114,7 @@ struct Loop {
     /// When set, the child is killed at this time if it has not exited.
     kill_at: Option<Instant>,
     /// The application's host handlers, the ones running, and how they reach the loop.
-    handlers: Arc<std::sync::Mutex<Handlers>>,
+    handlers: Arc<std::sync::Mutex<Registered>>,
     running: Running,
     handler_ops: mpsc::Sender<Op>,
     waker: Arc<Waker>,
@@ -127,8 +126,7 @@ impl Loop {
         let mut buf = vec![0u8; 64 * 1024];
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
-        self.driven.client.handle_timeout(now);
-        self.after(now, RecordedInput::Timer, None)?;
+        self.after(now, Input::Timeout)?;
         loop {
             if let Some(status) = self.exited {
                 if self.stdout.is_none() && self.stderr.is_none() {
@@ -158,8 +156,7 @@ impl Loop {
             }
             let now = Instant::now();
             if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
-                self.driven.client.handle_timeout(now);
-                self.after(now, RecordedInput::Timer, None)?;
+                self.after(now, Input::Timeout)?;
             }
             self.reap(now)?;
             self.flush()?;
@@ -173,13 +170,11 @@ impl Loop {
                     let mut pipe = self.stdout.take().expect("open");
                     self.poll.registry().deregister(&mut pipe)?;
                     let now = Instant::now();
-                    self.driven.client.handle_stdout_eof(now);
-                    self.after(now, RecordedInput::Eof, None)?;
+                    self.after(now, Input::StdoutEnd)?;
                 }
                 Ok(n) => {
                     let now = Instant::now();
-                    self.driven.client.handle_stdout(now, &buf[..n]);
-                    self.after(now, RecordedInput::Stdout(&buf[..n]), None)?;
+                    self.after(now, Input::stdout(&buf[..n]))?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -198,8 +193,7 @@ impl Loop {
                 }
                 Ok(n) => {
                     let now = Instant::now();
-                    self.driven.client.handle_stderr(now, &buf[..n]);
-                    self.after(now, RecordedInput::Stderr(&buf[..n]), None)?;
+                    self.after(now, Input::stderr(&buf[..n]))?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -263,16 +257,14 @@ impl Loop {
             match op {
                 Op::Call { call, wait, reply } => {
                     let mut waiter = None;
-                    let result = self.driven.call(now, call.clone(), || {
+                    let result = self.handle(now, Input::Call(call), || {
                         wait.then(|| {
                             let (tx, rx) = mpsc::channel();
                             waiter = Some(rx);
                             tx
                         })
-                    });
-                    let returns = result.to_json();
+                    })?;
                     let _ = reply.send((result, waiter));
-                    self.after(now, RecordedInput::Call(&call), returns)?;
                 }
                 Op::Shutdown { grace } => {
                     let _ = self.close_stdin();
@@ -281,8 +273,7 @@ impl Loop {
                 Op::Finished { key, call } => {
                     self.running.finished(&key);
                     if let Some(call) = call {
-                        let returns = self.driven.call(now, call.clone(), || None).to_json();
-                        self.after(now, RecordedInput::Call(&call), returns)?;
+                        self.after(now, Input::Call(call))?;
                     }
                 }
             }
@@ -299,21 +290,26 @@ impl Loop {
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some(status);
                 let status = status.into();
-                self.driven.client.handle_exit(now, status, b"");
-                self.after(now, RecordedInput::Exit(status, b""), None)?;
+                self.after(now, Input::exit(status))?;
             }
         }
         Ok(())
     }
 
     /// After an input: records it with the work it produced, then does the work in order.
-    fn after(
+    /// Hands in an input whose call result nobody waits for.
+    fn after(&mut self, now: Instant, input: Input<'_>) -> io::Result<()> {
+        self.handle(now, input, || None).map(drop)
+    }
+
+    /// Hands in an input (recorded when recording) and performs the work it gave.
+    fn handle(
         &mut self,
         now: Instant,
-        input: RecordedInput<'_>,
-        returns: Option<Value>,
-    ) -> io::Result<()> {
-        let (recorded, work) = self.driven.after(now, input, returns);
+        input: Input<'_>,
+        waiter: impl FnOnce() -> Option<mpsc::Sender<crate::Reply>>,
+    ) -> io::Result<CallResult> {
+        let (result, recorded, work) = self.driven.handle(now, input, waiter);
         if let Some(file) = &mut self.recording {
             file.write_all(&recorded)?;
         }
@@ -325,7 +321,8 @@ impl Loop {
                 }
                 // The application may have stopped listening; the loop goes on.
                 Work::Event(event) => {
-                    let event = self.running.dispatch(
+                    let event = handlers::dispatch(
+                        &mut self.running,
                         &self.handlers,
                         &self.handler_ops,
                         &self.waker,
@@ -340,7 +337,8 @@ impl Loop {
                 }
             }
         }
-        self.flush()
+        self.flush()?;
+        Ok(result)
     }
 }
 

@@ -8,9 +8,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
-use musewire_core::client::{Call, CallResult, ClientEvent, HostRequestKind as Kind};
-pub use musewire_core::client::{HostToolCall, HostUriRequest, UiRequest};
-use serde_json::{Map, Value};
+use musewire_core::client::{
+    tool_answer, ui_answer, uri_answer, Call, CallResult, ClientEvent, Handlers, HostRequest,
+    HostToolAnswer,
+};
+use musewire_core::wire::{
+    HostToolCall, HostUriRequest, HostUriResult, ToolResult, UiRequest, UiResponse,
+};
 
 use crate::Op;
 
@@ -31,7 +35,7 @@ impl Updates {
 
     /// Sends a partial result (with a `content` array); false when the call is no longer
     /// open or the session has ended.
-    pub fn send(&self, partial_result: Value) -> bool {
+    pub fn send(&self, partial_result: ToolResult) -> bool {
         let (reply, answer) = mpsc::channel();
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
         let op = Op::Call {
@@ -52,131 +56,82 @@ impl Updates {
     }
 }
 
-type ToolFn = dyn Fn(HostToolCall, Updates) -> Result<Value, Value> + Send + Sync;
-type UriFn = dyn Fn(HostUriRequest) -> Map<String, Value> + Send + Sync;
-type UiFn = dyn Fn(UiRequest) -> Option<Map<String, Value>> + Send + Sync;
-/// A handler bound to its request: runs it and gives the call that answers it, if any.
-type Work = Box<dyn FnOnce() -> Option<Call> + Send>;
+type ToolFn = dyn Fn(HostToolCall, Updates) -> HostToolAnswer + Send + Sync;
+type UriFn = dyn Fn(HostUriRequest) -> HostUriResult + Send + Sync;
+type UiFn = dyn Fn(UiRequest) -> Option<UiResponse> + Send + Sync;
 
-/// The registered handlers, shared by the `Agent` and its loop.
+/// The handlers the application registered.
 #[derive(Default)]
-pub(crate) struct Handlers {
+pub(crate) struct Registered {
     pub(crate) tools: HashMap<String, Arc<ToolFn>>,
     pub(crate) uri: Option<Arc<UriFn>>,
     pub(crate) ui: Option<Arc<UiFn>>,
 }
 
-/// The handlers running, by request, with their cancellation flags.
-#[derive(Default)]
-pub(crate) struct Running {
-    flags: HashMap<(Kind, String), Arc<AtomicBool>>,
+impl Registered {
+    fn handles(&self, request: &HostRequest) -> bool {
+        match request {
+            HostRequest::Tool(call) => self.tools.contains_key(&call.tool_name),
+            HostRequest::Uri(_) => self.uri.is_some(),
+            HostRequest::Ui(_) => self.ui.is_some(),
+        }
+    }
 }
 
-impl Running {
-    /// Hands `event` to its handler (on a new thread), or flags the handler of a withdrawn
-    /// request as cancelled. Returns the event when no handler took it.
-    pub(crate) fn dispatch(
-        &mut self,
-        handlers: &Mutex<Handlers>,
-        ops: &mpsc::Sender<Op>,
-        waker: &Arc<mio::Waker>,
-        event: ClientEvent,
-    ) -> Option<ClientEvent> {
-        if let Some((kind, id)) = event.withdraws() {
-            let flag = self.flags.remove(&(kind, id.to_owned()));
-            flag.as_ref().inspect(|f| f.store(true, Ordering::SeqCst));
-            return flag.is_none().then_some(event);
-        }
-        if let ClientEvent::Closed { .. } = &event {
-            for (_, flag) in self.flags.drain() {
-                flag.store(true, Ordering::SeqCst);
-            }
-            return Some(event);
-        }
-        let handlers = handlers.lock().unwrap_or_else(|e| e.into_inner());
-        let cancelled = Arc::new(AtomicBool::new(false));
-        let (key, work): ((Kind, String), Work) = match event {
-            ClientEvent::HostToolCall {
-                id,
-                tool_call_id,
-                tool_name,
-                arguments,
-            } if handlers.tools.contains_key(&tool_name) => {
-                let handler = handlers.tools[&tool_name].clone();
-                let updates = Updates {
-                    id: id.clone(),
-                    ops: ops.clone(),
-                    waker: waker.clone(),
-                    cancelled: cancelled.clone(),
-                };
-                let call = HostToolCall {
-                    id: id.clone(),
-                    tool_call_id,
-                    tool_name,
-                    arguments,
-                };
-                let answer = id.clone();
-                let work = move || {
-                    Some(match handler(call, updates) {
-                        Ok(result) => Call::HostToolResult(answer, result, false),
-                        Err(result) => Call::HostToolResult(answer, result, true),
-                    })
-                };
-                ((Kind::Tool, id), Box::new(work))
-            }
-            ClientEvent::HostUriRequest {
-                id,
-                operation,
-                url,
-                content,
-            } if handlers.uri.is_some() => {
-                let handler = handlers.uri.clone().expect("checked");
-                let request = HostUriRequest {
-                    id: id.clone(),
-                    operation,
-                    url,
-                    content,
-                };
-                let answer = id.clone();
-                let work = move || Some(Call::HostUriResult(answer, handler(request)));
-                ((Kind::Uri, id), Box::new(work))
-            }
-            ClientEvent::UiRequest { id, method, frame } if handlers.ui.is_some() => {
-                let handler = handlers.ui.clone().expect("checked");
-                let request = UiRequest {
-                    id: id.clone(),
-                    method,
-                    frame,
-                };
-                let answer = id.clone();
-                let work = move || handler(request).map(|fields| Call::UiRespond(answer, fields));
-                ((Kind::Ui, id), Box::new(work))
-            }
-            other => return Some(other),
-        };
-        let (ops, waker, finished) = (ops.clone(), waker.clone(), key.clone());
-        let spawned = std::thread::Builder::new()
-            .name("musewire-mio-handler".into())
-            .spawn(move || {
-                let call = work();
-                if ops
-                    .send(Op::Finished {
-                        key: finished,
-                        call,
-                    })
-                    .is_ok()
-                {
-                    let _ = waker.wake();
-                }
-            });
-        if spawned.is_ok() {
-            self.flags.insert(key, cancelled);
-        }
-        None
-    }
+/// The handlers running, each held by the flag that tells it of its cancellation.
+pub(crate) type Running = Handlers<Arc<AtomicBool>>;
 
-    /// A handler has finished: forget it.
-    pub(crate) fn finished(&mut self, key: &(Kind, String)) {
-        self.flags.remove(key);
-    }
+/// Routes `event` (see [`Handlers::dispatch`]): a request with a handler runs on a thread of
+/// its own, which sends the answer back as [`Op::Finished`]; a withdrawn one is told.
+pub(crate) fn dispatch(
+    running: &mut Running,
+    registered: &Mutex<Registered>,
+    ops: &mpsc::Sender<Op>,
+    waker: &Arc<mio::Waker>,
+    event: ClientEvent,
+) -> Option<ClientEvent> {
+    let registered = registered.lock().unwrap_or_else(|e| e.into_inner());
+    running.dispatch(
+        event,
+        |request| registered.handles(request),
+        |request| {
+            let key = request.key();
+            let cancelled = Arc::new(AtomicBool::new(false));
+            let work: Box<dyn FnOnce() -> Option<Call> + Send> = match request {
+                HostRequest::Tool(call) => {
+                    let handler = registered.tools[&call.tool_name].clone();
+                    let updates = Updates {
+                        id: call.id.clone(),
+                        ops: ops.clone(),
+                        waker: waker.clone(),
+                        cancelled: cancelled.clone(),
+                    };
+                    let id = call.id.clone();
+                    Box::new(move || Some(tool_answer(id, handler(call, updates))))
+                }
+                HostRequest::Uri(request) => {
+                    let handler = registered.uri.clone()?;
+                    let id = request.id.clone();
+                    Box::new(move || Some(uri_answer(id, handler(request))))
+                }
+                HostRequest::Ui(request) => {
+                    let handler = registered.ui.clone()?;
+                    let id = key.1.clone();
+                    Box::new(move || ui_answer(id, handler(request)))
+                }
+            };
+            let (ops, waker) = (ops.clone(), waker.clone());
+            std::thread::Builder::new()
+                .name("musewire-mio-handler".into())
+                .spawn(move || {
+                    let call = work();
+                    if ops.send(Op::Finished { key, call }).is_ok() {
+                        let _ = waker.wake();
+                    }
+                })
+                .ok()?;
+            Some(cancelled)
+        },
+        |cancelled| cancelled.store(true, Ordering::SeqCst),
+    )
 }

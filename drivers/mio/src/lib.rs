@@ -8,12 +8,12 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use musewire_mio::{Agent, AgentEvent};
+//! use musewire_mio::Agent;
 //! let mut command = std::process::Command::new("omp");
 //! command.args(["--mode", "rpc"]);
 //! let agent = Agent::spawn(command, Default::default())?;
-//! let state = agent.call(serde_json::json!({"type": "get_state"}), Duration::from_secs(10))?;
-//! println!("{state}");
+//! let state = agent.get_state(Duration::from_secs(10))?;
+//! println!("{:?}", state.model);
 //! agent.shutdown(Duration::from_secs(2))?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -28,52 +28,25 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    commands, Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
+    commands, Answer, Call, CallResult, ClientConfig, ClientEvent, FromAnswer, HostToolAnswer,
+    Op as CoreOp, Replied, RequestId,
 };
-use serde_json::{Map, Value};
-use thiserror::Error;
+use musewire_core::wire::{
+    AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
+    HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
+    ResponseData, SessionState, TodosData, ToolResult, UiRequest, UiResponse,
+};
+use serde_json::Value;
 
-pub use handlers::{HostToolCall, HostUriRequest, UiRequest, Updates};
-pub use musewire_core::client::ClientEvent as AgentEvent;
+pub use handlers::Updates;
+pub use musewire_core::client::CallError;
 
-/// Why a blocking call did not return the agent's answer.
-#[derive(Debug, Error)]
-pub enum CallError {
-    /// The client refused the call (nothing was sent).
-    #[error(transparent)]
-    Refused(#[from] ClientError),
-    /// The agent answered with a failure.
-    #[error("{}", .0.error)]
-    Failed(CommandFailure),
-    /// No answer within the deadline. The request stays pending in the client.
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
-    /// The driver's thread is gone: the session has ended.
-    #[error("the session has ended")]
-    Ended,
-}
-
-/// One operation from the application to the loop thread.
-pub(crate) enum Op {
-    /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
-    /// rather than the event channel.
-    Call {
-        call: Call,
-        wait: bool,
-        reply: mpsc::Sender<(CallResult, Option<Waiter>)>,
-    },
-    Shutdown {
-        grace: Duration,
-    },
-    /// A handler has finished; its answer, if it has one, is made as a call.
-    Finished {
-        key: (musewire_core::client::HostRequestKind, String),
-        call: Option<Call>,
-    },
-}
+/// One operation from the application to the loop thread (the front end's [`CoreOp`]): a
+/// call answers on a channel of its own.
+pub(crate) type Op = CoreOp<mpsc::Sender<Replied<Waiter>>>;
 
 /// The answer to a waited request.
-pub(crate) type Reply = Result<Value, CommandFailure>;
+pub(crate) type Reply = Answer;
 
 /// Where a blocked caller waits for its answer.
 pub(crate) type Waiter = mpsc::Receiver<Reply>;
@@ -84,7 +57,7 @@ pub struct Agent {
     ops: mpsc::Sender<Op>,
     waker: std::sync::Arc<mio::Waker>,
     events: mpsc::Receiver<ClientEvent>,
-    handlers: std::sync::Arc<std::sync::Mutex<handlers::Handlers>>,
+    handlers: std::sync::Arc<std::sync::Mutex<handlers::Registered>>,
     thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
 }
 
@@ -124,14 +97,14 @@ impl Agent {
 
     /// Runs `handler` on a worker thread for every host tool call to `name` (HOST-02),
     /// instead of handing the call to the application as an event: it may stream updates
-    /// through its [`Updates`]; its `Ok` is sent as the result, its `Err` as a result with
-    /// `isError`. When the agent cancels the call (HOST-03) [`Updates::is_cancelled`] turns
+    /// through its [`Updates`]; its [`HostToolAnswer`] is sent as the result (with `isError`
+    /// when it rejects the call). When the agent cancels the call (HOST-03) [`Updates::is_cancelled`] turns
     /// true and whatever the handler returns is dropped; neither the call nor its
     /// cancellation reach the events. The tool itself is offered with `set_host_tools`.
     pub fn on_host_tool(
         &self,
         name: &str,
-        handler: impl Fn(HostToolCall, Updates) -> Result<Value, Value> + Send + Sync + 'static,
+        handler: impl Fn(HostToolCall, Updates) -> HostToolAnswer + Send + Sync + 'static,
     ) {
         self.lock_handlers()
             .tools
@@ -143,7 +116,7 @@ impl Agent {
     /// `error`, …). The schemes are registered with `set_host_uri_schemes` (HOST-04).
     pub fn on_host_uri(
         &self,
-        handler: impl Fn(HostUriRequest) -> Map<String, Value> + Send + Sync + 'static,
+        handler: impl Fn(HostUriRequest) -> HostUriResult + Send + Sync + 'static,
     ) {
         self.lock_handlers().uri = Some(std::sync::Arc::new(handler));
     }
@@ -151,14 +124,11 @@ impl Agent {
     /// Runs `handler` on a worker thread for every extension UI request (HOST-06), dialogs
     /// and notices alike: `Some(answer)` is sent as the `extension_ui_response`, `None` sends
     /// nothing (notices).
-    pub fn on_ui(
-        &self,
-        handler: impl Fn(UiRequest) -> Option<Map<String, Value>> + Send + Sync + 'static,
-    ) {
+    pub fn on_ui(&self, handler: impl Fn(UiRequest) -> Option<UiResponse> + Send + Sync + 'static) {
         self.lock_handlers().ui = Some(std::sync::Arc::new(handler));
     }
 
-    fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Handlers> {
+    fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Registered> {
         self.handlers.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -184,16 +154,16 @@ impl Agent {
         answer.recv().map_err(|_| CallError::Ended)
     }
 
-    fn request(&self, call: Call, timeout: Duration) -> Result<Value, CallError> {
+    fn request<T: FromAnswer>(&self, call: Call, timeout: Duration) -> Result<T, CallError> {
         match self.call_client(call, true)? {
             (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
-            (_, Some(waiter)) => wait(waiter, timeout),
+            (_, Some(waiter)) => T::from_answer(wait(waiter, timeout)?),
             _ => Err(CallError::Ended),
         }
     }
 
     /// Sends a command and returns at once; its response arrives as an event.
-    pub fn send(&self, command: Value) -> Result<RequestId, CallError> {
+    pub fn send(&self, command: WireCommand) -> Result<RequestId, CallError> {
         match self.call_client(Call::Send(command), false)?.0 {
             CallResult::Request(sent) => Ok(sent?),
             _ => Err(CallError::Ended),
@@ -201,33 +171,33 @@ impl Agent {
     }
 
     /// Sends a command and waits up to `timeout` for its response's `data`.
-    pub fn call(&self, command: Value, timeout: Duration) -> Result<Value, CallError> {
+    pub fn call(&self, command: WireCommand, timeout: Duration) -> Result<ResponseData, CallError> {
         self.request(Call::Send(command), timeout)
     }
 
     /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-    pub fn prompt(&self, message: &str, timeout: Duration) -> Result<Value, CallError> {
-        self.call(commands::prompt(message), timeout)
+    pub fn prompt(&self, message: &str, timeout: Duration) -> Result<PromptData, CallError> {
+        self.request(Call::Send(commands::prompt(message)), timeout)
     }
 
     /// Runs a shell command in the agent (`bash`) and waits for its result.
-    pub fn bash(&self, command: &str, timeout: Duration) -> Result<Value, CallError> {
-        self.call(commands::bash(command), timeout)
+    pub fn bash(&self, command: &str, timeout: Duration) -> Result<BashData, CallError> {
+        self.request(Call::Send(commands::bash(command)), timeout)
     }
 
     /// Delivers a message into the current run (`steer`).
-    pub fn steer(&self, message: &str, timeout: Duration) -> Result<Value, CallError> {
+    pub fn steer(&self, message: &str, timeout: Duration) -> Result<ResponseData, CallError> {
         self.call(commands::steer(message), timeout)
     }
 
     /// Queues a message for after the current run (`follow_up`).
-    pub fn follow_up(&self, message: &str, timeout: Duration) -> Result<Value, CallError> {
+    pub fn follow_up(&self, message: &str, timeout: Duration) -> Result<ResponseData, CallError> {
         self.call(commands::follow_up(message), timeout)
     }
 
     /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-    pub fn set_todos(&self, phases: Value, timeout: Duration) -> Result<Value, CallError> {
-        self.call(commands::set_todos(phases), timeout)
+    pub fn set_todos(&self, phases: Vec<Value>, timeout: Duration) -> Result<TodosData, CallError> {
+        self.request(Call::Send(commands::set_todos(phases)), timeout)
     }
 
     /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
@@ -237,23 +207,23 @@ impl Agent {
         cursor: Option<&str>,
         limit: Option<u32>,
         timeout: Duration,
-    ) -> Result<Value, CallError> {
-        self.call(commands::messages_page(cursor, limit), timeout)
+    ) -> Result<MessagesPageData, CallError> {
+        self.request(Call::Send(commands::messages_page(cursor, limit)), timeout)
     }
 
     /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-    pub fn abort_bash(&self, timeout: Duration) -> Result<Value, CallError> {
+    pub fn abort_bash(&self, timeout: Duration) -> Result<ResponseData, CallError> {
         self.call(commands::abort_bash(), timeout)
     }
 
     /// Aborts the agent's current run.
-    pub fn abort(&self, timeout: Duration) -> Result<Value, CallError> {
+    pub fn abort(&self, timeout: Duration) -> Result<ResponseData, CallError> {
         self.call(commands::abort(), timeout)
     }
 
     /// The agent's state (`get_state`).
-    pub fn get_state(&self, timeout: Duration) -> Result<Value, CallError> {
-        self.call(commands::get_state(), timeout)
+    pub fn get_state(&self, timeout: Duration) -> Result<SessionState, CallError> {
+        self.request(Call::Send(commands::get_state()), timeout)
     }
 
     /// Starts reading the whole history and returns at once: `HistoryProgress` events follow
@@ -266,11 +236,26 @@ impl Agent {
     }
 
     /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-    pub fn messages(&self, timeout: Duration) -> Result<Vec<Value>, CallError> {
-        match self.request(Call::ReadHistory, timeout)? {
-            Value::Array(messages) => Ok(messages),
-            _ => Ok(Vec::new()),
-        }
+    pub fn messages(&self, timeout: Duration) -> Result<Vec<AgentMessage>, CallError> {
+        self.request(Call::ReadHistory, timeout)
+    }
+
+    /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
+    pub fn set_host_tools(
+        &self,
+        tools: Vec<HostToolDefinition>,
+        timeout: Duration,
+    ) -> Result<ResponseData, CallError> {
+        self.request(Call::SetHostTools(tools), timeout)
+    }
+
+    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
+    pub fn set_host_uri_schemes(
+        &self,
+        schemes: Vec<HostUriSchemeDefinition>,
+        timeout: Duration,
+    ) -> Result<ResponseData, CallError> {
+        self.request(Call::SetHostUriSchemes(schemes), timeout)
     }
 
     /// The next event, waiting up to `timeout`; `None` on timeout or when the session has
@@ -280,7 +265,11 @@ impl Agent {
     }
 
     /// Sends a partial result for a host tool call; false when the call is not open.
-    pub fn host_tool_update(&self, id: &str, partial_result: Value) -> Result<bool, CallError> {
+    pub fn host_tool_update(
+        &self,
+        id: &str,
+        partial_result: ToolResult,
+    ) -> Result<bool, CallError> {
         self.answer(Call::HostToolUpdate(id.into(), partial_result))
     }
 
@@ -288,20 +277,20 @@ impl Agent {
     pub fn host_tool_result(
         &self,
         id: &str,
-        result: Value,
+        result: ToolResult,
         is_error: bool,
     ) -> Result<bool, CallError> {
         self.answer(Call::HostToolResult(id.into(), result, is_error))
     }
 
     /// Answers a host URI request; false when it is not open.
-    pub fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> Result<bool, CallError> {
-        self.answer(Call::HostUriResult(id.into(), fields))
+    pub fn host_uri_result(&self, id: &str, result: HostUriResult) -> Result<bool, CallError> {
+        self.answer(Call::HostUriResult(id.into(), result))
     }
 
     /// Answers an extension UI dialog; false when it is not open (answered, withdrawn, timed
     /// out).
-    pub fn ui_respond(&self, id: &str, answer: Map<String, Value>) -> Result<bool, CallError> {
+    pub fn ui_respond(&self, id: &str, answer: UiResponse) -> Result<bool, CallError> {
         self.answer(Call::UiRespond(id.into(), answer))
     }
 
@@ -345,7 +334,10 @@ impl Drop for Agent {
     }
 }
 
-fn wait(waiter: mpsc::Receiver<Reply>, timeout: Duration) -> Result<Value, CallError> {
+fn wait(
+    waiter: mpsc::Receiver<Reply>,
+    timeout: Duration,
+) -> Result<musewire_core::client::Answered, CallError> {
     let deadline = Instant::now() + timeout;
     match waiter.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
         Ok(Ok(data)) => Ok(data),

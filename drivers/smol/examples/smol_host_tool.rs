@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
+use musewire_core::wire::{AgentEvent, AgentFrame, HostToolDefinition, ToolResult};
 use musewire_smol::Agent;
 use serde_json::json;
 
@@ -17,36 +18,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut command = smol::process::Command::new(program);
         command.args(rest);
         let agent = Agent::spawn(command, Default::default())?;
-        agent.call(json!({"type": "set_host_tools", "tools": [{"name": "clock", "description": "The host's time, in seconds since the epoch.",
-            "parameters": {"type": "object", "properties": {}}}]})).await?;
+        agent
+            .set_host_tools(vec![HostToolDefinition {
+                name: "clock".into(),
+                description: "The host's time, in seconds since the epoch.".into(),
+                parameters: json!({"type": "object", "properties": {}}),
+                ..Default::default()
+            }])
+            .await?;
         agent.on_host_tool("clock", |_call, updates| async move {
-            updates
-                .send(json!({"content": [{"type": "text", "text": "reading the clock…"}]}))
-                .await;
+            updates.send(ToolResult::text("reading the clock…")).await;
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap_or_default();
-            Ok(json!({"content": [{"type": "text", "text": now.as_secs().to_string()}]}))
+            ToolResult::text(now.as_secs().to_string()).into()
         });
         let prompt = std::env::var("PROMPT")
             .unwrap_or_else(|_| "What time is it? Use the clock tool.".into());
         agent.prompt(&prompt).await?;
         while let Some(event) = agent.next_event().await {
+            if let Some(text) = event.text_delta() {
+                print!("{text}");
+            }
             match event {
-                ClientEvent::Frame { frame } if frame["type"] == "message_update" => {
-                    print!(
-                        "{}",
-                        frame["assistantMessageEvent"]["delta"]
-                            .as_str()
-                            .unwrap_or("")
-                    );
-                }
-                ClientEvent::Frame { frame } if frame["type"] == "tool_execution_end" => {
-                    println!(
-                        "\n[{} → {}]",
-                        frame["toolName"], frame["result"]["content"][0]["text"]
-                    );
-                }
+                ClientEvent::Frame {
+                    frame: AgentFrame::Event(AgentEvent::ToolExecutionEnd(end)),
+                } => println!("\n[{} → {:?}]", end.tool_name, end.result),
                 ClientEvent::TurnFinished | ClientEvent::Closed { .. } => break,
                 _ => {}
             }

@@ -1,39 +1,20 @@
-//! A host that spawns an agent and streams one turn, async on smol.
-//!
-//! `cargo run -p musewire-smol --example smol_turn -- omp --mode rpc` (any agent command; the
-//! prompt is the `PROMPT` environment variable, "hello" by default).
-
-use std::time::Duration;
-
-use musewire_core::client::ClientEvent;
-use musewire_smol::Agent;
+//! A host that spawns an agent and prints one turn's assistant text, async on smol:
+//! `cargo run -p musewire-smol --example smol_turn -- omp --mode rpc` (any agent command).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (program, rest) = args.split_first().ok_or("usage: turn AGENT [ARGS…]")?;
+    let (program, rest) = args.split_first().ok_or("usage: smol_turn AGENT [ARGS…]")?;
     smol::block_on(async {
         let mut command = smol::process::Command::new(program);
         command.args(rest);
-        let agent = Agent::spawn(command, Default::default())?;
-        agent
-            .prompt(&std::env::var("PROMPT").unwrap_or_else(|_| "hello".into()))
-            .await?;
+        let agent = musewire_smol::Agent::spawn(command, Default::default())?;
+        agent.prompt("hello").await?;
         while let Some(event) = agent.next_event().await {
-            match event {
-                ClientEvent::Frame { frame } if frame["type"] == "message_update" => {
-                    print!(
-                        "{}",
-                        frame["assistantMessageEvent"]["delta"]
-                            .as_str()
-                            .unwrap_or("")
-                    );
-                }
-                ClientEvent::TurnFinished | ClientEvent::Closed { .. } => break,
-                _ => {}
+            print!("{}", event.text_delta().unwrap_or_default());
+            if matches!(event, musewire_core::client::ClientEvent::TurnFinished) {
+                break;
             }
         }
-        println!();
-        agent.shutdown(Duration::from_secs(2)).await?;
         Ok(())
     })
 }

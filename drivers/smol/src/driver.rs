@@ -7,15 +7,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Client, ClientConfig, ClientEvent, Driven, RecordedInput, Recorder, Work,
+    CallResult, Client, ClientConfig, ClientEvent, Driven, Input as ClientInput, Recorder, Work,
 };
-use serde_json::Value;
 use smol::channel;
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 
-use crate::handlers::{Handlers, Running};
+use crate::handlers::{self, Handlers, Running};
 use crate::{Op, Reply};
 
 const REAP_TICK: Duration = Duration::from_millis(5);
@@ -106,7 +105,9 @@ struct Driver {
     handler_ops: channel::WeakSender<Op>,
 }
 
-enum Input {
+/// What woke the task. An op is moved once; boxing it would cost an allocation per call.
+#[allow(clippy::large_enum_variant)]
+enum Wake {
     Stdout(io::Result<usize>),
     Stderr(io::Result<usize>),
     Op(Op),
@@ -130,8 +131,7 @@ impl Driver {
         let mut err_buf = vec![0u8; 16 * 1024];
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
-        self.driven.client.handle_timeout(now);
-        self.after(now, RecordedInput::Timer, None)?;
+        self.after(now, ClientInput::Timeout)?;
         loop {
             if let Some(status) = self.exited {
                 if self.stdout.is_none() && self.stderr.is_none() {
@@ -149,20 +149,20 @@ impl Driver {
             }
             let input = {
                 let stdout =
-                    async { Input::Stdout(read_from(&mut self.stdout, &mut out_buf).await) };
+                    async { Wake::Stdout(read_from(&mut self.stdout, &mut out_buf).await) };
                 let stderr =
-                    async { Input::Stderr(read_from(&mut self.stderr, &mut err_buf).await) };
+                    async { Wake::Stderr(read_from(&mut self.stderr, &mut err_buf).await) };
                 let ops = async {
                     match self.ops.recv().await {
-                        Ok(op) => Input::Op(op),
-                        Err(_) => Input::OpsClosed,
+                        Ok(op) => Wake::Op(op),
+                        Err(_) => Wake::OpsClosed,
                     }
                 };
                 let tick = async {
                     match deadline {
                         Some(d) => {
                             smol::Timer::at(d).await;
-                            Input::Tick
+                            Wake::Tick
                         }
                         None => future::pending().await,
                     }
@@ -171,31 +171,27 @@ impl Driver {
             };
             let now = Instant::now();
             match input {
-                Input::Stdout(Ok(0)) | Input::Stdout(Err(_)) => {
+                Wake::Stdout(Ok(0)) | Wake::Stdout(Err(_)) => {
                     self.stdout = None;
-                    self.driven.client.handle_stdout_eof(now);
-                    self.after(now, RecordedInput::Eof, None)?;
+                    self.after(now, ClientInput::StdoutEnd)?;
                 }
-                Input::Stdout(Ok(n)) => {
-                    self.driven.client.handle_stdout(now, &out_buf[..n]);
-                    self.after(now, RecordedInput::Stdout(&out_buf[..n]), None)?;
+                Wake::Stdout(Ok(n)) => {
+                    self.after(now, ClientInput::stdout(&out_buf[..n]))?;
                 }
-                Input::Stderr(Ok(0)) | Input::Stderr(Err(_)) => self.stderr = None,
-                Input::Stderr(Ok(n)) => {
-                    self.driven.client.handle_stderr(now, &err_buf[..n]);
-                    self.after(now, RecordedInput::Stderr(&err_buf[..n]), None)?;
+                Wake::Stderr(Ok(0)) | Wake::Stderr(Err(_)) => self.stderr = None,
+                Wake::Stderr(Ok(n)) => {
+                    self.after(now, ClientInput::stderr(&err_buf[..n]))?;
                 }
-                Input::Op(op) => self.op(now, op)?,
-                Input::OpsClosed => {
+                Wake::Op(op) => self.op(now, op)?,
+                Wake::OpsClosed => {
                     // The Agent handle is gone: stop the agent.
                     self.writes = None;
                     self.kill_at.get_or_insert(now);
                 }
-                Input::Tick => {}
+                Wake::Tick => {}
             }
             if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
-                self.driven.client.handle_timeout(now);
-                self.after(now, RecordedInput::Timer, None)?;
+                self.after(now, ClientInput::Timeout)?;
             }
             self.reap(now)?;
         }
@@ -205,16 +201,15 @@ impl Driver {
         match op {
             Op::Call { call, wait, reply } => {
                 let mut waiter = None;
-                let result = self.driven.call(now, call.clone(), || {
+                let result = self.handle(now, ClientInput::Call(call), || {
                     wait.then(|| {
                         let (tx, rx) = channel::bounded(1);
                         waiter = Some(rx);
                         tx
                     })
-                });
-                let returns = result.to_json();
+                })?;
                 let _ = reply.try_send((result, waiter));
-                self.after(now, RecordedInput::Call(&call), returns)
+                Ok(())
             }
             Op::Shutdown { grace } => {
                 self.writes = None;
@@ -222,12 +217,12 @@ impl Driver {
                 Ok(())
             }
             Op::Finished { key, call } => {
-                self.running.finished(&key);
+                // The task is ending on its own: let it, rather than cancel it.
+                if let Some(task) = self.running.finished(&key) {
+                    task.detach();
+                }
                 match call {
-                    Some(call) => {
-                        let returns = self.driven.call(now, call.clone(), || None).to_json();
-                        self.after(now, RecordedInput::Call(&call), returns)
-                    }
+                    Some(call) => self.after(now, ClientInput::Call(call)),
                     None => Ok(()),
                 }
             }
@@ -242,21 +237,25 @@ impl Driver {
             if let Some(status) = self.child.try_status()? {
                 self.exited = Some(status);
                 let status = status.into();
-                self.driven.client.handle_exit(now, status, b"");
-                self.after(now, RecordedInput::Exit(status, b""), None)?;
+                self.after(now, ClientInput::exit(status))?;
             }
         }
         Ok(())
     }
 
     /// After an input: records it with the work it produced, then does the work in order.
-    fn after(
+    fn after(&mut self, now: Instant, input: ClientInput<'_>) -> io::Result<()> {
+        self.handle(now, input, || None).map(drop)
+    }
+
+    /// Hands in an input (recorded when recording) and performs the work it gave, in order.
+    fn handle(
         &mut self,
         now: Instant,
-        input: RecordedInput<'_>,
-        returns: Option<Value>,
-    ) -> io::Result<()> {
-        let (recorded, work) = self.driven.after(now, input, returns);
+        input: ClientInput<'_>,
+        waiter: impl FnOnce() -> Option<channel::Sender<crate::Reply>>,
+    ) -> io::Result<CallResult> {
+        let (result, recorded, work) = self.driven.handle(now, input, waiter);
         if let Some(file) = &mut self.recording {
             use std::io::Write as _;
             file.write_all(&recorded)?;
@@ -272,9 +271,12 @@ impl Driver {
                     let _ = self.child.kill();
                 }
                 Work::Event(event) => {
-                    let event = self
-                        .running
-                        .dispatch(&self.handlers, &self.handler_ops, event);
+                    let event = handlers::dispatch(
+                        &mut self.running,
+                        &self.handlers,
+                        &self.handler_ops,
+                        event,
+                    );
                     if let Some(event) = event {
                         let _ = self.events.try_send(event);
                     }
@@ -284,6 +286,6 @@ impl Driver {
                 }
             }
         }
-        Ok(())
+        Ok(result)
     }
 }

@@ -12,8 +12,8 @@
 //!     let mut command = smol::process::Command::new("omp");
 //!     command.args(["--mode", "rpc"]);
 //!     let agent = Agent::spawn(command, Default::default())?;
-//!     let state = agent.call(serde_json::json!({"type": "get_state"})).await?;
-//!     println!("{state}");
+//!     let state = agent.get_state().await?;
+//!     println!("{:?} messages", state.message_count);
 //!     agent.shutdown(std::time::Duration::from_secs(2)).await?;
 //!     Ok::<(), Box<dyn std::error::Error>>(())
 //! })
@@ -29,48 +29,26 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Call, CallResult, ClientConfig, ClientError, ClientEvent, CommandFailure, RequestId,
+    commands, Answer, Answered, Call, CallResult, ClientConfig, ClientEvent, FromAnswer,
+    HostToolAnswer, Op as CoreOp, Replied, RequestId,
 };
-use serde_json::{Map, Value};
+use musewire_core::wire::{
+    AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
+    HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
+    ResponseData, SessionState, TodosData, ToolResult, UiRequest, UiResponse,
+};
+use serde_json::Value;
 use smol::channel;
-use thiserror::Error;
 
-pub use handlers::{HostToolCall, HostUriRequest, UiRequest, Updates};
+pub use handlers::Updates;
+pub use musewire_core::client::CallError;
 
-/// Why an async call did not return the agent's answer.
-#[derive(Debug, Error)]
-pub enum CallError {
-    /// The client refused the call (nothing was sent).
-    #[error(transparent)]
-    Refused(#[from] ClientError),
-    /// The agent answered with a failure.
-    #[error("{}", .0.error)]
-    Failed(CommandFailure),
-    /// The driver's task is gone: the session has ended.
-    #[error("the session has ended")]
-    Ended,
-}
-
-pub(crate) type Reply = Result<Value, CommandFailure>;
+pub(crate) type Reply = Answer;
 pub(crate) type Waiter = channel::Receiver<Reply>;
 
-pub(crate) enum Op {
-    /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
-    /// rather than the event channel.
-    Call {
-        call: Call,
-        wait: bool,
-        reply: channel::Sender<(CallResult, Option<Waiter>)>,
-    },
-    Shutdown {
-        grace: Duration,
-    },
-    /// A handler has finished; its answer, if it has one, is made as a call.
-    Finished {
-        key: (musewire_core::client::HostRequestKind, String),
-        call: Option<Call>,
-    },
-}
+/// One operation from the application to the driver task (the front end's [`CoreOp`]): a
+/// call answers on a channel of its own.
+pub(crate) type Op = CoreOp<channel::Sender<Replied<Waiter>>>;
 
 /// A running agent, driven by a task. Dropping it stops the agent.
 pub struct Agent {
@@ -132,10 +110,10 @@ impl Agent {
         answer.recv().await.map_err(|_| CallError::Ended)
     }
 
-    async fn request(&self, call: Call) -> Result<Value, CallError> {
+    async fn request<T: FromAnswer>(&self, call: Call) -> Result<T, CallError> {
         match self.call_client(call, true).await? {
             (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
-            (_, Some(waiter)) => wait(waiter).await,
+            (_, Some(waiter)) => T::from_answer(wait(waiter).await?),
             _ => Err(CallError::Ended),
         }
     }
@@ -148,7 +126,7 @@ impl Agent {
     }
 
     /// Sends a command; its response arrives as an event.
-    pub async fn send(&self, command: Value) -> Result<RequestId, CallError> {
+    pub async fn send(&self, command: WireCommand) -> Result<RequestId, CallError> {
         match self.call_client(Call::Send(command), false).await?.0 {
             CallResult::Request(sent) => Ok(sent?),
             _ => Err(CallError::Ended),
@@ -156,33 +134,33 @@ impl Agent {
     }
 
     /// Sends a command and waits for its response's `data`.
-    pub async fn call(&self, command: Value) -> Result<Value, CallError> {
+    pub async fn call(&self, command: WireCommand) -> Result<ResponseData, CallError> {
         self.request(Call::Send(command)).await
     }
 
     /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-    pub async fn prompt(&self, message: &str) -> Result<Value, CallError> {
-        self.call(commands::prompt(message)).await
+    pub async fn prompt(&self, message: &str) -> Result<PromptData, CallError> {
+        self.request(Call::Send(commands::prompt(message))).await
     }
 
     /// Runs a shell command in the agent (`bash`) and waits for its result.
-    pub async fn bash(&self, command: &str) -> Result<Value, CallError> {
-        self.call(commands::bash(command)).await
+    pub async fn bash(&self, command: &str) -> Result<BashData, CallError> {
+        self.request(Call::Send(commands::bash(command))).await
     }
 
     /// Delivers a message into the current run (`steer`).
-    pub async fn steer(&self, message: &str) -> Result<Value, CallError> {
+    pub async fn steer(&self, message: &str) -> Result<ResponseData, CallError> {
         self.call(commands::steer(message)).await
     }
 
     /// Queues a message for after the current run (`follow_up`).
-    pub async fn follow_up(&self, message: &str) -> Result<Value, CallError> {
+    pub async fn follow_up(&self, message: &str) -> Result<ResponseData, CallError> {
         self.call(commands::follow_up(message)).await
     }
 
     /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-    pub async fn set_todos(&self, phases: Value) -> Result<Value, CallError> {
-        self.call(commands::set_todos(phases)).await
+    pub async fn set_todos(&self, phases: Vec<Value>) -> Result<TodosData, CallError> {
+        self.request(Call::Send(commands::set_todos(phases))).await
     }
 
     /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
@@ -191,31 +169,45 @@ impl Agent {
         &self,
         cursor: Option<&str>,
         limit: Option<u32>,
-    ) -> Result<Value, CallError> {
-        self.call(commands::messages_page(cursor, limit)).await
+    ) -> Result<MessagesPageData, CallError> {
+        self.request(Call::Send(commands::messages_page(cursor, limit)))
+            .await
     }
 
     /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-    pub async fn abort_bash(&self) -> Result<Value, CallError> {
+    pub async fn abort_bash(&self) -> Result<ResponseData, CallError> {
         self.call(commands::abort_bash()).await
     }
 
     /// Aborts the agent's current run.
-    pub async fn abort(&self) -> Result<Value, CallError> {
+    pub async fn abort(&self) -> Result<ResponseData, CallError> {
         self.call(commands::abort()).await
     }
 
     /// The agent's state (`get_state`).
-    pub async fn get_state(&self) -> Result<Value, CallError> {
-        self.call(commands::get_state()).await
+    pub async fn get_state(&self) -> Result<SessionState, CallError> {
+        self.request(Call::Send(commands::get_state())).await
     }
 
     /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-    pub async fn messages(&self) -> Result<Vec<Value>, CallError> {
-        match self.request(Call::ReadHistory).await? {
-            Value::Array(messages) => Ok(messages),
-            _ => Ok(Vec::new()),
-        }
+    pub async fn messages(&self) -> Result<Vec<AgentMessage>, CallError> {
+        self.request(Call::ReadHistory).await
+    }
+
+    /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
+    pub async fn set_host_tools(
+        &self,
+        tools: Vec<HostToolDefinition>,
+    ) -> Result<ResponseData, CallError> {
+        self.request(Call::SetHostTools(tools)).await
+    }
+
+    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
+    pub async fn set_host_uri_schemes(
+        &self,
+        schemes: Vec<HostUriSchemeDefinition>,
+    ) -> Result<ResponseData, CallError> {
+        self.request(Call::SetHostUriSchemes(schemes)).await
     }
 
     /// The next event; `None` once the session has ended and every event was taken.
@@ -230,14 +222,14 @@ impl Agent {
 
     /// Runs `handler` for every host tool call to `name` (HOST-02), instead of handing the
     /// call to the application as an event: the driver spawns the handler, which may stream
-    /// updates through its [`Updates`]; its `Ok` is sent as the result, its `Err` as a result
+    /// updates through its [`Updates`]; its [`HostToolAnswer`] is sent as the result (with `isError` when it rejects the call)
     /// with `isError`. When the agent cancels the call (HOST-03) the handler is dropped and
     /// nothing is sent; neither the call nor its cancellation reach the events. The tool
     /// itself is offered to the agent with `set_host_tools` (HOST-01).
     pub fn on_host_tool<F, Fut>(&self, name: &str, handler: F)
     where
         F: Fn(HostToolCall, Updates) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, Value>> + Send + 'static,
+        Fut: Future<Output = HostToolAnswer> + Send + 'static,
     {
         self.lock_handlers().set_tool(name, handler);
     }
@@ -249,7 +241,7 @@ impl Agent {
     pub fn on_host_uri<F, Fut>(&self, handler: F)
     where
         F: Fn(HostUriRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Map<String, Value>> + Send + 'static,
+        Fut: Future<Output = HostUriResult> + Send + 'static,
     {
         self.lock_handlers().set_uri(handler);
     }
@@ -261,7 +253,7 @@ impl Agent {
     pub fn on_ui<F, Fut>(&self, handler: F)
     where
         F: Fn(UiRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Option<Map<String, Value>>> + Send + 'static,
+        Fut: Future<Output = Option<UiResponse>> + Send + 'static,
     {
         self.lock_handlers().set_ui(handler);
     }
@@ -274,7 +266,7 @@ impl Agent {
     pub async fn host_tool_update(
         &self,
         id: &str,
-        partial_result: Value,
+        partial_result: ToolResult,
     ) -> Result<bool, CallError> {
         self.answer(Call::HostToolUpdate(id.into(), partial_result))
             .await
@@ -284,7 +276,7 @@ impl Agent {
     pub async fn host_tool_result(
         &self,
         id: &str,
-        result: Value,
+        result: ToolResult,
         is_error: bool,
     ) -> Result<bool, CallError> {
         self.answer(Call::HostToolResult(id.into(), result, is_error))
@@ -295,17 +287,13 @@ impl Agent {
     pub async fn host_uri_result(
         &self,
         id: &str,
-        fields: Map<String, Value>,
+        result: HostUriResult,
     ) -> Result<bool, CallError> {
-        self.answer(Call::HostUriResult(id.into(), fields)).await
+        self.answer(Call::HostUriResult(id.into(), result)).await
     }
 
     /// Answers an extension UI dialog; false when it is not open.
-    pub async fn ui_respond(
-        &self,
-        id: &str,
-        answer: Map<String, Value>,
-    ) -> Result<bool, CallError> {
+    pub async fn ui_respond(&self, id: &str, answer: UiResponse) -> Result<bool, CallError> {
         self.answer(Call::UiRespond(id.into(), answer)).await
     }
 
@@ -336,7 +324,7 @@ impl Drop for Agent {
     }
 }
 
-async fn wait(waiter: Waiter) -> Result<Value, CallError> {
+async fn wait(waiter: Waiter) -> Result<Answered, CallError> {
     match waiter.recv().await {
         Ok(Ok(data)) => Ok(data),
         Ok(Err(failure)) => Err(CallError::Failed(failure)),

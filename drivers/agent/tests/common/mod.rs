@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use musewire_agent::{App, Options};
 use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, HistorySource, RequestId};
 use musewire_core::frame::ProtocolVersion;
+use serde::Serialize;
 use serde_json::Value;
 
 /// The fixed clock of every pair.
@@ -95,7 +96,7 @@ impl Pair {
 
     /// Sends a command; returns its request.
     pub fn send(&mut self, command: Value) -> RequestId {
-        let request = self.client.send(self.now, command).expect("sent");
+        let request = self.client.send(self.now, cmd(command)).expect("sent");
         self.drive();
         request
     }
@@ -120,7 +121,7 @@ impl Pair {
             .client
             .send(
                 self.now,
-                serde_json::json!({"type": "prompt", "message": message}),
+                cmd(serde_json::json!({"type": "prompt", "message": message})),
             )
             .unwrap();
         self.drive_until(|events| events.contains(&ClientEvent::TurnFinished));
@@ -133,7 +134,7 @@ impl Pair {
         self.events
             .iter()
             .filter_map(|e| match e {
-                ClientEvent::Frame { frame } => Some(frame.clone()),
+                ClientEvent::Frame { frame } => Some(frame.to_value()),
                 _ => None,
             })
             .collect()
@@ -153,7 +154,15 @@ impl Pair {
             .find_map(|e| match e {
                 ClientEvent::History {
                     source, outcome, ..
-                } => Some((*source, outcome.clone().expect("the history"))),
+                } => Some((
+                    *source,
+                    outcome
+                        .clone()
+                        .expect("the history")
+                        .iter()
+                        .map(to_json)
+                        .collect(),
+                )),
                 _ => None,
             })
             .unwrap()
@@ -170,7 +179,12 @@ pub fn response(
             request: r,
             outcome,
             ..
-        } if *r == request => Some(outcome.clone().map_err(|f| (f.error, f.code))),
+        } if *r == request => Some(
+            outcome
+                .clone()
+                .map(|data| to_json(&data))
+                .map_err(|f| (f.error, f.code.map(|c| c.as_str().to_owned()))),
+        ),
         _ => None,
     })
 }
@@ -187,4 +201,21 @@ pub fn deltas<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a str> {
         .filter(|f| f["type"] == "message_update" && f["assistantMessageEvent"]["type"] == kind)
         .filter_map(|f| f["assistantMessageEvent"]["delta"].as_str())
         .collect()
+}
+
+/// A command written as JSON, typed as the client takes it.
+pub fn cmd(command: Value) -> musewire_core::wire::Command {
+    musewire_core::wire::Command::from_value_with_id(command)
+        .expect("a command")
+        .1
+}
+
+/// A typed value as JSON, for the assertions.
+pub fn to_json(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).expect("serialises")
+}
+
+/// A wire value written as JSON, typed.
+pub fn wire_value<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("a value of the wire model's shape")
 }

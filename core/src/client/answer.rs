@@ -1,0 +1,111 @@
+//! What a driver's blocking or async call gives back: the typed payload of the answer, or a
+//! [`CallError`]. Written once for every driver: [`FromAnswer`] picks the payload a command's
+//! response carries out of an [`Answered`].
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+use super::{Answered, ClientError, CommandFailure};
+use crate::wire::{
+    AgentMessage, BashData, MessagesPageData, PromptData, ResponseData, SessionState, TodosData,
+};
+
+/// Why a driver's call gave no answer.
+#[derive(Debug, Error)]
+pub enum CallError {
+    /// The client refused the call; nothing was sent.
+    #[error(transparent)]
+    Refused(#[from] ClientError),
+    /// The agent answered with a failure (CALL-08: match on its `code`).
+    #[error("{0}")]
+    Failed(CommandFailure),
+    /// No answer within the time given.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The session ended before the answer (the `Closed` event says why).
+    #[error("the session has ended")]
+    Ended,
+    /// The agent answered with data of another shape than the command's.
+    #[error("unexpected answer: {0}")]
+    Unexpected(String),
+}
+
+impl From<CommandFailure> for CallError {
+    fn from(failure: CommandFailure) -> Self {
+        CallError::Failed(failure)
+    }
+}
+
+/// A payload a call's answer can be read as.
+pub trait FromAnswer: Sized {
+    /// Reads `answered` as `Self`, or says what came instead.
+    fn from_answer(answered: Answered) -> Result<Self, CallError>;
+}
+
+fn unexpected(answered: &Answered) -> CallError {
+    CallError::Unexpected(match answered {
+        Answered::Data(data) => serde_json::to_string(data).unwrap_or_default(),
+        Answered::History(messages) => format!("a history of {} messages", messages.len()),
+    })
+}
+
+impl FromAnswer for Answered {
+    fn from_answer(answered: Answered) -> Result<Self, CallError> {
+        Ok(answered)
+    }
+}
+
+impl FromAnswer for ResponseData {
+    fn from_answer(answered: Answered) -> Result<Self, CallError> {
+        match answered {
+            Answered::Data(data) => Ok(data),
+            other => Err(unexpected(&other)),
+        }
+    }
+}
+
+impl FromAnswer for Vec<AgentMessage> {
+    fn from_answer(answered: Answered) -> Result<Self, CallError> {
+        match answered {
+            Answered::History(messages) => Ok(messages),
+            other => Err(unexpected(&other)),
+        }
+    }
+}
+
+macro_rules! from_data {
+    ($($ty:ty => $variant:ident $(($unbox:tt))?),* $(,)?) => {$(
+        impl FromAnswer for $ty {
+            fn from_answer(answered: Answered) -> Result<Self, CallError> {
+                match answered {
+                    Answered::Data(ResponseData::$variant(data)) => Ok(from_data!(@ data $($unbox)?)),
+                    other => Err(unexpected(&other)),
+                }
+            }
+        }
+    )*};
+    (@ $data:ident) => { $data };
+    (@ $data:ident *) => { *$data };
+}
+
+impl FromAnswer for PromptData {
+    /// An agent may acknowledge a prompt with no data (omp does): it was accepted and the
+    /// agent runs (CALL-03).
+    fn from_answer(answered: Answered) -> Result<Self, CallError> {
+        match answered {
+            Answered::Data(ResponseData::Prompt(data)) => Ok(data),
+            Answered::Data(ResponseData::Other(serde_json::Value::Null)) => {
+                Ok(PromptData::default())
+            }
+            other => Err(unexpected(&other)),
+        }
+    }
+}
+
+from_data! {
+    SessionState => State(*),
+    BashData => Bash,
+    MessagesPageData => MessagesPage,
+    TodosData => Todos,
+}
