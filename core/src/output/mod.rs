@@ -228,8 +228,9 @@ fn has_uri_scheme(text: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
-/// A read's params, checked (OUT-03).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A read's params, checked (OUT-03). Read from JSON only through
+/// [`ReadParams::from_value`], which checks them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadParams {
     /// The session the output belongs to.

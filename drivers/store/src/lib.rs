@@ -13,8 +13,9 @@
 //!
 //! * `<root>` is the configured path (made with mode 0700 when missing), or a private
 //!   directory `musewire-spill-<16 random hex>` made in the temp dir on first use, mode 0700.
-//! * The session directory is made with mode 0700; one that exists must be a directory (not
-//!   a symlink) owned by this user and closed to others.
+//! * The session directory is made with mode 0700. A root or session directory that already
+//!   exists must be a directory (not a symlink) owned by this user and closed to group and
+//!   others (mode `& 0o077 == 0`), or the save fails.
 //! * The leaf is created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`), mode 0600, relative to the
 //!   session directory's descriptor, itself opened relative to the root's with
 //!   `O_DIRECTORY|O_NOFOLLOW`: a symlink planted at the root, the session directory or the leaf
@@ -25,7 +26,9 @@
 //!
 //! The leaf's random prefix is also the output's reference: [`OutputRef`] `out-<16 hex>`.
 //! [`LocalStore::read`] finds the file by it (in its index, or by listing the session
-//! directory after a restart), never by a path from a caller.
+//! directory after a restart), never by a path from a caller. The store checks the session
+//! (and, for outputs it saved in this process, the item); the full session/item association
+//! against history is the reader's [`musewire_core::output::OutputCatalog`].
 //!
 //! ```
 //! use musewire_core::spill::{SpillOwner, SpillSource, SpillWrite};
