@@ -440,3 +440,24 @@ fn out_08_a_restarted_store_on_the_same_root_still_reads_its_outputs() {
     );
     assert!(files(parent.path()).is_empty(), "a read makes nothing");
 }
+
+/// The issue's size: a 10 MB result spills to a preview within the cap, and the walk at the
+/// largest page reads it back byte for byte (sha256 equal).
+#[test]
+fn spill_03_06_out_04_ten_megabytes_round_trip() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = LocalStore::new(Some(dir.path().join("r")));
+    let text: String = (0..450_000).map(|i| format!("{i:>10} ünïcödé\n")).collect();
+    assert!(text.len() >= 10_000_000);
+    let started = Instant::now();
+    let (shown, whole) = spill_and_walk(&mut store, &text, 1_048_576);
+    eprintln!(
+        "10 MB spill + walk: {} bytes in {:?}",
+        text.len(),
+        started.elapsed()
+    );
+    assert_eq!(Sha256::digest(&whole), Sha256::digest(text.as_bytes()));
+    let preview = shown.split("\n\n(Omitted ").next().unwrap();
+    assert!(preview.len() <= 1000);
+}
