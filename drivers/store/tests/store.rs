@@ -1,5 +1,5 @@
 //! The local spill store (SPILL-06), the spill policy through it (SPILL-03, SPILL-05) and
-//! stored-output reads from it (OUT-04, OUT-07, OUT-08): `cargo test -p musewire-store`.
+//! stored-output reads from it (OUT-04, OUT-07): `cargo test -p musewire-store`.
 
 use std::fs;
 use std::io;
@@ -401,8 +401,10 @@ fn out_07_a_symlink_in_place_of_a_stored_output_is_not_read() {
     assert_eq!(error.output_error(), OutputError::Unavailable);
 }
 
+/// The store's part of reading after a restart (issue 11 item 5): its files are found again
+/// by reference under the session's directory. History replay is not the store's.
 #[test]
-fn out_08_a_restarted_store_on_the_same_root_still_reads_its_outputs() {
+fn spill_06_a_restarted_store_on_the_same_root_still_reads_its_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("r");
     let saved = LocalStore::new(Some(root.clone()))
