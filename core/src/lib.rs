@@ -95,5 +95,7 @@ pub mod blocks;
 pub mod client;
 pub mod frame;
 mod outcome;
+pub mod output;
 pub mod paging;
+pub mod spill;
 pub mod wire;

@@ -1,0 +1,2 @@
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| musewire_core::spill::fuzzing::spill_policy(data));
