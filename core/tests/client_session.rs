@@ -494,6 +494,70 @@ fn page_07_inconsistent_total_and_repeated_cursor_fail_without_fallback() {
     }
 }
 
+/// PAGE-09 (ours), issue 14 item 5: an agent that pages forever, a fresh cursor on every page
+/// and more messages than its `totalMessages`, ends the walk with a typed error once the pages
+/// would hold more than the total; an empty page that goes on ends it too.
+#[test]
+fn page_09_a_walk_past_the_advertised_total_or_on_empty_pages_fails() {
+    let cases = [
+        (
+            page("req_4", &[3, 4], Some("c2"), 3),
+            "RPC message pagination returned more messages than its total",
+        ),
+        (
+            page("req_4", &[], Some("c2"), 3),
+            "RPC message pagination returned an empty page before the end",
+        ),
+    ];
+    for (second, message) in cases {
+        let mut h = Harness::v2();
+        let walk = h.client.read_history(h.now).unwrap();
+        h.drain();
+        h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
+        h.drain();
+        h.agent(&second);
+        let (written, events) = h.split();
+        assert!(written.is_empty(), "no next page is asked for");
+        assert_eq!(
+            events,
+            vec![ClientEvent::History {
+                request: walk,
+                source: HistorySource::Pages,
+                outcome: Err(CommandFailure {
+                    error: message.into(),
+                    code: None
+                })
+            }]
+        );
+    }
+    // The endless agent: one message per page, a fresh cursor every time, a total of 5. The
+    // walk asks for at most five pages, then fails on the sixth message.
+    let mut h = Harness::v2();
+    let walk = h.client.read_history(h.now).unwrap();
+    h.drain();
+    let mut asked = 0;
+    let mut outcome = None;
+    for i in 0..1000 {
+        h.agent(&page(&format!("req_{}", i + 3), &[i], Some(&format!("c{i}")), 5));
+        let (written, events) = h.split();
+        asked += written.len();
+        if let Some(ClientEvent::History { outcome: o, .. }) = events
+            .into_iter()
+            .find(|e| matches!(e, ClientEvent::History { request, .. } if *request == walk))
+        {
+            outcome = Some(o);
+            break;
+        }
+    }
+    assert_eq!(asked, 5, "pages asked for after the first");
+    assert_eq!(
+        outcome.map(|o| o.map_err(|f| f.error)),
+        Some(Err(
+            "RPC message pagination returned more messages than its total".to_owned()
+        ))
+    );
+}
+
 #[test]
 fn page_07_v1_only_agents_use_get_messages_directly_and_direct_page_calls_never_fall_back() {
     let mut h = Harness::v1();

@@ -1,7 +1,9 @@
 //! The whole-history read (PAGE-07): drain `get_messages_page` with limit 256 after v2 is
 //! negotiated, checking that `totalMessages` stays constant and no cursor repeats; on
 //! `session_busy` or `stale_cursor` discard the pages and fall back to `get_messages`; on a
-//! v1-only agent use `get_messages` directly.
+//! v1-only agent use `get_messages` directly. The walk ends with an error as soon as the pages
+//! hold more messages than the total, or a page brings none and goes on (PAGE-09, ours), so
+//! an agent that pages forever cannot make it grow without bound.
 
 use serde_json::{json, Value};
 
@@ -13,6 +15,10 @@ pub const HISTORY_PAGE_LIMIT: u64 = 256;
 
 const BUSY: &str = "Cannot page messages while the session is changing";
 const STALE: &str = "RPC message cursor is stale";
+/// PAGE-09 (ours): the pages hold more messages than `totalMessages` says there are.
+const MORE_THAN_TOTAL: &str = "RPC message pagination returned more messages than its total";
+/// PAGE-09 (ours), PAGE-02: a page with no message that still names a next cursor.
+const EMPTY_PAGE: &str = "RPC message pagination returned an empty page before the end";
 
 /// Where a walk stands.
 #[derive(Debug, Clone, Default)]
@@ -97,6 +103,15 @@ impl Walk {
             ));
         };
         self.total = Some(total);
+        let brought = data
+            .get("messages")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        // PAGE-09 (ours): an agent that pages forever cannot grow the walk without bound.
+        // Checked before the page is kept, so the walk never holds more than the total.
+        if self.messages.len().saturating_add(brought) as u64 > total {
+            return Step::Failed(failure(MORE_THAN_TOTAL));
+        }
         if let Some(messages) = data.get("messages").and_then(Value::as_array) {
             self.messages.extend(messages.iter().cloned());
         }
@@ -105,6 +120,9 @@ impl Walk {
             .and_then(Value::as_str)
             .filter(|c| !c.is_empty())
         {
+            // PAGE-02: a page holds at least one message; an empty one that goes on would
+            // let the walk run forever within the total.
+            Some(_) if brought == 0 => Step::Failed(failure(EMPTY_PAGE)),
             Some(cursor) => {
                 if !self.seen.insert(cursor.to_owned()) {
                     return Step::Failed(failure("RPC message pagination repeated a cursor"));
