@@ -936,3 +936,58 @@ fn frame_05_an_observer_follows_the_negotiation_it_sees_and_never_negotiates_its
         "chunks after the seen negotiation are reassembled"
     );
 }
+
+/// HOST-09 (ours), issue 14 item 6: a host answer over what the agent's ready frame says it
+/// takes (maxFrameBytes in v1, maxReassembledFrameBytes in v2) would be dropped by the agent
+/// and its call would hang; the client sends an error answer in its place at once and warns
+/// the application. An answer within the limit goes out as it is.
+#[test]
+fn host_09_an_answer_over_the_agents_limit_fails_the_call_at_once() {
+    let v1_ready = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864}"#;
+    let v2_ready = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":2097152}"#;
+    for (ready, v2, big) in [(v1_ready, false, 1_100_000), (v2_ready, true, 2_200_000)] {
+        let mut h = Harness::new(ClientConfig::default());
+        h.agent(ready);
+        h.drain();
+        if v2 {
+            h.agent(r#"{"id":"req_1","type":"response","command":"negotiate_protocol","success":true,"data":{"protocolVersion":2}}"#);
+            h.drain();
+        }
+        h.agent(r#"{"type":"host_tool_call","id":"h1","toolCallId":"tc1","toolName":"t","arguments":{}}"#);
+        h.agent(r#"{"type":"host_uri_request","id":"u1","operation":"read","url":"x://y"}"#);
+        h.agent(r#"{"type":"host_tool_call","id":"h2","toolCallId":"tc2","toolName":"t","arguments":{}}"#);
+        h.drain();
+        let text = "a".repeat(big);
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        assert!(h.client.host_tool_result(h.now, "h1", result, false));
+        let mut fields = serde_json::Map::new();
+        fields.insert("content".into(), json!(text));
+        assert!(h.client.host_uri_result(h.now, "u1", fields));
+        let (written, events) = h.split();
+        assert_eq!(written.len(), 2, "one answer each");
+        assert_eq!(written[0]["type"], "host_tool_result");
+        assert_eq!(written[0]["id"], "h1");
+        assert_eq!(written[0]["isError"], true);
+        let said = written[0]["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(said.contains("over the agent's limit"), "{said}");
+        assert_eq!(written[1]["type"], "host_uri_result");
+        assert_eq!(written[1]["isError"], true);
+        let warned: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                ClientEvent::ProtocolWarning { rule, .. } => Some(*rule),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warned, ["HOST-09", "HOST-09"]);
+        // Within the limit: sent as it is.
+        let small = json!({"content": [{"type": "text", "text": "ok"}]});
+        assert!(h.client.host_tool_result(h.now, "h2", small.clone(), false));
+        let (written, events) = h.split();
+        assert_eq!(
+            written,
+            vec![json!({"type": "host_tool_result", "id": "h2", "result": small})]
+        );
+        assert!(events.is_empty());
+    }
+}

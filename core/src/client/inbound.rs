@@ -130,6 +130,7 @@ impl Client {
             self.config.max_reassembled_frame_bytes,
             MAX_REASSEMBLED_FRAME_BYTES,
         );
+        self.agent_limits = super::limits::AgentLimits::from_ready(&ready);
         self.event(ClientEvent::Frame { frame: ready });
         if offers_v2 && acceptable && self.config.negotiate_v2 {
             self.phase = Phase::Negotiating {

@@ -41,6 +41,7 @@ pub mod fuzzing;
 mod history;
 mod host;
 mod inbound;
+mod limits;
 mod record;
 mod requests;
 
@@ -136,6 +137,8 @@ pub struct Client {
     streaming: bool,
     stderr_tail: Vec<u8>,
     actions: VecDeque<Action>,
+    /// What the agent's ready frame says it takes (HOST-09).
+    agent_limits: limits::AgentLimits,
 }
 
 /// How many acknowledged prompts stay open to a late `prompt_result` or failure.
@@ -159,6 +162,7 @@ impl Client {
             streaming: false,
             stderr_tail: Vec::new(),
             actions: VecDeque::new(),
+            agent_limits: limits::AgentLimits::default(),
             config,
         };
         client.restart(now);
@@ -180,6 +184,7 @@ impl Client {
             follow_negotiation: self.config.observe,
         });
         self.protocol = ProtocolVersion::V1;
+        self.agent_limits = limits::AgentLimits::default();
         self.streaming = false;
         self.stderr_tail.clear();
         self.phase = if self.config.expect_ready && !self.config.observe {
@@ -310,7 +315,8 @@ impl Client {
     }
 
     /// Sends the result of an open host tool call and closes it (HOST-02). Returns false,
-    /// sending nothing, for a call that is not open (HOST-03).
+    /// sending nothing, for a call that is not open (HOST-03). A result over what the agent
+    /// takes is replaced by an error result and reported as a HOST-09 warning.
     pub fn host_tool_result(
         &mut self,
         now: Instant,
@@ -326,13 +332,16 @@ impl Client {
         if is_error {
             frame["isError"] = Value::Bool(true);
         }
-        self.write_frame(frame);
+        if self.phase != Phase::Closed {
+            self.write_host_answer(id, frame, |m| limits::tool_refusal(id, m));
+        }
         true
     }
 
     /// Answers an open host URI request (HOST-05) with the fields of `host_uri_result`
     /// (`content`, `contentType`, `notes`, `immutable`, `isError`, `error`). Returns false,
-    /// sending nothing, for a request that is not open.
+    /// sending nothing, for a request that is not open. An answer over what the agent takes
+    /// is replaced by an error and reported as a HOST-09 warning.
     pub fn host_uri_result(&mut self, now: Instant, id: &str, fields: Map<String, Value>) -> bool {
         let _ = now;
         if !self.host_uri_requests.remove(id) {
@@ -342,7 +351,9 @@ impl Client {
         frame.insert("type".into(), "host_uri_result".into());
         frame.insert("id".into(), id.into());
         frame.extend(fields.into_iter().filter(|(k, _)| k != "type" && k != "id"));
-        self.write_frame(Value::Object(frame));
+        if self.phase != Phase::Closed {
+            self.write_host_answer(id, Value::Object(frame), |m| limits::uri_refusal(id, m));
+        }
         true
     }
 
