@@ -538,7 +538,12 @@ fn page_09_a_walk_past_the_advertised_total_or_on_empty_pages_fails() {
     let mut asked = 0;
     let mut outcome = None;
     for i in 0..1000 {
-        h.agent(&page(&format!("req_{}", i + 3), &[i], Some(&format!("c{i}")), 5));
+        h.agent(&page(
+            &format!("req_{}", i + 3),
+            &[i],
+            Some(&format!("c{i}")),
+            5,
+        ));
         let (written, events) = h.split();
         asked += written.len();
         if let Some(ClientEvent::History { outcome: o, .. }) = events

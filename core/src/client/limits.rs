@@ -59,7 +59,10 @@ impl Client {
     ) {
         let mut line = serde_json::to_vec(&frame).expect("a JSON value serialises");
         line.push(b'\n');
-        let kind = frame.get("type").and_then(Value::as_str).unwrap_or("answer");
+        let kind = frame
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("answer");
         let over = self
             .agent_limits
             .line(self.protocol)
