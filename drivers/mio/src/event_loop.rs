@@ -15,6 +15,7 @@ use musewire_core::client::{
 };
 use serde_json::Value;
 
+use crate::flow::{Backlog, Flow};
 use crate::handlers::{Handlers, Running};
 use crate::{Op, Reply};
 
@@ -38,6 +39,7 @@ pub(crate) fn start(
     config: ClientConfig,
     record: Option<&std::path::Path>,
     handlers: Arc<std::sync::Mutex<Handlers>>,
+    flow: Arc<Flow>,
 ) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
@@ -83,6 +85,9 @@ pub(crate) fn start(
         ops,
         exited: None,
         kill_at: None,
+        flow,
+        backlog: Backlog::default(),
+        stdout_paused: false,
     };
     let registry = state.poll.registry();
     if let Some(r) = state.stdout.as_mut() {
@@ -119,6 +124,11 @@ struct Loop {
     running: Running,
     handler_ops: mpsc::Sender<Op>,
     waker: Arc<Waker>,
+    /// Backpressure on events (issue 14, item 3): what the application has taken, what the
+    /// loop read and sent, and whether reading stdout waits for the application.
+    flow: Arc<Flow>,
+    backlog: Backlog,
+    stdout_paused: bool,
 }
 
 impl Loop {
@@ -156,6 +166,9 @@ impl Loop {
                     _ => {}
                 }
             }
+            if self.stdout_paused {
+                self.read_stdout(&mut buf)?;
+            }
             let now = Instant::now();
             if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
                 self.driven.client.handle_timeout(now);
@@ -167,7 +180,13 @@ impl Loop {
     }
 
     fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        while let Some(pipe) = self.stdout.as_mut() {
+        self.stdout_paused = false;
+        while self.stdout.is_some() {
+            if self.kill_at.is_none() && self.backlog.pause(&self.flow) {
+                self.stdout_paused = true;
+                break;
+            }
+            let pipe = self.stdout.as_mut().expect("open");
             match pipe.read(buf) {
                 Ok(0) => {
                     let mut pipe = self.stdout.take().expect("open");
@@ -177,6 +196,7 @@ impl Loop {
                     self.after(now, RecordedInput::Eof, None)?;
                 }
                 Ok(n) => {
+                    self.backlog.read(n);
                     let now = Instant::now();
                     self.driven.client.handle_stdout(now, &buf[..n]);
                     self.after(now, RecordedInput::Stdout(&buf[..n]), None)?;
@@ -296,6 +316,10 @@ impl Loop {
             if self.kill_at.is_some_and(|t| now >= t) {
                 let _ = self.child.kill();
             }
+            // All of stdout goes in before the exit (CALL-07), also when reading it waits.
+            if self.stdout_paused && self.kill_at.is_none() {
+                return Ok(());
+            }
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some(status);
                 let status = status.into();
@@ -332,7 +356,9 @@ impl Loop {
                         event,
                     );
                     if let Some(event) = event {
-                        let _ = self.events.send(event);
+                        if self.events.send(event).is_ok() {
+                            self.backlog.sent();
+                        }
                     }
                 }
                 Work::Answer(waiter, answer) => {
