@@ -148,8 +148,8 @@ impl Screen {
     }
 
     /// What went wrong writing, if anything did.
-    fn check(&mut self) -> Result<(), String> {
-        match self.failed.take() {
+    fn check(&self) -> Result<(), String> {
+        match &self.failed {
             Some(e) => Err(format!("writing the output: {e}")),
             None => Ok(()),
         }

@@ -14,12 +14,14 @@ messages` into each fault. The first argument picks the behaviour:
   bigtool       v1 with maxFrameBytes 1048576; calls host tool `big`, drops any stdin line over
                 that limit (as an agent does) and ends the turn with what the host answered
   group FILE    writes its pid and a child `sleep`'s pid to FILE, then never answers
+  stall         acknowledges the prompt, starts the run, then neither reads nor writes
 """
 
 import json
 import os
 import subprocess
 import sys
+import time
 
 MODE = sys.argv[1]
 LIMIT = 1048576
@@ -73,7 +75,7 @@ if MODE == "group":
 if MODE == "garbage":
     sys.stdout.write("garbage before ready\n")
     send({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1]})
-elif MODE in ("escapes", "flood"):
+elif MODE in ("escapes", "flood", "stall"):
     send({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1]})
 elif MODE == "bigtool":
     send(
@@ -113,6 +115,8 @@ for command in lines():
     elif kind == "prompt":
         respond(command)
         send({"type": "agent_start"})
+        if MODE == "stall":
+            time.sleep(300)
         if MODE == "escapes":
             send({"type": "response", "id": "nobody", "command": "x", "success": True})
             sys.stdout.write('{"type":"x","pad":"' + "p" * (LIMIT + 10) + '"}\n')
