@@ -15,6 +15,9 @@ use rustix::process::{kill_process_group, test_kill_process, Pid, Signal};
 /// The process group of the running agent (its pid), 0 when there is none.
 static GROUP: AtomicI32 = AtomicI32::new(0);
 
+/// The signal being handled, 0 when none: the signal thread ends the process with it.
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
 /// How long the agent's group has, after SIGTERM, before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
 
@@ -69,6 +72,13 @@ pub fn end(agent: Agent, grace: Duration) {
     });
     let _ = ended.recv_timeout(grace + TERM_GRACE);
     end_group();
+    // The session ended because of a signal: the signal thread ends the process as the
+    // signal would have, so that whoever sent it sees that, not an error of the session.
+    if SIGNALLED.load(Ordering::SeqCst) != 0 {
+        loop {
+            std::thread::park();
+        }
+    }
 }
 
 /// SIGTERM to the agent's group (an agent that handles it stops its own children, in groups
@@ -100,6 +110,7 @@ fn watch_signals() -> Result<(), String> {
         .name("musewire-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                SIGNALLED.store(signal, Ordering::SeqCst);
                 end_group();
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
                 signal_hook::low_level::exit(128 + signal);
