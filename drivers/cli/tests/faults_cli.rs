@@ -318,7 +318,7 @@ fn issue14_item7_timeout_is_honoured_and_never_overflows() {
         .unwrap();
     assert!(!out.status.success());
     assert!(
-        started.elapsed() < Duration::from_secs(6),
+        started.elapsed() < Duration::from_secs(10),
         "stdout closed: {:?}",
         started.elapsed()
     );
@@ -336,8 +336,8 @@ fn issue14_item7_timeout_is_honoured_and_never_overflows() {
         "{stderr}"
     );
     assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "an agent that stops reading: {:?}",
+        started.elapsed() < Duration::from_secs(7),
+        "an agent that stops reading (no 5 s grace on top of the 3 s): {:?}",
         started.elapsed()
     );
 
