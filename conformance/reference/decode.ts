@@ -181,7 +181,7 @@ async function decodeMode(): Promise<number> {
 		finishLine();
 	}
 	if (!fatal && openSequence(decoder)) {
-		error("FRAME-09", "rpc chunk sequence truncated by end of stream");
+		error("FRAME-15", "rpc chunk sequence truncated by end of stream");
 		fatal = true;
 	}
 	await out.end();

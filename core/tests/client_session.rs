@@ -579,6 +579,75 @@ fn page_07_inconsistent_total_and_repeated_cursor_fail_without_fallback() {
     }
 }
 
+/// PAGE-09 (ours), issue 14 item 5: an agent that pages forever, a fresh cursor on every page
+/// and more messages than its `totalMessages`, ends the walk with a typed error once the pages
+/// would hold more than the total; an empty page that goes on ends it too.
+#[test]
+fn page_09_a_walk_past_the_advertised_total_or_on_empty_pages_fails() {
+    let cases = [
+        (
+            page("req_4", &[3, 4], Some("c2"), 3),
+            "RPC message pagination returned more messages than its total",
+        ),
+        (
+            page("req_4", &[], Some("c2"), 3),
+            "RPC message pagination returned an empty page before the end",
+        ),
+    ];
+    for (second, message) in cases {
+        let mut h = Harness::v2();
+        let walk = h.client.read_history(h.now).unwrap();
+        h.drain();
+        h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
+        h.drain();
+        h.agent(&second);
+        let (written, events) = h.split();
+        assert!(written.is_empty(), "no next page is asked for");
+        assert_eq!(
+            events,
+            vec![ClientEvent::History {
+                request: walk,
+                source: HistorySource::Pages,
+                outcome: Err(CommandFailure {
+                    error: message.into(),
+                    code: None
+                })
+            }]
+        );
+    }
+    // The endless agent: one message per page, a fresh cursor every time, a total of 5. The
+    // walk asks for at most five pages, then fails on the sixth message.
+    let mut h = Harness::v2();
+    let walk = h.client.read_history(h.now).unwrap();
+    h.drain();
+    let mut asked = 0;
+    let mut outcome = None;
+    for i in 0..1000 {
+        h.agent(&page(
+            &format!("req_{}", i + 3),
+            &[i],
+            Some(&format!("c{i}")),
+            5,
+        ));
+        let (written, events) = h.split();
+        asked += written.len();
+        if let Some(ClientEvent::History { outcome: o, .. }) = events
+            .into_iter()
+            .find(|e| matches!(e, ClientEvent::History { request, .. } if *request == walk))
+        {
+            outcome = Some(o);
+            break;
+        }
+    }
+    assert_eq!(asked, 5, "pages asked for after the first");
+    assert_eq!(
+        outcome.map(|o| o.map_err(|f| f.error)),
+        Some(Err(
+            "RPC message pagination returned more messages than its total".to_owned()
+        ))
+    );
+}
+
 #[test]
 fn page_07_v1_only_agents_use_get_messages_directly_and_direct_page_calls_never_fall_back() {
     let mut h = Harness::v1();
@@ -1024,4 +1093,63 @@ fn page_07_call_06_a_message_of_another_shape_is_kept_not_fatal() {
     };
     assert_eq!(*request, walk);
     assert_eq!(serde_json::to_value(messages).unwrap(), odd);
+}
+
+/// HOST-09 (ours), issue 14 item 6: a host answer over what the agent's ready frame says it
+/// takes (maxFrameBytes in v1, maxReassembledFrameBytes in v2) would be dropped by the agent
+/// and its call would hang; the client sends an error answer in its place at once and warns
+/// the application. An answer within the limit goes out as it is.
+#[test]
+fn host_09_an_answer_over_the_agents_limit_fails_the_call_at_once() {
+    let v1_ready = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864}"#;
+    let v2_ready = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":2097152}"#;
+    for (ready, v2, big) in [(v1_ready, false, 1_100_000), (v2_ready, true, 2_200_000)] {
+        let mut h = Harness::new(ClientConfig::default());
+        h.agent(ready);
+        h.drain();
+        if v2 {
+            h.agent(r#"{"id":"req_1","type":"response","command":"negotiate_protocol","success":true,"data":{"protocolVersion":2}}"#);
+            h.drain();
+        }
+        h.agent(r#"{"type":"host_tool_call","id":"h1","toolCallId":"tc1","toolName":"t","arguments":{}}"#);
+        h.agent(r#"{"type":"host_uri_request","id":"u1","operation":"read","url":"x://y"}"#);
+        h.agent(r#"{"type":"host_tool_call","id":"h2","toolCallId":"tc2","toolName":"t","arguments":{}}"#);
+        h.drain();
+        let text = "a".repeat(big);
+        let result = ToolResult::text(text.clone());
+        assert!(h.client.host_tool_result(h.now, "h1", result, false));
+        let fields = HostUriResult {
+            content: Some(text),
+            ..Default::default()
+        };
+        assert!(h.client.host_uri_result(h.now, "u1", fields));
+        let (written, events) = h.split();
+        assert_eq!(written.len(), 2, "one answer each");
+        assert_eq!(written[0]["type"], "host_tool_result");
+        assert_eq!(written[0]["id"], "h1");
+        assert_eq!(written[0]["isError"], true);
+        let said = written[0]["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(said.contains("over the agent's limit"), "{said}");
+        assert_eq!(written[1]["type"], "host_uri_result");
+        assert_eq!(written[1]["isError"], true);
+        let warned: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                ClientEvent::ProtocolWarning { rule, .. } => Some(*rule),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warned, ["HOST-09", "HOST-09"]);
+        // Within the limit: sent as it is.
+        let small = json!({"content": [{"type": "text", "text": "ok"}]});
+        assert!(h
+            .client
+            .host_tool_result(h.now, "h2", wire(small.clone()), false));
+        let (written, events) = h.split();
+        assert_eq!(
+            written,
+            vec![json!({"type": "host_tool_result", "id": "h2", "result": small})]
+        );
+        assert!(events.is_empty());
+    }
 }

@@ -353,16 +353,24 @@ fn frame_09_sequence_rules() {
             vec![chunk_line("c", 0, 2, n, &p), b"[1]\n".to_vec()],
             FrameError::SequenceInterrupted,
         ),
-        (
-            vec![chunk_line("c", 0, 2, n, &p)],
-            FrameError::SequenceTruncated,
-        ),
     ];
     for (lines, want) in cases {
         assert_eq!(first_error(&lines), Some(want.clone()), "{want:?}");
         assert_eq!(want.rule(), "FRAME-09");
         assert!(want.is_fatal());
     }
+}
+
+/// FRAME-15 (issue 14, item 13): the sequence truncated by the end of the stream is fatal and
+/// labelled FRAME-15, as RULES.md says, not FRAME-09.
+#[test]
+fn frame_15_a_sequence_truncated_by_end_of_stream_is_labelled_frame_15() {
+    let p = vec![1u8; 256 * 1024];
+    let n = 1 << 20;
+    let got = first_error(&[chunk_line("c", 0, 2, n, &p)]);
+    assert_eq!(got, Some(FrameError::SequenceTruncated));
+    assert_eq!(FrameError::SequenceTruncated.rule(), "FRAME-15");
+    assert!(FrameError::SequenceTruncated.is_fatal());
 }
 
 #[test]

@@ -187,7 +187,8 @@ pub enum ClientEvent {
         /// The frame.
         frame: AgentFrame,
     },
-    /// A framing error that does not end the session (FRAME-02, FRAME-13).
+    /// A framing error that does not end the session (FRAME-02, FRAME-13), or a host answer
+    /// over the agent's limit that went out as an error instead (HOST-09).
     ProtocolWarning {
         /// The rule.
         rule: &'static str,

@@ -1,12 +1,14 @@
 //! The whole-history read (PAGE-07): drain `get_messages_page` with limit 256 after v2 is
 //! negotiated, checking that `totalMessages` stays constant and no cursor repeats; on
 //! `session_busy` or `stale_cursor` discard the pages and fall back to `get_messages`; on a
-//! v1-only agent use `get_messages` directly.
+//! v1-only agent use `get_messages` directly. The walk ends with an error as soon as the pages
+//! hold more messages than the total, or a page brings none and goes on (PAGE-09, ours), so
+//! an agent that pages forever cannot make it grow without bound.
+
+use serde_json::Value;
 
 use super::action::CommandFailure;
 use crate::frame::MAX_SAFE_INTEGER;
-use serde_json::Value;
-
 use crate::wire::{
     AgentMessage, Command, ErrorCode, GetMessagesPage, MessagesPageData, NoArgs, ResponseData,
 };
@@ -16,6 +18,10 @@ pub const HISTORY_PAGE_LIMIT: u64 = 256;
 
 const BUSY: &str = "Cannot page messages while the session is changing";
 const STALE: &str = "RPC message cursor is stale";
+/// PAGE-09 (ours): the pages hold more messages than `totalMessages` says there are.
+const MORE_THAN_TOTAL: &str = "RPC message pagination returned more messages than its total";
+/// PAGE-09 (ours), PAGE-02: a page with no message that still names a next cursor.
+const EMPTY_PAGE: &str = "RPC message pagination returned an empty page before the end";
 
 /// Where a walk stands.
 #[derive(Debug, Clone, Default)]
@@ -116,8 +122,17 @@ impl Walk {
             ));
         };
         self.total = Some(total);
+        let brought = page.messages.len();
+        // PAGE-09 (ours): an agent that pages forever cannot grow the walk without bound.
+        // Checked before the page is kept, so the walk never holds more than the total.
+        if self.messages.len().saturating_add(brought) as u64 > total {
+            return Step::Failed(failure(MORE_THAN_TOTAL));
+        }
         self.messages.extend(page.messages);
         match page.next_cursor.filter(|c| !c.is_empty()) {
+            // PAGE-02: a page holds at least one message; an empty one that goes on would
+            // let the walk run forever within the total.
+            Some(_) if brought == 0 => Step::Failed(failure(EMPTY_PAGE)),
             Some(cursor) => {
                 let command = page_command(Some(&cursor), self.limit);
                 if !self.seen.insert(cursor) {

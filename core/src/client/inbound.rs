@@ -154,6 +154,10 @@ impl Client {
             self.config.max_reassembled_frame_bytes,
             MAX_REASSEMBLED_FRAME_BYTES,
         );
+        self.agent_limits = super::limits::AgentLimits::from_offer(
+            offer.max_frame_bytes,
+            offer.max_reassembled_frame_bytes,
+        );
         self.event(ClientEvent::Frame { frame: ready });
         if offer.v2 && acceptable && self.config.negotiate_v2 {
             self.phase = Phase::Negotiating {

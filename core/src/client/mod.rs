@@ -46,6 +46,7 @@ mod history;
 mod host;
 mod inbound;
 mod input;
+mod limits;
 mod record;
 mod requests;
 
@@ -130,6 +131,8 @@ pub struct Client {
     streaming: bool,
     stderr_tail: Vec<u8>,
     actions: VecDeque<Action>,
+    /// What the agent's ready frame says it takes (HOST-09).
+    agent_limits: limits::AgentLimits,
 }
 
 /// How many acknowledged prompts stay open to a late `prompt_result` or failure.
@@ -153,6 +156,7 @@ impl Client {
             streaming: false,
             stderr_tail: Vec::new(),
             actions: VecDeque::new(),
+            agent_limits: limits::AgentLimits::default(),
             config,
         };
         client.restart(now);
@@ -174,6 +178,7 @@ impl Client {
             follow_negotiation: self.config.observe,
         });
         self.protocol = ProtocolVersion::V1;
+        self.agent_limits = limits::AgentLimits::default();
         self.streaming = false;
         self.stderr_tail.clear();
         self.phase = if self.config.expect_ready && !self.config.observe {
@@ -314,7 +319,8 @@ impl Client {
 
     /// Sends the result of an open host tool call and closes it (HOST-02); `is_error` rejects
     /// the call with the result's text. Returns false, sending nothing, for a call that is not
-    /// open (HOST-03).
+    /// open (HOST-03). A result over what the agent takes is replaced by an error result and
+    /// reported as a HOST-09 warning.
     pub fn host_tool_result(
         &mut self,
         now: Instant,
@@ -327,24 +333,32 @@ impl Client {
             return false;
         }
         let is_error = is_error.then_some(true);
-        self.write_frame(&HostFrame::HostToolResult(HostToolResult {
+        let frame = HostFrame::HostToolResult(HostToolResult {
             id: id.to_owned(),
             result,
             is_error,
             ..Default::default()
-        }));
+        });
+        if self.phase != Phase::Closed {
+            self.write_host_answer(id, frame, |m| limits::tool_refusal(id, m));
+        }
         true
     }
 
     /// Answers an open host URI request (HOST-05); the answer's `id` is set to `id`. Returns
-    /// false, sending nothing, for a request that is not open.
+    /// false, sending nothing, for a request that is not open. An answer over what the agent
+    /// takes is replaced by an error and reported as a HOST-09 warning.
     pub fn host_uri_result(&mut self, now: Instant, id: &str, mut result: HostUriResult) -> bool {
         let _ = now;
         if !self.host_uri_requests.remove(id) {
             return false;
         }
         result.id = id.to_owned();
-        self.write_frame(&HostFrame::HostUriResult(result));
+        if self.phase != Phase::Closed {
+            self.write_host_answer(id, HostFrame::HostUriResult(result), |m| {
+                limits::uri_refusal(id, m)
+            });
+        }
         true
     }
 

@@ -51,7 +51,7 @@ pub enum FrameError {
     /// A frame other than a chunk arrived while a sequence was open (FRAME-09).
     #[error("rpc chunk sequence interrupted")]
     SequenceInterrupted,
-    /// The stream ended while a sequence was open (FRAME-09, FRAME-13: nothing is lost silently).
+    /// The stream ended while a sequence was open (FRAME-15, FRAME-13: nothing is lost silently).
     #[error("rpc chunk sequence truncated by end of stream")]
     SequenceTruncated,
     /// Reassembled bytes that are not strict UTF-8 (FRAME-10).
@@ -81,8 +81,8 @@ impl FrameError {
             | FrameError::SequenceMismatch
             | FrameError::SequenceExceedsLength
             | FrameError::SequenceLengthMismatch
-            | FrameError::SequenceInterrupted
-            | FrameError::SequenceTruncated => "FRAME-09",
+            | FrameError::SequenceInterrupted => "FRAME-09",
+            FrameError::SequenceTruncated => "FRAME-15",
             FrameError::ReassembledNotUtf8
             | FrameError::ReassembledNotJson { .. }
             | FrameError::NotAnObject => "FRAME-10",

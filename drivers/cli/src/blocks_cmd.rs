@@ -16,8 +16,9 @@ pub struct BlocksArgs {
     /// Print the classification and both copies as one line of JSON.
     #[arg(long)]
     json: bool,
-    /// The cap, in characters, the live copy's text is cut at.
-    #[arg(long, default_value_t = DEFAULT_CAP_CHARS)]
+    /// The cap, in characters, the live copy's text is cut at. The live copy is printed with
+    /// `--json` only, so the cap needs it (issue 14, item 13).
+    #[arg(long, default_value_t = DEFAULT_CAP_CHARS, requires = "json")]
     cap: usize,
     /// The id of the server that delivered the result (default: no server, a module's result).
     #[arg(long, value_name = "ID")]
@@ -66,10 +67,9 @@ pub fn run(args: BlocksArgs) -> ExitCode {
         shown.copies.stored
     };
     let mut stdout = std::io::stdout().lock();
-    if writeln!(stdout, "{out}")
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
+    if let Err(e) = writeln!(stdout, "{out}").and_then(|()| stdout.flush()) {
+        // Issue 14, item 10: a failed write is said, not only exited on.
+        eprintln!("musewire blocks: writing the output: {e}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS

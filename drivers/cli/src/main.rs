@@ -10,9 +10,12 @@ mod blocks_cmd;
 mod decode_cmd;
 mod encode_cmd;
 mod messages_cmd;
+mod output;
 mod prompt_cmd;
 mod replay_cmd;
+mod session;
 mod tap_cmd;
+mod visible;
 
 /// Tools for driving, inspecting and testing coding agents that speak the RPC protocol.
 #[derive(Parser)]

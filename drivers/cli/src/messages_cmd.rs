@@ -2,12 +2,13 @@
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent, HISTORY_PAGE_LIMIT};
 use musewire_mio::Agent;
 
 use crate::agent_command::agent_command;
+use crate::session::{self, Deadline};
 
 /// Arguments of `musewire messages`.
 #[derive(clap::Args)]
@@ -18,7 +19,7 @@ pub struct MessagesArgs {
     /// Messages per page (1 to 256) when the agent pages (protocol v2).
     #[arg(long, default_value_t = HISTORY_PAGE_LIMIT, value_parser = clap::value_parser!(u64).range(1..=256))]
     page_size: u64,
-    /// Give up after this many seconds.
+    /// Give up after this many seconds; 0 waits as long as it takes.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
     /// The agent command (default: the bundled `musewire agent`).
@@ -31,7 +32,7 @@ pub fn run(args: MessagesArgs) -> ExitCode {
     match messages(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("musewire messages: {e}");
+            eprintln!("musewire messages: {}", crate::visible::visible(&e));
             ExitCode::FAILURE
         }
     }
@@ -42,12 +43,22 @@ fn messages(args: MessagesArgs) -> Result<(), String> {
         history_page_limit: args.page_size,
         ..ClientConfig::default()
     };
-    let agent = Agent::spawn(agent_command(&args.agent)?, config)
-        .map_err(|e| format!("cannot start the agent: {e}"))?;
-    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let agent = session::spawn(agent_command(&args.agent)?, config)?;
+    let deadline = Deadline::after_secs(args.timeout);
+    let outcome = read(&agent, &args, deadline);
+    let grace = if outcome.is_ok() {
+        Duration::from_secs(5)
+    } else {
+        Duration::ZERO
+    };
+    session::end(agent, grace);
+    outcome
+}
+
+fn read(agent: &Agent, args: &MessagesArgs, deadline: Deadline) -> Result<(), String> {
     let next = |what: &str| {
         agent
-            .next_event(deadline.saturating_duration_since(Instant::now()))
+            .next_event(deadline.left())
             .ok_or_else(|| format!("no {what} within {}s", args.timeout))
     };
     loop {
@@ -92,9 +103,9 @@ fn messages(args: MessagesArgs) -> Result<(), String> {
         bar.finish_and_clear();
     }
     let sink: Box<dyn Write> = match &args.output {
-        Some(path) => {
-            Box::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
-        }
+        Some(path) => Box::new(
+            crate::output::create_private(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        ),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::new(sink);
@@ -103,6 +114,5 @@ fn messages(args: MessagesArgs) -> Result<(), String> {
         out.write_all(b"\n").map_err(|e| e.to_string())?;
     }
     out.flush().map_err(|e| e.to_string())?;
-    let _ = agent.shutdown(Duration::from_secs(5));
     Ok(())
 }

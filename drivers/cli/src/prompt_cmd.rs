@@ -9,10 +9,12 @@ use musewire_core::wire::{
     AgentEvent, AgentFrame, ContentBlock, HostToolDefinition, HostUriResult, ToolResult, UiRequest,
     UiResponse,
 };
-use musewire_mio::Agent;
+use musewire_mio::{Agent, CallError};
 use serde_json::{json, Value};
 
 use crate::agent_command::{agent_command, colour};
+use crate::session::{self, Deadline};
+use crate::visible::visible;
 
 /// Arguments of `musewire prompt`.
 #[derive(clap::Args)]
@@ -24,11 +26,16 @@ pub struct PromptArgs {
     json: bool,
     /// Register a host tool NAME whose calls run CMD (with `sh -c`), the call's arguments as
     /// JSON on its stdin and its stdout as the result. Any number.
-    #[arg(long = "host-tool", value_name = "NAME=CMD")]
-    host_tools: Vec<String>,
-    /// Give up when the turn has not ended after this many seconds.
+    #[arg(long = "host-tool", value_name = "NAME=CMD", value_parser = parse_host_tool)]
+    host_tools: Vec<HostTool>,
+    /// Give up when the turn has not ended after this many seconds; 0 waits as long as the
+    /// turn takes.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
+    /// How many seconds to wait for the agent's ready frame before treating it as a v1 agent,
+    /// which sends none (FRAME-03).
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    ready_timeout: u64,
     /// The agent command (default: the bundled `musewire agent`).
     #[arg(last = true, value_name = "AGENT")]
     agent: Vec<String>,
@@ -39,30 +46,30 @@ pub fn run(args: PromptArgs) -> ExitCode {
     match prompt(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("musewire prompt: {e}");
+            eprintln!("musewire prompt: {}", visible(&e));
             ExitCode::FAILURE
         }
     }
 }
 
-struct HostTool {
+/// A host tool given with `--host-tool NAME=CMD`.
+#[derive(Clone)]
+pub struct HostTool {
     name: String,
     command: String,
 }
 
-fn parse_host_tools(specs: &[String]) -> Result<Vec<HostTool>, String> {
-    specs
-        .iter()
-        .map(|spec| match spec.split_once('=') {
-            Some((name, command)) if !name.trim().is_empty() && !command.trim().is_empty() => {
-                Ok(HostTool {
-                    name: name.trim().to_owned(),
-                    command: command.to_owned(),
-                })
-            }
-            _ => Err(format!("--host-tool wants NAME=CMD, got {spec:?}")),
-        })
-        .collect()
+/// `NAME=CMD`, both non-empty; a usage error (exit 2) otherwise.
+fn parse_host_tool(spec: &str) -> Result<HostTool, String> {
+    match spec.split_once('=') {
+        Some((name, command)) if !name.trim().is_empty() && !command.trim().is_empty() => {
+            Ok(HostTool {
+                name: name.trim().to_owned(),
+                command: command.to_owned(),
+            })
+        }
+        _ => Err(format!("wants NAME=CMD, got {spec:?}")),
+    }
 }
 
 /// Runs a host tool's command: arguments as JSON on stdin, stdout as the result's text.
@@ -107,34 +114,56 @@ struct Screen {
     json: bool,
     colour: bool,
     out: std::io::Stdout,
+    /// The first write that failed (issue 14, item 10): the turn stops and the command fails.
+    failed: Option<std::io::Error>,
 }
 
 impl Screen {
-    fn dim(&mut self, text: &str) {
-        let _ = if self.colour {
-            write!(self.out, "\x1b[2m{text}\x1b[0m")
-        } else {
-            write!(self.out, "{text}")
-        };
-        let _ = self.out.flush();
+    /// Writes, then flushes, keeping the first error.
+    fn write(&mut self, text: &str) {
+        if self.failed.is_none() {
+            if let Err(e) = self
+                .out
+                .write_all(text.as_bytes())
+                .and_then(|()| self.out.flush())
+            {
+                self.failed = Some(e);
+            }
+        }
     }
 
+    /// The agent's text, dimmed on a terminal, control characters made visible (item 8).
+    fn dim(&mut self, text: &str) {
+        let text = visible(text);
+        if self.colour {
+            self.write(&format!("\x1b[2m{text}\x1b[0m"));
+        } else {
+            self.write(&text);
+        }
+    }
+
+    /// The agent's text, control characters made visible (item 8).
     fn text(&mut self, text: &str) {
-        let _ = write!(self.out, "{text}");
-        let _ = self.out.flush();
+        self.write(&visible(text));
     }
 
     fn note(&mut self, text: &str) {
         self.dim(&format!("\n{text}\n"));
     }
 
+    /// What went wrong writing, if anything did.
+    fn check(&self) -> Result<(), String> {
+        match &self.failed {
+            Some(e) => Err(format!("writing the output: {e}")),
+            None => Ok(()),
+        }
+    }
+
     fn event(&mut self, event: &ClientEvent) {
+        report(event);
         if self.json {
-            let _ = writeln!(
-                self.out,
-                "{}",
-                serde_json::to_string(event).unwrap_or_default()
-            );
+            let line = serde_json::to_string(event).unwrap_or_default();
+            self.write(&format!("{line}\n"));
             return;
         }
         if let Some(text) = event.text_delta() {
@@ -191,6 +220,38 @@ impl Screen {
     }
 }
 
+/// What a person must see on stderr whatever the mode (issue 14, item 13): framing warnings
+/// (FRAME-02, lines that are not JSON, garbage before `ready`) and responses that match no
+/// request (CALL-02).
+fn report(event: &ClientEvent) {
+    match event {
+        ClientEvent::ProtocolWarning {
+            rule,
+            message,
+            detail,
+            prefix,
+        } => {
+            let detail = detail
+                .as_ref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            let prefix = prefix
+                .as_ref()
+                .map(|p| format!(" (line starts {p:?})"))
+                .unwrap_or_default();
+            eprintln!(
+                "musewire prompt: agent: {rule} {}",
+                visible(&format!("{message}{detail}{prefix}"))
+            );
+        }
+        ClientEvent::Unmatched { frame } => eprintln!(
+            "musewire prompt: agent: CALL-02 a response that matches no request: {}",
+            visible(&shorten(&frame.to_value().to_string(), 200))
+        ),
+        _ => {}
+    }
+}
+
 fn shorten(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or("");
     if line.chars().count() > max || text.lines().nth(1).is_some() {
@@ -200,17 +261,95 @@ fn shorten(text: &str, max: usize) -> String {
     }
 }
 
+/// How long after start a silent agent gets a word on stderr (issue 14, item 13).
+const READY_NOTICE_AFTER: Duration = Duration::from_secs(1);
+
 fn prompt(args: PromptArgs) -> Result<(), String> {
-    let tools = parse_host_tools(&args.host_tools)?;
-    let agent = Agent::spawn(agent_command(&args.agent)?, ClientConfig::default())
-        .map_err(|e| format!("cannot start the agent: {e}"))?;
-    let wait = Duration::from_secs(args.timeout);
-    let deadline = Instant::now() + wait;
+    let deadline = Deadline::after_secs(args.timeout);
+    let config = ClientConfig {
+        ready_timeout: Duration::from_secs(args.ready_timeout),
+        ..ClientConfig::default()
+    };
+    let agent = session::spawn(agent_command(&args.agent)?, config)?;
     let mut screen = Screen {
         json: args.json,
         colour: colour(),
         out: std::io::stdout(),
+        failed: None,
     };
+    let outcome = turn(&agent, &args, &mut screen, deadline);
+    if !args.json && screen.failed.is_none() {
+        screen.text("\n");
+    }
+    // After a turn that ended well the agent may finish in its own time; otherwise (a
+    // timeout, an error, an agent that stopped reading) it is stopped at once (item 7).
+    let grace = if outcome.is_ok() {
+        Duration::from_secs(5)
+    } else {
+        Duration::ZERO
+    };
+    session::end(agent, grace);
+    outcome.and_then(|()| screen.check())
+}
+
+/// Waits for the session to be ready, saying on stderr what the wait is when the agent is
+/// silent (a v1 agent sends no ready frame: FRAME-03).
+fn ready(
+    agent: &Agent,
+    args: &PromptArgs,
+    screen: &mut Screen,
+    deadline: Deadline,
+) -> Result<(), String> {
+    let started = Instant::now();
+    let mut told = false;
+    loop {
+        let mut wait = deadline.left();
+        if !told {
+            wait = wait.min(READY_NOTICE_AFTER.saturating_sub(started.elapsed()));
+        }
+        match agent.next_event(wait) {
+            Some(event) => {
+                screen.event(&event);
+                match event {
+                    ClientEvent::Ready { .. } => return Ok(()),
+                    ClientEvent::Closed { error } => {
+                        return Err(format!("the session ended: {error}"))
+                    }
+                    _ => {}
+                }
+            }
+            None if !told => {
+                told = true;
+                if args.ready_timeout > READY_NOTICE_AFTER.as_secs() {
+                    eprintln!(
+                        "musewire prompt: no ready frame from the agent yet; waiting up to {}s \
+                         before going on with it as a v1 agent (--ready-timeout)",
+                        args.ready_timeout
+                    );
+                }
+            }
+            None => return Err(format!("the agent was not ready within {}s", args.timeout)),
+        }
+        screen.check()?;
+    }
+}
+
+/// Why a call made no progress, said once (issue 14, item 13: no `prompt: prompt:`).
+fn failed(args: &PromptArgs, command: &str, error: CallError) -> String {
+    match error {
+        CallError::Timeout(_) => format!("no answer to {command} within {}s", args.timeout),
+        e => format!("{command} failed: {e}"),
+    }
+}
+
+fn turn(
+    agent: &Agent,
+    args: &PromptArgs,
+    screen: &mut Screen,
+    deadline: Deadline,
+) -> Result<(), String> {
+    let tools = &args.host_tools;
+    ready(agent, args, screen, deadline)?;
     if !tools.is_empty() {
         let definitions: Vec<HostToolDefinition> = tools
             .iter()
@@ -222,25 +361,25 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
             })
             .collect();
         agent
-            .set_host_tools(definitions, wait)
-            .map_err(|e| format!("set_host_tools: {e}"))?;
+            .set_host_tools(definitions, deadline.left())
+            .map_err(|e| failed(args, "set_host_tools", e))?;
     }
     agent
-        .prompt(&args.text, wait)
-        .map_err(|e| format!("prompt: {e}"))?;
-    let outcome = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Some(event) = agent.next_event(left) else {
-            break Err(format!("the turn did not end within {}s", args.timeout));
+        .prompt(&args.text, deadline.left())
+        .map_err(|e| failed(args, "prompt", e))?;
+    loop {
+        let Some(event) = agent.next_event(deadline.left()) else {
+            return Err(format!("the turn did not end within {}s", args.timeout));
         };
         screen.event(&event);
+        screen.check()?;
         match event {
-            ClientEvent::TurnFinished => break Ok(()),
-            ClientEvent::Closed { error } => break Err(format!("the session ended: {error}")),
+            ClientEvent::TurnFinished => return Ok(()),
+            ClientEvent::Closed { error } => return Err(format!("the session ended: {error}")),
             ClientEvent::PromptFailed { failure, .. } => {
-                break Err(format!("the prompt failed: {}", failure.error))
+                return Err(format!("the prompt failed: {}", failure.error))
             }
-            ClientEvent::PromptLocalOnly { .. } => break Ok(()),
+            ClientEvent::PromptLocalOnly { .. } => return Ok(()),
             ClientEvent::HostToolCall(call) => {
                 let (result, is_error) = match tools.iter().find(|t| t.name == call.tool_name) {
                     Some(tool) => run_host_tool(tool, &call.arguments),
@@ -282,12 +421,7 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
             }
             _ => {}
         }
-    };
-    if !args.json {
-        screen.text("\n");
     }
-    let _ = agent.shutdown(Duration::from_secs(5));
-    outcome
 }
 
 /// What a person reads of a UI request: its title, or its message.

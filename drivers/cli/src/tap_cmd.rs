@@ -7,7 +7,7 @@
 //! host does (following the negotiation it sees) and the host's lines are recorded as raw
 //! lines, so the transcript replays through the core with no mismatch.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
 use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -15,7 +15,7 @@ use std::time::Instant;
 use musewire_core::client::{
     Call, Client, ClientConfig, ClientEvent, Driven, Input, Recorder, Work,
 };
-
+use musewire_core::frame::{Line, LineDecoder};
 use serde_json::Value;
 
 use crate::agent_command::agent_command;
@@ -46,14 +46,20 @@ pub fn run(args: TapArgs) -> ExitCode {
 struct Shared {
     driven: Driven<()>,
     transcript: std::fs::File,
+    /// Writing the transcript failed: said once, the tap goes on forwarding and exits 1
+    /// (issue 14, item 10).
+    failed: bool,
 }
 
 impl Shared {
     /// Records an input with what the observer made of it, reporting violations on stderr.
     fn after(&mut self, now: Instant, input: Input<'_>) {
         let (_, recorded, work) = self.driven.handle(now, input, || None);
-        if let Err(e) = self.transcript.write_all(&recorded) {
-            eprintln!("musewire tap: writing the transcript: {e}");
+        if !self.failed {
+            if let Err(e) = self.transcript.write_all(&recorded) {
+                self.failed = true;
+                eprintln!("musewire tap: writing the transcript: {e}");
+            }
         }
         for item in work {
             match item {
@@ -77,20 +83,62 @@ impl Shared {
     }
 }
 
+/// The longest host line the tap holds, LF included: what the agent takes on stdin (FRAME-14's
+/// cap). A longer line is forwarded as it comes, reported as over the limit (FRAME-02) and
+/// not recorded, so the host direction is bounded like the agent direction (issue 14, item 4).
+const HOST_LINE_LIMIT: usize = musewire_core::agent::DEFAULT_MAX_INPUT_LINE_BYTES;
+
+/// A command's `type`, read without building the rest of the line.
+#[derive(serde::Deserialize)]
+struct Kind {
+    #[serde(rename = "type", default)]
+    kind: Option<Value>,
+}
+
 /// Checks one line the host sent: the agent answers a line that is not JSON with a parse
-/// failure (FRAME-14), and a command must be an object with a string `type`.
+/// failure (FRAME-14), and a command must be an object with a string `type`. The line is
+/// checked without holding a parse tree of it.
 fn check_host_line(line: &[u8]) {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
     if text.is_empty() {
         return;
     }
-    match serde_json::from_str::<Value>(text) {
-        Err(e) => eprintln!("musewire tap: host: FRAME-14 a line that is not JSON ({e})"),
-        Ok(Value::Object(frame)) if frame.get("type").is_some_and(Value::is_string) => {}
-        Ok(_) => eprintln!(
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        eprintln!("musewire tap: host: FRAME-14 a line that is not JSON ({e})");
+        return;
+    }
+    let command = text
+        .starts_with('{')
+        .then(|| serde_json::from_str::<Kind>(text));
+    if !matches!(
+        command,
+        Some(Ok(Kind {
+            kind: Some(Value::String(_))
+        }))
+    ) {
+        eprintln!(
             "musewire tap: host: CALL-06 a frame must be a JSON object with a string \"type\""
-        ),
+        );
+    }
+}
+
+/// Reports, checks and records one line of the host's.
+fn host_line(shared: &Mutex<Shared>, line: Line<'_>) {
+    let body = match line {
+        Line::Text(body) => body,
+        Line::TooLong => {
+            eprintln!(
+                "musewire tap: host: FRAME-02 a line over the limit of {HOST_LINE_LIMIT} bytes \
+                 (the agent drops it; not recorded)"
+            );
+            return;
+        }
+    };
+    check_host_line(body);
+    if let Ok(mut s) = shared.lock() {
+        let now = Instant::now();
+        s.after(now, Input::Call(Call::RawLine(body.to_vec())));
     }
 }
 
@@ -111,44 +159,39 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
         ..ClientConfig::default()
     };
     let recorder = Recorder::new(start, &config, &[], "recorded by musewire tap");
-    let transcript = std::fs::File::create(&args.output)
+    let transcript = crate::output::create_private(&args.output)
         .map_err(|e| format!("{}: {e}", args.output.display()))?;
     let shared = Arc::new(Mutex::new(Shared {
         driven: Driven::new(Client::new(config, start), Some(recorder)),
         transcript,
+        failed: false,
     }));
     {
         let mut s = shared.lock().map_err(|_| "poisoned")?;
         s.after(start, Input::Timeout);
     }
 
-    // Host → agent: line by line, forwarded as read, recorded as raw lines.
+    // Host → agent: bytes forwarded as read; each line, up to HOST_LINE_LIMIT, checked and
+    // recorded as a raw line.
     let to_agent = {
         let shared = shared.clone();
         std::thread::spawn(move || {
             let mut stdin = io::stdin().lock();
-            let mut line = Vec::new();
+            let mut lines = LineDecoder::new(HOST_LINE_LIMIT);
+            let mut buf = vec![0u8; 64 * 1024];
             loop {
-                line.clear();
-                match stdin.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                if agent_in
-                    .write_all(&line)
-                    .and_then(|_| agent_in.flush())
-                    .is_err()
-                {
+                let n = match stdin.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                if agent_in.write_all(&buf[..n]).is_err() {
                     break;
                 }
-                let body = line.strip_suffix(b"\n").unwrap_or(&line);
-                let body = body.strip_suffix(b"\r").unwrap_or(body);
-                check_host_line(body);
-                if let Ok(mut s) = shared.lock() {
-                    let now = Instant::now();
-                    s.after(now, Input::Call(Call::RawLine(body.to_vec())));
-                }
+                lines.push(&buf[..n], &mut |line| host_line(&shared, line));
             }
+            lines.finish(&mut |line| host_line(&shared, line));
             // The host closed its side: so does the agent's stdin (dropped here).
         })
     };
@@ -189,8 +232,9 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
     }
     // The host may keep its stdin open; the tap ends with the agent.
     drop(to_agent);
+    let failed = shared.lock().map_or(true, |s| s.failed);
     Ok(match status.code() {
-        Some(0) => ExitCode::SUCCESS,
+        Some(0) if !failed => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
 }

@@ -14,6 +14,7 @@ use musewire_core::client::{
     CallResult, Client, ClientConfig, ClientEvent, Driven, Input, Recorder, Work,
 };
 
+use crate::flow::{Backlog, Flow};
 use crate::handlers::{self, Registered, Running};
 use crate::{Op, Reply};
 
@@ -37,6 +38,7 @@ pub(crate) fn start(
     config: ClientConfig,
     record: Option<&std::path::Path>,
     handlers: Arc<std::sync::Mutex<Registered>>,
+    flow: Arc<Flow>,
 ) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
@@ -82,6 +84,9 @@ pub(crate) fn start(
         ops,
         exited: None,
         kill_at: None,
+        flow,
+        backlog: Backlog::default(),
+        stdout_paused: false,
     };
     let registry = state.poll.registry();
     if let Some(r) = state.stdout.as_mut() {
@@ -118,6 +123,11 @@ struct Loop {
     running: Running,
     handler_ops: mpsc::Sender<Op>,
     waker: Arc<Waker>,
+    /// Backpressure on events (issue 14, item 3): what the application has taken, what the
+    /// loop read and sent, and whether reading stdout waits for the application.
+    flow: Arc<Flow>,
+    backlog: Backlog,
+    stdout_paused: bool,
 }
 
 impl Loop {
@@ -154,6 +164,9 @@ impl Loop {
                     _ => {}
                 }
             }
+            if self.stdout_paused {
+                self.read_stdout(&mut buf)?;
+            }
             let now = Instant::now();
             if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
                 self.after(now, Input::Timeout)?;
@@ -164,7 +177,13 @@ impl Loop {
     }
 
     fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        while let Some(pipe) = self.stdout.as_mut() {
+        self.stdout_paused = false;
+        while self.stdout.is_some() {
+            if self.kill_at.is_none() && self.backlog.pause(&self.flow) {
+                self.stdout_paused = true;
+                break;
+            }
+            let pipe = self.stdout.as_mut().expect("open");
             match pipe.read(buf) {
                 Ok(0) => {
                     let mut pipe = self.stdout.take().expect("open");
@@ -173,6 +192,7 @@ impl Loop {
                     self.after(now, Input::StdoutEnd)?;
                 }
                 Ok(n) => {
+                    self.backlog.read(n);
                     let now = Instant::now();
                     self.after(now, Input::stdout(&buf[..n]))?;
                 }
@@ -287,6 +307,10 @@ impl Loop {
             if self.kill_at.is_some_and(|t| now >= t) {
                 let _ = self.child.kill();
             }
+            // All of stdout goes in before the exit (CALL-07), also when reading it waits.
+            if self.stdout_paused && self.kill_at.is_none() {
+                return Ok(());
+            }
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some(status);
                 let status = status.into();
@@ -329,7 +353,9 @@ impl Loop {
                         event,
                     );
                     if let Some(event) = event {
-                        let _ = self.events.send(event);
+                        if self.events.send(event).is_ok() {
+                            self.backlog.sent();
+                        }
                     }
                 }
                 Work::Answer(waiter, answer) => {

@@ -19,13 +19,14 @@
 //! ```
 
 mod event_loop;
+mod flow;
 mod handlers;
 
 use std::io;
 use std::process::Command;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use musewire_core::client::{
     commands, Answer, Call, CallResult, ClientConfig, ClientEvent, FromAnswer, HostToolAnswer,
@@ -59,6 +60,8 @@ pub struct Agent {
     events: mpsc::Receiver<ClientEvent>,
     handlers: std::sync::Arc<std::sync::Mutex<handlers::Registered>>,
     thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
+    /// Backpressure on the events (issue 14, item 3).
+    flow: std::sync::Arc<flow::Flow>,
 }
 
 impl Agent {
@@ -83,8 +86,14 @@ impl Agent {
         record: Option<&std::path::Path>,
     ) -> io::Result<Agent> {
         let handlers = std::sync::Arc::default();
-        let (pid, ops, events, waker, thread) =
-            event_loop::start(command, config, record, std::sync::Arc::clone(&handlers))?;
+        let flow = std::sync::Arc::default();
+        let (pid, ops, events, waker, thread) = event_loop::start(
+            command,
+            config,
+            record,
+            std::sync::Arc::clone(&handlers),
+            std::sync::Arc::clone(&flow),
+        )?;
         Ok(Agent {
             pid,
             ops,
@@ -92,6 +101,7 @@ impl Agent {
             events,
             handlers,
             thread: Some(thread),
+            flow,
         })
     }
 
@@ -155,6 +165,8 @@ impl Agent {
     }
 
     fn request<T: FromAnswer>(&self, call: Call, timeout: Duration) -> Result<T, CallError> {
+        // While the caller waits, the loop reads on whether or not events are taken.
+        let _waiting = self.flow.waiting();
         match self.call_client(call, true)? {
             (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
             (_, Some(waiter)) => T::from_answer(wait(waiter, timeout)?),
@@ -260,8 +272,16 @@ impl Agent {
 
     /// The next event, waiting up to `timeout`; `None` on timeout or when the session has
     /// ended and every event was taken.
+    ///
+    /// Events not taken hold the agent back: once a couple of MiB of its output wait behind
+    /// them, the driver stops reading it until the application takes events again (its pipe
+    /// fills and it waits), except while a blocking call waits for its answer.
     pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
-        self.events.recv_timeout(timeout).ok()
+        let event = self.events.recv_timeout(timeout).ok()?;
+        if self.flow.took() {
+            let _ = self.waker.wake();
+        }
+        Some(event)
     }
 
     /// Sends a partial result for a host tool call; false when the call is not open.
@@ -338,8 +358,8 @@ fn wait(
     waiter: mpsc::Receiver<Reply>,
     timeout: Duration,
 ) -> Result<musewire_core::client::Answered, CallError> {
-    let deadline = Instant::now() + timeout;
-    match waiter.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+    // A timeout too long to add to `now` waits as long as it takes (issue 14, item 7).
+    match waiter.recv_timeout(timeout) {
         Ok(Ok(data)) => Ok(data),
         Ok(Err(failure)) => Err(CallError::Failed(failure)),
         Err(mpsc::RecvTimeoutError::Timeout) => Err(CallError::Timeout(timeout)),
