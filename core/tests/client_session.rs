@@ -1153,3 +1153,28 @@ fn host_09_an_answer_over_the_agents_limit_fails_the_call_at_once() {
         assert!(events.is_empty());
     }
 }
+
+/// CALL-06: a `message_update` the wire model cannot type (no `message`, no `contentIndex`)
+/// still shows its text through `text_delta`, read as JSON reads it; a typed one is read from
+/// the model; a thinking delta is not assistant text.
+#[test]
+fn call_06_text_delta_reads_typed_and_untyped_message_updates() {
+    let mut h = Harness::v1();
+    h.agent(r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"loose "}}"#);
+    h.agent(r#"{"type":"message_update","message":{"role":"assistant","content":[],"timestamp":1},"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"typed"}}"#);
+    h.agent(r#"{"type":"message_update","assistantMessageEvent":{"type":"thinking_delta","delta":"hmm"}}"#);
+    let (_, events) = h.split();
+    let text: String = events.iter().filter_map(ClientEvent::text_delta).collect();
+    let thinking: String = events
+        .iter()
+        .filter_map(ClientEvent::thinking_delta)
+        .collect();
+    assert_eq!(text, "loose typed");
+    assert_eq!(thinking, "hmm");
+    assert!(matches!(
+        &events[1],
+        ClientEvent::Frame {
+            frame: AgentFrame::Event(_)
+        }
+    ));
+}

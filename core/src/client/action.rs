@@ -212,27 +212,34 @@ impl ClientEvent {
     /// The assistant text this event adds, when it is a `message_update` whose delta is
     /// assistant text (not thinking, not a tool call's arguments).
     pub fn text_delta(&self) -> Option<&str> {
-        match self {
-            ClientEvent::Frame {
-                frame: AgentFrame::Event(AgentEvent::MessageUpdate(update)),
-            } => match &update.assistant_message_event {
-                AssistantMessageEvent::TextDelta(delta) => Some(&delta.delta),
-                _ => None,
-            },
-            _ => None,
-        }
+        self.delta("text_delta")
     }
 
     /// The reasoning text this event adds, when it is a `message_update` whose delta is
     /// thinking.
     pub fn thinking_delta(&self) -> Option<&str> {
-        match self {
-            ClientEvent::Frame {
-                frame: AgentFrame::Event(AgentEvent::MessageUpdate(update)),
-            } => match &update.assistant_message_event {
-                AssistantMessageEvent::ThinkingDelta(delta) => Some(&delta.delta),
-                _ => None,
-            },
+        self.delta("thinking_delta")
+    }
+
+    /// The delta of a `message_update` of `kind`. A `message_update` the wire model could not
+    /// type (members missing that the model requires, CALL-06) is read as JSON reads it, so a
+    /// host still shows what such an agent streams.
+    fn delta(&self, kind: &str) -> Option<&str> {
+        let ClientEvent::Frame { frame } = self else {
+            return None;
+        };
+        match frame {
+            AgentFrame::Event(AgentEvent::MessageUpdate(update)) => {
+                match (&update.assistant_message_event, kind) {
+                    (AssistantMessageEvent::TextDelta(d), "text_delta")
+                    | (AssistantMessageEvent::ThinkingDelta(d), "thinking_delta") => Some(&d.delta),
+                    _ => None,
+                }
+            }
+            AgentFrame::Unknown(value) if value.get("type")? == "message_update" => {
+                let event = value.get("assistantMessageEvent")?;
+                (event.get("type")? == kind).then(|| event.get("delta")?.as_str())?
+            }
             _ => None,
         }
     }

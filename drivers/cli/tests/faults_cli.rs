@@ -398,7 +398,7 @@ fn issue14_item8_agent_control_characters_never_reach_the_terminal() {
             == "text \x1b[2J\x1b]0;title\x07\rover\u{9b}31m"));
     assert!(events
         .iter()
-        .any(|e| e["frame"]["message"] == "note\x1b]0;pwned\x07\x1b[2J"));
+        .any(|e| e["event"] == "ui_request" && e["message"] == "note\x1b]0;pwned\x07\x1b[2J"));
 }
 
 /// Issue 14 item 10: write failures are errors: `prompt` to a full device exits non-zero with
