@@ -1,6 +1,6 @@
 //! Conformance tooling for musewire: the transcript format and its replayer ([`transcript`],
-//! [`replay`]; a transcript drives the host-side `Client` or the agent-side `Agent`, by its
-//! header's role), the coverage report over `RULES.md` ([`report`]), and a recorder that turns a
+//! [`replay`], from the `musewire-transcript` crate; a transcript drives the host-side `Client`
+//! or the agent-side `Agent`, by its header's role), the coverage report over `RULES.md` ([`report`]), and a recorder that turns a
 //! session with the real agent into a transcript ([`capture`]).
 //!
 //! The command-line front end is the `musewire-conformance` binary:
@@ -14,10 +14,9 @@
 #![warn(missing_docs)]
 
 pub mod capture;
-pub mod diff;
-pub mod replay;
 pub mod report;
-pub mod transcript;
+
+pub use musewire_transcript::{diff, replay, transcript};
 
 use std::path::{Path, PathBuf};
 

@@ -13,7 +13,7 @@ pub struct ReplayArgs {
 /// Runs `musewire replay`: exit 0 when every transcript replays with the same actions, 1 on
 /// any mismatch (each shown as a diff of expected and actual actions), 2 when it cannot run.
 pub fn run(args: ReplayArgs) -> ExitCode {
-    match musewire_conformance::replay::replay_files(&args.transcripts, &mut std::io::stdout()) {
+    match musewire_transcript::replay::replay_files(&args.transcripts, &mut std::io::stdout()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
