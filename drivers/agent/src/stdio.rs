@@ -131,8 +131,12 @@ fn serve(app: &mut App, poll: &mut Poll, input: &mut Input, stdout: &mut Sender)
         if pending.is_none() && stdin_ready {
             match read_input(input, poll, &mut buf)? {
                 Some(bytes) if bytes.is_empty() => {
+                    // HOST-07/08: the end of stdin rejects what is pending with the host;
+                    // the events that follow (the run ending, shells killed) are taken by
+                    // the write loop before the loop may wait, else nothing would wake it.
                     app.handle_stdin_eof(now);
                     stdin_ready = false;
+                    continue;
                 }
                 Some(bytes) => {
                     app.handle_stdin(now, &bytes);

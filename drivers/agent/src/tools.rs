@@ -42,7 +42,8 @@ pub(crate) enum Pending {
 /// A finished tool: its result and whether it is an error.
 pub(crate) type Finished = (Value, bool);
 
-/// How long the `ask` tool's dialog waits for the host.
+/// How long the `ask` tool's dialog waits for the host unless its `timeout` argument
+/// (milliseconds) says otherwise.
 const ASK_TIMEOUT_MS: u64 = 60_000;
 
 fn failure(text: impl Into<String>) -> Finished {
@@ -65,7 +66,10 @@ impl App {
                 None => Err(failure("read needs a string \"path\"")),
             },
             "ask" => match arg("question") {
-                Some(question) => self.ask(now, question),
+                Some(question) => {
+                    let timeout = args.get("timeout").and_then(Value::as_u64);
+                    self.ask(now, question, timeout.unwrap_or(ASK_TIMEOUT_MS))
+                }
                 None => Err(failure("ask needs a string \"question\"")),
             },
             "todo" => match todo::run(args) {
@@ -85,10 +89,10 @@ impl App {
         }
     }
 
-    /// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or taken as "no"
-    /// when its timeout passes.
-    fn ask(&mut self, now: Instant, question: &str) -> Result<Pending, Finished> {
-        let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": ASK_TIMEOUT_MS});
+    /// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or "timed out"
+    /// when its timeout (`timeout_ms`, the argument `timeout`, 60 s by default) passes.
+    fn ask(&mut self, now: Instant, question: &str, timeout_ms: u64) -> Result<Pending, Finished> {
+        let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": timeout_ms});
         let request = serde_json::from_value(request).map_err(|e| failure(e.to_string()))?;
         match self.agent.ui_dialog(now, request) {
             Ok(dialog) => Ok(Pending::Dialog(dialog)),

@@ -1,0 +1,157 @@
+//! `musewire agent` as a bare process over pipes: lines written to its stdin, frames read from
+//! its stdout on a thread, its stdin closed at will, its exit awaited with a deadline. No
+//! client in between, so a test sees exactly what a crashing host would leave behind.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a test waits for a frame.
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// A running `musewire agent --mode rpc`.
+pub struct AgentProcess {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    frames: Vec<Value>,
+    seen: usize,
+    stderr: Option<JoinHandle<String>>,
+}
+
+impl AgentProcess {
+    /// Starts `musewire agent --mode rpc ARGS` with a fixed clock.
+    pub fn spawn(args: &[&str]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
+        command.args(["agent", "--mode", "rpc"]).args(args);
+        Self::start(command)
+    }
+
+    /// Starts `command` with piped stdio.
+    pub fn start(mut command: Command) -> Self {
+        command
+            .env("MUSEWIRE_AGENT_CLOCK_MS", "1234")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("musewire agent starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        AgentProcess {
+            child,
+            stdin,
+            lines,
+            frames: Vec::new(),
+            seen: 0,
+            stderr: Some(stderr),
+        }
+    }
+
+    /// The agent's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes one JSON line to stdin.
+    pub fn send(&mut self, frame: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        let mut line = serde_json::to_vec(frame).unwrap();
+        line.push(b'\n');
+        stdin.write_all(&line).expect("the agent reads stdin");
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the agent's stdin, as a host that dies does.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next frame (after the last one returned) that `wanted` accepts; panics after
+    /// [`WAIT`].
+    pub fn wait_frame(&mut self, mut wanted: impl FnMut(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            while self.seen < self.frames.len() {
+                self.seen += 1;
+                if wanted(&self.frames[self.seen - 1]) {
+                    return self.frames[self.seen - 1].clone();
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.frames.push(parse(&line)),
+                Err(_) => panic!(
+                    "no such frame within {WAIT:?}; frames so far: {:?}",
+                    self.frames.iter().map(|f| &f["type"]).collect::<Vec<_>>()
+                ),
+            }
+        }
+    }
+
+    /// Waits up to `limit` for the process to exit; kills it and panics when it does not.
+    /// Everything it wrote is then in [`AgentProcess::frames`].
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+                    self.frames.push(parse(&line));
+                }
+                return status;
+            }
+            if start.elapsed() > limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("the agent did not exit within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Every frame read so far.
+    pub fn frames(&self) -> &[Value] {
+        &self.frames
+    }
+
+    /// What the agent wrote to stderr (after it has exited).
+    pub fn stderr(&mut self) -> String {
+        self.stderr
+            .take()
+            .map(|t| t.join().unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+fn parse(line: &str) -> Value {
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:.200}"))
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
