@@ -106,6 +106,12 @@ impl App {
         self.agent.handle_stdin_eof(now);
     }
 
+    /// Ends at once, as on a terminating signal (AGENT-02): every shell command's process
+    /// group is killed. Nothing more is written; the driver then exits.
+    pub fn terminate(&mut self) {
+        self.jobs.kill_all();
+    }
+
     /// Hands in the passing of time.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.agent.handle_timeout(now);

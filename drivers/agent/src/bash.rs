@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use rustix::process::{kill_process_group, Pid, Signal};
+
 /// Wakes the loop when a job has finished (a mio waker, or nothing in tests).
 pub type Notify = Arc<dyn Fn() + Send + Sync>;
 
@@ -131,17 +133,15 @@ impl Jobs {
         (self.notify)();
     }
 
-    /// Aborts a job: its process group is killed, and it finishes as cancelled.
+    /// Aborts a job: its process group is killed (SIGKILL), and it finishes as cancelled.
     pub fn kill(&mut self, job: JobId) {
         if let Some(running) = self.running.get(&job) {
             running.cancelled.store(true, Ordering::SeqCst);
-            let _ = Command::new("sh")
-                .arg("-c")
-                .arg(format!("kill -KILL -{} 2>/dev/null", running.pgid))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            // AGENT-02: the whole group, so the shell's children end with it. A group
+            // already gone (ESRCH) is what we want.
+            if let Some(pgid) = i32::try_from(running.pgid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process_group(pgid, Signal::KILL);
+            }
         }
     }
 

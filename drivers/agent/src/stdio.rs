@@ -2,14 +2,21 @@
 //! backpressure (a line is taken from the app only when the last one has been written, and
 //! stdin is read only then), timers from [`App::poll_timeout`], and a waker for finished
 //! shell commands. A stdin that cannot be polled (a regular file) is read on a thread.
+//!
+//! The processes the agent starts end with it (AGENT-02): the end of stdin kills every shell
+//! command's process group, and so does SIGTERM, SIGINT or SIGHUP ([`TERMINATING_SIGNALS`]),
+//! after which the process dies of that signal.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use crate::{App, Options};
 
@@ -17,6 +24,17 @@ const STDIN: Token = Token(0);
 const STDOUT: Token = Token(1);
 const WAKE: Token = Token(2);
 const READ_BYTES: usize = 64 * 1024;
+
+/// The signals that end the agent and every shell command it runs (AGENT-02).
+pub const TERMINATING_SIGNALS: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
+
+/// How [`serve`] ended.
+enum Ended {
+    /// Stdin ended and everything owed was written.
+    Done,
+    /// A terminating signal arrived; the shell commands are killed.
+    Signal(i32),
+}
 
 /// Where stdin comes from.
 enum Input {
@@ -27,10 +45,26 @@ enum Input {
 }
 
 /// Runs the agent on this process's stdin and stdout until stdin ends and everything owed
-/// has been written. Returns the exit code.
+/// has been written. Returns the exit code. On SIGTERM, SIGINT or SIGHUP every shell
+/// command's process group is killed and the process then dies of that signal (AGENT-02);
+/// should the signal's default action not end it, the code is 128 + the signal's number.
 pub fn run(options: Options) -> io::Result<u8> {
     let mut poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+    let signal = Arc::new(AtomicI32::new(0));
+    let mut signals = Signals::new(TERMINATING_SIGNALS)?;
+    let signals_handle = signals.handle();
+    {
+        let (signal, waker) = (signal.clone(), waker.clone());
+        std::thread::Builder::new()
+            .name("musewire-agent-signals".into())
+            .spawn(move || {
+                if let Some(received) = signals.forever().next() {
+                    signal.store(received, Ordering::SeqCst);
+                    let _ = waker.wake();
+                }
+            })?;
+    }
     let notify_waker = waker.clone();
     let mut app = App::new(
         options,
@@ -43,12 +77,21 @@ pub fn run(options: Options) -> io::Result<u8> {
     let mut stdout = Sender::from(stdout_fd);
     stdout.set_nonblocking(true)?;
     let mut input = open_stdin(&poll, waker)?;
-    let result = serve(&mut app, &mut poll, &mut input, &mut stdout);
+    let result = serve(&mut app, &mut poll, &mut input, &mut stdout, &signal);
+    // Whatever way the loop ended, no shell command outlives it (AGENT-02).
+    app.terminate();
     let _ = stdout.set_nonblocking(false);
     if let Input::Pipe(pipe) = &input {
         let _ = pipe.set_nonblocking(false);
     }
-    result.map(|()| 0)
+    signals_handle.close();
+    match result? {
+        Ended::Done => Ok(0),
+        Ended::Signal(received) => {
+            let _ = signal_hook::low_level::emulate_default_handler(received);
+            Ok(128u8.saturating_add(u8::try_from(received).unwrap_or(0)))
+        }
+    }
 }
 
 fn open_stdin(poll: &Poll, waker: Arc<Waker>) -> io::Result<Input> {
@@ -81,7 +124,13 @@ fn open_stdin(poll: &Poll, waker: Arc<Waker>) -> io::Result<Input> {
     }
 }
 
-fn serve(app: &mut App, poll: &mut Poll, input: &mut Input, stdout: &mut Sender) -> io::Result<()> {
+fn serve(
+    app: &mut App,
+    poll: &mut Poll,
+    input: &mut Input,
+    stdout: &mut Sender,
+    signal: &AtomicI32,
+) -> io::Result<Ended> {
     let mut events = Events::with_capacity(16);
     let mut buf = vec![0u8; READ_BYTES];
     // The line being written, and how much of it is out.
@@ -89,6 +138,11 @@ fn serve(app: &mut App, poll: &mut Poll, input: &mut Input, stdout: &mut Sender)
     let mut stdin_ready = true;
     let mut stdout_registered = false;
     loop {
+        let received = signal.load(Ordering::SeqCst);
+        if received != 0 {
+            app.terminate();
+            return Ok(Ended::Signal(received));
+        }
         let now = Instant::now();
         app.handle_jobs(now);
         if app.poll_timeout().is_some_and(|t| t <= now) {
@@ -122,7 +176,7 @@ fn serve(app: &mut App, poll: &mut Poll, input: &mut Input, stdout: &mut Sender)
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                     app.handle_stdin_eof(now);
                     while app.poll_write(now).is_some() {}
-                    return Ok(());
+                    return Ok(Ended::Done);
                 }
                 Err(e) => return Err(e),
             }
@@ -147,7 +201,7 @@ fn serve(app: &mut App, poll: &mut Poll, input: &mut Input, stdout: &mut Sender)
         }
         if matches!(input, Input::Closed) && pending.is_none() && app.is_finished() {
             // Nothing pending means poll_write has returned None: all is written.
-            return stdout.flush();
+            return stdout.flush().map(|()| Ended::Done);
         }
         let timeout = app
             .poll_timeout()

@@ -1,10 +1,13 @@
 //! `musewire agent` as a process, driven over raw pipes the way a crashing host leaves it:
 //! stdin closed with host requests pending (HOST-07, HOST-08, AGENT-01), a dialog's own
-//! timeout (HOST-06).
+//! timeout (HOST-06), signals and a closed stdin with shell commands running (AGENT-02).
 
 mod process;
 
-use std::time::Duration;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 use process::AgentProcess;
 use serde_json::json;
@@ -77,4 +80,136 @@ fn host_06_the_ask_dialog_times_out_while_stdin_stays_open() {
     );
     agent.close_stdin();
     assert!(agent.wait_exit(END).success());
+}
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "musewire-agent-process-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A shell command that writes its process group (the shell's pid, AGENT-02) to `file`, then
+/// waits on a child and a grandchild that would run for a quarter of an hour.
+fn long_shell(file: &Path) -> String {
+    format!(
+        "echo $$ > {}.tmp && mv {0}.tmp {0}; sh -c 'sleep 900' & sleep 901; wait",
+        file.display()
+    )
+}
+
+/// The process group a [`long_shell`] wrote, once its children run.
+fn group_of(file: &Path) -> u32 {
+    let deadline = Instant::now() + process::WAIT;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            let pgid: u32 = text.trim().parse().unwrap();
+            if live_in_group(pgid).len() >= 3 {
+                return pgid;
+            }
+        }
+        assert!(Instant::now() < deadline, "the shell did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The processes of group `pgid` that are alive (not zombies waiting to be reaped).
+fn live_in_group(pgid: u32) -> Vec<u32> {
+    let mut live = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
+            live.push(pid);
+        }
+    }
+    live
+}
+
+/// Asserts that nothing of group `pgid` is left alive within a few seconds.
+fn assert_group_gone(pgid: u32) {
+    let deadline = Instant::now() + END;
+    while !live_in_group(pgid).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "processes of group {pgid} survive: {:?}",
+            live_in_group(pgid)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn a_signal_ends_the_agent_and_its_shells(signal: i32, name: &str) {
+    let dir = scratch(name);
+    let file = dir.join("pgid");
+    let mut agent = AgentProcess::spawn(&[]);
+    agent.send(
+        &json!({"id": "p", "type": "prompt", "message": format!("bash {}", long_shell(&file))}),
+    );
+    let pgid = group_of(&file);
+    let status = Command::new("kill")
+        .args([format!("-{name}"), agent.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = agent.wait_exit(END);
+    assert_eq!(
+        status.signal(),
+        Some(signal),
+        "it dies of the signal: {status:?}"
+    );
+    assert_group_gone(pgid);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn agent_02_sigterm_ends_the_agent_and_its_shells() {
+    a_signal_ends_the_agent_and_its_shells(15, "TERM");
+}
+
+#[test]
+fn agent_02_sigint_ends_the_agent_and_its_shells() {
+    a_signal_ends_the_agent_and_its_shells(2, "INT");
+}
+
+#[test]
+fn agent_02_sighup_ends_the_agent_and_its_shells() {
+    a_signal_ends_the_agent_and_its_shells(1, "HUP");
+}
+
+#[test]
+fn agent_01_02_closing_stdin_kills_the_running_shells() {
+    let dir = scratch("eof");
+    let (tool, command) = (dir.join("tool"), dir.join("command"));
+    let mut agent = AgentProcess::spawn(&[]);
+    agent.send(&json!({"id": "b", "type": "bash", "command": long_shell(&command)}));
+    agent.send(
+        &json!({"id": "p", "type": "prompt", "message": format!("bash {}", long_shell(&tool))}),
+    );
+    let groups = [group_of(&tool), group_of(&command)];
+    agent.close_stdin();
+    assert!(agent.wait_exit(END).success());
+    for pgid in groups {
+        assert_group_gone(pgid);
+    }
+    let response = agent
+        .frames()
+        .iter()
+        .find(|f| f["id"] == "b")
+        .expect("the bash command is answered");
+    assert_eq!(response["data"]["cancelled"], true, "{response}");
+    let _ = std::fs::remove_dir_all(dir);
 }
