@@ -46,6 +46,8 @@ pub struct App {
     next_session: u64,
     next_entry: u64,
     pub(crate) next_call: u64,
+    /// The session's deadline (`--max-time`, AGENT-03).
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl App {
@@ -56,6 +58,7 @@ impl App {
             provider: options.provider().to_owned(),
             id: options.model_id().to_owned(),
         };
+        let options_deadline = options.max_time.and_then(|d| now.checked_add(d));
         let mut app = App {
             agent: Agent::new(AgentConfig::default()),
             clock: Clock::new(now, options.fixed_clock_ms),
@@ -70,6 +73,7 @@ impl App {
             next_session: 0,
             next_entry: 0,
             next_call: 0,
+            deadline: options_deadline,
         };
         app.new_session();
         app
@@ -112,14 +116,27 @@ impl App {
         self.jobs.kill_all();
     }
 
-    /// Hands in the passing of time.
+    /// Hands in the passing of time: dialog timeouts, and the session's deadline
+    /// (`--max-time`), at which a run still going is aborted.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.agent.handle_timeout(now);
+        if self.deadline_passed(now) {
+            self.abort_run(now);
+        }
     }
 
     /// When [`App::handle_timeout`] is next due.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.agent.poll_timeout()
+        let deadline = self.deadline.filter(|_| self.run.is_some());
+        [self.agent.poll_timeout(), deadline]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Whether the session's deadline (`--max-time`) has passed.
+    pub(crate) fn deadline_passed(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|deadline| now >= deadline)
     }
 
     /// Takes the shell commands that have finished.

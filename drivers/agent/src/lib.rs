@@ -31,6 +31,6 @@ mod tools;
 pub use app::App;
 pub use bash::Notify;
 pub use commands::BUSY;
-pub use options::{Clock, Options, CLOCK_ENV};
+pub use options::{Clock, Options, CLOCK_ENV, THINKING_LEVELS};
 pub use run::{MAX_DELTAS, MAX_QUOTE_BYTES};
 pub use tools::BUILTIN_TOOLS;

@@ -57,6 +57,17 @@ impl App {
     pub(crate) fn start_run(&mut self, now: Instant, prompt: String) {
         self.run = Some(Run::default());
         self.emit(now, json!({"type": "agent_start"}));
+        if self.deadline_passed(now) {
+            // Past `--max-time` the reference's loop stops before calling the model: the
+            // prompt is recorded and the run ends (AGENT-03).
+            let user = messages::user(&prompt, self.millis(now));
+            self.emit(now, json!({"type": "message_start", "message": user}));
+            self.emit(now, json!({"type": "message_end", "message": user}));
+            self.push_history(user);
+            self.queue.clear();
+            self.end_run(now);
+            return;
+        }
         self.user_turn(now, prompt);
     }
 

@@ -101,7 +101,11 @@ impl AgentProcess {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(line) => self.frames.push(parse(&line)),
-                Err(_) => panic!(
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let _ = self.child.wait();
+                    panic!("stdout ended; stderr: {}", self.stderr());
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!(
                     "no such frame within {WAIT:?}; frames so far: {:?}",
                     self.frames.iter().map(|f| &f["type"]).collect::<Vec<_>>()
                 ),
