@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use process::AgentProcess;
+use process::{assert_group_gone, live_in_group, AgentProcess};
 use serde_json::json;
 
 /// How long an agent may take to end once its stdin is closed.
@@ -113,41 +113,6 @@ fn group_of(file: &Path) -> u32 {
             }
         }
         assert!(Instant::now() < deadline, "the shell did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The processes of group `pgid` that are alive (not zombies waiting to be reaped).
-fn live_in_group(pgid: u32) -> Vec<u32> {
-    let mut live = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
-            live.push(pid);
-        }
-    }
-    live
-}
-
-/// Asserts that nothing of group `pgid` is left alive within a few seconds.
-fn assert_group_gone(pgid: u32) {
-    let deadline = Instant::now() + END;
-    while !live_in_group(pgid).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "processes of group {pgid} survive: {:?}",
-            live_in_group(pgid)
-        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -159,3 +159,38 @@ impl Drop for AgentProcess {
         }
     }
 }
+
+/// The processes of group `pgid` that are alive (not zombies waiting to be reaped).
+pub fn live_in_group(pgid: u32) -> Vec<u32> {
+    let mut live = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
+            live.push(pid);
+        }
+    }
+    live
+}
+
+/// Asserts that nothing of group `pgid` is left alive within five seconds (AGENT-02).
+pub fn assert_group_gone(pgid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !live_in_group(pgid).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "processes of group {pgid} survive: {:?}",
+            live_in_group(pgid)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
