@@ -221,13 +221,10 @@ impl App {
         };
     }
 
-    /// Adds a message to the history (and to the run's new messages while one runs).
+    /// Adds a message to the history (a run's messages are the history's tail).
     pub(crate) fn push_history(&mut self, message: Value) {
         self.next_entry += 1;
         self.session.leaf = Some(format!("entry-{}", self.next_entry));
-        if let Some(run) = &mut self.run {
-            run.new_messages.push(message.clone());
-        }
         self.session.messages.push(message);
     }
 

@@ -119,7 +119,7 @@ impl App {
             "output": outcome.output,
             "exitCode": outcome.exit_code,
             "cancelled": outcome.cancelled,
-            "truncated": false,
+            "truncated": outcome.cut_bytes > 0,
         });
         self.respond(now, request, Ok(Some(data)));
         let message = json!({
@@ -128,7 +128,7 @@ impl App {
             "output": outcome.output,
             "exitCode": outcome.exit_code,
             "cancelled": outcome.cancelled,
-            "truncated": false,
+            "truncated": outcome.cut_bytes > 0,
             "timestamp": self.millis(now),
         });
         if self.run.is_some() {

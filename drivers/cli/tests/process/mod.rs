@@ -1,15 +1,16 @@
-//! `musewire agent` as a bare process over pipes: lines written to its stdin, frames read from
-//! its stdout on a thread, its stdin closed at will, its exit awaited with a deadline. No
+//! `musewire agent` as a bare process over pipes: lines written to its stdin, logical frames
+//! read from its stdout on a thread (reassembled from `rpc_chunk` once v2 is negotiated), its stdin closed at will, its exit awaited with a deadline. No
 //! client in between, so a test sees exactly what a crashing host would leave behind.
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use musewire_core::frame::{DecodeEvent, StreamDecoder};
 use serde_json::Value;
 
 /// How long a test waits for a frame.
@@ -19,7 +20,7 @@ pub const WAIT: Duration = Duration::from_secs(30);
 pub struct AgentProcess {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
+    lines: mpsc::Receiver<Value>,
     frames: Vec<Value>,
     seen: usize,
     stderr: Option<JoinHandle<String>>,
@@ -45,9 +46,27 @@ impl AgentProcess {
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
+            // Logical frames: `rpc_chunk` sequences reassembled once v2 is negotiated.
+            let mut stdout = stdout;
+            let mut decoder = StreamDecoder::new();
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                let n = stdout.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    decoder.handle_eof();
+                } else {
+                    decoder.handle_bytes(&buf[..n]);
+                }
+                while let Some(event) = decoder.poll_event() {
+                    let frame = match event {
+                        DecodeEvent::Frame(frame) => frame.parse::<Value>().unwrap(),
+                        DecodeEvent::Error(error) => panic!("the agent's stdout: {error}"),
+                    };
+                    if tx.send(frame).is_err() {
+                        return;
+                    }
+                }
+                if n == 0 {
                     return;
                 }
             }
@@ -100,7 +119,7 @@ impl AgentProcess {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) => self.frames.push(parse(&line)),
+                Ok(frame) => self.frames.push(frame),
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     let _ = self.child.wait();
                     panic!("stdout ended; stderr: {}", self.stderr());
@@ -119,8 +138,8 @@ impl AgentProcess {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-                    self.frames.push(parse(&line));
+                while let Ok(frame) = self.lines.recv_timeout(Duration::from_secs(5)) {
+                    self.frames.push(frame);
                 }
                 return status;
             }
@@ -145,10 +164,6 @@ impl AgentProcess {
             .map(|t| t.join().unwrap_or_default())
             .unwrap_or_default()
     }
-}
-
-fn parse(line: &str) -> Value {
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:.200}"))
 }
 
 impl Drop for AgentProcess {
