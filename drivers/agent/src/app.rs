@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent, RequestId};
+use musewire_mio::agent_stdio::AgentProgram;
 use serde_json::Value;
 
 use crate::bash::{BashOutcome, JobId, Jobs, Notify};
@@ -238,5 +239,40 @@ impl App {
     /// The timestamp of `now`.
     pub(crate) fn millis(&self, now: Instant) -> u64 {
         self.clock.millis(now)
+    }
+}
+
+/// The app on the mio driver's agent-side stdio loop: the agent's events go to the app, the
+/// session's deadline is the app's own timer, finished shell commands are taken on each wake,
+/// and a terminating signal kills every shell command's process group (AGENT-02).
+impl AgentProgram for App {
+    fn agent(&mut self) -> &mut Agent {
+        &mut self.agent
+    }
+
+    fn on_event(&mut self, now: Instant, event: AgentEvent) {
+        App::on_event(self, now, event);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline.filter(|_| self.run.is_some())
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.deadline_passed(now) {
+            self.abort_run(now);
+        }
+    }
+
+    fn handle_wake(&mut self, now: Instant) {
+        self.handle_jobs(now);
+    }
+
+    fn is_finished(&self) -> bool {
+        self.run.is_none() && self.jobs.running() == 0
+    }
+
+    fn terminate(&mut self) {
+        App::terminate(self);
     }
 }

@@ -8,8 +8,10 @@
 //! host), `todo`, and the host's own tools. It keeps a real message history (user,
 //! assistant, tool results, bash executions) and pages it (PAGE-01..06).
 //!
-//! [`App`] is the application, driven without a process by tests; [`stdio::run`] is the
-//! loop on mio that the `musewire agent` command runs.
+//! [`App`] is the application, driven without a process by tests; [`stdio::run`] runs it on
+//! the mio driver's agent-side stdio loop ([`musewire_mio::agent_stdio`], through App's
+//! [`AgentProgram`](musewire_mio::agent_stdio::AgentProgram) impl), as the `musewire agent`
+//! command does.
 //!
 //! Deterministic: ids are counters (`session-N`, `entry-N`, `call-N`); timestamps come from
 //! the loop's `now`, on a clock that [`Options::fixed_clock_ms`] (or the
