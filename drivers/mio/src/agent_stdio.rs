@@ -118,6 +118,13 @@ pub struct AgentStdio {
     signals: Handle,
 }
 
+impl Drop for AgentStdio {
+    /// The signals are no longer caught for the loop (its signal thread ends).
+    fn drop(&mut self) {
+        self.signals.close();
+    }
+}
+
 impl std::fmt::Debug for AgentStdio {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentStdio").finish_non_exhaustive()
@@ -180,7 +187,6 @@ impl AgentStdio {
         if let Stdin::Pipe(pipe) = &stdin {
             let _ = pipe.set_nonblocking(false);
         }
-        self.signals.close();
         result
     }
 
