@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned real agents (omp 18.2.3 with bun 1.4.5, pi 0.73.1) into
-# conformance/peers/node_modules. Idempotent: does nothing when the pinned versions are
+# conformance/peers/node_modules, and the Python host contraagent 0.9.2 into
+# conformance/peers/python (install-python.sh). Idempotent: does nothing when the pinned versions are
 # already there. Retries the registry a few times. Prints the paths of the binaries.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,3 +33,4 @@ want_ok || { echo "install.sh: peers not installed as pinned" >&2; exit 1; }
 echo "bun: $here/node_modules/.bin/bun"
 echo "omp: $here/node_modules/@oh-my-pi/pi-coding-agent"
 echo "pi:  $here/node_modules/@mariozechner/pi-coding-agent"
+bash "$here/install-python.sh"

@@ -1,9 +1,9 @@
 //! The agent side of the RPC protocol: [`Agent`] is what a Rust program embeds to *be* an
 //! `<agent> --mode rpc`.
 //!
-//! The agent follows the crate's run-loop contract: the driver hands in stdin
-//! ([`Agent::handle_stdin`], [`Agent::handle_stdin_eof`]) and timers
-//! ([`Agent::handle_timeout`]); the application answers the commands it is handed
+//! The agent follows the crate's run-loop contract: the driver hands in stdin and timers as
+//! [`Input`]s through [`Agent::handle`] (or the equivalent [`Agent::handle_stdin`],
+//! [`Agent::handle_stdin_eof`], [`Agent::handle_timeout`]); the application answers the commands it is handed
 //! ([`Agent::respond`], in any order, CALL-01), emits session events ([`Agent::emit`]), calls
 //! host tools, reads host URIs and opens dialogs; after each call the driver drains
 //! [`Agent::poll_action`] (one stdout line at a time, and [`AgentEvent`]s) and then sleeps
@@ -49,6 +49,7 @@ mod error;
 pub mod fuzzing;
 mod host;
 mod inbound;
+mod input;
 mod js;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -65,6 +66,7 @@ pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
 pub use error::AgentError;
 pub use host::{HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED};
+pub use input::Input;
 
 pub use crate::client::CommandFailure;
 use crate::frame::{

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent, RequestId};
+use musewire_mio::agent_stdio::AgentProgram;
 use serde_json::Value;
 
 use crate::bash::{BashOutcome, JobId, Jobs, Notify};
@@ -46,6 +47,8 @@ pub struct App {
     next_session: u64,
     next_entry: u64,
     pub(crate) next_call: u64,
+    /// The session's deadline (`--max-time`, AGENT-03).
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl App {
@@ -56,6 +59,7 @@ impl App {
             provider: options.provider().to_owned(),
             id: options.model_id().to_owned(),
         };
+        let options_deadline = options.max_time.and_then(|d| now.checked_add(d));
         let mut app = App {
             agent: Agent::new(AgentConfig::default()),
             clock: Clock::new(now, options.fixed_clock_ms),
@@ -70,6 +74,7 @@ impl App {
             next_session: 0,
             next_entry: 0,
             next_call: 0,
+            deadline: options_deadline,
         };
         app.new_session();
         app
@@ -106,14 +111,33 @@ impl App {
         self.agent.handle_stdin_eof(now);
     }
 
-    /// Hands in the passing of time.
+    /// Ends at once, as on a terminating signal (AGENT-02): every shell command's process
+    /// group is killed. Nothing more is written; the driver then exits.
+    pub fn terminate(&mut self) {
+        self.jobs.kill_all();
+    }
+
+    /// Hands in the passing of time: dialog timeouts, and the session's deadline
+    /// (`--max-time`), at which a run still going is aborted.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.agent.handle_timeout(now);
+        if self.deadline_passed(now) {
+            self.abort_run(now);
+        }
     }
 
     /// When [`App::handle_timeout`] is next due.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.agent.poll_timeout()
+        let deadline = self.deadline.filter(|_| self.run.is_some());
+        [self.agent.poll_timeout(), deadline]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Whether the session's deadline (`--max-time`) has passed.
+    pub(crate) fn deadline_passed(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|deadline| now >= deadline)
     }
 
     /// Takes the shell commands that have finished.
@@ -198,13 +222,10 @@ impl App {
         };
     }
 
-    /// Adds a message to the history (and to the run's new messages while one runs).
+    /// Adds a message to the history (a run's messages are the history's tail).
     pub(crate) fn push_history(&mut self, message: Value) {
         self.next_entry += 1;
         self.session.leaf = Some(format!("entry-{}", self.next_entry));
-        if let Some(run) = &mut self.run {
-            run.new_messages.push(message.clone());
-        }
         self.session.messages.push(message);
     }
 
@@ -218,5 +239,40 @@ impl App {
     /// The timestamp of `now`.
     pub(crate) fn millis(&self, now: Instant) -> u64 {
         self.clock.millis(now)
+    }
+}
+
+/// The app on the mio driver's agent-side stdio loop: the agent's events go to the app, the
+/// session's deadline is the app's own timer, finished shell commands are taken on each wake,
+/// and a terminating signal kills every shell command's process group (AGENT-02).
+impl AgentProgram for App {
+    fn agent(&mut self) -> &mut Agent {
+        &mut self.agent
+    }
+
+    fn on_event(&mut self, now: Instant, event: AgentEvent) {
+        App::on_event(self, now, event);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline.filter(|_| self.run.is_some())
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.deadline_passed(now) {
+            self.abort_run(now);
+        }
+    }
+
+    fn handle_wake(&mut self, now: Instant) {
+        self.handle_jobs(now);
+    }
+
+    fn is_finished(&self) -> bool {
+        self.run.is_none() && self.jobs.running() == 0
+    }
+
+    fn terminate(&mut self) {
+        App::terminate(self);
     }
 }

@@ -1,5 +1,7 @@
 //! Shell commands, run with `sh -c` in a process group of their own on a thread each, their
-//! output (stdout and stderr together) kept whole. A kill takes the whole group down.
+//! output (stdout and stderr together) kept up to [`MAX_OUTPUT_BYTES`]: the head is kept, the
+//! rest read and counted, and the output says how much was cut (AGENT-04). A kill takes the
+//! whole group down.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -8,6 +10,13 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
+
+use rustix::process::{kill_process_group, Pid, Signal};
+
+/// Most bytes of a tool's output the agent keeps: of a shell command's output (the head; the
+/// rest is read and counted, and a note says how many bytes were cut) and of a file the
+/// `read` tool reads (AGENT-04). 2 MiB.
+pub const MAX_OUTPUT_BYTES: usize = 2 * 1024 * 1024;
 
 /// Wakes the loop when a job has finished (a mio waker, or nothing in tests).
 pub type Notify = Arc<dyn Fn() + Send + Sync>;
@@ -19,8 +28,11 @@ pub struct JobId(pub u64);
 /// How a shell command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BashOutcome {
-    /// Its output, stdout and stderr interleaved as written, whole.
+    /// Its output, stdout and stderr interleaved as written: at most [`MAX_OUTPUT_BYTES`] of
+    /// it, then, when more was written, a note saying how many bytes were cut.
     pub output: String,
+    /// Bytes written past [`MAX_OUTPUT_BYTES`] and not kept.
+    pub cut_bytes: u64,
     /// Its exit code; `None` when it was killed or could not start.
     pub exit_code: Option<i32>,
     /// Whether it was aborted.
@@ -89,11 +101,10 @@ impl Jobs {
                 let spawned = std::thread::Builder::new()
                     .name(format!("musewire-bash-{}", job.0))
                     .spawn(move || {
-                        let mut bytes = Vec::new();
-                        let read = stdout.read_to_end(&mut bytes);
+                        let (output, cut_bytes, read) = read_capped(&mut stdout);
                         let status = child.wait();
                         let cancelled = cancelled.load(Ordering::SeqCst);
-                        let mut output = String::from_utf8_lossy(&bytes).into_owned();
+                        let mut output = output;
                         if let Err(e) = read {
                             output.push_str(&format!("\n(reading the output failed: {e})"));
                         }
@@ -105,6 +116,7 @@ impl Jobs {
                             job,
                             BashOutcome {
                                 output,
+                                cut_bytes,
                                 exit_code,
                                 cancelled,
                             },
@@ -124,6 +136,7 @@ impl Jobs {
         self.running.remove(&job);
         let outcome = BashOutcome {
             output,
+            cut_bytes: 0,
             exit_code: None,
             cancelled: false,
         };
@@ -131,17 +144,15 @@ impl Jobs {
         (self.notify)();
     }
 
-    /// Aborts a job: its process group is killed, and it finishes as cancelled.
+    /// Aborts a job: its process group is killed (SIGKILL), and it finishes as cancelled.
     pub fn kill(&mut self, job: JobId) {
         if let Some(running) = self.running.get(&job) {
             running.cancelled.store(true, Ordering::SeqCst);
-            let _ = Command::new("sh")
-                .arg("-c")
-                .arg(format!("kill -KILL -{} 2>/dev/null", running.pgid))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            // AGENT-02: the whole group, so the shell's children end with it. A group
+            // already gone (ESRCH) is what we want.
+            if let Some(pgid) = i32::try_from(running.pgid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process_group(pgid, Signal::KILL);
+            }
         }
     }
 
@@ -170,5 +181,119 @@ impl Jobs {
         let done = self.rx.recv_timeout(timeout).ok()?;
         self.running.remove(&done.0);
         Some(done)
+    }
+}
+
+/// Reads `from` to its end, keeping at most [`MAX_OUTPUT_BYTES`] (cut on a character
+/// boundary) and counting the rest, so a command that writes without end costs bounded memory
+/// (AGENT-04). Returns the text (with the note on what was cut), the bytes cut, and how the
+/// reading ended.
+pub(crate) fn read_capped(from: &mut impl Read) -> (String, u64, std::io::Result<()>) {
+    let mut kept = Vec::new();
+    let mut total: u64 = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    let read = loop {
+        match from.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                total += n as u64;
+                let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    if total <= kept.len() as u64 {
+        return (String::from_utf8_lossy(&kept).into_owned(), 0, read);
+    }
+    let (text, cut) = cut_text(kept, Some(total));
+    (text, cut.unwrap_or_default(), read)
+}
+
+/// The text of `kept`, the head of a longer output of `total` bytes (`None`: not known, the
+/// rest not read): the head stops before a character the cap split, and a note says how many
+/// bytes were cut (AGENT-04). Returns the text and the bytes cut, when known.
+pub(crate) fn cut_text(mut kept: Vec<u8>, total: Option<u64>) -> (String, Option<u64>) {
+    kept.truncate(char_boundary(&kept));
+    let cut = total.map(|total| total.saturating_sub(kept.len() as u64));
+    let mut text = String::from_utf8_lossy(&kept).into_owned();
+    text.push_str(&truncation_note(cut));
+    (text, cut)
+}
+
+/// The note a cut output or file ends with (AGENT-04).
+pub(crate) fn truncation_note(cut: Option<u64>) -> String {
+    match cut {
+        Some(cut) => format!(
+            "\n\n[output truncated: {cut} more bytes not kept, past the {MAX_OUTPUT_BYTES}-byte cap]"
+        ),
+        None => format!("\n\n[output truncated: not read past the {MAX_OUTPUT_BYTES}-byte cap]"),
+    }
+}
+
+/// The length of `bytes` without a UTF-8 sequence cut short at its end.
+fn char_boundary(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    for back in 1..=len.min(3) {
+        let b = bytes[len - back];
+        if b & 0xC0 != 0x80 {
+            // A lead byte (or ASCII): keep it only when its sequence is complete.
+            let need = match b {
+                0x00..=0x7F => 1,
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            return if need > back { len - back } else { len };
+        }
+    }
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_04_output_past_the_cap_is_counted_not_kept() {
+        let mut input = std::io::repeat(b'y').take(MAX_OUTPUT_BYTES as u64 + 12345);
+        let (text, cut, read) = read_capped(&mut input);
+        assert!(read.is_ok());
+        assert_eq!(cut, 12345);
+        assert!(text.starts_with("yyy"));
+        assert!(text.ends_with(&truncation_note(Some(12345))));
+        assert_eq!(
+            text.len(),
+            MAX_OUTPUT_BYTES + truncation_note(Some(12345)).len()
+        );
+        let (whole, cut, _) = read_capped(&mut &b"small"[..]);
+        assert_eq!((whole.as_str(), cut), ("small", 0));
+    }
+
+    #[test]
+    fn agent_04_the_cut_never_splits_a_character() {
+        // "é" is two bytes: a cap landing between them keeps neither.
+        let mut bytes = vec![b'a'; MAX_OUTPUT_BYTES - 1];
+        bytes.extend("éé".as_bytes());
+        let total = bytes.len() as u64;
+        bytes.truncate(MAX_OUTPUT_BYTES);
+        let (text, cut) = cut_text(bytes, Some(total));
+        assert_eq!(
+            cut,
+            Some(4),
+            "both \"é\": the one the cap split and the one after"
+        );
+        assert!(text.starts_with(&"a".repeat(MAX_OUTPUT_BYTES - 1)));
+        assert!(!text.contains('\u{FFFD}'));
+        for (bytes, len) in [
+            (&b"ab"[..], 2),
+            ("aé".as_bytes(), 3),
+            (&"aé".as_bytes()[..2], 1),
+            (&"a😀".as_bytes()[..4], 1),
+            ("a😀".as_bytes(), 5),
+        ] {
+            assert_eq!(char_boundary(bytes), len, "{bytes:?}");
+        }
     }
 }

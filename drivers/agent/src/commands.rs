@@ -119,7 +119,7 @@ impl App {
             "output": outcome.output,
             "exitCode": outcome.exit_code,
             "cancelled": outcome.cancelled,
-            "truncated": false,
+            "truncated": outcome.cut_bytes > 0,
         });
         self.respond(now, request, Ok(Some(data)));
         let message = json!({
@@ -128,7 +128,7 @@ impl App {
             "output": outcome.output,
             "exitCode": outcome.exit_code,
             "cancelled": outcome.cancelled,
-            "truncated": false,
+            "truncated": outcome.cut_bytes > 0,
             "timestamp": self.millis(now),
         });
         if self.run.is_some() {
@@ -159,7 +159,7 @@ impl App {
                 "contextWindow": 1_000_000,
                 "maxTokens": 64_000,
             },
-            "thinkingLevel": "off",
+            "thinkingLevel": self.options.thinking.as_deref().unwrap_or("off"),
             "isStreaming": self.run.is_some(),
             "isCompacting": false,
             "steeringMode": "one-at-a-time",
@@ -175,7 +175,12 @@ impl App {
             "messageCount": self.session.messages.len(),
             "dumpTools": tools,
         });
-        if let Some(dir) = &self.options.session_dir {
+        if let Some(dir) = self
+            .options
+            .session_dir
+            .as_ref()
+            .filter(|_| !self.options.no_session)
+        {
             state["sessionDir"] = json!(dir.to_string_lossy());
         }
         state

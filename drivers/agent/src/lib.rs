@@ -3,12 +3,15 @@
 //! The bundled reference agent: `musewire agent --mode rpc` speaks the RPC protocol on
 //! stdio like oh-my-pi does, built on the core's [`musewire_core::agent::Agent`], with a
 //! deterministic scripted model instead of an LLM (see [`script`]) and real tools: `bash`
-//! (`sh -c`, abortable, output kept whole), `read` (files, and host URIs through the
+//! (`sh -c`, abortable, its output's first [`MAX_OUTPUT_BYTES`] kept), `read` (files, up to
+//! the same cap, and host URIs through the
 //! host), `todo`, and the host's own tools. It keeps a real message history (user,
 //! assistant, tool results, bash executions) and pages it (PAGE-01..06).
 //!
-//! [`App`] is the application, driven without a process by tests; [`stdio::run`] is the
-//! loop on mio that the `musewire agent` command runs.
+//! [`App`] is the application, driven without a process by tests; [`stdio::run`] runs it on
+//! the mio driver's agent-side stdio loop ([`musewire_mio::agent_stdio`], through App's
+//! [`AgentProgram`](musewire_mio::agent_stdio::AgentProgram) impl), as the `musewire agent`
+//! command does.
 //!
 //! Deterministic: ids are counters (`session-N`, `entry-N`, `call-N`); timestamps come from
 //! the loop's `now`, on a clock that [`Options::fixed_clock_ms`] (or the
@@ -30,7 +33,9 @@ mod tools;
 
 pub use app::App;
 pub use bash::Notify;
+pub use bash::MAX_OUTPUT_BYTES;
 pub use commands::BUSY;
-pub use options::{Clock, Options, CLOCK_ENV};
+pub use options::{Clock, Options, CLOCK_ENV, THINKING_LEVELS};
 pub use run::{MAX_DELTAS, MAX_QUOTE_BYTES};
+pub use script::MAX_REPLY_BYTES;
 pub use tools::BUILTIN_TOOLS;

@@ -3,9 +3,13 @@
 
 use serde_json::{json, Value};
 
-/// A user message.
-pub fn user(text: &str, timestamp: u64) -> Value {
-    json!({"role": "user", "content": text, "timestamp": timestamp})
+/// A user message, holding `text` itself (not a copy).
+pub fn user(text: String, timestamp: u64) -> Value {
+    let mut message = serde_json::Map::new();
+    message.insert("role".into(), "user".into());
+    message.insert("content".into(), Value::String(text));
+    message.insert("timestamp".into(), timestamp.into());
+    Value::Object(message)
 }
 
 /// What the scripted model reports about itself on each assistant message.

@@ -7,7 +7,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// test's output does not depend on the time of day.
 pub const CLOCK_ENV: &str = "MUSEWIRE_AGENT_CLOCK_MS";
 
-/// The agent's options: what `--model`, `--provider`, `--session-dir` and the clock say.
+/// The thinking levels omp's `--thinking` takes.
+pub const THINKING_LEVELS: [&str; 8] = [
+    "off", "auto", "minimal", "low", "medium", "high", "xhigh", "max",
+];
+
+/// The agent's options: what `--model`, `--provider`, `--session-dir`, `--no-session`,
+/// `--max-time`, `--thinking` and the clock say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     /// `--model`: the model id the agent reports (default `scripted`).
@@ -16,6 +22,15 @@ pub struct Options {
     pub provider: Option<String>,
     /// `--session-dir`: accepted and reported; the agent keeps its sessions in memory.
     pub session_dir: Option<PathBuf>,
+    /// `--no-session`: the session is in memory only, as omp's; `get_state` then names no
+    /// session directory.
+    pub no_session: bool,
+    /// `--max-time`: the session's deadline, from the start (omp's). A run still going then
+    /// is aborted; a prompt after it ends at once without calling the model.
+    pub max_time: Option<Duration>,
+    /// `--thinking`: the thinking level `get_state` reports (one of [`THINKING_LEVELS`];
+    /// `off` when `None`).
+    pub thinking: Option<String>,
     /// A fixed clock (milliseconds since the Unix epoch) for every timestamp; `None` for the
     /// system clock, read once at start and advanced by the loop's `now`.
     pub fixed_clock_ms: Option<u64>,

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::app::App;
 use crate::messages::{self, text_result};
-use crate::script::{words, Script};
+use crate::script::{quote, words, Script};
 use crate::tools::Pending;
 
 /// Longest quote of a tool's result in the model's reply (the result itself is kept whole
@@ -22,8 +22,9 @@ pub const MAX_DELTAS: usize = 64;
 /// The run in progress.
 #[derive(Debug, Default)]
 pub(crate) struct Run {
-    /// The messages this run added, for `agent_end`.
-    pub(crate) new_messages: Vec<Value>,
+    /// Where this run's messages start in the history (they are the history's tail until the
+    /// run ends), for `agent_end`: indices rather than copies of the messages.
+    pub(crate) first_message: usize,
     /// The tool call the run waits for.
     pub(crate) waiting: Option<Waiting>,
 }
@@ -55,18 +56,35 @@ enum Block<'a> {
 impl App {
     /// Starts a run on a prompt.
     pub(crate) fn start_run(&mut self, now: Instant, prompt: String) {
-        self.run = Some(Run::default());
+        self.run = Some(Run {
+            first_message: self.session.messages.len(),
+            ..Run::default()
+        });
         self.emit(now, json!({"type": "agent_start"}));
+        if self.deadline_passed(now) {
+            // Past `--max-time` the reference's loop stops before calling the model: the
+            // prompt is recorded and the run ends (AGENT-03).
+            let user = messages::user(prompt, self.millis(now));
+            self.emit(now, json!({"type": "message_start", "message": user}));
+            self.emit(now, json!({"type": "message_end", "message": user}));
+            self.push_history(user);
+            self.queue.clear();
+            self.end_run(now);
+            return;
+        }
         self.user_turn(now, prompt);
     }
 
     fn user_turn(&mut self, now: Instant, prompt: String) {
         self.emit(now, json!({"type": "turn_start"}));
-        let user = messages::user(&prompt, self.millis(now));
+        // The script first: the prompt then moves into the history, never copied whole
+        // (AGENT-04).
+        let script = Script::parse(&prompt);
+        let user = messages::user(prompt, self.millis(now));
         self.emit(now, json!({"type": "message_start", "message": user}));
         self.emit(now, json!({"type": "message_end", "message": user}));
         self.push_history(user);
-        match Script::parse(&prompt) {
+        match script {
             Script::Echo(text) => self.say(now, None, &text),
             Script::Think(text) => self.say(now, Some(&text), &text),
             Script::Call { tool, arguments } => self.call_tool(now, tool, arguments),
@@ -97,10 +115,12 @@ impl App {
 
     fn end_run(&mut self, now: Instant) {
         let Some(run) = self.run.take() else { return };
-        self.emit(
-            now,
-            json!({"type": "agent_end", "messages": run.new_messages}),
-        );
+        let messages = self
+            .session
+            .messages
+            .get(run.first_message..)
+            .unwrap_or_default();
+        self.emit(now, json!({"type": "agent_end", "messages": messages}));
         for message in std::mem::take(&mut self.deferred) {
             self.push_history(message);
         }
@@ -154,7 +174,11 @@ impl App {
         let text = self.record_tool_result(now, &waiting, &result, is_error);
         self.emit(now, json!({"type": "turn_start"}));
         let verb = if is_error { "failed" } else { "returned" };
-        let reply = format!("{} {verb}: {}", waiting.call.name, quote(&text));
+        let reply = format!(
+            "{} {verb}: {}",
+            waiting.call.name,
+            quote(&text, MAX_QUOTE_BYTES)
+        );
         self.say(now, None, &reply);
     }
 
@@ -259,17 +283,4 @@ fn deltas(text: &str) -> Vec<String> {
     }
     let per = words.len().div_ceil(MAX_DELTAS);
     words.chunks(per).map(|group| group.concat()).collect()
-}
-
-/// A tool's text as the model quotes it: at most [`MAX_QUOTE_BYTES`], cut on a character
-/// boundary, with the number of bytes left out.
-fn quote(text: &str) -> String {
-    if text.len() <= MAX_QUOTE_BYTES {
-        return text.to_owned();
-    }
-    let mut cut = MAX_QUOTE_BYTES;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}… ({} more bytes)", &text[..cut], text.len() - cut)
 }

@@ -7,20 +7,27 @@
 //! | `read URL` | calls `read` on URL (a scheme the host registered goes to the host) |
 //! | `bash CMD` | calls `bash` with CMD |
 //! | `todo A; B; C` | calls `todo` to set the list A, B, C |
-//! | `ask QUESTION` | calls `ask`, which asks the host to confirm QUESTION (an extension UI `confirm` dialog with a 60 s timeout), then says `ask returned: yes`, `no`, `timed out` or `disconnected` |
+//! | `ask QUESTION` | calls `ask`, which asks the host to confirm QUESTION (an extension UI `confirm` dialog with a 60 s timeout; `call ask {"question":Q,"timeout":MS}` sets another), then says `ask returned: yes`, `no`, `timed out` or `disconnected` |
 //! | anything else | echoes the prompt back, word by word |
 //!
 //! After a tool the model says `TOOL returned: <text>` (the result's text), or
-//! `TOOL failed: <text>` when the tool reported an error.
+//! `TOOL failed: <text>` when the tool reported an error. What it echoes or thinks is at most
+//! [`MAX_REPLY_BYTES`] of the prompt, then `… (N more bytes)` (AGENT-04).
 
 use serde_json::{json, Map, Value};
+
+/// Longest text the scripted model says or thinks for a prompt (echo, `think`): a longer
+/// prompt is quoted up to this many bytes, cut on a character boundary, with the number of
+/// bytes left out, so a huge prompt is neither copied nor streamed back many times over
+/// (AGENT-04). 64 KiB.
+pub const MAX_REPLY_BYTES: usize = 64 * 1024;
 
 /// What the model does with one prompt.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Script {
-    /// Answer with this text, word by word.
+    /// Answer with this text (the prompt, up to [`MAX_REPLY_BYTES`]), word by word.
     Echo(String),
-    /// Think this text (thinking deltas), then say it.
+    /// Think this text (up to [`MAX_REPLY_BYTES`]; thinking deltas), then say it.
     Think(String),
     /// Call a tool with these arguments.
     Call {
@@ -41,14 +48,14 @@ impl Script {
             None => (text, ""),
         };
         if rest.is_empty() {
-            return Script::Echo(prompt.to_owned());
+            return Script::Echo(quote(prompt, MAX_REPLY_BYTES));
         }
         let call = |tool: &str, arguments: Value| Script::Call {
             tool: tool.to_owned(),
             arguments,
         };
         match word {
-            "think" => Script::Think(rest.to_owned()),
+            "think" => Script::Think(quote(rest, MAX_REPLY_BYTES)),
             "read" => call("read", json!({ "path": rest })),
             "bash" => call("bash", json!({ "command": rest })),
             "ask" => call("ask", json!({ "question": rest })),
@@ -70,12 +77,25 @@ impl Script {
                 };
                 match serde_json::from_str::<Map<String, Value>>(args) {
                     Ok(arguments) => call(tool, Value::Object(arguments)),
-                    Err(_) => Script::Echo(prompt.to_owned()),
+                    Err(_) => Script::Echo(quote(prompt, MAX_REPLY_BYTES)),
                 }
             }
-            _ => Script::Echo(prompt.to_owned()),
+            _ => Script::Echo(quote(prompt, MAX_REPLY_BYTES)),
         }
     }
+}
+
+/// A text as the model quotes it: at most `max` bytes, cut on a character boundary, with the
+/// number of bytes left out.
+pub(crate) fn quote(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} more bytes)", &text[..cut], text.len() - cut)
 }
 
 /// Splits text into the deltas a model streams: each word with the whitespace after it
@@ -113,6 +133,25 @@ mod tests {
             assert_eq!(words(text).concat(), text);
         }
         assert_eq!(words("a b  c"), ["a ", "b  ", "c"]);
+    }
+
+    #[test]
+    fn agent_04_echo_and_think_quote_at_most_the_reply_cap() {
+        let long = "é".repeat(MAX_REPLY_BYTES); // two bytes each: twice the cap
+        let Script::Echo(said) = Script::parse(&long) else {
+            panic!("an echo")
+        };
+        let more = long.len() - MAX_REPLY_BYTES;
+        assert_eq!(
+            said,
+            format!("{}… ({more} more bytes)", &long[..MAX_REPLY_BYTES])
+        );
+        let Script::Think(thought) = Script::parse(&format!("think {long}")) else {
+            panic!("a thought")
+        };
+        assert_eq!(thought, said);
+        let exact = "x".repeat(MAX_REPLY_BYTES);
+        assert_eq!(Script::parse(&exact), Script::Echo(exact.clone()));
     }
 
     #[test]

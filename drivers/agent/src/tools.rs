@@ -1,6 +1,8 @@
 //! The model's tools: `bash` (a shell command), `read` (a file, or a URI of a scheme the
 //! host registered: HOST-05), `todo`, and the host's own tools (HOST-02).
 
+use std::fs::File;
+use std::io::Read;
 use std::time::Instant;
 
 use musewire_core::agent::{
@@ -9,7 +11,7 @@ use musewire_core::agent::{
 use serde_json::{json, Value};
 
 use crate::app::App;
-use crate::bash::{BashOutcome, JobId};
+use crate::bash::{cut_text, BashOutcome, JobId, MAX_OUTPUT_BYTES};
 use crate::messages::text_result;
 use crate::run::ToolCall;
 use crate::todo;
@@ -18,11 +20,34 @@ use crate::todo;
 pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
     (
         "bash",
-        "Run a shell command with sh -c; output is kept whole",
+        "Run a shell command with sh -c; the first 2 MiB of its output are kept",
     ),
     ("read", "Read a file, or a URI of a scheme the host serves"),
     ("todo", "Set the todo list (op \"init\")"),
 ];
+
+/// The head of a file, at most [`MAX_OUTPUT_BYTES`] (AGENT-04): its text, and `None` when
+/// it was read whole, else `Some(cut)` with the bytes not read when its size is known (`None`
+/// for a file without end, such as `/dev/zero`); the text then ends with a note saying so.
+fn read_head(path: &str) -> std::io::Result<(String, Option<Option<u64>>)> {
+    let file = File::open(path)?;
+    let size = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    let mut kept = Vec::new();
+    file.take(MAX_OUTPUT_BYTES as u64 + 1)
+        .read_to_end(&mut kept)?;
+    if kept.len() <= MAX_OUTPUT_BYTES {
+        return Ok((String::from_utf8_lossy(&kept).into_owned(), None));
+    }
+    kept.truncate(MAX_OUTPUT_BYTES);
+    // A file that grew since its size was read is longer than the cap all the same.
+    let total = size.map(|size| size.max(MAX_OUTPUT_BYTES as u64 + 1));
+    let (text, cut) = cut_text(kept, total);
+    Ok((text, Some(cut)))
+}
 
 /// What answers a tool call that did not finish at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +67,8 @@ pub(crate) enum Pending {
 /// A finished tool: its result and whether it is an error.
 pub(crate) type Finished = (Value, bool);
 
-/// How long the `ask` tool's dialog waits for the host.
+/// How long the `ask` tool's dialog waits for the host unless its `timeout` argument
+/// (milliseconds) says otherwise.
 const ASK_TIMEOUT_MS: u64 = 60_000;
 
 fn failure(text: impl Into<String>) -> Finished {
@@ -65,7 +91,10 @@ impl App {
                 None => Err(failure("read needs a string \"path\"")),
             },
             "ask" => match arg("question") {
-                Some(question) => self.ask(now, question),
+                Some(question) => {
+                    let timeout = args.get("timeout").and_then(Value::as_u64);
+                    self.ask(now, question, timeout.unwrap_or(ASK_TIMEOUT_MS))
+                }
                 None => Err(failure("ask needs a string \"question\"")),
             },
             "todo" => match todo::run(args) {
@@ -85,10 +114,10 @@ impl App {
         }
     }
 
-    /// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or taken as "no"
-    /// when its timeout passes.
-    fn ask(&mut self, now: Instant, question: &str) -> Result<Pending, Finished> {
-        let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": ASK_TIMEOUT_MS});
+    /// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or "timed out"
+    /// when its timeout (`timeout_ms`, the argument `timeout`, 60 s by default) passes.
+    fn ask(&mut self, now: Instant, question: &str, timeout_ms: u64) -> Result<Pending, Finished> {
+        let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": timeout_ms});
         let request = serde_json::from_value(request).map_err(|e| failure(e.to_string()))?;
         match self.agent.ui_dialog(now, request) {
             Ok(dialog) => Ok(Pending::Dialog(dialog)),
@@ -133,10 +162,16 @@ impl App {
             };
         }
         let file = path.strip_prefix("file://").unwrap_or(path);
-        match std::fs::read(file) {
-            Ok(bytes) => {
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                Err((text_result(text, Some(json!({"path": file}))), false))
+        match read_head(file) {
+            Ok((text, cut)) => {
+                let mut details = json!({"path": file});
+                if let Some(cut) = cut {
+                    details["truncated"] = json!(true);
+                    if let Some(cut) = cut {
+                        details["cutBytes"] = json!(cut);
+                    }
+                }
+                Err((text_result(text, Some(details)), false))
             }
             Err(error) => Err(failure(format!("Cannot read {file}: {error}"))),
         }
@@ -181,7 +216,11 @@ impl App {
         } else if let Some(code) = outcome.exit_code.filter(|c| *c != 0) {
             text.push_str(&format!("\n\nCommand exited with code {code}"));
         }
-        let details = json!({"exitCode": outcome.exit_code, "cancelled": outcome.cancelled});
+        let mut details = json!({"exitCode": outcome.exit_code, "cancelled": outcome.cancelled});
+        if outcome.cut_bytes > 0 {
+            details["truncated"] = json!(true);
+            details["cutBytes"] = json!(outcome.cut_bytes);
+        }
         self.answer_tool(
             now,
             Pending::Bash(job),

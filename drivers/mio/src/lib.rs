@@ -18,6 +18,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod agent_stdio;
 mod event_loop;
 mod flow;
 mod handlers;

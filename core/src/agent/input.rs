@@ -1,0 +1,79 @@
+//! The agent's inputs as one enum (issue 10 item 5): what the driver reads (stdin's bytes and
+//! its end), the passing of time, and the application's calls, handed in through one method,
+//! [`Agent::handle`]. The older per-input methods ([`Agent::handle_stdin`],
+//! [`Agent::handle_stdin_eof`], [`Agent::handle_timeout`], [`Agent::call`]) stay as thin
+//! equivalents.
+
+use std::time::Instant;
+
+use super::{Agent, AgentCall, AgentCallResult};
+
+/// One input of an [`Agent`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input<'a> {
+    /// Bytes read from stdin, in any split.
+    Stdin(&'a [u8]),
+    /// The end of stdin (HOST-07: what is pending with the host is rejected).
+    StdinEnd,
+    /// The passing of time: due when [`Agent::poll_timeout`] says (dialog timeouts).
+    Timeout,
+    /// A call of the application ([`AgentCall`]).
+    Call(AgentCall),
+}
+
+impl Agent {
+    /// Hands in one input at `now`. A call's result is returned (`None` for the other
+    /// inputs); the outputs are then drained with [`Agent::poll_action`], and the next timer
+    /// read from [`Agent::poll_timeout`].
+    pub fn handle(&mut self, now: Instant, input: Input<'_>) -> Option<AgentCallResult> {
+        match input {
+            Input::Stdin(bytes) => self.handle_stdin(now, bytes),
+            Input::StdinEnd => self.handle_stdin_eof(now),
+            Input::Timeout => self.handle_timeout(now),
+            Input::Call(call) => return Some(self.call(now, call)),
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{AgentAction, AgentConfig, AgentEvent};
+
+    fn drain(agent: &mut Agent) -> Vec<String> {
+        std::iter::from_fn(|| agent.poll_action())
+            .map(|action| format!("{action:?}"))
+            .collect()
+    }
+
+    #[test]
+    fn handle_does_what_the_per_input_methods_do() {
+        let now = Instant::now();
+        let (mut one, mut per) = (
+            Agent::new(AgentConfig::default()),
+            Agent::new(AgentConfig::default()),
+        );
+        let line = b"{\"id\":\"1\",\"type\":\"get_state\"}\n";
+        assert_eq!(one.handle(now, Input::Stdin(line)), None);
+        per.handle_stdin(now, line);
+        let actions = drain(&mut one);
+        assert_eq!(actions, drain(&mut per));
+        assert!(actions[1].contains("GetState"), "{actions:?}");
+        let request = crate::agent::RequestId(1);
+        let result = one.handle(now, Input::Call(AgentCall::Respond(request, Ok(None))));
+        assert_eq!(result, Some(AgentCallResult::Done(Ok(()))));
+        per.respond(now, request, Ok(None)).unwrap();
+        assert_eq!(drain(&mut one), drain(&mut per));
+        assert_eq!(one.handle(now, Input::Timeout), None);
+        assert_eq!(one.handle(now, Input::StdinEnd), None);
+        per.handle_timeout(now);
+        per.handle_stdin_eof(now);
+        let end = drain(&mut one);
+        assert_eq!(end, drain(&mut per));
+        assert_eq!(
+            end,
+            [format!("{:?}", AgentAction::Event(AgentEvent::InputClosed))]
+        );
+    }
+}
