@@ -66,13 +66,17 @@ impl Frame {
         }
     }
 
-    /// Parses the whole frame into `T`.
+    /// Parses the whole frame into `T`. A lone surrogate escape, which `JSON.parse` takes,
+    /// is read into the wire model's stand-in ([`crate::wire::display_text`]), so every frame
+    /// the framing layer passes up parses.
     pub fn parse<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        let protected = crate::wire::surrogate::protect(&self.payload);
+        let payload = protected.as_deref().unwrap_or(&self.payload);
         // The payload is known to be UTF-8: one fast check gives a `str`, so the parser
         // need not validate each string again.
-        match simdutf8::basic::from_utf8(&self.payload) {
+        match simdutf8::basic::from_utf8(payload) {
             Ok(text) => serde_json::from_str(text),
-            Err(_) => serde_json::from_slice(&self.payload),
+            Err(_) => serde_json::from_slice(payload),
         }
     }
 }
