@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::action::CommandFailure;
-use crate::frame::MAX_SAFE_INTEGER;
+use crate::frame::non_negative_safe_integer;
 
 /// Page size of the walk (PAGE-07), and the most the agent serves (PAGE-01).
 pub const HISTORY_PAGE_LIMIT: u64 = 256;
@@ -88,9 +88,7 @@ impl Walk {
         };
         let total = data
             .get("totalMessages")
-            .and_then(Value::as_f64)
-            .filter(|t| *t >= 0.0 && t.fract() == 0.0 && *t <= MAX_SAFE_INTEGER)
-            .map(|t| t as u64);
+            .and_then(non_negative_safe_integer);
         let Some(total) = total.filter(|t| self.total.is_none_or(|seen| seen == *t)) else {
             return Step::Failed(failure(
                 "RPC message pagination returned an inconsistent total",
