@@ -91,12 +91,19 @@ impl Page {
     }
 }
 
-/// Counts the bytes a value serialises to, without keeping them.
+/// Counts the bytes a value serialises to, without keeping them: as written on the wire, a
+/// lone surrogate's stand-in as its six-byte escape ([`crate::wire::display_text`]).
 struct Counter(usize);
 
 impl std::io::Write for Counter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
+        // serde_json writes a string in runs cut only at ASCII escapes, so a stand-in and the
+        // mark before a real reserved character are never split between two writes.
+        self.0 += if memchr::memchr(0xF4, buf).is_some() {
+            crate::wire::surrogate::restore(buf.to_vec()).len()
+        } else {
+            buf.len()
+        };
         Ok(buf.len())
     }
 
@@ -176,4 +183,23 @@ pub fn page_data<M: Serialize>(page: &Page, messages: &[M]) -> Value {
     }
     data.insert("totalMessages".into(), Value::from(page.total_messages));
     Value::Object(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn page_02_lone_surrogates_count_as_their_escapes() {
+        let lone = crate::wire::stand_in(0xD83D).unwrap();
+        for message in [
+            json!({"role": "user", "content": format!("cut {lone}")}),
+            json!({"role": "user", "content": format!("\u{10F7FF}\u{10F800} {lone}{lone}")}),
+            json!({"role": "user", "content": "plain \u{1F600}"}),
+        ] {
+            let written = crate::wire::to_vec(&message).unwrap();
+            assert_eq!(json_len(&message), written.len(), "{message}");
+        }
+    }
 }
