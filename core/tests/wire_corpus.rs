@@ -62,6 +62,8 @@ fn call06_corpus_frames_round_trip() {
                 // (issue 10 item 2).
                 let typed = AgentFrame::from_slice(frame.payload())
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
+                // The framing layer's parse reads it too.
+                assert_eq!(frame.parse::<AgentFrame>().unwrap(), typed, "{name}");
                 let written = typed.to_vec();
                 assert_eq!(
                     AgentFrame::from_slice(&written).unwrap(),

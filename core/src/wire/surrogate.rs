@@ -140,6 +140,12 @@ pub(crate) fn protect(json: &[u8]) -> Option<Vec<u8>> {
     // character with the byte 0xF4. A hit (`\\ud…` too) only means a closer look.
     let surrogate_escape =
         memmem::find_iter(json, b"\\u").any(|at| matches!(json.get(at + 2), Some(b'd' | b'D')));
+    protect_scanned(json, surrogate_escape)
+}
+
+/// [`protect`] for a text whose `\u` escapes were already looked at (by the framing layer's
+/// scanner): `surrogate_escape` is false only when none starts `\ud` or `\uD`.
+pub(crate) fn protect_scanned(json: &[u8], surrogate_escape: bool) -> Option<Vec<u8>> {
     if !surrogate_escape && memchr(0xF4, json).is_none() {
         return None;
     }
