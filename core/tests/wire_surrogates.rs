@@ -244,6 +244,25 @@ fn js_stringify(units: &[u16]) -> String {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
+    /// The mapping never panics on any input, and leaves alone every text serde_json reads
+    /// that holds no plane-16 character (issue 10 item 2; no panics on bad input).
+    #[test]
+    fn issue10_2_the_mapping_is_total_and_changes_nothing_else(
+        text in "[\\\\\"{}:,a-fu0-9D\u{10F7FF}\u{10FFFF}\u{1F600} ]{0,24}",
+        bytes in proptest::collection::vec(any::<u8>(), 0..24),
+    ) {
+        for input in [text.as_bytes(), &bytes[..]] {
+            let ours = wire::parse_value(input);
+            let _ = AgentFrame::from_slice_lenient(input);
+            let _ = Command::from_slice_with_id(input);
+            if let Ok(theirs) = serde_json::from_slice::<serde_json::Value>(input) {
+                if !input.contains(&0xF4) {
+                    prop_assert_eq!(ours.unwrap(), theirs);
+                }
+            }
+        }
+    }
+
     /// Issue 10 item 2: any string of code units, however a writer escapes it, is typed in
     /// a prompt command and in nested message content, shown with each lone surrogate as
     /// U+FFFD, and written back as JSON.stringify writes it.

@@ -171,7 +171,8 @@ pub(crate) fn protect_scanned(json: &[u8], surrogate_escape: bool) -> Option<Vec
         }
         // A backslash: an escape of two bytes, or of six for `\u`.
         let Some(unit) = hex_escape(json, at) else {
-            pos = at + 2;
+            // (A backslash ending the text is left for serde_json to report.)
+            pos = (at + 2).min(json.len());
             continue;
         };
         pos = at + 6;
@@ -334,5 +335,7 @@ mod tests {
         assert!(protect(br#"{"a":"\ud83d\ude00"}"#).is_none());
         // A truncated escape is left for serde_json to report.
         assert!(parse_value(br#""\ud8"#).is_err());
+        assert!(parse_value(br#""\ud83d\"#).is_err());
+        assert!(parse_value(b"\\").is_err());
     }
 }
