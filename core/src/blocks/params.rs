@@ -243,7 +243,30 @@ pub fn is_credential_parameter(name: &str) -> bool {
     if wanted.is_empty() {
         return false;
     }
-    is_listed(&wanted) || words_name_a_credential(name)
+    is_listed(&wanted) || (may_hold_a_credential_word(&wanted) && words_name_a_credential(name))
+}
+
+/// A quick filter before the words are split: every word of the rule holds one of these
+/// (`password` and `passwd` hold `pass`, `signature` holds `sig`, `session` holds `sess`), so
+/// a name with none of them (`q`, `v`, `page`, `url`) is not split at all.
+fn may_hold_a_credential_word(normalized: &str) -> bool {
+    const PARTS: &[&str] = &[
+        "token",
+        "secret",
+        "pass",
+        "pwd",
+        "sig",
+        "auth",
+        "bearer",
+        "ticket",
+        "jwt",
+        "sess",
+        "sid",
+        "hmac",
+        "key",
+        "credential",
+    ];
+    PARTS.iter().any(|part| normalized.contains(part))
 }
 
 fn is_listed(wanted: &str) -> bool {
@@ -345,6 +368,15 @@ mod tests {
         ] {
             assert!(!is_credential_parameter(name), "{name}");
         }
+    }
+
+    #[test]
+    fn block_07_the_quick_filter_passes_every_word_of_the_rule() {
+        for word in SECRET_WORDS.iter().chain(WHOLE_SECRET_WORDS) {
+            assert!(may_hold_a_credential_word(word), "{word}");
+        }
+        assert!(may_hold_a_credential_word("key"));
+        assert!(!may_hold_a_credential_word("page"));
     }
 
     #[test]
