@@ -162,6 +162,52 @@ fn frame_14_a_line_that_is_not_json_gets_the_parse_failure_and_reading_goes_on()
     assert_eq!(h.one_frame_or_events().0[0]["command"], "parse");
 }
 
+#[test]
+fn frame_14_issue14_9_a_command_holding_lone_surrogates_is_accepted_and_answered_with_its_id() {
+    // JSON.parse takes a lone surrogate escape (a cut emoji): the command is delivered, and
+    // whatever the agent writes back holds the same escapes, so the host matches its id.
+    let mut h = Harness::fresh();
+    h.host(r#"{"id":"p\ud83d","type":"prompt","message":"cut \ud83d, low \ude00"}"#);
+    let (lines, events) = h.raw();
+    assert!(lines.is_empty(), "{lines:?}");
+    let [AgentEvent::Command {
+        request,
+        id: Some(id),
+        command: Command::Prompt(prompt),
+    }] = &events[..]
+    else {
+        panic!("expected the prompt, got {events:?}")
+    };
+    assert_eq!(
+        musewire_core::wire::display_text(&prompt.message),
+        "cut \u{FFFD}, low \u{FFFD}"
+    );
+    assert_eq!(
+        musewire_core::wire::display_text(id.as_str().unwrap()),
+        "p\u{FFFD}"
+    );
+    let request = *request;
+    // An event echoing the text, then the response.
+    let echo = musewire_core::wire::AgentFrame::from_slice(
+        br#"{"type":"command_output","text":"cut \ud83d"}"#,
+    )
+    .unwrap();
+    h.agent.emit_frame(h.now, &echo).unwrap();
+    h.agent.respond(h.now, request, Ok(None)).unwrap();
+    let (lines, _) = h.raw();
+    assert_eq!(
+        lines,
+        [
+            br#"{"type":"command_output","text":"cut \ud83d"}"#.to_vec(),
+            br#"{"id":"p\ud83d","type":"response","command":"prompt","success":true}"#.to_vec(),
+        ]
+        .map(|mut line| {
+            line.push(b'\n');
+            line
+        })
+    );
+}
+
 impl Harness {
     fn one_frame_or_events(&mut self) -> (Vec<Value>, Vec<AgentEvent>) {
         self.split()

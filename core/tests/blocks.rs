@@ -565,6 +565,64 @@ mod blocks {
     }
 
     #[test]
+    fn block_07_issue14_11_credential_names_matched_by_their_words_are_withheld() {
+        for name in [
+            "auth_token",
+            "authToken",
+            "sessionToken",
+            "security_token",
+            "sas_token",
+            "secret_key",
+            "access_key",
+            "private_key",
+            "bearer_token",
+            "apiSecret",
+            "app_secret",
+            "client_key",
+            "signing_key",
+            "sid",
+            "sessid",
+            "pwd",
+            "pass",
+            "ticket",
+        ] {
+            for uri in [
+                format!("https://api.example/v1/files?{name}=ZqSECRET123"),
+                format!("https://app.example/#/cb?state=x&{name}=ZqSECRET123"),
+            ] {
+                assert!(
+                    matches!(
+                        credential_finding(&uri),
+                        Some(CredentialFinding::Parameter { .. })
+                    ),
+                    "{uri}"
+                );
+                let shown = show(json!([link(&uri)]), &Source::Local, 50_000);
+                assert!(!shown.copies.stored.contains("ZqSECRET123"), "{uri}");
+            }
+        }
+    }
+
+    #[test]
+    fn block_07_ordinary_links_with_look_alike_names_still_show() {
+        for uri in [
+            "https://shop.example/search?q=monkey&keyboard=us&sort=price&page=2&id=7&lang=en&v=3",
+            "https://shop.example/search?keywords=hot+keys&sort_key=name&hotkey=F5",
+            "https://travel.example/route?bypass=1&compass=n&passage=3&sidebar=open",
+            "https://blog.example/post?author=ada&authuser=0&design=dark",
+            "https://docs.example/oauth?token_type=bearer&oauth_signature_method=HMAC-SHA1",
+            "https://docs.example/api?SignatureVersion=2&tokens=12&tokenizer=bpe",
+        ] {
+            assert_eq!(credential_finding(uri), None, "{uri}");
+            let shown = show(json!([link(uri)]), &Source::Local, 50_000);
+            assert_eq!(
+                shown.copies.stored,
+                format!("[resource link \"file\": {uri}; not fetched]")
+            );
+        }
+    }
+
+    #[test]
     fn block_04_image_proxy_wrapping_a_presigned_url() {
         // Next.js / imgproxy / camo shape, once and twice encoded.
         let once = format!("https://site.example/_next/image?url={}&w=640", enc(S3));

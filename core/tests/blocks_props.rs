@@ -63,6 +63,36 @@ mod blocks {
         "https://app.example/login",
         "//cdn.example/proxy",
     ];
+    /// BLOCK-07: names matched by their words, not by the list (issue 14 item 11).
+    const WORD_MATCHED: [&str; 18] = [
+        "auth_token",
+        "authToken",
+        "sessionToken",
+        "security_token",
+        "sas_token",
+        "secret_key",
+        "access_key",
+        "private_key",
+        "bearer_token",
+        "apiSecret",
+        "app_secret",
+        "client_key",
+        "signing_key",
+        "sid",
+        "sessid",
+        "pwd",
+        "pass",
+        "ticket",
+    ];
+
+    /// A listed name, or one matched by its words.
+    fn credential_name(which: usize) -> &'static str {
+        CREDENTIAL_PARAMETERS.get(which).map_or_else(
+            || WORD_MATCHED[which - CREDENTIAL_PARAMETERS.len()],
+            |p| p.name,
+        )
+    }
+
     const BENIGN: [&str; 8] = ["url", "next", "q", "u", "redirect", "v", "usp", "code"];
 
     fn wrap_strategy() -> impl Strategy<Value = Wrap> {
@@ -137,12 +167,13 @@ mod blocks {
             .. ProptestConfig::default()
         })]
 
-        /// BLOCK-04, BLOCK-06: a listed parameter's value never reaches either copy, whatever the
+        /// BLOCK-04, BLOCK-06, BLOCK-07: a listed parameter's value (or one whose name is
+        /// matched by its words) never reaches either copy, whatever the
         /// nesting (up to five wraps, each percent-encoded up to twice) and wherever the block sits.
         #[test]
         fn block_04_listed_values_never_show(
             secret in "Zq[A-Za-z0-9]{10,20}",
-            which in 0..CREDENTIAL_PARAMETERS.len(),
+            which in 0..CREDENTIAL_PARAMETERS.len() + WORD_MATCHED.len(),
             style in any::<u8>(),
             encode_mask in any::<u32>(),
             place in any::<u8>(),
@@ -153,7 +184,7 @@ mod blocks {
             with_image in any::<bool>(),
             cap in 50usize..5000,
         ) {
-            let listed = name_variant(CREDENTIAL_PARAMETERS[which].name, style, encode_mask);
+            let listed = name_variant(credential_name(which), style, encode_mask);
             let mut uri = inner_uri(&secret, &listed, place, &benign, relative && wraps.is_empty());
             for wrap in &wraps {
                 uri = format!("{}?w=640&{}={}", HOSTS[wrap.host], BENIGN[wrap.param], enc_n(&uri, wrap.times));

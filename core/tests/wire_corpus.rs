@@ -1,7 +1,8 @@
 //! CALL-06 on frames the reference encoder wrote: every logical frame of the FRAME corpus
 //! (`conformance/corpus/frame/*.stream`) and of the recorded oh-my-pi session
 //! (`conformance/samples/omp-session.stream`) parses into the typed model and serialises
-//! back to the same JSON value.
+//! back to the same JSON value; a frame holding a lone surrogate escape, which no serde
+//! `Value` holds, parses too and writes back unchanged.
 
 use std::path::Path;
 
@@ -46,6 +47,7 @@ fn call06_corpus_frames_round_trip() {
     let mut files = 0;
     let mut count = 0;
     let mut strict = 0;
+    let mut surrogates = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|e| e != "stream") {
@@ -54,13 +56,26 @@ fn call06_corpus_frames_round_trip() {
         files += 1;
         for (i, frame) in frames(&path).iter().enumerate() {
             let name = format!("{}#{i}", path.file_name().unwrap().to_string_lossy());
-            if frame.parse::<Value>().is_err() {
+            if serde_json::from_slice::<Value>(frame.payload()).is_err() {
                 // A lone surrogate escape: JSON.parse takes it, a Rust string cannot hold
-                // it, so no serde model reads it.
-                assert!(
-                    AgentFrame::from_slice_lenient(frame.payload()).is_err(),
-                    "{name}"
+                // it; the typed model holds it as a stand-in and writes it back unchanged
+                // (issue 10 item 2).
+                let typed = AgentFrame::from_slice(frame.payload())
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                // The framing layer's parse reads it too.
+                assert_eq!(frame.parse::<AgentFrame>().unwrap(), typed, "{name}");
+                let written = typed.to_vec();
+                assert_eq!(
+                    AgentFrame::from_slice(&written).unwrap(),
+                    typed,
+                    "{name}: {}",
+                    String::from_utf8_lossy(&written)
                 );
+                if path.ends_with("frame13-accepts-lone-surrogate-escape.stream") {
+                    // Already as JSON.stringify writes it: byte for byte.
+                    assert_eq!(written, frame.payload(), "{name}");
+                    surrogates += 1;
+                }
                 continue;
             }
             round_trip(&name, frame);
@@ -69,6 +84,7 @@ fn call06_corpus_frames_round_trip() {
         }
     }
     assert!(files > 100, "corpus files: {files}");
+    assert_eq!(surrogates, 1, "the lone-surrogate corpus frame is typed");
     assert!(count > 100, "frames: {count}");
     // Only the duplicate-member cases need the lenient path.
     assert!(

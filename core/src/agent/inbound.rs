@@ -30,7 +30,9 @@ impl Agent {
         if text.is_empty() {
             return;
         }
-        match serde_json::from_str::<Value>(text) {
+        // Lone surrogate escapes are read as JSON.parse reads them (issue 14 item 9): the
+        // wire model holds them as stand-ins and writes them back unchanged.
+        match crate::wire::parse_value(text.as_bytes()) {
             Ok(value) => self.dispatch(now, value),
             Err(error) => self.parse_failure("FRAME-14", format!("{PARSE_PREFIX}{error}")),
         }

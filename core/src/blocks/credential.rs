@@ -4,7 +4,9 @@
 //!
 //! * it has userinfo (`https://user@host/`, `https://user:pw@host/`);
 //! * a query or fragment parameter with a non-empty value has a name on
-//!   [`CREDENTIAL_PARAMETERS`](super::CREDENTIAL_PARAMETERS) (compared by letters and digits);
+//!   [`CREDENTIAL_PARAMETERS`](super::CREDENTIAL_PARAMETERS) (compared by letters and digits),
+//!   or a name made of credential words (`auth_token`, `apiSecret`, `signing_key`, `sid`: see
+//!   [`is_credential_parameter`](super::is_credential_parameter), BLOCK-07);
 //!   a fragment is read as a query is, and `?` and `;` inside either are read both as
 //!   separators and not (`#/reset?token=…`, `?x=;token=…`); so are `;` parameters of the path
 //!   (`/app;jsessionid=…`);
@@ -49,7 +51,7 @@ pub const MAX_READS: usize = 256;
 /// carrying a credential.
 pub const MAX_DECODES: u32 = 16;
 
-/// Why a uri may carry a credential. Names no part of the uri but a listed parameter name.
+/// Why a uri may carry a credential. Names no part of the uri but a credential parameter's name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "finding", rename_all = "snake_case")]
 pub enum CredentialFinding {
@@ -58,9 +60,10 @@ pub enum CredentialFinding {
         /// The level of the read that found it.
         level: u32,
     },
-    /// A uri read at `level` has a listed parameter with a value.
+    /// A uri read at `level` has a credential parameter (listed, or matched by its words)
+    /// with a value.
     Parameter {
-        /// The parameter's name reduced to letters and digits (the listed form).
+        /// The parameter's name reduced to letters and digits (the form listed names take).
         name: String,
         /// The level of the read that found it.
         level: u32,

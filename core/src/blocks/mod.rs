@@ -62,7 +62,10 @@ pub use label::{
     is_dropped_from_label, sanitize_label, sanitize_label_utf16, well_formed_json, LABEL_MAX_CHARS,
     SERVER_ID_MAX_CHARS, TYPE_MAX_CHARS,
 };
-pub use params::{is_credential_parameter, CredentialParameter, CREDENTIAL_PARAMETERS};
+pub use params::{
+    is_credential_parameter, name_words, CredentialParameter, CREDENTIAL_PARAMETERS,
+    DESCRIPTOR_WORDS, KEY_QUALIFIERS, SECRET_WORDS, WHOLE_SECRET_WORDS,
+};
 pub use render::{
     cut_at_cap, goes_native, render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS,
 };

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::action::CommandFailure;
-use crate::frame::MAX_SAFE_INTEGER;
+use crate::frame::{is_safe_integer, non_negative_safe_integer};
 use crate::wire::{
     AgentMessage, Command, ErrorCode, GetMessagesPage, MessagesPageData, NoArgs, ResponseData,
 };
@@ -115,7 +115,7 @@ impl Walk {
                 ))
             }
         };
-        let total = Some(page.total_messages).filter(|t| *t as f64 <= MAX_SAFE_INTEGER);
+        let total = Some(page.total_messages).filter(|t| is_safe_integer(*t as f64));
         let Some(total) = total.filter(|t| self.total.is_none_or(|seen| seen == *t)) else {
             return Step::Failed(failure(
                 "RPC message pagination returned an inconsistent total",
@@ -182,15 +182,14 @@ fn lenient_messages(data: &Value) -> Option<Vec<AgentMessage>> {
 fn lenient_page(data: &Value) -> Option<MessagesPageData> {
     let total = data
         .get("totalMessages")
-        .and_then(Value::as_f64)
-        .filter(|t| *t >= 0.0 && t.fract() == 0.0 && *t <= MAX_SAFE_INTEGER)?;
+        .and_then(non_negative_safe_integer)?;
     Some(MessagesPageData {
         messages: lenient_messages(data).unwrap_or_default(),
         next_cursor: data
             .get("nextCursor")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        total_messages: total as u64,
+        total_messages: total,
         ..MessagesPageData::default()
     })
 }

@@ -177,13 +177,12 @@ impl Client {
     }
 
     fn on_response(&mut self, frame: &Frame, response: Response) {
-        let outcome = response_outcome(&response);
         let own = frame
             .id()
             .and_then(RequestId::from_wire)
             .filter(|id| self.pending.contains_key(id));
         let matched = own.or_else(|| {
-            if frame.id().is_some() || outcome.is_ok() {
+            if frame.id().is_some() || response.success {
                 return None;
             }
             // CALL-02: an id-less failure belongs to the one pending request with its
@@ -203,13 +202,16 @@ impl Client {
         });
         let Some(request) = matched else {
             // CALL-03: a second response to an acknowledged prompt reports a later failure.
-            if let (Some(id), Err(failure)) = (frame.id().and_then(RequestId::from_wire), &outcome)
+            if let (Some(id), false) = (frame.id().and_then(RequestId::from_wire), response.success)
             {
                 if let Some(at) = self.open_prompts.iter().position(|p| *p == id) {
                     self.open_prompts.remove(at);
+                    let Err(failure) = response_outcome(response) else {
+                        unreachable!("a response that is no success is a failure")
+                    };
                     return self.event(ClientEvent::PromptFailed {
                         request: id,
-                        failure: failure.clone(),
+                        failure,
                     });
                 }
             }
@@ -217,6 +219,8 @@ impl Client {
                 frame: AgentFrame::Response(Box::new(response)),
             });
         };
+        // The data moves to its event; nothing is copied.
+        let outcome = response_outcome(response);
         let pending = self
             .pending
             .remove(&request)
@@ -370,19 +374,13 @@ struct Offer {
 }
 
 /// A response's data, or its failure with the typed code (CALL-08).
-fn response_outcome(response: &Response) -> Result<ResponseData, CommandFailure> {
+fn response_outcome(response: Response) -> Result<ResponseData, CommandFailure> {
     if response.success {
-        return Ok(response
-            .data
-            .clone()
-            .unwrap_or(ResponseData::Other(Value::Null)));
+        return Ok(response.data.unwrap_or(ResponseData::Other(Value::Null)));
     }
     Err(CommandFailure {
-        error: response
-            .error
-            .clone()
-            .unwrap_or_else(|| "unknown error".to_owned()),
-        code: response.code.clone(),
+        error: response.error.unwrap_or_else(|| "unknown error".to_owned()),
+        code: response.code,
     })
 }
 

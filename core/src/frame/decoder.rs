@@ -8,7 +8,7 @@ use super::limits::{ProtocolVersion, MAX_FRAME_BYTES};
 use super::line::{Line, LineDecoder};
 use super::logical::Frame;
 use super::reassembly::Reassembler;
-use super::scan::{scan, Kind};
+use super::scan::{scan, Kind, Scanned};
 
 /// What the [`StreamDecoder`] hands up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,7 +236,7 @@ impl State {
         if scanned.top != Kind::Object {
             return self.fail(FrameError::NotAnObject);
         }
-        let frame = FrameHead::read(&envelope).into_frame(line.to_vec(), scanned.compact, false);
+        let frame = FrameHead::read(&envelope).into_frame(line.to_vec(), &scanned, false);
         self.push_frame(frame);
     }
 
@@ -261,7 +261,7 @@ impl State {
             return self.fail(FrameError::NotAnObject);
         }
         let head = FrameHead::read(&envelope);
-        self.push_frame(head.into_frame(payload, scanned.compact, true));
+        self.push_frame(head.into_frame(payload, &scanned, true));
     }
 
     fn push_frame(&mut self, frame: Frame) {
@@ -294,10 +294,11 @@ impl FrameHead {
         }
     }
 
-    fn into_frame(self, payload: Vec<u8>, compact: bool, chunked: bool) -> Frame {
+    fn into_frame(self, payload: Vec<u8>, scanned: &Scanned, chunked: bool) -> Frame {
         Frame {
             payload,
-            compact,
+            compact: scanned.compact,
+            surrogate_escape: scanned.surrogate_escape,
             chunked,
             frame_type: self.frame_type,
             id: self.id,

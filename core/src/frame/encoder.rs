@@ -64,8 +64,10 @@ fn fits(json: &[u8]) -> bool {
     json.len() < MAX_FRAME_BYTES
 }
 
+/// The frame's JSON; a lone surrogate the wire model holds as a stand-in is written back as
+/// its escape (`crate::wire::to_vec`).
 fn to_json(value: &Value) -> Vec<u8> {
-    serde_json::to_vec(value).expect("a JSON value serialises")
+    crate::wire::to_vec(value).expect("a JSON value serialises")
 }
 
 fn with_lf(mut json: Vec<u8>) -> Vec<u8> {

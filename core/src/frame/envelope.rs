@@ -7,8 +7,8 @@
 
 use super::error::FrameError;
 use super::limits::{
-    MAX_CHUNK_COUNT, MAX_CHUNK_ID_UNITS, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
-    MAX_SAFE_INTEGER,
+    is_safe_integer, MAX_CHUNK_COUNT, MAX_CHUNK_ID_UNITS, MAX_FRAME_BYTES,
+    MAX_REASSEMBLED_FRAME_BYTES,
 };
 use super::scan::{unescape_utf16, Kind, Member};
 
@@ -29,12 +29,11 @@ impl ChunkHeader {
         count: f64,
         byte_length: f64,
     ) -> Result<Self, FrameError> {
-        let safe = |x: f64| x.is_finite() && x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER;
         if chunk_id.is_empty()
             || chunk_id.len() > MAX_CHUNK_ID_UNITS
-            || !safe(index)
-            || !safe(count)
-            || !safe(byte_length)
+            || !is_safe_integer(index)
+            || !is_safe_integer(count)
+            || !is_safe_integer(byte_length)
             || index < 0.0
             || count < 2.0
             || count > f64::from(MAX_CHUNK_COUNT)

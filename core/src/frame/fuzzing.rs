@@ -67,7 +67,7 @@ pub fn line_decoder(data: &[u8]) {
             assert!(value.is_object());
             let mut compact = Vec::new();
             frame.write_compact(&mut compact);
-            assert_eq!(serde_json::from_slice::<Value>(&compact).ok(), Some(value));
+            assert_eq!(crate::wire::parse_value(&compact).ok(), Some(value));
         }
     }
 }

@@ -13,6 +13,8 @@ use super::scan::write_compact;
 pub struct Frame {
     pub(crate) payload: Vec<u8>,
     pub(crate) compact: bool,
+    /// Whether the scanner saw a `\u` escape that may be a surrogate's (see [`Frame::parse`]).
+    pub(crate) surrogate_escape: bool,
     pub(crate) chunked: bool,
     pub(crate) frame_type: Option<String>,
     pub(crate) id: Option<String>,
@@ -66,13 +68,20 @@ impl Frame {
         }
     }
 
-    /// Parses the whole frame into `T`.
+    /// Parses the whole frame into `T`. A lone surrogate escape, which `JSON.parse` takes,
+    /// is read into the wire model's stand-in ([`crate::wire::display_text`]), so every frame
+    /// the framing layer passes up parses.
     pub fn parse<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        // The scanner already looked at every `\u` escape: without one that may be a
+        // surrogate's, only a plane-16 character (byte 0xF4) needs the mapping.
+        let protected =
+            crate::wire::surrogate::protect_scanned(&self.payload, self.surrogate_escape);
+        let payload = protected.as_deref().unwrap_or(&self.payload);
         // The payload is known to be UTF-8: one fast check gives a `str`, so the parser
         // need not validate each string again.
-        match simdutf8::basic::from_utf8(&self.payload) {
+        match simdutf8::basic::from_utf8(payload) {
             Ok(text) => serde_json::from_str(text),
-            Err(_) => serde_json::from_slice(&self.payload),
+            Err(_) => serde_json::from_slice(payload),
         }
     }
 }

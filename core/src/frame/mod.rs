@@ -23,8 +23,9 @@ pub use decoder::{DecodeEvent, DecoderConfig, DecoderStats, StreamDecoder};
 pub use encoder::{EncodedFrame, FrameEncoder};
 pub use error::{FrameError, UnsupportedVersion};
 pub use limits::{
-    ProtocolVersion, CHUNK_PAYLOAD_BYTES, MAX_CHUNK_COUNT, MAX_CHUNK_ID_UNITS, MAX_FRAME_BYTES,
-    MAX_REASSEMBLED_FRAME_BYTES, MAX_SAFE_INTEGER,
+    is_safe_integer, non_negative_safe_integer, ProtocolVersion, CHUNK_PAYLOAD_BYTES,
+    MAX_CHUNK_COUNT, MAX_CHUNK_ID_UNITS, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
+    MAX_SAFE_INTEGER,
 };
 pub use line::{Line, LineDecoder};
 pub use logical::Frame;

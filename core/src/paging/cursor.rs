@@ -7,8 +7,8 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::page::PageError;
-use crate::frame::MAX_SAFE_INTEGER;
+use super::error::PageError;
+use crate::frame::non_negative_safe_integer;
 
 /// The only cursor version.
 pub const CURSOR_VERSION: u64 = 1;
@@ -94,7 +94,7 @@ impl Cursor {
         let Value::Object(fields) = serde_json::from_str::<Value>(json).ok()? else {
             return None;
         };
-        if safe_integer(fields.get("version")?)? != CURSOR_VERSION {
+        if non_negative_safe_integer(fields.get("version")?)? != CURSOR_VERSION {
             return None;
         }
         let session_id = id_string(fields.get("sessionId")?)?;
@@ -102,8 +102,8 @@ impl Cursor {
             Value::Null => None,
             other => Some(id_string(other)?),
         };
-        let message_count = safe_integer(fields.get("messageCount")?)?;
-        let offset = safe_integer(fields.get("offset")?)?;
+        let message_count = non_negative_safe_integer(fields.get("messageCount")?)?;
+        let offset = non_negative_safe_integer(fields.get("offset")?)?;
         (offset <= message_count).then_some(Cursor {
             session_id,
             leaf_id,
@@ -120,16 +120,4 @@ fn id_string(value: &Value) -> Option<String> {
     (1..=MAX_CURSOR_ID_UNITS)
         .contains(&units)
         .then(|| s.to_owned())
-}
-
-/// A JSON number that JavaScript reads as a safe non-negative integer (`5`, `5.0`, `5e0`,
-/// `-0`).
-pub(crate) fn safe_integer(value: &Value) -> Option<u64> {
-    let n = value.as_number()?;
-    if let Some(u) = n.as_u64() {
-        return (u as f64 <= MAX_SAFE_INTEGER).then_some(u);
-    }
-    let f = n.as_f64()?;
-    (f.is_finite() && f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER && f > -1.0)
-        .then_some(f.abs() as u64)
 }

@@ -4,10 +4,10 @@ use std::ops::Range;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use thiserror::Error;
 
-use super::cursor::{safe_integer, Cursor};
-use crate::wire::ErrorCode;
+use super::cursor::Cursor;
+use super::error::PageError;
+use crate::frame::non_negative_safe_integer;
 
 /// Messages per page when the request gives no limit (PAGE-01).
 pub const DEFAULT_PAGE_LIMIT: u64 = 100;
@@ -20,34 +20,6 @@ pub const MAX_PAGE_BYTES: usize = 768 * 1024;
 pub const PAGE_BUSY_ERROR: &str = "Cannot page messages while the session is changing";
 /// The stale failure's message (PAGE-04).
 pub const PAGE_STALE_ERROR: &str = "RPC message cursor is stale";
-
-/// Why a page cannot be given, with the reference's messages and codes.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum PageError {
-    /// A limit that is not an integer in 1..=256 (PAGE-01).
-    #[error("RPC message page limit must be between 1 and 256")]
-    LimitOutOfRange,
-    /// A cursor that fails a check of PAGE-03.
-    #[error("Invalid RPC message cursor")]
-    InvalidCursor,
-    /// A cursor from another snapshot: code `stale_cursor` (PAGE-04).
-    #[error("RPC message cursor is stale")]
-    StaleCursor,
-    /// The session is streaming or compacting: code `session_busy` (PAGE-05).
-    #[error("Cannot page messages while the session is changing")]
-    SessionBusy,
-}
-
-impl PageError {
-    /// The failure's `code` (CALL-08), for the two errors that carry one.
-    pub fn code(&self) -> Option<ErrorCode> {
-        match self {
-            PageError::StaleCursor => Some(ErrorCode::StaleCursor),
-            PageError::SessionBusy => Some(ErrorCode::SessionBusy),
-            _ => None,
-        }
-    }
-}
 
 /// The request's `cursor` and `limit`, as received: they are checked when the page is built,
 /// after the busy check, in the reference's order (limit, then cursor).
@@ -73,7 +45,7 @@ impl PageOptions {
     pub fn limit(&self) -> Result<usize, PageError> {
         match &self.limit {
             None | Some(Value::Null) => Ok(DEFAULT_PAGE_LIMIT as usize),
-            Some(value) => safe_integer(value)
+            Some(value) => non_negative_safe_integer(value)
                 .filter(|n| (1..=MAX_PAGE_LIMIT).contains(n))
                 .map(|n| n as usize)
                 .ok_or(PageError::LimitOutOfRange),
@@ -119,12 +91,19 @@ impl Page {
     }
 }
 
-/// Counts the bytes a value serialises to, without keeping them.
+/// Counts the bytes a value serialises to, without keeping them: as written on the wire, a
+/// lone surrogate's stand-in as its six-byte escape ([`crate::wire::display_text`]).
 struct Counter(usize);
 
 impl std::io::Write for Counter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
+        // serde_json writes a string in runs cut only at ASCII escapes, so a stand-in and the
+        // mark before a real reserved character are never split between two writes.
+        self.0 += if memchr::memchr(0xF4, buf).is_some() {
+            crate::wire::surrogate::restore(buf.to_vec()).len()
+        } else {
+            buf.len()
+        };
         Ok(buf.len())
     }
 
@@ -204,4 +183,23 @@ pub fn page_data<M: Serialize>(page: &Page, messages: &[M]) -> Value {
     }
     data.insert("totalMessages".into(), Value::from(page.total_messages));
     Value::Object(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn page_02_lone_surrogates_count_as_their_escapes() {
+        let lone = crate::wire::stand_in(0xD83D).unwrap();
+        for message in [
+            json!({"role": "user", "content": format!("cut {lone}")}),
+            json!({"role": "user", "content": format!("\u{10F7FF}\u{10F800} {lone}{lone}")}),
+            json!({"role": "user", "content": "plain \u{1F600}"}),
+        ] {
+            let written = crate::wire::to_vec(&message).unwrap();
+            assert_eq!(json_len(&message), written.len(), "{message}");
+        }
+    }
 }

@@ -319,12 +319,13 @@ impl Command {
         CommandWithId { id, command: self }
     }
 
-    /// Compact JSON of [`Command::with_id`] (no newline).
+    /// Compact JSON of [`Command::with_id`] (no newline), lone surrogates written back as
+    /// their escapes.
     pub fn to_vec_with_id(&self, id: Option<&str>) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
         // Serialising these types into memory cannot fail: every map key is a string.
         serde_json::to_writer(&mut out, &self.with_id(id)).expect("a command serialises");
-        out
+        super::surrogate::restore(out)
     }
 
     /// [`Command::with_id`] as a JSON value.
@@ -333,9 +334,10 @@ impl Command {
     }
 
     /// Parses a command line as the agent reads it: `{id?, type, …}`; returns the id (when
-    /// a string) and the command. An unknown `type` gives [`Command::Unknown`].
+    /// a string) and the command. An unknown `type` gives [`Command::Unknown`]. Lone
+    /// surrogate escapes are held as stand-ins ([`super::display_text`]).
     pub fn from_slice_with_id(json: &[u8]) -> serde_json::Result<(Option<String>, Command)> {
-        let value: Value = serde_json::from_slice(json)?;
+        let value = super::parse_value(json)?;
         Self::from_value_with_id(value)
     }
 

@@ -215,7 +215,10 @@ boxed_hooks!(Response, SubagentEvent);
 
 impl AgentFrame {
     /// Parses one logical frame (the JSON text of an object).
+    /// Lone surrogate escapes are held as stand-ins ([`super::display_text`]).
     pub fn from_slice(json: &[u8]) -> serde_json::Result<Self> {
+        let protected = super::surrogate::protect(json);
+        let json = protected.as_deref().unwrap_or(json);
         match simdutf8::basic::from_utf8(json) {
             Ok(text) => serde_json::from_str(text),
             Err(_) => serde_json::from_slice(json),
@@ -238,7 +241,7 @@ impl AgentFrame {
         match Self::from_slice(json) {
             Ok(frame) => Ok(frame),
             Err(error) => {
-                let value: Value = serde_json::from_slice(json)?;
+                let value = super::parse_value(json)?;
                 if !value.is_object() {
                     return Err(error);
                 }
@@ -252,9 +255,16 @@ impl AgentFrame {
         self.tag()
     }
 
-    /// The frame as a JSON value (the same value it was parsed from, CALL-06).
+    /// The frame as a JSON value (the same value it was parsed from, CALL-06), in the
+    /// model form: a lone surrogate is its stand-in character.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("a frame serialises")
+    }
+
+    /// Compact JSON (no newline), lone surrogates written back as their escapes: the frame
+    /// as `JSON.stringify` writes the value it was parsed from (CALL-06).
+    pub fn to_vec(&self) -> Vec<u8> {
+        super::to_vec(self).expect("a frame serialises")
     }
 }
 
@@ -273,9 +283,12 @@ wire_enum! {
 }
 
 impl HostFrame {
-    /// Parses one frame.
+    /// Parses one frame (lone surrogate escapes held as stand-ins).
     pub fn from_slice(json: &[u8]) -> serde_json::Result<Self> {
-        serde_json::from_slice(json)
+        match super::surrogate::protect(json) {
+            Some(protected) => serde_json::from_slice(&protected),
+            None => serde_json::from_slice(json),
+        }
     }
 
     /// Converts an already parsed frame.
@@ -286,9 +299,9 @@ impl HostFrame {
         }
     }
 
-    /// Compact JSON (no newline).
+    /// Compact JSON (no newline), lone surrogates written back as their escapes.
     pub fn to_vec(&self) -> Vec<u8> {
-        serde_json::to_vec(self).expect("a frame serialises")
+        super::to_vec(self).expect("a frame serialises")
     }
 
     /// The frame's `type`.

@@ -15,6 +15,23 @@
 //! Deep, open-ended payloads (tool arguments and details, JSON Schemas, provider metadata)
 //! stay [`serde_json::Value`].
 //!
+//! Every text `JSON.parse` accepts is typed, lone surrogate escapes (`"\ud83d"`) included:
+//! the model holds each as a stand-in character and writes it back as the same escape (see
+//! [Lone surrogates](#lone-surrogates) below). Read frames with the
+//! model's `from_slice*` functions (or [`parse_value`]) and write them with its `to_vec*`
+//! functions (or [`to_vec`]), which keep that mapping.
+//!
+//! # Lone surrogates
+//!
+//! A JavaScript string may hold a lone surrogate code unit, a Rust `String` may not. The
+//! model maps each lone surrogate `U` to the private-use character `U+10F800 + (U - 0xD800)`
+//! when it reads JSON text, and back to the escape `\uXXXX` (lowercase, as
+//! `JSON.stringify` writes it) when it writes; a real character of that range is held
+//! behind [`ESCAPE_MARK`] so the mapping stays one-to-one. [`display_text`] shows a text
+//! with each lone surrogate as U+FFFD; [`lone_surrogate`] and [`stand_in`] convert between
+//! a stand-in and its code unit. Reached this way, `String` fields, `extra` members, names
+//! and [`serde_json::Value`] payloads all hold lone surrogates, with no type of their own.
+//!
 //! ```
 //! use musewire_core::wire::{AgentFrame, AgentEvent, Command, ErrorCode};
 //!
@@ -39,6 +56,7 @@ mod frame;
 mod host;
 mod message;
 mod response;
+pub(crate) mod surrogate;
 mod ui;
 
 pub use command::*;
@@ -47,4 +65,5 @@ pub use frame::*;
 pub use host::*;
 pub use message::*;
 pub use response::*;
+pub use surrogate::{display_text, lone_surrogate, parse_value, stand_in, to_vec, ESCAPE_MARK};
 pub use ui::*;

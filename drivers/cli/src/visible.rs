@@ -6,9 +6,11 @@ use std::borrow::Cow;
 
 /// `text` with every control character but LF and TAB in caret notation, as `cat -v` shows
 /// them: ESC is `^[`, CR `^M`, DEL `^?`, and the C1 controls U+0080..U+009F `M-^@`..`M-^_`.
+/// A lone surrogate the agent wrote (held by the wire model as a stand-in) shows as U+FFFD.
 pub fn visible(text: &str) -> Cow<'_, str> {
+    let text = musewire_core::wire::display_text(text);
     if !text.chars().any(hidden) {
-        return Cow::Borrowed(text);
+        return text;
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
