@@ -3,15 +3,18 @@
 //! does: `cat STREAM | host_stream`.
 //!
 //! Reads stdin in 64 KiB reads (the drivers' read size), hands each read to the client as
-//! [`Input::Stdout`], drains every action (typed [`ClientEvent`]s with [`AgentFrame`]s; the
-//! client's own `negotiate_protocol` write is dropped, as nobody answers it), and at the end
-//! prints one JSON line: bytes read and events by kind. `conformance/bench/run.sh` times it
-//! against the reference `RpcClient` reading the same stream (`conformance/bench/host-stream.ts`).
+//! [`Input::Stdout`], drains every action (typed [`ClientEvent`]s with [`AgentFrame`]s), and
+//! at the end prints one JSON line: bytes read and events by kind. `conformance/bench/run.sh`
+//! times it against the reference `RpcClient` reading the same stream
+//! (`conformance/bench/host-stream.ts`).
 //!
-//! The client is a default host (no observe mode): it negotiates v2 when the ready frame
-//! offers it, as the reference does; the stream's own negotiation response (`req-0`) is not
-//! its request, so it arrives as [`ClientEvent::Unmatched`] and the decoder follows it
-//! (FRAME-05), as do the `get_messages` responses (CALL-02).
+//! The stream is what an agent wrote to a host that negotiated v2 with request `req-0`, so
+//! the client reads it as that host did: [`ClientConfig::observe`], which follows the
+//! negotiation it sees on the wire (FRAME-05). A default client would send a
+//! `negotiate_protocol` of its own and, as nobody answers it, close the session at the first
+//! `rpc_chunk` (FRAME-05: no chunk before the negotiation completes); the reference client
+//! accepts chunks as soon as the ready frame offers v2. The `get_messages` responses match
+//! no request of this client and arrive as [`ClientEvent::Unmatched`] (CALL-02), fully typed.
 
 use std::io::Read;
 use std::time::Instant;
@@ -43,7 +46,10 @@ impl Counts {
                 ClientEvent::Frame { .. } => self.other_frames += 1,
                 ClientEvent::Unmatched { .. } => self.unmatched += 1,
                 ClientEvent::ProtocolWarning { .. } => self.warnings += 1,
-                ClientEvent::Closed { .. } => self.closed += 1,
+                ClientEvent::Closed { error } => {
+                    eprintln!("host_stream: the session closed: {error}");
+                    self.closed += 1;
+                }
                 _ => self.other += 1,
             }
         }
@@ -52,7 +58,11 @@ impl Counts {
 
 fn main() -> std::io::Result<()> {
     let start = Instant::now();
-    let mut client = Client::new(ClientConfig::default(), start);
+    let config = ClientConfig {
+        observe: true,
+        ..ClientConfig::default()
+    };
+    let mut client = Client::new(config, start);
     let mut counts = Counts::default();
     let mut stdin = std::io::stdin().lock();
     let mut buf = vec![0u8; 64 * 1024];
@@ -71,12 +81,13 @@ fn main() -> std::io::Result<()> {
     client.handle(Instant::now(), Input::StdoutEnd);
     counts.drain(&mut client);
     println!(
-        "{{\"bytes\":{bytes},\"message_updates\":{},\"unmatched\":{},\"other_frames\":{},\"other_events\":{},\"warnings\":{},\"seconds\":{:.4}}}",
+        "{{\"bytes\":{bytes},\"message_updates\":{},\"unmatched\":{},\"other_frames\":{},\"other_events\":{},\"warnings\":{},\"closed\":{},\"seconds\":{:.4}}}",
         counts.message_updates,
         counts.unmatched,
         counts.other_frames,
         counts.other,
         counts.warnings,
+        counts.closed,
         start.elapsed().as_secs_f64()
     );
     Ok(())
