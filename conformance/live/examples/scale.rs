@@ -1,0 +1,345 @@
+//! Scale benchmark, host side (issue 13 item 1): N `musewire agent` sessions driven from this
+//! one process by the smol driver or the mio driver.
+//!
+//! ```text
+//! scale --driver smol|mio [--sessions 200] [--calls 50] [--words 64] [--agent target/release/musewire]
+//! ```
+//!
+//! 1. spawns N `AGENT agent --mode rpc` and makes one `get_state` on each (the sessions are
+//!    ready and idle): host RSS per idle session = (RSS now - RSS before spawning) / N;
+//! 2. round trips: every session makes `--calls` sequential `get_state` calls, all sessions
+//!    at once: p50/p99/max, round trips per second, host CPU seconds;
+//! 3. streamed turns: every session sends one `--words`-word prompt, which the bundled agent
+//!    echoes word by word, and reads its events to the terminal `agent_end`: host CPU, time to
+//!    the acknowledgement and to `agent_end`.
+//!
+//! Host CPU is `getrusage(RUSAGE_SELF)`, user + system, of this process only (the agents are
+//! children, not counted). Prints one flat JSON line; `conformance/bench/scale.sh` runs it
+//! with both drivers beside the reference (`conformance/bench/scale.ts`) and prints the
+//! ratios. The smol sessions are tasks on smol's global executor (where the driver runs its
+//! own tasks); the mio handle is `Send` but not `Sync`, so each mio session is a thread of
+//! its own that owns its handle, the phases kept in step by a barrier.
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{ClientConfig, ClientEvent};
+
+type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
+
+/// How long a blocking call may take before the benchmark gives up on it.
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+struct Opts {
+    driver: String,
+    sessions: usize,
+    calls: usize,
+    words: usize,
+    agent: PathBuf,
+}
+
+impl Opts {
+    fn parse() -> Res<Opts> {
+        let mut o = Opts {
+            driver: String::new(),
+            sessions: 200,
+            calls: 50,
+            words: 64,
+            agent: PathBuf::from("target/release/musewire"),
+        };
+        let mut args = std::env::args().skip(1);
+        while let Some(flag) = args.next() {
+            let value = args.next().ok_or(format!("{flag} needs a value"))?;
+            match flag.as_str() {
+                "--driver" => o.driver = value,
+                "--sessions" => o.sessions = value.parse()?,
+                "--calls" => o.calls = value.parse()?,
+                "--words" => o.words = value.parse()?,
+                "--agent" => o.agent = value.into(),
+                _ => return Err(format!("unknown flag {flag}").into()),
+            }
+        }
+        if o.sessions == 0 || o.calls == 0 {
+            return Err("--sessions and --calls must be at least 1".into());
+        }
+        Ok(o)
+    }
+
+    /// The prompt: `--words` plain words, which the bundled agent echoes one by one.
+    fn prompt(&self) -> String {
+        (0..self.words)
+            .map(|i| format!("word{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What one session measured.
+#[derive(Default)]
+struct Session {
+    round_trips: Vec<Duration>,
+    ack: Duration,
+    end: Duration,
+}
+
+/// Host CPU (user + system, this process) and wall time over a phase.
+struct Meter {
+    wall: Instant,
+    cpu: f64,
+}
+
+impl Meter {
+    fn start() -> Meter {
+        Meter {
+            wall: Instant::now(),
+            cpu: cpu_seconds(),
+        }
+    }
+
+    /// (wall seconds, CPU seconds) since the start.
+    fn stop(self) -> (f64, f64) {
+        (self.wall.elapsed().as_secs_f64(), cpu_seconds() - self.cpu)
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// The resident set size of this process, in KiB (VmRSS).
+fn rss_kb() -> Res<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .ok_or("no VmRSS in /proc/self/status")?;
+    Ok(line.trim().trim_end_matches("kB").trim().parse()?)
+}
+
+/// The nearest-rank `q` quantile of sorted `v`, in milliseconds.
+fn quantile_ms(v: &[Duration], q: f64) -> f64 {
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1].as_secs_f64() * 1e3
+}
+
+/// What a driver run measured, before the statistics.
+struct Run {
+    rss_before: u64,
+    rss_idle: u64,
+    round_trips: (f64, f64),
+    turns: (f64, f64),
+    sessions: Vec<Session>,
+}
+
+fn run_smol(o: &Opts) -> Res<Run> {
+    use musewire_smol::Agent;
+    // Spawns one task per session on the global executor and waits for all of them.
+    async fn all<T: Send + 'static>(
+        agents: &[Arc<Agent>],
+        f: impl Fn(Arc<Agent>) -> smol::Task<Res<T>>,
+    ) -> Res<Vec<T>> {
+        let tasks: Vec<_> = agents.iter().cloned().map(f).collect();
+        let mut out = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            out.push(task.await?);
+        }
+        Ok(out)
+    }
+    let prompt = Arc::new(o.prompt());
+    let calls = o.calls;
+    smol::block_on(async {
+        let rss_before = rss_kb()?;
+        let mut agents = Vec::with_capacity(o.sessions);
+        for _ in 0..o.sessions {
+            let mut command = smol::process::Command::new(&o.agent);
+            command.args(["agent", "--mode", "rpc"]);
+            agents.push(Arc::new(Agent::spawn(command, ClientConfig::default())?));
+        }
+        all(&agents, |a| {
+            smol::spawn(async move { Ok(a.get_state().await.map(drop)?) })
+        })
+        .await?;
+        let rss_idle = rss_kb()?;
+
+        let meter = Meter::start();
+        let round_trips = all(&agents, |a| {
+            smol::spawn(async move {
+                let mut times = Vec::with_capacity(calls);
+                for _ in 0..calls {
+                    let t = Instant::now();
+                    a.get_state().await?;
+                    times.push(t.elapsed());
+                }
+                Ok(times)
+            })
+        })
+        .await?;
+        let rt = meter.stop();
+
+        let meter = Meter::start();
+        let turns = all(&agents, |a| {
+            let prompt = prompt.clone();
+            smol::spawn(async move {
+                let t = Instant::now();
+                a.prompt(&prompt).await?;
+                let ack = t.elapsed();
+                loop {
+                    match a.next_event().await {
+                        Some(ClientEvent::TurnFinished) => return Ok((ack, t.elapsed())),
+                        Some(_) => {}
+                        None => return Err("the session ended before agent_end".into()),
+                    }
+                }
+            })
+        })
+        .await?;
+        let turn = meter.stop();
+        let sessions = round_trips
+            .into_iter()
+            .zip(turns)
+            .map(|(round_trips, (ack, end))| Session {
+                round_trips,
+                ack,
+                end,
+            })
+            .collect();
+        Ok(Run {
+            rss_before,
+            rss_idle,
+            round_trips: rt,
+            turns: turn,
+            sessions,
+        })
+    })
+}
+
+fn run_mio(o: &Opts) -> Res<Run> {
+    use musewire_mio::Agent;
+    // Main and every session thread meet here between phases.
+    let barrier = Arc::new(Barrier::new(o.sessions + 1));
+    let rss_before = rss_kb()?;
+    let threads: Vec<_> = (0..o.sessions)
+        .map(|_| {
+            let barrier = barrier.clone();
+            let (agent_path, calls, prompt) = (o.agent.clone(), o.calls, o.prompt());
+            std::thread::spawn(move || -> Res<Session> {
+                // Every thread passes every barrier, failed or not, so none waits forever.
+                let mut session = Session::default();
+                let mut command = std::process::Command::new(agent_path);
+                command.args(["agent", "--mode", "rpc"]);
+                let agent = Agent::spawn(command, ClientConfig::default())
+                    .map_err(Into::into)
+                    .and_then(|a| a.get_state(CALL_TIMEOUT).map(|_| a).map_err(Into::into));
+                barrier.wait(); // spawned and idle
+                barrier.wait(); // round trips start
+                let result = agent.and_then(|agent| {
+                    for _ in 0..calls {
+                        let t = Instant::now();
+                        agent.get_state(CALL_TIMEOUT)?;
+                        session.round_trips.push(t.elapsed());
+                    }
+                    Ok(agent)
+                });
+                barrier.wait(); // round trips done
+                barrier.wait(); // turns start
+                let result = result.and_then(|agent| {
+                    let t = Instant::now();
+                    agent.prompt(&prompt, CALL_TIMEOUT)?;
+                    session.ack = t.elapsed();
+                    loop {
+                        match agent.next_event(CALL_TIMEOUT) {
+                            Some(ClientEvent::TurnFinished) => break,
+                            Some(_) => {}
+                            None => return Err("no agent_end in time".into()),
+                        }
+                    }
+                    session.end = t.elapsed();
+                    Ok(agent)
+                });
+                barrier.wait(); // turns done
+                result.map(|_| session)
+            })
+        })
+        .collect();
+    barrier.wait();
+    let rss_idle = rss_kb()?;
+    let meter = Meter::start();
+    barrier.wait();
+    barrier.wait();
+    let rt = meter.stop();
+    let meter = Meter::start();
+    barrier.wait();
+    barrier.wait();
+    let turn = meter.stop();
+    let sessions = threads
+        .into_iter()
+        .map(|t| t.join().map_err(|_| "a session thread panicked")?)
+        .collect::<Res<Vec<_>>>()?;
+    Ok(Run {
+        rss_before,
+        rss_idle,
+        round_trips: rt,
+        turns: turn,
+        sessions,
+    })
+}
+
+fn main() -> Res<()> {
+    let o = Opts::parse()?;
+    let run = match o.driver.as_str() {
+        "smol" => run_smol(&o)?,
+        "mio" => run_mio(&o)?,
+        _ => return Err("--driver smol|mio".into()),
+    };
+    let n = run.sessions.len();
+    let mut rtts: Vec<Duration> = run
+        .sessions
+        .iter()
+        .flat_map(|s| s.round_trips.iter().copied())
+        .collect();
+    let mut acks: Vec<Duration> = run.sessions.iter().map(|s| s.ack).collect();
+    let mut ends: Vec<Duration> = run.sessions.iter().map(|s| s.end).collect();
+    rtts.sort();
+    acks.sort();
+    ends.sort();
+    let (rt_wall, rt_cpu) = run.round_trips;
+    let (turn_wall, turn_cpu) = run.turns;
+    println!(
+        concat!(
+            "{{\"client\":\"{}\",\"sessions\":{},\"round_trips\":{},",
+            "\"rt_wall_s\":{:.4},\"rt_cpu_s\":{:.4},\"rt_per_s\":{:.1},",
+            "\"rt_p50_ms\":{:.3},\"rt_p99_ms\":{:.3},\"rt_max_ms\":{:.3},",
+            "\"turn_wall_s\":{:.4},\"turn_cpu_s\":{:.4},\"ack_p50_ms\":{:.3},\"ack_max_ms\":{:.3},",
+            "\"end_p50_ms\":{:.3},\"end_max_ms\":{:.3},",
+            "\"rss_before_kb\":{},\"rss_idle_kb\":{},\"idle_kb_per_session\":{:.1}}}"
+        ),
+        o.driver,
+        n,
+        rtts.len(),
+        rt_wall,
+        rt_cpu,
+        rtts.len() as f64 / rt_wall,
+        quantile_ms(&rtts, 0.5),
+        quantile_ms(&rtts, 0.99),
+        quantile_ms(&rtts, 1.0),
+        turn_wall,
+        turn_cpu,
+        quantile_ms(&acks, 0.5),
+        quantile_ms(&acks, 1.0),
+        quantile_ms(&ends, 0.5),
+        quantile_ms(&ends, 1.0),
+        run.rss_before,
+        run.rss_idle,
+        run.rss_idle.saturating_sub(run.rss_before) as f64 / n as f64,
+    );
+    Ok(())
+}
