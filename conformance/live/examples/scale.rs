@@ -141,11 +141,11 @@ struct Run {
 }
 
 fn run_smol(o: &Opts) -> Res<Run> {
-    use musewire_smol::Agent;
+    use musewire_smol::AgentProcess;
     // Spawns one task per session on the global executor and waits for all of them.
     async fn all<T: Send + 'static>(
-        agents: &[Arc<Agent>],
-        f: impl Fn(Arc<Agent>) -> smol::Task<Res<T>>,
+        agents: &[Arc<AgentProcess>],
+        f: impl Fn(Arc<AgentProcess>) -> smol::Task<Res<T>>,
     ) -> Res<Vec<T>> {
         let tasks: Vec<_> = agents.iter().cloned().map(f).collect();
         let mut out = Vec::with_capacity(tasks.len());
@@ -162,7 +162,7 @@ fn run_smol(o: &Opts) -> Res<Run> {
         for _ in 0..o.sessions {
             let mut command = smol::process::Command::new(&o.agent);
             command.args(["agent", "--mode", "rpc"]);
-            agents.push(Arc::new(Agent::spawn(command, ClientConfig::default())?));
+            agents.push(Arc::new(AgentProcess::spawn(command, ClientConfig::default())?));
         }
         all(&agents, |a| {
             smol::spawn(async move { Ok(a.get_state().await.map(drop)?) })
@@ -223,7 +223,7 @@ fn run_smol(o: &Opts) -> Res<Run> {
 }
 
 fn run_mio(o: &Opts) -> Res<Run> {
-    use musewire_mio::Agent;
+    use musewire_mio::AgentProcess;
     // Main and every session thread meet here between phases.
     let barrier = Arc::new(Barrier::new(o.sessions + 1));
     let rss_before = rss_kb()?;
@@ -236,7 +236,7 @@ fn run_mio(o: &Opts) -> Res<Run> {
                 let mut session = Session::default();
                 let mut command = std::process::Command::new(agent_path);
                 command.args(["agent", "--mode", "rpc"]);
-                let agent = Agent::spawn(command, ClientConfig::default())
+                let agent = AgentProcess::spawn(command, ClientConfig::default())
                     .map_err(Into::into)
                     .and_then(|a| a.get_state(CALL_TIMEOUT).map(|_| a).map_err(Into::into));
                 barrier.wait(); // spawned and idle

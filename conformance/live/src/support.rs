@@ -66,9 +66,9 @@ pub trait Host {
 /// Which driver a scenario runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Driver {
-    /// `musewire_mio::Agent`, the blocking driver.
+    /// `musewire_mio::AgentProcess`, the blocking driver.
     Mio,
-    /// `musewire_smol::Agent`, the async driver (each call run to completion with a deadline).
+    /// `musewire_smol::AgentProcess`, the async driver (each call run to completion with a deadline).
     Smol,
 }
 
@@ -76,9 +76,9 @@ impl Driver {
     /// Spawns `command` on this driver.
     pub fn spawn(self, command: Command, config: ClientConfig) -> Box<dyn Host> {
         match self {
-            Driver::Mio => Box::new(musewire_mio::Agent::spawn(command, config).expect("spawn")),
+            Driver::Mio => Box::new(musewire_mio::AgentProcess::spawn(command, config).expect("spawn")),
             Driver::Smol => Box::new(SmolHost(
-                musewire_smol::Agent::spawn(smol::process::Command::from(command), config)
+                musewire_smol::AgentProcess::spawn(smol::process::Command::from(command), config)
                     .expect("spawn"),
             )),
         }
@@ -100,41 +100,41 @@ fn mio_failure(e: musewire_mio::CallError) -> Failure {
     }
 }
 
-impl Host for musewire_mio::Agent {
+impl Host for musewire_mio::AgentProcess {
     fn pid(&self) -> u32 {
         self.id()
     }
     fn call(&self, command: WireCommand) -> Result<Value, Failure> {
-        musewire_mio::Agent::call(self, command, WAIT)
+        musewire_mio::AgentProcess::call(self, command, WAIT)
             .map(|data| to_json(&data))
             .map_err(mio_failure)
     }
     fn send(&self, command: WireCommand) -> RequestId {
-        musewire_mio::Agent::send(self, command).expect("send")
+        musewire_mio::AgentProcess::send(self, command).expect("send")
     }
     fn send_raw_line(&self, line: &[u8]) -> bool {
-        musewire_mio::Agent::send_raw_line(self, line).expect("send_raw_line")
+        musewire_mio::AgentProcess::send_raw_line(self, line).expect("send_raw_line")
     }
     fn messages(&self) -> Result<Vec<Value>, Failure> {
-        musewire_mio::Agent::messages(self, WAIT)
+        musewire_mio::AgentProcess::messages(self, WAIT)
             .map(|m| m.iter().map(to_json).collect())
             .map_err(mio_failure)
     }
     fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
-        musewire_mio::Agent::next_event(self, timeout)
+        musewire_mio::AgentProcess::next_event(self, timeout)
     }
     fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool {
-        musewire_mio::Agent::host_tool_update(self, id, partial).expect("host_tool_update")
+        musewire_mio::AgentProcess::host_tool_update(self, id, partial).expect("host_tool_update")
     }
     fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
-        musewire_mio::Agent::host_tool_result(self, id, result, is_error).expect("host_tool_result")
+        musewire_mio::AgentProcess::host_tool_result(self, id, result, is_error).expect("host_tool_result")
     }
     fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
-        musewire_mio::Agent::host_uri_result(self, id, uri_result(id, fields))
+        musewire_mio::AgentProcess::host_uri_result(self, id, uri_result(id, fields))
             .expect("host_uri_result")
     }
     fn shutdown(self: Box<Self>) {
-        musewire_mio::Agent::shutdown(*self, Duration::from_secs(5)).expect("shutdown");
+        musewire_mio::AgentProcess::shutdown(*self, Duration::from_secs(5)).expect("shutdown");
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -142,7 +142,7 @@ impl Host for musewire_mio::Agent {
 }
 
 /// The async driver behind the blocking face.
-pub struct SmolHost(pub musewire_smol::Agent);
+pub struct SmolHost(pub musewire_smol::AgentProcess);
 
 /// Runs `f` to completion, or fails the test after `limit`.
 pub fn within<T>(what: &str, limit: Duration, f: impl std::future::Future<Output = T>) -> T {
@@ -325,7 +325,7 @@ impl Session {
     }
 
     /// The blocking driver's agent; panics on the other driver.
-    pub fn mio(&self) -> &musewire_mio::Agent {
+    pub fn mio(&self) -> &musewire_mio::AgentProcess {
         self.host
             .as_any()
             .downcast_ref()
@@ -333,7 +333,7 @@ impl Session {
     }
 
     /// The async driver's agent; panics on the other driver.
-    pub fn smol(&self) -> &musewire_smol::Agent {
+    pub fn smol(&self) -> &musewire_smol::AgentProcess {
         self.host
             .as_any()
             .downcast_ref()

@@ -12,12 +12,12 @@ use musewire_core::frame::ProtocolVersion;
 use musewire_core::wire::{AgentMessage, ResponseData};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
-use musewire_mio::{Agent, CallError};
+use musewire_mio::{AgentProcess, CallError};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-fn wait_for(agent: &Agent, what: &str, mut want: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
+fn wait_for(agent: &AgentProcess, what: &str, mut want: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
     let deadline = std::time::Instant::now() + WAIT;
     while std::time::Instant::now() < deadline {
         if let Some(event) = agent.next_event(Duration::from_millis(200)) {
@@ -37,7 +37,7 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
     }
     let server = ModelServer::start().unwrap();
     let command = peers::omp(&peers::scratch("mio-omp"), &server.base_url());
-    let agent = Agent::spawn(command, ClientConfig::default()).expect("spawn omp");
+    let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("spawn omp");
     let ready = wait_for(&agent, "ready", |e| matches!(e, ClientEvent::Ready { .. }));
     assert_eq!(
         ready,
@@ -101,7 +101,7 @@ fn live_omp_killed_fails_pending_requests() {
     }
     let server = ModelServer::start().unwrap();
     let command = peers::omp(&peers::scratch("mio-kill"), &server.base_url());
-    let agent = Agent::spawn(command, ClientConfig::default()).expect("spawn omp");
+    let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("spawn omp");
     wait_for(&agent, "ready", |e| matches!(e, ClientEvent::Ready { .. }));
     // A long bash command is pending when the agent is killed from outside.
     let pending = agent

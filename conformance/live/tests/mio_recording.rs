@@ -7,7 +7,7 @@ use std::time::Duration;
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
-use musewire_mio::Agent;
+use musewire_mio::AgentProcess;
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -20,7 +20,7 @@ fn a_recorded_omp_session_replays_through_the_core() {
     let server = ModelServer::start().unwrap();
     let dir = peers::scratch("mio-record");
     let path = dir.join("session.jsonl");
-    let agent = Agent::spawn_recorded(
+    let agent = AgentProcess::spawn_recorded(
         peers::omp(&dir, &server.base_url()),
         ClientConfig::default(),
         &path,

@@ -1,4 +1,4 @@
-//! Live scenarios on the blocking driver (`musewire_mio::Agent`); the bodies, with the rules
+//! Live scenarios on the blocking driver (`musewire_mio::AgentProcess`); the bodies, with the rules
 //! each covers, are in `musewire_live::scenario`.
 
 musewire_live::live_scenarios!(musewire_live::support::Driver::Mio);

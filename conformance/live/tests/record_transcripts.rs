@@ -27,7 +27,7 @@ fn record(name: &str, rules: &[&str], description: &str, session: impl FnOnce(&S
     }
     let dir = peers::scratch(&format!("record-{name}"));
     let path = transcripts().join(format!("{name}.jsonl"));
-    let agent = musewire_mio::Agent::spawn_recorded(
+    let agent = musewire_mio::AgentProcess::spawn_recorded(
         peers::omp(&dir, &server.base_url()),
         ClientConfig::default(),
         &path,

@@ -12,7 +12,7 @@ use musewire_core::frame::ProtocolVersion;
 use musewire_core::wire::{AgentMessage, ResponseData};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
-use musewire_smol::{Agent, CallError};
+use musewire_smol::{AgentProcess, CallError};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -25,7 +25,7 @@ fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     }))
 }
 
-async fn wait_for(agent: &Agent, mut want: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
+async fn wait_for(agent: &AgentProcess, mut want: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
     loop {
         let event = agent.next_event().await.expect("the session ended");
         if want(&event) {
@@ -43,7 +43,7 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
     let server = ModelServer::start().unwrap();
     let command =
         smol::process::Command::from(peers::omp(&peers::scratch("smol-omp"), &server.base_url()));
-    let agent = Agent::spawn(command, ClientConfig::default()).expect("spawn omp");
+    let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("spawn omp");
     within("the first session", async move {
         let ready = wait_for(&agent, |e| matches!(e, ClientEvent::Ready { .. })).await;
         assert_eq!(
@@ -115,7 +115,7 @@ fn live_omp_killed_fails_pending_requests() {
     let server = ModelServer::start().unwrap();
     let command =
         smol::process::Command::from(peers::omp(&peers::scratch("smol-kill"), &server.base_url()));
-    let agent = Agent::spawn(command, ClientConfig::default()).expect("spawn omp");
+    let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("spawn omp");
     within("the killed session", async {
         wait_for(&agent, |e| matches!(e, ClientEvent::Ready { .. })).await;
         // A long bash command is pending when the agent is killed from outside.

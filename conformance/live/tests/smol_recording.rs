@@ -7,7 +7,7 @@ use std::time::Duration;
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
-use musewire_smol::Agent;
+use musewire_smol::AgentProcess;
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -21,7 +21,7 @@ fn a_recorded_omp_session_replays_through_the_core() {
     let dir = peers::scratch("smol-record");
     let path = dir.join("session.jsonl");
     let command = smol::process::Command::from(peers::omp(&dir, &server.base_url()));
-    let agent = Agent::spawn_recorded(command, ClientConfig::default(), &path).expect("spawn omp");
+    let agent = AgentProcess::spawn_recorded(command, ClientConfig::default(), &path).expect("spawn omp");
     smol::block_on(smol::future::or(
         async {
             while !matches!(agent.next_event().await, Some(ClientEvent::Ready { .. })) {}

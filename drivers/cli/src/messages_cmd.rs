@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent, HISTORY_PAGE_LIMIT};
-use musewire_mio::Agent;
+use musewire_mio::AgentProcess;
 
 use crate::agent_command::agent_command;
 use crate::session::{self, Deadline};
@@ -55,7 +55,7 @@ fn messages(args: MessagesArgs) -> Result<(), String> {
     outcome
 }
 
-fn read(agent: &Agent, args: &MessagesArgs, deadline: Deadline) -> Result<(), String> {
+fn read(agent: &AgentProcess, args: &MessagesArgs, deadline: Deadline) -> Result<(), String> {
     let next = |what: &str| {
         agent
             .next_event(deadline.left())

@@ -9,7 +9,7 @@ use musewire_core::wire::{
     AgentEvent, AgentFrame, ContentBlock, HostToolDefinition, HostUriResult, ToolResult, UiRequest,
     UiResponse,
 };
-use musewire_mio::{Agent, CallError};
+use musewire_mio::{AgentProcess, CallError};
 use serde_json::{json, Value};
 
 use crate::agent_command::{agent_command, colour};
@@ -295,7 +295,7 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
 /// Waits for the session to be ready, saying on stderr what the wait is when the agent is
 /// silent (a v1 agent sends no ready frame: FRAME-03).
 fn ready(
-    agent: &Agent,
+    agent: &AgentProcess,
     args: &PromptArgs,
     screen: &mut Screen,
     deadline: Deadline,
@@ -343,7 +343,7 @@ fn failed(args: &PromptArgs, command: &str, error: CallError) -> String {
 }
 
 fn turn(
-    agent: &Agent,
+    agent: &AgentProcess,
     args: &PromptArgs,
     screen: &mut Screen,
     deadline: Deadline,

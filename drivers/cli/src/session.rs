@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::ClientConfig;
-use musewire_mio::Agent;
+use musewire_mio::AgentProcess;
 use rustix::process::{kill_process_group, test_kill_process, Pid, Signal};
 
 /// The process group of the running agent (its pid), 0 when there is none.
@@ -48,12 +48,12 @@ impl Deadline {
 
 /// Starts `command` as the agent, in a new process group, and makes SIGTERM, SIGINT and
 /// SIGHUP end that group before this process ends.
-pub fn spawn(mut command: Command, config: ClientConfig) -> Result<Agent, String> {
+pub fn spawn(mut command: Command, config: ClientConfig) -> Result<AgentProcess, String> {
     use std::os::unix::process::CommandExt;
     command.process_group(0);
     watch_signals()?;
     let agent =
-        Agent::spawn(command, config).map_err(|e| format!("cannot start the agent: {e}"))?;
+        AgentProcess::spawn(command, config).map_err(|e| format!("cannot start the agent: {e}"))?;
     GROUP.store(i32::try_from(agent.id()).unwrap_or(0), Ordering::SeqCst);
     Ok(agent)
 }
@@ -61,7 +61,7 @@ pub fn spawn(mut command: Command, config: ClientConfig) -> Result<Agent, String
 /// Ends the session: closes the agent's stdin and gives it `grace` to exit (zero: stop it at
 /// once), then ends whatever is left of its process group. Never waits much past `grace`,
 /// even when a process outside the group holds the agent's pipes open.
-pub fn end(agent: Agent, grace: Duration) {
+pub fn end(agent: AgentProcess, grace: Duration) {
     if grace.is_zero() {
         end_group();
     }

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::frame::ProtocolVersion;
-use musewire_mio::Agent;
+use musewire_mio::AgentProcess;
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn spawn() -> Agent {
+fn spawn() -> AgentProcess {
     let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
     command
         .args([
@@ -26,7 +26,7 @@ fn spawn() -> Agent {
             "p1",
         ])
         .env("MUSEWIRE_AGENT_CLOCK_MS", "1234");
-    let agent = Agent::spawn(command, ClientConfig::default()).expect("musewire agent starts");
+    let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("musewire agent starts");
     let ready = next(&agent, |e| matches!(e, ClientEvent::Ready { .. }));
     assert_eq!(
         ready,
@@ -38,7 +38,7 @@ fn spawn() -> Agent {
     agent
 }
 
-fn next(agent: &Agent, mut wanted: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
+fn next(agent: &AgentProcess, mut wanted: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
     let deadline = Instant::now() + WAIT;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -7,7 +7,7 @@ use std::time::Duration;
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
-use musewire_mio::Agent;
+use musewire_mio::AgentProcess;
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -44,7 +44,7 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
     }
     let server = ModelServer::start().unwrap();
     let (command, transcript, stderr) = tap("tap-session", &server);
-    let agent = Agent::spawn(command, ClientConfig::default()).unwrap();
+    let agent = AgentProcess::spawn(command, ClientConfig::default()).unwrap();
     let ready = agent.next_event(WAIT);
     assert!(
         matches!(

@@ -7,7 +7,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (program, rest) = args.split_first().ok_or("usage: mio_turn AGENT [ARGS…]")?;
     let mut command = std::process::Command::new(program);
     command.args(rest);
-    let agent = musewire_mio::Agent::spawn(command, Default::default())?;
+    let agent = musewire_mio::AgentProcess::spawn(command, Default::default())?;
     agent.prompt("hello", Duration::from_secs(60))?;
     while let Some(event) = agent.next_event(Duration::from_secs(60)) {
         print!("{}", event.text_delta().unwrap_or_default());

@@ -8,10 +8,10 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use musewire_mio::Agent;
+//! use musewire_mio::AgentProcess;
 //! let mut command = std::process::Command::new("omp");
 //! command.args(["--mode", "rpc"]);
-//! let agent = Agent::spawn(command, Default::default())?;
+//! let agent = AgentProcess::spawn(command, Default::default())?;
 //! let state = agent.get_state(Duration::from_secs(10))?;
 //! println!("{:?}", state.model);
 //! agent.shutdown(Duration::from_secs(2))?;
@@ -54,7 +54,7 @@ pub(crate) type Reply = Answer;
 pub(crate) type Waiter = mpsc::Receiver<Reply>;
 
 /// A running agent, driven by a loop thread. Dropping it kills the agent.
-pub struct Agent {
+pub struct AgentProcess {
     pid: u32,
     ops: mpsc::Sender<Op>,
     waker: std::sync::Arc<mio::Waker>,
@@ -65,19 +65,19 @@ pub struct Agent {
     flow: std::sync::Arc<flow::Flow>,
 }
 
-impl Agent {
+impl AgentProcess {
     /// Spawns `command` with piped stdio and starts driving it.
-    pub fn spawn(command: Command, config: ClientConfig) -> io::Result<Agent> {
+    pub fn spawn(command: Command, config: ClientConfig) -> io::Result<AgentProcess> {
         Self::start(command, config, None)
     }
 
-    /// As [`Agent::spawn`], and records the session as a conformance transcript at `path`
+    /// As [`AgentProcess::spawn`], and records the session as a conformance transcript at `path`
     /// while it runs (replaying it through the core gives the same actions).
     pub fn spawn_recorded(
         command: Command,
         config: ClientConfig,
         path: &std::path::Path,
-    ) -> io::Result<Agent> {
+    ) -> io::Result<AgentProcess> {
         Self::start(command, config, Some(path))
     }
 
@@ -85,7 +85,7 @@ impl Agent {
         command: Command,
         config: ClientConfig,
         record: Option<&std::path::Path>,
-    ) -> io::Result<Agent> {
+    ) -> io::Result<AgentProcess> {
         let handlers = std::sync::Arc::default();
         let flow = std::sync::Arc::default();
         let (pid, ops, events, waker, thread) = event_loop::start(
@@ -95,7 +95,7 @@ impl Agent {
             std::sync::Arc::clone(&handlers),
             std::sync::Arc::clone(&flow),
         )?;
-        Ok(Agent {
+        Ok(AgentProcess {
             pid,
             ops,
             waker,
@@ -344,7 +344,7 @@ impl Agent {
     }
 }
 
-impl Drop for Agent {
+impl Drop for AgentProcess {
     fn drop(&mut self) {
         if self.thread.is_some() {
             let _ = self.op(Op::Shutdown {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
 use musewire_core::wire::{AgentEvent, AgentFrame, HostToolDefinition, ToolResult};
-use musewire_smol::Agent;
+use musewire_smol::AgentProcess;
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     smol::block_on(async {
         let mut command = smol::process::Command::new(program);
         command.args(rest);
-        let agent = Agent::spawn(command, Default::default())?;
+        let agent = AgentProcess::spawn(command, Default::default())?;
         agent
             .set_host_tools(vec![HostToolDefinition {
                 name: "clock".into(),

@@ -7,7 +7,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     smol::block_on(async {
         let mut command = smol::process::Command::new(program);
         command.args(rest);
-        let agent = musewire_smol::Agent::spawn(command, Default::default())?;
+        let agent = musewire_smol::AgentProcess::spawn(command, Default::default())?;
         agent.prompt("hello").await?;
         while let Some(event) = agent.next_event().await {
             print!("{}", event.text_delta().unwrap_or_default());

@@ -7,11 +7,11 @@
 //! and sleeps until the next input or the core's next timeout.
 //!
 //! ```no_run
-//! use musewire_smol::Agent;
+//! use musewire_smol::AgentProcess;
 //! smol::block_on(async {
 //!     let mut command = smol::process::Command::new("omp");
 //!     command.args(["--mode", "rpc"]);
-//!     let agent = Agent::spawn(command, Default::default())?;
+//!     let agent = AgentProcess::spawn(command, Default::default())?;
 //!     let state = agent.get_state().await?;
 //!     println!("{:?} messages", state.message_count);
 //!     agent.shutdown(std::time::Duration::from_secs(2)).await?;
@@ -51,7 +51,7 @@ pub(crate) type Waiter = channel::Receiver<Reply>;
 pub(crate) type Op = CoreOp<channel::Sender<Replied<Waiter>>>;
 
 /// A running agent, driven by a task. Dropping it stops the agent.
-pub struct Agent {
+pub struct AgentProcess {
     pid: u32,
     ops: channel::Sender<Op>,
     events: channel::Receiver<ClientEvent>,
@@ -59,19 +59,19 @@ pub struct Agent {
     task: Option<smol::Task<io::Result<std::process::ExitStatus>>>,
 }
 
-impl Agent {
+impl AgentProcess {
     /// Spawns `command` with piped stdio and starts driving it on smol's global executor.
-    pub fn spawn(command: smol::process::Command, config: ClientConfig) -> io::Result<Agent> {
+    pub fn spawn(command: smol::process::Command, config: ClientConfig) -> io::Result<AgentProcess> {
         Self::start(command, config, None)
     }
 
-    /// As [`Agent::spawn`], and records the session as a conformance transcript at `path`
+    /// As [`AgentProcess::spawn`], and records the session as a conformance transcript at `path`
     /// while it runs (replaying it through the core gives the same actions).
     pub fn spawn_recorded(
         command: smol::process::Command,
         config: ClientConfig,
         path: &std::path::Path,
-    ) -> io::Result<Agent> {
+    ) -> io::Result<AgentProcess> {
         Self::start(command, config, Some(path))
     }
 
@@ -79,10 +79,10 @@ impl Agent {
         command: smol::process::Command,
         config: ClientConfig,
         record: Option<&std::path::Path>,
-    ) -> io::Result<Agent> {
+    ) -> io::Result<AgentProcess> {
         let handlers = Arc::new(Mutex::new(handlers::Handlers::default()));
         let (pid, ops, events, task) = driver::start(command, config, record, handlers.clone())?;
-        Ok(Agent {
+        Ok(AgentProcess {
             pid,
             ops,
             events,
@@ -313,7 +313,7 @@ impl Agent {
     }
 }
 
-impl Drop for Agent {
+impl Drop for AgentProcess {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
             let _ = self.ops.try_send(Op::Shutdown {
