@@ -58,6 +58,25 @@ pub fn spawn(mut command: Command, config: ClientConfig) -> Result<AgentProcess,
     Ok(agent)
 }
 
+/// For a tool that starts the agent process itself (`tap`): puts `command` in a process group
+/// of its own and makes SIGTERM, SIGINT and SIGHUP end that group before this process ends.
+/// Call [`started`] with the child's pid once it runs.
+pub fn prepare(command: &mut Command) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+    watch_signals()
+}
+
+/// The agent started with [`prepare`] runs as `pid` (its group).
+pub fn started(pid: u32) {
+    GROUP.store(i32::try_from(pid).unwrap_or(0), Ordering::SeqCst);
+}
+
+/// Ends what is left of the group of the agent started with [`prepare`].
+pub fn end_started() {
+    end_group();
+}
+
 /// Ends the session: closes the agent's stdin and gives it `grace` to exit (zero: stop it at
 /// once), then ends whatever is left of its process group. Never waits much past `grace`,
 /// even when a process outside the group holds the agent's pipes open.

@@ -19,6 +19,7 @@ use musewire_core::frame::{Line, LineDecoder};
 use serde_json::Value;
 
 use crate::agent_command::agent_command;
+use crate::session;
 
 /// Arguments of `musewire tap`.
 #[derive(clap::Args)]
@@ -148,9 +149,12 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
+    // Whatever way the tap ends, the agent and what it started end with it (issue 14 item 2).
+    session::prepare(&mut command)?;
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start the agent: {e}"))?;
+    session::started(child.id());
     let mut agent_in = child.stdin.take().ok_or("the agent has no stdin")?;
     let mut agent_out = child.stdout.take().ok_or("the agent has no stdout")?;
     let start = Instant::now();
@@ -230,7 +234,9 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
         let exit = status.into();
         s.after(now, Input::exit(exit));
     }
-    // The host may keep its stdin open; the tap ends with the agent.
+    // The host may keep its stdin open; the tap ends with the agent, and so does anything the
+    // agent left running in its group.
+    session::end_started();
     drop(to_agent);
     let failed = shared.lock().map_or(true, |s| s.failed);
     Ok(match status.code() {

@@ -134,6 +134,48 @@ fn issue14_item2_a_signal_to_prompt_ends_the_agent_and_its_children() {
     }
 }
 
+/// Issue 14 item 2: SIGTERM to `musewire tap` ends the agent it started and the agent's
+/// children, as for `prompt`.
+#[test]
+fn issue14_item2_a_signal_to_tap_ends_the_agent_and_its_children() {
+    let dir = scratch("signal-tap");
+    let pids_file = dir.join("pids");
+    let mut tap = musewire()
+        .args(["tap", "-o"])
+        .arg(dir.join("tap.jsonl"))
+        .arg("--")
+        .args(fake(&["group", pids_file.to_str().unwrap()]))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        until(Duration::from_secs(30), || pids_file.exists()),
+        "the agent did not start"
+    );
+    let pids: Vec<u32> = std::fs::read_to_string(&pids_file)
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(pids.iter().all(|p| alive(*p)));
+    let sent = Command::new("kill")
+        .arg("-TERM")
+        .arg(tap.id().to_string())
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = wait_for(&mut tap, Duration::from_secs(10));
+    assert!(status.is_some(), "musewire tap ended");
+    for pid in pids {
+        assert!(
+            until(Duration::from_secs(5), || !alive(pid)),
+            "process {pid} (the agent or its child) outlived musewire tap"
+        );
+    }
+}
+
 /// Issue 14 item 3: when nothing reads `musewire prompt`'s stdout, it stops reading the agent
 /// (whose pipe then fills, so it waits): memory stays bounded however much the agent writes.
 #[test]
