@@ -36,12 +36,15 @@ use std::time::Instant;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Error, Implementation,
     InitializeRequest, InitializeResponse, Meta, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, RequestId, SessionId, SessionNotification,
+    PromptRequest, PromptResponse, RequestId, SessionNotification,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+/// The ACP schema types the bridge speaks in (`agent-client-protocol-schema`).
+pub use agent_client_protocol_schema as schema;
+pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
 pub use map::Mapper;
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};

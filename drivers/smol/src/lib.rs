@@ -20,6 +20,7 @@
 //! # .unwrap();
 //! ```
 
+pub mod acp;
 mod driver;
 mod handlers;
 
