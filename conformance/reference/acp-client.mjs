@@ -1,0 +1,81 @@
+// Drives `musewire acp` with the official ACP TypeScript SDK (@agentclientprotocol/sdk 2.x)
+// and prints what it observed as one JSON object; drivers/cli/tests/acp_sdk.rs asserts on it.
+// Usage: node acp-client.mjs SDK_DIR MUSEWIRE [ARGS…]
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+import path from "node:path";
+import os from "node:os";
+
+const [sdkDir, musewire, ...args] = process.argv.slice(2);
+const acp = await import(pathToFileURL(path.join(sdkDir, "dist/v1/stable/acp.js")).href);
+
+const bridge = spawn(musewire, ["acp", ...args], { stdio: ["pipe", "pipe", "inherit"] });
+const stream = acp.ndJsonStream(Writable.toWeb(bridge.stdin), Readable.toWeb(bridge.stdout));
+
+let updates = [];
+const out = {};
+
+const prompt = async (ctx, sessionId, text) => {
+  updates = [];
+  const response = await ctx.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text }],
+  });
+  return { stopReason: response.stopReason, updates };
+};
+
+const errorOf = async promise => {
+  try {
+    return { result: await promise };
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+};
+
+const until = async (check, ms) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise(r => setTimeout(r, 20));
+  }
+};
+
+const watchdog = setTimeout(() => {
+  console.error("acp-client: watchdog fired");
+  bridge.kill();
+  process.exit(3);
+}, 60_000);
+
+await acp
+  .client({ name: "musewire-acp-test" })
+  .onNotification("session/update", ctx => {
+    updates.push(ctx.params.update);
+  })
+  .connectWith(stream, async ctx => {
+    out.initialize = await ctx.request("initialize", {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientInfo: { name: "musewire-acp-test", version: "1" },
+    });
+    const session = await ctx.request("session/new", { cwd: os.tmpdir(), mcpServers: [] });
+    out.sessionId = session.sessionId;
+    out.echo = await prompt(ctx, session.sessionId, "hello from the sdk");
+    out.think = await prompt(ctx, session.sessionId, "think about it");
+    out.bash = await prompt(ctx, session.sessionId, "bash echo hi");
+    out.todo = await prompt(ctx, session.sessionId, "todo A; B");
+    out.unknown = await errorOf(ctx.request("session/frobnicate", { sessionId: session.sessionId }));
+    // A long turn, cancelled once its tool call is visible.
+    const cancelled = prompt(ctx, session.sessionId, "bash sleep 5");
+    await until(() => updates.some(u => u.sessionUpdate === "tool_call"), 20_000);
+    const started = Date.now();
+    await ctx.notify("session/cancel", { sessionId: session.sessionId });
+    out.cancel = await cancelled;
+    out.cancel.ms = Date.now() - started;
+  });
+
+clearTimeout(watchdog);
+bridge.stdin.end();
+const code = await new Promise(r => bridge.on("exit", c => r(c)));
+out.bridgeExit = code;
+process.stdout.write(JSON.stringify(out) + "\n");

@@ -1,0 +1,155 @@
+//! Issue 12 item 4: the official ACP client, `@agentclientprotocol/sdk` 2.4.0 run by node
+//! (conformance/reference/acp-client.mjs, the 2.x `client().connectWith(…)` API), drives
+//! `musewire acp` over the bundled agent: initialize, session/new, a streamed echo, thinking
+//! (ACP-04), a tool call and its update on the same id (ACP-05), a todo plan (ACP-03), an
+//! unknown method (-32601, ACP-07) and a cancelled prompt.
+//!
+//! Needs the peers (`bash conformance/peers/install.sh`) and `node`. Without them the test
+//! prints a skip notice and passes, unless the `CI` environment variable is set, when it fails.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The SDK's directory, when it and node are there.
+fn sdk() -> Option<PathBuf> {
+    let sdk = repo_root().join("conformance/peers/node_modules/@agentclientprotocol/sdk");
+    let pinned = std::fs::read_to_string(sdk.join("package.json"))
+        .is_ok_and(|p| p.contains("\"version\": \"2.4.0\""));
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if pinned && node {
+        return Some(sdk);
+    }
+    let what = if pinned {
+        "node".to_owned()
+    } else {
+        format!("{} (2.4.0)", sdk.display())
+    };
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{what} is missing under CI (run `bash conformance/peers/install.sh`)"
+    );
+    eprintln!(
+        "SKIP: {what} is missing (run `bash conformance/peers/install.sh`); ACP SDK test skipped"
+    );
+    None
+}
+
+fn run_client() -> Option<Value> {
+    let sdk = sdk()?;
+    let out = Command::new("node")
+        .arg(repo_root().join("conformance/reference/acp-client.mjs"))
+        .arg(sdk)
+        .arg(env!("CARGO_BIN_EXE_musewire"))
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "acp-client.mjs failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("a summary line");
+    Some(serde_json::from_str(line).expect("the summary is JSON"))
+}
+
+fn kinds(turn: &Value) -> Vec<String> {
+    turn["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn text_of(turn: &Value, kind: &str) -> String {
+    turn["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn acp_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
+    let Some(out) = run_client() else { return };
+
+    // initialize: protocol version 1, our name.
+    assert_eq!(out["initialize"]["protocolVersion"], 1, "{out:#}");
+    assert_eq!(out["initialize"]["agentInfo"]["name"], "musewire");
+    assert!(out["sessionId"].as_str().is_some_and(|s| !s.is_empty()));
+
+    // A prompt streams the echo as agent_message_chunk and ends with end_turn.
+    assert_eq!(out["echo"]["stopReason"], "end_turn");
+    assert!(kinds(&out["echo"])
+        .iter()
+        .all(|k| k == "agent_message_chunk"));
+    assert_eq!(
+        text_of(&out["echo"], "agent_message_chunk"),
+        "hello from the sdk"
+    );
+
+    // ACP-04: thinking deltas are thought chunks, then the text.
+    assert_eq!(out["think"]["stopReason"], "end_turn");
+    assert_eq!(text_of(&out["think"], "agent_thought_chunk"), "about it");
+    assert_eq!(text_of(&out["think"], "agent_message_chunk"), "about it");
+
+    // ACP-05: tool_call then tool_call_update on the same id, the output as content.
+    let bash = out["bash"]["updates"].as_array().unwrap();
+    let call = bash
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .expect("a tool_call");
+    let done = bash
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .expect("an update");
+    assert_eq!(call["toolCallId"], done["toolCallId"]);
+    assert_eq!(call["kind"], "execute");
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["content"][0]["content"]["text"], "hi\n");
+
+    // ACP-03: the todo tool gives the whole plan.
+    let plan = out["todo"]["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["sessionUpdate"] == "plan")
+        .expect("a plan");
+    assert_eq!(
+        plan["entries"],
+        json!([
+            {"content": "A", "priority": "medium", "status": "in_progress"},
+            {"content": "B", "priority": "medium", "status": "pending"}
+        ])
+    );
+
+    // ACP-07: an unknown method is -32601.
+    assert_eq!(out["unknown"]["code"], -32601, "{:#}", out["unknown"]);
+
+    // A cancelled long turn ends cancelled, well before the command would have.
+    assert_eq!(
+        out["cancel"]["stopReason"], "cancelled",
+        "{:#}",
+        out["cancel"]
+    );
+    assert!(out["cancel"]["ms"].as_u64().unwrap() < 4000);
+    let cancel = out["cancel"]["updates"].as_array().unwrap();
+    assert_eq!(cancel[0]["sessionUpdate"], "tool_call");
+    assert!(cancel
+        .iter()
+        .all(|u| u["toolCallId"] == cancel[0]["toolCallId"]));
+
+    // The bridge ends when the editor closes its input.
+    assert_eq!(out["bridgeExit"], 0);
+}
