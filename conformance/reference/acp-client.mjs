@@ -50,7 +50,12 @@ const watchdog = setTimeout(() => {
 await acp
   .client({ name: "musewire-acp-test" })
   .onNotification("session/update", ctx => {
-    updates.push(ctx.params.update);
+    // Commands are session state, not part of a turn: kept apart.
+    if (ctx.params.update.sessionUpdate === "available_commands_update") {
+      out.commands = ctx.params.update.availableCommands.map(c => c.name);
+    } else {
+      updates.push(ctx.params.update);
+    }
   })
   .connectWith(stream, async ctx => {
     out.initialize = await ctx.request("initialize", {
@@ -64,6 +69,7 @@ await acp
     out.think = await prompt(ctx, session.sessionId, "think about it");
     out.bash = await prompt(ctx, session.sessionId, "bash echo hi");
     out.todo = await prompt(ctx, session.sessionId, "todo A; B");
+    out.status = await prompt(ctx, session.sessionId, "/status bash echo not-run");
     out.unknown = await errorOf(ctx.request("session/frobnicate", { sessionId: session.sessionId }));
     // A long turn, cancelled once its tool call is visible.
     const cancelled = prompt(ctx, session.sessionId, "bash sleep 5");

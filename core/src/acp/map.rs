@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::bound::{bound_snapshot, cut_to_bytes, Surface};
 use super::plan::{plan_from_phases, plan_from_tasks};
+use super::status::Facts;
 use crate::blocks::{show_tool_result, Source, ToolResult};
 use crate::wire::{AgentEvent, AgentMessage, AssistantMessageEvent};
 
@@ -28,6 +29,12 @@ pub struct Mapper {
     tools: BTreeMap<String, ()>,
     /// The last assistant message's `stopReason` this turn.
     stop_reason: Option<String>,
+    /// Prompts started, for the `turnId` of usage (ACP-02).
+    turns: u64,
+    /// Whether the editor opted into `muse/usage` metadata (ACP-02).
+    pub usage_meta: bool,
+    /// What the session has observed (ACP-01, ACP-02).
+    pub facts: Facts,
 }
 
 impl Mapper {
@@ -39,6 +46,7 @@ impl Mapper {
     /// A turn starts: the last stop reason is forgotten.
     pub fn start_turn(&mut self) {
         self.stop_reason = None;
+        self.turns += 1;
     }
 
     /// The ACP stop reason of the turn that just ended: `aborted` → `cancelled`, `length` →
@@ -64,7 +72,22 @@ impl Mapper {
             AgentEvent::MessageUpdate(update) => {
                 self.message_update(&update.assistant_message_event, &mut out)
             }
-            AgentEvent::MessageEnd(end) => self.note_stop(&end.message),
+            AgentEvent::MessageEnd(end) => {
+                self.note_stop(&end.message);
+                // ACP-02: each message's usage is counted once, here.
+                let turn_id = format!("turn-{}", self.turns);
+                let counted = self.facts.assistant_message(&end.message, &turn_id);
+                if self.usage_meta && counted {
+                    if let Some(update) = self.facts.usage_update() {
+                        out.push(SessionUpdate::SessionInfoUpdate(update));
+                    }
+                }
+            }
+            AgentEvent::ThinkingLevelChanged(level) => {
+                if let Some(effort) = level.thinking_level.as_ref().or(level.level.as_ref()) {
+                    self.facts.effort = Some(effort.clone());
+                }
+            }
             AgentEvent::AgentEnd(end) => {
                 if let Some(message) = end
                     .messages
@@ -143,6 +166,11 @@ impl Mapper {
             }
             AgentEvent::TodoAutoClear(_) => out.push(SessionUpdate::Plan(plan_from_tasks([]))),
             _ => {}
+        }
+        for update in &out {
+            if let SessionUpdate::Plan(plan) = update {
+                self.facts.plan_size = Some(plan.entries.len());
+            }
         }
         out
     }

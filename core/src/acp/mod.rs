@@ -27,6 +27,7 @@ mod bound;
 mod map;
 mod plan;
 mod rpc;
+mod status;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -34,9 +35,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Error, Implementation,
-    InitializeRequest, InitializeResponse, Meta, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, RequestId, SessionNotification,
+    AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
+    ClientCapabilities, ContentBlock, ContentChunk, Error, Implementation, InitializeRequest,
+    InitializeResponse, Meta, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    RequestId, SessionNotification, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -49,6 +51,7 @@ pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTI
 pub use map::Mapper;
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
+pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 
 use crate::client::{
     self, commands, Call, Client, ClientConfig, ClientEvent, ExitStatus, RequestId as AgentRequest,
@@ -142,6 +145,8 @@ pub struct Bridge {
     /// What the editor said in `initialize`, kept for the session's lifetime.
     client_capabilities: Option<ClientCapabilities>,
     client_meta: Option<Meta>,
+    /// The editor opted into `muse/usage` metadata (ACP-02).
+    usage_meta: bool,
     editor_ended: bool,
     actions: VecDeque<Action>,
 }
@@ -156,6 +161,7 @@ impl Bridge {
             next_session: 0,
             client_capabilities: None,
             client_meta: None,
+            usage_meta: false,
             editor_ended: false,
             actions: VecDeque::new(),
         }
@@ -272,11 +278,18 @@ impl Bridge {
         match method {
             "initialize" => {
                 let request: InitializeRequest = params_of(params)?;
+                // ACP-02: usage metadata only for an editor that opted in.
+                self.usage_meta = usage_opt_in(request.client_capabilities.meta.as_ref());
                 self.client_capabilities = Some(request.client_capabilities);
                 self.client_meta = request.meta;
-                let response = InitializeResponse::new(ProtocolVersion::V1)
+                let mut response = InitializeResponse::new(ProtocolVersion::V1)
                     .agent_capabilities(AgentCapabilities::new())
                     .agent_info(Implementation::new("musewire", env!("CARGO_PKG_VERSION")));
+                if self.usage_meta {
+                    let mut meta = Meta::new();
+                    meta.insert("muse/usage".into(), json!({"version": 1}));
+                    response = response.meta(meta);
+                }
                 Ok(Some(rpc::result_line(id, &response)))
             }
             "session/new" => {
@@ -286,11 +299,14 @@ impl Bridge {
                 }
                 self.next_session += 1;
                 let session = SessionId::new(format!("musewire-{}", self.next_session));
+                let mut mapper = Mapper::new();
+                mapper.usage_meta = self.usage_meta;
+                let commands = mapper.facts.commands();
                 self.sessions.insert(
                     session.0.clone(),
                     Session {
                         client: Client::new(self.config.client.clone(), now),
-                        mapper: Mapper::new(),
+                        mapper,
                         turn: None,
                         exited: false,
                     },
@@ -299,10 +315,11 @@ impl Bridge {
                     session: session.clone(),
                     cwd: request.cwd,
                 });
-                Ok(Some(rpc::result_line(
-                    id,
-                    &NewSessionResponse::new(session),
-                )))
+                let answer = rpc::result_line(id, &NewSessionResponse::new(session.clone()));
+                self.editor(answer);
+                // ACP-01: `/status` is advertised beside the agent's own commands.
+                self.editor(commands_line(&session, commands));
+                Ok(None)
             }
             "session/prompt" => {
                 let request: PromptRequest = params_of(params)?;
@@ -332,6 +349,19 @@ impl Bridge {
             return Err(Error::internal_error().data(json!("the session's agent has exited")));
         }
         let text = prompt_text(&request.prompt);
+        if is_status_prompt(&text) {
+            // ACP-01: answered here; no model turn, and the text after it is not executed.
+            let status = session.mapper.facts.status_text();
+            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(status)));
+            let update =
+                SessionNotification::new(session_id, SessionUpdate::AgentMessageChunk(chunk));
+            self.editor(rpc::notification_line("session/update", &update));
+            self.editor(rpc::result_line(
+                id,
+                &PromptResponse::new(StopReason::EndTurn),
+            ));
+            return Ok(());
+        }
         let started = session
             .client
             .handle(now, client::Input::Call(Call::Prompt(text, None)));
@@ -418,6 +448,12 @@ fn session_event(
     };
     match event {
         ClientEvent::Frame {
+            frame: AgentFrame::AvailableCommandsUpdate(update),
+        } => {
+            session.mapper.facts.agent_commands = status::agent_commands(&update.commands);
+            out.push(commands_line(id, session.mapper.facts.commands()));
+        }
+        ClientEvent::Frame {
             frame: AgentFrame::Event(event),
         } => {
             for update in session.mapper.event(&event) {
@@ -451,6 +487,15 @@ fn session_event(
         }
         _ => {}
     }
+}
+
+/// An `available_commands_update` notification.
+fn commands_line(id: &SessionId, commands: Vec<AvailableCommand>) -> Vec<u8> {
+    let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
+    rpc::notification_line(
+        "session/update",
+        &SessionNotification::new(id.clone(), update),
+    )
 }
 
 fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {

@@ -91,7 +91,7 @@ impl Harness {
     pub fn session(&mut self) -> String {
         self.request(1, "initialize", json!({"protocolVersion": 1}));
         self.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-        let id = self.editor.last().unwrap()["result"]["sessionId"]
+        let id = self.answer(2).unwrap()["result"]["sessionId"]
             .as_str()
             .unwrap()
             .to_owned();

@@ -1,8 +1,8 @@
 //! Issue 12 item 4: the official ACP client, `@agentclientprotocol/sdk` 2.4.0 run by node
 //! (conformance/reference/acp-client.mjs, the 2.x `client().connectWith(…)` API), drives
 //! `musewire acp` over the bundled agent: initialize, session/new, a streamed echo, thinking
-//! (ACP-04), a tool call and its update on the same id (ACP-05), a todo plan (ACP-03), an
-//! unknown method (-32601, ACP-07) and a cancelled prompt.
+//! (ACP-04), a tool call and its update on the same id (ACP-05), a todo plan (ACP-03),
+//! `/status` (ACP-01), an unknown method (-32601, ACP-07) and a cancelled prompt.
 //!
 //! Needs the peers (`bash conformance/peers/install.sh`) and `node`. Without them the test
 //! prints a skip notice and passes, unless the `CI` environment variable is set, when it fails.
@@ -81,7 +81,7 @@ fn text_of(turn: &Value, kind: &str) -> String {
 }
 
 #[test]
-fn acp_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
+fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     let Some(out) = run_client() else { return };
 
     // initialize: protocol version 1, our name.
@@ -133,6 +133,15 @@ fn acp_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
             {"content": "B", "priority": "medium", "status": "pending"}
         ])
     );
+
+    // ACP-01: /status is advertised and answered locally: the text after it is not run.
+    assert_eq!(out["commands"][0], "status", "{out:#}");
+    assert_eq!(out["status"]["stopReason"], "end_turn");
+    assert_eq!(kinds(&out["status"]), ["agent_message_chunk"]);
+    let status = text_of(&out["status"], "agent_message_chunk");
+    assert!(status.contains("plan size: 2 entries"), "{status}");
+    assert!(status.contains("approval policy: unknown"), "{status}");
+    assert!(!status.contains("not-run"), "{status}");
 
     // ACP-07: an unknown method is -32601.
     assert_eq!(out["unknown"]["code"], -32601, "{:#}", out["unknown"]);
