@@ -49,6 +49,7 @@ fn run_client() -> Option<Value> {
         .arg(repo_root().join("conformance/reference/acp-client.mjs"))
         .arg(sdk)
         .arg(env!("CARGO_BIN_EXE_musewire"))
+        .arg("acp")
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -161,4 +162,89 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
 
     // The bridge ends when the editor closes its input.
     assert_eq!(out["bridgeExit"], 0);
+}
+
+/// Runs the SDK client with `ACP_SCENARIO=omp` against `program args…`, with the
+/// environment and cwd of `agent` (an omp command from the live peers).
+fn run_client_omp(agent: &Command, program: &[&std::ffi::OsStr]) -> Option<Value> {
+    let sdk = sdk()?;
+    let cwd = agent.get_current_dir().expect("the omp command has a cwd");
+    let mut node = Command::new("node");
+    node.arg(repo_root().join("conformance/reference/acp-client.mjs"))
+        .arg(sdk)
+        .args(program)
+        .env("ACP_SCENARIO", "omp")
+        .env("ACP_CWD", cwd);
+    for (key, value) in agent.get_envs() {
+        if let Some(value) = value {
+            node.env(key, value);
+        }
+    }
+    let out = node.output().expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "acp-client.mjs failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("a summary line");
+    Some(serde_json::from_str(line).expect("the summary is JSON"))
+}
+
+#[test]
+fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-omp-rpc");
+    let agent = musewire_live::peers::omp(&dir, &server.base_url());
+    let mut program: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_musewire").as_ref(),
+        "acp".as_ref(),
+        "--".as_ref(),
+        agent.get_program(),
+    ];
+    program.extend(agent.get_args());
+    let Some(out) = run_client_omp(&agent, &program) else {
+        return;
+    };
+    assert_eq!(out["initialize"]["protocolVersion"], 1, "{out:#}");
+    assert_eq!(out["echo"]["stopReason"], "end_turn", "{out:#}");
+    assert_eq!(
+        text_of(&out["echo"], "agent_message_chunk"),
+        "hello from the sdk"
+    );
+    // ACP-04: omp's reasoning deltas become thought chunks.
+    assert_eq!(
+        text_of(&out["think"], "agent_thought_chunk").trim(),
+        "about it"
+    );
+    assert_eq!(text_of(&out["think"], "agent_message_chunk").trim(), "done");
+    // ACP-05: one id from tool_call to its completion.
+    let bash = out["bash"]["updates"].as_array().unwrap();
+    let call = bash
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .expect("a tool_call");
+    let updates: Vec<&Value> = bash
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update")
+        .collect();
+    assert!(!updates.is_empty(), "{out:#}");
+    assert!(updates
+        .iter()
+        .all(|u| u["toolCallId"] == call["toolCallId"]));
+    assert_eq!(updates.last().unwrap()["status"], "completed");
+    assert!(serde_json::to_string(updates.last().unwrap())
+        .unwrap()
+        .contains("hi"));
+    assert_eq!(out["unknown"]["code"], -32601);
+    assert_eq!(
+        out["cancel"]["stopReason"], "cancelled",
+        "{:#}",
+        out["cancel"]
+    );
+    assert_eq!(out["bridgeExit"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
 }
