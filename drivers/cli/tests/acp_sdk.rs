@@ -248,3 +248,92 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
     assert_eq!(out["bridgeExit"], 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Side by side: omp's own `omp --mode acp` on the same scripted model and prompts is the
+/// structural anchor. Both must give the same update kinds per turn, one call id per tool
+/// card and a cancelled stop reason; the differences the seeds make are named below.
+#[test]
+fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let ours_dir = musewire_live::peers::scratch("acp-side-ours");
+    let ours_agent = musewire_live::peers::omp(&ours_dir, &server.base_url());
+    let mut ours_program: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_musewire").as_ref(),
+        "acp".as_ref(),
+        "--".as_ref(),
+        ours_agent.get_program(),
+    ];
+    ours_program.extend(ours_agent.get_args());
+    let Some(ours) = run_client_omp(&ours_agent, &ours_program) else {
+        return;
+    };
+
+    let theirs_dir = musewire_live::peers::scratch("acp-side-omp");
+    let theirs_agent = musewire_live::peers::omp(&theirs_dir, &server.base_url());
+    let mut theirs_program: Vec<&std::ffi::OsStr> = vec![theirs_agent.get_program()];
+    theirs_program.extend(
+        theirs_agent
+            .get_args()
+            .map(|a| if a == "rpc" { "acp".as_ref() } else { a }),
+    );
+    let Some(theirs) = run_client_omp(&theirs_agent, &theirs_program) else {
+        return;
+    };
+
+    // Update kinds per turn, with omp's session-state updates (commands, session info,
+    // usage) left aside: they are not turn content.
+    let turn_kinds = |out: &Value, turn: &str| -> Vec<String> {
+        let mut kinds: Vec<String> = kinds(&out[turn])
+            .into_iter()
+            .filter(|k| {
+                !matches!(
+                    k.as_str(),
+                    "available_commands_update" | "session_info_update" | "usage_update"
+                )
+            })
+            .collect();
+        kinds.dedup();
+        kinds
+    };
+    for turn in ["echo", "think", "bash"] {
+        assert_eq!(
+            turn_kinds(&ours, turn),
+            turn_kinds(&theirs, turn),
+            "{turn}: ours {:#} theirs {:#}",
+            ours[turn],
+            theirs[turn]
+        );
+        assert_eq!(
+            ours[turn]["stopReason"], theirs[turn]["stopReason"],
+            "{turn}"
+        );
+    }
+    assert_eq!(
+        text_of(&ours["echo"], "agent_message_chunk"),
+        text_of(&theirs["echo"], "agent_message_chunk")
+    );
+    // Call-id continuity in both.
+    for out in [&ours, &theirs] {
+        let cards: Vec<&Value> = out["bash"]["updates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["toolCallId"].is_string())
+            .collect();
+        assert!(cards
+            .iter()
+            .all(|u| u["toolCallId"] == cards[0]["toolCallId"]));
+    }
+    // Cancel: both end the turn cancelled.
+    assert_eq!(ours["cancel"]["stopReason"], "cancelled");
+    assert_eq!(theirs["cancel"]["stopReason"], "cancelled");
+    // Difference (ACP-07, ours): an unknown method is -32601 (JSON-RPC's "method not
+    // found") from us; omp 18.2.3's own ACP mode answers -32603 (internal error).
+    assert_eq!(ours["unknown"]["code"], -32601);
+    assert_eq!(theirs["unknown"]["code"], -32603, "{:#}", theirs["unknown"]);
+    let _ = std::fs::remove_dir_all(&ours_dir);
+    let _ = std::fs::remove_dir_all(&theirs_dir);
+}
