@@ -78,6 +78,23 @@ fn acp_05_credential_uri_in_a_result_never_reaches_the_editor() {
 }
 
 #[test]
+fn acp_05_credential_uri_in_a_tool_title_and_raw_input_is_withheld() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.agent_lines(&s, &[json!({"type": "tool_execution_start", "toolCallId": "c", "toolName": "bash",
+        "args": {"command": "curl https://b.s3.amazonaws.com/p?X-Amz-Signature=abc123secret -o x"}})]);
+    let title = h.updates()[0]["title"].as_str().unwrap().to_owned();
+    assert_eq!(title, "bash: curl [uri withheld] -o x");
+    assert_eq!(
+        h.updates()[0]["rawInput"]["command"],
+        "curl [uri withheld] -o x"
+    );
+    assert!(!serde_json::to_string(&h.editor)
+        .unwrap()
+        .contains("abc123secret"));
+}
+
+#[test]
 fn acp_05_tool_text_bounded_to_64_kib_with_a_notice() {
     let mut h = Harness::new();
     let s = h.session();

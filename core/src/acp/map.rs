@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::bound::{bound_snapshot, cut_to_bytes, Surface};
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;
-use crate::blocks::{show_tool_result, Source, ToolResult};
+use crate::blocks::{show_tool_result, uri_may_carry_credential, Source, ToolResult};
 use crate::wire::{AgentEvent, AgentMessage, AssistantMessageEvent};
 
 /// The longest tool card title, in bytes.
@@ -227,7 +227,7 @@ impl Mapper {
             .kind(tool_kind(name))
             .status(ToolCallStatus::InProgress);
         if let Some(args) = args {
-            call = call.raw_input(args.clone());
+            call = call.raw_input(withhold_in_value(args));
         }
         out.push(SessionUpdate::ToolCall(call));
     }
@@ -272,7 +272,7 @@ fn title(name: &str, args: Option<&Value>, intent: Option<&str>) -> String {
             .map(str::to_owned)
     });
     let title = match detail {
-        Some(detail) => format!("{name}: {detail}"),
+        Some(detail) => format!("{name}: {}", withhold_credential_uris(&detail)),
         None => name.to_owned(),
     };
     let title: String = title
@@ -280,6 +280,42 @@ fn title(name: &str, args: Option<&Value>, intent: Option<&str>) -> String {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     cut_to_bytes(&title, MAX_TITLE_BYTES).to_owned()
+}
+
+/// The text with every word that is a uri which may carry a credential replaced by a
+/// marker (BLOCK-03's check), so a card's title never shows one.
+fn withhold_credential_uris(text: &str) -> String {
+    let withheld = |word: &str| {
+        let word = word.trim_matches(|c| matches!(c, '"' | '\'' | '(' | ')' | '<' | '>'));
+        word.contains(':') && uri_may_carry_credential(word)
+    };
+    if !text.split_whitespace().any(withheld) {
+        return text.to_owned();
+    }
+    text.split_whitespace()
+        .map(|word| {
+            if withheld(word) {
+                "[uri withheld]"
+            } else {
+                word
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A JSON value with [`withhold_credential_uris`] applied to every string in it.
+fn withhold_in_value(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(withhold_credential_uris(text)),
+        Value::Array(items) => Value::Array(items.iter().map(withhold_in_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), withhold_in_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 fn tool_kind(name: &str) -> ToolKind {
