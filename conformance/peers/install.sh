@@ -12,7 +12,8 @@ want_ok() {
     [ "$(node_modules/.bin/bun --version 2>/dev/null)" = "1.4.5" ] &&
     [ -f node_modules/@oh-my-pi/pi-coding-agent/src/modes/rpc/rpc-frame.ts ] &&
     grep -q '"version": "18.2.3"' node_modules/@oh-my-pi/pi-coding-agent/package.json &&
-    grep -q '"version": "0.73.1"' node_modules/@mariozechner/pi-coding-agent/package.json
+    grep -q '"version": "0.73.1"' node_modules/@mariozechner/pi-coding-agent/package.json &&
+    grep -q '"version": "2.4.0"' node_modules/@agentclientprotocol/sdk/package.json
 }
 
 if ! want_ok; then
@@ -33,4 +34,5 @@ want_ok || { echo "install.sh: peers not installed as pinned" >&2; exit 1; }
 echo "bun: $here/node_modules/.bin/bun"
 echo "omp: $here/node_modules/@oh-my-pi/pi-coding-agent"
 echo "pi:  $here/node_modules/@mariozechner/pi-coding-agent"
+echo "acp: $here/node_modules/@agentclientprotocol/sdk"
 bash "$here/install-python.sh"

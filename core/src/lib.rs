@@ -90,6 +90,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod acp;
 pub mod agent;
 pub mod blocks;
 pub mod client;

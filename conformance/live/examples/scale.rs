@@ -162,7 +162,10 @@ fn run_smol(o: &Opts) -> Res<Run> {
         for _ in 0..o.sessions {
             let mut command = smol::process::Command::new(&o.agent);
             command.args(["agent", "--mode", "rpc"]);
-            agents.push(Arc::new(AgentProcess::spawn(command, ClientConfig::default())?));
+            agents.push(Arc::new(AgentProcess::spawn(
+                command,
+                ClientConfig::default(),
+            )?));
         }
         all(&agents, |a| {
             smol::spawn(async move { Ok(a.get_state().await.map(drop)?) })

@@ -76,7 +76,9 @@ impl Driver {
     /// Spawns `command` on this driver.
     pub fn spawn(self, command: Command, config: ClientConfig) -> Box<dyn Host> {
         match self {
-            Driver::Mio => Box::new(musewire_mio::AgentProcess::spawn(command, config).expect("spawn")),
+            Driver::Mio => {
+                Box::new(musewire_mio::AgentProcess::spawn(command, config).expect("spawn"))
+            }
             Driver::Smol => Box::new(SmolHost(
                 musewire_smol::AgentProcess::spawn(smol::process::Command::from(command), config)
                     .expect("spawn"),
@@ -127,7 +129,8 @@ impl Host for musewire_mio::AgentProcess {
         musewire_mio::AgentProcess::host_tool_update(self, id, partial).expect("host_tool_update")
     }
     fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
-        musewire_mio::AgentProcess::host_tool_result(self, id, result, is_error).expect("host_tool_result")
+        musewire_mio::AgentProcess::host_tool_result(self, id, result, is_error)
+            .expect("host_tool_result")
     }
     fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
         musewire_mio::AgentProcess::host_uri_result(self, id, uri_result(id, fields))

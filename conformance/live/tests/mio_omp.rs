@@ -17,7 +17,11 @@ use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-fn wait_for(agent: &AgentProcess, what: &str, mut want: impl FnMut(&ClientEvent) -> bool) -> ClientEvent {
+fn wait_for(
+    agent: &AgentProcess,
+    what: &str,
+    mut want: impl FnMut(&ClientEvent) -> bool,
+) -> ClientEvent {
     let deadline = std::time::Instant::now() + WAIT;
     while std::time::Instant::now() < deadline {
         if let Some(event) = agent.next_event(Duration::from_millis(200)) {

@@ -21,7 +21,8 @@ fn a_recorded_omp_session_replays_through_the_core() {
     let dir = peers::scratch("smol-record");
     let path = dir.join("session.jsonl");
     let command = smol::process::Command::from(peers::omp(&dir, &server.base_url()));
-    let agent = AgentProcess::spawn_recorded(command, ClientConfig::default(), &path).expect("spawn omp");
+    let agent =
+        AgentProcess::spawn_recorded(command, ClientConfig::default(), &path).expect("spawn omp");
     smol::block_on(smol::future::or(
         async {
             while !matches!(agent.next_event().await, Some(ClientEvent::Ready { .. })) {}

@@ -27,7 +27,7 @@ pub(crate) struct Reassembler {
 
 /// Decoded length of canonical padded base64 text, or `None` when its length cannot be.
 fn decoded_len(data: &[u8]) -> Option<usize> {
-    if data.is_empty() || data.len() % 4 != 0 {
+    if data.is_empty() || !data.len().is_multiple_of(4) {
         return None;
     }
     let pad = data

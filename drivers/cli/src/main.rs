@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod acp_cmd;
 mod agent_cmd;
 mod agent_command;
 mod blocks_cmd;
@@ -47,6 +48,9 @@ enum Command {
     Tap(tap_cmd::TapArgs),
     /// Run the bundled reference agent on stdio (`--mode rpc`), with a scripted model.
     Agent(agent_cmd::AgentArgs),
+    /// Serve the Agent Client Protocol (editors such as Zed) on stdio, one agent per
+    /// session: any `--mode rpc` agent after `--`, the bundled one by default.
+    Acp(acp_cmd::AcpArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::Blocks(args) => blocks_cmd::run(args),
         Command::Prompt(args) => prompt_cmd::run(args),
         Command::Agent(args) => agent_cmd::run(args),
+        Command::Acp(args) => acp_cmd::run(args),
         Command::Messages(args) => messages_cmd::run(args),
         Command::Replay(args) => replay_cmd::run(args),
         Command::Tap(args) => tap_cmd::run(args),

@@ -26,7 +26,8 @@ fn spawn() -> AgentProcess {
             "p1",
         ])
         .env("MUSEWIRE_AGENT_CLOCK_MS", "1234");
-    let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("musewire agent starts");
+    let agent =
+        AgentProcess::spawn(command, ClientConfig::default()).expect("musewire agent starts");
     let ready = next(&agent, |e| matches!(e, ClientEvent::Ready { .. }));
     assert_eq!(
         ready,

@@ -30,7 +30,8 @@ fn text_of(events: &[ClientEvent]) -> String {
 #[test]
 fn host_06_mio_ui_handler_answers_the_agents_dialog() {
     for (confirmed, said) in [(true, "ask returned: yes"), (false, "ask returned: no")] {
-        let agent = musewire_mio::AgentProcess::spawn(agent_command(), ClientConfig::default()).unwrap();
+        let agent =
+            musewire_mio::AgentProcess::spawn(agent_command(), ClientConfig::default()).unwrap();
         agent.on_ui(move |request| {
             let UiRequest::Confirm(confirm) = &request else {
                 panic!("not a confirm dialog: {request:?}")

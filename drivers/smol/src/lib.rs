@@ -20,6 +20,7 @@
 //! # .unwrap();
 //! ```
 
+pub mod acp;
 mod driver;
 mod handlers;
 
@@ -61,7 +62,10 @@ pub struct AgentProcess {
 
 impl AgentProcess {
     /// Spawns `command` with piped stdio and starts driving it on smol's global executor.
-    pub fn spawn(command: smol::process::Command, config: ClientConfig) -> io::Result<AgentProcess> {
+    pub fn spawn(
+        command: smol::process::Command,
+        config: ClientConfig,
+    ) -> io::Result<AgentProcess> {
         Self::start(command, config, None)
     }
 

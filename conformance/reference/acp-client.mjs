@@ -1,0 +1,110 @@
+// Drives `musewire acp` with the official ACP TypeScript SDK (@agentclientprotocol/sdk 2.x)
+// and prints what it observed as one JSON object; drivers/cli/tests/acp_sdk.rs asserts on it.
+// Usage: node acp-client.mjs SDK_DIR PROGRAM [ARGS…]  (the ACP agent to run, e.g.
+// `musewire acp` or `musewire acp -- omp --mode rpc`). ACP_SCENARIO picks the prompts:
+// `bundled` (default: the bundled agent's script) or `omp` (the live model server's markers);
+// ACP_CWD is the sessions' cwd (default: the temp dir).
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+import path from "node:path";
+import os from "node:os";
+
+const [sdkDir, program, ...args] = process.argv.slice(2);
+const scenario = process.env.ACP_SCENARIO ?? "bundled";
+const cwd = process.env.ACP_CWD ?? os.tmpdir();
+const prompts = {
+  bundled: {
+    echo: "hello from the sdk",
+    think: "think about it",
+    bash: "bash echo hi",
+    todo: "todo A; B",
+    long: "bash sleep 5",
+  },
+  omp: {
+    echo: "[[text hello from the sdk]]",
+    think: "[[think about it]] done",
+    bash: '[[tool bash {"command":"echo hi"}]]',
+    todo: null,
+    long: '[[tool bash {"command":"sleep 5"}]]',
+  },
+}[scenario];
+const acp = await import(pathToFileURL(path.join(sdkDir, "dist/v1/stable/acp.js")).href);
+
+const bridge = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
+const stream = acp.ndJsonStream(Writable.toWeb(bridge.stdin), Readable.toWeb(bridge.stdout));
+
+let updates = [];
+const out = {};
+
+const prompt = async (ctx, sessionId, text) => {
+  updates = [];
+  const response = await ctx.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text }],
+  });
+  return { stopReason: response.stopReason, updates };
+};
+
+const errorOf = async promise => {
+  try {
+    return { result: await promise };
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+};
+
+const until = async (check, ms) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise(r => setTimeout(r, 20));
+  }
+};
+
+const watchdog = setTimeout(() => {
+  console.error("acp-client: watchdog fired");
+  bridge.kill();
+  process.exit(3);
+}, 60_000);
+
+await acp
+  .client({ name: "musewire-acp-test" })
+  .onNotification("session/update", ctx => {
+    // Commands are session state, not part of a turn: kept apart.
+    if (ctx.params.update.sessionUpdate === "available_commands_update") {
+      out.commands = ctx.params.update.availableCommands.map(c => c.name);
+    } else {
+      updates.push(ctx.params.update);
+    }
+  })
+  .connectWith(stream, async ctx => {
+    out.initialize = await ctx.request("initialize", {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientInfo: { name: "musewire-acp-test", version: "1" },
+    });
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.sessionId = session.sessionId;
+    out.echo = await prompt(ctx, session.sessionId, prompts.echo);
+    out.think = await prompt(ctx, session.sessionId, prompts.think);
+    out.bash = await prompt(ctx, session.sessionId, prompts.bash);
+    if (prompts.todo) out.todo = await prompt(ctx, session.sessionId, prompts.todo);
+    if (scenario === "bundled") {
+      out.status = await prompt(ctx, session.sessionId, "/status bash echo not-run");
+    }
+    out.unknown = await errorOf(ctx.request("session/frobnicate", { sessionId: session.sessionId }));
+    // A long turn, cancelled once its tool call is visible.
+    const cancelled = prompt(ctx, session.sessionId, prompts.long);
+    await until(() => updates.some(u => u.sessionUpdate === "tool_call"), 20_000);
+    const started = Date.now();
+    await ctx.notify("session/cancel", { sessionId: session.sessionId });
+    out.cancel = await cancelled;
+    out.cancel.ms = Date.now() - started;
+  });
+
+clearTimeout(watchdog);
+bridge.stdin.end();
+const code = await new Promise(r => bridge.on("exit", c => r(c)));
+out.bridgeExit = code;
+process.stdout.write(JSON.stringify(out) + "\n");

@@ -1,0 +1,331 @@
+//! One session's agent events as ACP `session/update`s (ACP-03..05).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use serde_json::Value;
+
+use super::bound::{bound_snapshot, cut_to_bytes, Surface};
+use super::plan::{plan_from_phases, plan_from_tasks};
+use super::status::Facts;
+use crate::blocks::{show_tool_result, uri_may_carry_credential, Source, ToolResult};
+use crate::wire::{AgentEvent, AgentMessage, AssistantMessageEvent};
+
+/// The longest tool card title, in bytes.
+const MAX_TITLE_BYTES: usize = 256;
+
+/// Maps one session's agent events to `session/update`s.
+#[derive(Debug, Default)]
+pub struct Mapper {
+    text: Surface,
+    thought: Surface,
+    /// Thinking blocks of the current message that streamed deltas (ACP-04: a completion-only
+    /// block is shown once, at its end).
+    thinking_streamed: BTreeSet<u64>,
+    /// Tool cards open, by call id (ACP-05).
+    tools: BTreeMap<String, ()>,
+    /// The last assistant message's `stopReason` this turn.
+    stop_reason: Option<String>,
+    /// Prompts started, for the `turnId` of usage (ACP-02).
+    turns: u64,
+    /// Whether the editor opted into `muse/usage` metadata (ACP-02).
+    pub usage_meta: bool,
+    /// What the session has observed (ACP-01, ACP-02).
+    pub facts: Facts,
+}
+
+impl Mapper {
+    /// A mapper with nothing seen.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A turn starts: the last stop reason is forgotten.
+    pub fn start_turn(&mut self) {
+        self.stop_reason = None;
+        self.turns += 1;
+    }
+
+    /// The ACP stop reason of the turn that just ended: `aborted` → `cancelled`, `length` →
+    /// `max_tokens`, anything else `end_turn`; `cancelled` whenever the editor cancelled.
+    pub fn stop_reason(&self, cancel_requested: bool) -> StopReason {
+        match self.stop_reason.as_deref() {
+            _ if cancel_requested => StopReason::Cancelled,
+            Some("aborted") => StopReason::Cancelled,
+            Some("length") => StopReason::MaxTokens,
+            _ => StopReason::EndTurn,
+        }
+    }
+
+    /// The updates one agent event gives, in order.
+    pub fn event(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+        let mut out = Vec::new();
+        match event {
+            AgentEvent::MessageStart(_) => {
+                self.text = Surface::default();
+                self.thought = Surface::default();
+                self.thinking_streamed.clear();
+            }
+            AgentEvent::MessageUpdate(update) => {
+                self.message_update(&update.assistant_message_event, &mut out)
+            }
+            AgentEvent::MessageEnd(end) => {
+                self.note_stop(&end.message);
+                // ACP-02: each message's usage is counted once, here.
+                let turn_id = format!("turn-{}", self.turns);
+                let counted = self.facts.assistant_message(&end.message, &turn_id);
+                if self.usage_meta && counted {
+                    if let Some(update) = self.facts.usage_update() {
+                        out.push(SessionUpdate::SessionInfoUpdate(update));
+                    }
+                }
+            }
+            AgentEvent::ThinkingLevelChanged(level) => {
+                if let Some(effort) = level.thinking_level.as_ref().or(level.level.as_ref()) {
+                    self.facts.effort = Some(effort.clone());
+                }
+            }
+            AgentEvent::AgentEnd(end) => {
+                if let Some(message) = end
+                    .messages
+                    .iter()
+                    .rev()
+                    .find(|m| matches!(m, AgentMessage::Assistant(_)))
+                {
+                    self.note_stop(message);
+                }
+            }
+            AgentEvent::ToolExecutionStart(start) => {
+                self.open_tool(
+                    &start.tool_call_id,
+                    &start.tool_name,
+                    start.args.as_ref(),
+                    start.intent.as_deref(),
+                    &mut out,
+                );
+            }
+            AgentEvent::ToolExecutionUpdate(update) => {
+                self.open_tool(
+                    &update.tool_call_id,
+                    &update.tool_name,
+                    update.args.as_ref(),
+                    None,
+                    &mut out,
+                );
+                // ACP-05: an output delta updates the original call id.
+                if let Some(text) = update
+                    .partial_result
+                    .as_ref()
+                    .and_then(|r| result_text(r, false))
+                {
+                    let fields = ToolCallUpdateFields::new()
+                        .content(vec![text_content(bound_snapshot(&text))]);
+                    out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                        update.tool_call_id.clone(),
+                        fields,
+                    )));
+                }
+            }
+            AgentEvent::ToolExecutionEnd(end) => {
+                self.open_tool(&end.tool_call_id, &end.tool_name, None, None, &mut out);
+                self.tools.remove(&end.tool_call_id);
+                let failed = end.is_error == Some(true);
+                let status = if failed {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                };
+                let mut fields = ToolCallUpdateFields::new().status(status);
+                // ACP-05: the final snapshot replaces the content; with no final text, what
+                // was seen stays (no content field).
+                if let Some(text) = end.result.as_ref().and_then(|r| result_text(r, failed)) {
+                    fields = fields.content(vec![text_content(bound_snapshot(&text))]);
+                }
+                out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    end.tool_call_id.clone(),
+                    fields,
+                )));
+                // ACP-03: the todo tool's phases replace the plan.
+                if end.tool_name == "todo" && !failed {
+                    if let Some(phases) = end
+                        .result
+                        .as_ref()
+                        .and_then(|r| r.pointer("/details/phases"))
+                        .and_then(Value::as_array)
+                    {
+                        out.push(SessionUpdate::Plan(plan_from_phases(phases)));
+                    }
+                }
+            }
+            AgentEvent::TodoReminder(reminder) => {
+                let todos = reminder.todos.as_deref().unwrap_or(&[]);
+                out.push(SessionUpdate::Plan(plan_from_tasks(todos)));
+            }
+            AgentEvent::TodoAutoClear(_) => out.push(SessionUpdate::Plan(plan_from_tasks([]))),
+            _ => {}
+        }
+        for update in &out {
+            if let SessionUpdate::Plan(plan) = update {
+                self.facts.plan_size = Some(plan.entries.len());
+            }
+        }
+        out
+    }
+
+    fn message_update(&mut self, event: &AssistantMessageEvent, out: &mut Vec<SessionUpdate>) {
+        match event {
+            AssistantMessageEvent::TextDelta(delta) => {
+                if let Some(text) = self.text.take(&delta.delta) {
+                    out.push(SessionUpdate::AgentMessageChunk(chunk(text)));
+                }
+            }
+            // ACP-04: thinking deltas are the public reasoning the agent streams; signatures
+            // and redacted blocks live in other fields, never read here.
+            AssistantMessageEvent::ThinkingDelta(delta) => {
+                self.thinking_streamed.insert(delta.content_index);
+                if let Some(text) = self.thought.take(&delta.delta) {
+                    out.push(SessionUpdate::AgentThoughtChunk(chunk(text)));
+                }
+            }
+            // ACP-04: a completion-only summary (no deltas) is shown once, in part order.
+            AssistantMessageEvent::ThinkingEnd(end)
+                if self.thinking_streamed.insert(end.content_index) =>
+            {
+                if let Some(text) = self.thought.take(&end.content) {
+                    out.push(SessionUpdate::AgentThoughtChunk(chunk(text)));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn note_stop(&mut self, message: &AgentMessage) {
+        if let AgentMessage::Assistant(assistant) = message {
+            if let Some(reason) = &assistant.stop_reason {
+                self.stop_reason = Some(reason.clone());
+            }
+        }
+    }
+
+    /// Opens the card of a call id not seen yet (ACP-05: every update goes to a card the
+    /// editor has).
+    fn open_tool(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: Option<&Value>,
+        intent: Option<&str>,
+        out: &mut Vec<SessionUpdate>,
+    ) {
+        if self.tools.insert(id.to_owned(), ()).is_some() {
+            return;
+        }
+        let mut call = ToolCall::new(id.to_owned(), title(name, args, intent))
+            .kind(tool_kind(name))
+            .status(ToolCallStatus::InProgress);
+        if let Some(args) = args {
+            call = call.raw_input(withhold_in_value(args));
+        }
+        out.push(SessionUpdate::ToolCall(call));
+    }
+}
+
+fn chunk(text: String) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+fn text_content(text: String) -> ToolCallContent {
+    ToolCallContent::Content(agent_client_protocol_schema::v1::Content::new(
+        ContentBlock::Text(TextContent::new(text)),
+    ))
+}
+
+/// A tool result's text as the blocks lane shows it (BLOCK-*, so no credential-bearing uri
+/// reaches the editor); `None` when it has no content or only empty text.
+fn result_text(result: &Value, is_error: bool) -> Option<String> {
+    let content = result.get("content")?;
+    if content.is_null() || content.as_array().is_some_and(Vec::is_empty) {
+        return None;
+    }
+    let shown = show_tool_result(
+        &ToolResult {
+            content: content.clone(),
+            is_error,
+            data_is_content: true,
+        },
+        &Source::Local,
+        usize::MAX,
+    );
+    let text = shown.copies.stored;
+    (!text.is_empty()).then_some(text)
+}
+
+fn title(name: &str, args: Option<&Value>, intent: Option<&str>) -> String {
+    let detail = intent.map(str::to_owned).or_else(|| {
+        let args = args?;
+        ["command", "path", "pattern", "url", "query"]
+            .iter()
+            .find_map(|key| args.get(*key).and_then(Value::as_str))
+            .map(str::to_owned)
+    });
+    let title = match detail {
+        Some(detail) => format!("{name}: {}", withhold_credential_uris(&detail)),
+        None => name.to_owned(),
+    };
+    let title: String = title
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    cut_to_bytes(&title, MAX_TITLE_BYTES).to_owned()
+}
+
+/// The text with every word that is a uri which may carry a credential replaced by a
+/// marker (BLOCK-03's check), so a card's title never shows one.
+fn withhold_credential_uris(text: &str) -> String {
+    let withheld = |word: &str| {
+        let word = word.trim_matches(|c| matches!(c, '"' | '\'' | '(' | ')' | '<' | '>'));
+        word.contains(':') && uri_may_carry_credential(word)
+    };
+    if !text.split_whitespace().any(withheld) {
+        return text.to_owned();
+    }
+    text.split_whitespace()
+        .map(|word| {
+            if withheld(word) {
+                "[uri withheld]"
+            } else {
+                word
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A JSON value with [`withhold_credential_uris`] applied to every string in it.
+fn withhold_in_value(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(withhold_credential_uris(text)),
+        Value::Array(items) => Value::Array(items.iter().map(withhold_in_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), withhold_in_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "read" | "ls" => ToolKind::Read,
+        "edit" | "write" | "notebook" => ToolKind::Edit,
+        "bash" | "python" | "eval" => ToolKind::Execute,
+        "grep" | "find" | "glob" | "search" => ToolKind::Search,
+        "fetch" | "web_search" => ToolKind::Fetch,
+        "todo" | "think" => ToolKind::Think,
+        _ => ToolKind::Other,
+    }
+}

@@ -1,0 +1,161 @@
+//! The editor side's transport: newline-delimited JSON-RPC 2.0, each line capped
+//! ([`MAX_EDITOR_LINE_BYTES`], ACP-07), and the envelopes the bridge reads and writes.
+
+use agent_client_protocol_schema::v1::{Error, RequestId};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The longest line the bridge takes from the editor: 32 MiB, as the official SDK caps its
+/// reads (ACP-07, ours). A longer line is answered with a parse error and skipped.
+pub const MAX_EDITOR_LINE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Splits the editor's bytes into lines, holding at most [`MAX_EDITOR_LINE_BYTES`] of an
+/// unfinished one (ACP-07).
+#[derive(Debug, Default)]
+pub(crate) struct LineReader {
+    buf: Vec<u8>,
+    /// Skipping the rest of an over-long line up to its newline.
+    skipping: bool,
+}
+
+/// One thing read from the editor.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Line {
+    /// A complete line, without its newline.
+    Text(Vec<u8>),
+    /// A line over the cap was skipped.
+    TooLong,
+}
+
+impl LineReader {
+    /// Takes bytes; returns the complete lines in them, in order.
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) -> Vec<Line> {
+        let mut lines = Vec::new();
+        while !bytes.is_empty() {
+            let newline = memchr::memchr(b'\n', bytes);
+            let (part, rest) = match newline {
+                Some(at) => (&bytes[..at], &bytes[at + 1..]),
+                None => (bytes, &[][..]),
+            };
+            if !self.skipping {
+                if self.buf.len() + part.len() > MAX_EDITOR_LINE_BYTES {
+                    self.buf = Vec::new();
+                    self.skipping = true;
+                    lines.push(Line::TooLong);
+                } else {
+                    self.buf.extend_from_slice(part);
+                }
+            }
+            if newline.is_some() {
+                if self.skipping {
+                    self.skipping = false;
+                } else {
+                    lines.push(Line::Text(std::mem::take(&mut self.buf)));
+                }
+            }
+            bytes = rest;
+        }
+        lines
+    }
+
+    /// The editor's input ended: a last line without a newline, if any.
+    pub(crate) fn finish(&mut self) -> Option<Line> {
+        let skipping = std::mem::take(&mut self.skipping);
+        let buf = std::mem::take(&mut self.buf);
+        (!skipping && !buf.iter().all(u8::is_ascii_whitespace)).then_some(Line::Text(buf))
+    }
+}
+
+/// A message from the editor, by its envelope.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A request: answer it with its id.
+    Request {
+        id: RequestId,
+        method: String,
+        params: Value,
+    },
+    /// A notification: never answered.
+    Notification { method: String, params: Value },
+    /// A response to one of our requests (the bridge makes none yet): ignored.
+    Response,
+}
+
+/// Reads one line's envelope; `Err` is the error to answer (with a null id).
+pub(crate) fn parse_line(line: &[u8]) -> Result<Option<Incoming>, Error> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_slice(line)
+        .map_err(|e| Error::parse_error().data(Value::String(e.to_string())))?;
+    let Value::Object(mut object) = value else {
+        return Err(Error::invalid_request().data(json!("a message is a JSON object")));
+    };
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => method,
+        Some(_) => return Err(Error::invalid_request().data(json!("method is not a string"))),
+        None if object.contains_key("result") || object.contains_key("error") => {
+            return Ok(Some(Incoming::Response));
+        }
+        None => return Err(Error::invalid_request().data(json!("no method"))),
+    };
+    let params = object.remove("params").unwrap_or(Value::Null);
+    match object.remove("id") {
+        None => Ok(Some(Incoming::Notification { method, params })),
+        Some(id) => match serde_json::from_value::<RequestId>(id) {
+            Ok(id) => Ok(Some(Incoming::Request { id, method, params })),
+            Err(_) => Err(Error::invalid_request().data(json!("id is not a string or integer"))),
+        },
+    }
+}
+
+/// A response line: `{"jsonrpc":"2.0","id":…,"result":…}`.
+pub(crate) fn result_line(id: &RequestId, result: &impl Serialize) -> Vec<u8> {
+    let result = serde_json::to_value(result).unwrap_or(Value::Null);
+    line(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+/// An error line: `{"jsonrpc":"2.0","id":…,"error":{code,message,data?}}`.
+pub(crate) fn error_line(id: &RequestId, error: &Error) -> Vec<u8> {
+    line(json!({"jsonrpc": "2.0", "id": id, "error": error}))
+}
+
+/// A notification line: `{"jsonrpc":"2.0","method":…,"params":…}`.
+pub(crate) fn notification_line(method: &str, params: &impl Serialize) -> Vec<u8> {
+    let params = serde_json::to_value(params).unwrap_or(Value::Null);
+    line(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+}
+
+fn line(value: Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(&value).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acp_07_lines_split_in_any_chunking_and_overlong_skipped() {
+        let mut reader = LineReader::default();
+        assert_eq!(
+            reader.push(b"{\"a\":1}\n{\"b\""),
+            vec![Line::Text(b"{\"a\":1}".to_vec())]
+        );
+        assert_eq!(
+            reader.push(b":2}\n"),
+            vec![Line::Text(b"{\"b\":2}".to_vec())]
+        );
+        let big = vec![b'x'; MAX_EDITOR_LINE_BYTES + 1];
+        assert_eq!(reader.push(&big), vec![Line::TooLong]);
+        assert_eq!(reader.push(b"yyy\n{}\n"), vec![Line::Text(b"{}".to_vec())]);
+        assert_eq!(reader.finish(), None);
+    }
+
+    #[test]
+    fn acp_07_bad_json_is_a_parse_error() {
+        let error = parse_line(b"{nope").unwrap_err();
+        assert_eq!(i32::from(error.code), -32700);
+    }
+}

@@ -1,0 +1,171 @@
+//! What a session has observed, for `/status` (ACP-01) and the `muse/usage` metadata
+//! (ACP-02). Nothing here is estimated: a fact not observed is `None` and shows as
+//! "unknown".
+
+use agent_client_protocol_schema::v1::{AvailableCommand, Meta, SessionInfoUpdate};
+use serde_json::{json, Value};
+
+use crate::wire::{AgentMessage, Usage};
+
+/// The name of the local status command (ACP-01).
+pub const STATUS_COMMAND: &str = "status";
+
+/// Root-session token totals, host-computed: each assistant message's usage counted once.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tokens {
+    /// Prompt tokens: input plus cache reads and writes.
+    pub prompt: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Total tokens as the agent reports them (or prompt + output when it does not).
+    pub total: u64,
+}
+
+/// The facts one session has observed (ACP-01, ACP-02).
+#[derive(Debug, Default, Clone)]
+pub struct Facts {
+    /// The last model an assistant message named.
+    pub model: Option<String>,
+    /// Its provider.
+    pub provider: Option<String>,
+    /// The last thinking level the agent reported.
+    pub effort: Option<String>,
+    /// Cumulative tokens (ACP-02: replacements, never increments).
+    pub cumulative: Option<Tokens>,
+    /// The last model call's usage as the agent reported it, and the turn it was in.
+    pub last_call: Option<(String, Usage)>,
+    /// Entries of the last plan sent.
+    pub plan_size: Option<usize>,
+    /// The agent's own commands, last advertised.
+    pub agent_commands: Vec<AvailableCommand>,
+}
+
+impl Facts {
+    /// Takes an assistant message's model and usage, once per message (at `message_end`);
+    /// true when it carried usage.
+    pub fn assistant_message(&mut self, message: &AgentMessage, turn_id: &str) -> bool {
+        let AgentMessage::Assistant(assistant) = message else {
+            return false;
+        };
+        if let Some(model) = &assistant.model {
+            self.model = Some(model.clone());
+        }
+        if let Some(provider) = &assistant.provider {
+            self.provider = Some(provider.clone());
+        }
+        if let Some(usage) = &assistant.usage {
+            let prompt = usage.input.unwrap_or(0)
+                + usage.cache_read.unwrap_or(0)
+                + usage.cache_write.unwrap_or(0);
+            let output = usage.output.unwrap_or(0);
+            let total = usage.total_tokens.unwrap_or(prompt + output);
+            let sum = self.cumulative.get_or_insert_with(Tokens::default);
+            sum.prompt += prompt;
+            sum.output += output;
+            sum.total += total;
+            self.last_call = Some((turn_id.to_owned(), usage.clone()));
+            return true;
+        }
+        false
+    }
+
+    /// The `session_info_update` carrying `_meta["muse/usage"]` (ACP-02), when there is
+    /// usage to report.
+    pub fn usage_update(&self) -> Option<SessionInfoUpdate> {
+        let cumulative = self.cumulative?;
+        let mut usage = json!({
+            "scope": "rootSession",
+            "cumulative": {
+                "promptTokens": cumulative.prompt,
+                "outputTokens": cumulative.output,
+                "totalTokens": cumulative.total,
+            },
+        });
+        if let Some((turn_id, last)) = &self.last_call {
+            // Raw last-call counters, in the agent's own cache convention.
+            let mut call = json!({"turnId": turn_id});
+            let fields = [
+                ("promptTokens", last.input),
+                ("outputTokens", last.output),
+                ("cacheReadTokens", last.cache_read),
+                ("cacheWriteTokens", last.cache_write),
+                ("totalTokens", last.total_tokens),
+            ];
+            for (name, value) in fields {
+                if let Some(value) = value {
+                    call[name] = json!(value);
+                }
+            }
+            usage["lastModelCall"] = call;
+        }
+        let mut meta = Meta::new();
+        meta.insert("muse/usage".into(), usage);
+        Some(SessionInfoUpdate::new().meta(meta))
+    }
+
+    /// The `/status` text (ACP-01): every line a fact or "unknown".
+    pub fn status_text(&self) -> String {
+        let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        let tokens = match self.cumulative {
+            Some(t) => format!(
+                "prompt {}, output {}, total {}",
+                t.prompt, t.output, t.total
+            ),
+            None => "unknown".into(),
+        };
+        let plan = match self.plan_size {
+            Some(n) => format!("{n} entries"),
+            None => "unknown".into(),
+        };
+        [
+            "Status (local command: no model turn was started)".to_owned(),
+            "requested model: unknown".into(),
+            "requested provider: unknown".into(),
+            "requested effort: unknown".into(),
+            "requested mode: unknown".into(),
+            format!("last observed model: {}", or_unknown(&self.model)),
+            format!("last observed provider: {}", or_unknown(&self.provider)),
+            format!("last observed effort: {}", or_unknown(&self.effort)),
+            "approval policy: unknown".into(),
+            format!("root-session tokens: {tokens}"),
+            "context pressure: unknown (no context window size reported)".into(),
+            format!("plan size: {plan}"),
+        ]
+        .join("\n")
+    }
+
+    /// The commands to advertise: `/status` beside the agent's own (ACP-01).
+    pub fn commands(&self) -> Vec<AvailableCommand> {
+        let mut commands = vec![AvailableCommand::new(
+            STATUS_COMMAND,
+            "Show the session's model, usage and plan (local; starts no model turn)",
+        )];
+        commands.extend(
+            self.agent_commands
+                .iter()
+                .filter(|c| c.name != STATUS_COMMAND)
+                .cloned(),
+        );
+        commands
+    }
+}
+
+/// Whether a prompt is the `/status` command: its text starts with `/status` and then ends
+/// or has whitespace (ACP-01). Whatever follows is not executed.
+pub fn is_status_prompt(text: &str) -> bool {
+    let rest = text.trim_start().strip_prefix("/status");
+    rest.is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
+}
+
+/// The agent's slash commands as ACP commands.
+pub fn agent_commands(commands: &[crate::wire::SlashCommand]) -> Vec<AvailableCommand> {
+    commands
+        .iter()
+        .map(|c| AvailableCommand::new(c.name.clone(), c.description.clone().unwrap_or_default()))
+        .collect()
+}
+
+/// Whether `_meta["muse/usage"]` of the client capabilities is 1 (ACP-02).
+pub fn usage_opt_in(meta: Option<&Meta>) -> bool {
+    meta.and_then(|m| m.get("muse/usage")) == Some(&Value::from(1))
+}

@@ -1,0 +1,155 @@
+//! A bridge with one session and a scripted agent, for the ACP tests.
+#![allow(dead_code)]
+
+use std::time::Instant;
+
+use musewire_core::acp::{Action, Bridge, Input};
+use musewire_core::client::ExitStatus;
+use serde_json::{json, Value};
+
+pub use agent_client_protocol_schema::v1::SessionId;
+
+/// A bridge driven by hand: what went to the editor, to the agent, and what was spawned.
+pub struct Harness {
+    pub bridge: Bridge,
+    pub now: Instant,
+    pub editor: Vec<Value>,
+    pub agent: Vec<Value>,
+    pub spawned: Vec<(String, std::path::PathBuf)>,
+    pub stopped: Vec<String>,
+}
+
+impl Harness {
+    pub fn new() -> Self {
+        Harness {
+            bridge: Bridge::new(Default::default()),
+            now: Instant::now(),
+            editor: Vec::new(),
+            agent: Vec::new(),
+            spawned: Vec::new(),
+            stopped: Vec::new(),
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Some(action) = self.bridge.poll_action() {
+            match action {
+                Action::Editor { bytes } => {
+                    assert_eq!(bytes.last(), Some(&b'\n'));
+                    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                        self.editor.push(serde_json::from_slice(line).unwrap());
+                    }
+                }
+                Action::Agent { bytes, .. } => {
+                    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                        self.agent.push(serde_json::from_slice(line).unwrap());
+                    }
+                }
+                Action::Spawn { session, cwd } => self.spawned.push((session.0.to_string(), cwd)),
+                Action::StopAgent { session } => self.stopped.push(session.0.to_string()),
+            }
+        }
+    }
+
+    pub fn editor_bytes(&mut self, bytes: &[u8]) {
+        self.bridge.handle(self.now, Input::Editor(bytes));
+        self.drain();
+    }
+
+    pub fn send(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.editor_bytes(&line);
+    }
+
+    pub fn request(&mut self, id: u64, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    pub fn agent_lines(&mut self, session: &str, frames: &[Value]) {
+        let mut bytes = Vec::new();
+        for frame in frames {
+            bytes.extend(serde_json::to_vec(frame).unwrap());
+            bytes.push(b'\n');
+        }
+        self.bridge.handle(
+            self.now,
+            Input::AgentStdout(SessionId::new(session), &bytes),
+        );
+        self.drain();
+    }
+
+    pub fn agent_exit(&mut self, session: &str) {
+        self.bridge.handle(
+            self.now,
+            Input::AgentExit(SessionId::new(session), ExitStatus::Code(1)),
+        );
+        self.drain();
+    }
+
+    /// initialize + session/new + the agent's ready frame: the session id.
+    pub fn session(&mut self) -> String {
+        self.request(1, "initialize", json!({"protocolVersion": 1}));
+        self.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+        let id = self.answer(2).unwrap()["result"]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        self.agent_lines(
+            &id,
+            &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
+        );
+        self.editor.clear();
+        id
+    }
+
+    /// Sends a prompt (request id 10) and acknowledges it: the agent's request id.
+    pub fn prompt(&mut self, session: &str, text: &str) -> String {
+        self.request(
+            10,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        );
+        let sent = self.agent.last().unwrap().clone();
+        assert_eq!(sent["type"], "prompt");
+        assert_eq!(sent["message"], text);
+        let id = sent["id"].as_str().unwrap().to_owned();
+        self.agent_lines(
+            session,
+            &[
+                json!({"id": id, "type": "response", "command": "prompt", "success": true}),
+                json!({"type": "agent_start"}),
+            ],
+        );
+        id
+    }
+
+    /// The `session/update` updates sent so far, in order.
+    pub fn updates(&self) -> Vec<Value> {
+        self.editor
+            .iter()
+            .filter(|m| m["method"] == "session/update")
+            .map(|m| m["params"]["update"].clone())
+            .collect()
+    }
+
+    /// The answer to editor request `id`, if sent.
+    pub fn answer(&self, id: u64) -> Option<Value> {
+        self.editor.iter().find(|m| m["id"] == json!(id)).cloned()
+    }
+}
+
+/// An assistant message with this stop reason.
+pub fn assistant(text: &str, stop_reason: &str) -> Value {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": stop_reason})
+}
+
+/// `message_update` with this assistant event.
+pub fn update(event: Value) -> Value {
+    json!({"type": "message_update", "message": assistant("", "stop"), "assistantMessageEvent": event})
+}
+
+/// `agent_end` with one assistant message.
+pub fn agent_end(stop_reason: &str) -> Value {
+    json!({"type": "agent_end", "messages": [assistant("x", stop_reason)]})
+}
