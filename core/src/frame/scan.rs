@@ -3,7 +3,8 @@
 //! [`scan`] checks that a UTF-8 text is exactly one JSON value (RFC 8259, as `JSON.parse`
 //! reads it) and reports the members of a top-level object as byte spans, so the framing
 //! layer can read `type`, `id`, `command` and a chunk's envelope without parsing the rest.
-//! Strings are skipped eight bytes at a time.
+//! Strings are skipped 64 bytes at a time by SIMD masks (`scan_simd`), with a scalar scanner
+//! eight bytes at a time deciding whatever that fast path leaves.
 
 /// What kind of JSON value starts at a position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,8 +141,23 @@ fn special_mask(w: u64) -> u64 {
 }
 
 /// Skips a string starting at the quote at `*i`; returns whether it held escapes.
+///
+/// The SIMD fast path ([`super::scan_simd`]) settles valid strings; whatever it leaves
+/// (errors, surrogate escapes, the last bytes of the text) is decided by
+/// [`scan_string_scalar`].
 #[inline]
 fn scan_string(b: &[u8], i: &mut usize) -> Result<bool, ScanError> {
+    if let Some((end, escaped)) = super::scan_simd::string_end(b, *i + 1) {
+        *i = end;
+        return Ok(escaped);
+    }
+    scan_string_scalar(b, i)
+}
+
+/// The scalar string scanner: skips a string starting at the quote at `*i`, eight bytes at a
+/// time; returns whether it held escapes. It decides every string, errors included.
+#[inline(never)]
+pub(super) fn scan_string_scalar(b: &[u8], i: &mut usize) -> Result<bool, ScanError> {
     let mut j = *i + 1;
     let mut escaped = false;
     loop {
