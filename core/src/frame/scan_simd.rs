@@ -84,7 +84,15 @@ fn masks16(bytes: [u8; 16]) -> Masks {
 /// The masks of the 64 bytes at `at`; see [`padded`] for the last bytes of the text.
 #[inline]
 fn block64(b: &[u8], at: usize) -> Option<Masks> {
-    let block: [u8; 64] = padded(b, at)?;
+    match b.get(at..at.saturating_add(64)) {
+        Some(block) => Some(masks64(block.try_into().ok()?)),
+        None => Some(masks64(&padded::<64>(b, at)?)),
+    }
+}
+
+/// The masks of a 64-byte block.
+#[inline]
+fn masks64(block: &[u8; 64]) -> Masks {
     let mut m = Masks {
         quote: 0,
         backslash: 0,
@@ -98,7 +106,7 @@ fn block64(b: &[u8], at: usize) -> Option<Masks> {
         m.backslash |= p.backslash << shift;
         m.ctrl |= p.ctrl << shift;
     }
-    Some(m)
+    m
 }
 
 #[inline]
