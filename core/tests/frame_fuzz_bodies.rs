@@ -82,6 +82,30 @@ mod scanner_vs_serde {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// FRAME-10/13: the same on long strings dense with escapes and control characters,
+        /// which the scanner's 64-byte SIMD path (`scan_simd`) reads across block edges, whole,
+        /// corrupted at one byte, and cut short.
+        #[test]
+        fn frame_13_the_scanner_agrees_with_serde_json_on_long_strings(
+            strings in prop::collection::vec("[\"\\\\\u{0}-\u{1f}a-z/\u{e9}\u{1F600}]{0,200}", 1..4),
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+        ) {
+            let v = Value::Array(strings.into_iter().map(Value::String).collect());
+            let text = serde_json::to_vec(&v).unwrap();
+            scan_agrees_with_serde(&text);
+            let mut broken = text.clone();
+            let i = at.index(broken.len());
+            broken[i] = byte;
+            scan_agrees_with_serde(&broken);
+            broken.truncate(i);
+            scan_agrees_with_serde(&broken);
+        }
+    }
+
     #[test]
     fn frame_13_the_scanner_agrees_with_serde_json_on_near_misses() {
         for text in [

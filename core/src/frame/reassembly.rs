@@ -39,17 +39,25 @@ fn decoded_len(data: &[u8]) -> Option<usize> {
     Some(data.len() / 4 * 3 - pad)
 }
 
-/// Decodes canonical padded base64 `data` into `out`, which has exactly its decoded length.
-/// The bulk goes through a SIMD decoder; the last quantum, which carries the padding and any
-/// trailing bits, through one that rejects what is not canonical (FRAME-08).
-fn decode_into(data: &[u8], out: &mut [u8]) -> bool {
+/// Appends the bytes of canonical padded base64 `data` (whose decoded length is `len`) to
+/// `out`; on failure `out` is left as it was. The bulk goes through a SIMD decoder that writes
+/// straight into the spare capacity (no zeroing first); the last quantum, which carries the
+/// padding and any trailing bits, through one that rejects what is not canonical (FRAME-08).
+fn decode_append(data: &[u8], len: usize, out: &mut Vec<u8>) -> bool {
+    let start = out.len();
     let (bulk, last) = data.split_at(data.len() - 4);
     let bulk_out = bulk.len() / 4 * 3;
-    let (head, tail) = out.split_at_mut(bulk_out);
-    base64_simd::STANDARD
-        .decode(bulk, base64_simd::Out::from_slice(head))
-        .is_ok_and(|d| d.len() == bulk_out)
-        && matches!(STANDARD.decode_slice(last, tail), Ok(n) if n == tail.len())
+    let mut tail = [0u8; 3];
+    let tail_len = len - bulk_out;
+    let ok = base64_simd::STANDARD.decode_append(bulk, out).is_ok()
+        && out.len() == start + bulk_out
+        && matches!(STANDARD.decode_slice(last, &mut tail[..tail_len]), Ok(n) if n == tail_len);
+    if ok {
+        out.extend_from_slice(&tail[..tail_len]);
+    } else {
+        out.truncate(start);
+    }
+    ok
 }
 
 impl Reassembler {
@@ -118,9 +126,7 @@ impl Reassembler {
                 .min(byte_length);
             buf.reserve_exact(target - start);
         }
-        buf.resize(start + len, 0);
-        if !decode_into(data, &mut buf[start..]) {
-            buf.truncate(start);
+        if !decode_append(data, len, buf) {
             return Err(FrameError::InvalidChunkData);
         }
         let pending = self.pending.get_or_insert(Pending {
