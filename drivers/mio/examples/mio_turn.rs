@@ -2,18 +2,17 @@
 //! `cargo run -p musewire-mio --example mio_turn -- omp --mode rpc` (any agent command).
 use std::time::Duration;
 
+use musewire_core::client::ClientEvent;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (program, rest) = args.split_first().ok_or("usage: mio_turn AGENT [ARGS…]")?;
-    let mut command = std::process::Command::new(program);
-    command.args(rest);
+    let mut args = std::env::args().skip(1);
+    let mut command = std::process::Command::new(args.next().ok_or("usage: mio_turn AGENT…")?);
+    command.args(args);
     let agent = musewire_mio::AgentProcess::spawn(command, Default::default())?;
     agent.prompt("hello", Duration::from_secs(60))?;
-    while let Some(event) = agent.next_event(Duration::from_secs(60)) {
+    let turn = |e: &ClientEvent| *e != ClientEvent::TurnFinished;
+    while let Some(event) = agent.next_event(Duration::from_secs(60)).filter(turn) {
         print!("{}", event.text_delta().unwrap_or_default());
-        if matches!(event, musewire_core::client::ClientEvent::TurnFinished) {
-            break;
-        }
     }
     Ok(())
 }
