@@ -72,22 +72,6 @@ pub fn tool_result(
     message
 }
 
-/// The text of a tool result's text blocks, joined by LF.
-pub fn result_text(result: &Value) -> String {
-    result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 /// A tool result `{content:[{type:"text", text}]}`, with details when given.
 pub fn text_result(text: impl Into<String>, details: Option<Value>) -> Value {
     let mut result = json!({"content": [{"type": "text", "text": text.into()}]});

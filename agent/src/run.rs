@@ -205,7 +205,7 @@ impl App {
             now,
             json!({"type": "turn_end", "message": waiting.assistant, "toolResults": [message]}),
         );
-        messages::result_text(result)
+        musewire_core::agent::result_text(result)
     }
 
     /// Aborts the run: the tool it waits for is withdrawn (its result says so), queued

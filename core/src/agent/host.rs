@@ -149,14 +149,10 @@ impl Agent {
         }
         let dialog = DialogId(self.next_outbound());
         let frame = ui_frame(&dialog.wire(), &request);
-        let deadline = frame
-            .get("timeout")
-            .and_then(Value::as_f64)
-            .filter(|ms| ms.is_finite())
-            .map(|ms| {
-                let timeout = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
-                now + timeout.min(MAX_DIALOG_TIMEOUT)
-            });
+        let deadline = request.timeout_ms().map(|ms| {
+            let timeout = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+            now + timeout.min(MAX_DIALOG_TIMEOUT)
+        });
         self.write(&frame);
         self.dialogs.insert(dialog, deadline);
         Ok(dialog)
@@ -341,10 +337,12 @@ fn ui_frame(id: &str, request: &UiRequest) -> Value {
 }
 
 /// The text of a failed host tool result: its text blocks joined by LF, trimmed, or
-/// "Host tool execution failed" (HOST-02).
-fn error_text(result: &Value) -> String {
-    let joined = result["content"]
-        .as_array()
+/// The text of a tool result's text blocks (`{content: [{type: "text", text}, …]}`), joined
+/// by LF, as the reference joins them (HOST-02).
+pub fn result_text(result: &Value) -> String {
+    result
+        .get("content")
+        .and_then(Value::as_array)
         .map(|blocks| {
             blocks
                 .iter()
@@ -353,7 +351,12 @@ fn error_text(result: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// "Host tool execution failed" (HOST-02).
+fn error_text(result: &Value) -> String {
+    let joined = result_text(result);
     let text = js::trim(&joined);
     if text.is_empty() {
         HOST_TOOL_FAILED.to_owned()

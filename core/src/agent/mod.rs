@@ -65,7 +65,9 @@ pub use action::{
 pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
 pub use error::AgentError;
-pub use host::{HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED};
+pub use host::{
+    result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED,
+};
 pub use input::Input;
 
 pub use crate::client::CommandFailure;
