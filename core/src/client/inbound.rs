@@ -344,20 +344,12 @@ impl Client {
             }
             return;
         }
-        let timeout = match &request {
-            UiRequest::Select(r) => Some(&r.timeout),
-            UiRequest::Confirm(r) => Some(&r.timeout),
-            UiRequest::Input(r) => Some(&r.timeout),
-            UiRequest::Editor(r) => Some(&r.timeout),
-            _ => None,
-        };
-        if let (Some(timeout), Some(id)) = (timeout, request.id()) {
+        if let (true, Some(id)) = (request.is_dialog(), request.id()) {
             // A dialog (HOST-06): the agent takes the default when the timeout passes; the
             // dialog closes then.
-            let deadline = timeout
-                .as_ref()
-                .and_then(serde_json::Number::as_f64)
-                .filter(|ms| *ms >= 0.0 && ms.is_finite())
+            let deadline = request
+                .timeout_ms()
+                .filter(|ms| *ms >= 0.0)
                 .map(|ms| now + Duration::from_millis(ms as u64));
             self.dialogs.insert(id.to_owned(), deadline);
         }

@@ -177,6 +177,19 @@ wire_enum! {
 }
 
 impl UiRequest {
+    /// A dialog's `timeout` in milliseconds, when it has one that is a finite number; `None`
+    /// for a notice (HOST-06).
+    pub fn timeout_ms(&self) -> Option<f64> {
+        let timeout = match self {
+            UiRequest::Select(r) => &r.timeout,
+            UiRequest::Confirm(r) => &r.timeout,
+            UiRequest::Input(r) => &r.timeout,
+            UiRequest::Editor(r) => &r.timeout,
+            _ => return None,
+        };
+        timeout.as_ref()?.as_f64().filter(|ms| ms.is_finite())
+    }
+
     /// The `method`.
     pub fn method(&self) -> Option<&str> {
         self.tag()
