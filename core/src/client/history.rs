@@ -22,6 +22,7 @@ const STALE: &str = "RPC message cursor is stale";
 const MORE_THAN_TOTAL: &str = "RPC message pagination returned more messages than its total";
 /// PAGE-09 (ours), PAGE-02: a page with no message that still names a next cursor.
 const EMPTY_PAGE: &str = "RPC message pagination returned an empty page before the end";
+const INCONSISTENT_TOTAL: &str = "RPC message pagination returned an inconsistent total";
 
 /// Where a walk stands.
 #[derive(Debug, Clone, Default)]
@@ -96,31 +97,21 @@ impl Walk {
             }
         };
         let page = match data {
-            ResponseData::MessagesPage(page) => page,
+            ResponseData::MessagesPage(page) => Some(page),
             // A page the wire model could not type as a whole: a message of a known role
             // with members of another shape, say. Read it as JSON reads it, each message
             // typed on its own (CALL-06); a total that is not a non-negative integer is not
             // a page this walk can trust.
-            ResponseData::Other(data) => match lenient_page(&data) {
-                Some(page) => page,
-                None => {
-                    return Step::Failed(failure(
-                        "RPC message pagination returned an inconsistent total",
-                    ))
-                }
-            },
-            _ => {
-                return Step::Failed(failure(
-                    "RPC message pagination returned an inconsistent total",
-                ))
-            }
+            ResponseData::Other(data) => lenient_page(&data),
+            _ => None,
         };
-        let total = Some(page.total_messages).filter(|t| is_safe_integer(*t as f64));
-        let Some(total) = total.filter(|t| self.total.is_none_or(|seen| seen == *t)) else {
-            return Step::Failed(failure(
-                "RPC message pagination returned an inconsistent total",
-            ));
+        let Some(page) = page.filter(|p| is_safe_integer(p.total_messages as f64)) else {
+            return Step::Failed(failure(INCONSISTENT_TOTAL));
         };
+        let total = page.total_messages;
+        if self.total.is_some_and(|seen| seen != total) {
+            return Step::Failed(failure(INCONSISTENT_TOTAL));
+        }
         self.total = Some(total);
         let brought = page.messages.len();
         // PAGE-09 (ours): an agent that pages forever cannot grow the walk without bound.
