@@ -43,12 +43,19 @@ impl App {
             }
             Command::NewSession(_) => {
                 self.abort_run(now);
-                self.new_session();
+                self.new_session(now);
                 Ok(Some(json!({"cancelled": false})))
+            }
+            // Answered once the file is read (AGENT-05).
+            Command::SwitchSession(switch) => {
+                match self.switch_session(request, &switch.session_path) {
+                    Ok(()) => return,
+                    Err(error) => fail(format!("switch_session: {error}")),
+                }
             }
             Command::GetState(_) => Ok(Some(self.state())),
             Command::SetTodos(todos) => {
-                self.session.todos = todos.phases;
+                self.set_todos(now, todos.phases);
                 Ok(Some(json!({"todoPhases": self.session.todos})))
             }
             Command::GetMessages(_) => Ok(Some(json!({"messages": self.session.messages}))),
@@ -84,7 +91,7 @@ impl App {
         self.respond(now, request, outcome);
     }
 
-    fn respond(
+    pub(crate) fn respond(
         &mut self,
         now: Instant,
         request: RequestId,
@@ -134,7 +141,7 @@ impl App {
         if self.run.is_some() {
             self.deferred.push(message);
         } else {
-            self.push_history(message);
+            self.push_history(now, message);
         }
     }
 
@@ -182,6 +189,9 @@ impl App {
             .filter(|_| !self.options.no_session)
         {
             state["sessionDir"] = json!(dir.to_string_lossy());
+        }
+        if let Some(file) = self.session_file() {
+            state["sessionFile"] = json!(file.to_string_lossy());
         }
         state
     }

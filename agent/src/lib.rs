@@ -23,10 +23,14 @@
 mod app;
 mod bash;
 mod commands;
+pub mod disk;
+pub mod io;
 mod messages;
 mod options;
+pub mod read;
 mod run;
 pub mod script;
+pub mod session;
 pub mod stdio;
 mod todo;
 mod tools;

@@ -13,17 +13,19 @@ pub const THINKING_LEVELS: [&str; 8] = [
 ];
 
 /// The agent's options: what `--model`, `--provider`, `--session-dir`, `--no-session`,
-/// `--max-time`, `--thinking` and the clock say.
+/// `--max-time`, `--thinking` and the clock say, and the working directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     /// `--model`: the model id the agent reports (default `scripted`).
     pub model: Option<String>,
     /// `--provider`: the provider it reports (default `musewire`).
     pub provider: Option<String>,
-    /// `--session-dir`: accepted and reported; the agent keeps its sessions in memory.
+    /// `--session-dir`: the folder of the session files, `<sessionId>.jsonl` each
+    /// ([`crate::session`], AGENT-05). [`crate::stdio::run`] makes it absolute, so that
+    /// `get_state`'s `sessionFile` is.
     pub session_dir: Option<PathBuf>,
     /// `--no-session`: the session is in memory only, as omp's; `get_state` then names no
-    /// session directory.
+    /// session directory or file, and no file is written.
     pub no_session: bool,
     /// `--max-time`: the session's deadline, from the start (omp's). A run still going then
     /// is aborted; a prompt after it ends at once without calling the model.
@@ -34,6 +36,9 @@ pub struct Options {
     /// A fixed clock (milliseconds since the Unix epoch) for every timestamp; `None` for the
     /// system clock, read once at start and advanced by the loop's `now`.
     pub fixed_clock_ms: Option<u64>,
+    /// The working directory a session file's header names ([`crate::stdio::run`] fills it
+    /// in when `None`).
+    pub cwd: Option<PathBuf>,
 }
 
 impl Options {

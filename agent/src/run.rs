@@ -67,7 +67,7 @@ impl App {
             let user = messages::user(prompt, self.millis(now));
             self.emit(now, json!({"type": "message_start", "message": user}));
             self.emit(now, json!({"type": "message_end", "message": user}));
-            self.push_history(user);
+            self.push_history(now, user);
             self.queue.clear();
             self.end_run(now);
             return;
@@ -83,7 +83,7 @@ impl App {
         let user = messages::user(prompt, self.millis(now));
         self.emit(now, json!({"type": "message_start", "message": user}));
         self.emit(now, json!({"type": "message_end", "message": user}));
-        self.push_history(user);
+        self.push_history(now, user);
         match script {
             Script::Echo(text) => self.say(now, None, &text),
             Script::Think(text) => self.say(now, Some(&text), &text),
@@ -97,7 +97,7 @@ impl App {
         blocks.extend(thinking.map(Block::Thinking));
         blocks.push(Block::Text(text));
         let message = self.stream_assistant(now, &blocks, "stop");
-        self.push_history(message.clone());
+        self.push_history(now, message.clone());
         self.emit(
             now,
             json!({"type": "turn_end", "message": message, "toolResults": []}),
@@ -122,7 +122,7 @@ impl App {
             .unwrap_or_default();
         self.emit(now, json!({"type": "agent_end", "messages": messages}));
         for message in std::mem::take(&mut self.deferred) {
-            self.push_history(message);
+            self.push_history(now, message);
         }
     }
 
@@ -136,7 +136,7 @@ impl App {
             arguments,
         };
         let assistant = self.stream_assistant(now, &[Block::ToolCall(&call)], "toolUse");
-        self.push_history(assistant.clone());
+        self.push_history(now, assistant.clone());
         self.emit(
             now,
             json!({"type": "tool_execution_start", "toolCallId": call.id, "toolName": call.name, "args": call.arguments}),
@@ -200,7 +200,7 @@ impl App {
             messages::tool_result(&call.id, &call.name, result, is_error, self.millis(now));
         self.emit(now, json!({"type": "message_start", "message": message}));
         self.emit(now, json!({"type": "message_end", "message": message}));
-        self.push_history(message.clone());
+        self.push_history(now, message.clone());
         self.emit(
             now,
             json!({"type": "turn_end", "message": waiting.assistant, "toolResults": [message]}),

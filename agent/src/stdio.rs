@@ -1,6 +1,7 @@
 //! The `musewire agent` command's loop: the [`App`] on the mio driver's agent-side stdio loop
 //! ([`musewire_mio::agent_stdio`]), which reads stdin, writes stdout with backpressure, keeps
-//! the timers and is woken when a shell command finishes.
+//! the timers and is woken when a shell command finishes; and the [`Disk`] performing the
+//! App's file work (the [I/O seam](crate::io)) as soon as the App hands it out.
 //!
 //! The processes the agent starts end with it (AGENT-02): the end of stdin kills every shell
 //! command's process group, and so does SIGTERM, SIGINT or SIGHUP ([`TERMINATING_SIGNALS`]),
@@ -10,30 +11,108 @@ use std::io;
 use std::sync::Arc;
 use std::time::Instant;
 
+use musewire_core::agent::{Agent, AgentEvent};
 pub use musewire_mio::agent_stdio::TERMINATING_SIGNALS;
-use musewire_mio::agent_stdio::{die_of, AgentStdio, Ended};
+use musewire_mio::agent_stdio::{die_of, AgentProgram, AgentStdio, Ended};
 
+use crate::disk::Disk;
+use crate::io::{IoOutcome, IoWork};
 use crate::{App, Options};
 
 /// Runs the agent on this process's stdin and stdout until stdin ends and everything owed
 /// has been written. Returns the exit code. On SIGTERM, SIGINT or SIGHUP every shell
 /// command's process group is killed and the process then dies of that signal (AGENT-02);
 /// should the signal's default action not end it, the code is 128 + the signal's number.
-pub fn run(options: Options) -> io::Result<u8> {
+///
+/// The session folder (`--session-dir`, unless `--no-session`) is made absolute and opened
+/// first: one that is a symlink, or cannot be made or opened, is an error before anything
+/// is read or written.
+pub fn run(mut options: Options) -> io::Result<u8> {
+    if options.cwd.is_none() {
+        options.cwd = std::env::current_dir().ok();
+    }
+    if let Some(dir) = &options.session_dir {
+        options.session_dir = Some(std::path::absolute(dir)?);
+    }
+    let folder = options
+        .session_dir
+        .as_deref()
+        .filter(|_| !options.no_session);
+    let disk = Disk::new(folder)?;
     let stdio = AgentStdio::stdio()?;
     let waker = stdio.waker();
-    let mut app = App::new(
+    let app = App::new(
         options,
         Instant::now(),
         Arc::new(move || {
             let _ = waker.wake();
         }),
     );
-    let ended = stdio.run(&mut app);
+    let mut program = Program { app, disk };
+    program.perform_io(Instant::now());
+    let ended = stdio.run(&mut program);
     // Whatever way the loop ended, no shell command outlives it (AGENT-02).
-    app.terminate();
+    program.app.terminate();
     match ended? {
         Ended::Done => Ok(0),
         Ended::Signal(signal) => Ok(die_of(signal)),
+    }
+}
+
+/// The App and its disk on the loop: each call into the App is followed by the file work it
+/// handed out, performed at once and answered (so an entry is in its session file before
+/// the next stdout line is taken); the session's deadline is the App's own timer, finished
+/// shell commands are taken on each wake, and a terminating signal kills every shell
+/// command's process group (AGENT-02).
+struct Program {
+    app: App,
+    disk: Disk,
+}
+
+impl Program {
+    /// Performs the App's file work until it hands out no more. A failed session write is
+    /// reported on stderr (the App then stops writing that file).
+    fn perform_io(&mut self, now: Instant) {
+        while let Some(request) = self.app.poll_io() {
+            let session = !matches!(request.work, IoWork::ReadFile { .. });
+            let outcome = self.disk.perform(request.work);
+            if let (true, IoOutcome::Failed(error)) = (session, &outcome) {
+                eprintln!("musewire agent: session file: {error}");
+            }
+            self.app.handle_io(now, request.id, outcome);
+        }
+    }
+}
+
+impl AgentProgram for Program {
+    fn agent(&mut self) -> &mut Agent {
+        self.app.agent_mut()
+    }
+
+    fn on_event(&mut self, now: Instant, event: AgentEvent) {
+        self.app.on_agent_event(now, event);
+        self.perform_io(now);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.app.own_timeout()
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.app.handle_own_timeout(now);
+        self.perform_io(now);
+    }
+
+    fn handle_wake(&mut self, now: Instant) {
+        self.app.handle_jobs(now);
+        self.perform_io(now);
+    }
+
+    fn is_finished(&self) -> bool {
+        self.app.is_idle()
+    }
+
+    fn terminate(&mut self) {
+        self.app.terminate();
     }
 }

@@ -1,8 +1,6 @@
 //! The model's tools: `bash` (a shell command), `read` (a file, or a URI of a scheme the
 //! host registered: HOST-05), `todo`, and the host's own tools (HOST-02).
 
-use std::fs::File;
-use std::io::Read;
 use std::time::Instant;
 
 use musewire_core::agent::{
@@ -10,9 +8,11 @@ use musewire_core::agent::{
 };
 use serde_json::{json, Value};
 
-use crate::app::App;
-use crate::bash::{cut_text, BashOutcome, JobId, MAX_OUTPUT_BYTES};
+use crate::app::{App, IoFor};
+use crate::bash::{BashOutcome, JobId};
+use crate::io::{IoId, IoOutcome, IoWork};
 use crate::messages::text_result;
+use crate::read::{self, ReadWindow};
 use crate::run::ToolCall;
 use crate::todo;
 
@@ -22,32 +22,12 @@ pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
         "bash",
         "Run a shell command with sh -c; the first 2 MiB of its output are kept",
     ),
-    ("read", "Read a file, or a URI of a scheme the host serves"),
+    (
+        "read",
+        "Read a file (offset: the first line, 1-based; limit: how many lines), or a URI of a scheme the host serves",
+    ),
     ("todo", "Set the todo list (op \"init\")"),
 ];
-
-/// The head of a file, at most [`MAX_OUTPUT_BYTES`] (AGENT-04): its text, and `None` when
-/// it was read whole, else `Some(cut)` with the bytes not read when its size is known (`None`
-/// for a file without end, such as `/dev/zero`); the text then ends with a note saying so.
-fn read_head(path: &str) -> std::io::Result<(String, Option<Option<u64>>)> {
-    let file = File::open(path)?;
-    let size = file
-        .metadata()
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len());
-    let mut kept = Vec::new();
-    file.take(MAX_OUTPUT_BYTES as u64 + 1)
-        .read_to_end(&mut kept)?;
-    if kept.len() <= MAX_OUTPUT_BYTES {
-        return Ok((String::from_utf8_lossy(&kept).into_owned(), None));
-    }
-    kept.truncate(MAX_OUTPUT_BYTES);
-    // A file that grew since its size was read is longer than the cap all the same.
-    let total = size.map(|size| size.max(MAX_OUTPUT_BYTES as u64 + 1));
-    let (text, cut) = cut_text(kept, total);
-    Ok((text, Some(cut)))
-}
 
 /// What answers a tool call that did not finish at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +40,8 @@ pub(crate) enum Pending {
     Uri(HostUriId),
     /// An extension UI dialog.
     Dialog(DialogId),
+    /// File work handed out to the loop (a local `read`).
+    Io(IoId),
     /// Nothing: the result is known.
     Done,
 }
@@ -86,9 +68,10 @@ impl App {
                 Some(command) => Ok(Pending::Bash(self.jobs.spawn(command))),
                 None => Err(failure("bash needs a string \"command\"")),
             },
-            "read" => match arg("path") {
-                Some(path) => self.read(now, path),
-                None => Err(failure("read needs a string \"path\"")),
+            "read" => match (arg("path"), ReadWindow::of_arguments(args)) {
+                (Some(path), Ok(window)) => self.read(now, path, window),
+                (None, _) => Err(failure("read needs a string \"path\"")),
+                (_, Err(error)) => Err(failure(error)),
             },
             "ask" => match arg("question") {
                 Some(question) => {
@@ -99,7 +82,7 @@ impl App {
             },
             "todo" => match todo::run(args) {
                 Ok((result, phases)) => {
-                    self.session.todos = phases;
+                    self.set_todos(now, phases);
                     Err((result, false))
                 }
                 Err(error) => Err(failure(error)),
@@ -146,8 +129,9 @@ impl App {
     }
 
     /// `read`: a URI of a scheme the host registered goes to the host; anything else is a
-    /// local path (`file://` stripped).
-    fn read(&mut self, now: Instant, path: &str) -> Result<Pending, Finished> {
+    /// local path (`file://` stripped), read by the loop ([`IoWork::ReadFile`]): the lines
+    /// of `window` (`offset`/`limit`, for a URI ignored).
+    fn read(&mut self, now: Instant, path: &str, window: ReadWindow) -> Result<Pending, Finished> {
         let scheme = path
             .split_once(':')
             .map(|(s, _)| s.to_ascii_lowercase())
@@ -162,19 +146,35 @@ impl App {
             };
         }
         let file = path.strip_prefix("file://").unwrap_or(path);
-        match read_head(file) {
-            Ok((text, cut)) => {
-                let mut details = json!({"path": file});
-                if let Some(cut) = cut {
-                    details["truncated"] = json!(true);
-                    if let Some(cut) = cut {
-                        details["cutBytes"] = json!(cut);
-                    }
-                }
-                Err((text_result(text, Some(details)), false))
-            }
-            Err(error) => Err(failure(format!("Cannot read {file}: {error}"))),
-        }
+        let work = IoWork::ReadFile {
+            path: file.into(),
+            window,
+        };
+        let purpose = IoFor::Read {
+            path: file.to_owned(),
+            window,
+        };
+        Ok(Pending::Io(self.request_io(work, purpose)))
+    }
+
+    /// The loop read a file for the `read` tool.
+    pub(crate) fn on_read(
+        &mut self,
+        now: Instant,
+        id: IoId,
+        path: &str,
+        window: &ReadWindow,
+        outcome: IoOutcome,
+    ) {
+        let finished = match outcome {
+            IoOutcome::Read(found) => match read::result(path, window, found) {
+                Ok(result) => (result, false),
+                Err(error) => failure(error),
+            },
+            IoOutcome::Failed(error) => failure(error),
+            other => failure(format!("unexpected answer to a read: {other:?}")),
+        };
+        self.answer_tool(now, Pending::Io(id), finished);
     }
 
     /// Withdraws what a tool call waits for (abort).
@@ -190,7 +190,8 @@ impl App {
             Pending::Dialog(dialog) => {
                 self.agent.ui_cancel(now, dialog);
             }
-            Pending::Done => {}
+            // The read's answer finds nothing waiting for it.
+            Pending::Io(_) | Pending::Done => {}
         }
     }
 

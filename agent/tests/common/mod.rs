@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use musewire_agent::disk::Disk;
 use musewire_agent::{App, Options};
 use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, HistorySource, RequestId};
 use musewire_core::frame::ProtocolVersion;
@@ -25,16 +26,25 @@ pub struct Pair {
     /// Physical lines the app wrote, and how many were rpc_chunk lines.
     pub lines: usize,
     pub chunk_lines: usize,
+    /// Performs the app's file work (the I/O seam), as the stdio loop does.
+    pub disk: Disk,
 }
 
 impl Pair {
     /// A pair that has negotiated v2.
     pub fn new() -> Self {
+        Self::with_options(Options::default())
+    }
+
+    /// A pair whose app has these options (and the fixed clock), its file work performed on
+    /// the disk (sessions in `options.session_dir`).
+    pub fn with_options(options: Options) -> Self {
         let now = Instant::now();
         let options = Options {
             fixed_clock_ms: Some(CLOCK_MS),
-            ..Options::default()
+            ..options
         };
+        let folder = options.session_dir.clone().filter(|_| !options.no_session);
         let mut pair = Pair {
             client: Client::new(ClientConfig::default(), now),
             app: App::new(options, now, Arc::new(|| {})),
@@ -42,6 +52,7 @@ impl Pair {
             events: Vec::new(),
             lines: 0,
             chunk_lines: 0,
+            disk: Disk::new(folder.as_deref()).expect("the session folder opens"),
         };
         pair.drive();
         assert_eq!(pair.client.protocol(), ProtocolVersion::V2);
@@ -62,6 +73,11 @@ impl Pair {
                 }
             }
             self.app.handle_jobs(self.now);
+            while let Some(request) = self.app.poll_io() {
+                progressed = true;
+                let outcome = self.disk.perform(request.work);
+                self.app.handle_io(self.now, request.id, outcome);
+            }
             while let Some(line) = self.app.poll_write(self.now) {
                 progressed = true;
                 self.lines += 1;

@@ -32,7 +32,8 @@ pub struct AgentArgs {
     /// The provider to report.
     #[arg(long, allow_hyphen_values = true)]
     provider: Option<String>,
-    /// Reported in `get_state` (unless --no-session); sessions are kept in memory.
+    /// Keep each session in this folder, as `<sessionId>.jsonl` (made 0700 when missing;
+    /// not a symlink); `switch_session` loads one back. Ignored with --no-session.
     #[arg(long, allow_hyphen_values = true)]
     session_dir: Option<PathBuf>,
     /// Keep the session in memory only, as omp does: `get_state` names no session directory.
@@ -303,6 +304,7 @@ pub fn run(args: AgentArgs) -> ExitCode {
         max_time: args.max_time,
         thinking,
         fixed_clock_ms,
+        ..Options::default()
     };
     match musewire_agent::stdio::run(options) {
         Ok(code) => ExitCode::from(code),
