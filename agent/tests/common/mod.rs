@@ -28,6 +28,8 @@ pub struct Pair {
     pub chunk_lines: usize,
     /// Performs the app's file work (the I/O seam), as the stdio loop does.
     pub disk: Disk,
+    /// When set, the app's file work is left to the test ([`App::poll_io`]).
+    pub manual_io: bool,
 }
 
 impl Pair {
@@ -53,6 +55,7 @@ impl Pair {
             lines: 0,
             chunk_lines: 0,
             disk: Disk::new(folder.as_deref()).expect("the session folder opens"),
+            manual_io: false,
         };
         pair.drive();
         assert_eq!(pair.client.protocol(), ProtocolVersion::V2);
@@ -73,7 +76,10 @@ impl Pair {
                 }
             }
             self.app.handle_jobs(self.now);
-            while let Some(request) = self.app.poll_io() {
+            while !self.manual_io {
+                let Some(request) = self.app.poll_io() else {
+                    break;
+                };
                 progressed = true;
                 let outcome = self.disk.perform(request.work);
                 self.app.handle_io(self.now, request.id, outcome);

@@ -63,6 +63,11 @@ fn agent_03_the_flags_contraagent_passes_are_accepted() {
 
 #[test]
 fn agent_03_omp_flags_in_omp_forms_are_accepted() {
+    // The session folder is made and written now (AGENT-05): a private scratch one.
+    let sessions = std::env::temp_dir().join(format!(
+        "musewire-agent-omp-flags-{}/sessions",
+        std::process::id()
+    ));
     let state = state(&[
         "--tools=read,bash",
         "--system-prompt=--not-a-flag",
@@ -98,20 +103,29 @@ fn agent_03_omp_flags_in_omp_forms_are_accepted() {
         "p1",
         "--thinking=bogus",
         "--session-dir",
-        "/tmp/sessions",
+        sessions.to_str().unwrap(),
     ]);
     assert_eq!(state["model"]["provider"], "p1");
     assert_eq!(
         state["thinkingLevel"], "off",
         "an unknown level is ignored, as omp does"
     );
-    assert_eq!(state["sessionDir"], "/tmp/sessions");
+    assert_eq!(state["sessionDir"], sessions.to_str().unwrap());
+    assert_eq!(
+        state["sessionFile"],
+        sessions.join("session-1.jsonl").to_str().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(sessions.parent().unwrap());
 }
 
 #[test]
 fn agent_03_no_session_keeps_the_session_out_of_any_directory() {
-    let state = state(&["--session-dir", "/tmp/sessions", "--no-session"]);
+    let sessions =
+        std::env::temp_dir().join(format!("musewire-agent-no-session-{}", std::process::id()));
+    let state = state(&["--session-dir", sessions.to_str().unwrap(), "--no-session"]);
     assert_eq!(state.get("sessionDir"), None);
+    assert_eq!(state.get("sessionFile"), None);
+    assert!(!sessions.exists(), "--no-session writes nothing");
     assert_eq!(state["sessionId"], "session-1");
 }
 
