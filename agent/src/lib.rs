@@ -3,19 +3,23 @@
 //! The bundled reference agent: `musewire agent --mode rpc` speaks the RPC protocol on
 //! stdio like oh-my-pi does, built on the core's [`musewire_core::agent::Agent`], with a
 //! deterministic scripted model instead of an LLM (see [`script`]) and real tools: `bash`
-//! (`sh -c`, abortable, its output's first [`MAX_OUTPUT_BYTES`] kept), `read` (files, up to
-//! the same cap, and host URIs through the
-//! host), `todo`, and the host's own tools. It keeps a real message history (user,
-//! assistant, tool results, bash executions) and pages it (PAGE-01..06).
+//! (`sh -c`, abortable, its output's first [`MAX_OUTPUT_BYTES`] kept), `read` (files, a
+//! window of lines with `offset`/`limit` up to the same cap: [`read`]; and host URIs through
+//! the host), `todo`, and the host's own tools. It keeps a real message history (user,
+//! assistant, tool results, bash executions), pages it (PAGE-01..06), and with
+//! `--session-dir` keeps each session in a file of that folder, loaded back by
+//! `switch_session` ([`session`], AGENT-05).
 //!
-//! [`App`] is the application, driven without a process by tests; [`stdio::run`] runs it on
-//! the mio driver's agent-side stdio loop ([`musewire_mio::agent_stdio`], through App's
-//! [`AgentProgram`](musewire_mio::agent_stdio::AgentProgram) impl), as the `musewire agent`
-//! command does.
+//! [`App`] is the application, driven without a process by tests, sans-IO apart from the
+//! shell commands it runs: its file work goes through the [I/O seam](io) ([`App::poll_io`],
+//! [`App::handle_io`]), performed for real by a [`disk::Disk`]. [`stdio::run`] runs both on
+//! the mio driver's agent-side stdio loop ([`musewire_mio::agent_stdio`]), as the
+//! `musewire agent` command does.
 //!
-//! Deterministic: ids are counters (`session-N`, `entry-N`, `call-N`); timestamps come from
-//! the loop's `now`, on a clock that [`Options::fixed_clock_ms`] (or the
-//! `MUSEWIRE_AGENT_CLOCK_MS` environment variable, read by the command) fixes.
+//! Deterministic: ids are counters (`session-N`, the first `N` whose file the session folder
+//! does not hold; `entry-N`, `call-N`); timestamps come from the loop's `now`, on a clock
+//! that [`Options::fixed_clock_ms`] (or the `MUSEWIRE_AGENT_CLOCK_MS` environment variable,
+//! read by the command) fixes.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `call TOOL JSON` | calls TOOL with the JSON object as arguments, then says `TOOL returned: <text>` |
 //! | `think TEXT` | streams TEXT as thinking deltas, then TEXT as text |
-//! | `read URL` | calls `read` on URL (a scheme the host registered goes to the host) |
+//! | `read URL` | calls `read` on URL (a scheme the host registered goes to the host; `call read {"path":P,"offset":N,"limit":M}` reads lines N.. of a file) |
 //! | `bash CMD` | calls `bash` with CMD |
 //! | `todo A; B; C` | calls `todo` to set the list A, B, C |
 //! | `ask QUESTION` | calls `ask`, which asks the host to confirm QUESTION (an extension UI `confirm` dialog with a 60 s timeout; `call ask {"question":Q,"timeout":MS}` sets another), then says `ask returned: yes`, `no`, `timed out` or `disconnected` |
