@@ -24,21 +24,22 @@ use crate::{App, Options};
 /// command's process group is killed and the process then dies of that signal (AGENT-02);
 /// should the signal's default action not end it, the code is 128 + the signal's number.
 ///
-/// The session folder (`--session-dir`, unless `--no-session`) is made absolute and opened
-/// first: one that is a symlink, or cannot be made or opened, is an error before anything
-/// is read or written.
+/// The session folder (`--session-dir`, unless `--no-session`) is opened (made when missing)
+/// first, and then named by its canonical path: one that is a symlink, or cannot be made or
+/// opened, is an error before anything is read or written.
 pub fn run(mut options: Options) -> io::Result<u8> {
     if options.cwd.is_none() {
         options.cwd = std::env::current_dir().ok();
     }
-    if let Some(dir) = &options.session_dir {
+    let folder = options.session_dir.clone().filter(|_| !options.no_session);
+    let disk = Disk::new(folder.as_deref())?;
+    if let Some(folder) = folder {
+        // Opened, so not a symlink itself: its canonical path spells the files as
+        // `get_state` reports them and `switch_session` takes them back.
+        options.session_dir = Some(std::fs::canonicalize(folder)?);
+    } else if let Some(dir) = &options.session_dir {
         options.session_dir = Some(std::path::absolute(dir)?);
     }
-    let folder = options
-        .session_dir
-        .as_deref()
-        .filter(|_| !options.no_session);
-    let disk = Disk::new(folder)?;
     let stdio = AgentStdio::stdio()?;
     let waker = stdio.waker();
     let app = App::new(

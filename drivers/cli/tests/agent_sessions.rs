@@ -112,6 +112,32 @@ fn agent_05_a_session_survives_a_restart_of_the_agent_process() {
 }
 
 #[test]
+fn agent_05_a_relative_session_folder_is_named_by_its_canonical_path() {
+    let root = scratch("relative");
+    std::fs::create_dir_all(root.join("work")).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    command.current_dir(root.join("work")).args([
+        "agent",
+        "--mode",
+        "rpc",
+        "--session-dir",
+        "../sessions",
+    ]);
+    let mut agent = AgentProcess::start(command);
+    let file = root.join("sessions").join("session-1.jsonl");
+    let state = data(&mut agent, "s", json!({"type": "get_state"}));
+    assert_eq!(state["sessionFile"], file.to_str().unwrap());
+    // The file as get_state spells it is taken back.
+    let answer = data(
+        &mut agent,
+        "w",
+        json!({"type": "switch_session", "sessionPath": state["sessionFile"]}),
+    );
+    assert_eq!(answer, json!({"cancelled": false}));
+    stop(agent);
+}
+
+#[test]
 fn agent_05_a_session_folder_that_is_a_symlink_is_refused_at_start() {
     let root = scratch("symlink");
     let real = root.join("real");
