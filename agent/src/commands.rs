@@ -24,7 +24,7 @@ impl App {
     pub(crate) fn on_command(&mut self, now: Instant, request: RequestId, command: Command) {
         let outcome = match command {
             Command::Prompt(prompt) => {
-                if self.run.is_some() && prompt.streaming_behavior.is_none() {
+                if self.runner.is_streaming() && prompt.streaming_behavior.is_none() {
                     fail(BUSY.to_owned())
                 } else {
                     return self.prompt(now, request, prompt.message);
@@ -43,28 +43,35 @@ impl App {
             }
             Command::NewSession(_) => {
                 self.abort_run(now);
-                self.new_session(now);
+                let millis = self.millis(now);
+                self.sessions.start_new(millis, &mut self.io);
                 Ok(Some(json!({"cancelled": false})))
             }
             // Answered once the file is read (AGENT-05).
             Command::SwitchSession(switch) => {
-                match self.switch_session(request, &switch.session_path) {
+                match self
+                    .sessions
+                    .request_load(request, &switch.session_path, &mut self.io)
+                {
                     Ok(()) => return,
                     Err(error) => fail(format!("switch_session: {error}")),
                 }
             }
             Command::GetState(_) => Ok(Some(self.state())),
             Command::SetTodos(todos) => {
-                self.set_todos(now, todos.phases);
-                Ok(Some(json!({"todoPhases": self.session.todos})))
+                let millis = self.millis(now);
+                self.sessions.set_todos(millis, todos.phases, &mut self.io);
+                Ok(Some(json!({"todoPhases": self.sessions.current.todos})))
             }
-            Command::GetMessages(_) => Ok(Some(json!({"messages": self.session.messages}))),
+            Command::GetMessages(_) => {
+                Ok(Some(json!({"messages": self.sessions.current.messages})))
+            }
             Command::GetMessagesPage(_) => {
                 let source = PageSource {
-                    busy: self.run.is_some(),
-                    session_id: &self.session.id,
-                    leaf_id: self.session.leaf.as_deref(),
-                    messages: &self.session.messages,
+                    busy: self.runner.is_streaming(),
+                    session_id: &self.sessions.current.id,
+                    leaf_id: self.sessions.current.leaf.as_deref(),
+                    messages: &self.sessions.current.messages,
                 };
                 self.agent
                     .respond_messages_page(now, request, source)
@@ -72,15 +79,15 @@ impl App {
                 return;
             }
             Command::GetLastAssistantText(_) => Ok(Some(
-                json!({"text": messages::last_assistant_text(&self.session.messages)}),
+                json!({"text": messages::last_assistant_text(&self.sessions.current.messages)}),
             )),
             Command::Bash(bash) => {
-                let job = self.jobs.spawn(&bash.command);
+                let job = self.tools.jobs.spawn(&bash.command);
                 self.rpc_bash.insert(job, (request, bash.command));
                 return;
             }
             Command::AbortBash(_) => {
-                self.jobs.kill_all();
+                self.tools.jobs.kill_all();
                 Ok(None)
             }
             other => fail(format!(
@@ -89,6 +96,12 @@ impl App {
             )),
         };
         self.respond(now, request, outcome);
+    }
+
+    /// Aborts the run (its tool withdrawn, queued prompts dropped).
+    fn abort_run(&mut self, now: Instant) {
+        let (runner, mut ctx) = self.parts();
+        runner.abort(&mut ctx, now);
     }
 
     pub(crate) fn respond(
@@ -106,11 +119,8 @@ impl App {
     /// runs.
     fn prompt(&mut self, now: Instant, request: RequestId, message: String) {
         self.respond(now, request, Ok(None));
-        if self.run.is_some() {
-            self.queue.push_back(message);
-        } else {
-            self.start_run(now, message);
-        }
+        let (runner, mut ctx) = self.parts();
+        runner.prompt(&mut ctx, now, message);
     }
 
     /// An RPC `bash` finished: its response, and a `bashExecution` message (added when the
@@ -138,11 +148,8 @@ impl App {
             "truncated": outcome.cut_bytes > 0,
             "timestamp": self.millis(now),
         });
-        if self.run.is_some() {
-            self.deferred.push(message);
-        } else {
-            self.push_history(now, message);
-        }
+        let (runner, mut ctx) = self.parts();
+        runner.add_after_run(&mut ctx, now, message);
     }
 
     /// `get_state`, in the reference's members.
@@ -158,28 +165,28 @@ impl App {
         ));
         let mut state = json!({
             "model": {
-                "id": self.model.id,
+                "id": self.runner.model().id,
                 "name": "musewire scripted model",
                 "api": messages::API,
-                "provider": self.model.provider,
+                "provider": self.runner.model().provider,
                 "reasoning": true,
                 "contextWindow": 1_000_000,
                 "maxTokens": 64_000,
             },
             "thinkingLevel": self.options.thinking.as_deref().unwrap_or("off"),
-            "isStreaming": self.run.is_some(),
+            "isStreaming": self.runner.is_streaming(),
             "isCompacting": false,
             "steeringMode": "one-at-a-time",
             "followUpMode": "one-at-a-time",
             "interruptMode": "immediate",
-            "sessionId": self.session.id,
+            "sessionId": self.sessions.current.id,
             "autoCompactionEnabled": false,
-            "queuedMessageCount": self.queue.len(),
-            "todoPhases": self.session.todos,
+            "queuedMessageCount": self.runner.queued(),
+            "todoPhases": self.sessions.current.todos,
             "fastModeEnabled": false,
             "fastModeActive": false,
             "tokensPerSecond": null,
-            "messageCount": self.session.messages.len(),
+            "messageCount": self.sessions.current.messages.len(),
             "dumpTools": tools,
         });
         if let Some(dir) = self

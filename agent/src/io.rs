@@ -92,3 +92,53 @@ pub enum IoOutcome {
 /// The largest session file [`IoWork::LoadSession`] reads (256 MiB): a bigger one is refused
 /// rather than held in memory.
 pub const MAX_SESSION_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What an I/O request the App handed out is for (the App's side of the seam).
+#[derive(Debug)]
+pub(crate) enum IoFor {
+    /// The `read` tool's read of `path` (the tool call waits on `Pending::Io`).
+    Read {
+        path: String,
+        window: crate::read::ReadWindow,
+    },
+    /// Making the file of the session of this epoch.
+    Create { epoch: u64 },
+    /// An append to (or the cut of) the file of the session of this epoch.
+    Write { epoch: u64 },
+    /// `switch_session`'s load of the file `name`, for `request`.
+    Load {
+        request: musewire_core::agent::RequestId,
+        name: String,
+    },
+}
+
+/// The file work handed out and not yet answered, in order.
+#[derive(Debug, Default)]
+pub(crate) struct IoQueue {
+    /// Handed out, not yet taken by the driver.
+    queue: std::collections::VecDeque<IoRequest>,
+    /// Taken or not, not yet answered.
+    waiting: std::collections::BTreeMap<IoId, IoFor>,
+    next: u64,
+}
+
+impl IoQueue {
+    /// Hands out `work`, for `purpose`; returns its id.
+    pub(crate) fn request(&mut self, work: IoWork, purpose: IoFor) -> IoId {
+        self.next += 1;
+        let id = IoId(self.next);
+        self.queue.push_back(IoRequest { id, work });
+        self.waiting.insert(id, purpose);
+        id
+    }
+
+    /// The next request for the driver.
+    pub(crate) fn pop(&mut self) -> Option<IoRequest> {
+        self.queue.pop_front()
+    }
+
+    /// What the answer to `id` is for (`None`: not a request handed out, or answered).
+    pub(crate) fn answered(&mut self, id: IoId) -> Option<IoFor> {
+        self.waiting.remove(&id)
+    }
+}

@@ -3,15 +3,23 @@
 //! message streamed as `message_update` deltas between `message_start` and `message_end`,
 //! tool executions and their results, `turn_end`; at last `agent_end` with the run's
 //! messages.
+//!
+//! [`Runner`] is the App's run part: it owns the run in progress, the prompts queued behind
+//! it, the messages deferred to its end, the model and the session's deadline; it reaches
+//! the other parts through a [`Ctx`].
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
+use musewire_core::agent::{Agent, HostCallId};
 use serde_json::{json, Value};
 
-use crate::app::App;
-use crate::messages::{self, text_result};
+use crate::io::IoQueue;
+use crate::messages::{self, text_result, Model};
+use crate::options::Clock;
 use crate::script::{quote, words, Script};
-use crate::tools::Pending;
+use crate::session::Sessions;
+use crate::tools::{Finished, Pending, ToolCall, ToolCtx, Tools};
 
 /// Longest quote of a tool's result in the model's reply (the result itself is kept whole
 /// in the history).
@@ -21,29 +29,21 @@ pub const MAX_DELTAS: usize = 64;
 
 /// The run in progress.
 #[derive(Debug, Default)]
-pub(crate) struct Run {
+struct Run {
     /// Where this run's messages start in the history (they are the history's tail until the
     /// run ends), for `agent_end`: indices rather than copies of the messages.
-    pub(crate) first_message: usize,
+    first_message: usize,
     /// The tool call the run waits for.
-    pub(crate) waiting: Option<Waiting>,
-}
-
-/// A tool call in flight.
-#[derive(Debug, Clone)]
-pub(crate) struct ToolCall {
-    pub(crate) id: String,
-    pub(crate) name: String,
-    pub(crate) arguments: Value,
+    waiting: Option<Waiting>,
 }
 
 /// What a run waits for: a tool call, the assistant message that made it, and what
 /// answers it.
 #[derive(Debug)]
-pub(crate) struct Waiting {
-    pub(crate) call: ToolCall,
-    pub(crate) assistant: Value,
-    pub(crate) on: Pending,
+struct Waiting {
+    call: ToolCall,
+    assistant: Value,
+    on: Pending,
 }
 
 /// One block of a streamed assistant message.
@@ -53,95 +53,208 @@ enum Block<'a> {
     ToolCall(&'a ToolCall),
 }
 
-impl App {
+/// The other parts of the App a run reaches: the core agent (frames out), the sessions (the
+/// history), the tools, the file work queue, and the clock.
+pub(crate) struct Ctx<'a> {
+    pub(crate) agent: &'a mut Agent,
+    pub(crate) sessions: &'a mut Sessions,
+    pub(crate) tools: &'a mut Tools,
+    pub(crate) io: &'a mut IoQueue,
+    pub(crate) clock: Clock,
+}
+
+impl Ctx<'_> {
+    /// Emits a frame the run built (always an object with a type).
+    fn emit(&mut self, now: Instant, frame: Value) {
+        self.agent
+            .emit(now, frame)
+            .expect("the app emits objects with a type");
+    }
+
+    fn millis(&self, now: Instant) -> u64 {
+        self.clock.millis(now)
+    }
+
+    /// Adds a message to the history (a run's messages are the history's tail).
+    pub(crate) fn push_history(&mut self, now: Instant, message: Value) {
+        let millis = self.millis(now);
+        self.sessions.push(millis, message, self.io);
+    }
+}
+
+/// The run part of the App. See the [module docs](self).
+#[derive(Debug)]
+pub(crate) struct Runner {
+    run: Option<Run>,
+    /// Prompts queued while a run streams (`streamingBehavior`, `steer`, `follow_up`).
+    queue: VecDeque<String>,
+    /// `bashExecution` messages finished during a run, added when it ends.
+    deferred: Vec<Value>,
+    next_call: u64,
+    model: Model,
+    /// The session's deadline (`--max-time`, AGENT-03).
+    deadline: Option<Instant>,
+}
+
+impl Runner {
+    /// No run yet, for `model`, with the session's deadline.
+    pub(crate) fn new(model: Model, deadline: Option<Instant>) -> Self {
+        Runner {
+            run: None,
+            queue: VecDeque::new(),
+            deferred: Vec::new(),
+            next_call: 0,
+            model,
+            deadline,
+        }
+    }
+
+    /// Whether a run is in progress.
+    pub(crate) fn is_streaming(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// How many prompts wait for the run.
+    pub(crate) fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The model the run reports.
+    pub(crate) fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The run's own timer: the session's deadline while a run goes.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline.filter(|_| self.run.is_some())
+    }
+
+    /// Whether the session's deadline (`--max-time`) has passed.
+    pub(crate) fn deadline_passed(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|deadline| now >= deadline)
+    }
+
+    /// The run's timer is due: a run past the session's deadline is aborted.
+    pub(crate) fn handle_timeout(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
+        if self.deadline_passed(now) {
+            self.abort(ctx, now);
+        }
+    }
+
+    /// A prompt: it starts a run, or is queued while one runs.
+    pub(crate) fn prompt(&mut self, ctx: &mut Ctx<'_>, now: Instant, message: String) {
+        if self.run.is_some() {
+            self.queue.push_back(message);
+        } else {
+            self.start(ctx, now, message);
+        }
+    }
+
+    /// Adds a message to the history, or, while a run goes, when it ends (`bashExecution`).
+    pub(crate) fn add_after_run(&mut self, ctx: &mut Ctx<'_>, now: Instant, message: Value) {
+        if self.run.is_some() {
+            self.deferred.push(message);
+        } else {
+            ctx.push_history(now, message);
+        }
+    }
+
     /// Starts a run on a prompt.
-    pub(crate) fn start_run(&mut self, now: Instant, prompt: String) {
+    fn start(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: String) {
         self.run = Some(Run {
-            first_message: self.session.messages.len(),
+            first_message: ctx.sessions.current.messages.len(),
             ..Run::default()
         });
-        self.emit(now, json!({"type": "agent_start"}));
+        ctx.emit(now, json!({"type": "agent_start"}));
         if self.deadline_passed(now) {
             // Past `--max-time` the reference's loop stops before calling the model: the
             // prompt is recorded and the run ends (AGENT-03).
-            let user = messages::user(prompt, self.millis(now));
-            self.emit(now, json!({"type": "message_start", "message": user}));
-            self.emit(now, json!({"type": "message_end", "message": user}));
-            self.push_history(now, user);
+            let user = messages::user(prompt, ctx.millis(now));
+            ctx.emit(now, json!({"type": "message_start", "message": user}));
+            ctx.emit(now, json!({"type": "message_end", "message": user}));
+            ctx.push_history(now, user);
             self.queue.clear();
-            self.end_run(now);
+            self.end(ctx, now);
             return;
         }
-        self.user_turn(now, prompt);
+        self.user_turn(ctx, now, prompt);
     }
 
-    fn user_turn(&mut self, now: Instant, prompt: String) {
-        self.emit(now, json!({"type": "turn_start"}));
+    fn user_turn(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: String) {
+        ctx.emit(now, json!({"type": "turn_start"}));
         // The script first: the prompt then moves into the history, never copied whole
         // (AGENT-04).
         let script = Script::parse(&prompt);
-        let user = messages::user(prompt, self.millis(now));
-        self.emit(now, json!({"type": "message_start", "message": user}));
-        self.emit(now, json!({"type": "message_end", "message": user}));
-        self.push_history(now, user);
+        let user = messages::user(prompt, ctx.millis(now));
+        ctx.emit(now, json!({"type": "message_start", "message": user}));
+        ctx.emit(now, json!({"type": "message_end", "message": user}));
+        ctx.push_history(now, user);
         match script {
-            Script::Echo(text) => self.say(now, None, &text),
-            Script::Think(text) => self.say(now, Some(&text), &text),
-            Script::Call { tool, arguments } => self.call_tool(now, tool, arguments),
+            Script::Echo(text) => self.say(ctx, now, None, &text),
+            Script::Think(text) => self.say(ctx, now, Some(&text), &text),
+            Script::Call { tool, arguments } => self.call_tool(ctx, now, tool, arguments),
         }
     }
 
     /// The model answers with text (after thinking, when given); the turn ends.
-    fn say(&mut self, now: Instant, thinking: Option<&str>, text: &str) {
+    fn say(&mut self, ctx: &mut Ctx<'_>, now: Instant, thinking: Option<&str>, text: &str) {
         let mut blocks = Vec::new();
         blocks.extend(thinking.map(Block::Thinking));
         blocks.push(Block::Text(text));
-        let message = self.stream_assistant(now, &blocks, "stop");
-        self.push_history(now, message.clone());
-        self.emit(
+        let message = self.stream_assistant(ctx, now, &blocks, "stop");
+        ctx.push_history(now, message.clone());
+        ctx.emit(
             now,
             json!({"type": "turn_end", "message": message, "toolResults": []}),
         );
-        self.next_turn(now);
+        self.next_turn(ctx, now);
     }
 
     /// A queued prompt starts the next turn; else the run ends.
-    fn next_turn(&mut self, now: Instant) {
+    fn next_turn(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
         match self.queue.pop_front() {
-            Some(prompt) => self.user_turn(now, prompt),
-            None => self.end_run(now),
+            Some(prompt) => self.user_turn(ctx, now, prompt),
+            None => self.end(ctx, now),
         }
     }
 
-    fn end_run(&mut self, now: Instant) {
+    fn end(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
         let Some(run) = self.run.take() else { return };
-        let messages = self
-            .session
+        let messages = ctx
+            .sessions
+            .current
             .messages
             .get(run.first_message..)
             .unwrap_or_default();
-        self.emit(now, json!({"type": "agent_end", "messages": messages}));
+        let frame = json!({"type": "agent_end", "messages": messages});
+        ctx.emit(now, frame);
         for message in std::mem::take(&mut self.deferred) {
-            self.push_history(now, message);
+            ctx.push_history(now, message);
         }
     }
 
     /// The model calls a tool: the call is streamed, the tool starts, and the turn goes on
     /// when it has finished.
-    fn call_tool(&mut self, now: Instant, name: String, arguments: Value) {
+    fn call_tool(&mut self, ctx: &mut Ctx<'_>, now: Instant, name: String, arguments: Value) {
         self.next_call += 1;
         let call = ToolCall {
             id: format!("call-{}", self.next_call),
             name,
             arguments,
         };
-        let assistant = self.stream_assistant(now, &[Block::ToolCall(&call)], "toolUse");
-        self.push_history(now, assistant.clone());
-        self.emit(
+        let assistant = self.stream_assistant(ctx, now, &[Block::ToolCall(&call)], "toolUse");
+        ctx.push_history(now, assistant.clone());
+        ctx.emit(
             now,
             json!({"type": "tool_execution_start", "toolCallId": call.id, "toolName": call.name, "args": call.arguments}),
         );
-        match self.execute(now, &call) {
+        let tool_ctx = ToolCtx {
+            agent: ctx.agent,
+            sessions: ctx.sessions,
+            io: ctx.io,
+            millis: ctx.clock.millis(now),
+        };
+        match ctx.tools.execute(now, tool_ctx, &call) {
             Ok(on) => {
                 if let Some(run) = &mut self.run {
                     run.waiting = Some(Waiting {
@@ -151,79 +264,95 @@ impl App {
                     });
                 }
             }
-            Err((result, is_error)) => {
+            Err(finished) => {
                 let waiting = Waiting {
                     call,
                     assistant,
                     on: Pending::Done,
                 };
-                self.tool_finished(now, waiting, result, is_error);
+                self.tool_finished(ctx, now, waiting, finished);
             }
         }
     }
 
+    /// Finishes the waiting tool call when `on` is what it waits for.
+    pub(crate) fn answer_tool(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        on: Pending,
+        finished: Finished,
+    ) {
+        let Some(run) = &mut self.run else { return };
+        if run.waiting.as_ref().is_none_or(|w| w.on != on) {
+            return;
+        }
+        let waiting = run.waiting.take().expect("checked");
+        self.tool_finished(ctx, now, waiting, finished);
+    }
+
+    /// A partial result of the host tool `host`: `tool_execution_update`, when the run waits
+    /// for it.
+    pub(crate) fn host_tool_update(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        host: HostCallId,
+        partial: Value,
+    ) {
+        let Some(waiting) = self.run.as_ref().and_then(|r| r.waiting.as_ref()) else {
+            return;
+        };
+        if waiting.on != Pending::Host(host) {
+            return;
+        }
+        let call = &waiting.call;
+        let frame = json!({"type": "tool_execution_update", "toolCallId": call.id, "toolName": call.name, "args": call.arguments, "partialResult": partial});
+        ctx.emit(now, frame);
+    }
+
     /// A tool has finished: its result is recorded, the turn ends, and the model answers
     /// with what the tool returned in a new turn.
-    pub(crate) fn tool_finished(
+    fn tool_finished(
         &mut self,
+        ctx: &mut Ctx<'_>,
         now: Instant,
         waiting: Waiting,
-        result: Value,
-        is_error: bool,
+        (result, is_error): Finished,
     ) {
-        let text = self.record_tool_result(now, &waiting, &result, is_error);
-        self.emit(now, json!({"type": "turn_start"}));
+        let text = record_tool_result(ctx, now, &waiting, &result, is_error);
+        ctx.emit(now, json!({"type": "turn_start"}));
         let verb = if is_error { "failed" } else { "returned" };
         let reply = format!(
             "{} {verb}: {}",
             waiting.call.name,
             quote(&text, MAX_QUOTE_BYTES)
         );
-        self.say(now, None, &reply);
-    }
-
-    /// `tool_execution_end`, the tool result message and `turn_end`; returns the result's
-    /// text.
-    fn record_tool_result(
-        &mut self,
-        now: Instant,
-        waiting: &Waiting,
-        result: &Value,
-        is_error: bool,
-    ) -> String {
-        let call = &waiting.call;
-        self.emit(
-            now,
-            json!({"type": "tool_execution_end", "toolCallId": call.id, "toolName": call.name, "result": result, "isError": is_error}),
-        );
-        let message =
-            messages::tool_result(&call.id, &call.name, result, is_error, self.millis(now));
-        self.emit(now, json!({"type": "message_start", "message": message}));
-        self.emit(now, json!({"type": "message_end", "message": message}));
-        self.push_history(now, message.clone());
-        self.emit(
-            now,
-            json!({"type": "turn_end", "message": waiting.assistant, "toolResults": [message]}),
-        );
-        musewire_core::agent::result_text(result)
+        self.say(ctx, now, None, &reply);
     }
 
     /// Aborts the run: the tool it waits for is withdrawn (its result says so), queued
     /// prompts are dropped, and the run ends.
-    pub(crate) fn abort_run(&mut self, now: Instant) {
+    pub(crate) fn abort(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
         let Some(run) = &mut self.run else { return };
         self.queue.clear();
         if let Some(waiting) = run.waiting.take() {
-            self.withdraw(now, &waiting.on);
+            ctx.tools.withdraw(now, ctx.agent, &waiting.on);
             let result = text_result("Tool execution was aborted", None);
-            self.record_tool_result(now, &waiting, &result, true);
+            record_tool_result(ctx, now, &waiting, &result, true);
         }
-        self.end_run(now);
+        self.end(ctx, now);
     }
 
     /// Streams an assistant message block by block; returns the final message.
-    fn stream_assistant(&mut self, now: Instant, blocks: &[Block<'_>], stop: &str) -> Value {
-        let ts = self.millis(now);
+    fn stream_assistant(
+        &self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        blocks: &[Block<'_>],
+        stop: &str,
+    ) -> Value {
+        let ts = ctx.millis(now);
         let mut content: Vec<Value> = Vec::new();
         let snapshot =
             |content: &[Value]| messages::assistant(&self.model, content.to_vec(), stop, ts);
@@ -269,10 +398,35 @@ impl App {
         let message = snapshot(&content);
         frames.push(json!({"type": "message_end", "message": message}));
         for frame in frames {
-            self.emit(now, frame);
+            ctx.emit(now, frame);
         }
         message
     }
+}
+
+/// `tool_execution_end`, the tool result message and `turn_end`; returns the result's
+/// text.
+fn record_tool_result(
+    ctx: &mut Ctx<'_>,
+    now: Instant,
+    waiting: &Waiting,
+    result: &Value,
+    is_error: bool,
+) -> String {
+    let call = &waiting.call;
+    ctx.emit(
+        now,
+        json!({"type": "tool_execution_end", "toolCallId": call.id, "toolName": call.name, "result": result, "isError": is_error}),
+    );
+    let message = messages::tool_result(&call.id, &call.name, result, is_error, ctx.millis(now));
+    ctx.emit(now, json!({"type": "message_start", "message": message}));
+    ctx.emit(now, json!({"type": "message_end", "message": message}));
+    ctx.push_history(now, message.clone());
+    ctx.emit(
+        now,
+        json!({"type": "turn_end", "message": waiting.assistant, "toolResults": [message]}),
+    );
+    musewire_core::agent::result_text(result)
 }
 
 /// The deltas of a text: word by word, or in at most [`MAX_DELTAS`] groups of words.

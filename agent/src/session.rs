@@ -37,9 +37,12 @@
 //! shape) makes the whole file refused, naming the line: a history is never replayed with
 //! a hole in it.
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
+use musewire_core::agent::RequestId;
 use serde_json::{json, Value};
+
+use crate::io::{IoFor, IoOutcome, IoQueue, IoWork};
 
 /// omp's session file format version, which these files follow.
 pub const SESSION_VERSION: u64 = 3;
@@ -81,6 +84,214 @@ impl FileState {
         match self {
             FileState::Open(name) => Some(name),
             _ => None,
+        }
+    }
+}
+
+/// The sessions part of the App: the current session, the counters its ids come from, and
+/// its file's writes (handed out as [`IoWork`]).
+#[derive(Debug)]
+pub(crate) struct Sessions {
+    pub(crate) current: Session,
+    /// The session folder, when sessions are kept in files.
+    folder: Option<PathBuf>,
+    /// The working directory headers name.
+    cwd: Option<PathBuf>,
+    next_session: u64,
+    next_entry: u64,
+    /// Which session is current: it changes with each new or loaded session, so the answer
+    /// to a write for an earlier one is told apart.
+    epoch: u64,
+}
+
+impl Sessions {
+    /// No session yet; files in `folder` when given.
+    pub(crate) fn new(folder: Option<PathBuf>, cwd: Option<PathBuf>) -> Self {
+        Sessions {
+            current: Session::default(),
+            folder,
+            cwd,
+            next_session: 0,
+            next_entry: 0,
+            epoch: 0,
+        }
+    }
+
+    /// The current session's file, once made or loaded.
+    pub(crate) fn file(&self) -> Option<PathBuf> {
+        Some(self.folder.as_ref()?.join(self.current.file.name()?))
+    }
+
+    fn file_name(&self) -> String {
+        format!("{}{EXTENSION}", self.current.id)
+    }
+
+    /// Starts a new session: a new id, an empty history and no todos, and its file when
+    /// sessions are kept in files.
+    pub(crate) fn start_new(&mut self, millis: u64, io: &mut IoQueue) {
+        self.next_session += 1;
+        self.epoch += 1;
+        self.current = Session {
+            id: format!("session-{}", self.next_session),
+            ..Session::default()
+        };
+        if self.folder.is_some() {
+            self.current.file = FileState::Creating(Vec::new());
+            self.create_file(millis, io);
+        }
+    }
+
+    /// Makes the current session's file (exclusively: a taken name moves on to the next id).
+    fn create_file(&mut self, millis: u64, io: &mut IoQueue) {
+        let bytes = header_line(&self.current.id, self.cwd.as_deref(), millis);
+        let work = IoWork::CreateSession {
+            name: self.file_name(),
+            bytes,
+        };
+        io.request(work, IoFor::Create { epoch: self.epoch });
+    }
+
+    /// The answer to the making of the file of the session of `epoch`.
+    pub(crate) fn on_created(
+        &mut self,
+        epoch: u64,
+        outcome: IoOutcome,
+        millis: u64,
+        io: &mut IoQueue,
+    ) {
+        if epoch != self.epoch {
+            return;
+        }
+        match outcome {
+            IoOutcome::Done => {
+                let name = self.file_name();
+                let waiting = match std::mem::take(&mut self.current.file) {
+                    FileState::Creating(lines) => lines,
+                    _ => Vec::new(),
+                };
+                self.current.file = FileState::Open(name.clone());
+                if !waiting.is_empty() {
+                    self.write(
+                        IoWork::AppendSession {
+                            name,
+                            bytes: waiting,
+                        },
+                        io,
+                    );
+                }
+            }
+            // Taken (by an earlier run of the agent, or another one): the next id
+            // (issue 11 item 5).
+            IoOutcome::Exists => {
+                self.next_session += 1;
+                self.current.id = format!("session-{}", self.next_session);
+                self.create_file(millis, io);
+            }
+            _ => self.current.file = FileState::None,
+        }
+    }
+
+    /// The answer to a write (an append or a cut) to the file of the session of `epoch`.
+    pub(crate) fn on_written(&mut self, epoch: u64, outcome: &IoOutcome) {
+        if epoch == self.epoch && !matches!(outcome, IoOutcome::Done) {
+            // The file misses an entry now: nothing more is written to it, and get_state
+            // no longer names it.
+            self.current.file = FileState::None;
+        }
+    }
+
+    fn write(&self, work: IoWork, io: &mut IoQueue) {
+        io.request(work, IoFor::Write { epoch: self.epoch });
+    }
+
+    /// Adds an entry's line to the session's file (or to what waits for the file).
+    fn append_entry(&mut self, line: Vec<u8>, io: &mut IoQueue) {
+        match &mut self.current.file {
+            FileState::None => {}
+            FileState::Creating(waiting) => waiting.extend_from_slice(&line),
+            FileState::Open(name) => {
+                let name = name.clone();
+                self.write(IoWork::AppendSession { name, bytes: line }, io);
+            }
+        }
+    }
+
+    /// A new entry's id, chained to the last.
+    fn next_entry_id(&mut self) -> (String, Option<String>) {
+        self.next_entry += 1;
+        let id = format!("entry-{}", self.next_entry);
+        let parent = self.current.last_entry.replace(id.clone());
+        (id, parent)
+    }
+
+    /// Adds a message to the history, and its entry to the session's file.
+    pub(crate) fn push(&mut self, millis: u64, message: Value, io: &mut IoQueue) {
+        let (id, parent) = self.next_entry_id();
+        if self.folder.is_some() {
+            let line = message_line(&id, parent.as_deref(), millis, &message);
+            self.append_entry(line, io);
+        }
+        self.current.leaf = Some(id);
+        self.current.messages.push(message);
+    }
+
+    /// Sets the todo list, and adds its entry to the session's file.
+    pub(crate) fn set_todos(&mut self, millis: u64, phases: Vec<Value>, io: &mut IoQueue) {
+        if self.folder.is_some() {
+            let (id, parent) = self.next_entry_id();
+            let line = todos_line(&id, parent.as_deref(), millis, &phases);
+            self.append_entry(line, io);
+        }
+        self.current.todos = phases;
+    }
+
+    /// `switch_session`: the file must be a session file of the session folder; its load is
+    /// handed out, for `request`.
+    pub(crate) fn request_load(
+        &self,
+        request: RequestId,
+        path: &str,
+        io: &mut IoQueue,
+    ) -> Result<(), String> {
+        let Some(dir) = &self.folder else {
+            return Err(
+                "musewire agent keeps no session files (no --session-dir, or --no-session)".into(),
+            );
+        };
+        let name = file_name_in(dir, Path::new(path))?;
+        let work = IoWork::LoadSession { name: name.clone() };
+        io.request(work, IoFor::Load { request, name });
+        Ok(())
+    }
+
+    /// The session the load of file `name` gave, or why it is none.
+    pub(crate) fn loaded(&self, name: &str, outcome: IoOutcome) -> Result<Loaded, String> {
+        let id = name.strip_suffix(EXTENSION).unwrap_or(name);
+        match outcome {
+            IoOutcome::Loaded(bytes) => parse(&bytes, id).map_err(|e| {
+                let dir = self.folder.clone().unwrap_or_default();
+                format!("{}: {e}", dir.join(name).display())
+            }),
+            IoOutcome::Failed(error) => Err(error),
+            other => Err(format!("unexpected answer to a load: {other:?}")),
+        }
+    }
+
+    /// Makes `loaded` (read from the file `name`) the current session, its file written to
+    /// from now on (cut back first when its last line was torn).
+    pub(crate) fn replace(&mut self, name: String, loaded: Loaded, io: &mut IoQueue) {
+        self.epoch += 1;
+        self.next_entry = self.next_entry.max(loaded.max_entry);
+        self.current = Session {
+            id: loaded.id,
+            messages: loaded.messages,
+            leaf: loaded.leaf,
+            todos: loaded.todos,
+            last_entry: loaded.last_entry,
+            file: FileState::Open(name.clone()),
+        };
+        if let Some(len) = loaded.torn_at {
+            self.write(IoWork::TruncateSession { name, len }, io);
         }
     }
 }

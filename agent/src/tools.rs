@@ -1,19 +1,23 @@
 //! The model's tools: `bash` (a shell command), `read` (a file, or a URI of a scheme the
 //! host registered: HOST-05), `todo`, and the host's own tools (HOST-02).
+//!
+//! [`Tools`] is the App's tools part: it owns the shell commands running, starts a tool
+//! call (answered at once, or [`Pending`] on a shell command, the host, a dialog or file
+//! work), withdraws one, and turns each kind of answer into the tool's result
+//! ([`Finished`]); the run ([`crate::run`]) decides what the result does next.
 
 use std::time::Instant;
 
 use musewire_core::agent::{
-    DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId, HostUriOperation,
+    Agent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId, HostUriOperation,
 };
 use serde_json::{json, Value};
 
-use crate::app::{App, IoFor};
-use crate::bash::{BashOutcome, JobId};
-use crate::io::{IoId, IoOutcome, IoWork};
+use crate::bash::{BashOutcome, JobId, Jobs};
+use crate::io::{IoFor, IoId, IoOutcome, IoQueue, IoWork};
 use crate::messages::text_result;
 use crate::read::{self, ReadWindow};
-use crate::run::ToolCall;
+use crate::session::Sessions;
 use crate::todo;
 
 /// The names of the built-in tools, with their descriptions.
@@ -28,6 +32,14 @@ pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
     ),
     ("todo", "Set the todo list (op \"init\")"),
 ];
+
+/// A tool call of the model.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolCall {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) arguments: Value,
+}
 
 /// What answers a tool call that did not finish at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,10 +69,32 @@ fn failure(text: impl Into<String>) -> Finished {
     (text_result(text, None), true)
 }
 
-impl App {
+/// The tools part of the App: the shell commands running (the model's and the RPC `bash`
+/// command's).
+#[derive(Debug)]
+pub(crate) struct Tools {
+    pub(crate) jobs: Jobs,
+}
+
+/// What a tool call may use besides the tools part: the core agent (host tools, host URIs,
+/// dialogs), the session (the todo list) and the file work queue.
+pub(crate) struct ToolCtx<'a> {
+    pub(crate) agent: &'a mut Agent,
+    pub(crate) sessions: &'a mut Sessions,
+    pub(crate) io: &'a mut IoQueue,
+    /// The timestamp of now, for the entries the tool adds.
+    pub(crate) millis: u64,
+}
+
+impl Tools {
     /// Starts a tool call: `Ok` with what will answer it, or `Err` with the result when it
     /// is known at once.
-    pub(crate) fn execute(&mut self, now: Instant, call: &ToolCall) -> Result<Pending, Finished> {
+    pub(crate) fn execute(
+        &mut self,
+        now: Instant,
+        ctx: ToolCtx<'_>,
+        call: &ToolCall,
+    ) -> Result<Pending, Finished> {
         let args = &call.arguments;
         let arg = |key: &str| args.get(key).and_then(Value::as_str);
         match call.name.as_str() {
@@ -69,26 +103,26 @@ impl App {
                 None => Err(failure("bash needs a string \"command\"")),
             },
             "read" => match (arg("path"), ReadWindow::of_arguments(args)) {
-                (Some(path), Ok(window)) => self.read(now, path, window),
+                (Some(path), Ok(window)) => read(now, ctx, path, window),
                 (None, _) => Err(failure("read needs a string \"path\"")),
                 (_, Err(error)) => Err(failure(error)),
             },
             "ask" => match arg("question") {
                 Some(question) => {
                     let timeout = args.get("timeout").and_then(Value::as_u64);
-                    self.ask(now, question, timeout.unwrap_or(ASK_TIMEOUT_MS))
+                    ask(now, ctx.agent, question, timeout.unwrap_or(ASK_TIMEOUT_MS))
                 }
                 None => Err(failure("ask needs a string \"question\"")),
             },
             "todo" => match todo::run(args) {
                 Ok((result, phases)) => {
-                    self.set_todos(now, phases);
+                    ctx.sessions.set_todos(ctx.millis, phases, ctx.io);
                     Err((result, false))
                 }
                 Err(error) => Err(failure(error)),
             },
-            name if self.agent.host_tools().any(|t| t.name == name) => {
-                match self.agent.call_host_tool(now, &call.id, name, args.clone()) {
+            name if ctx.agent.host_tools().any(|t| t.name == name) => {
+                match ctx.agent.call_host_tool(now, &call.id, name, args.clone()) {
                     Ok(host) => Ok(Pending::Host(host)),
                     Err(error) => Err(failure(error.to_string())),
                 }
@@ -97,187 +131,139 @@ impl App {
         }
     }
 
-    /// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or "timed out"
-    /// when its timeout (`timeout_ms`, the argument `timeout`, 60 s by default) passes.
-    fn ask(&mut self, now: Instant, question: &str, timeout_ms: u64) -> Result<Pending, Finished> {
-        let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": timeout_ms});
-        let request = serde_json::from_value(request).map_err(|e| failure(e.to_string()))?;
-        match self.agent.ui_dialog(now, request) {
-            Ok(dialog) => Ok(Pending::Dialog(dialog)),
-            Err(error) => Err(failure(error.to_string())),
-        }
-    }
-
-    /// A dialog of the `ask` tool was resolved.
-    pub(crate) fn on_dialog_resolved(
-        &mut self,
-        now: Instant,
-        dialog: DialogId,
-        outcome: DialogOutcome,
-    ) {
-        let answer = match outcome {
-            DialogOutcome::Disconnected => "disconnected",
-            ref o if o.timed_out() || o == &DialogOutcome::TimedOut => "timed out",
-            ref o if o.confirmed() => "yes",
-            _ => "no",
-        };
-        self.answer_tool(
-            now,
-            Pending::Dialog(dialog),
-            (text_result(answer, None), false),
-        );
-    }
-
-    /// `read`: a URI of a scheme the host registered goes to the host; anything else is a
-    /// local path (`file://` stripped), read by the loop ([`IoWork::ReadFile`]): the lines
-    /// of `window` (`offset`/`limit`, for a URI ignored).
-    fn read(&mut self, now: Instant, path: &str, window: ReadWindow) -> Result<Pending, Finished> {
-        let scheme = path
-            .split_once(':')
-            .map(|(s, _)| s.to_ascii_lowercase())
-            .unwrap_or_default();
-        if self.agent.host_uri_schemes().any(|s| s.scheme == scheme) {
-            return match self
-                .agent
-                .request_host_uri(now, path, HostUriOperation::Read)
-            {
-                Ok(request) => Ok(Pending::Uri(request)),
-                Err(error) => Err(failure(error.to_string())),
-            };
-        }
-        let file = path.strip_prefix("file://").unwrap_or(path);
-        let work = IoWork::ReadFile {
-            path: file.into(),
-            window,
-        };
-        let purpose = IoFor::Read {
-            path: file.to_owned(),
-            window,
-        };
-        Ok(Pending::Io(self.request_io(work, purpose)))
-    }
-
-    /// The loop read a file for the `read` tool.
-    pub(crate) fn on_read(
-        &mut self,
-        now: Instant,
-        id: IoId,
-        path: &str,
-        window: &ReadWindow,
-        outcome: IoOutcome,
-    ) {
-        let finished = match outcome {
-            IoOutcome::Read(found) => match read::result(path, window, found) {
-                Ok(result) => (result, false),
-                Err(error) => failure(error),
-            },
-            IoOutcome::Failed(error) => failure(error),
-            other => failure(format!("unexpected answer to a read: {other:?}")),
-        };
-        self.answer_tool(now, Pending::Io(id), finished);
-    }
-
     /// Withdraws what a tool call waits for (abort).
-    pub(crate) fn withdraw(&mut self, now: Instant, on: &Pending) {
+    pub(crate) fn withdraw(&mut self, now: Instant, agent: &mut Agent, on: &Pending) {
         match *on {
             Pending::Bash(job) => self.jobs.kill(job),
             Pending::Host(call) => {
-                self.agent.cancel_host_tool(now, call);
+                agent.cancel_host_tool(now, call);
             }
             Pending::Uri(request) => {
-                self.agent.cancel_host_uri(now, request);
+                agent.cancel_host_uri(now, request);
             }
             Pending::Dialog(dialog) => {
-                self.agent.ui_cancel(now, dialog);
+                agent.ui_cancel(now, dialog);
             }
             // The read's answer finds nothing waiting for it.
             Pending::Io(_) | Pending::Done => {}
         }
     }
+}
 
-    /// Finishes the waiting tool call when `on` is what it waits for.
-    fn answer_tool(&mut self, now: Instant, on: Pending, (result, is_error): Finished) {
-        let Some(run) = &mut self.run else { return };
-        if run.waiting.as_ref().is_none_or(|w| w.on != on) {
-            return;
-        }
-        let waiting = run.waiting.take().expect("checked");
-        self.tool_finished(now, waiting, result, is_error);
+/// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or "timed out"
+/// when its timeout (`timeout_ms`, the argument `timeout`, 60 s by default) passes.
+fn ask(
+    now: Instant,
+    agent: &mut Agent,
+    question: &str,
+    timeout_ms: u64,
+) -> Result<Pending, Finished> {
+    let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": timeout_ms});
+    let request = serde_json::from_value(request).map_err(|e| failure(e.to_string()))?;
+    match agent.ui_dialog(now, request) {
+        Ok(dialog) => Ok(Pending::Dialog(dialog)),
+        Err(error) => Err(failure(error.to_string())),
     }
+}
 
-    /// A shell command of the model's `bash` tool finished (or one abandoned by an abort).
-    pub(crate) fn on_tool_job(&mut self, now: Instant, job: JobId, outcome: BashOutcome) {
-        let mut text = outcome.output.clone();
-        let is_error = outcome.cancelled || outcome.exit_code != Some(0);
-        if text.is_empty() {
-            text.push_str("(no output)");
-        }
-        if outcome.cancelled {
-            text.push_str("\n\nCommand aborted");
-        } else if let Some(code) = outcome.exit_code.filter(|c| *c != 0) {
-            text.push_str(&format!("\n\nCommand exited with code {code}"));
-        }
-        let mut details = json!({"exitCode": outcome.exit_code, "cancelled": outcome.cancelled});
-        if outcome.cut_bytes > 0 {
-            details["truncated"] = json!(true);
-            details["cutBytes"] = json!(outcome.cut_bytes);
-        }
-        self.answer_tool(
-            now,
-            Pending::Bash(job),
-            (text_result(text, Some(details)), is_error),
-        );
-    }
-
-    /// A partial result of a host tool: `tool_execution_update`.
-    pub(crate) fn on_host_tool_update(&mut self, now: Instant, host: HostCallId, partial: Value) {
-        let Some(waiting) = self.run.as_ref().and_then(|r| r.waiting.as_ref()) else {
-            return;
+/// `read`: a URI of a scheme the host registered goes to the host; anything else is a local
+/// path (`file://` stripped), read by the loop ([`IoWork::ReadFile`]): the lines of `window`
+/// (`offset`/`limit`, for a URI ignored).
+fn read(
+    now: Instant,
+    ctx: ToolCtx<'_>,
+    path: &str,
+    window: ReadWindow,
+) -> Result<Pending, Finished> {
+    let scheme = path
+        .split_once(':')
+        .map(|(s, _)| s.to_ascii_lowercase())
+        .unwrap_or_default();
+    if ctx.agent.host_uri_schemes().any(|s| s.scheme == scheme) {
+        return match ctx
+            .agent
+            .request_host_uri(now, path, HostUriOperation::Read)
+        {
+            Ok(request) => Ok(Pending::Uri(request)),
+            Err(error) => Err(failure(error.to_string())),
         };
-        if waiting.on != Pending::Host(host) {
-            return;
-        }
-        let call = waiting.call.clone();
-        self.emit(
-            now,
-            json!({"type": "tool_execution_update", "toolCallId": call.id, "toolName": call.name, "args": call.arguments, "partialResult": partial}),
-        );
     }
+    let file = path.strip_prefix("file://").unwrap_or(path);
+    let work = IoWork::ReadFile {
+        path: file.into(),
+        window,
+    };
+    let purpose = IoFor::Read {
+        path: file.to_owned(),
+        window,
+    };
+    Ok(Pending::Io(ctx.io.request(work, purpose)))
+}
 
-    /// A host tool's result (HOST-02) or its failure (HOST-07).
-    pub(crate) fn on_host_tool_finished(
-        &mut self,
-        now: Instant,
-        host: HostCallId,
-        outcome: Result<Value, String>,
-    ) {
-        let finished = match outcome {
+/// The result of a local `read`, from the loop's answer.
+pub(crate) fn read_finished(path: &str, window: &ReadWindow, outcome: IoOutcome) -> Finished {
+    match outcome {
+        IoOutcome::Read(found) => match read::result(path, window, found) {
             Ok(result) => (result, false),
             Err(error) => failure(error),
-        };
-        self.answer_tool(now, Pending::Host(host), finished);
+        },
+        IoOutcome::Failed(error) => failure(error),
+        other => failure(format!("unexpected answer to a read: {other:?}")),
     }
+}
 
-    /// A host URI read's content (HOST-05) or its failure.
-    pub(crate) fn on_host_uri_finished(
-        &mut self,
-        now: Instant,
-        request: HostUriId,
-        outcome: Result<HostUriContent, String>,
-    ) {
-        let finished = match outcome {
-            Ok(content) => {
-                let mut details = json!({
-                    "contentType": content.content_type,
-                    "immutable": content.immutable,
-                });
-                if let Some(notes) = content.notes {
-                    details["notes"] = json!(notes);
-                }
-                (text_result(content.content, Some(details)), false)
+/// The result of the `ask` tool's dialog.
+pub(crate) fn dialog_finished(outcome: DialogOutcome) -> Finished {
+    let answer = match outcome {
+        DialogOutcome::Disconnected => "disconnected",
+        ref o if o.timed_out() || o == &DialogOutcome::TimedOut => "timed out",
+        ref o if o.confirmed() => "yes",
+        _ => "no",
+    };
+    (text_result(answer, None), false)
+}
+
+/// The result of the model's `bash` tool (or of one abandoned by an abort).
+pub(crate) fn bash_finished(outcome: BashOutcome) -> Finished {
+    let mut text = outcome.output.clone();
+    let is_error = outcome.cancelled || outcome.exit_code != Some(0);
+    if text.is_empty() {
+        text.push_str("(no output)");
+    }
+    if outcome.cancelled {
+        text.push_str("\n\nCommand aborted");
+    } else if let Some(code) = outcome.exit_code.filter(|c| *c != 0) {
+        text.push_str(&format!("\n\nCommand exited with code {code}"));
+    }
+    let mut details = json!({"exitCode": outcome.exit_code, "cancelled": outcome.cancelled});
+    if outcome.cut_bytes > 0 {
+        details["truncated"] = json!(true);
+        details["cutBytes"] = json!(outcome.cut_bytes);
+    }
+    (text_result(text, Some(details)), is_error)
+}
+
+/// A host tool's result (HOST-02) or its failure (HOST-07).
+pub(crate) fn host_tool_finished(outcome: Result<Value, String>) -> Finished {
+    match outcome {
+        Ok(result) => (result, false),
+        Err(error) => failure(error),
+    }
+}
+
+/// A host URI read's content (HOST-05) or its failure.
+pub(crate) fn host_uri_finished(outcome: Result<HostUriContent, String>) -> Finished {
+    match outcome {
+        Ok(content) => {
+            let mut details = json!({
+                "contentType": content.content_type,
+                "immutable": content.immutable,
+            });
+            if let Some(notes) = content.notes {
+                details["notes"] = json!(notes);
             }
-            Err(error) => failure(error),
-        };
-        self.answer_tool(now, Pending::Uri(request), finished);
+            (text_result(content.content, Some(details)), false)
+        }
+        Err(error) => failure(error),
     }
 }
