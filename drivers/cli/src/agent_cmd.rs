@@ -1,8 +1,9 @@
 //! `musewire agent`: the bundled reference agent on stdio (`musewire_agent`), taking the flags
 //! omp 18.2.3 takes so that a host written against omp can start it in omp's place
 //! (AGENT-03): what applies is honoured (`--no-session`, `--max-time`, `--cwd`, `--thinking`,
-//! `--model`, `--provider`, `--session-dir`), the rest accepted and ignored, and the flags that
-//! need what a scripted agent does not have (a saved session, another mode) refused.
+//! `--model`, `--provider`, `--session-dir`: session files, AGENT-05), the rest accepted and
+//! ignored, and the flags that need what a scripted agent does not have (resuming a session
+//! by flag, another mode) refused.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
