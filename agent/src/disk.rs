@@ -213,7 +213,14 @@ fn open_file(dir: &OwnedFd, name: &str, path: &Path, flags: OFlags) -> Result<Fi
 /// The `read` tool's window of a local file.
 fn read_file(path: &Path, window: ReadWindow) -> IoOutcome {
     let read = || -> io::Result<_> {
-        let mut file = File::open(path)?;
+        // Non-blocking, so that a FIFO without a writer reads as empty rather than stopping
+        // the loop (no effect on regular files).
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut file = File::from(fd);
         let size = file
             .metadata()
             .ok()
@@ -241,5 +248,76 @@ fn read_file(path: &Path, window: ReadWindow) -> IoOutcome {
     match read() {
         Ok(found) => IoOutcome::Read(found),
         Err(error) => IoOutcome::Failed(format!("Cannot read {}: {error}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("musewire-agent-disk-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn window() -> ReadWindow {
+        ReadWindow {
+            offset: None,
+            limit: None,
+            max_bytes: 1024,
+        }
+    }
+
+    #[test]
+    fn a_read_of_a_fifo_without_a_writer_does_not_hang_the_loop() {
+        let fifo = scratch("fifo").join("pipe");
+        rustix::fs::mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+        let mut disk = Disk::new(None).unwrap();
+        let outcome = disk.perform(IoWork::ReadFile {
+            path: fifo,
+            window: window(),
+        });
+        assert!(matches!(outcome, IoOutcome::Read(found) if found.kept.is_empty()));
+    }
+
+    #[test]
+    fn agent_05_session_work_takes_only_a_file_name_of_the_folder() {
+        let dir = scratch("names").join("sessions");
+        let mut disk = Disk::new(Some(&dir)).unwrap();
+        for name in ["", ".", "..", "../x.jsonl", "a/b.jsonl", "nul\0.jsonl"] {
+            let name = name.to_owned();
+            let outcome = disk.perform(IoWork::LoadSession { name });
+            assert!(matches!(outcome, IoOutcome::Failed(_)));
+        }
+        let create = |disk: &mut Disk| {
+            disk.perform(IoWork::CreateSession {
+                name: "s.jsonl".into(),
+                bytes: b"head\n".to_vec(),
+            })
+        };
+        assert_eq!(create(&mut disk), IoOutcome::Done);
+        assert_eq!(create(&mut disk), IoOutcome::Exists);
+        let append = disk.perform(IoWork::AppendSession {
+            name: "s.jsonl".into(),
+            bytes: b"more\n".to_vec(),
+        });
+        assert_eq!(append, IoOutcome::Done);
+        let cut = disk.perform(IoWork::TruncateSession {
+            name: "s.jsonl".into(),
+            len: 5,
+        });
+        assert_eq!(cut, IoOutcome::Done);
+        let loaded = disk.perform(IoWork::LoadSession {
+            name: "s.jsonl".into(),
+        });
+        assert_eq!(loaded, IoOutcome::Loaded(b"head\n".to_vec()));
+        // Without a folder, session work fails.
+        let outcome = Disk::new(None).unwrap().perform(IoWork::LoadSession {
+            name: "s.jsonl".into(),
+        });
+        assert!(matches!(outcome, IoOutcome::Failed(e) if e.contains("no session folder")));
     }
 }
