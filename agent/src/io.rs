@@ -10,8 +10,11 @@
 //! next stdout line is taken: a session entry is on disk before any frame written after it.
 //!
 //! Each kind of work is an [`IoWork`] variant answered by an [`IoOutcome`]; work of another
-//! kind (a spill write, a stored-output read) is added as a variant of each, performed beside
-//! these.
+//! kind is added as a variant of each, performed beside these. A spill write or a
+//! stored-output read, for instance: `IoWork::SpillWrite(musewire_core::spill::SpillWrite)`
+//! answered by an `IoOutcome` carrying the store's answer, handed out by the App where the
+//! core agent asks for the write, and performed by the [`Disk`](crate::disk::Disk) with a
+//! `musewire_store::LocalStore` it owns.
 
 use std::path::PathBuf;
 

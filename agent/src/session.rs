@@ -13,6 +13,8 @@
 //! {"type":"custom","customType":"musewire.todos","id":"entry-3","parentId":"entry-2","timestamp":"…","data":{"phases":[…]}}
 //! ```
 //!
+//! * The file is made when the session starts (at the agent's start, on `new_session`),
+//!   holding the header; omp makes it later, at its first assistant message.
 //! * The header comes first: the session's id (the file's name without `.jsonl`; a file
 //!   whose header names another id is refused) and the working directory.
 //! * A `message` entry per history message, in order, its `message` exactly as
