@@ -7,10 +7,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent, RequestId};
+use musewire_core::spill::SpillPolicy;
 use musewire_mio::agent_stdio::AgentProgram;
 use serde_json::Value;
 
-use crate::bash::{BashOutcome, JobId, Jobs, Notify};
+use crate::bash::{BashOutcome, JobId, Jobs, Notify, MAX_SPILLED_OUTPUT_BYTES};
 use crate::messages::Model;
 use crate::options::{Clock, Options};
 use crate::run::Run;
@@ -60,15 +61,29 @@ impl App {
             id: options.model_id().to_owned(),
         };
         let options_deadline = options.max_time.and_then(|d| now.checked_add(d));
+        let spills = options.max_inline_bytes.is_some();
+        let mut jobs = Jobs::new(notify);
+        if spills {
+            // The whole output goes to the store, not to the model (SPILL-03).
+            jobs.set_max_output_bytes(MAX_SPILLED_OUTPUT_BYTES);
+        }
         let mut app = App {
-            agent: Agent::new(AgentConfig::default()),
+            // With --max-inline-bytes the loop has a store: spill and serve reads (OUT-10).
+            agent: Agent::new(AgentConfig {
+                spill: SpillPolicy {
+                    max_inline_bytes: options.max_inline_bytes,
+                    has_store: spills,
+                },
+                serve_outputs: spills,
+                ..AgentConfig::default()
+            }),
             clock: Clock::new(now, options.fixed_clock_ms),
             options,
             model,
             session: Session::default(),
             run: None,
             queue: VecDeque::new(),
-            jobs: Jobs::new(notify),
+            jobs,
             rpc_bash: BTreeMap::new(),
             deferred: Vec::new(),
             next_session: 0,
@@ -160,12 +175,20 @@ impl App {
 
     /// The next line for stdout, if any. Events of the core are handled on the way, so a
     /// driver that polls only while stdout accepts lines applies backpressure to the whole
-    /// agent (at most one chunk line is held).
+    /// agent (at most one chunk line is held). This driver has no spill store: a spill write
+    /// fails (SPILL-05, the original result goes on) and a stored-output read finds the output
+    /// unavailable; [`crate::stdio::run`] performs them with the local store.
     pub fn poll_write(&mut self, now: Instant) -> Option<Vec<u8>> {
         loop {
             match self.agent.poll_action()? {
                 AgentAction::Write(line) => return Some(line),
                 AgentAction::Event(event) => self.on_event(now, event),
+                AgentAction::SpillWrite { id, write } => {
+                    AgentProgram::spill_write(self, now, id, write)
+                }
+                AgentAction::OutputRead { id, read } => {
+                    AgentProgram::output_read(self, now, id, read)
+                }
             }
         }
     }
@@ -198,6 +221,7 @@ impl App {
                 self.abort_run(now);
                 self.jobs.kill_all();
             }
+            AgentEvent::ToolResultSettled(settled) => self.on_tool_result_settled(now, *settled),
             AgentEvent::ProtocolChanged { .. }
             | AgentEvent::HostToolsChanged { .. }
             | AgentEvent::HostUriSchemesChanged { .. }

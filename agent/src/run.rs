@@ -6,6 +6,10 @@
 
 use std::time::Instant;
 
+use musewire_core::agent::SettledToolResult;
+use musewire_core::spill::{SpillOwner, SpillSource};
+use musewire_core::wire::ToolResult;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::app::App;
@@ -27,6 +31,9 @@ pub(crate) struct Run {
     pub(crate) first_message: usize,
     /// The tool call the run waits for.
     pub(crate) waiting: Option<Waiting>,
+    /// The tool call whose final result the core is settling (the spill policy, SPILL-01..05),
+    /// and whether it is an error.
+    pub(crate) settling: Option<(Waiting, bool)>,
 }
 
 /// A tool call in flight.
@@ -162,8 +169,10 @@ impl App {
         }
     }
 
-    /// A tool has finished: its result is recorded, the turn ends, and the model answers
-    /// with what the tool returned in a new turn.
+    /// A tool has finished: its final result goes through the spill policy first (SPILL-01..05:
+    /// the core settles it at once, or after the store saved it), then
+    /// [`App::on_tool_result_settled`] records it. A result that is not a tool result's shape
+    /// is recorded as it is.
     pub(crate) fn tool_finished(
         &mut self,
         now: Instant,
@@ -171,7 +180,37 @@ impl App {
         result: Value,
         is_error: bool,
     ) {
-        let text = self.record_tool_result(now, &waiting, &result, is_error);
+        let Ok(typed) = ToolResult::deserialize(&result) else {
+            return self.answer_with(now, waiting, &result, is_error);
+        };
+        let Some(run) = &mut self.run else { return };
+        let call = &waiting.call;
+        let source = SpillSource::new(&call.name, &call.id, &call.name);
+        run.settling = Some((waiting, is_error));
+        let owner = Some(SpillOwner::new(self.session.id.clone()));
+        self.agent.settle_tool_result(now, source, owner, typed);
+    }
+
+    /// The core settled a tool's final result: the preview and reference on a spill, else the
+    /// result as it was. That is what the model, `tool_execution_end` and the history get.
+    pub(crate) fn on_tool_result_settled(&mut self, now: Instant, settled: SettledToolResult) {
+        let Some(run) = &mut self.run else { return };
+        if run
+            .settling
+            .as_ref()
+            .is_none_or(|(waiting, _)| waiting.call.id != settled.call_id)
+        {
+            return;
+        }
+        let (waiting, is_error) = run.settling.take().expect("checked");
+        let result = serde_json::to_value(&settled.result).unwrap_or(Value::Null);
+        self.answer_with(now, waiting, &result, is_error);
+    }
+
+    /// Records a tool's result; the turn ends, and the model answers with what the tool
+    /// returned in a new turn.
+    fn answer_with(&mut self, now: Instant, waiting: Waiting, result: &Value, is_error: bool) {
+        let text = self.record_tool_result(now, &waiting, result, is_error);
         self.emit(now, json!({"type": "turn_start"}));
         let verb = if is_error { "failed" } else { "returned" };
         let reply = format!(
@@ -213,8 +252,13 @@ impl App {
     pub(crate) fn abort_run(&mut self, now: Instant) {
         let Some(run) = &mut self.run else { return };
         self.queue.clear();
+        let settling = run.settling.take().map(|(waiting, _)| waiting);
         if let Some(waiting) = run.waiting.take() {
             self.withdraw(now, &waiting.on);
+            let result = text_result("Tool execution was aborted", None);
+            self.record_tool_result(now, &waiting, &result, true);
+        } else if let Some(waiting) = settling {
+            // Finished, but its result not settled yet: it is withdrawn as well.
             let result = text_result("Tool execution was aborted", None);
             self.record_tool_result(now, &waiting, &result, true);
         }
