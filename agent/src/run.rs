@@ -248,17 +248,19 @@ impl App {
     }
 
     /// Aborts the run: the tool it waits for is withdrawn (its result says so), queued
-    /// prompts are dropped, and the run ends.
+    /// prompts are dropped, and the run ends (once a finished tool's result being settled is
+    /// recorded, when there is one).
     pub(crate) fn abort_run(&mut self, now: Instant) {
         let Some(run) = &mut self.run else { return };
         self.queue.clear();
-        let settling = run.settling.take().map(|(waiting, _)| waiting);
+        if run.settling.is_some() {
+            // The tool has finished and the core is settling its result (its event is queued,
+            // or the loop is saving it): it is recorded when it comes back, the model answers,
+            // and with no prompt queued the run then ends.
+            return;
+        }
         if let Some(waiting) = run.waiting.take() {
             self.withdraw(now, &waiting.on);
-            let result = text_result("Tool execution was aborted", None);
-            self.record_tool_result(now, &waiting, &result, true);
-        } else if let Some(waiting) = settling {
-            // Finished, but its result not settled yet: it is withdrawn as well.
             let result = text_result("Tool execution was aborted", None);
             self.record_tool_result(now, &waiting, &result, true);
         }

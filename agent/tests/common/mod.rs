@@ -30,10 +30,15 @@ pub struct Pair {
 impl Pair {
     /// A pair that has negotiated v2.
     pub fn new() -> Self {
+        Self::with_options(Options::default())
+    }
+
+    /// A pair that has negotiated v2, the app made with `options` (its clock fixed).
+    pub fn with_options(options: Options) -> Self {
         let now = Instant::now();
         let options = Options {
             fixed_clock_ms: Some(CLOCK_MS),
-            ..Options::default()
+            ..options
         };
         let mut pair = Pair {
             client: Client::new(ClientConfig::default(), now),

@@ -28,6 +28,11 @@ const CAP: usize = 4096;
 /// characters (OUT-05).
 const COMMAND: &str = "seq 1 800000 | sed 's/$/ é€/'";
 
+/// The reference in a `storedOutput`.
+fn walk_ref(stored: &Value) -> OutputRef {
+    serde_json::from_value(stored["outputRef"].clone()).unwrap()
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path)
         .unwrap()
@@ -129,8 +134,7 @@ fn issue_11_spill_03_out_10_a_10_mb_bash_output_is_spilled_and_read_back_whole()
     assert_eq!(mode(&spill_dir), 0o700);
 
     // OUT-04, OUT-10: the reader walk, page by page, advancing by the returned byteLen.
-    let output_ref: OutputRef = serde_json::from_value(stored["outputRef"].clone()).unwrap();
-    let mut walk = ReaderWalk::new(&session, &call_id, output_ref, MAX_READ_BYTES).unwrap();
+    let mut walk = ReaderWalk::new(&session, &call_id, walk_ref(stored), MAX_READ_BYTES).unwrap();
     let mut whole = Vec::new();
     let mut pages = 0;
     while let Some(params) = walk.next_params() {
@@ -152,6 +156,31 @@ fn issue_11_spill_03_out_10_a_10_mb_bash_output_is_spilled_and_read_back_whole()
         Sha256::digest(&whole),
         Sha256::digest(expected.as_bytes()),
         "the output read back is the command's, byte for byte"
+    );
+
+    // OUT-10: a read is answered while a run streams (a shell command runs), starting nothing.
+    agent.send(&json!({"id": "p2", "type": "prompt", "message": "bash sleep 1; echo slept"}));
+    agent.wait_frame(|f| f["type"] == "tool_execution_start");
+    let mut command = ReaderWalk::new(&session, &call_id, walk_ref(stored), 6)
+        .unwrap()
+        .next_params()
+        .unwrap()
+        .to_value();
+    command["id"] = Value::from("during");
+    command["type"] = Value::from("read_output");
+    agent.send(&command);
+    let during = agent.wait_frame(|f| f["id"] == "during");
+    // OUT-05: six bytes end inside `€`: the page stops before it.
+    assert_eq!(during["data"]["content"], "1 é");
+    assert_eq!(during["data"]["byteLen"], 4);
+    agent.wait_frame(|f| f["type"] == "agent_end");
+    let position = |wanted: &dyn Fn(&Value) -> bool| agent.frames().iter().position(wanted);
+    assert!(
+        position(&|f| f["id"] == "during")
+            < position(
+                &|f| f["type"] == "tool_execution_end" && f["toolCallId"] != call_id.as_str()
+            ),
+        "answered before the running tool ended"
     );
 
     // OUT-07 through the process: a path is refused with its code, nothing read.
