@@ -62,7 +62,7 @@ fn check_preview(text: &str, output: &str) -> String {
 }
 
 #[test]
-fn issue_11_spill_03_out_10_a_10_mb_bash_output_is_spilled_and_read_back_whole() {
+fn issue_11_spill_03_06_out_04_10_a_10_mb_bash_output_is_spilled_and_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
     let spill_dir = dir.path().join("spill");
     let cap = CAP.to_string();
