@@ -15,11 +15,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentAction, AgentConfig, AgentEvent, CommandFailure, RequestId,
+    Agent, AgentAction, AgentConfig, AgentEvent, CommandFailure, Input, RequestId,
 };
+use musewire_core::output::{stored_outputs_in_history, OutputError};
+use musewire_core::spill::{SaveFailure, SpillPolicy};
 use serde_json::Value;
 
-use crate::bash::{BashOutcome, JobId, Jobs, Notify};
+use crate::bash::{BashOutcome, JobId, Jobs, Notify, MAX_SPILLED_OUTPUT_BYTES};
 use crate::io::{IoFor, IoId, IoOutcome, IoQueue, IoRequest};
 use crate::messages::Model;
 use crate::options::{Clock, Options};
@@ -54,15 +56,27 @@ impl App {
         };
         let deadline = options.max_time.and_then(|d| now.checked_add(d));
         let folder = options.session_dir.clone().filter(|_| !options.no_session);
+        let spills = options.max_inline_bytes.is_some();
+        let mut jobs = Jobs::new(notify);
+        if spills {
+            // The whole output goes to the store, not to the model (SPILL-03).
+            jobs.set_max_output_bytes(MAX_SPILLED_OUTPUT_BYTES);
+        }
         let mut app = App {
-            agent: Agent::new(AgentConfig::default()),
+            // With --max-inline-bytes the loop has a store: spill and serve reads (OUT-10).
+            agent: Agent::new(AgentConfig {
+                spill: SpillPolicy {
+                    max_inline_bytes: options.max_inline_bytes,
+                    has_store: spills,
+                },
+                serve_outputs: spills,
+                ..AgentConfig::default()
+            }),
             clock: Clock::new(now, options.fixed_clock_ms),
             sessions: Sessions::new(folder, options.cwd.clone()),
             options,
             runner: Runner::new(model, deadline),
-            tools: Tools {
-                jobs: Jobs::new(notify),
-            },
+            tools: Tools { jobs },
             io: IoQueue::default(),
             rpc_bash: BTreeMap::new(),
         };
@@ -127,7 +141,9 @@ impl App {
 
     /// A session file was read for `switch_session`: when it is a session, the run is
     /// aborted and the session replaced by it (history, todos, leaf; its file written to
-    /// from now on); else the command fails and nothing changes (AGENT-05).
+    /// from now on), and the stored outputs its history names are registered with the core
+    /// agent so that `read_output` serves them again (OUT-08); else the command fails and
+    /// nothing changes (AGENT-05).
     fn on_session_loaded(
         &mut self,
         now: Instant,
@@ -145,6 +161,9 @@ impl App {
         let (runner, mut ctx) = self.parts();
         runner.abort(&mut ctx, now);
         self.sessions.replace(name, loaded, &mut self.io);
+        // OUT-08: the loaded history's stored outputs are readable again (history replay).
+        let outputs = stored_outputs_in_history(&self.sessions.current.messages);
+        self.agent.register_outputs(now, outputs);
         let data = serde_json::json!({"cancelled": false});
         self.respond(now, request, Ok(Some(data)));
     }
@@ -216,12 +235,22 @@ impl App {
 
     /// The next line for stdout, if any. Events of the core are handled on the way, so a
     /// driver that polls only while stdout accepts lines applies backpressure to the whole
-    /// agent (at most one chunk line is held).
+    /// agent (at most one chunk line is held). This driver has no spill store: a spill write
+    /// fails (SPILL-05, the original result goes on) and a stored-output read finds the output
+    /// unavailable; [`crate::stdio::run`] performs them with the local store.
     pub fn poll_write(&mut self, now: Instant) -> Option<Vec<u8>> {
         loop {
             match self.agent.poll_action()? {
                 AgentAction::Write(line) => return Some(line),
                 AgentAction::Event(event) => self.on_event(now, event),
+                AgentAction::SpillWrite { id, .. } => {
+                    let failure = Err(SaveFailure::new("no spill store"));
+                    self.agent.handle(now, Input::SpillDone(id, failure));
+                }
+                AgentAction::OutputRead { id, .. } => {
+                    let unavailable = Err(OutputError::Unavailable);
+                    self.agent.handle(now, Input::ReadDone(id, unavailable));
+                }
             }
         }
     }
@@ -293,6 +322,10 @@ impl App {
                 let (runner, mut ctx) = self.parts();
                 runner.abort(&mut ctx, now);
                 self.tools.jobs.kill_all();
+            }
+            AgentEvent::ToolResultSettled(settled) => {
+                let (runner, mut ctx) = self.parts();
+                runner.tool_result_settled(&mut ctx, now, *settled);
             }
             AgentEvent::ProtocolChanged { .. }
             | AgentEvent::HostToolsChanged { .. }

@@ -18,6 +18,11 @@ use rustix::process::{kill_process_group, Pid, Signal};
 /// `read` tool reads (AGENT-04). 2 MiB.
 pub const MAX_OUTPUT_BYTES: usize = 2 * 1024 * 1024;
 
+/// Most bytes of a shell command's output the agent keeps when tool results are spilled
+/// (`--max-inline-bytes`): the whole output then goes to the spill store, not to the model, so
+/// more of it is kept (still bounded: AGENT-04). 64 MiB.
+pub const MAX_SPILLED_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+
 /// Wakes the loop when a job has finished (a mio waker, or nothing in tests).
 pub type Notify = Arc<dyn Fn() + Send + Sync>;
 
@@ -51,6 +56,8 @@ pub struct Jobs {
     tx: mpsc::Sender<(JobId, BashOutcome)>,
     rx: mpsc::Receiver<(JobId, BashOutcome)>,
     notify: Notify,
+    /// The most output bytes kept per command.
+    max_output_bytes: usize,
 }
 
 impl std::fmt::Debug for Jobs {
@@ -71,7 +78,14 @@ impl Jobs {
             tx,
             rx,
             notify,
+            max_output_bytes: MAX_OUTPUT_BYTES,
         }
+    }
+
+    /// Keeps up to `max` bytes of each command's output from now on (default
+    /// [`MAX_OUTPUT_BYTES`]; [`MAX_SPILLED_OUTPUT_BYTES`] when results are spilled).
+    pub fn set_max_output_bytes(&mut self, max: usize) {
+        self.max_output_bytes = max;
     }
 
     /// Starts `sh -c command`. A command that cannot start finishes at once, with the
@@ -88,6 +102,7 @@ impl Jobs {
             .process_group(0);
         let cancelled = Arc::new(AtomicBool::new(false));
         let (tx, notify) = (self.tx.clone(), self.notify.clone());
+        let cap = self.max_output_bytes;
         match sh.spawn() {
             Ok(mut child) => {
                 self.running.insert(
@@ -101,7 +116,7 @@ impl Jobs {
                 let spawned = std::thread::Builder::new()
                     .name(format!("musewire-bash-{}", job.0))
                     .spawn(move || {
-                        let (output, cut_bytes, read) = read_capped(&mut stdout);
+                        let (output, cut_bytes, read) = read_capped_to(&mut stdout, cap);
                         let status = child.wait();
                         let cancelled = cancelled.load(Ordering::SeqCst);
                         let mut output = output;
@@ -188,7 +203,16 @@ impl Jobs {
 /// boundary) and counting the rest, so a command that writes without end costs bounded memory
 /// (AGENT-04). Returns the text (with the note on what was cut), the bytes cut, and how the
 /// reading ended.
+#[cfg(test)]
 pub(crate) fn read_capped(from: &mut impl Read) -> (String, u64, std::io::Result<()>) {
+    read_capped_to(from, MAX_OUTPUT_BYTES)
+}
+
+/// [`read_capped`] keeping at most `cap` bytes.
+pub(crate) fn read_capped_to(
+    from: &mut impl Read,
+    cap: usize,
+) -> (String, u64, std::io::Result<()>) {
     let mut kept = Vec::new();
     let mut total: u64 = 0;
     let mut buf = vec![0u8; 64 * 1024];
@@ -197,7 +221,7 @@ pub(crate) fn read_capped(from: &mut impl Read) -> (String, u64, std::io::Result
             Ok(0) => break Ok(()),
             Ok(n) => {
                 total += n as u64;
-                let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
+                let room = cap.saturating_sub(kept.len());
                 kept.extend_from_slice(&buf[..n.min(room)]);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -207,28 +231,39 @@ pub(crate) fn read_capped(from: &mut impl Read) -> (String, u64, std::io::Result
     if total <= kept.len() as u64 {
         return (String::from_utf8_lossy(&kept).into_owned(), 0, read);
     }
-    let (text, cut) = cut_text(kept, Some(total));
+    let (text, cut) = cut_text_to(kept, Some(total), cap);
     (text, cut.unwrap_or_default(), read)
 }
 
 /// The text of `kept`, the head of a longer output of `total` bytes (`None`: not known, the
 /// rest not read): the head stops before a character the cap split, and a note says how many
 /// bytes were cut (AGENT-04). Returns the text and the bytes cut, when known.
-pub(crate) fn cut_text(mut kept: Vec<u8>, total: Option<u64>) -> (String, Option<u64>) {
+pub(crate) fn cut_text(kept: Vec<u8>, total: Option<u64>) -> (String, Option<u64>) {
+    cut_text_to(kept, total, MAX_OUTPUT_BYTES)
+}
+
+/// [`cut_text`] for a cap of `cap` bytes.
+fn cut_text_to(mut kept: Vec<u8>, total: Option<u64>, cap: usize) -> (String, Option<u64>) {
     kept.truncate(char_boundary(&kept));
     let cut = total.map(|total| total.saturating_sub(kept.len() as u64));
     let mut text = String::from_utf8_lossy(&kept).into_owned();
-    text.push_str(&truncation_note(cut));
+    text.push_str(&truncation_note_to(cut, cap));
     (text, cut)
 }
 
 /// The note a cut output or file ends with (AGENT-04).
+#[cfg(test)]
 pub(crate) fn truncation_note(cut: Option<u64>) -> String {
+    truncation_note_to(cut, MAX_OUTPUT_BYTES)
+}
+
+/// [`truncation_note`] for a cap of `cap` bytes.
+fn truncation_note_to(cut: Option<u64>, cap: usize) -> String {
     match cut {
-        Some(cut) => format!(
-            "\n\n[output truncated: {cut} more bytes not kept, past the {MAX_OUTPUT_BYTES}-byte cap]"
-        ),
-        None => format!("\n\n[output truncated: not read past the {MAX_OUTPUT_BYTES}-byte cap]"),
+        Some(cut) => {
+            format!("\n\n[output truncated: {cut} more bytes not kept, past the {cap}-byte cap]")
+        }
+        None => format!("\n\n[output truncated: not read past the {cap}-byte cap]"),
     }
 }
 

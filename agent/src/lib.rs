@@ -16,6 +16,15 @@
 //! the mio driver's agent-side stdio loop ([`musewire_mio::agent_stdio`]), as the
 //! `musewire agent` command does.
 //!
+//! With `--max-inline-bytes N` ([`Options::max_inline_bytes`]) every tool's final result goes
+//! through the core's spill policy before it reaches the model and the history
+//! ([`musewire_core::agent::AgentCall::SettleToolResult`]): a larger text is saved to the
+//! local spill store (`--spill-dir`, or a private temp directory) by the loop
+//! ([`stdio::run`]), and the model-facing result is a preview, the notice and
+//! `details.storedOutput` (SPILL-01..06, OUT-02); the agent then offers and serves
+//! `read_output` (OUT-10). A shell command's output is then kept up to
+//! [`MAX_SPILLED_OUTPUT_BYTES`] instead of [`MAX_OUTPUT_BYTES`].
+//!
 //! Deterministic: ids are counters (`session-N`, the first `N` whose file the session folder
 //! does not hold; `entry-N`, `call-N`); timestamps come from the loop's `now`, on a clock
 //! that [`Options::fixed_clock_ms`] (or the `MUSEWIRE_AGENT_CLOCK_MS` environment variable,
@@ -41,7 +50,7 @@ mod tools;
 
 pub use app::App;
 pub use bash::Notify;
-pub use bash::MAX_OUTPUT_BYTES;
+pub use bash::{MAX_OUTPUT_BYTES, MAX_SPILLED_OUTPUT_BYTES};
 pub use commands::BUSY;
 pub use options::{Clock, Options, CLOCK_ENV, THINKING_LEVELS};
 pub use run::{MAX_DELTAS, MAX_QUOTE_BYTES};

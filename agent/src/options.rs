@@ -13,7 +13,8 @@ pub const THINKING_LEVELS: [&str; 8] = [
 ];
 
 /// The agent's options: what `--model`, `--provider`, `--session-dir`, `--no-session`,
-/// `--max-time`, `--thinking` and the clock say, and the working directory.
+/// `--max-time`, `--thinking`, `--max-inline-bytes`, `--spill-dir` and the clock say, and the
+/// working directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     /// `--model`: the model id the agent reports (default `scripted`).
@@ -39,6 +40,13 @@ pub struct Options {
     /// The working directory a session file's header names ([`crate::stdio::run`] fills it
     /// in when `None`).
     pub cwd: Option<PathBuf>,
+    /// `--max-inline-bytes`: tool results whose text is larger are spilled to the store and
+    /// reach the model and the history as a preview (SPILL-01..05); the agent then serves
+    /// `read_output` (OUT-10). `None`: no spill, no `read_output`.
+    pub max_inline_bytes: Option<usize>,
+    /// `--spill-dir`: the spill store's root (SPILL-06); `None`: a private directory made in
+    /// the temp dir on first use.
+    pub spill_dir: Option<PathBuf>,
 }
 
 impl Options {

@@ -11,7 +11,10 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use musewire_core::agent::{Agent, HostCallId};
+use musewire_core::agent::{Agent, HostCallId, SettledToolResult};
+use musewire_core::spill::{SpillOwner, SpillSource};
+use musewire_core::wire::ToolResult;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::io::IoQueue;
@@ -35,6 +38,9 @@ struct Run {
     first_message: usize,
     /// The tool call the run waits for.
     waiting: Option<Waiting>,
+    /// The tool call whose final result the core is settling (the spill policy, SPILL-01..05),
+    /// and whether it is an error.
+    settling: Option<(Waiting, bool)>,
 }
 
 /// What a run waits for: a tool call, the assistant message that made it, and what
@@ -311,8 +317,10 @@ impl Runner {
         ctx.emit(now, frame);
     }
 
-    /// A tool has finished: its result is recorded, the turn ends, and the model answers
-    /// with what the tool returned in a new turn.
+    /// A tool has finished: its final result goes through the spill policy first (SPILL-01..05:
+    /// the core settles it at once, or after the store saved it), then
+    /// [`Runner::tool_result_settled`] records it. A result that is not a tool result's shape
+    /// is recorded as it is.
     fn tool_finished(
         &mut self,
         ctx: &mut Ctx<'_>,
@@ -320,7 +328,49 @@ impl Runner {
         waiting: Waiting,
         (result, is_error): Finished,
     ) {
-        let text = record_tool_result(ctx, now, &waiting, &result, is_error);
+        let Ok(typed) = ToolResult::deserialize(&result) else {
+            return self.answer_with(ctx, now, waiting, &result, is_error);
+        };
+        let Some(run) = &mut self.run else { return };
+        let call = &waiting.call;
+        let source = SpillSource::new(&call.name, &call.id, &call.name);
+        run.settling = Some((waiting, is_error));
+        let owner = Some(SpillOwner::new(ctx.sessions.current.id.clone()));
+        ctx.agent.settle_tool_result(now, source, owner, typed);
+    }
+
+    /// The core settled a tool's final result: the preview and reference on a spill, else the
+    /// result as it was. That is what the model, `tool_execution_end` and the history get.
+    pub(crate) fn tool_result_settled(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        settled: SettledToolResult,
+    ) {
+        let Some(run) = &mut self.run else { return };
+        if run
+            .settling
+            .as_ref()
+            .is_none_or(|(waiting, _)| waiting.call.id != settled.call_id)
+        {
+            return;
+        }
+        let (waiting, is_error) = run.settling.take().expect("checked");
+        let result = serde_json::to_value(&settled.result).unwrap_or(Value::Null);
+        self.answer_with(ctx, now, waiting, &result, is_error);
+    }
+
+    /// Records a tool's result; the turn ends, and the model answers with what the tool
+    /// returned in a new turn.
+    fn answer_with(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        waiting: Waiting,
+        result: &Value,
+        is_error: bool,
+    ) {
+        let text = record_tool_result(ctx, now, &waiting, result, is_error);
         ctx.emit(now, json!({"type": "turn_start"}));
         let verb = if is_error { "failed" } else { "returned" };
         let reply = format!(
@@ -332,10 +382,17 @@ impl Runner {
     }
 
     /// Aborts the run: the tool it waits for is withdrawn (its result says so), queued
-    /// prompts are dropped, and the run ends.
+    /// prompts are dropped, and the run ends (once a finished tool's result being settled is
+    /// recorded, when there is one).
     pub(crate) fn abort(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
         let Some(run) = &mut self.run else { return };
         self.queue.clear();
+        if run.settling.is_some() {
+            // The tool has finished and the core is settling its result (its event is queued,
+            // or the loop is saving it): it is recorded when it comes back, the model answers,
+            // and with no prompt queued the run then ends.
+            return;
+        }
         if let Some(waiting) = run.waiting.take() {
             ctx.tools.withdraw(now, ctx.agent, &waiting.on);
             let result = text_result("Tool execution was aborted", None);

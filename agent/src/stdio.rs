@@ -3,6 +3,11 @@
 //! the timers and is woken when a shell command finishes; and the [`Disk`] performing the
 //! App's file work (the [I/O seam](crate::io)) as soon as the App hands it out.
 //!
+//! With `--max-inline-bytes` the loop also performs the agent's store I/O with the local spill
+//! store ([`musewire_store::LocalStore`], at `--spill-dir` or in a private temp directory):
+//! the spill writes of tool results (SPILL-03, SPILL-06) and the positioned reads of
+//! `read_output` (OUT-10), as the core's actions ask. The app itself does no store I/O.
+//!
 //! The processes the agent starts end with it (AGENT-02): the end of stdin kills every shell
 //! command's process group, and so does SIGTERM, SIGINT or SIGHUP ([`TERMINATING_SIGNALS`]),
 //! after which the process dies of that signal.
@@ -11,9 +16,12 @@ use std::io;
 use std::sync::Arc;
 use std::time::Instant;
 
-use musewire_core::agent::{Agent, AgentEvent};
+use musewire_core::agent::{Agent, AgentEvent, Input, ReadId, SpillId};
+use musewire_core::output::{OutputError, OutputRead};
+use musewire_core::spill::{SaveFailure, SpillWrite};
 pub use musewire_mio::agent_stdio::TERMINATING_SIGNALS;
 use musewire_mio::agent_stdio::{die_of, AgentProgram, AgentStdio, Ended};
+use musewire_store::LocalStore;
 
 use crate::disk::Disk;
 use crate::io::{IoOutcome, IoWork};
@@ -42,6 +50,10 @@ pub fn run(mut options: Options) -> io::Result<u8> {
     }
     let stdio = AgentStdio::stdio()?;
     let waker = stdio.waker();
+    // With --max-inline-bytes the loop has a spill store (SPILL-06, OUT-10).
+    let store = options
+        .max_inline_bytes
+        .map(|_| LocalStore::new(options.spill_dir.clone()));
     let app = App::new(
         options,
         Instant::now(),
@@ -49,7 +61,7 @@ pub fn run(mut options: Options) -> io::Result<u8> {
             let _ = waker.wake();
         }),
     );
-    let mut program = Program { app, disk };
+    let mut program = Program { app, disk, store };
     program.perform_io(Instant::now());
     let ended = stdio.run(&mut program);
     // Whatever way the loop ended, no shell command outlives it (AGENT-02).
@@ -60,14 +72,17 @@ pub fn run(mut options: Options) -> io::Result<u8> {
     }
 }
 
-/// The App and its disk on the loop: each call into the App is followed by the file work it
-/// handed out, performed at once and answered (so an entry is in its session file before
-/// the next stdout line is taken); the session's deadline is the App's own timer, finished
-/// shell commands are taken on each wake, and a terminating signal kills every shell
-/// command's process group (AGENT-02).
+/// The App, its disk and its spill store on the loop: each call into the App is followed by
+/// the file work it handed out, performed at once and answered (so an entry is in its
+/// session file before the next stdout line is taken); the core agent's store I/O (spill
+/// writes, output reads) is performed with the store as the agent asks; the session's
+/// deadline is the App's own timer, finished shell commands are taken on each wake, and a
+/// terminating signal kills every shell command's process group (AGENT-02).
 struct Program {
     app: App,
     disk: Disk,
+    /// `None` without `--max-inline-bytes`: the agent then asks for no store I/O.
+    store: Option<LocalStore>,
 }
 
 impl Program {
@@ -93,6 +108,35 @@ impl AgentProgram for Program {
     fn on_event(&mut self, now: Instant, event: AgentEvent) {
         self.app.on_agent_event(now, event);
         self.perform_io(now);
+    }
+
+    /// Saves with the store; a failed save is logged and the original result goes on
+    /// (SPILL-05).
+    fn spill_write(&mut self, now: Instant, id: SpillId, write: SpillWrite) {
+        let saved = match &mut self.store {
+            Some(store) => store.save(&write).map_err(|error| {
+                eprintln!(
+                    "musewire agent: the result of {} ({}) was not spilled, it goes on whole: {error}",
+                    write.source.call_id, write.source.tool_name
+                );
+                SaveFailure::new(error.to_string())
+            }),
+            None => Err(SaveFailure::new("no spill store")),
+        };
+        self.app
+            .agent_mut()
+            .handle(now, Input::SpillDone(id, saved));
+    }
+
+    /// A positioned read with the store (OUT-04); its errors are the read's typed errors.
+    fn output_read(&mut self, now: Instant, id: ReadId, read: OutputRead) {
+        let bytes = match &mut self.store {
+            Some(store) => store
+                .read(&read.request)
+                .map_err(|error| error.output_error()),
+            None => Err(OutputError::Unavailable),
+        };
+        self.app.agent_mut().handle(now, Input::ReadDone(id, bytes));
     }
 
     fn poll_timeout(&self) -> Option<Instant> {

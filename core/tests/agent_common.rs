@@ -73,6 +73,7 @@ impl Harness {
                     lines.push(line)
                 }
                 AgentAction::Event(e) => events.push(e),
+                other => panic!("no spill or output read without a store: {other:?}"),
             }
         }
         (lines, events)

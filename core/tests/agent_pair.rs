@@ -93,6 +93,7 @@ impl Pair {
                         self.client.handle_stdout(self.now, &line)
                     }
                     AgentAction::Event(event) => self.application(event),
+                    other => panic!("no spill or output read without a store: {other:?}"),
                 }
             }
             if !progressed {

@@ -135,6 +135,7 @@ impl Session {
                         None
                     }
                     Input::AgentCall(call) => a.call(now, call.clone()).to_json(),
+                    Input::AgentIo(io) => a.handle(now, io.clone()).and_then(|r| r.to_json()),
                     Input::Stdout(_) | Input::Stderr(_) | Input::Exit { .. } | Input::Call(_) => {
                         return Err(wrong())
                     }

@@ -37,7 +37,9 @@
 //! | `"stdin": TEXT`, `"stdin_b64": B64`, `"stdin_file": PATH` | `handle_stdin` with the bytes the host wrote |
 //! | `"eof": true` | `handle_stdin_eof` |
 //! | `"timer": true` | `handle_timeout` at `at` |
-//! | `"call": NAME` with its arguments | the application's call: an [`AgentCall`] (`respond`, `respond_messages_page`, `reject_unknown`, `emit`, `call_host_tool`, `cancel_host_tool`, `request_host_uri`, `cancel_host_uri`, `ui_dialog`, `ui_notice`, `ui_cancel`; its docs list the arguments and return values) |
+//! | `"call": NAME` with its arguments | the application's call: an [`AgentCall`] (`respond`, `respond_messages_page`, `reject_unknown`, `emit`, `call_host_tool`, `cancel_host_tool`, `request_host_uri`, `cancel_host_uri`, `ui_dialog`, `ui_notice`, `ui_cancel`, `settle_tool_result`, `register_outputs`; its docs list the arguments and return values) |
+//! | `"spill_done": "spill-N"` with `"saved": {spillRef, output}` or `"failure": {reason}` | the driver's answer to a `spill_write` action ([`agent::Input::SpillDone`]) |
+//! | `"read_done": "read-N"` with `"text": TEXT` or `"b64": B64` and `"total_len": N`, or `"error": {"code": …}` | the driver's answer to an `output_read` action ([`agent::Input::ReadDone`]) |
 //!
 //! In a call's arguments (both roles), an object `{"$repeat": TEXT, "times": N}` stands for
 //! TEXT repeated N times (at most 64 MiB), so a step can build a megabyte of data in a line;
@@ -48,7 +50,8 @@
 //! `max_frame_bytes`, `max_reassembled_frame_bytes`, `negotiate_v2`, `ready_timeout_ms`,
 //! `expect_ready`, `stderr_tail_bytes`, `history_page_limit`, `observe`; for an agent,
 //! [`AgentConfig`] fields, all optional: `max_input_line_bytes`, `unknown_commands`
-//! (`"reject"` or `"deliver"`).
+//! (`"reject"` or `"deliver"`), `max_inline_bytes` and `spill_store` (the spill policy),
+//! `serve_outputs` (OUT-10).
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -56,8 +59,10 @@ use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use musewire_core::agent::{AgentCall, AgentConfig, UnknownCommands};
+use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, SpillId, UnknownCommands};
 use musewire_core::client::{self, Call, ClientConfig, ExitStatus};
+use musewire_core::output::{OutputError, ReadBytes};
+use musewire_core::spill::{SaveFailure, Saved};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -123,6 +128,15 @@ pub struct ConfigSpec {
     /// [`AgentConfig::unknown_commands`]: `"reject"` or `"deliver"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_commands: Option<String>,
+    /// [`AgentConfig::spill`]'s `max_inline_bytes` (SPILL-01: absent, no spill).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_inline_bytes: Option<usize>,
+    /// [`AgentConfig::spill`]'s `has_store`: whether the driver performs spill writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spill_store: Option<bool>,
+    /// [`AgentConfig::serve_outputs`] (OUT-10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve_outputs: Option<bool>,
 }
 
 impl ConfigSpec {
@@ -144,6 +158,9 @@ impl ConfigSpec {
         let agent_fields = [
             ("max_input_line_bytes", self.max_input_line_bytes.is_some()),
             ("unknown_commands", self.unknown_commands.is_some()),
+            ("max_inline_bytes", self.max_inline_bytes.is_some()),
+            ("spill_store", self.spill_store.is_some()),
+            ("serve_outputs", self.serve_outputs.is_some()),
         ];
         let foreign = match role {
             Role::Client => &agent_fields[..],
@@ -161,6 +178,9 @@ impl ConfigSpec {
         if let Some(v) = self.max_input_line_bytes {
             config.max_input_line_bytes = v;
         }
+        config.spill.max_inline_bytes = self.max_inline_bytes;
+        config.spill.has_store = self.spill_store.unwrap_or(false);
+        config.serve_outputs = self.serve_outputs.unwrap_or(false);
         match self.unknown_commands.as_deref() {
             None => {}
             Some("reject") => config.unknown_commands = UnknownCommands::Reject,
@@ -229,6 +249,9 @@ pub enum Input {
     Call(Call),
     /// A call of the agent's application.
     AgentCall(AgentCall),
+    /// The driver's answer to an agent's I/O action ([`agent::Input::SpillDone`] or
+    /// [`agent::Input::ReadDone`]).
+    AgentIo(agent::Input<'static>),
 }
 
 impl Input {
@@ -254,7 +277,7 @@ impl Input {
             } => client::Input::Exit(*status, Cow::Borrowed(stderr_tail)),
             Input::Timer => client::Input::Timeout,
             Input::Call(call) => client::Input::Call(call.clone()),
-            Input::Stdin(_) | Input::AgentCall(_) => return None,
+            Input::Stdin(_) | Input::AgentCall(_) | Input::AgentIo(_) => return None,
         })
     }
 }
@@ -371,7 +394,16 @@ const CLIENT_INPUTS: [&str; 9] = [
     "call",
 ];
 
-const AGENT_INPUTS: [&str; 6] = ["stdin", "stdin_b64", "stdin_file", "eof", "timer", "call"];
+const AGENT_INPUTS: [&str; 8] = [
+    "stdin",
+    "stdin_b64",
+    "stdin_file",
+    "eof",
+    "timer",
+    "call",
+    "spill_done",
+    "read_done",
+];
 
 /// The most bytes one `$repeat` may build.
 const MAX_REPEAT_BYTES: usize = 64 * 1024 * 1024;
@@ -495,6 +527,45 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
             Role::Client => Input::Call(Call::read(&call_step()?)?),
             Role::Agent => Input::AgentCall(AgentCall::read(&call_step()?)?),
         },
+        "spill_done" => {
+            let id = value
+                .as_str()
+                .and_then(SpillId::from_wire)
+                .ok_or("\"spill_done\" must be a spill-N id")?;
+            let saved = match (raw.get("saved"), raw.get("failure")) {
+                (Some(saved), None) => Ok(serde_json::from_value::<Saved>(saved.clone())
+                    .map_err(|e| format!("\"saved\" is not {{spillRef, output}}: {e}"))?),
+                (None, Some(failure)) => {
+                    Err(serde_json::from_value::<SaveFailure>(failure.clone())
+                        .map_err(|e| format!("\"failure\" is not {{reason}}: {e}"))?)
+                }
+                _ => return Err("spill_done takes \"saved\" or \"failure\"".into()),
+            };
+            Input::AgentIo(agent::Input::SpillDone(id, saved))
+        }
+        "read_done" => {
+            let id = value
+                .as_str()
+                .and_then(ReadId::from_wire)
+                .ok_or("\"read_done\" must be a read-N id")?;
+            let read = match raw.get("error") {
+                Some(error) => Err(serde_json::from_value::<OutputError>(error.clone())
+                    .map_err(|e| format!("\"error\" is not an output error: {e}"))?),
+                None => {
+                    let bytes = match (raw.get("text"), raw.get("b64")) {
+                        (Some(t), None) => text(t)?,
+                        (None, Some(b)) => b64(b)?,
+                        _ => return Err("read_done takes \"text\", \"b64\" or \"error\"".into()),
+                    };
+                    let total_len = raw
+                        .get("total_len")
+                        .and_then(Value::as_u64)
+                        .ok_or("read_done needs \"total_len\"")?;
+                    Ok(ReadBytes { bytes, total_len })
+                }
+            };
+            Input::AgentIo(agent::Input::ReadDone(id, read))
+        }
         _ => unreachable!("the keys are the role's inputs"),
     })
 }

@@ -5,7 +5,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::frame::ProtocolVersion;
-use crate::wire::{Command, HostToolDefinition, HostUriSchemeDefinition};
+use crate::output::{OutputRead, ReadRequest, StoredOutput};
+use crate::spill::{Outcome, SpillWrite};
+use crate::wire::{Command, HostToolDefinition, HostUriSchemeDefinition, ToolResult};
 
 /// A command from the host, as the application sees it: a counter, so runs are reproducible.
 /// The host's own `id` travels with it in [`AgentEvent::Command`] and is echoed in the
@@ -52,11 +54,26 @@ outbound_id!(
     "ui-"
 );
 
+outbound_id!(
+    /// A spill write the agent asked the driver for (SPILL-03); in transcripts `spill-N`.
+    SpillId,
+    "spill-"
+);
+outbound_id!(
+    /// A positioned read of a stored output the agent asked the driver for (OUT-10); in
+    /// transcripts `read-N`.
+    ReadId,
+    "read-"
+);
+
 /// Work for the driver, in order.
 ///
 /// It serialises as the client's actions do (transcripts compare these):
-/// `{"action":"write","bytes":LINE}` with the line as text (invalid UTF-8 as U+FFFD), and
-/// `{"action":"event","event":…}` with the event's members.
+/// `{"action":"write","bytes":LINE}` with the line as text (invalid UTF-8 as U+FFFD),
+/// `{"action":"event","event":…}` with the event's members,
+/// `{"action":"spill_write","id":"spill-N","write":SpillWrite}` and
+/// `{"action":"output_read","id":"read-N","request":ReadRequest}` (the deadline, always
+/// [`READ_BUDGET`](crate::output::READ_BUDGET) after the command arrived, is not written).
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentAction {
     /// Write this one physical line (LF included) to stdout. Lines of a chunked frame come one
@@ -65,6 +82,26 @@ pub enum AgentAction {
     Write(Vec<u8>),
     /// Something for the application.
     Event(AgentEvent),
+    /// Save this text with the spill store (SPILL-03, SPILL-06), then answer with
+    /// [`Input::SpillDone`](super::Input::SpillDone) and the same id: the store's
+    /// [`Saved`](crate::spill::Saved), or a [`SaveFailure`](crate::spill::SaveFailure).
+    SpillWrite {
+        /// The id to answer with.
+        id: SpillId,
+        /// What to save.
+        write: SpillWrite,
+    },
+    /// Read this range of a stored output with a positioned read by `read.deadline`
+    /// (OUT-04, OUT-10), then answer with [`Input::ReadDone`](super::Input::ReadDone) and
+    /// the same id: the bytes and the output's length, or an
+    /// [`OutputError`](crate::output::OutputError). An answer after the deadline is dropped
+    /// (the host has had `read_timed_out`).
+    OutputRead {
+        /// The id to answer with.
+        id: ReadId,
+        /// What to read, and by when.
+        read: OutputRead,
+    },
 }
 
 impl Serialize for AgentAction {
@@ -77,10 +114,28 @@ impl Serialize for AgentAction {
                 bytes: &'a [u8],
             },
             Event(&'a AgentEvent),
+            SpillWrite {
+                id: String,
+                write: &'a SpillWrite,
+            },
+            OutputRead {
+                id: String,
+                request: &'a ReadRequest,
+            },
         }
         match self {
             AgentAction::Write(bytes) => Shape::Write { bytes }.serialize(serializer),
             AgentAction::Event(event) => Shape::Event(event).serialize(serializer),
+            AgentAction::SpillWrite { id, write } => Shape::SpillWrite {
+                id: id.wire(),
+                write,
+            }
+            .serialize(serializer),
+            AgentAction::OutputRead { id, read } => Shape::OutputRead {
+                id: id.wire(),
+                request: &read.request,
+            }
+            .serialize(serializer),
         }
     }
 }
@@ -237,4 +292,27 @@ pub enum AgentEvent {
     /// Stdin ended; every pending dialog, host tool call and host URI request has been
     /// resolved before this event (HOST-07). Commands still pending can be answered.
     InputClosed,
+    /// A final tool result handed in with
+    /// [`AgentCall::SettleToolResult`](super::AgentCall::SettleToolResult) is settled
+    /// (SPILL-01..05): see [`SettledToolResult`].
+    ToolResultSettled(Box<SettledToolResult>),
+}
+
+/// A settled tool result ([`AgentEvent::ToolResultSettled`]): `result` is what goes to the
+/// model, the `tool_execution_end` event and the history. On a spill it is the preview and
+/// notice, and its `details` carry `storedOutput` (OUT-02); a failed save keeps the original
+/// result and says why in `outcome` (SPILL-05: to be logged; never an error).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SettledToolResult {
+    /// The tool call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool_name: String,
+    /// The result to send on.
+    pub result: ToolResult,
+    /// What the policy did.
+    pub outcome: Outcome,
+    /// The stored output recorded for reads, on a spill (also in `result.details`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored_output: Option<StoredOutput>,
 }

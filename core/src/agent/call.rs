@@ -18,6 +18,8 @@
 //! | `ui_dialog` | `request` (an `extension_ui_request` without `type`; `id` optional, replaced) | `{"ok": "ui-N"}` or `{"err": …}` |
 //! | `ui_notice` | `request`, as `ui_dialog` | `{"ok": ID}` or `{"err": …}` |
 //! | `ui_cancel` | `id` (`ui-N`) | a boolean |
+//! | `settle_tool_result` | `source` (`{toolName, callId, label}`), `owner` (a session id; absent or null: none), `result` (a tool result) | nothing |
+//! | `register_outputs` | `outputs` (`StoredOutput`s, as `details.storedOutput` holds them) | how many were recorded |
 //!
 //! `request` is the number of an [`AgentEvent::Command`](super::AgentEvent::Command)'s
 //! request, as its serialisation shows it.
@@ -30,7 +32,9 @@ use super::{
     Agent, AgentError, CommandFailure, DialogId, HostCallId, HostUriId, HostUriOperation,
     PageSource, RequestId,
 };
-use crate::wire::UiRequest;
+use crate::output::StoredOutput;
+use crate::spill::{SpillOwner, SpillSource};
+use crate::wire::{ToolResult, UiRequest};
 
 /// A call of the application on an [`Agent`].
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +79,19 @@ pub enum AgentCall {
     UiNotice(UiRequest),
     /// [`Agent::ui_cancel`].
     UiCancel(DialogId),
+    /// [`Agent::settle_tool_result`]: a final tool result through the spill policy
+    /// (SPILL-01..05); [`AgentEvent::ToolResultSettled`](super::AgentEvent::ToolResultSettled)
+    /// follows, at once or after a spill write.
+    SettleToolResult {
+        /// The tool, the call id and a label.
+        source: SpillSource,
+        /// The session the call belongs to (SPILL-05: none, no spill).
+        owner: Option<SpillOwner>,
+        /// The final result.
+        result: ToolResult,
+    },
+    /// [`Agent::register_outputs`]: stored outputs named by a loaded history (OUT-08).
+    RegisterOutputs(Vec<StoredOutput>),
 }
 
 /// What an [`AgentCall`] returned.
@@ -92,6 +109,8 @@ pub enum AgentCallResult {
     Notice(Result<String, AgentError>),
     /// A cancel was written (true) or nothing was open for it (false).
     Cancelled(bool),
+    /// Outputs were recorded: how many.
+    Registered(usize),
 }
 
 impl AgentCallResult {
@@ -112,6 +131,7 @@ impl AgentCallResult {
             AgentCallResult::Dialog(r) => id(r, |d| d.wire()),
             AgentCallResult::Notice(r) => id(r, String::clone),
             AgentCallResult::Cancelled(sent) => Some(Value::Bool(*sent)),
+            AgentCallResult::Registered(count) => Some(Value::from(*count)),
         }
     }
 }
@@ -161,6 +181,17 @@ impl Agent {
             AgentCall::UiDialog(request) => AgentCallResult::Dialog(self.ui_dialog(now, request)),
             AgentCall::UiNotice(request) => AgentCallResult::Notice(self.ui_notice(now, request)),
             AgentCall::UiCancel(dialog) => AgentCallResult::Cancelled(self.ui_cancel(now, dialog)),
+            AgentCall::SettleToolResult {
+                source,
+                owner,
+                result,
+            } => {
+                self.settle_tool_result(now, source, owner, result);
+                AgentCallResult::Done(Ok(()))
+            }
+            AgentCall::RegisterOutputs(outputs) => {
+                AgentCallResult::Registered(self.register_outputs(now, outputs))
+            }
         }
     }
 }
@@ -180,6 +211,8 @@ impl AgentCall {
             AgentCall::UiDialog(_) => "ui_dialog",
             AgentCall::UiNotice(_) => "ui_notice",
             AgentCall::UiCancel(_) => "ui_cancel",
+            AgentCall::SettleToolResult { .. } => "settle_tool_result",
+            AgentCall::RegisterOutputs(_) => "register_outputs",
         }
     }
 
@@ -242,6 +275,27 @@ impl AgentCall {
                 serde_json::to_value(request).unwrap_or(Value::Null),
             ),
             AgentCall::UiCancel(dialog) => put("id", dialog.wire().into()),
+            AgentCall::SettleToolResult {
+                source,
+                owner,
+                result,
+            } => {
+                put(
+                    "source",
+                    serde_json::to_value(source).unwrap_or(Value::Null),
+                );
+                if let Some(owner) = owner {
+                    put("owner", owner.session_id.as_str().into());
+                }
+                put(
+                    "result",
+                    serde_json::to_value(result).unwrap_or(Value::Null),
+                );
+            }
+            AgentCall::RegisterOutputs(outputs) => put(
+                "outputs",
+                serde_json::to_value(outputs).unwrap_or(Value::Null),
+            ),
         }
     }
 
@@ -333,6 +387,21 @@ impl AgentCall {
                 |id| DialogId::from_wire(id).map(|d| d.0),
                 "ui-N",
             )?)),
+            "settle_tool_result" => AgentCall::SettleToolResult {
+                source: serde_json::from_value(field("source")?.clone())
+                    .map_err(|e| format!("\"source\" is not {{toolName, callId, label}}: {e}"))?,
+                owner: match step.get("owner") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(session)) => Some(SpillOwner::new(session.as_str())),
+                    Some(_) => return Err("\"owner\" must be a session id or null".into()),
+                },
+                result: serde_json::from_value(field("result")?.clone())
+                    .map_err(|e| format!("\"result\" is not a tool result: {e}"))?,
+            },
+            "register_outputs" => AgentCall::RegisterOutputs(
+                serde_json::from_value(field("outputs")?.clone())
+                    .map_err(|e| format!("\"outputs\" are not stored outputs: {e}"))?,
+            ),
             other => return Err(format!("unknown call {other:?}")),
         })
     }

@@ -1,5 +1,7 @@
 //! How an [`Agent`](super::Agent) starts.
 
+use crate::spill::SpillPolicy;
+
 /// What the agent does with a command whose type the wire model does not know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnknownCommands {
@@ -22,6 +24,16 @@ pub struct AgentConfig {
     pub max_input_line_bytes: usize,
     /// Commands of unknown types. Default [`UnknownCommands::Reject`].
     pub unknown_commands: UnknownCommands,
+    /// The spill policy applied to the tool results handed in with
+    /// [`AgentCall::SettleToolResult`](super::AgentCall::SettleToolResult) (SPILL-01..05):
+    /// `max_inline_bytes` (`None`, the default: no spill) and whether the driver has a store
+    /// to perform [`AgentAction::SpillWrite`](super::AgentAction::SpillWrite) with.
+    pub spill: SpillPolicy,
+    /// Whether the agent serves `read_output` (OUT-10, ours): its ready frame then offers
+    /// `readOutput` and the driver performs
+    /// [`AgentAction::OutputRead`](super::AgentAction::OutputRead). Default false: the ready
+    /// frame is omp's, and `read_output` is an unknown command.
+    pub serve_outputs: bool,
 }
 
 /// The default inbound line cap: 64 MiB.
@@ -32,6 +44,8 @@ impl Default for AgentConfig {
         AgentConfig {
             max_input_line_bytes: DEFAULT_MAX_INPUT_LINE_BYTES,
             unknown_commands: UnknownCommands::Reject,
+            spill: SpillPolicy::default(),
+            serve_outputs: false,
         }
     }
 }

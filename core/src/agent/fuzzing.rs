@@ -110,6 +110,7 @@ impl Harness {
                 } else {
                     UnknownCommands::Reject
                 },
+                ..AgentConfig::default()
             }),
             now: Instant::now(),
             decoder: StreamDecoder::with_config(DecoderConfig {
@@ -168,6 +169,7 @@ impl Harness {
                     AgentEvent::DialogResolved { dialog, .. } => self.resolve(dialog.wire()),
                     _ => {}
                 },
+                other => panic!("no spill or output read without a store: {other:?}"),
             }
         }
         assert_eq!(self.agent.pending_requests(), self.pending.len());

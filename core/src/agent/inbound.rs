@@ -75,6 +75,16 @@ impl Agent {
             "negotiate_protocol" => self.negotiate(id, fields.get("protocolVersion")),
             "set_host_tools" => self.set_host_tools(id, fields.get("tools")),
             "set_host_uri_schemes" => self.set_host_uri_schemes(id, fields.get("schemes")),
+            // OUT-10: answered by the agent itself; without the offer it is unknown, as for
+            // omp.
+            super::READ_OUTPUT_COMMAND if self.config.serve_outputs => {
+                self.read_output(now, id, fields)
+            }
+            super::READ_OUTPUT_COMMAND => {
+                fields.shift_remove("type");
+                let command = Command::other(&kind, fields);
+                self.unknown(id, kind, command)
+            }
             "get_messages_page" => {
                 let page = PageOptions::from_command(&fields);
                 let command = match Command::from_value_with_id(Value::Object(fields.clone())) {
@@ -93,17 +103,19 @@ impl Agent {
                 self.deliver(id, kind, command, Some(page));
             }
             _ => match Command::from_value_with_id(Value::Object(fields)) {
-                Ok((_, Command::Unknown(raw))) => match self.config.unknown_commands {
-                    UnknownCommands::Reject => {
-                        self.write_unknown_command(Some(&Value::String(kind)))
-                    }
-                    UnknownCommands::Deliver => self.deliver(id, kind, Command::Unknown(raw), None),
-                },
+                Ok((_, Command::Unknown(raw))) => self.unknown(id, kind, Command::Unknown(raw)),
                 Ok((_, command)) => self.deliver(id, kind, command, None),
                 Err(error) => {
                     self.write_failure(id, &kind, format!("Invalid {kind} command: {error}"))
                 }
             },
+        }
+    }
+
+    fn unknown(&mut self, id: Option<Value>, kind: String, command: Command) {
+        match self.config.unknown_commands {
+            UnknownCommands::Reject => self.write_unknown_command(Some(&Value::String(kind))),
+            UnknownCommands::Deliver => self.deliver(id, kind, command, None),
         }
     }
 

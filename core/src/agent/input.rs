@@ -6,7 +6,9 @@
 
 use std::time::Instant;
 
-use super::{Agent, AgentCall, AgentCallResult};
+use super::{Agent, AgentCall, AgentCallResult, ReadId, SpillId};
+use crate::output::{OutputError, ReadBytes};
+use crate::spill::{SaveFailure, Saved};
 
 /// One input of an [`Agent`].
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +21,13 @@ pub enum Input<'a> {
     Timeout,
     /// A call of the application ([`AgentCall`]).
     Call(AgentCall),
+    /// The driver's answer to an [`AgentAction::SpillWrite`](super::AgentAction::SpillWrite)
+    /// (SPILL-03, SPILL-05): what the store saved, or why it could not.
+    SpillDone(SpillId, Result<Saved, SaveFailure>),
+    /// The driver's answer to an [`AgentAction::OutputRead`](super::AgentAction::OutputRead)
+    /// (OUT-04, OUT-10): the bytes read and the output's length, or the store's error. An
+    /// answer to a read that timed out (or was never asked) is dropped.
+    ReadDone(ReadId, Result<ReadBytes, OutputError>),
 }
 
 impl Agent {
@@ -31,6 +40,8 @@ impl Agent {
             Input::StdinEnd => self.handle_stdin_eof(now),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return Some(self.call(now, call)),
+            Input::SpillDone(id, saved) => self.spill_done(now, id, saved),
+            Input::ReadDone(id, read) => self.read_done(now, id, read),
         }
         None
     }

@@ -11,6 +11,11 @@
 //! made with [`Agent::call`], for drivers that pass calls between threads and for the
 //! `"role":"agent"` conformance transcripts.
 //!
+//! With a spill store the driver also performs I/O for the agent: [`AgentAction::SpillWrite`]
+//! and [`AgentAction::OutputRead`], answered with [`Input::SpillDone`] and [`Input::ReadDone`]
+//! (tool-result spill through [`Agent::settle_tool_result`], SPILL-01..05, and `read_output`,
+//! OUT-10, which the agent answers itself when [`AgentConfig::serve_outputs`] is set).
+//!
 //! The core itself answers what needs no application: the ready frame (FRAME-03),
 //! `negotiate_protocol` (FRAME-04..06), lines that are not JSON (FRAME-14), unknown command
 //! types, `set_host_tools` and `set_host_uri_schemes` (HOST-01, HOST-04, reported as events);
@@ -32,7 +37,8 @@
 //!     match action {
 //!         AgentAction::Write(line) => stdout.extend(line),
 //!         AgentAction::Event(AgentEvent::Command { request, .. }) => requests.push(request),
-//!         AgentAction::Event(_) => {}
+//!         // Other events; spill writes and output reads come only with a store.
+//!         _ => {}
 //!     }
 //! }
 //! assert!(stdout.starts_with(b"{\"type\":\"ready\",\"protocolVersion\":1,"));
@@ -51,6 +57,7 @@ mod host;
 mod inbound;
 mod input;
 mod js;
+mod outputs;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
@@ -60,7 +67,7 @@ use serde_json::{Map, Value};
 
 pub use action::{
     AgentAction, AgentEvent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId,
-    RequestId,
+    ReadId, RequestId, SettledToolResult, SpillId,
 };
 pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
@@ -69,12 +76,14 @@ pub use host::{
     result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED,
 };
 pub use input::Input;
+pub use outputs::{READ_OUTPUT_COMMAND, READ_OUTPUT_VERSION};
 
 pub use crate::client::CommandFailure;
 use crate::frame::{
     EncodedFrame, FrameEncoder, LineDecoder, ProtocolVersion, MAX_FRAME_BYTES,
     MAX_REASSEMBLED_FRAME_BYTES,
 };
+use crate::output::OutputCatalog;
 use crate::paging::{build_page, page_data, PageError, PageOptions, Snapshot};
 use crate::wire::{AgentFrame, HostToolDefinition, HostUriSchemeDefinition};
 
@@ -93,11 +102,13 @@ pub struct PageSource<'a, M> {
     pub messages: &'a [M],
 }
 
-/// What waits in the output queue: a frame's lines, produced as they are polled, or an event.
+/// What waits in the output queue: a frame's lines, produced as they are polled, an event,
+/// or I/O for the driver.
 #[derive(Debug)]
 enum Out {
     Lines(EncodedFrame),
     Event(AgentEvent),
+    Action(AgentAction),
 }
 
 /// A command handed to the application and not yet answered.
@@ -135,6 +146,12 @@ pub struct Agent {
     uri_requests: BTreeMap<HostUriId, PendingUri>,
     dialogs: BTreeMap<DialogId, Option<Instant>>,
     input_closed: bool,
+    /// The stored outputs `read_output` serves (OUT-07, OUT-08).
+    catalog: OutputCatalog,
+    next_spill: u64,
+    spills: BTreeMap<SpillId, outputs::PendingSpillWrite>,
+    next_read: u64,
+    reads: BTreeMap<ReadId, outputs::PendingRead>,
 }
 
 impl Agent {
@@ -153,15 +170,26 @@ impl Agent {
             uri_requests: BTreeMap::new(),
             dialogs: BTreeMap::new(),
             input_closed: false,
+            catalog: OutputCatalog::default(),
+            next_spill: 0,
+            spills: BTreeMap::new(),
+            next_read: 0,
+            reads: BTreeMap::new(),
             config,
         };
-        agent.write(&serde_json::json!({
+        let mut ready = serde_json::json!({
             "type": "ready",
             "protocolVersion": 1,
             "supportedProtocolVersions": [1, 2],
             "maxFrameBytes": MAX_FRAME_BYTES,
             "maxReassembledFrameBytes": MAX_REASSEMBLED_FRAME_BYTES,
-        }));
+        });
+        if agent.config.serve_outputs {
+            // OUT-10: the offer; without it the frame is omp's, byte for byte.
+            ready["readOutput"] =
+                serde_json::to_value(outputs::read_output_offer()).unwrap_or(Value::Null);
+        }
+        agent.write(&ready);
         agent
     }
 
@@ -222,8 +250,10 @@ impl Agent {
         self.close_input();
     }
 
-    /// Hands in the passing of time: dialog timeouts (HOST-06).
+    /// Hands in the passing of time: dialog timeouts (HOST-06), and stored-output reads past
+    /// their deadline (OUT-10: `read_timed_out`).
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.expire_reads(now);
         let expired: Vec<DialogId> = self
             .dialogs
             .iter()
@@ -254,11 +284,12 @@ impl Agent {
                         return Some(AgentAction::Write(line));
                     }
                 }
-                Out::Event(_) => {
-                    let Some(Out::Event(event)) = self.out.pop_front() else {
-                        unreachable!("the front is an event")
+                Out::Event(_) | Out::Action(_) => {
+                    return match self.out.pop_front() {
+                        Some(Out::Event(event)) => Some(AgentAction::Event(event)),
+                        Some(Out::Action(action)) => Some(action),
+                        _ => unreachable!("the front is an event or an action"),
                     };
-                    return Some(AgentAction::Event(event));
                 }
             }
         }
@@ -267,7 +298,11 @@ impl Agent {
     /// When [`Agent::handle_timeout`] is next due.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.dialogs.values().flatten().min().copied()
+        let dialogs = self.dialogs.values().flatten().min().copied();
+        [dialogs, self.next_read_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Answers a command (CALL-01): `Ok(data)` is a success (`data` absent when `None`),

@@ -141,9 +141,21 @@ pub enum OutputError {
         /// What was wrong.
         reason: String,
     },
+    /// The driver did not answer the read within [`READ_BUDGET`] (OUT-10, ours).
+    #[error("the read did not finish within its 20-second budget")]
+    ReadTimedOut,
 }
 
 impl OutputError {
+    /// The error's code: its serde tag (`invalid_params`, `unknown`, …, `read_timed_out`),
+    /// the `code` of a failed `read_output` response (OUT-10).
+    pub fn code(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("code").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_default()
+    }
+
     fn param(field: &str, reason: impl Into<String>) -> Self {
         OutputError::InvalidParams {
             field: field.to_owned(),
@@ -345,6 +357,38 @@ pub struct StoredOutput {
     pub media_type: String,
     /// Whether it can be read.
     pub availability: Availability,
+}
+
+/// A positioned read's answer, from the driver (the local store's `LocalStore::read`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadBytes {
+    /// The bytes at the requested offset: the requested length, or less at the end.
+    pub bytes: Vec<u8>,
+    /// The stored output's length.
+    pub total_len: u64,
+}
+
+/// The member of a tool result's `details` that carries its [`StoredOutput`] (OUT-02,
+/// CONTRACT §2).
+pub const STORED_OUTPUT_MEMBER: &str = "storedOutput";
+
+/// The stored outputs a history names (OUT-08, history replay): every `toolResult` message
+/// whose `details` carry a well-formed [`STORED_OUTPUT_MEMBER`] for that message's own tool
+/// call (`itemId` = `toolCallId`), in order. Anything else is skipped.
+pub fn stored_outputs_in_history<'a>(
+    messages: impl IntoIterator<Item = &'a Value>,
+) -> Vec<StoredOutput> {
+    use crate::wire::ToolResultMessage;
+    messages
+        .into_iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"))
+        .filter_map(|m| ToolResultMessage::deserialize(m).ok())
+        .filter_map(|message| {
+            let member = message.details.as_ref()?.get(STORED_OUTPUT_MEMBER)?;
+            let output: StoredOutput = serde_json::from_value(member.clone()).ok()?;
+            (output.item_id == message.tool_call_id).then_some(output)
+        })
+        .collect()
 }
 
 /// The stored outputs a reader knows, by reference.

@@ -173,6 +173,17 @@ pub struct SpillRef {
     pub retrieval_hint: String,
 }
 
+/// A store's whole answer to a save: the [`SpillRef`] for the policy and the stored
+/// output's metadata for reads (OUT-02). `musewire-store`'s `LocalStore::save` returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Saved {
+    /// For [`PendingSpill::complete`].
+    pub spill_ref: SpillRef,
+    /// The stored output: session, item (the call id), reference, length, media type.
+    pub output: crate::output::StoredOutput,
+}
+
 /// A save that did not happen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(rename_all = "camelCase")]

@@ -194,6 +194,25 @@ wire_struct! {
 }
 
 wire_struct! {
+    /// `read_output {sessionId, itemId, outputRef, offsetBytes, lengthBytes?}`: a page of a
+    /// stored output (OUT-10, ours; the agent checks the params with
+    /// [`ReadParams`](crate::output::ReadParams), OUT-03). Sent only to an agent whose ready
+    /// frame offers it.
+    pub struct ReadOutput {
+        /// The session the output belongs to.
+        req session_id: String = "sessionId",
+        /// The item (tool call id) the output belongs to.
+        req item_id: String = "itemId",
+        /// The reference the agent issued (`out-<16 hex>`).
+        req output_ref: String = "outputRef",
+        /// Where to start, in bytes.
+        req offset_bytes: u64 = "offsetBytes",
+        /// How many bytes at most (default 65,536).
+        opt length_bytes: u64 = "lengthBytes",
+    }
+}
+
+wire_struct! {
     /// `login {providerId}`.
     pub struct Login {
         /// The provider.
@@ -296,6 +315,8 @@ wire_enum! {
         "clone" => Clone(NoArgs),
         /// Entries one can fork from (pi 0.73).
         "get_fork_messages" => GetForkMessages(NoArgs),
+        /// Read a page of a stored output (OUT-10, ours: musewire's extension).
+        "read_output" => ReadOutput(ReadOutput),
     }
 }
 

@@ -23,6 +23,19 @@ wire_struct! {
         opt max_frame_bytes: u64 = "maxFrameBytes",
         /// Reassembled v2 frame limit.
         opt max_reassembled_frame_bytes: u64 = "maxReassembledFrameBytes",
+        /// The agent serves `read_output` (OUT-10, ours); absent from omp and pi.
+        opt read_output: ReadOutputOffer = "readOutput",
+    }
+}
+
+wire_struct! {
+    /// `readOutput {version, maxLengthBytes}` in a ready frame: the agent serves stored-output
+    /// reads with the `read_output` command (OUT-10, ours).
+    pub struct ReadOutputOffer {
+        /// The extension's version (1).
+        req version: u64 = "version",
+        /// The most bytes one read may ask for (1,048,576).
+        req max_length_bytes: u64 = "maxLengthBytes",
     }
 }
 

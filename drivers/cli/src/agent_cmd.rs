@@ -3,7 +3,8 @@
 //! (AGENT-03): what applies is honoured (`--no-session`, `--max-time`, `--cwd`, `--thinking`,
 //! `--model`, `--provider`, `--session-dir`: session files, AGENT-05), the rest accepted and
 //! ignored, and the flags that need what a scripted agent does not have (resuming a session
-//! by flag, another mode) refused.
+//! by flag, another mode) refused. Its own flags: `--max-inline-bytes` and `--spill-dir`
+//! (tool-output spill and `read_output`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,6 +57,15 @@ pub struct AgentArgs {
     /// system clock; the MUSEWIRE_AGENT_CLOCK_MS environment variable does the same.
     #[arg(long)]
     clock_ms: Option<u64>,
+    /// Spill tool results whose text is larger than this many bytes to the spill store: the
+    /// model and the history get a head/tail preview and the stored output's reference, which
+    /// `read_output` serves (musewire's extension, offered in the ready frame).
+    #[arg(long, value_name = "N")]
+    max_inline_bytes: Option<usize>,
+    /// The spill store's root directory (made 0700 when missing); default: a private
+    /// directory in the temp dir, made on first use. Used with --max-inline-bytes.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    spill_dir: Option<PathBuf>,
     /// Print the version (`musewire agent X.Y.Z`) and exit.
     #[arg(short = 'v', long)]
     version: bool,
@@ -305,6 +315,8 @@ pub fn run(args: AgentArgs) -> ExitCode {
         max_time: args.max_time,
         thinking,
         fixed_clock_ms,
+        max_inline_bytes: args.max_inline_bytes,
+        spill_dir: args.spill_dir,
         ..Options::default()
     };
     match musewire_agent::stdio::run(options) {

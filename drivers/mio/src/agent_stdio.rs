@@ -51,7 +51,9 @@ use std::time::Instant;
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
-use musewire_core::agent::{Agent, AgentAction, AgentEvent, Input};
+use musewire_core::agent::{Agent, AgentAction, AgentEvent, Input, ReadId, SpillId};
+use musewire_core::output::{OutputError, OutputRead};
+use musewire_core::spill::{SaveFailure, SpillWrite};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
@@ -73,6 +75,25 @@ pub trait AgentProgram {
     /// program answers through its agent ([`Agent::handle`] with an [`Input::Call`], or the
     /// equivalent methods). Called as the loop drains the agent's actions.
     fn on_event(&mut self, now: Instant, event: AgentEvent);
+
+    /// The agent asks for a spill write (SPILL-03, SPILL-06): the program saves `write` with
+    /// its store and answers through its agent with [`Input::SpillDone`] and `id`. Called as
+    /// the loop drains the agent's actions, so the store's I/O is done in the loop. Default:
+    /// no store, the save fails at once (SPILL-05: the original result goes on).
+    fn spill_write(&mut self, now: Instant, id: SpillId, write: SpillWrite) {
+        let _ = write;
+        let failure = SaveFailure::new("no spill store");
+        self.agent().handle(now, Input::SpillDone(id, Err(failure)));
+    }
+
+    /// The agent asks for a positioned read of a stored output (OUT-04, OUT-10): the program
+    /// reads `read.request`'s range with its store and answers through its agent with
+    /// [`Input::ReadDone`] and `id`. Default: no store, the output is unavailable.
+    fn output_read(&mut self, now: Instant, id: ReadId, read: OutputRead) {
+        let _ = read;
+        let unavailable = Err(OutputError::Unavailable);
+        self.agent().handle(now, Input::ReadDone(id, unavailable));
+    }
 
     /// The program's own next timer, besides the agent's. Default: none.
     fn poll_timeout(&self) -> Option<Instant> {
@@ -294,13 +315,15 @@ impl AgentStdio {
     }
 }
 
-/// The agent's next stdout line; its events go to the program on the way, so a loop that
-/// asks only while stdout accepts lines applies backpressure to the whole program.
+/// The agent's next stdout line; its events and I/O go to the program on the way, so a loop
+/// that asks only while stdout accepts lines applies backpressure to the whole program.
 fn next_line(program: &mut impl AgentProgram, now: Instant) -> Option<Vec<u8>> {
     loop {
         match program.agent().poll_action()? {
             AgentAction::Write(line) => return Some(line),
             AgentAction::Event(event) => program.on_event(now, event),
+            AgentAction::SpillWrite { id, write } => program.spill_write(now, id, write),
+            AgentAction::OutputRead { id, read } => program.output_read(now, id, read),
         }
     }
 }

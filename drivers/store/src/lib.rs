@@ -173,24 +173,8 @@ pub fn os_random() -> io::Result<[u8; 8]> {
     Ok(bytes)
 }
 
-/// A save's answer: the seed's `{locator, bytes, retrievalHint}` for the spill policy, and
-/// the stored output's metadata for reads (OUT-02).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Saved {
-    /// For [`musewire_core::spill::PendingSpill::complete`].
-    pub spill_ref: SpillRef,
-    /// The stored output: session, item (the call id), reference, length, media type.
-    pub output: StoredOutput,
-}
-
-/// A read's bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadBytes {
-    /// The bytes at the requested offset: the requested length, or less at the end.
-    pub bytes: Vec<u8>,
-    /// The stored output's length.
-    pub total_len: u64,
-}
+pub use musewire_core::output::ReadBytes;
+pub use musewire_core::spill::Saved;
 
 /// Where the root is.
 #[derive(Debug, Clone)]

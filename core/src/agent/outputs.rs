@@ -1,0 +1,506 @@
+//! Tool-result spill and stored-output reads, as actions (issue 11 items 1, 3, 4).
+//!
+//! * **Spill (SPILL-01..05).** The application hands a final tool result in with
+//!   [`AgentCall::SettleToolResult`](super::AgentCall::SettleToolResult); the agent applies
+//!   [`spill::plan`]: the result is settled at once, or the agent asks the driver for an
+//!   [`AgentAction::SpillWrite`] and settles it when [`Input::SpillDone`](super::Input) comes.
+//!   Either way the application gets [`AgentEvent::ToolResultSettled`]. A spilled result's
+//!   `details` carry `storedOutput` (OUT-02, CONTRACT §2) and the output is recorded for
+//!   reads; a failed save settles the original result, the reason in the outcome (SPILL-05).
+//! * **`read_output` (OUT-10, ours).** With [`AgentConfig::serve_outputs`](super::AgentConfig)
+//!   the agent answers the command itself, the application never sees it: params checked
+//!   (OUT-03), the reference and offset checked against the outputs recorded (OUT-07), then an
+//!   [`AgentAction::OutputRead`] due within [`READ_BUDGET`]; the driver's bytes become the
+//!   response with [`read_result`] (OUT-04, OUT-05). Past the deadline the response fails with
+//!   `read_timed_out` and a late answer is dropped. A read starts nothing and is answered
+//!   while a run streams.
+//! * **History replay (OUT-08).** [`AgentCall::RegisterOutputs`](super::AgentCall) records the
+//!   outputs a loaded history names ([`stored_outputs_in_history`](crate::output::stored_outputs_in_history));
+//!   outputs recorded earlier stay readable.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::{Agent, AgentAction, AgentEvent, CommandFailure, ReadId, SettledToolResult, SpillId};
+use crate::output::{
+    read_result, OutputError, ReadBytes, ReadParams, ReadRequest, StoredOutput,
+    STORED_OUTPUT_MEMBER,
+};
+use crate::spill::{self, Decision, Outcome, SaveFailure, Saved, Settled, SpillOwner, SpillSource};
+use crate::wire::ToolResult;
+
+/// The `read_output` command's type (OUT-10).
+pub const READ_OUTPUT_COMMAND: &str = "read_output";
+
+/// The version of the `read_output` extension the ready frame offers (OUT-10).
+pub const READ_OUTPUT_VERSION: u64 = 1;
+
+/// A spill waiting for the driver's save.
+#[derive(Debug, Clone)]
+pub(super) struct PendingSpillWrite {
+    pub(super) pending: spill::PendingSpill,
+}
+
+/// A `read_output` waiting for the driver's bytes.
+#[derive(Debug, Clone)]
+pub(super) struct PendingRead {
+    /// The host's id, echoed in the response.
+    pub(super) id: Option<Value>,
+    pub(super) request: ReadRequest,
+    pub(super) deadline: Instant,
+}
+
+impl Agent {
+    /// Settles a final tool result (SPILL-01..05): [`spill::plan`], then a spill write when
+    /// over the cap; the reference goes into `details.storedOutput` (OUT-02). The
+    /// settled result arrives as [`AgentEvent::ToolResultSettled`], at once or after the
+    /// driver's [`AgentAction::SpillWrite`].
+    pub fn settle_tool_result(
+        &mut self,
+        now: Instant,
+        source: SpillSource,
+        owner: Option<SpillOwner>,
+        result: ToolResult,
+    ) {
+        let _ = now;
+        match spill::plan(&self.config.spill, result, source.clone(), owner) {
+            Decision::Settled(settled) => self.settled(source, settled, None),
+            Decision::Save(pending) => {
+                self.next_spill += 1;
+                let id = SpillId(self.next_spill);
+                let write = pending.write.clone();
+                self.spills.insert(id, PendingSpillWrite { pending });
+                self.out
+                    .push_back(super::Out::Action(AgentAction::SpillWrite { id, write }));
+            }
+        }
+    }
+
+    /// The driver's answer to a spill write.
+    pub(super) fn spill_done(
+        &mut self,
+        now: Instant,
+        id: SpillId,
+        saved: Result<Saved, SaveFailure>,
+    ) {
+        let _ = now;
+        let Some(PendingSpillWrite { pending }) = self.spills.remove(&id) else {
+            return;
+        };
+        let write = &pending.write;
+        let (spill_ref, output) = match saved {
+            Ok(Saved { spill_ref, output })
+                if output.session_id == write.owner.session_id
+                    && output.item_id == write.source.call_id
+                    && output.byte_len == spill_ref.bytes =>
+            {
+                (Ok(spill_ref), Some(output))
+            }
+            Ok(_) => (
+                Err(SaveFailure::new(
+                    "the store's record names another session, item or length",
+                )),
+                None,
+            ),
+            Err(failure) => (Err(failure), None),
+        };
+        let source = write.source.clone();
+        let settled = pending.complete(spill_ref);
+        let output = output.filter(|_| matches!(settled.outcome, Outcome::Spilled(_)));
+        self.settled(source, settled, output);
+    }
+
+    fn settled(&mut self, source: SpillSource, settled: Settled, output: Option<StoredOutput>) {
+        let Settled {
+            mut result,
+            outcome,
+        } = settled;
+        if let Some(output) = &output {
+            // OUT-02: the reference travels in the result's details.
+            add_stored_output(&mut result, output);
+            self.catalog.insert(output.clone());
+        }
+        self.event(AgentEvent::ToolResultSettled(Box::new(SettledToolResult {
+            call_id: source.call_id,
+            tool_name: source.tool_name,
+            result,
+            outcome,
+            stored_output: output,
+        })));
+    }
+
+    /// Records stored outputs for reads (OUT-08: the outputs a loaded history names, found
+    /// with [`stored_outputs_in_history`](crate::output::stored_outputs_in_history)). A
+    /// newer record of a reference replaces the older; others stay. Returns how many were
+    /// recorded.
+    pub fn register_outputs(
+        &mut self,
+        now: Instant,
+        outputs: impl IntoIterator<Item = StoredOutput>,
+    ) -> usize {
+        let _ = now;
+        let mut count = 0;
+        for output in outputs {
+            self.catalog.insert(output);
+            count += 1;
+        }
+        count
+    }
+
+    /// The stored outputs this agent can serve.
+    pub fn outputs(&self) -> &crate::output::OutputCatalog {
+        &self.catalog
+    }
+
+    /// Stored-output reads waiting for the driver.
+    pub fn pending_reads(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// Spill writes waiting for the driver.
+    pub fn pending_spills(&self) -> usize {
+        self.spills.len()
+    }
+
+    /// `read_output` (OUT-10): checked (OUT-03, OUT-07), then read by the driver.
+    pub(super) fn read_output(
+        &mut self,
+        now: Instant,
+        id: Option<Value>,
+        fields: Map<String, Value>,
+    ) {
+        let planned = ReadParams::from_value(&Value::Object(fields))
+            .and_then(|params| self.catalog.plan_read(&params, now));
+        match planned {
+            Ok(read) => {
+                self.next_read += 1;
+                let read_id = ReadId(self.next_read);
+                self.reads.insert(
+                    read_id,
+                    PendingRead {
+                        id,
+                        request: read.request.clone(),
+                        deadline: read.deadline,
+                    },
+                );
+                self.out
+                    .push_back(super::Out::Action(AgentAction::OutputRead {
+                        id: read_id,
+                        read,
+                    }));
+            }
+            Err(error) => self.write_read_failure(id, &error),
+        }
+    }
+
+    /// The driver's answer to a read; dropped when the read is no longer pending.
+    pub(super) fn read_done(
+        &mut self,
+        now: Instant,
+        id: ReadId,
+        read: Result<ReadBytes, OutputError>,
+    ) {
+        let Some(pending) = self.reads.remove(&id) else {
+            return;
+        };
+        if now >= pending.deadline {
+            return self.write_read_failure(pending.id, &OutputError::ReadTimedOut);
+        }
+        let answer =
+            read.and_then(|read| read_result(&pending.request, &read.bytes, read.total_len));
+        match answer {
+            Ok(result) => self.write_response(
+                pending.id,
+                Some(READ_OUTPUT_COMMAND.into()),
+                Ok(Some(result.to_value())),
+            ),
+            Err(error) => self.write_read_failure(pending.id, &error),
+        }
+    }
+
+    /// Reads past their deadline fail with `read_timed_out` (OUT-10).
+    pub(super) fn expire_reads(&mut self, now: Instant) {
+        let expired: Vec<ReadId> = self
+            .reads
+            .iter()
+            .filter(|(_, read)| now >= read.deadline)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            if let Some(pending) = self.reads.remove(&id) {
+                self.write_read_failure(pending.id, &OutputError::ReadTimedOut);
+            }
+        }
+    }
+
+    /// The earliest read deadline.
+    pub(super) fn next_read_deadline(&self) -> Option<Instant> {
+        self.reads.values().map(|read| read.deadline).min()
+    }
+
+    /// `{success:false, error: Display, code: serde tag}` (OUT-10).
+    fn write_read_failure(&mut self, id: Option<Value>, error: &OutputError) {
+        self.write_response(
+            id,
+            Some(READ_OUTPUT_COMMAND.into()),
+            Err(CommandFailure {
+                error: error.to_string(),
+                code: Some(crate::wire::ErrorCode::from_wire(&error.code())),
+            }),
+        );
+    }
+}
+
+/// Puts `storedOutput` into a result's `details` (OUT-02): into the object, or into a new
+/// one when there are none; details that are not an object are kept under `details` of the
+/// new object (ours).
+fn add_stored_output(result: &mut ToolResult, output: &StoredOutput) {
+    let member = serde_json::to_value(output).unwrap_or(Value::Null);
+    let mut details = match result.details.take() {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => Map::from_iter([("details".to_owned(), other)]),
+    };
+    details.insert(STORED_OUTPUT_MEMBER.to_owned(), member);
+    result.details = Some(Value::Object(details));
+}
+
+/// The offer in the ready frame (OUT-10).
+pub(super) fn read_output_offer() -> crate::wire::ReadOutputOffer {
+    crate::wire::ReadOutputOffer {
+        version: READ_OUTPUT_VERSION,
+        max_length_bytes: crate::output::MAX_READ_BYTES,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::agent::{AgentConfig, Input};
+    use crate::output::{stored_outputs_in_history, Availability, OutputRef, READ_BUDGET};
+    use crate::spill::SpillPolicy;
+
+    fn served() -> Agent {
+        Agent::new(AgentConfig {
+            spill: SpillPolicy {
+                max_inline_bytes: Some(8),
+                has_store: true,
+            },
+            serve_outputs: true,
+            ..AgentConfig::default()
+        })
+    }
+
+    fn drain(agent: &mut Agent) -> Vec<AgentAction> {
+        std::iter::from_fn(|| agent.poll_action()).collect()
+    }
+
+    fn output(session: &str, item: &str, len: u64) -> StoredOutput {
+        StoredOutput {
+            session_id: session.into(),
+            item_id: item.into(),
+            output_ref: OutputRef::from_random([7; 8]),
+            byte_len: len,
+            media_type: crate::output::TEXT_MEDIA_TYPE.into(),
+            availability: Availability::Available,
+        }
+    }
+
+    /// SPILL-03, OUT-02, OUT-08: the settled result's details carry the stored output, which
+    /// `stored_outputs_in_history` finds again in a `toolResult` message built from it.
+    #[test]
+    fn spill_03_out_08_settled_details_round_trip_through_history() {
+        let now = Instant::now();
+        let mut agent = served();
+        drain(&mut agent);
+        agent.settle_tool_result(
+            now,
+            SpillSource::new("bash", "call-1", "Bash"),
+            Some(SpillOwner::new("s")),
+            ToolResult::text("0123456789abcdef"),
+        );
+        let [AgentAction::SpillWrite { id, write }] = &drain(&mut agent)[..] else {
+            panic!("one spill write")
+        };
+        assert_eq!(write.content, "0123456789abcdef");
+        let stored = output("s", "call-1", 16);
+        let spill_ref = spill::SpillRef {
+            locator: "/x".into(),
+            bytes: 16,
+            retrieval_hint: "hint.".into(),
+        };
+        assert_eq!(agent.pending_spills(), 1);
+        agent.handle(
+            now,
+            Input::SpillDone(
+                *id,
+                Ok(Saved {
+                    spill_ref,
+                    output: stored.clone(),
+                }),
+            ),
+        );
+        assert_eq!(agent.pending_spills(), 0);
+        let [AgentAction::Event(AgentEvent::ToolResultSettled(settled))] = &drain(&mut agent)[..]
+        else {
+            panic!("one settled event")
+        };
+        let SettledToolResult {
+            result,
+            stored_output,
+            ..
+        } = &**settled;
+        assert_eq!(stored_output.as_ref(), Some(&stored));
+        assert_eq!(agent.outputs().get(&stored.output_ref), Some(&stored));
+        let message = json!({
+            "role": "toolResult", "toolCallId": "call-1", "toolName": "bash",
+            "content": result.content, "details": result.details, "isError": false,
+        });
+        // Another call's record in this message's details is not this message's output.
+        let foreign = json!({
+            "role": "toolResult", "toolCallId": "call-2", "toolName": "bash", "content": [],
+            "details": result.details,
+        });
+        let user = json!({"role": "user", "content": "x"});
+        assert_eq!(
+            stored_outputs_in_history([&user, &message, &foreign]),
+            vec![stored]
+        );
+    }
+
+    /// SPILL-05: a store record naming another item is a failed save; nothing is recorded.
+    #[test]
+    fn spill_05_a_record_for_another_item_keeps_the_original() {
+        let now = Instant::now();
+        let mut agent = served();
+        drain(&mut agent);
+        let original = ToolResult::text("0123456789abcdef");
+        agent.settle_tool_result(
+            now,
+            SpillSource::new("bash", "call-1", "Bash"),
+            Some(SpillOwner::new("s")),
+            original.clone(),
+        );
+        let [AgentAction::SpillWrite { id, .. }] = &drain(&mut agent)[..] else {
+            panic!()
+        };
+        let saved = Saved {
+            spill_ref: spill::SpillRef {
+                locator: "/x".into(),
+                bytes: 16,
+                retrieval_hint: "h".into(),
+            },
+            output: output("s", "call-9", 16),
+        };
+        agent.handle(now, Input::SpillDone(*id, Ok(saved)));
+        let [AgentAction::Event(AgentEvent::ToolResultSettled(settled))] = &drain(&mut agent)[..]
+        else {
+            panic!()
+        };
+        let SettledToolResult {
+            result,
+            outcome,
+            stored_output,
+            ..
+        } = &**settled;
+        assert_eq!(result, &original);
+        assert!(matches!(outcome, Outcome::Kept(k) if k.is_failure()));
+        assert!(stored_output.is_none());
+        assert!(agent.outputs().is_empty());
+    }
+
+    /// OUT-10: the read's deadline is in poll_timeout; past it the read fails once.
+    #[test]
+    fn out_10_read_deadline_is_in_poll_timeout() {
+        let now = Instant::now();
+        let mut agent = served();
+        drain(&mut agent);
+        let stored = output("s", "call-1", 4);
+        agent.register_outputs(now, [stored.clone()]);
+        let line = format!(
+            "{{\"id\":\"r\",\"type\":\"read_output\",\"sessionId\":\"s\",\"itemId\":\"call-1\",\"outputRef\":\"{}\",\"offsetBytes\":0}}\n",
+            stored.output_ref
+        );
+        agent.handle(now, Input::Stdin(line.as_bytes()));
+        assert!(matches!(
+            &drain(&mut agent)[..],
+            [AgentAction::OutputRead { .. }]
+        ));
+        assert_eq!(agent.poll_timeout(), Some(now + READ_BUDGET));
+        agent.handle(now + READ_BUDGET - Duration::from_millis(1), Input::Timeout);
+        assert!(drain(&mut agent).is_empty());
+        agent.handle(now + READ_BUDGET, Input::Timeout);
+        let [AgentAction::Write(line)] = &drain(&mut agent)[..] else {
+            panic!()
+        };
+        assert!(String::from_utf8_lossy(line).ends_with("\"code\":\"read_timed_out\"}\n"));
+        assert_eq!((agent.pending_reads(), agent.poll_timeout()), (0, None));
+    }
+
+    /// OUT-10: every OutputError's code is its serde tag, as the contract lists them.
+    #[test]
+    fn out_10_codes_are_the_serde_tags() {
+        let codes: Vec<String> = [
+            OutputError::InvalidParams {
+                field: "f".into(),
+                reason: "r".into(),
+            },
+            OutputError::PathNotReference,
+            OutputError::UriNotReference,
+            OutputError::Unknown,
+            OutputError::Foreign,
+            OutputError::Expired,
+            OutputError::Unavailable,
+            OutputError::OffsetOutOfRange {
+                offset: 1,
+                byte_len: 0,
+            },
+            OutputError::OffsetInsideCharacter { offset: 1 },
+            OutputError::LengthInsideCharacter {
+                offset: 1,
+                length: 1,
+            },
+            OutputError::BadRead { reason: "r".into() },
+            OutputError::ReadTimedOut,
+        ]
+        .iter()
+        .map(OutputError::code)
+        .collect();
+        assert_eq!(
+            codes,
+            [
+                "invalid_params",
+                "path_not_reference",
+                "uri_not_reference",
+                "unknown",
+                "foreign",
+                "expired",
+                "unavailable",
+                "offset_out_of_range",
+                "offset_inside_character",
+                "length_inside_character",
+                "bad_read",
+                "read_timed_out"
+            ]
+        );
+    }
+
+    /// OUT-02 (ours): details that are not an object are kept beside the stored output.
+    #[test]
+    fn out_02_non_object_details_are_kept() {
+        let mut result = ToolResult {
+            details: Some(json!("plain")),
+            ..ToolResult::text("x")
+        };
+        add_stored_output(&mut result, &output("s", "c", 1));
+        let details = result.details.unwrap();
+        assert_eq!(details["details"], "plain");
+        assert_eq!(details[STORED_OUTPUT_MEMBER]["itemId"], "c");
+    }
+}
