@@ -4,11 +4,10 @@
 //! the cap with the exact notice and `details.storedOutput` (SPILL-03, OUT-02); the whole
 //! output is read back page by page with `read_output` through the reader walk and is the
 //! command's output byte for byte (OUT-04, OUT-10); the spill files are private (SPILL-06).
-//!
-//! Follow-up (needs branch B's sessions on disk): restart the agent on the same
-//! `--session-dir`, `switch_session` to the session and read the output again (OUT-08). The
-//! core side of that (registering the outputs a loaded history names) is covered by the
-//! `agent-out-08-registered-from-history` transcript.
+//! Then the agent is restarted on the same `--session-dir` and `--spill-dir`: the reference is
+//! unknown to it until `switch_session` loads the session, whose history names the stored
+//! output, and the whole output is read again (OUT-08); after a `new_session` the old
+//! reference stays readable.
 
 mod process;
 
@@ -62,16 +61,20 @@ fn check_preview(text: &str, output: &str) -> String {
 }
 
 #[test]
-fn issue_11_spill_03_06_out_04_10_a_10_mb_bash_output_is_spilled_and_read_back_whole() {
+fn issue_11_spill_03_06_out_04_08_10_a_10_mb_bash_output_is_spilled_and_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
     let spill_dir = dir.path().join("spill");
     let cap = CAP.to_string();
-    let mut agent = AgentProcess::spawn(&[
+    let session_dir = dir.path().join("sessions");
+    let args = [
         "--max-inline-bytes",
         &cap,
         "--spill-dir",
         spill_dir.to_str().unwrap(),
-    ]);
+        "--session-dir",
+        session_dir.to_str().unwrap(),
+    ];
+    let mut agent = AgentProcess::spawn(&args);
     let expected = Command::new("sh").args(["-c", COMMAND]).output().unwrap();
     assert!(expected.status.success());
     let expected = String::from_utf8(expected.stdout).unwrap();
@@ -90,6 +93,7 @@ fn issue_11_spill_03_06_out_04_10_a_10_mb_bash_output_is_spilled_and_read_back_w
     agent.send(&json!({"id": "state", "type": "get_state"}));
     let state = agent.wait_frame(|f| f["id"] == "state");
     let session = state["data"]["sessionId"].as_str().unwrap().to_owned();
+    let session_file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
 
     agent.send(&json!({"id": "p", "type": "prompt", "message": format!("bash {COMMAND}")}));
     let end = agent.wait_frame(|f| f["type"] == "tool_execution_end");
@@ -134,23 +138,7 @@ fn issue_11_spill_03_06_out_04_10_a_10_mb_bash_output_is_spilled_and_read_back_w
     assert_eq!(mode(&spill_dir), 0o700);
 
     // OUT-04, OUT-10: the reader walk, page by page, advancing by the returned byteLen.
-    let mut walk = ReaderWalk::new(&session, &call_id, walk_ref(stored), MAX_READ_BYTES).unwrap();
-    let mut whole = Vec::new();
-    let mut pages = 0;
-    while let Some(params) = walk.next_params() {
-        pages += 1;
-        let id = format!("read-{pages}");
-        let mut command = params.to_value();
-        command["id"] = Value::from(id.as_str());
-        command["type"] = Value::from("read_output");
-        agent.send(&command);
-        let response = agent.wait_frame(|f| f["id"] == id.as_str());
-        assert_eq!(response["success"], true, "{response}");
-        let page: ReadResult = serde_json::from_value(response["data"].clone()).unwrap();
-        whole.extend(walk.handle(&page).unwrap());
-        assert!(pages < 100, "the walk ends");
-    }
-    assert_eq!(pages, expected.len().div_ceil(MAX_READ_BYTES as usize));
+    let whole = read_whole(&mut agent, &session, &call_id, stored, "first");
     assert_eq!(whole.len(), expected.len());
     assert_eq!(
         Sha256::digest(&whole),
@@ -194,6 +182,73 @@ fn issue_11_spill_03_06_out_04_10_a_10_mb_bash_output_is_spilled_and_read_back_w
 
     agent.close_stdin();
     assert!(agent.wait_exit(process::WAIT).success());
+
+    // OUT-08: a restarted agent on the same folders. Before the session is loaded the
+    // reference is unknown to it; `switch_session` replays the history, which names it.
+    let mut agent = AgentProcess::spawn(&args);
+    agent.wait_frame(|f| f["type"] == "ready");
+    agent.send(&json!({"id": "v2", "type": "negotiate_protocol", "protocolVersion": 2}));
+    agent.wait_frame(|f| f["id"] == "v2");
+    let mut first = ReaderWalk::new(&session, &call_id, walk_ref(stored), 64)
+        .unwrap()
+        .next_params()
+        .unwrap()
+        .to_value();
+    first["id"] = Value::from("before");
+    first["type"] = Value::from("read_output");
+    agent.send(&first);
+    let before = agent.wait_frame(|f| f["id"] == "before");
+    assert_eq!(before["success"], false);
+    assert_eq!(before["code"], "unknown", "{before}");
+    agent.send(&json!({"id": "sw", "type": "switch_session", "sessionPath": session_file}));
+    let switched = agent.wait_frame(|f| f["id"] == "sw");
+    assert_eq!(switched["success"], true, "{switched}");
+    let again = read_whole(&mut agent, &session, &call_id, stored, "again");
+    assert_eq!(
+        Sha256::digest(&again),
+        Sha256::digest(expected.as_bytes()),
+        "read again after a restart, byte for byte (OUT-08)"
+    );
+    // Old references stay readable after a new session.
+    agent.send(&json!({"id": "new", "type": "new_session"}));
+    assert_eq!(agent.wait_frame(|f| f["id"] == "new")["success"], true);
+    first["id"] = Value::from("after-new");
+    agent.send(&first);
+    let after = agent.wait_frame(|f| f["id"] == "after-new");
+    assert_eq!(after["success"], true, "{after}");
+    assert_eq!(after["data"]["content"].as_str(), Some(&expected[..64]));
+    agent.close_stdin();
+    assert!(agent.wait_exit(process::WAIT).success());
+}
+
+/// Reads a stored output whole with the reader walk, in 1 MiB pages (OUT-04: advancing by
+/// the returned byteLen until eof); request ids start with `tag`.
+fn read_whole(
+    agent: &mut AgentProcess,
+    session: &str,
+    call_id: &str,
+    stored: &Value,
+    tag: &str,
+) -> Vec<u8> {
+    let mut walk = ReaderWalk::new(session, call_id, walk_ref(stored), MAX_READ_BYTES).unwrap();
+    let mut whole = Vec::new();
+    let mut pages = 0;
+    while let Some(params) = walk.next_params() {
+        pages += 1;
+        let id = format!("{tag}-{pages}");
+        let mut command = params.to_value();
+        command["id"] = Value::from(id.as_str());
+        command["type"] = Value::from("read_output");
+        agent.send(&command);
+        let response = agent.wait_frame(|f| f["id"] == id.as_str());
+        assert_eq!(response["success"], true, "{response}");
+        let page: ReadResult = serde_json::from_value(response["data"].clone()).unwrap();
+        whole.extend(walk.handle(&page).unwrap());
+        assert!(pages < 100, "the walk ends");
+    }
+    let byte_len = stored["byteLen"].as_u64().unwrap() as usize;
+    assert_eq!(pages, byte_len.div_ceil(MAX_READ_BYTES as usize));
+    whole
 }
 
 #[test]
