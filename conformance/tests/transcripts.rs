@@ -83,6 +83,25 @@ fn every_agent_rule_has_an_agent_transcript() {
     assert!(missing.is_empty(), "no agent transcript covers {missing:?}");
 }
 
+/// The ACP bridge's rules, each named by a bridge transcript's header (issue 12: "core
+/// transcripts for every ACP and OUT rule" the bridge serves).
+#[test]
+fn every_acp_rule_has_a_bridge_transcript() {
+    let named: BTreeSet<String> = all()
+        .into_iter()
+        .filter(|t| t.header.role == transcript::Role::Bridge)
+        .flat_map(|t| t.header.rules)
+        .collect();
+    let wanted: Vec<String> = ["ACP-01", "ACP-02", "ACP-03", "ACP-04", "ACP-05", "ACP-07"]
+        .map(String::from)
+        .to_vec();
+    let missing: Vec<&String> = wanted.iter().filter(|id| !named.contains(*id)).collect();
+    assert!(
+        missing.is_empty(),
+        "no bridge transcript covers {missing:?}"
+    );
+}
+
 /// An agent transcript's calls read back from what `AgentCall::write` writes, so drivers and
 /// the replayer share one vocabulary.
 #[test]
@@ -203,7 +222,9 @@ fn malformed_steps_are_refused_with_their_line() {
         "{\"role\":\"agent\",\"config\":{\"negotiate_v2\":false}}",
         "{\"role\":\"client\",\"config\":{\"max_input_line_bytes\":5}}",
         "{\"role\":\"agent\",\"config\":{\"unknown_commands\":\"maybe\"}}",
-        "{\"role\":\"bridge\"}",
+        "{\"role\":\"bridge\",\"config\":{\"unknown_commands\":\"deliver\"}}",
+        "{\"role\":\"client\",\"config\":{\"session_dir\":\"/x\"}}",
+        "{\"role\":\"robot\"}",
     ] {
         let parsed = transcript::parse(header, dir);
         let built = parsed.and_then(|(header, steps)| {

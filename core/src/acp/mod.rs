@@ -64,6 +64,16 @@ use rpc::{Incoming, Line, LineReader};
 pub struct BridgeConfig {
     /// The configuration of each session's [`Client`].
     pub client: ClientConfig,
+    /// The folder the agent keeps its sessions in, each the file `<sessionId>.jsonl` (the
+    /// bundled agent's `--session-dir`, CONTRACT §3), which the driver hands the agent. With
+    /// it the ACP session id is the agent's session id, `session/load` works and
+    /// `loadSession` is advertised (ACP-06); without it neither.
+    pub session_dir: Option<PathBuf>,
+    /// Whether the configured agent is known to serve `read_output` (the bundled agent run
+    /// with `--max-inline-bytes`): `initialize` comes before any agent runs, so the OUT-01
+    /// advertisement rests on this; each session then shows handles and serves reads only
+    /// when its agent's ready frame offers `readOutput` too.
+    pub agent_serves_output: bool,
 }
 
 /// One input to a [`Bridge`].
@@ -85,12 +95,16 @@ pub enum Input<'a> {
     Timeout,
 }
 
-/// Work for the driver, in order.
-#[derive(Debug, Clone, PartialEq)]
+/// Work for the driver, in order. Serialised (for transcripts) as
+/// `{"action":"editor","bytes":LINE}`, `{"action":"spawn","session","cwd"}`,
+/// `{"action":"agent","session","bytes"}`, `{"action":"stop_agent","session"}`, bytes as text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     /// Write these bytes to the editor (stdout): complete JSON-RPC lines.
     Editor {
         /// The lines.
+        #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
     },
     /// Start an agent process for this session, in this directory, and report its output and
@@ -106,6 +120,7 @@ pub enum Action {
         /// The session.
         session: SessionId,
         /// Complete JSON lines.
+        #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
     },
     /// Stop the session's agent process.
@@ -113,6 +128,10 @@ pub enum Action {
         /// The session.
         session: SessionId,
     },
+}
+
+fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&String::from_utf8_lossy(bytes))
 }
 
 /// A prompt being answered.
