@@ -56,7 +56,7 @@ pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 use crate::client::{
     self, commands, Call, Client, ClientConfig, ClientEvent, ExitStatus, RequestId as AgentRequest,
 };
-use crate::wire::AgentFrame;
+use crate::wire::{AgentEvent, AgentFrame};
 use rpc::{Incoming, Line, LineReader};
 
 /// How a [`Bridge`] starts.
@@ -471,6 +471,15 @@ fn session_event(
         } => {
             session.mapper.facts.agent_commands = status::agent_commands(&update.commands);
             out.push(commands_line(id, session.mapper.facts.commands()));
+        }
+        // Issue 12 item 3: an item of a kind this version does not know.
+        ClientEvent::Frame {
+            frame: AgentFrame::Unknown(item) | AgentFrame::Event(AgentEvent::Unknown(item)),
+        } => {
+            for update in session.mapper.unknown_item(&item) {
+                let notification = SessionNotification::new(id.clone(), update);
+                out.push(rpc::notification_line("session/update", &notification));
+            }
         }
         ClientEvent::Frame {
             frame: AgentFrame::Event(event),
