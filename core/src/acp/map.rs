@@ -37,6 +37,9 @@ pub struct Mapper {
     turns: u64,
     /// Whether the editor opted into `muse/usage` metadata (ACP-02).
     pub usage_meta: bool,
+    /// The editor's session id when tool cards carry stored-output handles (OUT-02: the
+    /// editor opted in and the agent serves reads); `None` for no handles.
+    pub output_session: Option<String>,
     /// What the session has observed (ACP-01, ACP-02).
     pub facts: Facts,
 }
@@ -148,10 +151,15 @@ impl Mapper {
                 if let Some(text) = end.result.as_ref().and_then(|r| result_text(r, failed)) {
                     fields = fields.content(vec![text_content(bound_snapshot(&text))]);
                 }
-                out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    end.tool_call_id.clone(),
-                    fields,
-                )));
+                let mut update = ToolCallUpdate::new(end.tool_call_id.clone(), fields);
+                // OUT-02: the stored output's handle on the original card, when negotiated.
+                let details = end.result.as_ref().and_then(|r| r.get("details"));
+                if let (Some(session), Some(stored)) =
+                    (&self.output_session, super::history::stored_output(details))
+                {
+                    update = update.meta(super::output::card_meta(session, &stored));
+                }
+                out.push(SessionUpdate::ToolCallUpdate(update));
                 // ACP-03: the todo tool's phases replace the plan.
                 if end.tool_name == "todo" && !failed {
                     if let Some(phases) = end

@@ -194,6 +194,24 @@ wire_struct! {
 }
 
 wire_struct! {
+    /// `read_output {sessionId, itemId, outputRef, offsetBytes, lengthBytes?}` (OUT-10, ours):
+    /// a page of a stored output, sent only to an agent whose ready frame offers
+    /// `readOutput`; the agent checks the params with `core::output::ReadParams`.
+    pub struct ReadOutput {
+        /// The session the output belongs to.
+        req session_id: String = "sessionId",
+        /// The item (tool call) it belongs to.
+        req item_id: String = "itemId",
+        /// The reference (`out-` and 16 hex digits).
+        req output_ref: String = "outputRef",
+        /// Where to start, in bytes.
+        req offset_bytes: u64 = "offsetBytes",
+        /// How many bytes at most (default 65,536).
+        opt length_bytes: u64 = "lengthBytes",
+    }
+}
+
+wire_struct! {
     /// `login {providerId}`.
     pub struct Login {
         /// The provider.
@@ -296,6 +314,8 @@ wire_enum! {
         "clone" => Clone(NoArgs),
         /// Entries one can fork from (pi 0.73).
         "get_fork_messages" => GetForkMessages(NoArgs),
+        /// Read a page of a stored output (OUT-10, ours).
+        "read_output" => ReadOutput(ReadOutput),
     }
 }
 

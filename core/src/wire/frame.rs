@@ -23,6 +23,19 @@ wire_struct! {
         opt max_frame_bytes: u64 = "maxFrameBytes",
         /// Reassembled v2 frame limit.
         opt max_reassembled_frame_bytes: u64 = "maxReassembledFrameBytes",
+        /// The agent serves `read_output` (OUT-10, ours); absent otherwise (omp and pi never
+        /// send it).
+        opt read_output: ReadOutputOffer = "readOutput",
+    }
+}
+
+wire_struct! {
+    /// A ready frame's `readOutput`: the agent serves stored-output reads (OUT-10, ours).
+    pub struct ReadOutputOffer {
+        /// The read protocol's version (1).
+        req version: u64 = "version",
+        /// The most bytes one read returns (1,048,576).
+        req max_length_bytes: u64 = "maxLengthBytes",
     }
 }
 
