@@ -7,7 +7,15 @@
 //! output and exit of each session's agent, timers), drains [`Bridge::poll_action`] (bytes for
 //! the editor, an agent to spawn in a session's cwd, bytes for a session's agent, an agent to
 //! stop) and sleeps until [`Bridge::poll_timeout`]. Inside, each ACP session has its own
-//! [`Client`] and its own agent process.
+//! [`Client`] and its own agent process, named in actions and inputs by its agent key
+//! (`musewire-N`; the ACP session id too, unless the agent keeps its sessions in
+//! [`BridgeConfig::session_dir`], when the ACP id is the agent's own session id).
+//!
+//! Besides prompts: `session/load` (ACP-06: the agent switched to the session's file, the
+//! plan cleared, the title, latest plan and usage rebuilt from at most 20 pages of 100
+//! history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
+//! `initialize`, each read checked against the history, then the agent's `read_output`
+//! within 20 s, failures typed); `conformance/RULES.md` notes how.
 //!
 //! ```
 //! use std::time::Instant;
@@ -93,7 +101,8 @@ pub enum Input<'a> {
     Editor(&'a [u8]),
     /// The editor's input ended: every agent is stopped.
     EditorEnd,
-    /// Bytes read from a session's agent's stdout.
+    /// Bytes read from a session's agent's stdout (the session named by the agent key of its
+    /// [`Action::Spawn`], as in every agent input).
     AgentStdout(SessionId, &'a [u8]),
     /// Bytes read from a session's agent's stderr.
     AgentStderr(SessionId, &'a [u8]),
@@ -120,7 +129,7 @@ pub enum Action {
     /// Start an agent process for this session, in this directory, and report its output and
     /// exit as [`Input::AgentStdout`], [`Input::AgentStderr`], [`Input::AgentExit`].
     Spawn {
-        /// The session.
+        /// The session's agent key, which the inputs of its agent name.
         session: SessionId,
         /// The session's working directory.
         cwd: PathBuf,
@@ -1163,4 +1172,22 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
 
 fn params_of<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
     serde_json::from_value(params).map_err(|e| Error::invalid_params().data(json!(e.to_string())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_session_file_name;
+
+    #[test]
+    fn acp_06_a_session_id_names_a_file_of_the_folder_only() {
+        for good in ["s-1", "session-12", "2026-01-01T00.00_abc", "a.b"] {
+            assert!(is_session_file_name(good), "{good}");
+        }
+        let long = "x".repeat(129);
+        for bad in [
+            "", ".hidden", "..", "../x", "a/b", "a\\b", "a b", "é", "a\0", &long,
+        ] {
+            assert!(!is_session_file_name(bad), "{bad:?}");
+        }
+    }
 }
