@@ -4,7 +4,8 @@
 // `musewire acp` or `musewire acp -- omp --mode rpc`). ACP_SCENARIO picks the prompts:
 // `bundled` (default: the bundled agent's script) or `omp` (the live model server's markers);
 // ACP_CWD is the sessions' cwd (default: the temp dir). Three more scenarios (ACP-06, OUT-*):
-// `load-create` (a plan and usage in a new session; prints its id), `load-resume` (loads
+// `load-create` (a plan and usage in a new session; prints its id; `omp-load-create` the
+// same over omp's scripted model, a text turn), `load-resume` (loads
 // ACP_SESSION after a restart of the bridge, then /status) and `output` (a large bash output
 // read back page by page through _muse/readOutput into ACP_OUT_FILE, then refused reads).
 import { spawn } from "node:child_process";
@@ -82,7 +83,7 @@ await acp
     }
   })
   .connectWith(stream, async ctx => {
-    if (scenario === "load-create" || scenario === "load-resume" || scenario === "output") {
+    if (["load-create", "omp-load-create", "load-resume", "output"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -122,6 +123,12 @@ async function extraScenario(ctx) {
     out.sessionId = session.sessionId;
     out.todo = await prompt(ctx, session.sessionId, "todo A; B");
     out.echo = await prompt(ctx, session.sessionId, "hello again");
+    return;
+  }
+  if (scenario === "omp-load-create") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.sessionId = session.sessionId;
+    out.echo = await prompt(ctx, session.sessionId, "[[text hello from the sdk]]");
     return;
   }
   if (scenario === "load-resume") {

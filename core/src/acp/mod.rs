@@ -9,7 +9,7 @@
 //! stop) and sleeps until [`Bridge::poll_timeout`]. Inside, each ACP session has its own
 //! [`Client`] and its own agent process, named in actions and inputs by its agent key
 //! (`musewire-N`; the ACP session id too, unless the agent keeps its sessions in
-//! [`BridgeConfig::session_dir`], when the ACP id is the agent's own session id).
+//! [`BridgeConfig::session_dir`], when the ACP id is the name of its session file there).
 //!
 //! Besides prompts: `session/load` (ACP-06: the agent switched to the session's file, the
 //! plan cleared, the title, latest plan and usage rebuilt from at most 20 pages of 100
@@ -82,9 +82,10 @@ use rpc::{Incoming, Line, LineReader};
 pub struct BridgeConfig {
     /// The configuration of each session's [`Client`].
     pub client: ClientConfig,
-    /// The folder the agent keeps its sessions in, each the file `<sessionId>.jsonl` (the
-    /// bundled agent's `--session-dir`, CONTRACT §3), which the driver hands the agent. With
-    /// it the ACP session id is the agent's session id, `session/load` works and
+    /// The folder the agent keeps its sessions in (the driver passes it `--session-dir`):
+    /// the bundled agent's `<sessionId>.jsonl`, omp's `<timestamp>_<id>.jsonl` (CONTRACT §3).
+    /// With it the ACP session id is that file's name without `.jsonl` (from `get_state`'s
+    /// `sessionFile`), `session/load` switches the agent to `<dir>/<id>.jsonl` and
     /// `loadSession` is advertised (ACP-06); without it neither.
     pub session_dir: Option<PathBuf>,
     /// Whether the configured agent is known to serve `read_output` (the bundled agent run
@@ -166,8 +167,8 @@ struct Turn {
 /// What the bridge waits for from a session's agent, by our request to it.
 #[derive(Debug)]
 enum Pending {
-    /// `session/new` with a session folder: `get_state` names the agent's session id, which
-    /// becomes the ACP session id (ACP-06).
+    /// `session/new` with a session folder: `get_state` names the agent's session file,
+    /// whose name becomes the ACP session id (ACP-06).
     NewState { editor: RequestId },
     /// `session/load`: `switch_session` to the session's file (ACP-06).
     LoadSwitch { editor: RequestId },
@@ -219,8 +220,8 @@ impl Pending {
 
 #[derive(Debug)]
 struct Session {
-    /// The editor's id of the session (the agent's own session id with a session folder,
-    /// else the agent key); empty while `session/new` waits for it.
+    /// The editor's id of the session (its file's name with a session folder, else the
+    /// agent key); empty while `session/new` waits for it.
     acp_id: SessionId,
     client: Client,
     mapper: Mapper,
@@ -458,7 +459,7 @@ impl Bridge {
                     self.opened(&key, SessionId::new(key.clone()), id);
                     return Ok(None);
                 }
-                // ACP-06: the agent's own session id is the ACP session id.
+                // ACP-06: the session file's name is the ACP session id.
                 self.send(
                     now,
                     &key,
@@ -592,6 +593,18 @@ impl Bridge {
             id,
         );
         Ok(())
+    }
+
+    /// The name of a session file directly in our session folder, `.jsonl` dropped, when it
+    /// is a safe file name (ACP-06).
+    fn session_stem(&self, file: &str) -> Option<String> {
+        let dir = self.config.session_dir.as_deref()?;
+        let file = std::path::Path::new(file);
+        if file.parent() != Some(dir) {
+            return None;
+        }
+        let stem = file.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+        is_session_file_name(stem).then(|| stem.to_owned())
     }
 
     /// The agent key of an ACP session the editor may use: known, open and not opening.
@@ -790,10 +803,14 @@ impl Bridge {
     ) {
         match (pending, outcome) {
             (Pending::NewState { editor }, Ok(ResponseData::State(state))) => {
-                // ACP-06: the agent's session id, when it is a safe file name, else ours.
+                // ACP-06: the name of the agent's session file in our folder (`<id>.jsonl`
+                // of the bundled agent, `<timestamp>_<id>.jsonl` of omp) without `.jsonl`, so
+                // that a load finds the file again; else our key (not loadable).
                 let acp_id = state
-                    .session_id
-                    .filter(|id| is_session_file_name(id) && !self.keys.contains_key(id.as_str()))
+                    .session_file
+                    .as_deref()
+                    .and_then(|file| self.session_stem(file))
+                    .filter(|stem| !self.keys.contains_key(stem.as_str()))
                     .map_or_else(|| SessionId::new(key.clone()), SessionId::new);
                 self.opened(key, acp_id, &editor);
             }

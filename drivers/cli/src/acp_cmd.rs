@@ -13,10 +13,11 @@ use crate::agent_command::agent_command;
 /// Arguments of `musewire acp`.
 #[derive(clap::Args)]
 pub struct AcpArgs {
-    /// The folder the bundled agent keeps its sessions in, one `<sessionId>.jsonl` each, so
-    /// that `session/load` finds them (ACP-06); created private (0700) if missing. Default:
-    /// `$XDG_STATE_HOME/musewire/acp-sessions` (or `~/.local/state/musewire/acp-sessions`).
-    /// Only with the bundled agent.
+    /// The folder the agent keeps its sessions in, passed to it as `--session-dir DIR`, so
+    /// that `session/load` finds them (ACP-06); created private (0700) if missing. With the
+    /// bundled agent the default is `$XDG_STATE_HOME/musewire/acp-sessions` (or
+    /// `~/.local/state/musewire/acp-sessions`); another agent (omp) gets one only when asked,
+    /// and must keep its session files directly in DIR and report `sessionFile`.
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
     /// Passed to the bundled agent: tool results over N bytes are stored and their full text
@@ -55,14 +56,20 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
     agent_command(&args.agent)?;
     let mut config = BridgeConfig::default();
     if !args.agent.is_empty() {
-        // omp keeps `<timestamp>_<id>.jsonl` files and its RPC mode has no lookup by id, so
-        // an agent of our choosing is not loadable (RULES.md, note on ACP-06).
-        if args.session_dir.is_some() || args.max_inline_bytes.is_some() {
-            return Err(
-                "--session-dir and --max-inline-bytes apply to the bundled agent only".into(),
-            );
+        if args.max_inline_bytes.is_some() {
+            return Err("--max-inline-bytes applies to the bundled agent only".into());
         }
-        return Ok((config, Agent::Command(args.agent)));
+        let mut agent = args.agent;
+        // An agent of our choosing loads sessions only when asked to keep them in our folder:
+        // omp takes `--session-dir DIR` and names its files `<timestamp>_<id>.jsonl` there,
+        // which its `get_state` reports as `sessionFile` (RULES.md, note on ACP-06).
+        if let Some(dir) = args.session_dir {
+            let dir = private_dir(&dir)?;
+            agent.push("--session-dir".to_owned());
+            agent.push(dir.to_string_lossy().into_owned());
+            config.session_dir = Some(dir);
+        }
+        return Ok((config, Agent::Command(agent)));
     }
     let mut bundled = Vec::new();
     if let Some(dir) = args.session_dir.or_else(default_session_dir) {

@@ -304,19 +304,31 @@ fn out_01_07_stored_output_read_back_page_by_page_bundled_agent() {
 /// Runs the SDK client with `ACP_SCENARIO=omp` against `program args…`, with the
 /// environment and cwd of `agent` (an omp command from the live peers).
 fn run_client_omp(agent: &Command, program: &[&std::ffi::OsStr]) -> Option<Value> {
+    run_scenario_omp("omp", agent, program, &[])
+}
+
+/// Runs the SDK client's `scenario` against `program args…`, with the environment and cwd
+/// of `agent` (an omp command from the live peers) and `env`.
+fn run_scenario_omp(
+    scenario: &str,
+    agent: &Command,
+    program: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Option<Value> {
     let sdk = sdk()?;
     let cwd = agent.get_current_dir().expect("the omp command has a cwd");
     let mut node = Command::new("node");
     node.arg(repo_root().join("conformance/reference/acp-client.mjs"))
         .arg(sdk)
         .args(program)
-        .env("ACP_SCENARIO", "omp")
+        .env("ACP_SCENARIO", scenario)
         .env("ACP_CWD", cwd);
     for (key, value) in agent.get_envs() {
         if let Some(value) = value {
             node.env(key, value);
         }
     }
+    node.envs(env.iter().copied());
     let out = node.output().expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -383,6 +395,70 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
         out["cancel"]
     );
     assert_eq!(out["bridgeExit"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ACP-06 over omp through `switch_session`: `musewire acp --session-dir DIR -- omp --mode
+/// rpc` makes a session (omp keeps it as `DIR/<timestamp>_<id>.jsonl`, and that file name is
+/// the ACP session id), the bridge ends, a second bridge loads it: the plan is cleared,
+/// usage and model come back from omp's history, no model turn is started.
+#[test]
+fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-omp-load");
+    let sessions = dir.join("acp-sessions");
+    let agent = musewire_live::peers::omp(&dir, &server.base_url());
+    let mut program: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_musewire").as_ref(),
+        "acp".as_ref(),
+        "--session-dir".as_ref(),
+        sessions.as_os_str(),
+        "--".as_ref(),
+        agent.get_program(),
+    ];
+    program.extend(agent.get_args());
+    let Some(first) = run_scenario_omp("omp-load-create", &agent, &program, &[]) else {
+        return;
+    };
+    assert_eq!(
+        first["initialize"]["agentCapabilities"]["loadSession"],
+        true
+    );
+    assert_eq!(first["echo"]["stopReason"], "end_turn", "{first:#}");
+    let id = first["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+    assert!(
+        sessions.join(format!("{id}.jsonl")).is_file(),
+        "omp keeps the session as DIR/<ACP id>.jsonl: {first:#}"
+    );
+    let second = run_scenario_omp(
+        "load-resume",
+        &agent,
+        &program,
+        &[("ACP_SESSION", id.as_ref())],
+    )
+    .expect("the SDK was there a moment ago");
+    assert_eq!(second["load"]["result"], json!({}), "{second:#}");
+    let loaded = second["loadUpdates"].as_array().unwrap();
+    assert_eq!(loaded[0]["sessionUpdate"], "plan", "{second:#}");
+    assert_eq!(loaded[0]["entries"], json!([]));
+    assert!(
+        loaded
+            .iter()
+            .all(|u| u["sessionUpdate"] != "agent_message_chunk"),
+        "a load starts no model turn: {second:#}"
+    );
+    let status = text_of(&second["status"], "agent_message_chunk");
+    assert!(
+        status.contains("last observed model: fake-model"),
+        "{status}"
+    );
+    assert!(!status.contains("root-session tokens: unknown"), "{status}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
