@@ -72,8 +72,21 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         return Ok((config, Agent::Command(agent)));
     }
     let mut bundled = Vec::new();
-    if let Some(dir) = args.session_dir.or_else(default_session_dir) {
-        let dir = private_dir(&dir)?;
+    let dir = match args.session_dir {
+        Some(dir) => Some(private_dir(&dir)?),
+        // The default folder is a convenience: without it sessions just aren't loadable.
+        None => default_session_dir().and_then(|dir| match private_dir(&dir) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                eprintln!(
+                    "musewire acp: {}; sessions will not be loadable",
+                    crate::visible::visible(&e)
+                );
+                None
+            }
+        }),
+    };
+    if let Some(dir) = dir {
         bundled.push("--session-dir".to_owned());
         bundled.push(dir.to_string_lossy().into_owned());
         config.session_dir = Some(dir);

@@ -550,3 +550,45 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
     let _ = std::fs::remove_dir_all(&ours_dir);
     let _ = std::fs::remove_dir_all(&theirs_dir);
 }
+
+/// `musewire acp`'s flags (issue 12 item 7): `--max-inline-bytes` is for the bundled agent
+/// only; the session folder is created private (0700); a symlink there is refused.
+#[cfg(unix)]
+#[test]
+fn acp_06_cli_session_folder_is_private_and_flags_are_checked() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Stdio;
+    let acp = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_musewire"))
+            .arg("acp")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("musewire runs")
+    };
+    let out = acp(&[
+        "--max-inline-bytes".as_ref(),
+        "5".as_ref(),
+        "--".as_ref(),
+        "sh".as_ref(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bundled agent only"));
+
+    let dir = scratch("acp-cli-folder");
+    let fresh = dir.join("a/b/sessions");
+    let out = acp(&["--session-dir".as_ref(), fresh.as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&fresh, &link).unwrap();
+    let out = acp(&["--session-dir".as_ref(), link.as_os_str()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("symlink is refused"));
+}
