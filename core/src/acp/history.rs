@@ -131,3 +131,70 @@ pub(crate) fn find_stored(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Availability;
+    use serde_json::json;
+
+    fn page(messages: Value, next: Option<&str>) -> MessagesPageData {
+        let mut data = json!({"messages": messages, "totalMessages": 1000});
+        if let Some(next) = next {
+            data["nextCursor"] = json!(next);
+        }
+        serde_json::from_value(data).unwrap()
+    }
+
+    #[test]
+    fn acp_06_out_06_a_walk_relays_cursors_and_stops_after_20_pages() {
+        let mut walk = Walk::default();
+        for n in 1..MAX_HISTORY_PAGES {
+            let cursor = format!("opaque-{n}");
+            let next = walk.after(&page(json!([]), Some(&cursor)));
+            assert_eq!(
+                next,
+                Next::Page(commands::messages_page(Some(&cursor), Some(100)))
+            );
+        }
+        assert_eq!(
+            walk.after(&page(json!([]), Some("more"))),
+            Next::OutOfBudget
+        );
+        assert_eq!(Walk::default().after(&page(json!([]), None)), Next::End);
+    }
+
+    #[test]
+    fn out_06_a_reference_is_found_for_its_item_only() {
+        let stored = json!({"sessionId": "s", "itemId": "c1", "outputRef": "out-0123456789abcdef",
+            "byteLen": 3, "mediaType": "text/plain", "availability": "available"});
+        let messages: Vec<AgentMessage> = serde_json::from_value(json!([
+            {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [],
+             "details": {"storedOutput": stored}}
+        ]))
+        .unwrap();
+        let r = OutputRef::parse("out-0123456789abcdef").unwrap();
+        let found = find_stored(&messages, "c1", &r).unwrap().unwrap();
+        assert_eq!(found.availability, Availability::Available);
+        assert_eq!(
+            find_stored(&messages, "c2", &r),
+            Some(Err(OutputError::Foreign))
+        );
+        let other = OutputRef::parse("out-1111111111111111").unwrap();
+        assert_eq!(find_stored(&messages, "c1", &other), None);
+    }
+
+    #[test]
+    fn acp_06_a_message_seen_twice_is_counted_once() {
+        let messages: Vec<AgentMessage> = serde_json::from_value(json!([
+            {"role": "assistant", "content": [], "usage": {"input": 5, "output": 2}},
+            {"role": "assistant", "content": [], "usage": {"input": 5, "output": 2}}
+        ]))
+        .unwrap();
+        let mut rebuild = Rebuild::default();
+        rebuild.page(&messages);
+        rebuild.page(&messages[..1]);
+        let tokens = rebuild.facts.cumulative.unwrap();
+        assert_eq!((tokens.prompt, tokens.output, tokens.total), (5, 2, 7));
+    }
+}
