@@ -1,4 +1,4 @@
-//! Every committed transcript, of both roles, replays exactly; the replayer reports mismatches
+//! Every committed transcript, of every role, replays exactly; the replayer reports mismatches
 //! usefully; the committed files are exactly what `bless` writes; the Client's and the
 //! Agent's rules are all covered.
 
@@ -15,8 +15,8 @@ fn all() -> Vec<transcript::Transcript> {
 }
 
 /// FRAME-03..06, FRAME-13, CALL-01..08, HOST-01..06, PAGE-07: each committed transcript
-/// replays through the Client (role "client") or the Agent (role "agent") with exactly the
-/// expected actions.
+/// replays through the Client (role "client"), the Agent (role "agent") or the ACP Bridge
+/// (role "bridge") with exactly the expected actions.
 #[test]
 fn every_transcript_replays() {
     let transcripts = all();
