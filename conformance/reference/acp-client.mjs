@@ -3,7 +3,11 @@
 // Usage: node acp-client.mjs SDK_DIR PROGRAM [ARGS…]  (the ACP agent to run, e.g.
 // `musewire acp` or `musewire acp -- omp --mode rpc`). ACP_SCENARIO picks the prompts:
 // `bundled` (default: the bundled agent's script) or `omp` (the live model server's markers);
-// ACP_CWD is the sessions' cwd (default: the temp dir).
+// ACP_CWD is the sessions' cwd (default: the temp dir). Three more scenarios (ACP-06, OUT-*):
+// `load-create` (a plan and usage in a new session; prints its id; `omp-load-create` the
+// same over omp's scripted model, a text turn), `load-resume` (loads
+// ACP_SESSION after a restart of the bridge, then /status) and `output` (a large bash output
+// read back page by page through _muse/readOutput into ACP_OUT_FILE, then refused reads).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -50,7 +54,7 @@ const errorOf = async promise => {
   try {
     return { result: await promise };
   } catch (e) {
-    return { code: e.code, message: e.message };
+    return { code: e.code, message: e.message, data: e.data };
   }
 };
 
@@ -79,6 +83,10 @@ await acp
     }
   })
   .connectWith(stream, async ctx => {
+    if (["load-create", "omp-load-create", "load-resume", "output"].includes(scenario)) {
+      await extraScenario(ctx);
+      return;
+    }
     out.initialize = await ctx.request("initialize", {
       protocolVersion: 1,
       clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
@@ -102,6 +110,69 @@ await acp
     out.cancel = await cancelled;
     out.cancel.ms = Date.now() - started;
   });
+
+async function extraScenario(ctx) {
+  const meta = scenario === "output" ? { "muse/output": 1 } : { "muse/usage": 1 };
+  out.initialize = await ctx.request("initialize", {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta },
+    clientInfo: { name: "musewire-acp-test", version: "1" },
+  });
+  if (scenario === "load-create") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.sessionId = session.sessionId;
+    out.todo = await prompt(ctx, session.sessionId, "todo A; B");
+    out.echo = await prompt(ctx, session.sessionId, "hello again");
+    return;
+  }
+  if (scenario === "omp-load-create") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.sessionId = session.sessionId;
+    out.echo = await prompt(ctx, session.sessionId, "[[text hello from the sdk]]");
+    return;
+  }
+  if (scenario === "load-resume") {
+    updates = [];
+    out.load = await errorOf(
+      ctx.request("session/load", { sessionId: process.env.ACP_SESSION, cwd, mcpServers: [] }),
+    );
+    out.loadUpdates = updates;
+    out.status = await prompt(ctx, process.env.ACP_SESSION, "/status");
+    return;
+  }
+  // output: a large bash output, read back page by page (advancing by the returned byteLen).
+  const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+  out.sessionId = session.sessionId;
+  out.bash = await prompt(ctx, session.sessionId, process.env.ACP_OUTPUT_PROMPT);
+  const card = out.bash.updates.find(u => u._meta?.["muse/output"]);
+  out.handle = card?._meta["muse/output"] ?? null;
+  out.bash.updates = out.bash.updates.map(u => ({ ...u, content: undefined }));
+  if (!out.handle) return;
+  const { sessionId, itemId, outputRef } = out.handle;
+  const read = params => errorOf(ctx.request("_muse/readOutput", { sessionId, itemId, outputRef, ...params }));
+  const chunks = [];
+  out.pages = [];
+  let offset = 0;
+  for (;;) {
+    const page = await read({ offsetBytes: offset, lengthBytes: 1048576 });
+    if (!page.result) {
+      out.pageError = page;
+      break;
+    }
+    const r = page.result;
+    chunks.push(Buffer.from(r.content, r.encoding === "base64" ? "base64" : "utf8"));
+    out.pages.push({ offsetBytes: r.offsetBytes, byteLen: r.byteLen, eof: r.eof, encoding: r.encoding });
+    offset += r.byteLen;
+    if (r.eof || r.byteLen === 0) break;
+  }
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(process.env.ACP_OUT_FILE, Buffer.concat(chunks));
+  out.badParams = await read({ offsetBytes: 0, lengthBytes: 0 });
+  out.foreign = await read({ offsetBytes: 0, itemId: "another-item" });
+  out.path = await errorOf(
+    ctx.request("_muse/readOutput", { sessionId, itemId, outputRef: "/etc/passwd", offsetBytes: 0 }),
+  );
+}
 
 clearTimeout(watchdog);
 bridge.stdin.end();

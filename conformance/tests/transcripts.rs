@@ -1,4 +1,4 @@
-//! Every committed transcript, of both roles, replays exactly; the replayer reports mismatches
+//! Every committed transcript, of every role, replays exactly; the replayer reports mismatches
 //! usefully; the committed files are exactly what `bless` writes; the Client's and the
 //! Agent's rules are all covered.
 
@@ -15,8 +15,8 @@ fn all() -> Vec<transcript::Transcript> {
 }
 
 /// FRAME-03..06, FRAME-13, CALL-01..08, HOST-01..06, PAGE-07: each committed transcript
-/// replays through the Client (role "client") or the Agent (role "agent") with exactly the
-/// expected actions.
+/// replays through the Client (role "client"), the Agent (role "agent") or the ACP Bridge
+/// (role "bridge") with exactly the expected actions.
 #[test]
 fn every_transcript_replays() {
     let transcripts = all();
@@ -81,6 +81,28 @@ fn every_agent_rule_has_an_agent_transcript() {
     wanted.extend((1..=8).map(|n| format!("HOST-{n:02}")));
     let missing: Vec<&String> = wanted.iter().filter(|id| !named.contains(*id)).collect();
     assert!(missing.is_empty(), "no agent transcript covers {missing:?}");
+}
+
+/// The ACP bridge's rules, each named by a bridge transcript's header (issue 12: "core
+/// transcripts for every ACP and OUT rule" the bridge serves).
+#[test]
+fn every_acp_rule_has_a_bridge_transcript() {
+    let named: BTreeSet<String> = all()
+        .into_iter()
+        .filter(|t| t.header.role == transcript::Role::Bridge)
+        .flat_map(|t| t.header.rules)
+        .collect();
+    let wanted: Vec<String> = [
+        "ACP-01", "ACP-02", "ACP-03", "ACP-04", "ACP-05", "ACP-06", "ACP-07", "OUT-01", "OUT-02",
+        "OUT-06", "OUT-07",
+    ]
+    .map(String::from)
+    .to_vec();
+    let missing: Vec<&String> = wanted.iter().filter(|id| !named.contains(*id)).collect();
+    assert!(
+        missing.is_empty(),
+        "no bridge transcript covers {missing:?}"
+    );
 }
 
 /// An agent transcript's calls read back from what `AgentCall::write` writes, so drivers and
@@ -203,7 +225,9 @@ fn malformed_steps_are_refused_with_their_line() {
         "{\"role\":\"agent\",\"config\":{\"negotiate_v2\":false}}",
         "{\"role\":\"client\",\"config\":{\"max_input_line_bytes\":5}}",
         "{\"role\":\"agent\",\"config\":{\"unknown_commands\":\"maybe\"}}",
-        "{\"role\":\"bridge\"}",
+        "{\"role\":\"bridge\",\"config\":{\"unknown_commands\":\"deliver\"}}",
+        "{\"role\":\"client\",\"config\":{\"session_dir\":\"/x\"}}",
+        "{\"role\":\"robot\"}",
     ] {
         let parsed = transcript::parse(header, dir);
         let built = parsed.and_then(|(header, steps)| {

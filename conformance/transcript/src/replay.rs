@@ -6,13 +6,14 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use musewire_core::acp::{self, Bridge};
 use musewire_core::agent::Agent;
 use musewire_core::client::{self, Client};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::diff::{cut, first_difference, normalize, truncated};
-use crate::transcript::{Input, Role, Step, Transcript};
+use crate::transcript::{Input, Role, SessionInput, Step, Transcript};
 
 /// What one step produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +54,8 @@ pub enum Core {
     Client(Box<Client>),
     /// The agent side.
     Agent(Box<Agent>),
+    /// The ACP bridge.
+    Bridge(Box<Bridge>),
 }
 
 /// A core under a virtual clock.
@@ -89,6 +92,7 @@ impl Session {
         let core = match transcript.header.role {
             Role::Client => Core::Client(Box::new(Client::new(config.to_config(), base))),
             Role::Agent => Core::Agent(Box::new(Agent::new(config.to_agent_config()?))),
+            Role::Bridge => Core::Bridge(Box::new(Bridge::new(config.to_bridge_config()))),
         };
         Ok(Session { core, base })
     }
@@ -136,11 +140,35 @@ impl Session {
                     }
                     Input::AgentCall(call) => a.call(now, call.clone()).to_json(),
                     Input::AgentIo(io) => a.handle(now, io.clone()).and_then(|r| r.to_json()),
-                    Input::Stdout(_) | Input::Stderr(_) | Input::Exit { .. } | Input::Call(_) => {
-                        return Err(wrong())
-                    }
+                    _ => return Err(wrong()),
                 };
                 (returns, drain(|| a.poll_action()))
+            }
+            Core::Bridge(b) => {
+                match input {
+                    Input::Editor(bytes) => {
+                        in_reads(bytes, cuts, |r| b.handle(now, acp::Input::Editor(r)))
+                    }
+                    Input::EditorEnd => b.handle(now, acp::Input::EditorEnd),
+                    Input::Timer => b.handle(now, acp::Input::Timeout),
+                    Input::Session { session, input } => {
+                        let id = || acp::SessionId::new(session.as_str());
+                        match input {
+                            SessionInput::Stdout(bytes) => in_reads(bytes, cuts, |r| {
+                                b.handle(now, acp::Input::AgentStdout(id(), r))
+                            }),
+                            SessionInput::Stderr(bytes) => {
+                                b.handle(now, acp::Input::AgentStderr(id(), bytes))
+                            }
+                            SessionInput::Eof => b.handle(now, acp::Input::AgentStdoutEnd(id())),
+                            SessionInput::Exit(status) => {
+                                b.handle(now, acp::Input::AgentExit(id(), *status))
+                            }
+                        }
+                    }
+                    _ => return Err(wrong()),
+                }
+                (None, drain(|| b.poll_action()))
             }
         };
         Ok(Outcome { actions, returns })

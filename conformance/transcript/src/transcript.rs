@@ -7,8 +7,11 @@
 //! ```
 //!
 //! The header's `role` says which core the transcript drives: `"client"` (the host side,
-//! [`Client`](musewire_core::client::Client)) or `"agent"` (the agent side,
-//! [`Agent`](musewire_core::agent::Agent)).
+//! [`Client`](musewire_core::client::Client)), `"agent"` (the agent side,
+//! [`Agent`](musewire_core::agent::Agent)) or `"bridge"` (the ACP adapter,
+//! [`Bridge`](musewire_core::acp::Bridge): inputs `editor`, `editor_end`, and per session
+//! `agent_stdout`, `agent_stderr`, `agent_eof`, `agent_exit` with `"session": ID`, and
+//! `timer`; `conformance/transcripts/README.md` has the table).
 //!
 //! A step has an optional time `at` (milliseconds from the start; default: the previous
 //! step's time; never decreasing), exactly one input, and `expect`, the actions drained from
@@ -59,6 +62,7 @@ use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
+use musewire_core::acp::BridgeConfig;
 use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, SpillId, UnknownCommands};
 use musewire_core::client::{self, Call, ClientConfig, ExitStatus};
 use musewire_core::output::{OutputError, ReadBytes};
@@ -91,6 +95,9 @@ pub enum Role {
     Client,
     /// The agent side: an [`Agent`](musewire_core::agent::Agent) fed the host's input.
     Agent,
+    /// The ACP bridge: a [`Bridge`](musewire_core::acp::Bridge) fed the editor's bytes and
+    /// each session's agent output.
+    Bridge,
 }
 
 /// [`ClientConfig`] or [`AgentConfig`] as a transcript writes it: every field optional,
@@ -137,6 +144,12 @@ pub struct ConfigSpec {
     /// [`AgentConfig::serve_outputs`] (OUT-10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve_outputs: Option<bool>,
+    /// [`BridgeConfig::session_dir`] (bridge role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_dir: Option<PathBuf>,
+    /// [`BridgeConfig::agent_serves_output`] (bridge role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_serves_output: Option<bool>,
 }
 
 impl ConfigSpec {
@@ -162,9 +175,15 @@ impl ConfigSpec {
             ("spill_store", self.spill_store.is_some()),
             ("serve_outputs", self.serve_outputs.is_some()),
         ];
-        let foreign = match role {
-            Role::Client => &agent_fields[..],
-            Role::Agent => &client_fields[..],
+        let bridge_fields = [
+            ("session_dir", self.session_dir.is_some()),
+            ("agent_serves_output", self.agent_serves_output.is_some()),
+        ];
+        // A bridge takes the client fields for each session's client.
+        let foreign: Vec<_> = match role {
+            Role::Client => [&agent_fields[..], &bridge_fields[..]].concat(),
+            Role::Agent => [&client_fields[..], &bridge_fields[..]].concat(),
+            Role::Bridge => agent_fields.to_vec(),
         };
         match foreign.iter().find(|(_, set)| *set) {
             Some((name, _)) => Err(format!("config field {name:?} is not for role {role:?}")),
@@ -192,6 +211,16 @@ impl ConfigSpec {
             }
         }
         Ok(config)
+    }
+
+    /// The bridge's configuration: the defaults with the fields given (the client fields
+    /// for each session's client).
+    pub fn to_bridge_config(&self) -> BridgeConfig {
+        BridgeConfig {
+            client: self.to_config(),
+            session_dir: self.session_dir.clone(),
+            agent_serves_output: self.agent_serves_output.unwrap_or(false),
+        }
     }
 
     /// The client's configuration: the defaults with the fields given.
@@ -252,13 +281,41 @@ pub enum Input {
     /// The driver's answer to an agent's I/O action ([`agent::Input::SpillDone`] or
     /// [`agent::Input::ReadDone`]).
     AgentIo(agent::Input<'static>),
+    /// Bytes from the editor (bridge role).
+    Editor(Vec<u8>),
+    /// The editor's input ended (bridge role).
+    EditorEnd,
+    /// One input of a session's agent (bridge role).
+    Session {
+        /// The ACP session id.
+        session: String,
+        /// What the agent did.
+        input: SessionInput,
+    },
+}
+
+/// What a session's agent did, in a bridge transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionInput {
+    /// Bytes on its stdout.
+    Stdout(Vec<u8>),
+    /// Bytes on its stderr.
+    Stderr(Vec<u8>),
+    /// Its stdout ended.
+    Eof,
+    /// It exited (or could not be spawned: `"unknown"`).
+    Exit(ExitStatus),
 }
 
 impl Input {
     /// The bytes of a stdout or stdin step, which a replay may hand in cut into reads.
     pub fn stream_bytes(&self) -> Option<&[u8]> {
         match self {
-            Input::Stdout(bytes) | Input::Stdin(bytes) => Some(bytes),
+            Input::Stdout(bytes) | Input::Stdin(bytes) | Input::Editor(bytes) => Some(bytes),
+            Input::Session {
+                input: SessionInput::Stdout(bytes),
+                ..
+            } => Some(bytes),
             _ => None,
         }
     }
@@ -277,7 +334,12 @@ impl Input {
             } => client::Input::Exit(*status, Cow::Borrowed(stderr_tail)),
             Input::Timer => client::Input::Timeout,
             Input::Call(call) => client::Input::Call(call.clone()),
-            Input::Stdin(_) | Input::AgentCall(_) | Input::AgentIo(_) => return None,
+            Input::Stdin(_)
+            | Input::AgentCall(_)
+            | Input::AgentIo(_)
+            | Input::Editor(_)
+            | Input::EditorEnd
+            | Input::Session { .. } => return None,
         })
     }
 }
@@ -405,6 +467,16 @@ const AGENT_INPUTS: [&str; 8] = [
     "read_done",
 ];
 
+const BRIDGE_INPUTS: [&str; 7] = [
+    "editor",
+    "editor_end",
+    "agent_stdout",
+    "agent_stderr",
+    "agent_eof",
+    "agent_exit",
+    "timer",
+];
+
 /// The most bytes one `$repeat` may build.
 const MAX_REPEAT_BYTES: usize = 64 * 1024 * 1024;
 
@@ -457,6 +529,7 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
     let keys: &[&str] = match role {
         Role::Client => &CLIENT_INPUTS,
         Role::Agent => &AGENT_INPUTS,
+        Role::Bridge => &BRIDGE_INPUTS,
     };
     let present: Vec<&str> = keys
         .iter()
@@ -501,7 +574,25 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
         Value::Object(fields) => Ok::<_, String>(fields),
         _ => unreachable!("an object expands to an object"),
     };
+    let session = || {
+        raw.get("session")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("\"{key}\" needs \"session\": the ACP session id"))
+    };
+    let in_session = |input: SessionInput| -> Result<Input, String> {
+        Ok(Input::Session {
+            session: session()?,
+            input,
+        })
+    };
     Ok(match key {
+        "editor" => Input::Editor(text(value)?),
+        "editor_end" => Input::EditorEnd,
+        "agent_stdout" => in_session(SessionInput::Stdout(text(value)?))?,
+        "agent_stderr" => in_session(SessionInput::Stderr(text(value)?))?,
+        "agent_eof" => in_session(SessionInput::Eof)?,
+        "agent_exit" => in_session(SessionInput::Exit(exit_status(value)?))?,
         "stdout" => Input::Stdout(text(value)?),
         "stdout_b64" => Input::Stdout(b64(value)?),
         "stdout_file" => Input::Stdout(file(value)?),
@@ -526,6 +617,7 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
         "call" => match role {
             Role::Client => Input::Call(Call::read(&call_step()?)?),
             Role::Agent => Input::AgentCall(AgentCall::read(&call_step()?)?),
+            Role::Bridge => unreachable!("a bridge step has no call"),
         },
         "spill_done" => {
             let id = value

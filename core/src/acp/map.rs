@@ -27,12 +27,19 @@ pub struct Mapper {
     thinking_streamed: BTreeSet<u64>,
     /// Tool cards open, by call id (ACP-05).
     tools: BTreeMap<String, ()>,
+    /// Cards of unknown item kinds shown, by id (issue 12 item 3).
+    unknown_items: BTreeSet<String>,
+    /// Unknown items shown without an id of their own.
+    unnamed_items: u64,
     /// The last assistant message's `stopReason` this turn.
     stop_reason: Option<String>,
     /// Prompts started, for the `turnId` of usage (ACP-02).
     turns: u64,
     /// Whether the editor opted into `muse/usage` metadata (ACP-02).
     pub usage_meta: bool,
+    /// The editor's session id when tool cards carry stored-output handles (OUT-02: the
+    /// editor opted in and the agent serves reads); `None` for no handles.
+    pub output_session: Option<String>,
     /// What the session has observed (ACP-01, ACP-02).
     pub facts: Facts,
 }
@@ -144,10 +151,15 @@ impl Mapper {
                 if let Some(text) = end.result.as_ref().and_then(|r| result_text(r, failed)) {
                     fields = fields.content(vec![text_content(bound_snapshot(&text))]);
                 }
-                out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    end.tool_call_id.clone(),
-                    fields,
-                )));
+                let mut update = ToolCallUpdate::new(end.tool_call_id.clone(), fields);
+                // OUT-02: the stored output's handle on the original card, when negotiated.
+                let details = end.result.as_ref().and_then(|r| r.get("details"));
+                if let (Some(session), Some(stored)) =
+                    (&self.output_session, super::history::stored_output(details))
+                {
+                    update = update.meta(super::output::card_meta(session, &stored));
+                }
+                out.push(SessionUpdate::ToolCallUpdate(update));
                 // ACP-03: the todo tool's phases replace the plan.
                 if end.tool_name == "todo" && !failed {
                     if let Some(phases) = end
@@ -173,6 +185,68 @@ impl Mapper {
             }
         }
         out
+    }
+
+    /// An agent frame of a kind this version does not know (`type` not one of the wire
+    /// model's), shown as a card with its kind, status and a fallback text (issue 12 item 3,
+    /// seed 003: "public unknown item kinds display kind/status/fallback text"). A frame with
+    /// no string `type`, or a known type whose members did not parse, is not an item and
+    /// shows nothing. The card's id is the item's `id` (or `itemId`), so a later frame of the
+    /// same item updates it; without one each frame is a card of its own.
+    pub fn unknown_item(&mut self, item: &Value) -> Vec<SessionUpdate> {
+        let Some(kind) = item.get("type").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        if crate::wire::AgentFrame::is_known_tag(kind) {
+            return Vec::new();
+        }
+        let status_word = item.get("status").and_then(Value::as_str);
+        let status = match status_word {
+            Some("pending" | "queued") => ToolCallStatus::Pending,
+            Some("in_progress" | "inProgress" | "running" | "started") => {
+                ToolCallStatus::InProgress
+            }
+            Some("failed" | "error" | "errored") => ToolCallStatus::Failed,
+            // A one-off item with no status, or one this version does not know, is shown
+            // done: nothing will close it later.
+            _ => ToolCallStatus::Completed,
+        };
+        let id = ["id", "itemId"]
+            .iter()
+            .find_map(|k| item.get(*k).and_then(Value::as_str))
+            .map(|id| format!("item-{}", cut_to_bytes(id, MAX_TITLE_BYTES)))
+            .unwrap_or_else(|| {
+                self.unnamed_items += 1;
+                format!("item-{}", self.unnamed_items)
+            });
+        let notice =
+            format!(
+            "[unknown item \"{}\", status {}: this adapter does not know this kind; shown as text]",
+            visible_label(kind),
+            status_word.map_or("unknown".to_owned(), |s| format!("\"{}\"", visible_label(s))),
+        );
+        let fallback = ["text", "message", "summary", "title"]
+            .iter()
+            .find_map(|k| item.get(*k).and_then(Value::as_str))
+            .filter(|t| !t.is_empty());
+        let text = match fallback {
+            Some(text) => format!("{notice}\n{}", withhold_credential_uris(text)),
+            None => notice,
+        };
+        let content = vec![text_content(bound_snapshot(&text))];
+        if self.unknown_items.insert(id.clone()) {
+            vec![SessionUpdate::ToolCall(
+                ToolCall::new(id, title(kind, None, None))
+                    .kind(ToolKind::Other)
+                    .status(status)
+                    .content(content),
+            )]
+        } else {
+            let fields = ToolCallUpdateFields::new().status(status).content(content);
+            vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                id, fields,
+            ))]
+        }
     }
 
     fn message_update(&mut self, event: &AssistantMessageEvent, out: &mut Vec<SessionUpdate>) {
@@ -280,6 +354,15 @@ fn title(name: &str, args: Option<&Value>, intent: Option<&str>) -> String {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     cut_to_bytes(&title, MAX_TITLE_BYTES).to_owned()
+}
+
+/// A kind or status word for a notice: at most 64 characters, control characters and quotes
+/// dropped.
+fn visible_label(word: &str) -> String {
+    word.chars()
+        .filter(|c| !c.is_control() && *c != '"')
+        .take(64)
+        .collect()
 }
 
 /// The text with every word that is a uri which may carry a credential replaced by a

@@ -7,7 +7,15 @@
 //! output and exit of each session's agent, timers), drains [`Bridge::poll_action`] (bytes for
 //! the editor, an agent to spawn in a session's cwd, bytes for a session's agent, an agent to
 //! stop) and sleeps until [`Bridge::poll_timeout`]. Inside, each ACP session has its own
-//! [`Client`] and its own agent process.
+//! [`Client`] and its own agent process, named in actions and inputs by its agent key
+//! (`musewire-N`; the ACP session id too, unless the agent keeps its sessions in
+//! [`BridgeConfig::session_dir`], when the ACP id is the name of its session file there).
+//!
+//! Besides prompts: `session/load` (ACP-06: the agent switched to the session's file, the
+//! plan cleared, the title, latest plan and usage rebuilt from at most 20 pages of 100
+//! history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
+//! `initialize`, each read checked against the history, then the agent's `read_output`
+//! within 20 s, failures typed); `conformance/RULES.md` notes how.
 //!
 //! ```
 //! use std::time::Instant;
@@ -24,7 +32,9 @@
 //! ```
 
 mod bound;
+mod history;
 mod map;
+mod output;
 mod plan;
 mod rpc;
 mod status;
@@ -37,8 +47,9 @@ use std::time::Instant;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
     ClientCapabilities, ContentBlock, ContentChunk, Error, Implementation, InitializeRequest,
-    InitializeResponse, Meta, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    RequestId, SessionNotification, SessionUpdate, StopReason, TextContent,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, Meta, NewSessionRequest,
+    NewSessionResponse, Plan, PromptRequest, PromptResponse, RequestId, SessionInfoUpdate,
+    SessionNotification, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -48,15 +59,22 @@ use serde_json::{json, Value};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES};
 pub use map::Mapper;
+pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 
 use crate::client::{
-    self, commands, Call, Client, ClientConfig, ClientEvent, ExitStatus, RequestId as AgentRequest,
+    self, commands, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,
+    RequestId as AgentRequest,
 };
-use crate::wire::AgentFrame;
+use crate::output::{
+    Availability, OutputError, ReadParams, ReadResult, StoredOutput, READ_BUDGET, READ_METHOD,
+};
+use crate::wire::{AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SwitchSession};
+use history::{Next, Rebuild, Walk};
 use rpc::{Incoming, Line, LineReader};
 
 /// How a [`Bridge`] starts.
@@ -64,6 +82,17 @@ use rpc::{Incoming, Line, LineReader};
 pub struct BridgeConfig {
     /// The configuration of each session's [`Client`].
     pub client: ClientConfig,
+    /// The folder the agent keeps its sessions in (the driver passes it `--session-dir`):
+    /// the bundled agent's `<sessionId>.jsonl`, omp's `<timestamp>_<id>.jsonl` (CONTRACT §3).
+    /// With it the ACP session id is that file's name without `.jsonl` (from `get_state`'s
+    /// `sessionFile`), `session/load` switches the agent to `<dir>/<id>.jsonl` and
+    /// `loadSession` is advertised (ACP-06); without it neither.
+    pub session_dir: Option<PathBuf>,
+    /// Whether the configured agent is known to serve `read_output` (the bundled agent run
+    /// with `--max-inline-bytes`): `initialize` comes before any agent runs, so the OUT-01
+    /// advertisement rests on this; each session then shows handles and serves reads only
+    /// when its agent's ready frame offers `readOutput` too.
+    pub agent_serves_output: bool,
 }
 
 /// One input to a [`Bridge`].
@@ -73,7 +102,8 @@ pub enum Input<'a> {
     Editor(&'a [u8]),
     /// The editor's input ended: every agent is stopped.
     EditorEnd,
-    /// Bytes read from a session's agent's stdout.
+    /// Bytes read from a session's agent's stdout (the session named by the agent key of its
+    /// [`Action::Spawn`], as in every agent input).
     AgentStdout(SessionId, &'a [u8]),
     /// Bytes read from a session's agent's stderr.
     AgentStderr(SessionId, &'a [u8]),
@@ -85,18 +115,22 @@ pub enum Input<'a> {
     Timeout,
 }
 
-/// Work for the driver, in order.
-#[derive(Debug, Clone, PartialEq)]
+/// Work for the driver, in order. Serialised (for transcripts) as
+/// `{"action":"editor","bytes":LINE}`, `{"action":"spawn","session","cwd"}`,
+/// `{"action":"agent","session","bytes"}`, `{"action":"stop_agent","session"}`, bytes as text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     /// Write these bytes to the editor (stdout): complete JSON-RPC lines.
     Editor {
         /// The lines.
+        #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
     },
     /// Start an agent process for this session, in this directory, and report its output and
     /// exit as [`Input::AgentStdout`], [`Input::AgentStderr`], [`Input::AgentExit`].
     Spawn {
-        /// The session.
+        /// The session's agent key, which the inputs of its agent name.
         session: SessionId,
         /// The session's working directory.
         cwd: PathBuf,
@@ -106,6 +140,7 @@ pub enum Action {
         /// The session.
         session: SessionId,
         /// Complete JSON lines.
+        #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
     },
     /// Stop the session's agent process.
@@ -113,6 +148,10 @@ pub enum Action {
         /// The session.
         session: SessionId,
     },
+}
+
+fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&String::from_utf8_lossy(bytes))
 }
 
 /// A prompt being answered.
@@ -125,28 +164,99 @@ struct Turn {
     cancel_requested: bool,
 }
 
+/// What the bridge waits for from a session's agent, by our request to it.
+#[derive(Debug)]
+enum Pending {
+    /// `session/new` with a session folder: `get_state` names the agent's session file,
+    /// whose name becomes the ACP session id (ACP-06).
+    NewState { editor: RequestId },
+    /// `session/load`: `switch_session` to the session's file (ACP-06).
+    LoadSwitch { editor: RequestId },
+    /// `session/load`: `get_state` for the title (ACP-06).
+    LoadState { editor: RequestId },
+    /// `session/load`: a history page (ACP-06).
+    LoadPage {
+        editor: RequestId,
+        walk: Walk,
+        rebuild: Box<Rebuild>,
+    },
+    /// `_muse/readOutput`: a history page checked for the reference (OUT-06).
+    ReadCheck {
+        editor: RequestId,
+        params: ReadParams,
+        walk: Walk,
+    },
+    /// `_muse/readOutput`: the agent's `read_output`, due by `deadline` (OUT-07).
+    Read {
+        editor: RequestId,
+        params: ReadParams,
+        deadline: Instant,
+    },
+}
+
+impl Pending {
+    fn editor(&self) -> &RequestId {
+        match self {
+            Pending::NewState { editor }
+            | Pending::LoadSwitch { editor }
+            | Pending::LoadState { editor }
+            | Pending::LoadPage { editor, .. }
+            | Pending::ReadCheck { editor, .. }
+            | Pending::Read { editor, .. } => editor,
+        }
+    }
+
+    /// Whether the session is being opened (new or load): no prompt yet.
+    fn is_opening(&self) -> bool {
+        matches!(
+            self,
+            Pending::NewState { .. }
+                | Pending::LoadSwitch { .. }
+                | Pending::LoadState { .. }
+                | Pending::LoadPage { .. }
+        )
+    }
+}
+
 #[derive(Debug)]
 struct Session {
+    /// The editor's id of the session (its file's name with a session folder, else the
+    /// agent key); empty while `session/new` waits for it.
+    acp_id: SessionId,
     client: Client,
     mapper: Mapper,
     turn: Option<Turn>,
+    /// Our requests to the agent that the bridge answers the editor from.
+    pending: BTreeMap<AgentRequest, Pending>,
+    /// The agent's ready frame offered `readOutput` (OUT-01).
+    agent_offers_output: bool,
+    /// Stored outputs this session's tool results showed, by reference: the live evidence
+    /// a read falls back on while the agent cannot page (OUT-06 note).
+    seen_outputs: BTreeMap<String, StoredOutput>,
     /// The agent exited or was stopped.
     exited: bool,
 }
+
+/// The most stored outputs a session remembers from its live stream.
+const MAX_SEEN_OUTPUTS: usize = 4096;
 
 /// The ACP adapter. See the [module docs](self).
 #[derive(Debug)]
 pub struct Bridge {
     config: BridgeConfig,
     reader: LineReader,
-    /// By session id (`SessionId` is not `Ord`).
+    /// By agent key (`SessionId` is not `Ord`): the key of the driver's agent process.
     sessions: BTreeMap<Arc<str>, Session>,
+    /// Agent keys by ACP session id.
+    keys: BTreeMap<Arc<str>, Arc<str>>,
     next_session: u64,
     /// What the editor said in `initialize`, kept for the session's lifetime.
     client_capabilities: Option<ClientCapabilities>,
     client_meta: Option<Meta>,
     /// The editor opted into `muse/usage` metadata (ACP-02).
     usage_meta: bool,
+    /// The editor opted into `muse/output` and the configured agent serves it (OUT-01).
+    output_meta: bool,
     editor_ended: bool,
     actions: VecDeque<Action>,
 }
@@ -158,10 +268,12 @@ impl Bridge {
             config,
             reader: LineReader::default(),
             sessions: BTreeMap::new(),
+            keys: BTreeMap::new(),
             next_session: 0,
             client_capabilities: None,
             client_meta: None,
             usage_meta: false,
+            output_meta: false,
             editor_ended: false,
             actions: VecDeque::new(),
         }
@@ -188,12 +300,19 @@ impl Bridge {
         self.actions.pop_front()
     }
 
-    /// When [`Input::Timeout`] is next due.
+    /// When [`Input::Timeout`] is next due: a session's client's timer or a read's budget.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
+        let reads = self.sessions.values().flat_map(|s| {
+            s.pending.values().filter_map(|p| match p {
+                Pending::Read { deadline, .. } => Some(*deadline),
+                _ => None,
+            })
+        });
         self.sessions
             .values()
             .filter_map(|s| s.client.poll_timeout())
+            .chain(reads)
             .min()
     }
 
@@ -210,31 +329,57 @@ impl Bridge {
                     self.editor_line(now, line);
                 }
                 self.editor_ended = true;
-                let ids: Vec<SessionId> =
-                    self.sessions.keys().cloned().map(SessionId::new).collect();
-                for id in ids {
-                    self.session_input(now, &id, client::Input::Call(Call::Stop));
+                for key in self.session_keys() {
+                    self.session_input(now, &key, client::Input::Call(Call::Stop));
                 }
             }
             Input::AgentStdout(id, bytes) => {
-                self.session_input(now, &id, client::Input::stdout(bytes))
+                self.session_input(now, &id.0, client::Input::stdout(bytes))
             }
             Input::AgentStderr(id, bytes) => {
-                self.session_input(now, &id, client::Input::stderr(bytes))
+                self.session_input(now, &id.0, client::Input::stderr(bytes))
             }
-            Input::AgentStdoutEnd(id) => self.session_input(now, &id, client::Input::StdoutEnd),
+            Input::AgentStdoutEnd(id) => self.session_input(now, &id.0, client::Input::StdoutEnd),
             Input::AgentExit(id, status) => {
                 if let Some(session) = self.sessions.get_mut(&*id.0) {
                     session.exited = true;
                 }
-                self.session_input(now, &id, client::Input::exit(status));
+                self.session_input(now, &id.0, client::Input::exit(status));
             }
             Input::Timeout => {
-                let ids: Vec<SessionId> =
-                    self.sessions.keys().cloned().map(SessionId::new).collect();
-                for id in ids {
-                    self.session_input(now, &id, client::Input::Timeout);
+                for key in self.session_keys() {
+                    self.expire_reads(now, &key);
+                    self.session_input(now, &key, client::Input::Timeout);
                 }
+            }
+        }
+    }
+
+    fn session_keys(&self) -> Vec<Arc<str>> {
+        self.sessions.keys().cloned().collect()
+    }
+
+    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; a late answer
+    /// is dropped.
+    fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let late: Vec<AgentRequest> = session
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::Read { deadline, .. } if *deadline <= now))
+            .map(|(r, _)| *r)
+            .collect();
+        for request in late {
+            if let Some(pending) = session.pending.remove(&request) {
+                let error = output::typed_error(
+                    "read_timed_out",
+                    "the stored output was not read within the 20-second read budget",
+                );
+                self.actions.push_back(Action::Editor {
+                    bytes: rpc::error_line(pending.editor(), &error),
+                });
             }
         }
     }
@@ -267,7 +412,7 @@ impl Bridge {
         }
     }
 
-    /// Answers a request at once (`Some` line) or later (`None`: a prompt).
+    /// Answers a request at once (`Some` line) or later (`None`).
     fn request(
         &mut self,
         now: Instant,
@@ -278,16 +423,28 @@ impl Bridge {
         match method {
             "initialize" => {
                 let request: InitializeRequest = params_of(params)?;
+                let meta = request.client_capabilities.meta.as_ref();
                 // ACP-02: usage metadata only for an editor that opted in.
-                self.usage_meta = usage_opt_in(request.client_capabilities.meta.as_ref());
+                self.usage_meta = usage_opt_in(meta);
+                // OUT-01: stored output only for an editor that opted in, with an agent
+                // known to serve it.
+                self.output_meta = output_opt_in(meta) && self.config.agent_serves_output;
                 self.client_capabilities = Some(request.client_capabilities);
                 self.client_meta = request.meta;
+                // ACP-06: loading works where the agent keeps its sessions in our folder.
+                let capabilities =
+                    AgentCapabilities::new().load_session(self.config.session_dir.is_some());
                 let mut response = InitializeResponse::new(ProtocolVersion::V1)
-                    .agent_capabilities(AgentCapabilities::new())
+                    .agent_capabilities(capabilities)
                     .agent_info(Implementation::new("musewire", env!("CARGO_PKG_VERSION")));
+                let mut meta = Meta::new();
                 if self.usage_meta {
-                    let mut meta = Meta::new();
                     meta.insert("muse/usage".into(), json!({"version": 1}));
+                }
+                if self.output_meta {
+                    meta.insert(OUTPUT_META.into(), output::advertisement());
+                }
+                if !meta.is_empty() {
                     response = response.meta(meta);
                 }
                 Ok(Some(rpc::result_line(id, &response)))
@@ -297,36 +454,176 @@ impl Bridge {
                 if !request.cwd.is_absolute() {
                     return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
                 }
-                self.next_session += 1;
-                let session = SessionId::new(format!("musewire-{}", self.next_session));
-                let mut mapper = Mapper::new();
-                mapper.usage_meta = self.usage_meta;
-                let commands = mapper.facts.commands();
-                self.sessions.insert(
-                    session.0.clone(),
-                    Session {
-                        client: Client::new(self.config.client.clone(), now),
-                        mapper,
-                        turn: None,
-                        exited: false,
-                    },
+                let key = self.open_session(now, request.cwd);
+                if self.config.session_dir.is_none() {
+                    self.opened(&key, SessionId::new(key.clone()), id);
+                    return Ok(None);
+                }
+                // ACP-06: the session file's name is the ACP session id.
+                self.send(
+                    now,
+                    &key,
+                    commands::get_state(),
+                    |editor| Pending::NewState { editor },
+                    id,
                 );
-                self.actions.push_back(Action::Spawn {
-                    session: session.clone(),
-                    cwd: request.cwd,
-                });
-                let answer = rpc::result_line(id, &NewSessionResponse::new(session.clone()));
-                self.editor(answer);
-                // ACP-01: `/status` is advertised beside the agent's own commands.
-                self.editor(commands_line(&session, commands));
                 Ok(None)
+            }
+            "session/load" => {
+                let request: LoadSessionRequest = params_of(params)?;
+                self.load(now, id, request).map(|()| None)
             }
             "session/prompt" => {
                 let request: PromptRequest = params_of(params)?;
                 self.prompt(now, id, request).map(|()| None)
             }
+            READ_METHOD => self.read_output(now, id, &params).map(|()| None),
             _ => Err(Error::method_not_found().data(json!(method))),
         }
+    }
+
+    /// Starts a session's agent in `cwd`; its key.
+    fn open_session(&mut self, now: Instant, cwd: PathBuf) -> Arc<str> {
+        self.next_session += 1;
+        let key: Arc<str> = format!("musewire-{}", self.next_session).into();
+        let mut mapper = Mapper::new();
+        mapper.usage_meta = self.usage_meta;
+        self.sessions.insert(
+            key.clone(),
+            Session {
+                acp_id: SessionId::new(""),
+                client: Client::new(self.config.client.clone(), now),
+                mapper,
+                turn: None,
+                pending: BTreeMap::new(),
+                agent_offers_output: false,
+                seen_outputs: BTreeMap::new(),
+                exited: false,
+            },
+        );
+        self.actions.push_back(Action::Spawn {
+            session: SessionId::new(key.clone()),
+            cwd,
+        });
+        key
+    }
+
+    /// Sends the agent a command whose answer the bridge turns into the editor's.
+    fn send(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        command: Command,
+        pending: impl FnOnce(RequestId) -> Pending,
+        editor: &RequestId,
+    ) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let sent = session
+            .client
+            .handle(now, client::Input::Call(Call::Send(command)));
+        match sent.request() {
+            Some(request) => {
+                session.pending.insert(request, pending(editor.clone()));
+            }
+            None => {
+                let error = Error::internal_error().data(json!("the agent could not be asked"));
+                self.editor(rpc::error_line(editor, &error));
+            }
+        }
+        self.drain(now, key);
+    }
+
+    /// The session has its ACP id: `session/new` is answered and `/status` advertised.
+    fn opened(&mut self, key: &Arc<str>, acp_id: SessionId, editor: &RequestId) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        session.acp_id = acp_id.clone();
+        session.mapper.output_session = self.output_meta.then(|| acp_id.0.to_string());
+        let commands = session.mapper.facts.commands();
+        self.keys.insert(acp_id.0.clone(), key.clone());
+        self.editor(rpc::result_line(
+            editor,
+            &NewSessionResponse::new(acp_id.clone()),
+        ));
+        // ACP-01: `/status` is advertised beside the agent's own commands.
+        self.editor(commands_line(&acp_id, commands));
+    }
+
+    /// `session/load` (ACP-06): the agent is started in the cwd and switched to the
+    /// session's file in our folder; then the title, the latest plan and usage are rebuilt.
+    fn load(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        request: LoadSessionRequest,
+    ) -> Result<(), Error> {
+        let Some(dir) = self.config.session_dir.clone() else {
+            return Err(Error::method_not_found()
+                .data(json!("this agent keeps no sessions the bridge can load")));
+        };
+        if !request.cwd.is_absolute() {
+            return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
+        }
+        let name = &*request.session_id.0;
+        if !is_session_file_name(name) {
+            return Err(Error::session_not_found(request.session_id.clone()));
+        }
+        if self.keys.contains_key(name) {
+            return Err(Error::invalid_request().data(json!("the session is already open")));
+        }
+        let key = self.open_session(now, request.cwd);
+        if let Some(session) = self.sessions.get_mut(&key) {
+            session.acp_id = request.session_id.clone();
+            session.mapper.output_session = self.output_meta.then(|| name.to_owned());
+        }
+        self.keys.insert(request.session_id.0.clone(), key.clone());
+        let path = dir.join(format!("{name}.jsonl"));
+        let switch = Command::SwitchSession(SwitchSession {
+            session_path: path.to_string_lossy().into_owned(),
+            ..SwitchSession::default()
+        });
+        self.send(
+            now,
+            &key,
+            switch,
+            |editor| Pending::LoadSwitch { editor },
+            id,
+        );
+        Ok(())
+    }
+
+    /// The name of a session file directly in our session folder, `.jsonl` dropped, when it
+    /// is a safe file name (ACP-06).
+    fn session_stem(&self, file: &str) -> Option<String> {
+        let dir = self.config.session_dir.as_deref()?;
+        let file = std::path::Path::new(file);
+        if file.parent() != Some(dir) {
+            return None;
+        }
+        let stem = file.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+        is_session_file_name(stem).then(|| stem.to_owned())
+    }
+
+    /// The agent key of an ACP session the editor may use: known, open and not opening.
+    fn usable(&self, session_id: &SessionId) -> Result<Arc<str>, Error> {
+        let key = self
+            .keys
+            .get(&*session_id.0)
+            .ok_or_else(|| Error::session_not_found(session_id.clone()))?;
+        let session = self
+            .sessions
+            .get(key)
+            .ok_or_else(|| Error::session_not_found(session_id.clone()))?;
+        if session.pending.values().any(Pending::is_opening) {
+            return Err(Error::invalid_request().data(json!("the session is still opening")));
+        }
+        if session.client.is_closed() || session.exited {
+            return Err(Error::internal_error().data(json!("the session's agent has exited")));
+        }
+        Ok(key.clone())
     }
 
     fn prompt(
@@ -336,17 +633,14 @@ impl Bridge {
         request: PromptRequest,
     ) -> Result<(), Error> {
         let session_id = request.session_id;
-        let session = self
-            .sessions
-            .get_mut(&*session_id.0)
-            .ok_or_else(|| Error::session_not_found(session_id.clone()))?;
+        let key = self.usable(&session_id)?;
+        let Some(session) = self.sessions.get_mut(&key) else {
+            return Err(Error::session_not_found(session_id));
+        };
         if session.turn.is_some() {
             return Err(
                 Error::invalid_request().data(json!("a prompt is already running in this session"))
             );
-        }
-        if session.client.is_closed() {
-            return Err(Error::internal_error().data(json!("the session's agent has exited")));
         }
         let text = prompt_text(&request.prompt);
         if is_status_prompt(&text) {
@@ -374,7 +668,45 @@ impl Bridge {
             prompt,
             cancel_requested: false,
         });
-        self.drain(&session_id);
+        self.drain(now, &key);
+        Ok(())
+    }
+
+    /// `_muse/readOutput` (OUT-01, 06, 07): the params checked, the session known and open,
+    /// the reference looked up in at most 20 pages of 100 of the agent's history, then read
+    /// by the agent's `read_output` within 20 seconds. Every failure is a typed error; no
+    /// turn is started and nothing is changed.
+    fn read_output(&mut self, now: Instant, id: &RequestId, params: &Value) -> Result<(), Error> {
+        if !self.output_meta {
+            // OUT-01: nothing was advertised, so there is no such method.
+            return Err(Error::method_not_found().data(json!(READ_METHOD)));
+        }
+        let params = ReadParams::from_value(params).map_err(|e| output::output_error(&e))?;
+        let session_id = SessionId::new(params.session_id.as_str());
+        let key = self.usable(&session_id).map_err(|_| {
+            output::typed_error(
+                "session_not_found",
+                "the session is not open in this adapter (load it first)",
+            )
+        })?;
+        let offers = self
+            .sessions
+            .get(&key)
+            .is_some_and(|s| s.agent_offers_output);
+        if !offers {
+            return Err(output::output_error(&OutputError::Unavailable));
+        }
+        self.send(
+            now,
+            &key,
+            Walk::first(),
+            |editor| Pending::ReadCheck {
+                editor,
+                params,
+                walk: Walk::default(),
+            },
+            id,
+        );
         Ok(())
     }
 
@@ -386,7 +718,10 @@ impl Bridge {
         let Ok(cancel) = serde_json::from_value::<CancelNotification>(params) else {
             return;
         };
-        let Some(session) = self.sessions.get_mut(&*cancel.session_id.0) else {
+        let Some(key) = self.keys.get(&*cancel.session_id.0).cloned() else {
+            return;
+        };
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let Some(turn) = session.turn.as_mut() else {
@@ -397,37 +732,333 @@ impl Bridge {
             session
                 .client
                 .handle(now, client::Input::Call(Call::Send(commands::abort())));
-            self.drain(&cancel.session_id);
+            self.drain(now, &key);
         }
     }
 
-    fn session_input(&mut self, now: Instant, id: &SessionId, input: client::Input<'_>) {
-        if let Some(session) = self.sessions.get_mut(&*id.0) {
+    fn session_input(&mut self, now: Instant, key: &Arc<str>, input: client::Input<'_>) {
+        if let Some(session) = self.sessions.get_mut(key) {
             session.client.handle(now, input);
-            self.drain(id);
+            self.drain(now, key);
         }
     }
 
     /// Passes a session's client actions on, mapping its events.
-    fn drain(&mut self, id: &SessionId) {
-        let Some(session) = self.sessions.get_mut(&*id.0) else {
-            return;
-        };
-        let mut out: Vec<Vec<u8>> = Vec::new();
-        while let Some(action) = session.client.poll_action() {
+    fn drain(&mut self, now: Instant, key: &Arc<str>) {
+        loop {
+            let Some(session) = self.sessions.get_mut(key) else {
+                return;
+            };
+            let Some(action) = session.client.poll_action() else {
+                return;
+            };
             match action {
                 client::Action::Write { bytes } => self.actions.push_back(Action::Agent {
-                    session: id.clone(),
+                    session: SessionId::new(key.clone()),
                     bytes,
                 }),
                 client::Action::StopAgent => self.actions.push_back(Action::StopAgent {
-                    session: id.clone(),
+                    session: SessionId::new(key.clone()),
                 }),
-                client::Action::Event(event) => session_event(id, session, event, &mut out),
+                client::Action::Event(ClientEvent::Response {
+                    request, outcome, ..
+                }) if session.pending.contains_key(&request) => {
+                    let pending = session.pending.remove(&request).expect("checked");
+                    self.answer(now, key, pending, outcome);
+                }
+                client::Action::Event(ClientEvent::Closed { error }) => {
+                    let mut out = Vec::new();
+                    // Whatever waited on the agent fails; an opening session is forgotten.
+                    let pending = std::mem::take(&mut session.pending);
+                    for (_, p) in pending {
+                        let error = Error::internal_error().data(json!(error.to_string()));
+                        out.push(rpc::error_line(p.editor(), &error));
+                        if p.is_opening() {
+                            self.keys.retain(|_, k| k != key);
+                        }
+                    }
+                    session_event(session, ClientEvent::Closed { error }, &mut out);
+                    for bytes in out {
+                        self.actions.push_back(Action::Editor { bytes });
+                    }
+                }
+                client::Action::Event(event) => {
+                    let mut out = Vec::new();
+                    session_event(session, event, &mut out);
+                    for bytes in out {
+                        self.actions.push_back(Action::Editor { bytes });
+                    }
+                }
             }
-            for bytes in out.drain(..) {
-                self.actions.push_back(Action::Editor { bytes });
+        }
+    }
+
+    /// The agent answered a request the bridge made for the editor.
+    fn answer(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        pending: Pending,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        match (pending, outcome) {
+            (Pending::NewState { editor }, Ok(ResponseData::State(state))) => {
+                // ACP-06: the name of the agent's session file in our folder (`<id>.jsonl`
+                // of the bundled agent, `<timestamp>_<id>.jsonl` of omp) without `.jsonl`, so
+                // that a load finds the file again; else our key (not loadable).
+                let acp_id = state
+                    .session_file
+                    .as_deref()
+                    .and_then(|file| self.session_stem(file))
+                    .filter(|stem| !self.keys.contains_key(stem.as_str()))
+                    .map_or_else(|| SessionId::new(key.clone()), SessionId::new);
+                self.opened(key, acp_id, &editor);
             }
+            (Pending::LoadSwitch { editor }, Ok(ResponseData::Cancelled(data)))
+                if !data.cancelled =>
+            {
+                // ACP-06: the obsolete plan is cleared before new state is shown.
+                self.session_update(key, SessionUpdate::Plan(Plan::new(Vec::new())));
+                self.send(
+                    now,
+                    key,
+                    commands::get_state(),
+                    |editor| Pending::LoadState { editor },
+                    &editor,
+                );
+            }
+            (Pending::LoadState { editor }, outcome) => {
+                if let Ok(ResponseData::State(state)) = outcome {
+                    if let Some(title) = state.session_name.filter(|t| !t.is_empty()) {
+                        let update = SessionInfoUpdate::new().title(title);
+                        self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
+                    }
+                }
+                let rebuild = Box::default();
+                self.send(
+                    now,
+                    key,
+                    Walk::first(),
+                    |editor| Pending::LoadPage {
+                        editor,
+                        walk: Walk::default(),
+                        rebuild,
+                    },
+                    &editor,
+                );
+            }
+            (
+                Pending::LoadPage {
+                    editor,
+                    mut walk,
+                    mut rebuild,
+                },
+                Ok(ResponseData::MessagesPage(page)),
+            ) => {
+                rebuild.page(&page.messages);
+                match walk.after(&page) {
+                    Next::Page(command) => self.send(
+                        now,
+                        key,
+                        command,
+                        |editor| Pending::LoadPage {
+                            editor,
+                            walk,
+                            rebuild,
+                        },
+                        &editor,
+                    ),
+                    Next::End => self.loaded(key, &editor, Some(*rebuild)),
+                    Next::OutOfBudget => self.loaded(key, &editor, None),
+                }
+            }
+            // ACP-06: a history that can't be paged leaves the facts unknown.
+            (Pending::LoadPage { editor, .. }, _) => self.loaded(key, &editor, None),
+            (Pending::NewState { editor } | Pending::LoadSwitch { editor }, outcome) => {
+                let reason = match outcome {
+                    Err(failure) => failure.to_string(),
+                    Ok(_) => "the agent did not open the session".to_owned(),
+                };
+                let error = match self.sessions.get(key).map(|s| s.acp_id.clone()) {
+                    Some(id) if !id.0.is_empty() => {
+                        Error::session_not_found(id).data(json!(reason))
+                    }
+                    _ => Error::internal_error().data(json!(reason)),
+                };
+                self.editor(rpc::error_line(&editor, &error));
+                self.keys.retain(|_, k| k != key);
+                if let Some(session) = self.sessions.get_mut(key) {
+                    session.client.handle(now, client::Input::Call(Call::Stop));
+                }
+                self.drain(now, key);
+            }
+            (
+                Pending::ReadCheck {
+                    editor,
+                    params,
+                    mut walk,
+                },
+                outcome,
+            ) => self.read_check(now, key, editor, params, &mut walk, outcome),
+            (Pending::Read { editor, params, .. }, outcome) => {
+                let line = match outcome {
+                    Ok(ResponseData::Other(data)) => {
+                        match serde_json::from_value::<ReadResult>(data) {
+                            // OUT-04: the three ids as the editor sent them.
+                            Ok(mut result) => {
+                                result.session_id = params.session_id.clone();
+                                rpc::result_line(&editor, &result)
+                            }
+                            Err(e) => rpc::error_line(
+                                &editor,
+                                &output::typed_error(
+                                    "bad_read",
+                                    &format!("the agent's page does not read: {e}"),
+                                ),
+                            ),
+                        }
+                    }
+                    Ok(_) => rpc::error_line(
+                        &editor,
+                        &output::typed_error("bad_read", "the agent's answer is not a page"),
+                    ),
+                    Err(failure) => {
+                        let code = failure
+                            .code
+                            .as_ref()
+                            .map_or("bad_read".to_owned(), |c| c.to_string());
+                        rpc::error_line(&editor, &output::typed_error(&code, &failure.error))
+                    }
+                };
+                self.editor(line);
+            }
+        }
+    }
+
+    /// OUT-06: one history page of a read's check.
+    fn read_check(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        params: ReadParams,
+        walk: &mut Walk,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let found = match outcome {
+            Ok(ResponseData::MessagesPage(page)) => {
+                match history::find_stored(&page.messages, &params.item_id, &params.output_ref) {
+                    Some(found) => Some(found),
+                    None => match walk.after(&page) {
+                        Next::Page(command) => {
+                            let walk = std::mem::take(walk);
+                            return self.send(
+                                now,
+                                key,
+                                command,
+                                |editor| Pending::ReadCheck {
+                                    editor,
+                                    params,
+                                    walk,
+                                },
+                                &editor,
+                            );
+                        }
+                        // Outside the budget: not found, never guessed.
+                        Next::End | Next::OutOfBudget => Some(Err(OutputError::Unknown)),
+                    },
+                }
+            }
+            // The agent cannot page now (it streams): what this session's tool results
+            // showed is the evidence.
+            _ => None,
+        };
+        let found = found.unwrap_or_else(|| {
+            let seen = self
+                .sessions
+                .get(key)
+                .and_then(|s| s.seen_outputs.get(params.output_ref.as_str()).cloned());
+            match seen {
+                Some(stored) if stored.item_id == params.item_id => Ok(stored),
+                Some(_) => Err(OutputError::Foreign),
+                None => Err(OutputError::Unknown),
+            }
+        });
+        let stored = match found {
+            Ok(stored) => stored,
+            Err(e) => return self.editor(rpc::error_line(&editor, &output::output_error(&e))),
+        };
+        match stored.availability {
+            Availability::Available => {}
+            Availability::Expired => {
+                return self.editor(rpc::error_line(
+                    &editor,
+                    &output::output_error(&OutputError::Expired),
+                ))
+            }
+            Availability::Unavailable => {
+                return self.editor(rpc::error_line(
+                    &editor,
+                    &output::output_error(&OutputError::Unavailable),
+                ))
+            }
+        }
+        // The agent's own session id for the output, which the editor's may not be.
+        let command = Command::ReadOutput(ReadOutput {
+            session_id: stored.session_id.clone(),
+            item_id: params.item_id.clone(),
+            output_ref: params.output_ref.to_string(),
+            offset_bytes: params.offset_bytes,
+            length_bytes: Some(params.length_bytes),
+            ..ReadOutput::default()
+        });
+        let deadline = now + READ_BUDGET;
+        self.send(
+            now,
+            key,
+            command,
+            |editor| Pending::Read {
+                editor,
+                params,
+                deadline,
+            },
+            &editor,
+        );
+    }
+
+    /// A load's end (ACP-06): the rebuilt facts shown (or left unknown), then the answer.
+    fn loaded(&mut self, key: &Arc<str>, editor: &RequestId, rebuild: Option<Rebuild>) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let mut updates = Vec::new();
+        if let Some(rebuild) = rebuild {
+            let agent_commands = std::mem::take(&mut session.mapper.facts.agent_commands);
+            session.mapper.facts = rebuild.facts;
+            session.mapper.facts.agent_commands = agent_commands;
+            if let Some(plan) = rebuild.plan {
+                session.mapper.facts.plan_size = Some(plan.entries.len());
+                updates.push(SessionUpdate::Plan(plan));
+            }
+            if session.mapper.usage_meta {
+                if let Some(update) = session.mapper.facts.usage_update() {
+                    updates.push(SessionUpdate::SessionInfoUpdate(update));
+                }
+            }
+        }
+        let acp_id = session.acp_id.clone();
+        let commands = session.mapper.facts.commands();
+        for update in updates {
+            self.session_update(key, update);
+        }
+        self.editor(rpc::result_line(editor, &LoadSessionResponse::new()));
+        self.editor(commands_line(&acp_id, commands));
+    }
+
+    fn session_update(&mut self, key: &Arc<str>, update: SessionUpdate) {
+        if let Some(session) = self.sessions.get(key) {
+            let notification = SessionNotification::new(session.acp_id.clone(), update);
+            self.editor(rpc::notification_line("session/update", &notification));
         }
     }
 
@@ -436,26 +1067,64 @@ impl Bridge {
     }
 }
 
+/// Whether an ACP session id names a session file of our folder: 1..=128 ASCII letters,
+/// digits, `-`, `_` and `.`, not starting with `.` (ACP-06: the id becomes
+/// `<dir>/<id>.jsonl`, so it can't name another folder).
+fn is_session_file_name(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 /// One client event of a session: `session/update`s, or the prompt's answer.
-fn session_event(
-    id: &SessionId,
-    session: &mut Session,
-    event: ClientEvent,
-    out: &mut Vec<Vec<u8>>,
-) {
+fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8>>) {
+    let id = &session.acp_id.clone();
     let is_prompt = |request: &AgentRequest, turn: &Option<Turn>| {
         turn.as_ref().is_some_and(|t| t.prompt == *request)
     };
     match event {
         ClientEvent::Frame {
+            frame: AgentFrame::Ready(ready),
+        } => {
+            // OUT-01: this agent serves stored-output reads.
+            session.agent_offers_output = ready.read_output.is_some_and(|o| o.version == 1);
+            if !session.agent_offers_output {
+                session.mapper.output_session = None;
+            }
+        }
+        ClientEvent::Frame {
             frame: AgentFrame::AvailableCommandsUpdate(update),
         } => {
             session.mapper.facts.agent_commands = status::agent_commands(&update.commands);
-            out.push(commands_line(id, session.mapper.facts.commands()));
+            if !id.0.is_empty() {
+                out.push(commands_line(id, session.mapper.facts.commands()));
+            }
+        }
+        // Issue 12 item 3: an item of a kind this version does not know.
+        ClientEvent::Frame {
+            frame: AgentFrame::Unknown(item) | AgentFrame::Event(AgentEvent::Unknown(item)),
+        } => {
+            for update in session.mapper.unknown_item(&item) {
+                let notification = SessionNotification::new(id.clone(), update);
+                out.push(rpc::notification_line("session/update", &notification));
+            }
         }
         ClientEvent::Frame {
             frame: AgentFrame::Event(event),
         } => {
+            if let AgentEvent::ToolExecutionEnd(end) = &event {
+                // OUT-06: what this session's tool results showed, bounded.
+                let details = end.result.as_ref().and_then(|r| r.get("details"));
+                if let Some(stored) = history::stored_output(details) {
+                    if session.seen_outputs.len() < MAX_SEEN_OUTPUTS {
+                        session
+                            .seen_outputs
+                            .insert(stored.output_ref.to_string(), stored);
+                    }
+                }
+            }
             for update in session.mapper.event(&event) {
                 let notification = SessionNotification::new(id.clone(), update);
                 out.push(rpc::notification_line("session/update", &notification));
@@ -520,4 +1189,22 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
 
 fn params_of<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
     serde_json::from_value(params).map_err(|e| Error::invalid_params().data(json!(e.to_string())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_session_file_name;
+
+    #[test]
+    fn acp_06_a_session_id_names_a_file_of_the_folder_only() {
+        for good in ["s-1", "session-12", "2026-01-01T00.00_abc", "a.b"] {
+            assert!(is_session_file_name(good), "{good}");
+        }
+        let long = "x".repeat(129);
+        for bad in [
+            "", ".hidden", "..", "../x", "a/b", "a\\b", "a b", "é", "a\0", &long,
+        ] {
+            assert!(!is_session_file_name(bad), "{bad:?}");
+        }
+    }
 }

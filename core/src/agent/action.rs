@@ -75,6 +75,9 @@ outbound_id!(
 /// `{"action":"output_read","id":"read-N","request":ReadRequest}` (the deadline, always
 /// [`READ_BUDGET`](crate::output::READ_BUDGET) after the command arrived, is not written).
 #[derive(Debug, Clone, PartialEq)]
+// An event is moved once from the agent to the driver, as the client's are; boxing it would
+// cost an allocation per command (`read_output`'s command made the event the larger).
+#[allow(clippy::large_enum_variant)]
 pub enum AgentAction {
     /// Write this one physical line (LF included) to stdout. Lines of a chunked frame come one
     /// per action, produced as they are polled, so a driver that stops polling while its

@@ -1,7 +1,9 @@
-//! `musewire acp [-- AGENT…]`: serve the Agent Client Protocol on stdio, one agent process
-//! per ACP session (the bundled `musewire agent --mode rpc` by default). Only I/O: the
-//! protocol is `musewire_core::acp::Bridge`, the loop `musewire_smol::acp::serve_acp`.
+//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [-- AGENT…]`: serve the Agent
+//! Client Protocol on stdio, one agent process per ACP session (the bundled `musewire agent
+//! --mode rpc` by default). Only I/O: the protocol is `musewire_core::acp::Bridge`, the loop
+//! `musewire_smol::acp::serve_acp`.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use musewire_core::acp::BridgeConfig;
@@ -11,6 +13,18 @@ use crate::agent_command::agent_command;
 /// Arguments of `musewire acp`.
 #[derive(clap::Args)]
 pub struct AcpArgs {
+    /// The folder the agent keeps its sessions in, passed to it as `--session-dir DIR`, so
+    /// that `session/load` finds them (ACP-06); created private (0700) if missing. With the
+    /// bundled agent the default is `$XDG_STATE_HOME/musewire/acp-sessions` (or
+    /// `~/.local/state/musewire/acp-sessions`); another agent (omp) gets one only when asked,
+    /// and must keep its session files directly in DIR and report `sessionFile`.
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// Passed to the bundled agent: tool results over N bytes are stored and their full text
+    /// served through `_muse/readOutput` to editors that opt in (OUT-01). Only with the
+    /// bundled agent.
+    #[arg(long, value_name = "N")]
+    max_inline_bytes: Option<u64>,
     /// The agent command, run once per session in the session's cwd (default: the bundled
     /// `musewire agent --mode rpc`).
     #[arg(last = true, value_name = "AGENT")]
@@ -19,21 +33,92 @@ pub struct AcpArgs {
 
 /// Runs `musewire acp` until the editor closes stdin and every agent has exited.
 pub fn run(args: AcpArgs) -> ExitCode {
-    // Checked once up front, so a bad agent command fails before the editor connects.
-    if let Err(e) = agent_command(&args.agent) {
-        eprintln!("musewire acp: {}", crate::visible::visible(&e));
-        return ExitCode::FAILURE;
+    match configure(args) {
+        Ok((config, agent)) => serve(config, agent),
+        Err(e) => {
+            eprintln!("musewire acp: {}", crate::visible::visible(&e));
+            ExitCode::FAILURE
+        }
     }
-    let agent = args.agent;
+}
+
+/// The agent each session runs.
+enum Agent {
+    /// The bundled agent with these flags after `agent --mode rpc`.
+    Bundled(Vec<String>),
+    /// The command after `--`.
+    Command(Vec<String>),
+}
+
+/// The bridge's configuration and the agent each session runs.
+fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
+    // Checked once up front, so a bad agent command fails before the editor connects.
+    agent_command(&args.agent)?;
+    let mut config = BridgeConfig::default();
+    if !args.agent.is_empty() {
+        if args.max_inline_bytes.is_some() {
+            return Err("--max-inline-bytes applies to the bundled agent only".into());
+        }
+        let mut agent = args.agent;
+        // An agent of our choosing loads sessions only when asked to keep them in our folder:
+        // omp takes `--session-dir DIR` and names its files `<timestamp>_<id>.jsonl` there,
+        // which its `get_state` reports as `sessionFile` (RULES.md, note on ACP-06).
+        if let Some(dir) = args.session_dir {
+            let dir = private_dir(&dir)?;
+            agent.push("--session-dir".to_owned());
+            agent.push(dir.to_string_lossy().into_owned());
+            config.session_dir = Some(dir);
+        }
+        return Ok((config, Agent::Command(agent)));
+    }
+    let mut bundled = Vec::new();
+    let dir = match args.session_dir {
+        Some(dir) => Some(private_dir(&dir)?),
+        // The default folder is a convenience: without it sessions just aren't loadable.
+        None => default_session_dir().and_then(|dir| match private_dir(&dir) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                eprintln!(
+                    "musewire acp: {}; sessions will not be loadable",
+                    crate::visible::visible(&e)
+                );
+                None
+            }
+        }),
+    };
+    if let Some(dir) = dir {
+        bundled.push("--session-dir".to_owned());
+        bundled.push(dir.to_string_lossy().into_owned());
+        config.session_dir = Some(dir);
+    }
+    if let Some(n) = args.max_inline_bytes {
+        // CONTRACT §3: the bundled agent serves `read_output` whenever it spills.
+        bundled.push("--max-inline-bytes".to_owned());
+        bundled.push(n.to_string());
+        config.agent_serves_output = true;
+    }
+    Ok((config, Agent::Bundled(bundled)))
+}
+
+fn serve(config: BridgeConfig, agent: Agent) -> ExitCode {
     let result = smol::block_on(musewire_smol::acp::serve_acp(
-        BridgeConfig::default(),
+        config,
         smol::Unblock::new(std::io::stdin()),
         smol::Unblock::new(std::io::stdout()),
-        move |_cwd| match agent_command(&agent) {
-            Ok(command) => smol::process::Command::from(command),
-            // Unreachable after the check above; an empty program fails to spawn and the
-            // session reports the agent's exit.
-            Err(_) => smol::process::Command::new(""),
+        move |_cwd| {
+            let command = match &agent {
+                Agent::Bundled(flags) => agent_command(&[]).map(|mut c| {
+                    c.args(flags);
+                    c
+                }),
+                Agent::Command(line) => agent_command(line),
+            };
+            match command {
+                Ok(command) => smol::process::Command::from(command),
+                // Unreachable after the check above; an empty program fails to spawn and the
+                // session reports the agent's exit.
+                Err(_) => smol::process::Command::new(""),
+            }
         },
     ));
     match result {
@@ -43,4 +128,47 @@ pub fn run(args: AcpArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `$XDG_STATE_HOME/musewire/acp-sessions`, else `$HOME/.local/state/musewire/acp-sessions`;
+/// `None` when neither is set (sessions are then not loadable).
+fn default_session_dir() -> Option<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|h| h.join(".local/state"))
+        })?;
+    Some(state.join("musewire").join("acp-sessions"))
+}
+
+/// Makes `dir` (and its parents) if missing, the folder itself 0700; refuses a symlink or a
+/// file there. Its absolute path.
+fn private_dir(dir: &Path) -> Result<PathBuf, String> {
+    let fail = |e: std::io::Error| format!("session folder {}: {e}", dir.display());
+    let dir = std::path::absolute(dir).map_err(fail)?;
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    match builder.create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(fail(e)),
+    }
+    let meta = std::fs::symlink_metadata(&dir).map_err(fail)?;
+    if !meta.file_type().is_dir() {
+        return Err(format!(
+            "session folder {}: not a directory (a symlink is refused)",
+            dir.display()
+        ));
+    }
+    Ok(dir)
 }

@@ -43,13 +43,38 @@ fn sdk() -> Option<PathBuf> {
     None
 }
 
+/// A fresh scratch folder under the target directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn run_client() -> Option<Value> {
+    let sessions = scratch("acp-sdk-sessions");
+    run_scenario(
+        "bundled",
+        &["--session-dir".as_ref(), sessions.as_os_str()],
+        &[],
+    )
+}
+
+/// Runs the SDK client's `scenario` against `musewire acp ARGS…` with extra environment.
+fn run_scenario(
+    scenario: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Option<Value> {
     let sdk = sdk()?;
     let out = Command::new("node")
         .arg(repo_root().join("conformance/reference/acp-client.mjs"))
         .arg(sdk)
         .arg(env!("CARGO_BIN_EXE_musewire"))
         .arg("acp")
+        .args(args)
+        .env("ACP_SCENARIO", scenario)
+        .envs(env.iter().copied())
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -164,22 +189,142 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     assert_eq!(out["bridgeExit"], 0);
 }
 
+/// ACP-06 through the official client, after a restart of the bridge: a session with a plan
+/// and usage is made by one `musewire acp`, the bridge ends, a second one (same session
+/// folder) loads it by id: the agent's session id is the ACP id, the obsolete plan is
+/// cleared, then the latest plan and usage come back from history, `/status` shows them,
+/// and no model turn is started (no message chunk but `/status`'s).
+#[test]
+fn acp_06_session_load_after_restarting_the_bridge_bundled_agent() {
+    let sessions = scratch("acp-sdk-load");
+    let args = ["--session-dir".as_ref(), sessions.as_os_str()];
+    let Some(first) = run_scenario("load-create", &args, &[]) else {
+        return;
+    };
+    let id = first["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+    assert!(
+        sessions.join(format!("{id}.jsonl")).is_file(),
+        "the agent keeps the session as <dir>/<id>.jsonl: {first:#}"
+    );
+    assert_eq!(
+        first["initialize"]["agentCapabilities"]["loadSession"],
+        true
+    );
+    let second = run_scenario("load-resume", &args, &[("ACP_SESSION", id.as_ref())])
+        .expect("the SDK was there a moment ago");
+    assert_eq!(second["load"]["result"], json!({}), "{second:#}");
+    let loaded = second["loadUpdates"].as_array().unwrap();
+    let plans: Vec<&Value> = loaded
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    assert_eq!(plans.len(), 2, "cleared, then rebuilt: {second:#}");
+    assert_eq!(plans[0]["entries"], json!([]));
+    assert_eq!(
+        plans[1]["entries"],
+        json!([
+            {"content": "A", "priority": "medium", "status": "in_progress"},
+            {"content": "B", "priority": "medium", "status": "pending"}
+        ])
+    );
+    assert!(
+        loaded
+            .iter()
+            .all(|u| u["sessionUpdate"] != "agent_message_chunk"),
+        "a load starts no model turn: {second:#}"
+    );
+    assert!(loaded
+        .iter()
+        .any(|u| u["_meta"]["muse/usage"]["cumulative"].is_object()));
+    let status = text_of(&second["status"], "agent_message_chunk");
+    assert!(status.contains("plan size: 2 entries"), "{status}");
+    assert!(status.contains("last observed model: scripted"), "{status}");
+}
+
+/// OUT-01, 02, 04, 06, 07 through the official client: the bundled agent run with
+/// `--max-inline-bytes` stores a 1.99 MB `bash` output; the tool card carries its handle; the
+/// client reads it back page by page (1 MiB pages, advancing by byteLen), byte-identical to
+/// the command's output; bad params, a foreign item and a path as reference are refused
+/// with typed errors.
+#[test]
+fn out_01_07_stored_output_read_back_page_by_page_bundled_agent() {
+    let dir = scratch("acp-sdk-output");
+    let file = dir.join("read-back.bin");
+    let args = [
+        "--session-dir".as_ref(),
+        dir.as_os_str(),
+        "--max-inline-bytes".as_ref(),
+        "4096".as_ref(),
+    ];
+    let env = [
+        ("ACP_OUTPUT_PROMPT", "bash seq 1 300000".as_ref()),
+        ("ACP_OUT_FILE", file.as_os_str()),
+    ];
+    let Some(out) = run_scenario("output", &args, &env) else {
+        return;
+    };
+    let advertised = &out["initialize"]["_meta"]["muse/output"];
+    assert_eq!(advertised["version"], 1, "{out:#}");
+    assert_eq!(advertised["method"], "_muse/readOutput");
+    assert_eq!(advertised["maxLengthBytes"], 1_048_576);
+    let handle = &out["handle"];
+    assert_eq!(handle["availability"], "available", "{out:#}");
+    assert_eq!(handle["method"], "_muse/readOutput");
+    assert_eq!(handle["sessionId"], out["sessionId"]);
+    let expected: String = (1..=300_000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(handle["byteLen"], expected.len());
+    let read = std::fs::read(&file).expect("the client wrote what it read");
+    assert!(
+        read == expected.as_bytes(),
+        "read back {} bytes",
+        read.len()
+    );
+    assert!(
+        out["pages"].as_array().unwrap().len() >= 2,
+        "{:#}",
+        out["pages"]
+    );
+    assert_eq!(out["badParams"]["code"], -32602, "{:#}", out["badParams"]);
+    assert_eq!(out["badParams"]["data"]["code"], "invalid_params");
+    assert_eq!(
+        out["foreign"]["data"]["code"], "foreign",
+        "{:#}",
+        out["foreign"]
+    );
+    assert_eq!(out["path"]["data"]["code"], "path_not_reference");
+}
+
 /// Runs the SDK client with `ACP_SCENARIO=omp` against `program args…`, with the
 /// environment and cwd of `agent` (an omp command from the live peers).
 fn run_client_omp(agent: &Command, program: &[&std::ffi::OsStr]) -> Option<Value> {
+    run_scenario_omp("omp", agent, program, &[])
+}
+
+/// Runs the SDK client's `scenario` against `program args…`, with the environment and cwd
+/// of `agent` (an omp command from the live peers) and `env`.
+fn run_scenario_omp(
+    scenario: &str,
+    agent: &Command,
+    program: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Option<Value> {
     let sdk = sdk()?;
     let cwd = agent.get_current_dir().expect("the omp command has a cwd");
     let mut node = Command::new("node");
     node.arg(repo_root().join("conformance/reference/acp-client.mjs"))
         .arg(sdk)
         .args(program)
-        .env("ACP_SCENARIO", "omp")
+        .env("ACP_SCENARIO", scenario)
         .env("ACP_CWD", cwd);
     for (key, value) in agent.get_envs() {
         if let Some(value) = value {
             node.env(key, value);
         }
     }
+    node.envs(env.iter().copied());
     let out = node.output().expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -246,6 +391,70 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
         out["cancel"]
     );
     assert_eq!(out["bridgeExit"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ACP-06 over omp through `switch_session`: `musewire acp --session-dir DIR -- omp --mode
+/// rpc` makes a session (omp keeps it as `DIR/<timestamp>_<id>.jsonl`, and that file name is
+/// the ACP session id), the bridge ends, a second bridge loads it: the plan is cleared,
+/// usage and model come back from omp's history, no model turn is started.
+#[test]
+fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-omp-load");
+    let sessions = dir.join("acp-sessions");
+    let agent = musewire_live::peers::omp(&dir, &server.base_url());
+    let mut program: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_musewire").as_ref(),
+        "acp".as_ref(),
+        "--session-dir".as_ref(),
+        sessions.as_os_str(),
+        "--".as_ref(),
+        agent.get_program(),
+    ];
+    program.extend(agent.get_args());
+    let Some(first) = run_scenario_omp("omp-load-create", &agent, &program, &[]) else {
+        return;
+    };
+    assert_eq!(
+        first["initialize"]["agentCapabilities"]["loadSession"],
+        true
+    );
+    assert_eq!(first["echo"]["stopReason"], "end_turn", "{first:#}");
+    let id = first["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+    assert!(
+        sessions.join(format!("{id}.jsonl")).is_file(),
+        "omp keeps the session as DIR/<ACP id>.jsonl: {first:#}"
+    );
+    let second = run_scenario_omp(
+        "load-resume",
+        &agent,
+        &program,
+        &[("ACP_SESSION", id.as_ref())],
+    )
+    .expect("the SDK was there a moment ago");
+    assert_eq!(second["load"]["result"], json!({}), "{second:#}");
+    let loaded = second["loadUpdates"].as_array().unwrap();
+    assert_eq!(loaded[0]["sessionUpdate"], "plan", "{second:#}");
+    assert_eq!(loaded[0]["entries"], json!([]));
+    assert!(
+        loaded
+            .iter()
+            .all(|u| u["sessionUpdate"] != "agent_message_chunk"),
+        "a load starts no model turn: {second:#}"
+    );
+    let status = text_of(&second["status"], "agent_message_chunk");
+    assert!(
+        status.contains("last observed model: fake-model"),
+        "{status}"
+    );
+    assert!(!status.contains("root-session tokens: unknown"), "{status}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -336,4 +545,46 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
     assert_eq!(theirs["unknown"]["code"], -32603, "{:#}", theirs["unknown"]);
     let _ = std::fs::remove_dir_all(&ours_dir);
     let _ = std::fs::remove_dir_all(&theirs_dir);
+}
+
+/// `musewire acp`'s flags (issue 12 item 7): `--max-inline-bytes` is for the bundled agent
+/// only; the session folder is created private (0700); a symlink there is refused.
+#[cfg(unix)]
+#[test]
+fn acp_06_cli_session_folder_is_private_and_flags_are_checked() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Stdio;
+    let acp = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_musewire"))
+            .arg("acp")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("musewire runs")
+    };
+    let out = acp(&[
+        "--max-inline-bytes".as_ref(),
+        "5".as_ref(),
+        "--".as_ref(),
+        "sh".as_ref(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bundled agent only"));
+
+    let dir = scratch("acp-cli-folder");
+    let fresh = dir.join("a/b/sessions");
+    let out = acp(&["--session-dir".as_ref(), fresh.as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&fresh, &link).unwrap();
+    let out = acp(&["--session-dir".as_ref(), link.as_os_str()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("symlink is refused"));
 }

@@ -1,0 +1,200 @@
+//! Bounded reads of the agent's history (ACP-06, OUT-06): at most [`MAX_HISTORY_PAGES`]
+//! pages of [`HISTORY_PAGE_LIMIT`] messages through `get_messages_page`, each page's
+//! `nextCursor` relayed as the agent wrote it, never made up.
+//!
+//! omp's and the bundled agent's pages run forward from the oldest message and their cursors
+//! are opaque, so the bridge cannot start at the newest page without inventing a cursor. A
+//! load therefore reads forward within the budget and takes the facts only when it reached
+//! the end (the latest facts are then the last seen); a longer history leaves them unknown
+//! (RULES.md, note on ACP-06). A stored-output check stops at the first page that settles it.
+
+use std::collections::BTreeSet;
+
+use agent_client_protocol_schema::v1::Plan;
+use serde_json::Value;
+
+use super::plan::plan_from_phases;
+use super::status::Facts;
+use crate::client::{commands, fnv1a64};
+use crate::output::{OutputError, OutputRef, StoredOutput};
+use crate::wire::{AgentMessage, Command, MessagesPageData};
+
+/// The most pages a walk reads (ACP-06, OUT-06).
+pub const MAX_HISTORY_PAGES: u32 = 20;
+/// The messages asked for per page (ACP-06, OUT-06).
+pub const HISTORY_PAGE_LIMIT: u32 = 100;
+
+/// Where a walk goes after a page.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Next {
+    /// Ask for the next page with this command (the agent's cursor, relayed).
+    Page(Command),
+    /// That was the last page.
+    End,
+    /// The budget is spent and the history goes on.
+    OutOfBudget,
+}
+
+/// A walk's page count.
+#[derive(Debug, Default)]
+pub(crate) struct Walk {
+    pages: u32,
+}
+
+impl Walk {
+    /// The first page's command.
+    pub(crate) fn first() -> Command {
+        commands::messages_page(None, Some(HISTORY_PAGE_LIMIT))
+    }
+
+    /// Counts a page and says what comes next.
+    pub(crate) fn after(&mut self, page: &MessagesPageData) -> Next {
+        self.pages += 1;
+        match &page.next_cursor {
+            None => Next::End,
+            Some(_) if self.pages >= MAX_HISTORY_PAGES => Next::OutOfBudget,
+            Some(cursor) => Next::Page(commands::messages_page(
+                Some(cursor),
+                Some(HISTORY_PAGE_LIMIT),
+            )),
+        }
+    }
+}
+
+/// The facts a load rebuilds from history (ACP-06): usage and model from the assistant
+/// messages, the latest plan from the `todo` tool's results. A message seen twice (the same
+/// JSON) is counted once.
+#[derive(Debug, Default)]
+pub(crate) struct Rebuild {
+    pub(crate) facts: Facts,
+    pub(crate) plan: Option<Plan>,
+    seen: BTreeSet<u64>,
+}
+
+impl Rebuild {
+    /// Takes one page's messages, in order.
+    pub(crate) fn page(&mut self, messages: &[AgentMessage]) {
+        for message in messages {
+            let key = fnv1a64(&serde_json::to_vec(message).unwrap_or_default());
+            if !self.seen.insert(key) {
+                continue;
+            }
+            match message {
+                AgentMessage::Assistant(_) => {
+                    self.facts.assistant_message(message, "history");
+                }
+                AgentMessage::ToolResult(result)
+                    if result.tool_name == "todo" && result.is_error != Some(true) =>
+                {
+                    if let Some(phases) = result
+                        .details
+                        .as_ref()
+                        .and_then(|d| d.get("phases"))
+                        .and_then(Value::as_array)
+                    {
+                        self.plan = Some(plan_from_phases(phases));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A tool result's stored output (`details.storedOutput`, CONTRACT §2), when it has one that
+/// reads.
+pub(crate) fn stored_output(details: Option<&Value>) -> Option<StoredOutput> {
+    let stored = details?.get("storedOutput")?;
+    serde_json::from_value(stored.clone()).ok()
+}
+
+/// Looks for a reference among a page's tool results (OUT-06): its record when it belongs
+/// to `item_id`, [`OutputError::Foreign`] when it belongs to another item, `None` when the
+/// page does not name it.
+pub(crate) fn find_stored(
+    messages: &[AgentMessage],
+    item_id: &str,
+    output_ref: &OutputRef,
+) -> Option<Result<StoredOutput, OutputError>> {
+    messages.iter().find_map(|message| {
+        let AgentMessage::ToolResult(result) = message else {
+            return None;
+        };
+        let stored = stored_output(result.details.as_ref())?;
+        if stored.output_ref != *output_ref {
+            return None;
+        }
+        if stored.item_id == item_id && result.tool_call_id == item_id {
+            Some(Ok(stored))
+        } else {
+            Some(Err(OutputError::Foreign))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Availability;
+    use serde_json::json;
+
+    fn page(messages: Value, next: Option<&str>) -> MessagesPageData {
+        let mut data = json!({"messages": messages, "totalMessages": 1000});
+        if let Some(next) = next {
+            data["nextCursor"] = json!(next);
+        }
+        serde_json::from_value(data).unwrap()
+    }
+
+    #[test]
+    fn acp_06_out_06_a_walk_relays_cursors_and_stops_after_20_pages() {
+        let mut walk = Walk::default();
+        for n in 1..MAX_HISTORY_PAGES {
+            let cursor = format!("opaque-{n}");
+            let next = walk.after(&page(json!([]), Some(&cursor)));
+            assert_eq!(
+                next,
+                Next::Page(commands::messages_page(Some(&cursor), Some(100)))
+            );
+        }
+        assert_eq!(
+            walk.after(&page(json!([]), Some("more"))),
+            Next::OutOfBudget
+        );
+        assert_eq!(Walk::default().after(&page(json!([]), None)), Next::End);
+    }
+
+    #[test]
+    fn out_06_a_reference_is_found_for_its_item_only() {
+        let stored = json!({"sessionId": "s", "itemId": "c1", "outputRef": "out-0123456789abcdef",
+            "byteLen": 3, "mediaType": "text/plain", "availability": "available"});
+        let messages: Vec<AgentMessage> = serde_json::from_value(json!([
+            {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [],
+             "details": {"storedOutput": stored}}
+        ]))
+        .unwrap();
+        let r = OutputRef::parse("out-0123456789abcdef").unwrap();
+        let found = find_stored(&messages, "c1", &r).unwrap().unwrap();
+        assert_eq!(found.availability, Availability::Available);
+        assert_eq!(
+            find_stored(&messages, "c2", &r),
+            Some(Err(OutputError::Foreign))
+        );
+        let other = OutputRef::parse("out-1111111111111111").unwrap();
+        assert_eq!(find_stored(&messages, "c1", &other), None);
+    }
+
+    #[test]
+    fn acp_06_a_message_seen_twice_is_counted_once() {
+        let messages: Vec<AgentMessage> = serde_json::from_value(json!([
+            {"role": "assistant", "content": [], "usage": {"input": 5, "output": 2}},
+            {"role": "assistant", "content": [], "usage": {"input": 5, "output": 2}}
+        ]))
+        .unwrap();
+        let mut rebuild = Rebuild::default();
+        rebuild.page(&messages);
+        rebuild.page(&messages[..1]);
+        let tokens = rebuild.facts.cumulative.unwrap();
+        assert_eq!((tokens.prompt, tokens.output, tokens.total), (5, 2, 7));
+    }
+}
