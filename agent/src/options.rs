@@ -44,8 +44,9 @@ pub struct Options {
     /// reach the model and the history as a preview (SPILL-01..05); the agent then serves
     /// `read_output` (OUT-10). `None`: no spill, no `read_output`.
     pub max_inline_bytes: Option<usize>,
-    /// `--spill-dir`: the spill store's root (SPILL-06); `None`: a private directory made in
-    /// the temp dir on first use.
+    /// `--spill-dir`: the spill store's root (SPILL-06); `None`: the session folder's `spill`
+    /// directory when there is a session folder, else a private directory made in the temp
+    /// dir on first use.
     pub spill_dir: Option<PathBuf>,
 }
 

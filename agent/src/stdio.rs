@@ -27,6 +27,9 @@ use crate::disk::Disk;
 use crate::io::{IoOutcome, IoWork};
 use crate::{App, Options};
 
+/// The spill store's root inside the session folder when `--spill-dir` is not given.
+pub const SPILL_SUBDIR: &str = "spill";
+
 /// Runs the agent on this process's stdin and stdout until stdin ends and everything owed
 /// has been written. Returns the exit code. On SIGTERM, SIGINT or SIGHUP every shell
 /// command's process group is killed and the process then dies of that signal (AGENT-02);
@@ -50,10 +53,16 @@ pub fn run(mut options: Options) -> io::Result<u8> {
     }
     let stdio = AgentStdio::stdio()?;
     let waker = stdio.waker();
-    // With --max-inline-bytes the loop has a spill store (SPILL-06, OUT-10).
+    // With --max-inline-bytes the loop has a spill store (SPILL-06, OUT-10): at --spill-dir,
+    // else in the session folder's `spill` (so a restarted agent on the same folder still
+    // serves the outputs a loaded session names, OUT-08), else a private temp directory.
+    let spill_root = options.spill_dir.clone().or_else(|| {
+        let folder = options.session_dir.as_ref().filter(|_| !options.no_session);
+        folder.map(|folder| folder.join(SPILL_SUBDIR))
+    });
     let store = options
         .max_inline_bytes
-        .map(|_| LocalStore::new(options.spill_dir.clone()));
+        .map(|_| LocalStore::new(spill_root));
     let app = App::new(
         options,
         Instant::now(),

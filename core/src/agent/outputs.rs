@@ -23,8 +23,9 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::{Agent, AgentAction, AgentEvent, CommandFailure, ReadId, SettledToolResult, SpillId};
+use crate::frame::{ProtocolVersion, MAX_FRAME_BYTES};
 use crate::output::{
-    read_result, OutputError, ReadBytes, ReadParams, ReadRequest, StoredOutput,
+    read_result, OutputError, ReadBytes, ReadParams, ReadRequest, ReadResult, StoredOutput,
     STORED_OUTPUT_MEMBER,
 };
 use crate::spill::{self, Decision, Outcome, SaveFailure, Saved, Settled, SpillOwner, SpillSource};
@@ -207,8 +208,13 @@ impl Agent {
         if now >= pending.deadline {
             return self.write_read_failure(pending.id, &OutputError::ReadTimedOut);
         }
-        let answer =
-            read.and_then(|read| read_result(&pending.request, &read.bytes, read.total_len));
+        // The read was planned from a record of this agent's: a store that no longer finds
+        // the output (its file removed, say after a restart) means it expired (OUT-07).
+        let read = read.map_err(|error| match error {
+            OutputError::Unknown => OutputError::Expired,
+            error => error,
+        });
+        let answer = read.and_then(|read| self.fitting_page(&pending, &read));
         match answer {
             Ok(result) => self.write_response(
                 pending.id,
@@ -216,6 +222,38 @@ impl Agent {
                 Ok(Some(result.to_value())),
             ),
             Err(error) => self.write_read_failure(pending.id, &error),
+        }
+    }
+
+    /// The page for the bytes read. In v1 a response is one line of at most
+    /// [`MAX_FRAME_BYTES`](crate::frame::MAX_FRAME_BYTES) (FRAME-12): a page whose response
+    /// would be longer (a large `lengthBytes`, text that escapes long, base64) is cut to a
+    /// shorter page that fits, never failed: a short page is normal, readers advance by the
+    /// returned `byteLen` (OUT-04; OUT-10, ours). In v2 the response is chunked instead.
+    fn fitting_page(
+        &self,
+        pending: &PendingRead,
+        read: &ReadBytes,
+    ) -> Result<ReadResult, OutputError> {
+        let mut request = pending.request.clone();
+        let mut bytes = &read.bytes[..];
+        loop {
+            let page = read_result(&request, bytes, read.total_len)?;
+            if self.encoder.protocol() == ProtocolVersion::V2 {
+                return Ok(page);
+            }
+            // The response's line: the page's JSON, the id's, and the frame's other members.
+            let id_len = pending.id.as_ref().map_or(0, |id| id.to_string().len());
+            let line =
+                serde_json::to_vec(&page).map_or(usize::MAX, |json| json.len()) + id_len + 96;
+            if line < MAX_FRAME_BYTES || bytes.len() <= 1 {
+                return Ok(page);
+            }
+            // Shrink in proportion, with room to spare, and always by at least one byte.
+            let room = (MAX_FRAME_BYTES - 4096) as u128;
+            let shorter = (bytes.len() as u128 * room / line as u128) as usize;
+            bytes = &bytes[..shorter.clamp(1, bytes.len() - 1)];
+            request.length_bytes = bytes.len() as u64;
         }
     }
 
@@ -372,6 +410,70 @@ mod tests {
             stored_outputs_in_history([&user, &message, &foreign]),
             vec![stored]
         );
+    }
+
+    /// OUT-10 (ours), FRAME-12: in v1 a full 1 MiB page of text that escapes long is cut to a
+    /// page whose response fits one line, never failed; the next page starts where it ended.
+    #[test]
+    fn out_04_10_a_v1_page_is_cut_to_fit_one_line() {
+        let now = Instant::now();
+        let mut agent = served();
+        drain(&mut agent);
+        let len = 3 * 1_048_576u64;
+        let stored = output("s", "call-1", len);
+        agent.register_outputs(now, [stored.clone()]);
+        // Every byte a control character: six bytes each once escaped.
+        let text: Vec<u8> = (0..len)
+            .map(|i| [b'\x01', b'"', b'a'][i as usize % 3])
+            .collect();
+        let mut offset = 0u64;
+        let mut pages = 0;
+        while offset < len {
+            let line = format!(
+                "{{\"id\":\"r\",\"type\":\"read_output\",\"sessionId\":\"s\",\"itemId\":\"call-1\",\"outputRef\":\"{}\",\"offsetBytes\":{offset},\"lengthBytes\":1048576}}\n",
+                stored.output_ref.as_str()
+            );
+            agent.handle(now, Input::Stdin(line.as_bytes()));
+            let [AgentAction::OutputRead { id, read }] = &drain(&mut agent)[..] else {
+                panic!("one read")
+            };
+            let start = read.request.offset_bytes as usize;
+            let end = (start + read.request.length_bytes as usize).min(text.len());
+            let bytes = ReadBytes {
+                bytes: text[start..end].to_vec(),
+                total_len: len,
+            };
+            agent.handle(now, Input::ReadDone(*id, Ok(bytes)));
+            let [AgentAction::Write(line)] = &drain(&mut agent)[..] else {
+                panic!("one response line")
+            };
+            assert!(
+                line.len() <= crate::frame::MAX_FRAME_BYTES,
+                "{}",
+                line.len()
+            );
+            let response: Value = serde_json::from_slice(line).unwrap();
+            assert_eq!(
+                response["success"],
+                true,
+                "{}",
+                &response.to_string()[..200]
+            );
+            let page: ReadResult = serde_json::from_value(response["data"].clone()).unwrap();
+            assert_eq!(page.offset_bytes, offset);
+            assert!(
+                (page.byte_len > 100_000 || page.eof) && page.byte_len < 1_048_576,
+                "{}",
+                page.byte_len
+            );
+            assert_eq!(
+                page.content.as_bytes(),
+                &text[start..start + page.byte_len as usize]
+            );
+            offset += page.byte_len;
+            pages += 1;
+            assert!(pages < 40);
+        }
     }
 
     /// SPILL-05: a store record naming another item is a failed save; nothing is recorded.

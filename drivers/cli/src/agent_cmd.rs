@@ -62,8 +62,9 @@ pub struct AgentArgs {
     /// `read_output` serves (musewire's extension, offered in the ready frame).
     #[arg(long, value_name = "N")]
     max_inline_bytes: Option<usize>,
-    /// The spill store's root directory (made 0700 when missing); default: a private
-    /// directory in the temp dir, made on first use. Used with --max-inline-bytes.
+    /// The spill store's root directory (made 0700 when missing); default: `spill` in the
+    /// --session-dir folder, else a private directory in the temp dir, made on first use.
+    /// Used with --max-inline-bytes.
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     spill_dir: Option<PathBuf>,
     /// Print the version (`musewire agent X.Y.Z`) and exit.

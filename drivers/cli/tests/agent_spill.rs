@@ -273,3 +273,65 @@ fn out_10_without_max_inline_bytes_nothing_is_offered_or_spilled() {
     agent.close_stdin();
     assert!(agent.wait_exit(process::WAIT).success());
 }
+
+/// OUT-08, SPILL-06: with --session-dir and no --spill-dir the outputs are kept in the
+/// session folder's `spill` directory, so a restarted agent on the same folder serves them
+/// once `switch_session` loads the session; a file removed meanwhile reads as expired.
+#[test]
+fn out_07_08_spill_06_without_spill_dir_outputs_live_in_the_session_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let session_dir = dir.path().join("sessions");
+    let args = [
+        "--max-inline-bytes",
+        "100",
+        "--session-dir",
+        session_dir.to_str().unwrap(),
+    ];
+    let mut agent = AgentProcess::spawn(&args);
+    agent.send(&json!({"id": "state", "type": "get_state"}));
+    let state = agent.wait_frame(|f| f["id"] == "state");
+    let session = state["data"]["sessionId"].as_str().unwrap().to_owned();
+    let session_file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    agent.send(&json!({"id": "p", "type": "prompt", "message": "bash seq 1 3000"}));
+    let end = agent.wait_frame(|f| f["type"] == "tool_execution_end");
+    agent.wait_frame(|f| f["type"] == "agent_end");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    let stored = end["result"]["details"]["storedOutput"].clone();
+    let call_id = end["toolCallId"].as_str().unwrap().to_owned();
+    let (_, notice) = text
+        .split_once("Full formatted result stored at: ")
+        .unwrap();
+    let locator = notice.split(". Use read").next().unwrap().to_owned();
+    assert!(
+        Path::new(&locator).starts_with(session_dir.join("spill")),
+        "{locator}"
+    );
+    agent.close_stdin();
+    assert!(agent.wait_exit(process::WAIT).success());
+
+    let read = |agent: &mut AgentProcess, id: &str| {
+        let mut command = ReaderWalk::new(&session, &call_id, walk_ref(&stored), 4096)
+            .unwrap()
+            .next_params()
+            .unwrap()
+            .to_value();
+        command["id"] = Value::from(id);
+        command["type"] = Value::from("read_output");
+        agent.send(&command);
+        agent.wait_frame(|f| f["id"] == id)
+    };
+    let mut agent = AgentProcess::spawn(&args);
+    agent.send(&json!({"id": "sw", "type": "switch_session", "sessionPath": session_file}));
+    assert_eq!(agent.wait_frame(|f| f["id"] == "sw")["success"], true);
+    let page = read(&mut agent, "r1");
+    assert_eq!(page["success"], true, "{page}");
+    let expected: String = (1..=3000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(page["data"]["content"].as_str(), Some(&expected[..4096]));
+    // OUT-07: the file removed, the reference the history names has expired.
+    std::fs::remove_file(&locator).unwrap();
+    let gone = read(&mut agent, "r2");
+    assert_eq!(gone["success"], false);
+    assert_eq!(gone["code"], "expired", "{gone}");
+    agent.close_stdin();
+    assert!(agent.wait_exit(process::WAIT).success());
+}

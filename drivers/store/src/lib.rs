@@ -13,9 +13,11 @@
 //!
 //! * `<root>` is the configured path (made with mode 0700 when missing), or a private
 //!   directory `musewire-spill-<16 random hex>` made in the temp dir on first use, mode 0700.
-//! * The session directory is made with mode 0700. A root or session directory that already
-//!   exists must be a directory (not a symlink) owned by this user and closed to group and
-//!   others (mode `& 0o077 == 0`), or the save fails.
+//! * The session directory is made with mode 0700. A session directory that already exists
+//!   must be a directory (not a symlink) owned by this user and closed to group and others
+//!   (mode `& 0o077 == 0`); a configured root that already exists must be a directory owned
+//!   by this user that no one else can write in (mode `& 0o022 == 0`: a plain `mkdir`'s 0755
+//!   is fine, since everything inside is 0700 and 0600); otherwise the save fails.
 //! * The leaf is created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`), mode 0600, relative to the
 //!   session directory's descriptor, itself opened relative to the root's with
 //!   `O_DIRECTORY|O_NOFOLLOW`: a symlink planted at the root, the session directory or the leaf
@@ -277,7 +279,7 @@ impl LocalStore {
         let random = (self.random)().map_err(StoreError::Random)?;
         let session_name = session_dir_name(&write.owner.session_id);
         let session_path = root.path.join(&session_name);
-        let session = open_dir_at(&root.fd, &session_name, &session_path, true)?
+        let session = open_dir_at(&root.fd, &session_name, &session_path, true, PRIVATE)?
             .ok_or_else(|| StoreError::io("open", &session_path, io::ErrorKind::NotFound))?;
         let output_ref = OutputRef::from_random(random);
         let leaf = format!("{}-{}", output_ref.hex(), safe_name(&write.suggested_name));
@@ -359,7 +361,8 @@ impl LocalStore {
         };
         let session_name = session_dir_name(&request.session_id);
         let session_path = root.path.join(&session_name);
-        let Some(session) = open_dir_at(&root.fd, &session_name, &session_path, false)? else {
+        let Some(session) = open_dir_at(&root.fd, &session_name, &session_path, false, PRIVATE)?
+        else {
             return Err(gone());
         };
         let leaf = match &issued {
@@ -414,7 +417,7 @@ impl LocalStore {
         if self.root.is_none() {
             let root = match &self.choice {
                 RootChoice::Configured(path) => {
-                    open_dir_at(CWD, path, path, create)?.map(|fd| Root {
+                    open_dir_at(CWD, path, path, create, NOT_WRITABLE_BY_OTHERS)?.map(|fd| Root {
                         path: path.clone(),
                         fd,
                     })
@@ -483,14 +486,23 @@ fn make_dir_at<Fd: AsFd>(dir: Fd, name: &Path, path: &Path) -> Result<OwnedFd, S
     Ok(fd)
 }
 
+/// The mode bits a session directory or a temp root that already exists must not have: it
+/// is closed to group and others.
+const PRIVATE: u32 = 0o077;
+
+/// The mode bits a configured root that already exists must not have: no one but its owner
+/// writes in it (a plain `mkdir`'s 0755 is fine: what is inside is 0700 and 0600).
+const NOT_WRITABLE_BY_OTHERS: u32 = 0o022;
+
 /// Opens directory `name` under `dir` without following a symlink, making it (0700) first
-/// when `create` and it is missing. One that was already there must be this user's and
-/// closed to others. `None`: missing and not `create`.
+/// when `create` and it is missing. One that was already there must be this user's and have
+/// none of the `forbidden` mode bits. `None`: missing and not `create`.
 fn open_dir_at<Fd: AsFd, P: AsRef<Path>>(
     dir: Fd,
     name: P,
     path: &Path,
     create: bool,
+    forbidden: u32,
 ) -> Result<Option<OwnedFd>, StoreError> {
     let name = name.as_ref();
     if create {
@@ -508,7 +520,7 @@ fn open_dir_at<Fd: AsFd, P: AsRef<Path>>(
         Err(e) => return Err(e),
     };
     let stat = rustix::fs::fstat(&fd).map_err(|e| StoreError::io("stat", path, e))?;
-    if stat.st_uid != rustix::process::geteuid().as_raw() || stat.st_mode & 0o077 != 0 {
+    if stat.st_uid != rustix::process::geteuid().as_raw() || stat.st_mode & forbidden != 0 {
         return Err(StoreError::NotPrivate {
             path: path.to_owned(),
         });

@@ -217,6 +217,31 @@ fn spill_06_a_session_dir_open_to_others_is_refused() {
     assert!(files(&session).is_empty());
 }
 
+/// SPILL-06: an existing configured root need only be this user's and closed to writers
+/// other than its owner: a plain `mkdir`'s 0755 root works, the session directory and the
+/// file inside are still 0700 and 0600; a root others can write in is refused.
+#[test]
+fn spill_06_an_existing_root_needs_only_to_be_closed_to_other_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("r");
+    fs::DirBuilder::new().mode(0o755).create(&root).unwrap();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut store = LocalStore::new(Some(root.clone()));
+    let saved = store.save(&write("s", "a.txt", "x")).unwrap();
+    let file = std::path::PathBuf::from(&saved.spill_ref.locator);
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(file.parent().unwrap()), 0o700);
+    assert_eq!(mode(&root), 0o755, "the configured root is left as it was");
+
+    let open = dir.path().join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    let mut store = LocalStore::new(Some(open.clone()));
+    let error = store.save(&write("s", "a.txt", "x")).unwrap_err();
+    assert!(matches!(error, StoreError::NotPrivate { .. }), "{error}");
+    assert!(files(&open).is_empty());
+}
+
 /// A disk with room for `room` bytes.
 struct FullDisk {
     room: usize,
