@@ -51,6 +51,7 @@ mod host;
 mod inbound;
 mod input;
 mod js;
+mod program;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
@@ -69,6 +70,7 @@ pub use host::{
     result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED,
 };
 pub use input::Input;
+pub use program::{on_event, AgentProgram, OnEvent};
 
 pub use crate::client::CommandFailure;
 use crate::frame::{

@@ -51,7 +51,8 @@ use std::time::Instant;
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
-use musewire_core::agent::{Agent, AgentAction, AgentEvent, Input};
+pub use musewire_core::agent::AgentProgram;
+use musewire_core::agent::Input;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
@@ -62,44 +63,6 @@ const READ_BYTES: usize = 64 * 1024;
 
 /// The signals that end the loop, after [`AgentProgram::terminate`] (AGENT-02).
 pub const TERMINATING_SIGNALS: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
-
-/// A program that is an agent: its [`Agent`] and what answers the agent's events. Only
-/// [`AgentProgram::agent`] and [`AgentProgram::on_event`] are required.
-pub trait AgentProgram {
-    /// The program's agent.
-    fn agent(&mut self) -> &mut Agent;
-
-    /// An event of the agent (a command to answer, a host's answer, the end of stdin…): the
-    /// program answers through its agent ([`Agent::handle`] with an [`Input::Call`], or the
-    /// equivalent methods). Called as the loop drains the agent's actions.
-    fn on_event(&mut self, now: Instant, event: AgentEvent);
-
-    /// The program's own next timer, besides the agent's. Default: none.
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    /// The program's own timer is due. Default: nothing.
-    fn handle_timeout(&mut self, now: Instant) {
-        let _ = now;
-    }
-
-    /// Called at each turn of the loop, after a wake through [`AgentStdio::waker`] among
-    /// others: the program takes what other threads finished. Default: nothing.
-    fn handle_wake(&mut self, now: Instant) {
-        let _ = now;
-    }
-
-    /// Whether the program has nothing left to do once stdin has ended (no run, no child).
-    /// Default: true.
-    fn is_finished(&self) -> bool {
-        true
-    }
-
-    /// A terminating signal arrived: stop what the program started (its child processes);
-    /// nothing more is written. Default: nothing.
-    fn terminate(&mut self) {}
-}
 
 /// How [`AgentStdio::run`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,7 +182,7 @@ impl AgentStdio {
             // Write while stdout accepts.
             loop {
                 if pending.is_none() {
-                    pending = next_line(program, now).map(|line| (line, 0));
+                    pending = program.next_line(now).map(|line| (line, 0));
                 }
                 let Some((line, written)) = &mut pending else {
                     break;
@@ -244,7 +207,7 @@ impl AgentStdio {
                     // The host stopped reading: nothing more can reach it.
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                         program.agent().handle(now, Input::StdinEnd);
-                        while next_line(program, now).is_some() {}
+                        while program.next_line(now).is_some() {}
                         return Ok(Ended::Done);
                     }
                     Err(e) => return Err(e),
@@ -267,11 +230,7 @@ impl AgentStdio {
                     None => stdin_ready = false,
                 }
             }
-            if matches!(stdin, Stdin::Closed)
-                && pending.is_none()
-                && program.agent().is_input_closed()
-                && program.is_finished()
-            {
+            if pending.is_none() && program.is_done(matches!(stdin, Stdin::Closed)) {
                 // Nothing pending means the agent had no line left: all is written.
                 return stdout.flush().map(|()| Ended::Done);
             }
@@ -290,17 +249,6 @@ impl AgentStdio {
                     stdin_ready = true;
                 }
             }
-        }
-    }
-}
-
-/// The agent's next stdout line; its events go to the program on the way, so a loop that
-/// asks only while stdout accepts lines applies backpressure to the whole program.
-fn next_line(program: &mut impl AgentProgram, now: Instant) -> Option<Vec<u8>> {
-    loop {
-        match program.agent().poll_action()? {
-            AgentAction::Write(line) => return Some(line),
-            AgentAction::Event(event) => program.on_event(now, event),
         }
     }
 }

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod acp;
+pub mod agent_stdio;
 mod driver;
 mod handlers;
 
