@@ -14,9 +14,9 @@ use musewire_core::client::{
     CallResult, Client, ClientConfig, ClientEvent, Driven, Input, Recorder, Work,
 };
 
-use crate::flow::{Backlog, Flow};
 use crate::handlers::{self, Registered, Running};
 use crate::{Op, Reply};
+use musewire_core::client::{Backlog, Flow};
 
 const STDOUT: Token = Token(0);
 const STDERR: Token = Token(1);
