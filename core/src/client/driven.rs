@@ -71,6 +71,21 @@ impl<W> Driven<W> {
         input: Input<'_>,
         waiter: impl FnOnce() -> Option<W>,
     ) -> (CallResult, Vec<u8>, Vec<Work<W>>) {
+        let mut work = Vec::new();
+        let (result, recorded) = self.handle_with(now, input, waiter, |item| work.push(item));
+        (result, recorded, work)
+    }
+
+    /// As [`Driven::handle`], handing each piece of work to `perform` as it comes, in order,
+    /// rather than in a list: a driver's loop allocates nothing per input for it (nor for
+    /// the client's actions, unless recording).
+    pub fn handle_with(
+        &mut self,
+        now: Instant,
+        input: Input<'_>,
+        waiter: impl FnOnce() -> Option<W>,
+        mut perform: impl FnMut(Work<W>),
+    ) -> (CallResult, Vec<u8>) {
         // The client consumes the input; the recording needs it as it was (a borrowed read
         // is copied cheaply, a call is cloned).
         let recorded_input = self.recorder.is_some().then(|| input.clone());
@@ -80,23 +95,32 @@ impl<W> Driven<W> {
                 self.waiters.insert(id, w);
             }
         }
+        let Some(input) = recorded_input else {
+            while let Some(action) = self.client.poll_action() {
+                perform(self.work(action));
+            }
+            return (result, Vec::new());
+        };
         let actions: Vec<Action> = std::iter::from_fn(|| self.client.poll_action()).collect();
-        let recorded = match (&mut self.recorder, recorded_input) {
-            (Some(recorder), Some(input)) => {
+        let recorded = match &mut self.recorder {
+            Some(recorder) => {
                 recorder.step(now, &input, result.to_json(), &actions);
                 recorder.take()
             }
-            _ => Vec::new(),
+            None => Vec::new(),
         };
-        let work = actions
-            .into_iter()
-            .map(|action| match action {
-                Action::Write { bytes } => Work::Write(bytes),
-                Action::StopAgent => Work::StopAgent,
-                Action::Event(event) => self.route(event),
-            })
-            .collect();
-        (result, recorded, work)
+        for action in actions {
+            perform(self.work(action));
+        }
+        (result, recorded)
+    }
+
+    fn work(&mut self, action: Action) -> Work<W> {
+        match action {
+            Action::Write { bytes } => Work::Write(bytes),
+            Action::StopAgent => Work::StopAgent,
+            Action::Event(event) => self.route(event),
+        }
     }
 
     fn route(&mut self, event: ClientEvent) -> Work<W> {

@@ -333,12 +333,9 @@ impl Loop {
         input: Input<'_>,
         waiter: impl FnOnce() -> Option<mpsc::Sender<crate::Reply>>,
     ) -> io::Result<CallResult> {
-        let (result, recorded, work) = self.driven.handle(now, input, waiter);
-        if let Some(file) = &mut self.recording {
-            file.write_all(&recorded)?;
-        }
-        for item in work {
-            match item {
+        let (result, recorded) = self
+            .driven
+            .handle_with(now, input, waiter, |work| match work {
                 Work::Write(bytes) => self.out.extend(bytes),
                 Work::StopAgent => {
                     let _ = self.child.kill();
@@ -361,7 +358,9 @@ impl Loop {
                 Work::Answer(waiter, answer) => {
                     let _ = waiter.send(answer);
                 }
-            }
+            });
+        if let Some(file) = &mut self.recording {
+            file.write_all(&recorded)?;
         }
         self.flush()?;
         Ok(result)

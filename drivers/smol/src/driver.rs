@@ -380,13 +380,9 @@ impl Driver {
         input: ClientInput<'_>,
         waiter: impl FnOnce() -> Option<channel::Sender<crate::Reply>>,
     ) -> io::Result<CallResult> {
-        let (result, recorded, work) = self.driven.handle(now, input, waiter);
-        if let Some(file) = &mut self.recording {
-            use std::io::Write as _;
-            file.write_all(&recorded)?;
-        }
-        for item in work {
-            match item {
+        let (result, recorded) = self
+            .driven
+            .handle_with(now, input, waiter, |work| match work {
                 Work::Write(bytes) => {
                     if self.stdin.is_some() && !self.close_stdin {
                         self.out.extend(bytes);
@@ -411,7 +407,10 @@ impl Driver {
                 Work::Answer(waiter, answer) => {
                     let _ = waiter.try_send(answer);
                 }
-            }
+            });
+        if let Some(file) = &mut self.recording {
+            use std::io::Write as _;
+            file.write_all(&recorded)?;
         }
         Ok(result)
     }
