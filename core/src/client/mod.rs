@@ -58,7 +58,7 @@ pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use answer::{CallError, FromAnswer};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
-pub use driven::{Answer, Answered, Driven, Work};
+pub use driven::{Answer, Answered, Driven, Plumbing, Work, REAP_TICK};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};
 pub use front::{

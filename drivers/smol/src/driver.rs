@@ -7,7 +7,11 @@
 //! [`WRITE_BACKLOG_BYTES`] of them (the bounded operation queue then makes a call wait), and
 //! the events the application has not taken stop it from reading the agent's stdout once
 //! [`BACKLOG_BYTES`](musewire_core::client::BACKLOG_BYTES) were read past the last event taken, except while a caller waits for
-//! an answer ([`Backlog`]).
+//! an answer ([`Backlog`](musewire_core::client::Backlog)).
+//!
+//! The loop's bookkeeping (the work of each input, the operations, the stop and the exit,
+//! the backpressure) is the core's [`Driven`]; this task keeps only its I/O, as
+//! [`Plumbing`].
 
 use std::collections::VecDeque;
 use std::io;
@@ -15,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Backlog, CallResult, Client, ClientConfig, ClientEvent, Driven, Flow, Input as ClientInput,
-    Recorder, Work,
+    Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input as ClientInput,
+    Plumbing, Recorder, Replied, RequestKey,
 };
 use smol::channel;
 use smol::future;
@@ -24,9 +28,7 @@ use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::handlers::{self, Handlers, Running};
-use crate::{Op, Reply};
-
-const REAP_TICK: Duration = Duration::from_millis(5);
+use crate::{Op, Reply, Waiter};
 
 /// How many bytes may wait for the agent's stdin before the task stops taking operations
 /// (one operation's own bytes may go past it).
@@ -84,26 +86,25 @@ pub(crate) fn start(
     };
     let state = Driver {
         driven: Driven::new(Client::new(config, now), recorder),
-        recording,
-        child,
-        stdin: Some(stdin),
-        out: VecDeque::new(),
-        close_stdin: false,
-        stdout: Some(stdout),
-        stderr: Some(stderr),
-        events: events_tx,
-        handlers,
-        running: Running::default(),
-        handler_ops: ops_tx.downgrade(),
-        ops,
-        ops_open: true,
-        stop: Some(stop),
-        resume,
-        exited: None,
-        kill_at: None,
-        flow,
-        backlog: Backlog::default(),
-        stdout_paused: false,
+        io: Io {
+            recording,
+            child,
+            exited: None,
+            stdin: Some(stdin),
+            out: VecDeque::new(),
+            close_stdin: false,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            events: events_tx,
+            handlers,
+            running: Running::default(),
+            handler_ops: ops_tx.downgrade(),
+            ops,
+            ops_open: true,
+            stop: Some(stop),
+            resume,
+            flow,
+        },
     };
     Ok(Started {
         pid,
@@ -117,9 +118,15 @@ pub(crate) fn start(
 
 struct Driver {
     driven: Driven<channel::Sender<Reply>>,
+    io: Io,
+}
+
+/// The task's I/O: the agent's process and pipes, and the channels to the application.
+struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
+    exited: Option<std::process::ExitStatus>,
     stdin: Option<ChildStdin>,
     /// Bytes waiting for the agent's stdin, written as it takes them.
     out: VecDeque<u8>,
@@ -134,13 +141,8 @@ struct Driver {
     /// `None` once the handle is gone.
     stop: Option<channel::Receiver<Duration>>,
     resume: channel::Receiver<()>,
-    exited: Option<std::process::ExitStatus>,
-    kill_at: Option<Instant>,
-    /// Backpressure on events: what the application took, what the task read and sent, and
-    /// whether reading stdout waits for the application.
+    /// Backpressure on events: what the application took (see the module docs).
     flow: Arc<Flow>,
-    backlog: Backlog,
-    stdout_paused: bool,
     /// The application's host handlers, and the ones running.
     handlers: Arc<Mutex<Handlers>>,
     running: Running,
@@ -166,252 +168,212 @@ impl Driver {
     async fn run(mut self) -> io::Result<std::process::ExitStatus> {
         let mut out_buf = vec![0u8; 64 * 1024];
         let mut err_buf = vec![0u8; 16 * 1024];
+        let (driven, io) = (&mut self.driven, &mut self.io);
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
-        self.after(now, ClientInput::Timeout)?;
+        driven.input(now, ClientInput::Timeout, || None, io)?;
         loop {
-            if let Some(status) = self.exited {
-                if self.stdout.is_none() && self.stderr.is_none() {
+            if let Some(status) = io.exited {
+                if io.stdout.is_none() && io.stderr.is_none() {
                     // Ops still queued would keep their callers waiting: the channel outlives
                     // this task while the Agent holds a sender. Close it and drop them.
-                    self.ops.close();
-                    while self.ops.try_recv().is_ok() {}
+                    io.ops.close();
+                    while io.ops.try_recv().is_ok() {}
                     return Ok(status);
                 }
             }
-            if self.close_stdin && self.out.is_empty() {
-                self.stdin = None;
+            if io.close_stdin && io.out.is_empty() {
+                io.stdin = None;
             }
-            // Backpressure on events: reading waits for the application, unless the agent
-            // is being stopped (its output then goes in as fast as it comes).
-            self.stdout_paused = self.kill_at.is_none() && self.backlog.pause(&self.flow);
+            let held = driven.hold_stdout(&io.flow);
             let now = Instant::now();
-            let mut deadline = self.driven.client.poll_timeout();
-            if self.stdout.is_none() || self.driven.client.is_closed() || self.kill_at.is_some() {
-                deadline = Some(deadline.map_or(now + REAP_TICK, |d| d.min(now + REAP_TICK)));
-            }
-            let held = self.driven.client.held_bytes();
-            let input = {
-                let Driver {
-                    stdin,
-                    out,
-                    stdout,
-                    stderr,
-                    ops,
-                    ops_open,
-                    stop,
-                    resume,
-                    stdout_paused,
-                    ..
-                } = &mut self;
-                let read_stdout = !*stdout_paused;
-                let take_ops = *ops_open && out.len() + held < WRITE_BACKLOG_BYTES;
-                let stdout = async {
-                    match stdout {
-                        Some(pipe) if read_stdout => Wake::Stdout(pipe.read(&mut out_buf).await),
-                        _ => future::pending().await,
-                    }
-                };
-                let stderr = async {
-                    match stderr {
-                        Some(pipe) => Wake::Stderr(pipe.read(&mut err_buf).await),
-                        None => future::pending().await,
-                    }
-                };
-                let write = async {
-                    match stdin {
-                        // A write that loses the race has written nothing: the pipe is
-                        // written only when it is ready.
-                        Some(pipe) if !out.is_empty() => {
-                            Wake::Wrote(pipe.write(out.as_slices().0).await)
-                        }
-                        _ => future::pending().await,
-                    }
-                };
-                let ops = async {
-                    if !take_ops {
-                        return future::pending().await;
-                    }
-                    match ops.recv().await {
-                        Ok(op) => Wake::Op(op),
-                        Err(_) => Wake::OpsClosed,
-                    }
-                };
-                let control = async {
-                    let resume = async {
-                        match resume.recv().await {
-                            Ok(()) => Wake::Resume,
-                            Err(_) => future::pending().await,
-                        }
-                    };
-                    let stop = async {
-                        match stop {
-                            Some(stop) => Wake::Stop(stop.recv().await.ok()),
-                            None => future::pending().await,
-                        }
-                    };
-                    future::or(stop, resume).await
-                };
-                let tick = async {
-                    match deadline {
-                        Some(d) => {
-                            smol::Timer::at(d).await;
-                            Wake::Tick
-                        }
-                        None => future::pending().await,
-                    }
-                };
-                future::or(
-                    future::or(future::or(stdout, stderr), future::or(write, ops)),
-                    future::or(control, tick),
-                )
-                .await
-            };
+            let deadline = driven.deadline(now, io.stdout.is_some());
+            let take_ops =
+                io.ops_open && io.out.len() + driven.client.held_bytes() < WRITE_BACKLOG_BYTES;
+            let input = io
+                .wait(held, take_ops, deadline, &mut out_buf, &mut err_buf)
+                .await;
             let now = Instant::now();
             match input {
                 Wake::Stdout(Ok(0)) | Wake::Stdout(Err(_)) => {
-                    self.stdout = None;
-                    self.after(now, ClientInput::StdoutEnd)?;
+                    io.stdout = None;
+                    driven.input(now, ClientInput::StdoutEnd, || None, io)?;
                 }
                 Wake::Stdout(Ok(n)) => {
-                    self.backlog.read(n);
-                    self.after(now, ClientInput::stdout(&out_buf[..n]))?;
+                    driven.input(now, ClientInput::stdout(&out_buf[..n]), || None, io)?;
                 }
-                Wake::Stderr(Ok(0)) | Wake::Stderr(Err(_)) => self.stderr = None,
+                Wake::Stderr(Ok(0)) | Wake::Stderr(Err(_)) => io.stderr = None,
                 Wake::Stderr(Ok(n)) => {
-                    self.after(now, ClientInput::stderr(&err_buf[..n]))?;
+                    driven.input(now, ClientInput::stderr(&err_buf[..n]), || None, io)?;
                 }
                 Wake::Wrote(Ok(n)) => {
-                    self.out.drain(..n);
+                    io.out.drain(..n);
                 }
                 Wake::Wrote(Err(_)) => {
                     // The agent closed its stdin: it is ending; its exit closes the session.
-                    self.out.clear();
-                    self.stdin = None;
+                    io.out.clear();
+                    io.stdin = None;
                 }
-                Wake::Op(op) => self.op(now, op)?,
+                Wake::Op(op) => driven.op(now, op, io)?,
                 Wake::OpsClosed => {
-                    self.ops_open = false;
-                    self.stop_agent(now, Duration::ZERO);
+                    io.ops_open = false;
+                    driven.stop(now, Duration::ZERO, io);
                 }
                 Wake::Stop(None) => {
                     // The Agent handle is gone: stop the agent.
-                    self.stop = None;
-                    self.stop_agent(now, Duration::ZERO);
+                    io.stop = None;
+                    driven.stop(now, Duration::ZERO, io);
                 }
-                Wake::Stop(Some(grace)) => self.stop_agent(now, grace),
+                Wake::Stop(Some(grace)) => driven.stop(now, grace, io),
                 Wake::Resume | Wake::Tick => {}
             }
-            if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
-                self.after(now, ClientInput::Timeout)?;
+            driven.timers(now, io)?;
+            driven.reap(now, io)?;
+        }
+    }
+}
+
+impl Io {
+    /// Waits for what comes first: stdout (unless `held`), stderr, room in the agent's stdin
+    /// for what waits for it, an operation (when `take_ops`), a stop, a resume, the deadline.
+    async fn wait(
+        &mut self,
+        held: bool,
+        take_ops: bool,
+        deadline: Option<Instant>,
+        out_buf: &mut [u8],
+        err_buf: &mut [u8],
+    ) -> Wake {
+        let Io {
+            stdin,
+            out,
+            stdout,
+            stderr,
+            ops,
+            stop,
+            resume,
+            ..
+        } = self;
+        let stdout = async {
+            match stdout {
+                Some(pipe) if !held => Wake::Stdout(pipe.read(out_buf).await),
+                _ => future::pending().await,
             }
-            self.reap(now)?;
+        };
+        let stderr = async {
+            match stderr {
+                Some(pipe) => Wake::Stderr(pipe.read(err_buf).await),
+                None => future::pending().await,
+            }
+        };
+        let write = async {
+            match stdin {
+                // A write that loses the race has written nothing: the pipe is written only
+                // when it is ready.
+                Some(pipe) if !out.is_empty() => Wake::Wrote(pipe.write(out.as_slices().0).await),
+                _ => future::pending().await,
+            }
+        };
+        let ops = async {
+            if !take_ops {
+                return future::pending().await;
+            }
+            match ops.recv().await {
+                Ok(op) => Wake::Op(op),
+                Err(_) => Wake::OpsClosed,
+            }
+        };
+        let control = async {
+            let resume = async {
+                match resume.recv().await {
+                    Ok(()) => Wake::Resume,
+                    Err(_) => future::pending().await,
+                }
+            };
+            let stop = async {
+                match stop {
+                    Some(stop) => Wake::Stop(stop.recv().await.ok()),
+                    None => future::pending().await,
+                }
+            };
+            future::or(stop, resume).await
+        };
+        let tick = async {
+            match deadline {
+                Some(d) => {
+                    smol::Timer::at(d).await;
+                    Wake::Tick
+                }
+                None => future::pending().await,
+            }
+        };
+        future::or(
+            future::or(future::or(stdout, stderr), future::or(write, ops)),
+            future::or(control, tick),
+        )
+        .await
+    }
+}
+
+impl Plumbing for Io {
+    type Waiter = channel::Sender<Reply>;
+    type WaitEnd = Waiter;
+    type Reply = channel::Sender<Replied<Waiter>>;
+    type Error = io::Error;
+
+    fn write(&mut self, bytes: Vec<u8>) {
+        if self.stdin.is_some() && !self.close_stdin {
+            self.out.extend(bytes);
         }
     }
 
-    /// Closes the agent's stdin once what is queued is written (at once, with no grace) and
-    /// kills the agent after `grace`.
-    fn stop_agent(&mut self, now: Instant, grace: Duration) {
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+    }
+
+    fn event(&mut self, event: ClientEvent) -> bool {
+        let event = handlers::dispatch(&mut self.running, &self.handlers, &self.handler_ops, event);
+        event.is_some_and(|event| self.events.try_send(event).is_ok())
+    }
+
+    fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
+        let _ = waiter.try_send(answer);
+    }
+
+    fn waiter(&mut self) -> (Self::Waiter, Waiter) {
+        channel::bounded(1)
+    }
+
+    fn reply(&mut self, reply: Self::Reply, replied: Replied<Waiter>) {
+        let _ = reply.try_send(replied);
+    }
+
+    fn finished(&mut self, key: &RequestKey) {
+        // The task is ending on its own: let it, rather than cancel it.
+        if let Some(task) = self.running.finished(key) {
+            task.detach();
+        }
+    }
+
+    fn close_stdin(&mut self, grace: Duration) {
+        // What is queued is still written, unless there is no time for it.
         self.close_stdin = true;
         if grace.is_zero() {
             self.out.clear();
         }
-        self.kill_at = Some(self.kill_at.map_or(now + grace, |t| t.min(now + grace)));
     }
 
-    fn op(&mut self, now: Instant, op: Op) -> io::Result<()> {
-        match op {
-            Op::Call { call, wait, reply } => {
-                let mut waiter = None;
-                let result = self.handle(now, ClientInput::Call(call), || {
-                    wait.then(|| {
-                        let (tx, rx) = channel::bounded(1);
-                        waiter = Some(rx);
-                        tx
-                    })
-                })?;
-                let _ = reply.try_send((result, waiter));
-                Ok(())
-            }
-            Op::Shutdown { grace } => {
-                self.stop_agent(now, grace);
-                Ok(())
-            }
-            Op::Finished { key, call } => {
-                // The task is ending on its own: let it, rather than cancel it.
-                if let Some(task) = self.running.finished(&key) {
-                    task.detach();
-                }
-                match call {
-                    Some(call) => self.after(now, ClientInput::Call(call)),
-                    None => Ok(()),
-                }
-            }
+    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
+        use std::io::Write as _;
+        match &mut self.recording {
+            Some(file) => file.write_all(transcript),
+            None => Ok(()),
         }
     }
 
-    fn reap(&mut self, now: Instant) -> io::Result<()> {
-        if self.exited.is_none() {
-            if self.kill_at.is_some_and(|t| now >= t) {
-                let _ = self.child.kill();
-            }
-            // All of stdout goes in before the exit (CALL-07), also when reading it waits.
-            if self.stdout_paused && self.kill_at.is_none() {
-                return Ok(());
-            }
-            if let Some(status) = self.child.try_status()? {
-                self.exited = Some(status);
-                let status = status.into();
-                self.after(now, ClientInput::exit(status))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// After an input: records it with the work it produced, then does the work in order.
-    fn after(&mut self, now: Instant, input: ClientInput<'_>) -> io::Result<()> {
-        self.handle(now, input, || None).map(drop)
-    }
-
-    /// Hands in an input (recorded when recording) and performs the work it gave, in order.
-    fn handle(
-        &mut self,
-        now: Instant,
-        input: ClientInput<'_>,
-        waiter: impl FnOnce() -> Option<channel::Sender<crate::Reply>>,
-    ) -> io::Result<CallResult> {
-        let (result, recorded) = self
-            .driven
-            .handle_with(now, input, waiter, |work| match work {
-                Work::Write(bytes) => {
-                    if self.stdin.is_some() && !self.close_stdin {
-                        self.out.extend(bytes);
-                    }
-                }
-                Work::StopAgent => {
-                    let _ = self.child.kill();
-                }
-                Work::Event(event) => {
-                    let event = handlers::dispatch(
-                        &mut self.running,
-                        &self.handlers,
-                        &self.handler_ops,
-                        event,
-                    );
-                    if let Some(event) = event {
-                        if self.events.try_send(event).is_ok() {
-                            self.backlog.sent();
-                        }
-                    }
-                }
-                Work::Answer(waiter, answer) => {
-                    let _ = waiter.try_send(answer);
-                }
-            });
-        if let Some(file) = &mut self.recording {
-            use std::io::Write as _;
-            file.write_all(&recorded)?;
-        }
-        Ok(result)
+    fn try_exit(&mut self) -> io::Result<Option<ExitStatus>> {
+        let status = self.child.try_status()?;
+        self.exited = self.exited.or(status);
+        Ok(status.map(Into::into))
     }
 }
