@@ -70,7 +70,7 @@ pub use host::{
     result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED,
 };
 pub use input::Input;
-pub use program::{on_event, AgentProgram, OnEvent};
+pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
 pub use crate::client::CommandFailure;
 use crate::frame::{

@@ -62,12 +62,42 @@ pub trait AgentProgram {
         }
     }
 
+    /// A turn of the loop at `now`: what other threads or tasks finished
+    /// ([`AgentProgram::handle_wake`]), then the agent's and the program's timers when due.
+    fn handle_turn(&mut self, now: Instant) {
+        self.handle_wake(now);
+        if self.agent().poll_timeout().is_some_and(|t| t <= now) {
+            self.agent().handle(now, super::Input::Timeout);
+        }
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.handle_timeout(now);
+        }
+    }
+
+    /// When the loop is to wake next: the earlier of the agent's and the program's timers.
+    fn next_timeout(&mut self) -> Option<Instant> {
+        let program = self.poll_timeout();
+        [self.agent().poll_timeout(), program]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
     /// Whether the loop is done: stdin has ended (`stdin_closed`), the agent has seen it, and
     /// the program [is finished](AgentProgram::is_finished) (AGENT-01). The loop asks once it
     /// has no line left to write.
     fn is_done(&mut self, stdin_closed: bool) -> bool {
         stdin_closed && self.agent().is_input_closed() && self.is_finished()
     }
+}
+
+/// How a driver's agent-side stdio loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Stdin ended (or the host stopped reading) and everything owed was written.
+    Done,
+    /// A terminating signal arrived; [`AgentProgram::terminate`] was called.
+    Signal(i32),
 }
 
 /// A program made of an agent and a function answering its events (see [`on_event`]).

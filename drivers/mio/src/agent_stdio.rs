@@ -51,8 +51,8 @@ use std::time::Instant;
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
-pub use musewire_core::agent::AgentProgram;
 use musewire_core::agent::Input;
+pub use musewire_core::agent::{AgentProgram, Ended};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
@@ -63,15 +63,6 @@ const READ_BYTES: usize = 64 * 1024;
 
 /// The signals that end the loop, after [`AgentProgram::terminate`] (AGENT-02).
 pub const TERMINATING_SIGNALS: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
-
-/// How [`AgentStdio::run`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    /// Stdin ended (or the host stopped reading) and everything owed was written.
-    Done,
-    /// A terminating signal arrived; [`AgentProgram::terminate`] was called.
-    Signal(i32),
-}
 
 /// The loop over this process's stdin and stdout. See the [module docs](self).
 pub struct AgentStdio {
@@ -172,13 +163,7 @@ impl AgentStdio {
                 return Ok(Ended::Signal(received));
             }
             let now = Instant::now();
-            program.handle_wake(now);
-            if program.agent().poll_timeout().is_some_and(|t| t <= now) {
-                program.agent().handle(now, Input::Timeout);
-            }
-            if program.poll_timeout().is_some_and(|t| t <= now) {
-                program.handle_timeout(now);
-            }
+            program.handle_turn(now);
             // Write while stdout accepts.
             loop {
                 if pending.is_none() {
@@ -234,10 +219,7 @@ impl AgentStdio {
                 // Nothing pending means the agent had no line left: all is written.
                 return stdout.flush().map(|()| Ended::Done);
             }
-            let due = [program.agent().poll_timeout(), program.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
+            let due = program.next_timeout();
             let timeout = due.map(|t| t.saturating_duration_since(Instant::now()));
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}

@@ -37,8 +37,8 @@
 use std::io;
 use std::time::Instant;
 
-pub use musewire_core::agent::AgentProgram;
 use musewire_core::agent::Input;
+pub use musewire_core::agent::{AgentProgram, Ended};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 use smol::channel;
@@ -51,15 +51,6 @@ const READ_BYTES: usize = 64 * 1024;
 /// The signals that end the loop of [`AgentStdio::stdio`], after
 /// [`AgentProgram::terminate`] (AGENT-02).
 pub const TERMINATING_SIGNALS: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
-
-/// How [`AgentStdio::run`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    /// Stdin ended (or the host stopped reading) and everything owed was written.
-    Done,
-    /// A terminating signal arrived; [`AgentProgram::terminate`] was called.
-    Signal(i32),
-}
 
 /// Wakes the loop from another thread or task; [`AgentProgram::handle_wake`] follows.
 #[derive(Debug, Clone)]
@@ -157,13 +148,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AgentStdio<R, W> {
         let mut buf = vec![0u8; READ_BYTES];
         loop {
             let now = Instant::now();
-            program.handle_wake(now);
-            if program.agent().poll_timeout().is_some_and(|t| t <= now) {
-                program.agent().handle(now, Input::Timeout);
-            }
-            if program.poll_timeout().is_some_and(|t| t <= now) {
-                program.handle_timeout(now);
-            }
+            program.handle_turn(now);
             // Every line out before stdin is read again; a write waits while stdout takes no
             // more (backpressure).
             let mut wrote = false;
@@ -183,10 +168,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AgentStdio<R, W> {
             if program.is_done(self.stdin.is_none()) {
                 return Ok(Ended::Done);
             }
-            let due = [program.agent().poll_timeout(), program.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
+            let due = program.next_timeout();
             let wake = self.wait(&mut buf, due).await;
             let now = Instant::now();
             match wake {
