@@ -118,7 +118,8 @@ fn issue13_item3_smol_answers_a_call_while_events_are_held_back() {
 }
 
 #[test]
-fn issue13_item3_smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clearly() {
+fn issue13_item3_smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clearly_once_it_is_gone()
+{
     smol::block_on(async {
         let agent = AgentProcess::spawn(fake(&["sink"], None), Default::default()).unwrap();
         let line = vec![b'x'; 64 << 10];
@@ -140,7 +141,8 @@ fn issue13_item3_smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clear
         eprintln!("{stalled} writes of 64 KiB taken before a call waited");
         let bound = (WRITE_BACKLOG_BYTES + (128 << 10)) / line.len() + OPS_QUEUE + 2;
         assert!(stalled <= bound, "{stalled} writes queued, bound {bound}");
-        // A call that waits for room fails clearly once the agent is gone.
+        // A call waiting for room ends once the agent is gone (taken as room appears, or
+        // failed), and the calls after it fail clearly.
         let pid = agent.id().to_string();
         let kill = async {
             smol::Timer::after(Duration::from_millis(200)).await;
@@ -152,9 +154,20 @@ fn issue13_item3_smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clear
             None
         };
         let (result, ()) = future::zip(future::or(send, timeout), kill).await;
+        assert!(result.is_some(), "the waiting call ended with the agent");
+        let closed = async {
+            while agent.next_event().await.is_some() {}
+            true
+        };
+        let timeout = async {
+            smol::Timer::after(Duration::from_secs(10)).await;
+            false
+        };
+        assert!(future::or(closed, timeout).await, "the session ended");
+        let after = agent.send_raw_line(&line).await;
         assert!(
-            matches!(result, Some(Err(CallError::Ended)) | Some(Ok(false))),
-            "{result:?}"
+            matches!(after, Err(CallError::Ended) | Ok(false)),
+            "{after:?}"
         );
     });
 }

@@ -7,6 +7,9 @@ picks the behaviour:
             answer never waits behind more than one frame); the bytes written so far go to
             the file named by FAKE_PROGRESS every 256 KiB
   sink      writes its ready frame, then never reads stdin
+  lockstep  writes its ready frame, then event frames for ever, reading stdin (and
+            dropping it) only between two of them: while its stdout is not read, it reads
+            nothing
 """
 
 import json
@@ -30,6 +33,17 @@ send({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1]})
 if MODE == "sink":
     while True:
         time.sleep(60)
+
+if MODE == "lockstep":
+    import select
+
+    frame = (json.dumps({"type": "flood", "pad": "x" * 4000}) + "\n").encode()
+    while True:
+        ready, _, _ = select.select([0], [], [], 0)
+        if ready and not os.read(0, 65536):
+            sys.exit(0)
+        out.write(frame)
+        out.flush()
 
 commands = queue.Queue()
 
