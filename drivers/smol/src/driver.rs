@@ -35,7 +35,7 @@ use crate::{Op, Reply, Waiter};
 pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
 
 /// How many operations may wait for the task; a call waits for room beyond them.
-pub const OPS_QUEUE: usize = 64;
+pub const OPS_QUEUE: usize = 8;
 
 /// What the application's handle holds of a started driver.
 pub(crate) struct Started {
