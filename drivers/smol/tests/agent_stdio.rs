@@ -1,13 +1,17 @@
 //! The smol driver's agent-side stdio loop (issue 10 item 5): a program built on
-//! `core::agent::Agent` answers a host over a socket pair standing for its stdio.
+//! `core::agent::Agent` answers a host over a socket pair standing for its stdio, and the
+//! `smol_agent` example over its real stdio.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent};
+use musewire_core::client::ClientEvent;
 use musewire_core::wire::Command;
 use musewire_smol::agent_stdio::{AgentStdio, Ended};
+use musewire_smol::AgentProcess;
 use serde_json::{json, Value};
 use smol::future;
 use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -171,4 +175,44 @@ fn issue10_item5_the_smol_loop_stops_reading_stdin_while_the_host_does_not_read_
         .count();
     assert_eq!(responses, written / command.len());
     assert_eq!(seen.load(SeqCst), written / command.len());
+}
+
+/// The `smol_agent` example (built with the tests) on this process's real stdio, driven by the
+/// smol host driver: a prompt's turn comes back as assistant text (issue 10 items 5 and 6).
+#[test]
+fn issue10_item6_the_smol_agent_example_answers_a_prompt_over_its_stdio() {
+    let exe = std::env::current_exe().unwrap();
+    let example = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("examples").join("smol_agent"))
+        .expect("the target directory");
+    assert!(
+        example.exists(),
+        "{} is built with the tests",
+        example.display()
+    );
+    smol::block_on(async {
+        let agent =
+            AgentProcess::spawn(smol::process::Command::new(&example), Default::default()).unwrap();
+        agent.prompt("hello there").await.expect("acknowledged");
+        let mut said = String::new();
+        let turn = async {
+            while let Some(event) = agent.next_event().await {
+                if event == ClientEvent::TurnFinished {
+                    return true;
+                }
+                said.push_str(event.text_delta().unwrap_or_default());
+            }
+            false
+        };
+        let timeout = async {
+            smol::Timer::after(Duration::from_secs(10)).await;
+            false
+        };
+        assert!(future::or(turn, timeout).await, "the turn finished");
+        assert_eq!(said, "hello there");
+        let status = agent.shutdown(Duration::from_secs(5)).await.unwrap();
+        assert!(status.success(), "stdin's end ends it: {status:?}");
+    });
 }
