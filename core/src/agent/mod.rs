@@ -58,6 +58,7 @@ mod inbound;
 mod input;
 mod js;
 mod outputs;
+mod program;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
@@ -77,6 +78,7 @@ pub use host::{
 };
 pub use input::Input;
 pub use outputs::{READ_OUTPUT_COMMAND, READ_OUTPUT_VERSION};
+pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
 pub use crate::client::CommandFailure;
 use crate::frame::{

@@ -7,11 +7,18 @@
 //! wait on a request.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::wire::{AgentMessage, ResponseData};
 
-use super::{Action, CallResult, Client, ClientEvent, CommandFailure, Input, Recorder, RequestId};
+use super::{
+    Action, Backlog, CallResult, Client, ClientEvent, CommandFailure, ExitStatus, Flow, Input, Op,
+    Recorder, Replied, RequestId, RequestKey,
+};
+
+/// How often a driver looks for the agent's exit once its output has ended, the session has
+/// closed, or the agent is being stopped (a child's exit wakes no pipe).
+pub const REAP_TICK: Duration = Duration::from_millis(5);
 
 /// What a waiting caller is answered with: a response's typed data, or a whole history.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +47,44 @@ pub enum Work<W> {
     Answer(W, Answer),
 }
 
+/// What a driver's loop does for the client, in its own I/O: the one thing a driver writes
+/// itself. [`Driven::input`], [`Driven::op`] and [`Driven::reap`] run the loop's bookkeeping
+/// over it, the same in every driver (issue 10 item 4): the work of each input in order, the
+/// application's operations, the stop and the exit (CALL-07), and the backpressure on
+/// events ([`Backlog`]).
+pub trait Plumbing {
+    /// What a waiting caller is answered on (a channel's sending end).
+    type Waiter;
+    /// What the caller keeps to wait on (that channel's receiving end).
+    type WaitEnd;
+    /// Where the loop says what a call returned.
+    type Reply;
+    /// The driver's I/O error.
+    type Error;
+
+    /// Queues bytes for the agent's stdin.
+    fn write(&mut self, bytes: Vec<u8>);
+    /// Kills the agent process.
+    fn kill(&mut self);
+    /// Routes an event to a running handler or to the application; true when it went to the
+    /// application (it then counts for the backpressure on events).
+    fn event(&mut self, event: ClientEvent) -> bool;
+    /// Answers the caller waiting on `waiter`.
+    fn answer(&mut self, waiter: Self::Waiter, answer: Answer);
+    /// A new waiter, and the end its caller waits on.
+    fn waiter(&mut self) -> (Self::Waiter, Self::WaitEnd);
+    /// Says what a call returned, and where its caller waits for the answer.
+    fn reply(&mut self, reply: Self::Reply, replied: Replied<Self::WaitEnd>);
+    /// A host handler has finished (see [`Op::Finished`]).
+    fn finished(&mut self, key: &RequestKey);
+    /// The agent is to be stopped: close its stdin (it is killed after `grace`).
+    fn close_stdin(&mut self, grace: Duration);
+    /// Appends transcript bytes to the recording (called only when recording).
+    fn record(&mut self, transcript: &[u8]) -> Result<(), Self::Error>;
+    /// The agent's exit status, once it has exited.
+    fn try_exit(&mut self) -> Result<Option<ExitStatus>, Self::Error>;
+}
+
 /// A client with its recorder and waiting callers. `W` is whatever a driver wakes a waiting
 /// caller with (a channel's sending end).
 #[derive(Debug)]
@@ -48,6 +93,13 @@ pub struct Driven<W> {
     pub client: Client,
     recorder: Option<Recorder>,
     waiters: BTreeMap<RequestId, W>,
+    /// When the agent is killed unless it has exited.
+    kill_at: Option<Instant>,
+    /// Whether the agent's exit was handed in.
+    exited: bool,
+    /// What the loop read and sent the application, and whether stdout is held back.
+    backlog: Backlog,
+    held: bool,
 }
 
 impl<W> Driven<W> {
@@ -57,7 +109,147 @@ impl<W> Driven<W> {
             client,
             recorder,
             waiters: BTreeMap::new(),
+            kill_at: None,
+            exited: false,
+            backlog: Backlog::default(),
+            held: false,
         }
+    }
+
+    /// Hands `input` in and performs its work through `io`, in order, recording it when
+    /// recording. `waiter` as for [`Driven::handle`].
+    pub fn input<P: Plumbing<Waiter = W>>(
+        &mut self,
+        now: Instant,
+        input: Input<'_>,
+        waiter: impl FnOnce() -> Option<W>,
+        io: &mut P,
+    ) -> Result<CallResult, P::Error> {
+        if let Input::Stdout(bytes) = &input {
+            self.backlog.read(bytes.len());
+        }
+        let mut sent = 0;
+        let (result, recorded) = self.handle_with(now, input, waiter, |work| match work {
+            Work::Write(bytes) => io.write(bytes),
+            Work::StopAgent => io.kill(),
+            Work::Event(event) => sent += usize::from(io.event(event)),
+            Work::Answer(waiter, answer) => io.answer(waiter, answer),
+        });
+        for _ in 0..sent {
+            self.backlog.sent();
+        }
+        if !recorded.is_empty() {
+            io.record(&recorded)?;
+        }
+        Ok(result)
+    }
+
+    /// Performs an operation of the application's handle: a call (answered through
+    /// [`Plumbing::reply`], its request's answer to a waiter when it waits), a shutdown, or a
+    /// handler's answer.
+    pub fn op<P: Plumbing<Waiter = W>>(
+        &mut self,
+        now: Instant,
+        op: Op<P::Reply>,
+        io: &mut P,
+    ) -> Result<(), P::Error> {
+        match op {
+            Op::Call { call, wait, reply } => {
+                let (waiter, end) = match wait.then(|| io.waiter()) {
+                    Some((waiter, end)) => (Some(waiter), Some(end)),
+                    None => (None, None),
+                };
+                let result = self.input(now, Input::Call(call), || waiter, io)?;
+                let end = end.filter(|_| result.request().is_some());
+                io.reply(reply, (result, end));
+            }
+            Op::Shutdown { grace } => self.stop(now, grace, io),
+            Op::Finished { key, call } => {
+                io.finished(&key);
+                if let Some(call) = call {
+                    self.input(now, Input::Call(call), || None, io)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops the agent: its stdin is closed now, and it is killed after `grace` (the earliest
+    /// of several stops).
+    pub fn stop<P: Plumbing>(&mut self, now: Instant, grace: Duration, io: &mut P) {
+        io.close_stdin(grace);
+        let at = now + grace;
+        self.kill_at = Some(self.kill_at.map_or(at, |t| t.min(at)));
+    }
+
+    /// Whether the agent is being stopped.
+    pub fn is_stopping(&self) -> bool {
+        self.kill_at.is_some()
+    }
+
+    /// Whether the agent's exit has been handed in.
+    pub fn has_exited(&self) -> bool {
+        self.exited
+    }
+
+    /// Kills the agent when its time has come, and hands in its exit once it has exited;
+    /// not while stdout is held back (CALL-07: all of stdout goes in before the exit),
+    /// unless it is being stopped.
+    pub fn reap<P: Plumbing<Waiter = W>>(
+        &mut self,
+        now: Instant,
+        io: &mut P,
+    ) -> Result<(), P::Error> {
+        if self.exited {
+            return Ok(());
+        }
+        if self.kill_at.is_some_and(|t| now >= t) {
+            io.kill();
+        }
+        if self.held && self.kill_at.is_none() {
+            return Ok(());
+        }
+        if let Some(status) = io.try_exit()? {
+            self.exited = true;
+            self.input(now, Input::exit(status), || None, io)?;
+        }
+        Ok(())
+    }
+
+    /// Whether to stop reading stdout now (backpressure on events, see [`Backlog`]): never
+    /// while the agent is being stopped. When it says so, the application's next take (or a
+    /// caller starting to wait) makes [`Flow::unpause`] true: the driver is to be woken.
+    pub fn hold_stdout(&mut self, flow: &Flow) -> bool {
+        self.held = self.kill_at.is_none() && self.backlog.pause(flow);
+        self.held
+    }
+
+    /// Whether stdout was held back when [`Driven::hold_stdout`] was last asked.
+    pub fn is_holding_stdout(&self) -> bool {
+        self.held
+    }
+
+    /// When the loop is to wake next: the client's timer, and every [`REAP_TICK`] once stdout
+    /// has ended (`stdout_open` false), the session has closed or the agent is being stopped.
+    pub fn deadline(&self, now: Instant, stdout_open: bool) -> Option<Instant> {
+        let deadline = self.client.poll_timeout();
+        if !stdout_open || self.client.is_closed() || self.kill_at.is_some() {
+            let tick = now + REAP_TICK;
+            return Some(deadline.map_or(tick, |d| d.min(tick)));
+        }
+        deadline
+    }
+
+    /// Hands in the client's timer when it is due.
+    pub fn timers<P: Plumbing<Waiter = W>>(
+        &mut self,
+        now: Instant,
+        io: &mut P,
+    ) -> Result<(), P::Error> {
+        if self.client.poll_timeout().is_some_and(|t| t <= now) {
+            self.input(now, Input::Timeout, || None, io)?;
+        }
+        Ok(())
     }
 
     /// Hands `input` to the client, records it (when recording), and returns what a call
@@ -71,6 +263,21 @@ impl<W> Driven<W> {
         input: Input<'_>,
         waiter: impl FnOnce() -> Option<W>,
     ) -> (CallResult, Vec<u8>, Vec<Work<W>>) {
+        let mut work = Vec::new();
+        let (result, recorded) = self.handle_with(now, input, waiter, |item| work.push(item));
+        (result, recorded, work)
+    }
+
+    /// As [`Driven::handle`], handing each piece of work to `perform` as it comes, in order,
+    /// rather than in a list: a driver's loop allocates nothing per input for it (nor for
+    /// the client's actions, unless recording).
+    pub fn handle_with(
+        &mut self,
+        now: Instant,
+        input: Input<'_>,
+        waiter: impl FnOnce() -> Option<W>,
+        mut perform: impl FnMut(Work<W>),
+    ) -> (CallResult, Vec<u8>) {
         // The client consumes the input; the recording needs it as it was (a borrowed read
         // is copied cheaply, a call is cloned).
         let recorded_input = self.recorder.is_some().then(|| input.clone());
@@ -80,23 +287,32 @@ impl<W> Driven<W> {
                 self.waiters.insert(id, w);
             }
         }
+        let Some(input) = recorded_input else {
+            while let Some(action) = self.client.poll_action() {
+                perform(self.work(action));
+            }
+            return (result, Vec::new());
+        };
         let actions: Vec<Action> = std::iter::from_fn(|| self.client.poll_action()).collect();
-        let recorded = match (&mut self.recorder, recorded_input) {
-            (Some(recorder), Some(input)) => {
+        let recorded = match &mut self.recorder {
+            Some(recorder) => {
                 recorder.step(now, &input, result.to_json(), &actions);
                 recorder.take()
             }
-            _ => Vec::new(),
+            None => Vec::new(),
         };
-        let work = actions
-            .into_iter()
-            .map(|action| match action {
-                Action::Write { bytes } => Work::Write(bytes),
-                Action::StopAgent => Work::StopAgent,
-                Action::Event(event) => self.route(event),
-            })
-            .collect();
-        (result, recorded, work)
+        for action in actions {
+            perform(self.work(action));
+        }
+        (result, recorded)
+    }
+
+    fn work(&mut self, action: Action) -> Work<W> {
+        match action {
+            Action::Write { bytes } => Work::Write(bytes),
+            Action::StopAgent => Work::StopAgent,
+            Action::Event(event) => self.route(event),
+        }
     }
 
     fn route(&mut self, event: ClientEvent) -> Work<W> {

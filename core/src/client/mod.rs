@@ -39,6 +39,7 @@ pub mod commands;
 mod config;
 mod driven;
 mod error;
+mod flow;
 mod front;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -57,8 +58,9 @@ pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use answer::{CallError, FromAnswer};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
-pub use driven::{Answer, Answered, Driven, Work};
+pub use driven::{Answer, Answered, Driven, Plumbing, Work, REAP_TICK};
 pub use error::{ClientError, ExitStatus, SessionError};
+pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};
 pub use front::{
     tool_answer, ui_answer, uri_answer, Handlers, HostRequest, HostToolAnswer, Op, Replied,
     RequestKey,
@@ -203,6 +205,12 @@ impl Client {
     /// Whether the agent is streaming a run (between `agent_start` and a terminal `agent_end`).
     pub fn is_streaming(&self) -> bool {
         self.streaming
+    }
+
+    /// Bytes of lines held until the session is ready (CALL-05's "held"): a driver that
+    /// bounds what waits for the agent's stdin counts them with its own (issue 13 item 3).
+    pub fn held_bytes(&self) -> usize {
+        self.held.iter().map(Vec::len).sum()
     }
 
     /// Whether the session has ended.

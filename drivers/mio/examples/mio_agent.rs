@@ -3,42 +3,33 @@
 //! `cargo run -p musewire --release -- prompt hi -- target/release/examples/mio_agent`.
 use std::time::Instant;
 
-use musewire_core::agent::{Agent, AgentCall, AgentConfig, AgentEvent, Input};
+use musewire_core::agent::{on_event, Agent, AgentConfig, AgentError, AgentEvent};
 use musewire_core::wire::Command;
-use musewire_mio::agent_stdio::{AgentProgram, AgentStdio};
+use musewire_mio::agent_stdio::AgentStdio;
 use serde_json::json;
 
-struct Parrot(Agent);
+/// Says `text` as the assistant, in one turn.
+fn say(agent: &mut Agent, now: Instant, text: &str) -> Result<(), AgentError> {
+    let said = json!({"role": "assistant", "content": [{"type": "text", "text": text}]});
+    let delta = json!({"type": "text_delta", "contentIndex": 0, "delta": text});
+    let update = json!({"type": "message_update", "message": said, "assistantMessageEvent": delta});
+    agent.emit(now, json!({"type": "agent_start"}))?;
+    agent.emit(now, update)?;
+    agent.emit(now, json!({"type": "agent_end", "messages": [said]}))
+}
 
-impl AgentProgram for Parrot {
-    fn agent(&mut self) -> &mut Agent {
-        &mut self.0
-    }
-    fn on_event(&mut self, now: Instant, event: AgentEvent) {
+fn main() -> std::io::Result<()> {
+    let mut parrot = on_event(Agent::new(AgentConfig::default()), |agent, now, event| {
         if let AgentEvent::Command {
             request, command, ..
         } = event
         {
-            self.0
-                .handle(now, Input::Call(AgentCall::Respond(request, Ok(None))));
-            if let Command::Prompt(p) = command {
-                let said =
-                    json!({"role": "assistant", "content": [{"type": "text", "text": p.message}]});
-                let delta = json!({"type": "text_delta", "contentIndex": 0, "delta": p.message});
-                let update = json!({"type": "message_update", "message": said, "assistantMessageEvent": delta});
-                for frame in [
-                    json!({"type": "agent_start"}),
-                    update,
-                    json!({"type": "agent_end", "messages": [said]}),
-                ] {
-                    self.0.handle(now, Input::Call(AgentCall::Emit(frame)));
-                }
+            let answered = agent.respond(now, request, Ok(None));
+            if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
+                let _ = say(agent, now, &prompt.message);
             }
         }
-    }
-}
-
-fn main() -> std::io::Result<()> {
-    AgentStdio::stdio()?.run(&mut Parrot(Agent::new(AgentConfig::default())))?;
+    });
+    AgentStdio::stdio()?.run(&mut parrot)?;
     Ok(())
 }

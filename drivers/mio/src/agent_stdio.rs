@@ -51,9 +51,8 @@ use std::time::Instant;
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
-use musewire_core::agent::{Agent, AgentAction, AgentEvent, Input, ReadId, SpillId};
-use musewire_core::output::{OutputError, OutputRead};
-use musewire_core::spill::{SaveFailure, SpillWrite};
+use musewire_core::agent::Input;
+pub use musewire_core::agent::{AgentProgram, Ended};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
@@ -64,72 +63,6 @@ const READ_BYTES: usize = 64 * 1024;
 
 /// The signals that end the loop, after [`AgentProgram::terminate`] (AGENT-02).
 pub const TERMINATING_SIGNALS: [i32; 3] = [SIGTERM, SIGINT, SIGHUP];
-
-/// A program that is an agent: its [`Agent`] and what answers the agent's events. Only
-/// [`AgentProgram::agent`] and [`AgentProgram::on_event`] are required.
-pub trait AgentProgram {
-    /// The program's agent.
-    fn agent(&mut self) -> &mut Agent;
-
-    /// An event of the agent (a command to answer, a host's answer, the end of stdin…): the
-    /// program answers through its agent ([`Agent::handle`] with an [`Input::Call`], or the
-    /// equivalent methods). Called as the loop drains the agent's actions.
-    fn on_event(&mut self, now: Instant, event: AgentEvent);
-
-    /// The agent asks for a spill write (SPILL-03, SPILL-06): the program saves `write` with
-    /// its store and answers through its agent with [`Input::SpillDone`] and `id`. Called as
-    /// the loop drains the agent's actions, so the store's I/O is done in the loop. Default:
-    /// no store, the save fails at once (SPILL-05: the original result goes on).
-    fn spill_write(&mut self, now: Instant, id: SpillId, write: SpillWrite) {
-        let _ = write;
-        let failure = SaveFailure::new("no spill store");
-        self.agent().handle(now, Input::SpillDone(id, Err(failure)));
-    }
-
-    /// The agent asks for a positioned read of a stored output (OUT-04, OUT-10): the program
-    /// reads `read.request`'s range with its store and answers through its agent with
-    /// [`Input::ReadDone`] and `id`. Default: no store, the output is unavailable.
-    fn output_read(&mut self, now: Instant, id: ReadId, read: OutputRead) {
-        let _ = read;
-        let unavailable = Err(OutputError::Unavailable);
-        self.agent().handle(now, Input::ReadDone(id, unavailable));
-    }
-
-    /// The program's own next timer, besides the agent's. Default: none.
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    /// The program's own timer is due. Default: nothing.
-    fn handle_timeout(&mut self, now: Instant) {
-        let _ = now;
-    }
-
-    /// Called at each turn of the loop, after a wake through [`AgentStdio::waker`] among
-    /// others: the program takes what other threads finished. Default: nothing.
-    fn handle_wake(&mut self, now: Instant) {
-        let _ = now;
-    }
-
-    /// Whether the program has nothing left to do once stdin has ended (no run, no child).
-    /// Default: true.
-    fn is_finished(&self) -> bool {
-        true
-    }
-
-    /// A terminating signal arrived: stop what the program started (its child processes);
-    /// nothing more is written. Default: nothing.
-    fn terminate(&mut self) {}
-}
-
-/// How [`AgentStdio::run`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    /// Stdin ended (or the host stopped reading) and everything owed was written.
-    Done,
-    /// A terminating signal arrived; [`AgentProgram::terminate`] was called.
-    Signal(i32),
-}
 
 /// The loop over this process's stdin and stdout. See the [module docs](self).
 pub struct AgentStdio {
@@ -230,17 +163,11 @@ impl AgentStdio {
                 return Ok(Ended::Signal(received));
             }
             let now = Instant::now();
-            program.handle_wake(now);
-            if program.agent().poll_timeout().is_some_and(|t| t <= now) {
-                program.agent().handle(now, Input::Timeout);
-            }
-            if program.poll_timeout().is_some_and(|t| t <= now) {
-                program.handle_timeout(now);
-            }
+            program.handle_turn(now);
             // Write while stdout accepts.
             loop {
                 if pending.is_none() {
-                    pending = next_line(program, now).map(|line| (line, 0));
+                    pending = program.next_line(now).map(|line| (line, 0));
                 }
                 let Some((line, written)) = &mut pending else {
                     break;
@@ -265,7 +192,7 @@ impl AgentStdio {
                     // The host stopped reading: nothing more can reach it.
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                         program.agent().handle(now, Input::StdinEnd);
-                        while next_line(program, now).is_some() {}
+                        while program.next_line(now).is_some() {}
                         return Ok(Ended::Done);
                     }
                     Err(e) => return Err(e),
@@ -288,18 +215,11 @@ impl AgentStdio {
                     None => stdin_ready = false,
                 }
             }
-            if matches!(stdin, Stdin::Closed)
-                && pending.is_none()
-                && program.agent().is_input_closed()
-                && program.is_finished()
-            {
+            if pending.is_none() && program.is_done(matches!(stdin, Stdin::Closed)) {
                 // Nothing pending means the agent had no line left: all is written.
                 return stdout.flush().map(|()| Ended::Done);
             }
-            let due = [program.agent().poll_timeout(), program.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
+            let due = program.next_timeout();
             let timeout = due.map(|t| t.saturating_duration_since(Instant::now()));
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
@@ -311,19 +231,6 @@ impl AgentStdio {
                     stdin_ready = true;
                 }
             }
-        }
-    }
-}
-
-/// The agent's next stdout line; its events and I/O go to the program on the way, so a loop
-/// that asks only while stdout accepts lines applies backpressure to the whole program.
-fn next_line(program: &mut impl AgentProgram, now: Instant) -> Option<Vec<u8>> {
-    loop {
-        match program.agent().poll_action()? {
-            AgentAction::Write(line) => return Some(line),
-            AgentAction::Event(event) => program.on_event(now, event),
-            AgentAction::SpillWrite { id, write } => program.spill_write(now, id, write),
-            AgentAction::OutputRead { id, read } => program.output_read(now, id, read),
         }
     }
 }

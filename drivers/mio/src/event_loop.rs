@@ -1,5 +1,8 @@
 //! The loop thread: mio readiness over the child's pipes, the core's timers, and a waker for
-//! the application's calls. Performs the core's actions; decides nothing of the protocol.
+//! the application's calls. Performs the core's actions; decides nothing of the protocol:
+//! the loop's bookkeeping (the work of each input, the operations, the stop and the exit,
+//! the backpressure on events) is the core's [`Driven`]; this loop keeps only its I/O, as
+//! [`Plumbing`].
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -11,19 +14,17 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
 use musewire_core::client::{
-    CallResult, Client, ClientConfig, ClientEvent, Driven, Input, Recorder, Work,
+    Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input, Plumbing, Recorder,
+    Replied, RequestKey,
 };
 
-use crate::flow::{Backlog, Flow};
 use crate::handlers::{self, Registered, Running};
-use crate::{Op, Reply};
+use crate::{Op, Reply, Waiter};
 
 const STDOUT: Token = Token(0);
 const STDERR: Token = Token(1);
 const STDIN: Token = Token(2);
 const WAKE: Token = Token(3);
-/// How often the loop looks for the child's exit once its output has ended.
-const REAP_TICK: Duration = Duration::from_millis(5);
 
 type Started = (
     u32,
@@ -68,31 +69,31 @@ pub(crate) fn start(
     };
     let mut state = Loop {
         driven: Driven::new(Client::new(config, now), recorder),
-        recording,
-        child,
-        poll,
-        stdin: Some(stdin),
-        stdin_registered: false,
-        stdout: Some(stdout),
-        stderr: Some(stderr),
-        out: VecDeque::new(),
-        events: events_tx,
-        handlers,
-        running: Running::default(),
-        handler_ops: ops_tx.clone(),
-        waker: waker.clone(),
-        ops,
-        exited: None,
-        kill_at: None,
-        flow,
-        backlog: Backlog::default(),
-        stdout_paused: false,
+        io: Io {
+            recording,
+            child,
+            exited: None,
+            poll,
+            stdin: Some(stdin),
+            stdin_registered: false,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            out: VecDeque::new(),
+            events: events_tx,
+            handlers,
+            running: Running::default(),
+            handler_ops: ops_tx.clone(),
+            waker: waker.clone(),
+            ops,
+            flow,
+        },
     };
-    let registry = state.poll.registry();
-    if let Some(r) = state.stdout.as_mut() {
+    let io = &mut state.io;
+    let registry = io.poll.registry();
+    if let Some(r) = io.stdout.as_mut() {
         registry.register(r, STDOUT, Interest::READABLE)?;
     }
-    if let Some(r) = state.stderr.as_mut() {
+    if let Some(r) = io.stderr.as_mut() {
         registry.register(r, STDERR, Interest::READABLE)?;
     }
     let thread = std::thread::Builder::new()
@@ -103,9 +104,15 @@ pub(crate) fn start(
 
 struct Loop {
     driven: Driven<mpsc::Sender<Reply>>,
+    io: Io,
+}
+
+/// The loop's I/O: the agent's process and pipes, and the channels to the application.
+struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
+    exited: Option<std::process::ExitStatus>,
     poll: Poll,
     stdin: Option<Sender>,
     stdin_registered: bool,
@@ -115,19 +122,13 @@ struct Loop {
     out: VecDeque<u8>,
     events: mpsc::Sender<ClientEvent>,
     ops: mpsc::Receiver<Op>,
-    exited: Option<std::process::ExitStatus>,
-    /// When set, the child is killed at this time if it has not exited.
-    kill_at: Option<Instant>,
     /// The application's host handlers, the ones running, and how they reach the loop.
     handlers: Arc<std::sync::Mutex<Registered>>,
     running: Running,
     handler_ops: mpsc::Sender<Op>,
     waker: Arc<Waker>,
-    /// Backpressure on events (issue 14, item 3): what the application has taken, what the
-    /// loop read and sent, and whether reading stdout waits for the application.
+    /// Backpressure on events (issue 14, item 3): what the application has taken.
     flow: Arc<Flow>,
-    backlog: Backlog,
-    stdout_paused: bool,
 }
 
 impl Loop {
@@ -138,61 +139,56 @@ impl Loop {
         let now = Instant::now();
         self.after(now, Input::Timeout)?;
         loop {
-            if let Some(status) = self.exited {
-                if self.stdout.is_none() && self.stderr.is_none() {
-                    self.flush()?;
+            if let Some(status) = self.io.exited {
+                if self.io.stdout.is_none() && self.io.stderr.is_none() {
+                    self.io.flush()?;
                     return Ok(status);
                 }
             }
             let now = Instant::now();
-            let mut deadline = self.driven.client.poll_timeout();
-            if self.stdout.is_none() || self.driven.client.is_closed() || self.kill_at.is_some() {
-                deadline = Some(deadline.map_or(now + REAP_TICK, |d| d.min(now + REAP_TICK)));
-            }
+            let deadline = self.driven.deadline(now, self.io.stdout.is_some());
             let timeout = deadline.map(|d| d.saturating_duration_since(now));
-            match self.poll.poll(&mut events, timeout) {
+            match self.io.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
+            let mut read_stdout = false;
             for event in events.iter() {
                 match event.token() {
-                    STDOUT => self.read_stdout(&mut buf)?,
+                    STDOUT => read_stdout = true,
                     STDERR => self.read_stderr(&mut buf)?,
-                    STDIN => self.flush()?,
+                    STDIN => self.io.flush()?,
                     WAKE => self.take_ops()?,
                     _ => {}
                 }
             }
-            if self.stdout_paused {
+            // Stdout held back is read again at each turn: a take of the application's, or a
+            // caller starting to wait, wakes the loop.
+            if read_stdout || self.driven.is_holding_stdout() {
                 self.read_stdout(&mut buf)?;
             }
             let now = Instant::now();
-            if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
-                self.after(now, Input::Timeout)?;
-            }
-            self.reap(now)?;
-            self.flush()?;
+            self.driven.timers(now, &mut self.io)?;
+            self.driven.reap(now, &mut self.io)?;
+            self.io.flush()?;
         }
     }
 
     fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.stdout_paused = false;
-        while self.stdout.is_some() {
-            if self.kill_at.is_none() && self.backlog.pause(&self.flow) {
-                self.stdout_paused = true;
+        while self.io.stdout.is_some() {
+            if self.driven.hold_stdout(&self.io.flow) {
                 break;
             }
-            let pipe = self.stdout.as_mut().expect("open");
+            let pipe = self.io.stdout.as_mut().expect("open");
             match pipe.read(buf) {
                 Ok(0) => {
-                    let mut pipe = self.stdout.take().expect("open");
-                    self.poll.registry().deregister(&mut pipe)?;
+                    let mut pipe = self.io.stdout.take().expect("open");
+                    self.io.poll.registry().deregister(&mut pipe)?;
                     let now = Instant::now();
                     self.after(now, Input::StdoutEnd)?;
                 }
                 Ok(n) => {
-                    self.backlog.read(n);
                     let now = Instant::now();
                     self.after(now, Input::stdout(&buf[..n]))?;
                 }
@@ -205,11 +201,11 @@ impl Loop {
     }
 
     fn read_stderr(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        while let Some(pipe) = self.stderr.as_mut() {
+        while let Some(pipe) = self.io.stderr.as_mut() {
             match pipe.read(buf) {
                 Ok(0) => {
-                    let mut pipe = self.stderr.take().expect("open");
-                    self.poll.registry().deregister(&mut pipe)?;
+                    let mut pipe = self.io.stderr.take().expect("open");
+                    self.io.poll.registry().deregister(&mut pipe)?;
                 }
                 Ok(n) => {
                     let now = Instant::now();
@@ -223,6 +219,24 @@ impl Loop {
         Ok(())
     }
 
+    fn take_ops(&mut self) -> io::Result<()> {
+        while let Ok(op) = self.io.ops.try_recv() {
+            let now = Instant::now();
+            self.driven.op(now, op, &mut self.io)?;
+            self.io.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Hands in an input (recorded when recording), performs its work, and writes what it
+    /// queued for the agent.
+    fn after(&mut self, now: Instant, input: Input<'_>) -> io::Result<()> {
+        self.driven.input(now, input, || None, &mut self.io)?;
+        self.io.flush()
+    }
+}
+
+impl Io {
     /// Writes what is queued until the pipe would block; wants writability only while bytes
     /// are left.
     fn flush(&mut self) -> io::Result<()> {
@@ -241,7 +255,7 @@ impl Loop {
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                     // The agent closed its stdin: it is ending; its exit closes the session.
                     self.out.clear();
-                    self.close_stdin()?;
+                    self.close_pipe()?;
                     return Ok(());
                 }
                 Err(e) => return Err(e),
@@ -261,7 +275,7 @@ impl Loop {
         Ok(())
     }
 
-    fn close_stdin(&mut self) -> io::Result<()> {
+    fn close_pipe(&mut self) -> io::Result<()> {
         if let Some(mut pipe) = self.stdin.take() {
             if self.stdin_registered {
                 self.poll.registry().deregister(&mut pipe)?;
@@ -270,101 +284,65 @@ impl Loop {
         }
         Ok(())
     }
+}
 
-    fn take_ops(&mut self) -> io::Result<()> {
-        while let Ok(op) = self.ops.try_recv() {
-            let now = Instant::now();
-            match op {
-                Op::Call { call, wait, reply } => {
-                    let mut waiter = None;
-                    let result = self.handle(now, Input::Call(call), || {
-                        wait.then(|| {
-                            let (tx, rx) = mpsc::channel();
-                            waiter = Some(rx);
-                            tx
-                        })
-                    })?;
-                    let _ = reply.send((result, waiter));
-                }
-                Op::Shutdown { grace } => {
-                    let _ = self.close_stdin();
-                    self.kill_at.get_or_insert(now + grace);
-                }
-                Op::Finished { key, call } => {
-                    self.running.finished(&key);
-                    if let Some(call) = call {
-                        self.after(now, Input::Call(call))?;
-                    }
-                }
-            }
-        }
-        Ok(())
+impl Plumbing for Io {
+    type Waiter = mpsc::Sender<Reply>;
+    type WaitEnd = Waiter;
+    type Reply = mpsc::Sender<Replied<Waiter>>;
+    type Error = io::Error;
+
+    fn write(&mut self, bytes: Vec<u8>) {
+        self.out.extend(bytes);
     }
 
-    /// Looks for the child's exit; kills it when its time has come.
-    fn reap(&mut self, now: Instant) -> io::Result<()> {
-        if self.exited.is_none() {
-            if self.kill_at.is_some_and(|t| now >= t) {
-                let _ = self.child.kill();
-            }
-            // All of stdout goes in before the exit (CALL-07), also when reading it waits.
-            if self.stdout_paused && self.kill_at.is_none() {
-                return Ok(());
-            }
-            if let Some(status) = self.child.try_wait()? {
-                self.exited = Some(status);
-                let status = status.into();
-                self.after(now, Input::exit(status))?;
-            }
-        }
-        Ok(())
+    fn kill(&mut self) {
+        let _ = self.child.kill();
     }
 
-    /// After an input: records it with the work it produced, then does the work in order.
-    /// Hands in an input whose call result nobody waits for.
-    fn after(&mut self, now: Instant, input: Input<'_>) -> io::Result<()> {
-        self.handle(now, input, || None).map(drop)
+    // The application may have stopped listening; the loop goes on.
+    fn event(&mut self, event: ClientEvent) -> bool {
+        let event = handlers::dispatch(
+            &mut self.running,
+            &self.handlers,
+            &self.handler_ops,
+            &self.waker,
+            event,
+        );
+        event.is_some_and(|event| self.events.send(event).is_ok())
     }
 
-    /// Hands in an input (recorded when recording) and performs the work it gave.
-    fn handle(
-        &mut self,
-        now: Instant,
-        input: Input<'_>,
-        waiter: impl FnOnce() -> Option<mpsc::Sender<crate::Reply>>,
-    ) -> io::Result<CallResult> {
-        let (result, recorded, work) = self.driven.handle(now, input, waiter);
-        if let Some(file) = &mut self.recording {
-            file.write_all(&recorded)?;
+    fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
+        let _ = waiter.send(answer);
+    }
+
+    fn waiter(&mut self) -> (Self::Waiter, Waiter) {
+        mpsc::channel()
+    }
+
+    fn reply(&mut self, reply: Self::Reply, replied: Replied<Waiter>) {
+        let _ = reply.send(replied);
+    }
+
+    fn finished(&mut self, key: &RequestKey) {
+        self.running.finished(key);
+    }
+
+    fn close_stdin(&mut self, _grace: Duration) {
+        let _ = self.close_pipe();
+    }
+
+    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
+        match &mut self.recording {
+            Some(file) => file.write_all(transcript),
+            None => Ok(()),
         }
-        for item in work {
-            match item {
-                Work::Write(bytes) => self.out.extend(bytes),
-                Work::StopAgent => {
-                    let _ = self.child.kill();
-                }
-                // The application may have stopped listening; the loop goes on.
-                Work::Event(event) => {
-                    let event = handlers::dispatch(
-                        &mut self.running,
-                        &self.handlers,
-                        &self.handler_ops,
-                        &self.waker,
-                        event,
-                    );
-                    if let Some(event) = event {
-                        if self.events.send(event).is_ok() {
-                            self.backlog.sent();
-                        }
-                    }
-                }
-                Work::Answer(waiter, answer) => {
-                    let _ = waiter.send(answer);
-                }
-            }
-        }
-        self.flush()?;
-        Ok(result)
+    }
+
+    fn try_exit(&mut self) -> io::Result<Option<ExitStatus>> {
+        let status = self.child.try_wait()?;
+        self.exited = self.exited.or(status);
+        Ok(status.map(Into::into))
     }
 }
 

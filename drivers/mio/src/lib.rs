@@ -20,7 +20,6 @@
 
 pub mod agent_stdio;
 mod event_loop;
-mod flow;
 mod handlers;
 
 use std::io;
@@ -62,7 +61,7 @@ pub struct AgentProcess {
     handlers: std::sync::Arc<std::sync::Mutex<handlers::Registered>>,
     thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
     /// Backpressure on the events (issue 14, item 3).
-    flow: std::sync::Arc<flow::Flow>,
+    flow: std::sync::Arc<musewire_core::client::Flow>,
 }
 
 impl AgentProcess {

@@ -1,36 +1,60 @@
 //! The driver task: reads the agent's pipes, feeds the core, performs its actions, sleeps
-//! until the next input or the core's next timeout. A writer task of its own writes to the
-//! agent's stdin, so a slow reader on the agent's side never stops this task from reading.
+//! until the next input or the core's next timeout. It writes to the agent's stdin as one of
+//! the things it waits on, so a slow reader on the agent's side never stops it from reading.
+//!
+//! Both queues are bounded (issue 13 item 3; see the crate docs): the bytes waiting for the
+//! agent's stdin stop the task from taking the application's operations once there are
+//! [`WRITE_BACKLOG_BYTES`] of them (the bounded operation queue then makes a call wait), and
+//! the events the application has not taken stop it from reading the agent's stdout once
+//! [`BACKLOG_BYTES`](musewire_core::client::BACKLOG_BYTES) were read past the last event taken, except while a caller waits for
+//! an answer ([`Backlog`](musewire_core::client::Backlog)).
+//!
+//! The loop's bookkeeping (the work of each input, the operations, the stop and the exit,
+//! the backpressure) is the core's [`Driven`]; this task keeps only its I/O, as
+//! [`Plumbing`].
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    CallResult, Client, ClientConfig, ClientEvent, Driven, Input as ClientInput, Recorder, Work,
+    Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input as ClientInput,
+    Plumbing, Recorder, Replied, RequestKey,
 };
 use smol::channel;
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::handlers::{self, Handlers, Running};
-use crate::{Op, Reply};
+use crate::{Op, Reply, Waiter};
 
-const REAP_TICK: Duration = Duration::from_millis(5);
+/// How many bytes may wait for the agent's stdin before the task stops taking operations
+/// (one operation's own bytes may go past it).
+pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
 
-type Started = (
-    u32,
-    channel::Sender<Op>,
-    channel::Receiver<ClientEvent>,
-    smol::Task<io::Result<std::process::ExitStatus>>,
-);
+/// How many operations may wait for the task; a call waits for room beyond them.
+pub const OPS_QUEUE: usize = 8;
+
+/// What the application's handle holds of a started driver.
+pub(crate) struct Started {
+    pub(crate) pid: u32,
+    pub(crate) ops: channel::Sender<Op>,
+    /// Closing (or dropping) it stops the agent: at once, or after the grace sent.
+    pub(crate) stop: channel::Sender<Duration>,
+    pub(crate) events: channel::Receiver<ClientEvent>,
+    /// Wakes the task when it stopped reading stdout for the application (see [`Flow`]).
+    pub(crate) resume: channel::Sender<()>,
+    pub(crate) task: smol::Task<io::Result<std::process::ExitStatus>>,
+}
 
 pub(crate) fn start(
     mut command: Command,
     config: ClientConfig,
     record: Option<&std::path::Path>,
     handlers: Arc<Mutex<Handlers>>,
+    flow: Arc<Flow>,
 ) -> io::Result<Started> {
     command
         .stdin(Stdio::piped())
@@ -39,20 +63,13 @@ pub(crate) fn start(
     let mut child = command.spawn()?;
     let pid = child.id();
     let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
-    let mut stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+    let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
     let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
     let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
-    let (writes, to_write) = channel::unbounded::<Vec<u8>>();
-    // The writer ends, closing the agent's stdin, when the driver drops its sender.
-    smol::spawn(async move {
-        while let Ok(bytes) = to_write.recv().await {
-            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-                break;
-            }
-        }
-    })
-    .detach();
-    let (ops_tx, ops) = channel::unbounded();
+    let (ops_tx, ops) = channel::bounded(OPS_QUEUE);
+    let (stop_tx, stop) = channel::bounded(1);
+    let (resume_tx, resume) = channel::bounded(1);
+    // Bounded by the backlog of stdout read for it (see the module docs).
     let (events_tx, events) = channel::unbounded();
     let now = Instant::now();
     let (recorder, recording) = match record {
@@ -69,34 +86,63 @@ pub(crate) fn start(
     };
     let state = Driver {
         driven: Driven::new(Client::new(config, now), recorder),
-        recording,
-        child,
-        writes: Some(writes),
-        stdout: Some(stdout),
-        stderr: Some(stderr),
-        events: events_tx,
-        handlers,
-        running: Running::default(),
-        handler_ops: ops_tx.downgrade(),
-        ops,
-        exited: None,
-        kill_at: None,
+        io: Io {
+            recording,
+            child,
+            exited: None,
+            stdin: Some(stdin),
+            out: VecDeque::new(),
+            close_stdin: false,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            events: events_tx,
+            handlers,
+            running: Running::default(),
+            handler_ops: ops_tx.downgrade(),
+            ops,
+            ops_open: true,
+            stop: Some(stop),
+            resume,
+            flow,
+        },
     };
-    Ok((pid, ops_tx, events, smol::spawn(state.run())))
+    Ok(Started {
+        pid,
+        ops: ops_tx,
+        stop: stop_tx,
+        events,
+        resume: resume_tx,
+        task: smol::spawn(state.run()),
+    })
 }
 
 struct Driver {
     driven: Driven<channel::Sender<Reply>>,
+    io: Io,
+}
+
+/// The task's I/O: the agent's process and pipes, and the channels to the application.
+struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
-    writes: Option<channel::Sender<Vec<u8>>>,
+    exited: Option<std::process::ExitStatus>,
+    stdin: Option<ChildStdin>,
+    /// Bytes waiting for the agent's stdin, written as it takes them.
+    out: VecDeque<u8>,
+    /// Close stdin once `out` is written (a shutdown).
+    close_stdin: bool,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
     events: channel::Sender<ClientEvent>,
     ops: channel::Receiver<Op>,
-    exited: Option<std::process::ExitStatus>,
-    kill_at: Option<Instant>,
+    /// Whether the handle may still send operations.
+    ops_open: bool,
+    /// `None` once the handle is gone.
+    stop: Option<channel::Receiver<Duration>>,
+    resume: channel::Receiver<()>,
+    /// Backpressure on events: what the application took (see the module docs).
+    flow: Arc<Flow>,
     /// The application's host handlers, and the ones running.
     handlers: Arc<Mutex<Handlers>>,
     running: Running,
@@ -110,182 +156,224 @@ struct Driver {
 enum Wake {
     Stdout(io::Result<usize>),
     Stderr(io::Result<usize>),
+    Wrote(io::Result<usize>),
     Op(Op),
     OpsClosed,
+    Stop(Option<Duration>),
+    Resume,
     Tick,
-}
-
-async fn read_from<R: smol::io::AsyncRead + Unpin>(
-    pipe: &mut Option<R>,
-    buf: &mut [u8],
-) -> io::Result<usize> {
-    match pipe {
-        Some(p) => p.read(buf).await,
-        None => future::pending().await,
-    }
 }
 
 impl Driver {
     async fn run(mut self) -> io::Result<std::process::ExitStatus> {
         let mut out_buf = vec![0u8; 64 * 1024];
         let mut err_buf = vec![0u8; 16 * 1024];
+        let (driven, io) = (&mut self.driven, &mut self.io);
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
-        self.after(now, ClientInput::Timeout)?;
+        driven.input(now, ClientInput::Timeout, || None, io)?;
         loop {
-            if let Some(status) = self.exited {
-                if self.stdout.is_none() && self.stderr.is_none() {
+            if let Some(status) = io.exited {
+                if io.stdout.is_none() && io.stderr.is_none() {
                     // Ops still queued would keep their callers waiting: the channel outlives
                     // this task while the Agent holds a sender. Close it and drop them.
-                    self.ops.close();
-                    while self.ops.try_recv().is_ok() {}
+                    io.ops.close();
+                    while io.ops.try_recv().is_ok() {}
                     return Ok(status);
                 }
             }
-            let now = Instant::now();
-            let mut deadline = self.driven.client.poll_timeout();
-            if self.stdout.is_none() || self.driven.client.is_closed() || self.kill_at.is_some() {
-                deadline = Some(deadline.map_or(now + REAP_TICK, |d| d.min(now + REAP_TICK)));
+            if io.close_stdin && io.out.is_empty() {
+                io.stdin = None;
             }
-            let input = {
-                let stdout =
-                    async { Wake::Stdout(read_from(&mut self.stdout, &mut out_buf).await) };
-                let stderr =
-                    async { Wake::Stderr(read_from(&mut self.stderr, &mut err_buf).await) };
-                let ops = async {
-                    match self.ops.recv().await {
-                        Ok(op) => Wake::Op(op),
-                        Err(_) => Wake::OpsClosed,
-                    }
-                };
-                let tick = async {
-                    match deadline {
-                        Some(d) => {
-                            smol::Timer::at(d).await;
-                            Wake::Tick
-                        }
-                        None => future::pending().await,
-                    }
-                };
-                future::or(future::or(stdout, stderr), future::or(ops, tick)).await
-            };
+            let held = driven.hold_stdout(&io.flow);
+            let now = Instant::now();
+            let deadline = driven.deadline(now, io.stdout.is_some());
+            let take_ops =
+                io.ops_open && io.out.len() + driven.client.held_bytes() < WRITE_BACKLOG_BYTES;
+            let input = io
+                .wait(held, take_ops, deadline, &mut out_buf, &mut err_buf)
+                .await;
             let now = Instant::now();
             match input {
                 Wake::Stdout(Ok(0)) | Wake::Stdout(Err(_)) => {
-                    self.stdout = None;
-                    self.after(now, ClientInput::StdoutEnd)?;
+                    io.stdout = None;
+                    driven.input(now, ClientInput::StdoutEnd, || None, io)?;
                 }
                 Wake::Stdout(Ok(n)) => {
-                    self.after(now, ClientInput::stdout(&out_buf[..n]))?;
+                    driven.input(now, ClientInput::stdout(&out_buf[..n]), || None, io)?;
                 }
-                Wake::Stderr(Ok(0)) | Wake::Stderr(Err(_)) => self.stderr = None,
+                Wake::Stderr(Ok(0)) | Wake::Stderr(Err(_)) => io.stderr = None,
                 Wake::Stderr(Ok(n)) => {
-                    self.after(now, ClientInput::stderr(&err_buf[..n]))?;
+                    driven.input(now, ClientInput::stderr(&err_buf[..n]), || None, io)?;
                 }
-                Wake::Op(op) => self.op(now, op)?,
+                Wake::Wrote(Ok(n)) => {
+                    io.out.drain(..n);
+                }
+                Wake::Wrote(Err(_)) => {
+                    // The agent closed its stdin: it is ending; its exit closes the session.
+                    io.out.clear();
+                    io.stdin = None;
+                }
+                Wake::Op(op) => driven.op(now, op, io)?,
                 Wake::OpsClosed => {
+                    io.ops_open = false;
+                    driven.stop(now, Duration::ZERO, io);
+                }
+                Wake::Stop(None) => {
                     // The Agent handle is gone: stop the agent.
-                    self.writes = None;
-                    self.kill_at.get_or_insert(now);
+                    io.stop = None;
+                    driven.stop(now, Duration::ZERO, io);
                 }
-                Wake::Tick => {}
+                Wake::Stop(Some(grace)) => driven.stop(now, grace, io),
+                Wake::Resume | Wake::Tick => {}
             }
-            if self.driven.client.poll_timeout().is_some_and(|t| t <= now) {
-                self.after(now, ClientInput::Timeout)?;
-            }
-            self.reap(now)?;
+            driven.timers(now, io)?;
+            driven.reap(now, io)?;
         }
     }
+}
 
-    fn op(&mut self, now: Instant, op: Op) -> io::Result<()> {
-        match op {
-            Op::Call { call, wait, reply } => {
-                let mut waiter = None;
-                let result = self.handle(now, ClientInput::Call(call), || {
-                    wait.then(|| {
-                        let (tx, rx) = channel::bounded(1);
-                        waiter = Some(rx);
-                        tx
-                    })
-                })?;
-                let _ = reply.try_send((result, waiter));
-                Ok(())
-            }
-            Op::Shutdown { grace } => {
-                self.writes = None;
-                self.kill_at.get_or_insert(now + grace);
-                Ok(())
-            }
-            Op::Finished { key, call } => {
-                // The task is ending on its own: let it, rather than cancel it.
-                if let Some(task) = self.running.finished(&key) {
-                    task.detach();
-                }
-                match call {
-                    Some(call) => self.after(now, ClientInput::Call(call)),
-                    None => Ok(()),
-                }
-            }
-        }
-    }
-
-    fn reap(&mut self, now: Instant) -> io::Result<()> {
-        if self.exited.is_none() {
-            if self.kill_at.is_some_and(|t| now >= t) {
-                let _ = self.child.kill();
-            }
-            if let Some(status) = self.child.try_status()? {
-                self.exited = Some(status);
-                let status = status.into();
-                self.after(now, ClientInput::exit(status))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// After an input: records it with the work it produced, then does the work in order.
-    fn after(&mut self, now: Instant, input: ClientInput<'_>) -> io::Result<()> {
-        self.handle(now, input, || None).map(drop)
-    }
-
-    /// Hands in an input (recorded when recording) and performs the work it gave, in order.
-    fn handle(
+impl Io {
+    /// Waits for what comes first: stdout (unless `held`), stderr, room in the agent's stdin
+    /// for what waits for it, an operation (when `take_ops`), a stop, a resume, the deadline.
+    async fn wait(
         &mut self,
-        now: Instant,
-        input: ClientInput<'_>,
-        waiter: impl FnOnce() -> Option<channel::Sender<crate::Reply>>,
-    ) -> io::Result<CallResult> {
-        let (result, recorded, work) = self.driven.handle(now, input, waiter);
-        if let Some(file) = &mut self.recording {
-            use std::io::Write as _;
-            file.write_all(&recorded)?;
-        }
-        for item in work {
-            match item {
-                Work::Write(bytes) => {
-                    if let Some(writes) = &self.writes {
-                        let _ = writes.try_send(bytes);
-                    }
-                }
-                Work::StopAgent => {
-                    let _ = self.child.kill();
-                }
-                Work::Event(event) => {
-                    let event = handlers::dispatch(
-                        &mut self.running,
-                        &self.handlers,
-                        &self.handler_ops,
-                        event,
-                    );
-                    if let Some(event) = event {
-                        let _ = self.events.try_send(event);
-                    }
-                }
-                Work::Answer(waiter, answer) => {
-                    let _ = waiter.try_send(answer);
-                }
+        held: bool,
+        take_ops: bool,
+        deadline: Option<Instant>,
+        out_buf: &mut [u8],
+        err_buf: &mut [u8],
+    ) -> Wake {
+        let Io {
+            stdin,
+            out,
+            stdout,
+            stderr,
+            ops,
+            stop,
+            resume,
+            ..
+        } = self;
+        let stdout = async {
+            match stdout {
+                Some(pipe) if !held => Wake::Stdout(pipe.read(out_buf).await),
+                _ => future::pending().await,
             }
+        };
+        let stderr = async {
+            match stderr {
+                Some(pipe) => Wake::Stderr(pipe.read(err_buf).await),
+                None => future::pending().await,
+            }
+        };
+        let write = async {
+            match stdin {
+                // A write that loses the race has written nothing: the pipe is written only
+                // when it is ready.
+                Some(pipe) if !out.is_empty() => Wake::Wrote(pipe.write(out.as_slices().0).await),
+                _ => future::pending().await,
+            }
+        };
+        let ops = async {
+            if !take_ops {
+                return future::pending().await;
+            }
+            match ops.recv().await {
+                Ok(op) => Wake::Op(op),
+                Err(_) => Wake::OpsClosed,
+            }
+        };
+        let control = async {
+            let resume = async {
+                match resume.recv().await {
+                    Ok(()) => Wake::Resume,
+                    Err(_) => future::pending().await,
+                }
+            };
+            let stop = async {
+                match stop {
+                    Some(stop) => Wake::Stop(stop.recv().await.ok()),
+                    None => future::pending().await,
+                }
+            };
+            future::or(stop, resume).await
+        };
+        let tick = async {
+            match deadline {
+                Some(d) => {
+                    smol::Timer::at(d).await;
+                    Wake::Tick
+                }
+                None => future::pending().await,
+            }
+        };
+        future::or(
+            future::or(future::or(stdout, stderr), future::or(write, ops)),
+            future::or(control, tick),
+        )
+        .await
+    }
+}
+
+impl Plumbing for Io {
+    type Waiter = channel::Sender<Reply>;
+    type WaitEnd = Waiter;
+    type Reply = channel::Sender<Replied<Waiter>>;
+    type Error = io::Error;
+
+    fn write(&mut self, bytes: Vec<u8>) {
+        if self.stdin.is_some() && !self.close_stdin {
+            self.out.extend(bytes);
         }
-        Ok(result)
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+    }
+
+    fn event(&mut self, event: ClientEvent) -> bool {
+        let event = handlers::dispatch(&mut self.running, &self.handlers, &self.handler_ops, event);
+        event.is_some_and(|event| self.events.try_send(event).is_ok())
+    }
+
+    fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
+        let _ = waiter.try_send(answer);
+    }
+
+    fn waiter(&mut self) -> (Self::Waiter, Waiter) {
+        channel::bounded(1)
+    }
+
+    fn reply(&mut self, reply: Self::Reply, replied: Replied<Waiter>) {
+        let _ = reply.try_send(replied);
+    }
+
+    fn finished(&mut self, key: &RequestKey) {
+        // The task is ending on its own: let it, rather than cancel it.
+        if let Some(task) = self.running.finished(key) {
+            task.detach();
+        }
+    }
+
+    fn close_stdin(&mut self, grace: Duration) {
+        // What is queued is still written, unless there is no time for it.
+        self.close_stdin = true;
+        if grace.is_zero() {
+            self.out.clear();
+        }
+    }
+
+    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
+        use std::io::Write as _;
+        match &mut self.recording {
+            Some(file) => file.write_all(transcript),
+            None => Ok(()),
+        }
+    }
+
+    fn try_exit(&mut self) -> io::Result<Option<ExitStatus>> {
+        let status = self.child.try_status()?;
+        self.exited = self.exited.or(status);
+        Ok(status.map(Into::into))
     }
 }

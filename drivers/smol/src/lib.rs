@@ -2,9 +2,30 @@
 //!
 //! The async driver: spawns an agent (`<agent> --mode rpc`) and runs a
 //! [`musewire_core::client::Client`] in a task on smol's executor, offering its operations as
-//! async methods and its events as a channel. Like the blocking driver it holds no protocol
-//! rule: it reads the agent's pipes, hands bytes in, performs the actions the core asks for,
-//! and sleeps until the next input or the core's next timeout.
+//! async methods and its events as a stream ([`Events`]). Like the blocking driver it holds
+//! no protocol rule: it reads the agent's pipes, hands bytes in, performs the actions the
+//! core asks for, and sleeps until the next input or the core's next timeout.
+//!
+//! # Bounded queues (issue 13 item 3)
+//! Memory stays bounded whichever side is slow:
+//! - **Events the application does not take.** Once the driver has read [`BACKLOG_BYTES`]
+//!   (2 MiB) of the agent's stdout past the last event the application took, it stops
+//!   reading stdout until an event is taken: the agent's pipe fills and the agent waits. A
+//!   call's answer is never held behind them: while a caller awaits an answer (any method that
+//!   returns the response's data, or [`AgentProcess::messages`]), the driver reads on, and
+//!   the answer goes to the caller, not to the events. So awaiting a call without reading
+//!   events never deadlocks; the events read meanwhile wait for the application.
+//! - **Writes the agent does not take.** Once [`WRITE_BACKLOG_BYTES`] (1 MiB, counting lines
+//!   held until the agent is ready) wait for the agent's stdin, the driver takes no more
+//!   operations: a call then waits (its future is pending) until the agent reads, and at most
+//!   [`OPS_QUEUE`] operations wait in the queue beyond that. When the agent ends, a waiting
+//!   call fails with [`CallError::Ended`]. One operation's own bytes may go past the bound
+//!   (a large prompt is written whole). While a call waits for room, the driver reads the
+//!   agent's stdout on (as for a call awaiting its answer), so an agent that stops reading
+//!   until its output is read cannot deadlock an application that is not reading events.
+//! - The agent's stdout is read 64 KiB at a time; the core bounds a frame (FRAME-02).
+//!
+//! The blocking driver (`musewire-mio`) holds events back the same way.
 //!
 //! ```no_run
 //! use musewire_smol::AgentProcess;
@@ -21,6 +42,7 @@
 //! ```
 
 pub mod acp;
+pub mod agent_stdio;
 mod driver;
 mod handlers;
 
@@ -30,7 +52,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Answer, Answered, Call, CallResult, ClientConfig, ClientEvent, FromAnswer,
+    commands, Answer, Answered, Call, CallResult, ClientConfig, ClientEvent, Flow, FromAnswer,
     HostToolAnswer, Op as CoreOp, Replied, RequestId,
 };
 use musewire_core::wire::{
@@ -40,9 +62,11 @@ use musewire_core::wire::{
 };
 use serde_json::Value;
 use smol::channel;
+use smol::stream::Stream;
 
+pub use driver::{OPS_QUEUE, WRITE_BACKLOG_BYTES};
 pub use handlers::Updates;
-pub use musewire_core::client::CallError;
+pub use musewire_core::client::{CallError, BACKLOG_BYTES};
 
 pub(crate) type Reply = Answer;
 pub(crate) type Waiter = channel::Receiver<Reply>;
@@ -55,7 +79,9 @@ pub(crate) type Op = CoreOp<channel::Sender<Replied<Waiter>>>;
 pub struct AgentProcess {
     pid: u32,
     ops: channel::Sender<Op>,
-    events: channel::Receiver<ClientEvent>,
+    /// Dropping it stops the agent; [`AgentProcess::shutdown`] sends the grace on it.
+    stop: channel::Sender<Duration>,
+    events: Events,
     handlers: Arc<Mutex<handlers::Handlers>>,
     task: Option<smol::Task<io::Result<std::process::ExitStatus>>>,
 }
@@ -85,13 +111,19 @@ impl AgentProcess {
         record: Option<&std::path::Path>,
     ) -> io::Result<AgentProcess> {
         let handlers = Arc::new(Mutex::new(handlers::Handlers::default()));
-        let (pid, ops, events, task) = driver::start(command, config, record, handlers.clone())?;
+        let flow = Arc::new(Flow::default());
+        let started = driver::start(command, config, record, handlers.clone(), flow.clone())?;
         Ok(AgentProcess {
-            pid,
-            ops,
-            events,
+            pid: started.pid,
+            ops: started.ops,
+            stop: started.stop,
+            events: Events {
+                events: Box::pin(started.events),
+                flow,
+                resume: started.resume,
+            },
             handlers,
-            task: Some(task),
+            task: Some(started.task),
         })
     }
 
@@ -109,12 +141,21 @@ impl AgentProcess {
         call: Call,
         wait: bool,
     ) -> Result<(CallResult, Option<Waiter>), CallError> {
+        // While a call waits for room in the operations queue, the driver reads on, whether
+        // or not events are taken: the agent may be stuck writing what the driver would
+        // otherwise hold back, and not read its stdin until that is read.
+        let _waiting = self.events.flow.waiting();
+        self.events.unpause();
         let (reply, answer) = channel::bounded(1);
         self.op(Op::Call { call, wait, reply }).await?;
         answer.recv().await.map_err(|_| CallError::Ended)
     }
 
     async fn request<T: FromAnswer>(&self, call: Call) -> Result<T, CallError> {
+        // While the caller waits, the driver reads on whether or not events are taken, so
+        // that the answer arrives (and the call reaches the agent) however many wait.
+        let _waiting = self.events.flow.waiting();
+        self.events.unpause();
         match self.call_client(call, true).await? {
             (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
             (_, Some(waiter)) => T::from_answer(wait(waiter).await?),
@@ -214,13 +255,15 @@ impl AgentProcess {
         self.request(Call::SetHostUriSchemes(schemes)).await
     }
 
-    /// The next event; `None` once the session has ended and every event was taken.
+    /// The next event; `None` once the session has ended and every event was taken. While
+    /// events are not taken the driver stops reading the agent past [`BACKLOG_BYTES`] (see
+    /// the crate docs).
     pub async fn next_event(&self) -> Option<ClientEvent> {
-        self.events.recv().await.ok()
+        self.events.recv().await
     }
 
-    /// The events as a stream (a clone of the channel's receiving end).
-    pub fn events(&self) -> channel::Receiver<ClientEvent> {
+    /// The events as a stream, to take from another task ([`Events`]).
+    pub fn events(&self) -> Events {
         self.events.clone()
     }
 
@@ -309,7 +352,7 @@ impl AgentProcess {
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
     pub async fn shutdown(mut self, grace: Duration) -> io::Result<std::process::ExitStatus> {
-        let _ = self.op(Op::Shutdown { grace }).await;
+        let _ = self.stop.send(grace).await;
         match self.task.take() {
             Some(task) => task.await,
             None => Err(io::Error::other("already shut down")),
@@ -318,13 +361,85 @@ impl AgentProcess {
 }
 
 impl Drop for AgentProcess {
+    /// The agent is stopped at once: the driver sees its stop channel close.
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
-            let _ = self.ops.try_send(Op::Shutdown {
-                grace: Duration::ZERO,
-            });
             task.detach();
         }
+    }
+}
+
+/// The events of an agent (see [`AgentProcess::events`]): a stream, cloned to take events
+/// from several tasks. Each event taken counts for the backpressure on events.
+pub struct Events {
+    // Pinned for the stream's sake: a receiver is not `Unpin`.
+    events: std::pin::Pin<Box<channel::Receiver<ClientEvent>>>,
+    flow: Arc<Flow>,
+    resume: channel::Sender<()>,
+}
+
+impl Clone for Events {
+    fn clone(&self) -> Self {
+        Events {
+            events: Box::pin(self.events.as_ref().get_ref().clone()),
+            flow: self.flow.clone(),
+            resume: self.resume.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Events")
+            .field("queued", &self.events.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Events {
+    /// The next event; `None` once the session has ended and every event was taken.
+    pub async fn recv(&self) -> Option<ClientEvent> {
+        let event = self.events.recv().await.ok()?;
+        self.took();
+        Some(event)
+    }
+
+    /// How many events wait to be taken.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether no event waits.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    fn took(&self) {
+        if self.flow.took() {
+            let _ = self.resume.try_send(());
+        }
+    }
+
+    fn unpause(&self) {
+        if self.flow.unpause() {
+            let _ = self.resume.try_send(());
+        }
+    }
+}
+
+impl Stream for Events {
+    type Item = ClientEvent;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<ClientEvent>> {
+        let this = self.get_mut();
+        let next = this.events.as_mut().poll_next(cx);
+        if let std::task::Poll::Ready(Some(_)) = &next {
+            this.took();
+        }
+        next
     }
 }
 

@@ -1,19 +1,25 @@
-//! Backpressure on events (issue 14, item 3): when the application stops taking events, the
-//! loop stops reading the agent's stdout once it has read [`BACKLOG_BYTES`] past the last
-//! event taken, so the agent's pipe fills and the agent waits, instead of the events piling up
-//! in memory. Reading goes on while a caller is blocked on a call (its answer must be able to
-//! arrive) and while the agent is being stopped.
+//! Backpressure on events (issue 14 item 3, issue 13 item 3), written once for every driver:
+//! when the application stops taking events, the driver's loop stops reading the agent's
+//! stdout once it has read [`BACKLOG_BYTES`] past the last event taken, so the agent's pipe
+//! fills and the agent waits, instead of the events piling up in memory. Reading goes on
+//! while a caller waits for a call's answer (its answer must be able to arrive: responses
+//! are routed to waiting callers, never held behind the events) and while the agent is being
+//! stopped.
+//!
+//! The application's side counts what it takes in a shared [`Flow`] (atomics only: the core
+//! starts no thread and reads no clock); the loop keeps a [`Backlog`] of what it read and
+//! sent, and asks [`Backlog::pause`] before each read.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 
 /// How many bytes of stdout the loop reads past the last event the application took, while
 /// events it sent wait untaken.
-pub(crate) const BACKLOG_BYTES: u64 = 2 << 20;
+pub const BACKLOG_BYTES: u64 = 2 << 20;
 
 /// What the application's side and the loop share.
 #[derive(Debug, Default)]
-pub(crate) struct Flow {
+pub struct Flow {
     /// Events the application has taken.
     taken: AtomicU64,
     /// Callers blocked on a call.
@@ -24,20 +30,27 @@ pub(crate) struct Flow {
 
 impl Flow {
     /// The application took an event; true when the loop must be woken to read again.
-    pub(crate) fn took(&self) -> bool {
+    pub fn took(&self) -> bool {
         self.taken.fetch_add(1, SeqCst);
-        self.paused.swap(false, SeqCst)
+        self.unpause()
     }
 
-    /// A caller blocks on a call until the guard drops.
-    pub(crate) fn waiting(&self) -> Waiting<'_> {
+    /// A caller blocks on a call until the guard drops. A loop whose calls may wait before
+    /// they reach it (a bounded queue) wakes it when [`Flow::unpause`] says so.
+    pub fn waiting(&self) -> Waiting<'_> {
         self.waiting.fetch_add(1, SeqCst);
         Waiting(self)
+    }
+
+    /// True when the loop had stopped reading and must be woken to look again.
+    pub fn unpause(&self) -> bool {
+        self.paused.swap(false, SeqCst)
     }
 }
 
 /// A caller blocked on a call (see [`Flow::waiting`]).
-pub(crate) struct Waiting<'a>(&'a Flow);
+#[derive(Debug)]
+pub struct Waiting<'a>(&'a Flow);
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
@@ -47,7 +60,7 @@ impl Drop for Waiting<'_> {
 
 /// The loop's count of what it read and sent.
 #[derive(Debug, Default)]
-pub(crate) struct Backlog {
+pub struct Backlog {
     /// Events sent to the application.
     sent: u64,
     /// Bytes of stdout read.
@@ -60,12 +73,12 @@ pub(crate) struct Backlog {
 
 impl Backlog {
     /// `n` bytes of stdout were read.
-    pub(crate) fn read(&mut self, n: usize) {
+    pub fn read(&mut self, n: usize) {
         self.read += n as u64;
     }
 
     /// An event went to the application.
-    pub(crate) fn sent(&mut self) {
+    pub fn sent(&mut self) {
         self.stamps.push_back((self.sent, self.read));
         self.sent += 1;
     }
@@ -87,7 +100,7 @@ impl Backlog {
 
     /// Whether to stop reading stdout now. When it says so the application's next take wakes
     /// the loop (said before a last look, so a take in between is never missed).
-    pub(crate) fn pause(&mut self, flow: &Flow) -> bool {
+    pub fn pause(&mut self, flow: &Flow) -> bool {
         if !self.full(flow) {
             return false;
         }

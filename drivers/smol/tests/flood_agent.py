@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""A fake agent for the smol driver's backpressure tests (issue 13 item 3). The first argument
+picks the behaviour:
+
+  flood N   writes its ready frame, then N bytes of event frames (4 KiB each); answers every
+            command with an empty success at once, between two of them (one writer, so an
+            answer never waits behind more than one frame); the bytes written so far go to
+            the file named by FAKE_PROGRESS every 256 KiB
+  sink      writes its ready frame, then never reads stdin
+  lockstep  writes its ready frame, then event frames for ever, reading stdin (and
+            dropping it) only between two of them: while its stdout is not read, it reads
+            nothing
+"""
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+
+MODE = sys.argv[1]
+out = sys.stdout.buffer
+
+
+def send(frame):
+    out.write(json.dumps(frame).encode() + b"\n")
+    out.flush()
+
+
+send({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1]})
+
+if MODE == "sink":
+    while True:
+        time.sleep(60)
+
+if MODE == "lockstep":
+    import select
+
+    frame = (json.dumps({"type": "flood", "pad": "x" * 4000}) + "\n").encode()
+    while True:
+        ready, _, _ = select.select([0], [], [], 0)
+        if ready and not os.read(0, 65536):
+            sys.exit(0)
+        out.write(frame)
+        out.flush()
+
+commands = queue.Queue()
+
+
+def read():
+    for line in sys.stdin.buffer:
+        commands.put(json.loads(line))
+    commands.put(None)
+
+
+threading.Thread(target=read, daemon=True).start()
+total = int(sys.argv[2])
+progress = os.environ.get("FAKE_PROGRESS")
+frame = (json.dumps({"type": "flood", "pad": "x" * 4000}) + "\n").encode()
+written = 0
+while written < total:
+    while not commands.empty():
+        command = commands.get()
+        if command is None:
+            sys.exit(0)
+        answer = {"type": "response", "command": command["type"], "success": True}
+        if "id" in command:
+            answer["id"] = command["id"]
+        send(answer)
+    out.write(frame)
+    out.flush()
+    written += len(frame)
+    if progress and written % (256 * 1024) < len(frame):
+        with open(progress + ".tmp", "w") as f:
+            f.write(str(written))
+        os.replace(progress + ".tmp", progress)
+while True:
+    command = commands.get()
+    if command is None:
+        break
+    answer = {"type": "response", "command": command["type"], "success": True}
+    if "id" in command:
+        answer["id"] = command["id"]
+    send(answer)
