@@ -7,6 +7,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::{Answered, ClientError, CommandFailure};
+use crate::output::{OutputErrorCode, ReadResult};
 use crate::wire::{
     AgentMessage, BashData, MessagesPageData, PromptData, ResponseData, SessionState, TodosData,
 };
@@ -29,6 +30,17 @@ pub enum CallError {
     /// The agent answered with data of another shape than the command's.
     #[error("unexpected answer: {0}")]
     Unexpected(String),
+}
+
+impl CallError {
+    /// The typed code of a failed `read_output` (OUT-10): see
+    /// [`CommandFailure::output_code`].
+    pub fn output_code(&self) -> Option<OutputErrorCode> {
+        match self {
+            CallError::Failed(failure) => failure.output_code(),
+            _ => None,
+        }
+    }
 }
 
 impl From<CommandFailure> for CallError {
@@ -108,4 +120,5 @@ from_data! {
     BashData => Bash,
     MessagesPageData => MessagesPage,
     TodosData => Todos,
+    ReadResult => ReadOutput,
 }

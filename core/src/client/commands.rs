@@ -3,7 +3,10 @@
 
 use serde_json::Value;
 
-use crate::wire::{Bash, Command, GetMessagesPage, MessageArgs, NoArgs, Prompt, SetTodos};
+use crate::output::ReadParams;
+use crate::wire::{
+    Bash, Command, GetMessagesPage, MessageArgs, NoArgs, Prompt, ReadOutput, SetTodos,
+};
 
 /// `prompt {message}`: acknowledged at once, the turn streams as events (CALL-03).
 pub fn prompt(message: &str) -> Command {
@@ -67,5 +70,18 @@ pub fn messages_page(cursor: Option<&str>, limit: Option<u32>) -> Command {
         cursor: cursor.map(str::to_owned),
         limit: limit.map(u64::from),
         ..GetMessagesPage::default()
+    })
+}
+
+/// `read_output {sessionId, itemId, outputRef, offsetBytes, lengthBytes}`: one page of a stored
+/// output (OUT-10, ours; sent only to an agent that offers it).
+pub fn read_output(params: &ReadParams) -> Command {
+    Command::ReadOutput(ReadOutput {
+        session_id: params.session_id.clone(),
+        item_id: params.item_id.clone(),
+        output_ref: params.output_ref.as_str().to_owned(),
+        offset_bytes: params.offset_bytes,
+        length_bytes: Some(params.length_bytes),
+        ..ReadOutput::default()
     })
 }

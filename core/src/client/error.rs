@@ -25,6 +25,16 @@ pub enum ClientError {
     /// A command that is not a JSON object with a string `type`.
     #[error("a command must be a JSON object with a string \"type\"")]
     InvalidCommand,
+    /// A `read_output` to an agent whose ready frame did not offer it (OUT-10): omp, pi, an
+    /// agent with no ready frame, or a session not ready yet.
+    #[error(
+        "the agent does not serve read_output: its ready frame offered no readOutput (OUT-10)"
+    )]
+    ReadOutputNotOffered,
+    /// A `read_output` whose params the agent would refuse (OUT-03, OUT-09, or over the
+    /// offer's `maxLengthBytes`).
+    #[error("invalid read_output: {0}")]
+    InvalidReadOutput(crate::output::OutputError),
 }
 
 /// How the agent process ended, as the driver saw it.

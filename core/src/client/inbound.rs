@@ -158,6 +158,7 @@ impl Client {
             offer.max_frame_bytes,
             offer.max_reassembled_frame_bytes,
         );
+        self.read_output = super::output::offer(&ready);
         self.event(ClientEvent::Frame { frame: ready });
         if offer.v2 && acceptable && self.config.negotiate_v2 {
             self.phase = Phase::Negotiating {

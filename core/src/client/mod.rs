@@ -39,6 +39,7 @@ pub mod commands;
 mod config;
 mod driven;
 mod error;
+mod fetch;
 mod flow;
 mod front;
 #[cfg(feature = "fuzzing")]
@@ -48,6 +49,7 @@ mod host;
 mod inbound;
 mod input;
 mod limits;
+mod output;
 mod record;
 mod requests;
 
@@ -60,6 +62,7 @@ pub use call::{Call, CallResult};
 pub use config::ClientConfig;
 pub use driven::{Answer, Answered, Driven, Plumbing, Work, REAP_TICK};
 pub use error::{ClientError, ExitStatus, SessionError};
+pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
 pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};
 pub use front::{
     tool_answer, ui_answer, uri_answer, Handlers, HostRequest, HostToolAnswer, Op, Replied,
@@ -68,6 +71,7 @@ pub use front::{
 pub use history::HISTORY_PAGE_LIMIT;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 pub use input::Input;
+pub use output::READ_OUTPUT_VERSION;
 pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};
 pub use requests::HostRequestKind;
 
@@ -135,6 +139,8 @@ pub struct Client {
     actions: VecDeque<Action>,
     /// What the agent's ready frame says it takes (HOST-09).
     agent_limits: limits::AgentLimits,
+    /// The ready frame's `readOutput` offer (OUT-10).
+    read_output: Option<crate::wire::ReadOutputOffer>,
 }
 
 /// How many acknowledged prompts stay open to a late `prompt_result` or failure.
@@ -159,6 +165,7 @@ impl Client {
             stderr_tail: Vec::new(),
             actions: VecDeque::new(),
             agent_limits: limits::AgentLimits::default(),
+            read_output: None,
             config,
         };
         client.restart(now);
@@ -181,6 +188,7 @@ impl Client {
         });
         self.protocol = ProtocolVersion::V1;
         self.agent_limits = limits::AgentLimits::default();
+        self.read_output = None;
         self.streaming = false;
         self.stderr_tail.clear();
         self.phase = if self.config.expect_ready && !self.config.observe {
@@ -226,7 +234,8 @@ impl Client {
     /// Sends a command, typed by the wire model; a command this version does not know goes as
     /// [`Command::other`] (CALL-06). Sent at once (CALL-05), or held until the session is
     /// ready. The response arrives as [`ClientEvent::Response`] with the returned id (CALL-01),
-    /// its data typed by the command.
+    /// its data typed by the command. A `read_output` is refused unless the agent offered it
+    /// (OUT-10): before the session is ready the offer is not known, so it is refused then too.
     pub fn send(&mut self, now: Instant, command: Command) -> Result<RequestId, ClientError> {
         let _ = now;
         if self.phase == Phase::Closed {
@@ -240,6 +249,7 @@ impl Client {
                 return Err(ClientError::StreamingBehaviorRequired);
             }
         }
+        self.check_read_output(&command)?;
         Ok(self.request(command, Purpose::App))
     }
 

@@ -55,8 +55,11 @@
 //! assert_eq!(whole, stored);
 //! ```
 
+mod code;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+
+pub use code::OutputErrorCode;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Number, Value};
 
 use super::codec::{boxed_hooks, wire_enum, wire_struct, BoxedHooks};
+use crate::output::StoredOutput;
 
 wire_struct! {
     /// `{type:"text", text, textSignature?}`.
@@ -395,7 +396,41 @@ wire_struct! {
     }
 }
 
+wire_struct! {
+    /// What musewire reads of a tool result's `details` (the rest is the tool's own, kept in
+    /// `extra`): the stored output a spilled result names (OUT-02; `details.storedOutput`).
+    pub struct ToolResultDetails {
+        /// Where the full result was stored, when it was spilled.
+        opt stored_output: StoredOutput = "storedOutput",
+    }
+}
+
+impl ToolResultDetails {
+    /// Reads `details` (`None` when it is not an object of this shape: a tool's own details
+    /// may be anything).
+    pub fn from_details(details: &Value) -> Option<Self> {
+        Self::deserialize(details).ok()
+    }
+}
+
+/// The stored output named by `details.storedOutput`, when there is one of the right shape.
+fn stored_output(details: Option<&Value>) -> Option<StoredOutput> {
+    ToolResultDetails::from_details(details?)?.stored_output
+}
+
+impl ToolResultMessage {
+    /// The stored output this result was spilled to (OUT-02, OUT-08: the history keeps it).
+    pub fn stored_output(&self) -> Option<StoredOutput> {
+        stored_output(self.details.as_ref())
+    }
+}
+
 impl ToolResult {
+    /// The stored output this result was spilled to (OUT-02), from `details.storedOutput`.
+    pub fn stored_output(&self) -> Option<StoredOutput> {
+        stored_output(self.details.as_ref())
+    }
+
     /// A result of one text block.
     pub fn text(text: impl Into<String>) -> Self {
         ToolResult {

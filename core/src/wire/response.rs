@@ -10,6 +10,7 @@ use serde_json::{Map, Number, Value};
 use super::codec::{self, wire_struct, KeySeed, Prefix};
 use super::event::CompactionResult;
 use super::message::AgentMessage;
+use crate::output::ReadResult;
 
 /// The machine-readable reason of a failure (`code`, CALL-08): match on this, never on the
 /// message text.
@@ -486,6 +487,8 @@ pub enum ResponseData {
     LoginProviders(LoginProvidersData),
     /// `login`.
     Login(LoginData),
+    /// `read_output`: one page of a stored output (OUT-04, OUT-10).
+    ReadOutput(ReadResult),
     /// Data of a command without a typed payload (or of a failure), as sent.
     Other(Value),
 }
@@ -539,6 +542,7 @@ impl<'de> DeserializeSeed<'de> for DataSeed<'_> {
             "get_messages_page" => typed!(MessagesPage),
             "get_login_providers" => typed!(LoginProviders),
             "login" => typed!(Login),
+            "read_output" => typed!(ReadOutput),
             _ => R::Other(Value::deserialize(d)?),
         })
     }
@@ -583,6 +587,7 @@ impl Serialize for ResponseData {
             R::MessagesPage(v) => v.serialize(s),
             R::LoginProviders(v) => v.serialize(s),
             R::Login(v) => v.serialize(s),
+            R::ReadOutput(v) => v.serialize(s),
             R::Other(v) => v.serialize(s),
         }
     }
