@@ -10,6 +10,7 @@ mod agent_command;
 mod blocks_cmd;
 mod decode_cmd;
 mod encode_cmd;
+mod fetch_output_cmd;
 mod messages_cmd;
 mod output;
 mod prompt_cmd;
@@ -41,6 +42,10 @@ enum Command {
     Prompt(prompt_cmd::PromptArgs),
     /// Read an agent's whole history (paged, with its fallback) and write it as JSONL.
     Messages(messages_cmd::MessagesArgs),
+    /// Fetch one stored output (a spilled tool result) whole into a file, page by page
+    /// through `read_output`; `--session PATH` switches a restarted agent to its session
+    /// first.
+    FetchOutput(fetch_output_cmd::FetchOutputArgs),
     /// Replay transcripts through the core and report mismatches (exit 1 on any).
     Replay(replay_cmd::ReplayArgs),
     /// Stand between a host and an agent: forward every byte, record the session as a
@@ -63,6 +68,7 @@ fn main() -> ExitCode {
         Command::Agent(args) => agent_cmd::run(args),
         Command::Acp(args) => acp_cmd::run(args),
         Command::Messages(args) => messages_cmd::run(args),
+        Command::FetchOutput(args) => fetch_output_cmd::run(args),
         Command::Replay(args) => replay_cmd::run(args),
         Command::Tap(args) => tap_cmd::run(args),
     }

@@ -5,6 +5,7 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
+use musewire_core::output::{Availability, StoredOutput};
 use musewire_core::wire::{
     AgentEvent, AgentFrame, ContentBlock, HostToolDefinition, HostUriResult, ToolResult, UiRequest,
     UiResponse,
@@ -189,10 +190,12 @@ impl Screen {
             }
             AgentEvent::ToolExecutionEnd(end) => {
                 // The result is the tool's own (`{content, details?}`), kept as sent.
-                let text = end
+                let result = end
                     .result
                     .clone()
-                    .and_then(|r| serde_json::from_value::<ToolResult>(r).ok())
+                    .and_then(|r| serde_json::from_value::<ToolResult>(r).ok());
+                let text = result
+                    .as_ref()
                     .map(|r| {
                         r.content
                             .iter()
@@ -214,9 +217,50 @@ impl Screen {
                     end.tool_name,
                     shorten(text.trim(), 200)
                 ));
+                // A spilled result names where its whole text was stored (OUT-02).
+                if let Some(stored) = result.as_ref().and_then(ToolResult::stored_output) {
+                    self.note(&stored_output_line(&stored));
+                }
             }
             _ => {}
         }
+    }
+}
+
+/// The line that says where a spilled tool result was stored and how to fetch it whole (issue
+/// 11 item 6).
+fn stored_output_line(stored: &StoredOutput) -> String {
+    let availability = match stored.availability {
+        Availability::Available => String::new(),
+        other => format!(
+            " ({})",
+            serde_json::to_value(other)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        ),
+    };
+    format!(
+        "  full output stored as {} ({} bytes, {}){availability}; fetch it with: musewire \
+         fetch-output --session-id {} --item-id {} --output-ref {} --byte-len {} -o FILE",
+        stored.output_ref,
+        stored.byte_len,
+        stored.media_type,
+        shell_word(&stored.session_id),
+        shell_word(&stored.item_id),
+        stored.output_ref,
+        stored.byte_len,
+    )
+}
+
+/// `text` as one shell word: as it is when it is made of safe characters, single-quoted
+/// otherwise.
+fn shell_word(text: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_.:/@+=,".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

@@ -29,9 +29,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Answer, Call, CallResult, ClientConfig, ClientEvent, FromAnswer, HostToolAnswer,
-    Op as CoreOp, Replied, RequestId,
+    commands, Answer, Call, CallResult, ClientConfig, ClientEvent, FetchError, FetchProgress,
+    Fetched, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
 };
+use musewire_core::output::{ReadParams, ReadResult};
 use musewire_core::wire::{
     AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
     HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
@@ -236,6 +237,36 @@ impl AgentProcess {
     /// The agent's state (`get_state`).
     pub fn get_state(&self, timeout: Duration) -> Result<SessionState, CallError> {
         self.request(Call::Send(commands::get_state()), timeout)
+    }
+
+    /// One page of a stored output (`read_output`, OUT-10): refused
+    /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before the
+    /// session is ready; a failed read's code is [`CallError::output_code`].
+    pub fn read_output(
+        &self,
+        params: &ReadParams,
+        timeout: Duration,
+    ) -> Result<ReadResult, CallError> {
+        self.request(Call::Send(commands::read_output(params)), timeout)
+    }
+
+    /// Fetches a whole stored output (OUT-04, OUT-10) page by page, each page waiting up to
+    /// `timeout`: each page's bytes go to `sink` with the progress as they come (the output is
+    /// never held whole). The walk and its checks are the core's ([`OutputFetch`]). Call it
+    /// once the session is ready (the `Ready` event, or after any answered call).
+    pub fn fetch_output<S>(
+        &self,
+        mut fetch: OutputFetch,
+        sink: &mut S,
+        timeout: Duration,
+    ) -> Result<Fetched, FetchError>
+    where
+        S: FnMut(&[u8], FetchProgress) -> io::Result<()> + ?Sized,
+    {
+        while let Some(call) = fetch.next_call() {
+            fetch.page(self.request(call, timeout), sink)?;
+        }
+        Ok(fetch.finish())
     }
 
     /// Starts reading the whole history and returns at once: `HistoryProgress` events follow

@@ -52,9 +52,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Answer, Answered, Call, CallResult, ClientConfig, ClientEvent, Flow, FromAnswer,
-    HostToolAnswer, Op as CoreOp, Replied, RequestId,
+    commands, Answer, Answered, Call, CallResult, ClientConfig, ClientEvent, FetchError,
+    FetchProgress, Fetched, Flow, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied,
+    RequestId,
 };
+use musewire_core::output::{ReadParams, ReadResult};
 use musewire_core::wire::{
     AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
     HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
@@ -232,6 +234,32 @@ impl AgentProcess {
     /// The agent's state (`get_state`).
     pub async fn get_state(&self) -> Result<SessionState, CallError> {
         self.request(Call::Send(commands::get_state())).await
+    }
+
+    /// One page of a stored output (`read_output`, OUT-10): refused
+    /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before the
+    /// session is ready; a failed read's code is [`CallError::output_code`].
+    pub async fn read_output(&self, params: &ReadParams) -> Result<ReadResult, CallError> {
+        self.request(Call::Send(commands::read_output(params)))
+            .await
+    }
+
+    /// Fetches a whole stored output (OUT-04, OUT-10) page by page: each page's bytes go to
+    /// `sink` with the progress as they come (the output is never held whole). The walk and
+    /// its checks are the core's ([`OutputFetch`]). Call it once the session is ready (the
+    /// `Ready` event, or after any answered call).
+    pub async fn fetch_output<S>(
+        &self,
+        mut fetch: OutputFetch,
+        sink: &mut S,
+    ) -> Result<Fetched, FetchError>
+    where
+        S: FnMut(&[u8], FetchProgress) -> io::Result<()> + ?Sized,
+    {
+        while let Some(call) = fetch.next_call() {
+            fetch.page(self.request(call).await, sink)?;
+        }
+        Ok(fetch.finish())
     }
 
     /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).

@@ -1,0 +1,355 @@
+//! `musewire fetch-output` and the stored-output line of `musewire prompt` (issue 11 items 4
+//! and 6; OUT-10, ours), against `output_agent.py`, a stand-in agent that serves one stored
+//! output with `read_output` in pages shorter than asked.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const REF: &str = "out-0a1b2c3d4e5f6071";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("musewire-fetch-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// 300,000 bytes of every byte value, in an order that is not periodic in the page size.
+fn data(dir: &Path) -> (PathBuf, Vec<u8>) {
+    let mut x: u32 = 12345;
+    let bytes: Vec<u8> = (0..300_000)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (x >> 16) as u8
+        })
+        .collect();
+    let path = dir.join("data.bin");
+    std::fs::write(&path, &bytes).unwrap();
+    (path, bytes)
+}
+
+fn agent(mode: &str, data: &Path) -> Vec<String> {
+    vec![
+        "python3".into(),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/output_agent.py").into(),
+        mode.into(),
+        data.display().to_string(),
+    ]
+}
+
+fn fetch(args: &[&str], agent: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_musewire"))
+        .arg("fetch-output")
+        .args(args)
+        .arg("--")
+        .args(agent)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn out_10_fetch_output_writes_the_output_byte_for_byte_into_a_0600_file() {
+    let dir = scratch("whole");
+    let (data, bytes) = data(&dir);
+    let file = dir.join("got.bin");
+    let out = fetch(
+        &[
+            "--session-id",
+            "s-1",
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            REF,
+            "--byte-len",
+            "300000",
+            "--page-bytes",
+            "10000",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &agent("serve", &data),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&file).unwrap(), bytes, "the output exactly");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // Not a terminal: no bar, one plain line. The agent's pages were 1 to 3 bytes short of
+    // the 10,000 asked (advancing by byteLen, OUT-04), so more than 30 pages.
+    let text = stderr(&out);
+    assert!(
+        text.starts_with("musewire fetch-output: 300000 bytes in "),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "{text:?}");
+    let pages: u64 = text
+        .split(" bytes in ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(pages > 30, "{pages}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn out_10_fetch_output_to_stdout_without_a_file() {
+    let dir = scratch("stdout");
+    let (data, bytes) = data(&dir);
+    let out = fetch(
+        &[
+            "--session-id",
+            "s-1",
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            REF,
+        ],
+        &agent("serve", &data),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, bytes);
+}
+
+#[test]
+fn out_10_fetch_output_never_writes_through_a_symlink_or_over_a_file() {
+    let dir = scratch("symlink");
+    let (data, _) = data(&dir);
+    // A symlink to a file that exists, and one to a file that does not (yet).
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let dangling = dir.join("dangling");
+    let nowhere = dir.join("nowhere");
+    std::os::unix::fs::symlink(&nowhere, &dangling).unwrap();
+    let existing = dir.join("existing");
+    std::fs::write(&existing, b"mine").unwrap();
+    for target in [&link, &dangling, &existing] {
+        let out = fetch(
+            &[
+                "--session-id",
+                "s-1",
+                "--item-id",
+                "call-1",
+                "--output-ref",
+                REF,
+                "-o",
+                target.to_str().unwrap(),
+            ],
+            &agent("serve", &data),
+        );
+        assert!(!out.status.success(), "{}", target.display());
+        assert!(stderr(&out).contains("not overwritten"), "{}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    assert!(
+        !nowhere.exists(),
+        "nothing created through the dangling link"
+    );
+    assert_eq!(std::fs::read(&existing).unwrap(), b"mine");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn out_10_fetch_output_from_an_agent_that_does_not_offer_it_fails_and_leaves_no_file() {
+    let dir = scratch("nooffer");
+    let (data, _) = data(&dir);
+    let file = dir.join("got.bin");
+    let out = fetch(
+        &[
+            "--session-id",
+            "s-1",
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            REF,
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &agent("nooffer", &data),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("does not serve read_output"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("OUT-10"), "{}", stderr(&out));
+    assert!(!file.exists(), "no partial file left");
+}
+
+#[test]
+fn out_09_fetch_output_refuses_a_page_at_the_wrong_offset_and_leaves_no_file() {
+    let dir = scratch("liar");
+    let (data, _) = data(&dir);
+    let file = dir.join("got.bin");
+    let out = fetch(
+        &[
+            "--session-id",
+            "s-1",
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            REF,
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &agent("liar", &data),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("a page refused: the page starts at"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!file.exists(), "no partial file left");
+}
+
+#[test]
+fn out_07_fetch_output_reports_the_agents_failure_code() {
+    let dir = scratch("foreign");
+    let (data, _) = data(&dir);
+    let file = dir.join("got.bin");
+    let out = fetch(
+        &[
+            "--session-id",
+            "s-1",
+            "--item-id",
+            "call-2",
+            "--output-ref",
+            REF,
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &agent("serve", &data),
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("(foreign)"), "{}", stderr(&out));
+    assert!(!file.exists());
+    // A path is refused as such before anything starts (OUT-09): a usage error.
+    let out = fetch(
+        &[
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            "../secret",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &agent("serve", &data),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a path, not an output reference"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!file.exists());
+}
+
+#[test]
+fn out_08_fetch_output_switches_a_restarted_agent_to_the_session_first() {
+    let dir = scratch("session");
+    let (data, bytes) = data(&dir);
+    // The stand-in starts in session s-1 and serves its output under the session it is in;
+    // switched to the file s-7.jsonl it is in s-7, which get_state reports (no --session-id).
+    let session = dir.join("s-7.jsonl");
+    std::fs::write(&session, b"{}\n").unwrap();
+    let file = dir.join("got.bin");
+    // Not switched, the agent is in s-1: the output of s-7 is not its (OUT-07: foreign).
+    let out = fetch(
+        &[
+            "--session-id",
+            "s-7",
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            REF,
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &agent("serve", &data),
+    );
+    assert!(stderr(&out).contains("(foreign)"), "{}", stderr(&out));
+    assert!(!file.exists());
+    let out = fetch(
+        &[
+            "--session",
+            session.to_str().unwrap(),
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            REF,
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &agent("serve", &data),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    // A session path the agent refuses fails the fetch, and leaves no file.
+    let other = dir.join("other.bin");
+    let out = fetch(
+        &[
+            "--session",
+            dir.join("missing.jsonl").to_str().unwrap(),
+            "--item-id",
+            "call-1",
+            "--output-ref",
+            REF,
+            "-o",
+            other.to_str().unwrap(),
+        ],
+        &agent("serve", &data),
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("switch_session"), "{}", stderr(&out));
+    assert!(!other.exists());
+}
+
+#[test]
+fn out_02_prompt_shows_where_a_spilled_result_was_stored() {
+    let dir = scratch("prompt");
+    let (data, _) = data(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_musewire"))
+        .args(["prompt", "hi", "--"])
+        .args(agent("serve", &data))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("full output stored as"))
+        .unwrap_or_else(|| panic!("no stored-output line: {text}"));
+    assert_eq!(
+        line.trim(),
+        format!(
+            "full output stored as {REF} (300000 bytes, application/octet-stream); fetch it \
+             with: musewire fetch-output --session-id s-1 --item-id call-1 --output-ref {REF} \
+             --byte-len 300000 -o FILE"
+        )
+    );
+    // With --json the event is printed as it came; no extra line.
+    let out = Command::new(env!("CARGO_BIN_EXE_musewire"))
+        .args(["prompt", "hi", "--json", "--"])
+        .args(agent("serve", &data))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("full output stored as"));
+    assert!(text.contains("\"storedOutput\""));
+}

@@ -1,0 +1,120 @@
+//! `AgentProcess::read_output` and `fetch_output` on the blocking driver (OUT-10, ours; issue
+//! 11 item 4), against the stand-in agent `drivers/cli/tests/output_agent.py`.
+
+use std::time::Duration;
+
+use musewire_core::client::{CallError, ClientError, ClientEvent, FetchError, OutputFetch};
+use musewire_core::output::{OutputErrorCode, OutputRef, ReadParams, WalkError};
+use musewire_mio::AgentProcess;
+
+const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../cli/tests/output_agent.py");
+const WAIT: Duration = Duration::from_secs(20);
+
+fn reference() -> OutputRef {
+    OutputRef::parse("out-0a1b2c3d4e5f6071").unwrap()
+}
+
+fn start(mode: &str, data: &std::path::Path) -> AgentProcess {
+    let mut command = std::process::Command::new("python3");
+    command.arg(AGENT).arg(mode).arg(data);
+    let agent = AgentProcess::spawn(command, Default::default()).unwrap();
+    while let Some(event) = agent.next_event(WAIT) {
+        if let ClientEvent::Ready { .. } = event {
+            return agent;
+        }
+    }
+    panic!("no ready event")
+}
+
+fn data(name: &str) -> (std::path::PathBuf, Vec<u8>) {
+    let bytes: Vec<u8> = (0..100_000u32).map(|i| (i * 13 % 253) as u8).collect();
+    let path = std::env::temp_dir().join(format!("musewire-mio-{name}-{}", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    (path, bytes)
+}
+
+#[test]
+fn out_10_mio_fetch_output_walks_the_pages_into_the_sink() {
+    let (path, bytes) = data("fetch");
+    let agent = start("serve", &path);
+    let mut got = Vec::new();
+    let mut last = None;
+    let mut sink = |page: &[u8], progress: musewire_core::client::FetchProgress| {
+        got.extend_from_slice(page);
+        last = Some(progress);
+        Ok(())
+    };
+    let fetch = OutputFetch::new("s-1", "call-1", reference(), 5000)
+        .unwrap()
+        .expecting(bytes.len() as u64);
+    let fetched = agent.fetch_output(fetch, &mut sink, WAIT).unwrap();
+    assert_eq!(got, bytes);
+    assert_eq!(fetched.byte_len, 100_000);
+    assert_eq!(last.unwrap().received, 100_000);
+    assert_eq!(last.unwrap().total, Some(100_000));
+    let params = ReadParams::from_value(&serde_json::json!({"sessionId": "s-1",
+        "itemId": "call-1", "outputRef": "out-0a1b2c3d4e5f6071", "offsetBytes": 100_000}))
+    .unwrap();
+    let error = agent.read_output(&params, WAIT).unwrap_err();
+    assert_eq!(error.output_code(), Some(OutputErrorCode::OffsetOutOfRange));
+    agent.shutdown(Duration::from_secs(2)).unwrap();
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn out_09_mio_fetch_output_stops_at_a_page_that_does_not_fit() {
+    let (path, bytes) = data("liar");
+    let agent = start("liar", &path);
+    let mut got = Vec::new();
+    let fetch = OutputFetch::new("s-1", "call-1", reference(), 5000).unwrap();
+    let error = agent
+        .fetch_output(
+            fetch,
+            &mut |page: &[u8], _| {
+                got.extend_from_slice(page);
+                Ok(())
+            },
+            WAIT,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            FetchError::Page {
+                error: WalkError::WrongOffset { .. },
+                ..
+            }
+        ),
+        "{error}"
+    );
+    // Only the first page reached the sink.
+    assert_eq!(got, bytes[..got.len()]);
+    assert!(got.len() < 5000);
+    // A sink that fails stops the fetch with its error.
+    let fetch = OutputFetch::new("s-1", "call-1", reference(), 5000).unwrap();
+    let agent2 = start("serve", &path);
+    let error = agent2
+        .fetch_output(
+            fetch,
+            &mut |_: &[u8], _| Err(std::io::Error::other("disk full")),
+            WAIT,
+        )
+        .unwrap_err();
+    assert!(matches!(error, FetchError::Sink(_)), "{error}");
+    let nooffer = start("nooffer", &path);
+    let fetch = OutputFetch::new("s-1", "call-1", reference(), 5000).unwrap();
+    let error = nooffer
+        .fetch_output(fetch, &mut |_: &[u8], _| Ok(()), WAIT)
+        .unwrap_err();
+    assert!(matches!(
+        error,
+        FetchError::Call {
+            error: CallError::Refused(ClientError::ReadOutputNotOffered),
+            ..
+        }
+    ));
+    for agent in [agent, agent2, nooffer] {
+        agent.shutdown(Duration::from_secs(2)).unwrap();
+    }
+    let _ = std::fs::remove_file(path);
+}
