@@ -259,7 +259,7 @@ fn out_07_fetch_output_reports_the_agents_failure_code() {
 }
 
 #[test]
-fn out_08_fetch_output_switches_a_restarted_agent_to_the_session_first() {
+fn out_10_fetch_output_switches_to_the_session_file_first() {
     let dir = scratch("session");
     let (data, bytes) = data(&dir);
     // The stand-in starts in session s-1 and serves its output under the session it is in;
