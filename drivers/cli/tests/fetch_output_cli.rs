@@ -48,6 +48,43 @@ fn fetch(args: &[&str], agent: &[String]) -> Output {
         .unwrap()
 }
 
+/// `fetch-output` of item `item`'s output (the stand-in's reference): `--session-id` when
+/// given, `-o FILE` when given, then `extra`, against the stand-in in `mode`.
+fn fetch_item(
+    session_id: Option<&str>,
+    item: &str,
+    file: Option<&Path>,
+    extra: &[&str],
+    mode: &str,
+    data: &Path,
+) -> Output {
+    let mut args = Vec::new();
+    if let Some(id) = session_id {
+        args.extend(["--session-id", id]);
+    }
+    args.extend(["--item-id", item, "--output-ref", REF]);
+    if let Some(file) = file {
+        args.extend(["-o", file.to_str().unwrap()]);
+    }
+    args.extend(extra);
+    fetch(&args, &agent(mode, data))
+}
+
+/// `musewire prompt hi` (with `--json` or not) against the stand-in serving `data`.
+fn prompt(json: bool, data: &Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    command.args(["prompt", "hi"]);
+    if json {
+        command.arg("--json");
+    }
+    command
+        .arg("--")
+        .args(agent("serve", data))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -57,23 +94,8 @@ fn out_10_fetch_output_writes_the_output_byte_for_byte_into_a_0600_file() {
     let dir = scratch("whole");
     let (data, bytes) = data(&dir);
     let file = dir.join("got.bin");
-    let out = fetch(
-        &[
-            "--session-id",
-            "s-1",
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            REF,
-            "--byte-len",
-            "300000",
-            "--page-bytes",
-            "10000",
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        &agent("serve", &data),
-    );
+    let extra = ["--byte-len", "300000", "--page-bytes", "10000"];
+    let out = fetch_item(Some("s-1"), "call-1", Some(&file), &extra, "serve", &data);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(&file).unwrap(), bytes, "the output exactly");
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
@@ -81,21 +103,13 @@ fn out_10_fetch_output_writes_the_output_byte_for_byte_into_a_0600_file() {
     // Not a terminal: no bar, one plain line. The agent's pages were 1 to 3 bytes short of
     // the 10,000 asked (advancing by byteLen, OUT-04), so more than 30 pages.
     let text = stderr(&out);
-    assert!(
-        text.starts_with("musewire fetch-output: 300000 bytes in "),
-        "{text}"
-    );
-    assert!(!text.contains('\x1b'), "{text:?}");
-    let pages: u64 = text
-        .split(" bytes in ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let pages = text
+        .strip_prefix("musewire fetch-output: 300000 bytes in ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(pages > 30, "{pages}");
+    assert!(!text.contains('\x1b'), "{text:?}");
     assert!(out.stdout.is_empty());
 }
 
@@ -103,17 +117,7 @@ fn out_10_fetch_output_writes_the_output_byte_for_byte_into_a_0600_file() {
 fn out_10_fetch_output_to_stdout_without_a_file() {
     let dir = scratch("stdout");
     let (data, bytes) = data(&dir);
-    let out = fetch(
-        &[
-            "--session-id",
-            "s-1",
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            REF,
-        ],
-        &agent("serve", &data),
-    );
+    let out = fetch_item(Some("s-1"), "call-1", None, &[], "serve", &data);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(out.stdout, bytes);
 }
@@ -133,19 +137,7 @@ fn out_10_fetch_output_never_writes_through_a_symlink_or_over_a_file() {
     let existing = dir.join("existing");
     std::fs::write(&existing, b"mine").unwrap();
     for target in [&link, &dangling, &existing] {
-        let out = fetch(
-            &[
-                "--session-id",
-                "s-1",
-                "--item-id",
-                "call-1",
-                "--output-ref",
-                REF,
-                "-o",
-                target.to_str().unwrap(),
-            ],
-            &agent("serve", &data),
-        );
+        let out = fetch_item(Some("s-1"), "call-1", Some(target), &[], "serve", &data);
         assert!(!out.status.success(), "{}", target.display());
         assert!(stderr(&out).contains("not overwritten"), "{}", stderr(&out));
     }
@@ -166,26 +158,13 @@ fn out_10_fetch_output_from_an_agent_that_does_not_offer_it_fails_and_leaves_no_
     let dir = scratch("nooffer");
     let (data, _) = data(&dir);
     let file = dir.join("got.bin");
-    let out = fetch(
-        &[
-            "--session-id",
-            "s-1",
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            REF,
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        &agent("nooffer", &data),
-    );
+    let out = fetch_item(Some("s-1"), "call-1", Some(&file), &[], "nooffer", &data);
     assert!(!out.status.success());
+    let text = stderr(&out);
     assert!(
-        stderr(&out).contains("does not serve read_output"),
-        "{}",
-        stderr(&out)
+        text.contains("does not serve read_output") && text.contains("OUT-10"),
+        "{text}"
     );
-    assert!(stderr(&out).contains("OUT-10"), "{}", stderr(&out));
     assert!(!file.exists(), "no partial file left");
 }
 
@@ -194,24 +173,12 @@ fn out_09_fetch_output_refuses_a_page_at_the_wrong_offset_and_leaves_no_file() {
     let dir = scratch("liar");
     let (data, _) = data(&dir);
     let file = dir.join("got.bin");
-    let out = fetch(
-        &[
-            "--session-id",
-            "s-1",
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            REF,
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        &agent("liar", &data),
-    );
+    let out = fetch_item(Some("s-1"), "call-1", Some(&file), &[], "liar", &data);
     assert!(!out.status.success());
+    let text = stderr(&out);
     assert!(
-        stderr(&out).contains("a page refused: the page starts at"),
-        "{}",
-        stderr(&out)
+        text.contains("a page refused: the page starts at"),
+        "{text}"
     );
     assert!(!file.exists(), "no partial file left");
 }
@@ -221,41 +188,19 @@ fn out_07_fetch_output_reports_the_agents_failure_code() {
     let dir = scratch("foreign");
     let (data, _) = data(&dir);
     let file = dir.join("got.bin");
-    let out = fetch(
-        &[
-            "--session-id",
-            "s-1",
-            "--item-id",
-            "call-2",
-            "--output-ref",
-            REF,
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        &agent("serve", &data),
-    );
+    let out = fetch_item(Some("s-1"), "call-2", Some(&file), &[], "serve", &data);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("(foreign)"), "{}", stderr(&out));
     assert!(!file.exists());
     // A path is refused as such before anything starts (OUT-09): a usage error.
-    let out = fetch(
-        &[
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            "../secret",
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        &agent("serve", &data),
-    );
+    let args = ["--item-id", "call-1", "--output-ref", "../secret"];
+    let out = fetch(&args, &agent("serve", &data));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("a path, not an output reference"),
         "{}",
         stderr(&out)
     );
-    assert!(!file.exists());
 }
 
 #[test]
@@ -268,51 +213,18 @@ fn out_10_fetch_output_switches_to_the_session_file_first() {
     std::fs::write(&session, b"{}\n").unwrap();
     let file = dir.join("got.bin");
     // Not switched, the agent is in s-1: the output of s-7 is not its (OUT-07: foreign).
-    let out = fetch(
-        &[
-            "--session-id",
-            "s-7",
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            REF,
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        &agent("serve", &data),
-    );
+    let out = fetch_item(Some("s-7"), "call-1", Some(&file), &[], "serve", &data);
     assert!(stderr(&out).contains("(foreign)"), "{}", stderr(&out));
     assert!(!file.exists());
-    let out = fetch(
-        &[
-            "--session",
-            session.to_str().unwrap(),
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            REF,
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        &agent("serve", &data),
-    );
+    let switch = ["--session", session.to_str().unwrap()];
+    let out = fetch_item(None, "call-1", Some(&file), &switch, "serve", &data);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
     // A session path the agent refuses fails the fetch, and leaves no file.
     let other = dir.join("other.bin");
-    let out = fetch(
-        &[
-            "--session",
-            dir.join("missing.jsonl").to_str().unwrap(),
-            "--item-id",
-            "call-1",
-            "--output-ref",
-            REF,
-            "-o",
-            other.to_str().unwrap(),
-        ],
-        &agent("serve", &data),
-    );
+    let missing = dir.join("missing.jsonl");
+    let switch = ["--session", missing.to_str().unwrap()];
+    let out = fetch_item(None, "call-1", Some(&other), &switch, "serve", &data);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("switch_session"), "{}", stderr(&out));
     assert!(!other.exists());
@@ -322,12 +234,7 @@ fn out_10_fetch_output_switches_to_the_session_file_first() {
 fn out_02_prompt_shows_where_a_spilled_result_was_stored() {
     let dir = scratch("prompt");
     let (data, _) = data(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_musewire"))
-        .args(["prompt", "hi", "--"])
-        .args(agent("serve", &data))
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    let out = prompt(false, &data);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
@@ -343,11 +250,7 @@ fn out_02_prompt_shows_where_a_spilled_result_was_stored() {
         )
     );
     // With --json the event is printed as it came; no extra line.
-    let out = Command::new(env!("CARGO_BIN_EXE_musewire"))
-        .args(["prompt", "hi", "--json", "--"])
-        .args(agent("serve", &data))
-        .output()
-        .unwrap();
+    let out = prompt(true, &data);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("full output stored as"));
