@@ -256,3 +256,45 @@ fn out_02_prompt_shows_where_a_spilled_result_was_stored() {
     assert!(!text.contains("full output stored as"));
     assert!(text.contains("\"storedOutput\""));
 }
+
+#[test]
+fn out_10_fetch_output_switches_the_bundled_agent_then_asks_only_when_offered() {
+    // The bundled agent with a session folder (CONTRACT §3) and no --max-inline-bytes: it
+    // takes the switch to its own session file, and offers no read_output, so none is sent.
+    let dir = scratch("bundled");
+    let sessions = dir.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let me = env!("CARGO_BIN_EXE_musewire");
+    let bundled = [me, "agent", "--mode", "rpc", "--session-dir"].map(String::from);
+    let mut bundled = bundled.to_vec();
+    bundled.push(sessions.display().to_string());
+    let out = Command::new(me)
+        .args(["prompt", "hi", "--"])
+        .args(&bundled)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a session file");
+    let file = dir.join("got.bin");
+    let args = [
+        "--session",
+        session.to_str().unwrap(),
+        "--item-id",
+        "call-1",
+        "--output-ref",
+        REF,
+        "-o",
+        file.to_str().unwrap(),
+    ];
+    let out = fetch(&args, &bundled);
+    assert!(!out.status.success());
+    // Past the switch (a refused switch would say so), refused before writing (OUT-10).
+    let text = stderr(&out);
+    assert!(text.contains("does not serve read_output"), "{text}");
+    assert!(!text.contains("switch_session"), "{text}");
+    assert!(!file.exists());
+}
