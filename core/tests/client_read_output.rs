@@ -159,16 +159,34 @@ fn out_10_not_offered_is_refused_before_anything_is_written() {
         Err(ClientError::ReadOutputNotOffered)
     );
     assert!(h.drain().is_empty());
-    // Before the ready frame the offer is not known: refused, not held.
+    // Before the ready frame the offer is not known: refused (saying so), not held.
     let mut h = Harness::new(ClientConfig::default());
+    assert!(!h.client.serves_read_output());
     assert_eq!(
         h.client.send(h.now, read_command(0, None)),
-        Err(ClientError::ReadOutputNotOffered)
+        Err(ClientError::ReadOutputBeforeReady)
     );
     h.agent(READY_OFFER);
     let (written, _) = h.split();
     assert_eq!(written.len(), 1, "only the negotiation: {written:?}");
     assert_eq!(written[0]["type"], "negotiate_protocol");
+}
+
+#[test]
+fn out_10_offer_is_known_from_the_ready_frame_while_negotiating() {
+    // The ready frame has come (v2 offered); the negotiation is not answered yet: the read
+    // is held with the other commands and written once the session is ready.
+    let mut h = Harness::new(ClientConfig::default());
+    h.agent(READY_OFFER);
+    h.drain();
+    assert!(h.client.serves_read_output());
+    let id = h.client.send(h.now, read_command(0, Some(10))).unwrap();
+    assert!(h.split().0.is_empty(), "held until ready");
+    h.agent(r#"{"id":"req_1","type":"response","command":"negotiate_protocol","success":true,"data":{"protocolVersion":2}}"#);
+    let (written, _) = h.split();
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0]["id"], id.wire());
+    assert_eq!(written[0]["type"], "read_output");
 }
 
 #[test]

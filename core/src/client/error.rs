@@ -26,11 +26,15 @@ pub enum ClientError {
     #[error("a command must be a JSON object with a string \"type\"")]
     InvalidCommand,
     /// A `read_output` to an agent whose ready frame did not offer it (OUT-10): omp, pi, an
-    /// agent with no ready frame, or a session not ready yet.
+    /// agent with no ready frame.
     #[error(
         "the agent does not serve read_output: its ready frame offered no readOutput (OUT-10)"
     )]
     ReadOutputNotOffered,
+    /// A `read_output` before the agent's ready frame, which says whether it serves it
+    /// (OUT-10): wait for [`ClientEvent::Ready`](super::ClientEvent::Ready).
+    #[error("read_output before the agent's ready frame: whether it serves read_output is not known yet (OUT-10)")]
+    ReadOutputBeforeReady,
     /// A `read_output` whose params the agent would refuse (OUT-03, OUT-09, or over the
     /// offer's `maxLengthBytes`).
     #[error("invalid read_output: {0}")]

@@ -235,7 +235,7 @@ impl Client {
     /// [`Command::other`] (CALL-06). Sent at once (CALL-05), or held until the session is
     /// ready. The response arrives as [`ClientEvent::Response`] with the returned id (CALL-01),
     /// its data typed by the command. A `read_output` is refused unless the agent offered it
-    /// (OUT-10): before the session is ready the offer is not known, so it is refused then too.
+    /// (OUT-10); before the ready frame the offer is not known, so it is refused then too.
     pub fn send(&mut self, now: Instant, command: Command) -> Result<RequestId, ClientError> {
         let _ = now;
         if self.phase == Phase::Closed {

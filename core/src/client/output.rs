@@ -28,11 +28,12 @@ pub(crate) fn offer(ready: &AgentFrame) -> Option<ReadOutputOffer> {
 
 impl Client {
     /// The most bytes one `read_output` may ask of this agent, when its ready frame offered
-    /// `read_output` version 1 (OUT-10); `None` when it did not (no ready frame yet, an agent
-    /// without one, omp, pi), or offered another version or a maximum of 0. A maximum over
+    /// `read_output` version 1 (OUT-10); `None` when it did not (an agent without a ready
+    /// frame, omp, pi), or offered another version or a maximum of 0, and before the ready
+    /// frame, while it is not known. A maximum over
     /// 1,048,576 (OUT-03) counts as 1,048,576.
     pub fn read_output_max_bytes(&self) -> Option<u64> {
-        if self.phase != Phase::Ready {
+        if !matches!(self.phase, Phase::Ready | Phase::Negotiating { .. }) {
             return None;
         }
         self.read_output
@@ -48,10 +49,14 @@ impl Client {
 
     /// OUT-10: a `read_output` (typed, or an unknown command of that type) goes only to an
     /// agent that offered it, with params it takes (OUT-03, OUT-09); otherwise it is refused
-    /// and nothing is written.
+    /// and nothing is written. Before the ready frame the offer is not known: refused too
+    /// (with its own error), never held.
     pub(super) fn check_read_output(&self, command: &Command) -> Result<(), ClientError> {
         if command.type_name() != "read_output" {
             return Ok(());
+        }
+        if let Phase::AwaitingReady { .. } = self.phase {
+            return Err(ClientError::ReadOutputBeforeReady);
         }
         let max = self
             .read_output_max_bytes()
