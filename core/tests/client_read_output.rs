@@ -279,6 +279,10 @@ fn out_10_a_failed_read_has_its_code_typed() {
         OutputErrorCode::of(&OutputError::Unknown),
         Some(OutputErrorCode::Unknown)
     );
+    assert_eq!(
+        OutputErrorCode::of(&OutputError::ReadTimedOut),
+        Some(OutputErrorCode::ReadTimedOut)
+    );
 }
 
 #[test]

@@ -76,11 +76,9 @@ impl OutputErrorCode {
         Self::ALL.into_iter().find(|c| c.as_str() == code)
     }
 
-    /// The code of `error`: its serde tag (so a variant added to [`OutputError`] maps by its
-    /// tag, with no second list to keep in step).
+    /// The code of `error` ([`OutputError::code`], its serde tag), typed.
     pub fn of(error: &OutputError) -> Option<Self> {
-        let value = serde_json::to_value(error).ok()?;
-        Self::from_wire(value.get("code")?.as_str()?)
+        Self::from_wire(&error.code())
     }
 }
 
