@@ -298,3 +298,61 @@ fn out_10_fetch_output_switches_the_bundled_agent_then_asks_only_when_offered() 
     assert!(!text.contains("switch_session"), "{text}");
     assert!(!file.exists());
 }
+
+#[test]
+fn issue_11_out_08_10_prompt_then_fetch_output_from_the_restarted_bundled_agent() {
+    // The bundled agent spills a bash output (SPILL-03); `musewire prompt` prints where it
+    // went and the fetch-output line; a restarted agent on the same folders knows the
+    // reference only once switched to the session (OUT-08), and then serves it whole.
+    let dir = scratch("bundled-spill");
+    let sessions = dir.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let me = env!("CARGO_BIN_EXE_musewire");
+    let mut bundled: Vec<String> = [me, "agent", "--mode", "rpc", "--max-inline-bytes", "4096"]
+        .map(String::from)
+        .to_vec();
+    bundled.extend([
+        "--spill-dir".into(),
+        dir.join("spill").display().to_string(),
+    ]);
+    bundled.extend(["--session-dir".into(), sessions.display().to_string()]);
+    let command = "seq 1 100000 | sed 's/$/ é€/'";
+    let expected = Command::new("sh")
+        .args(["-c", command])
+        .output()
+        .unwrap()
+        .stdout;
+    let out = Command::new(me)
+        .args(["prompt", &format!("bash {command}"), "--"])
+        .args(&bundled)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fetch_line = text
+        .lines()
+        .find_map(|l| l.split_once("fetch it with: musewire fetch-output "))
+        .map(|(_, args)| args.to_owned())
+        .unwrap_or_else(|| panic!("no stored-output line: {text}"));
+    let mut args: Vec<&str> = fetch_line.split_whitespace().collect();
+    assert_eq!(args.split_off(args.len() - 2), ["-o", "FILE"]);
+    let at = |flag: &str| args[args.iter().position(|a| *a == flag).unwrap() + 1].to_owned();
+    assert_eq!(at("--byte-len"), expected.len().to_string());
+    let session_file = sessions.join(format!("{}.jsonl", at("--session-id")));
+    // Restarted, not switched: the reference is not known yet.
+    let file = dir.join("got.txt");
+    let mut first = args.clone();
+    first.extend(["-o", file.to_str().unwrap()]);
+    let out = fetch(&first, &bundled);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("(unknown)"), "{}", stderr(&out));
+    assert!(!file.exists());
+    // Switched to its session file first: the whole output, byte for byte, in a 0600 file.
+    first.extend(["--session", session_file.to_str().unwrap()]);
+    let out = fetch(&first, &bundled);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&file).unwrap(), expected);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
