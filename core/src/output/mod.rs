@@ -372,7 +372,7 @@ pub struct ReadBytes {
 }
 
 /// The member of a tool result's `details` that carries its [`StoredOutput`] (OUT-02,
-/// CONTRACT §2).
+/// CONTRACT §2; read typed by [`crate::wire::ToolResultDetails`]).
 pub const STORED_OUTPUT_MEMBER: &str = "storedOutput";
 
 /// The stored outputs a history names (OUT-08, history replay): every `toolResult` message
@@ -387,8 +387,8 @@ pub fn stored_outputs_in_history<'a>(
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"))
         .filter_map(|m| ToolResultMessage::deserialize(m).ok())
         .filter_map(|message| {
-            let member = message.details.as_ref()?.get(STORED_OUTPUT_MEMBER)?;
-            let output: StoredOutput = serde_json::from_value(member.clone()).ok()?;
+            // The typed reading of `details` (`ToolResultMessage::stored_output`).
+            let output = message.stored_output()?;
             (output.item_id == message.tool_call_id).then_some(output)
         })
         .collect()
