@@ -35,22 +35,22 @@ def send(frame):
     sys.stdout.flush()
 
 
-def respond(command, data=None):
-    frame = {"type": "response", "command": command["type"], "success": True}
+def answer(command, **members):
+    """The response to `command`: `data=` for a success, `error=` (and `code=`) a failure."""
+    frame = {"type": "response", "command": command.get("type", "")}
     if "id" in command:
         frame["id"] = command["id"]
-    if data is not None:
-        frame["data"] = data
+    frame["success"] = "error" not in members
+    frame.update({k: v for k, v in members.items() if v is not None})
     send(frame)
+
+
+def respond(command, data=None):
+    answer(command, data=data)
 
 
 def fail(command, error, code=None):
-    frame = {"type": "response", "command": command.get("type", ""), "success": False, "error": error}
-    if "id" in command:
-        frame["id"] = command["id"]
-    if code is not None:
-        frame["code"] = code
-    send(frame)
+    answer(command, error=error, code=code)
 
 
 def stored():
