@@ -104,8 +104,7 @@ impl Rebuild {
 /// A tool result's stored output (`details.storedOutput`, CONTRACT §2), when it has one that
 /// reads.
 pub(crate) fn stored_output(details: Option<&Value>) -> Option<StoredOutput> {
-    let stored = details?.get("storedOutput")?;
-    serde_json::from_value(stored.clone()).ok()
+    crate::wire::ToolResultDetails::from_details(details?)?.stored_output
 }
 
 /// Looks for a reference among a page's tool results (OUT-06): its record when it belongs

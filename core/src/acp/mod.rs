@@ -902,6 +902,13 @@ impl Bridge {
             ) => self.read_check(now, key, editor, params, &mut walk, outcome),
             (Pending::Read { editor, params, .. }, outcome) => {
                 let line = match outcome {
+                    // The page, typed by the client (OUT-10).
+                    Ok(ResponseData::ReadOutput(mut result)) => {
+                        // OUT-04: the three ids as the editor sent them.
+                        result.session_id = params.session_id.clone();
+                        rpc::result_line(&editor, &result)
+                    }
+                    // A page the wire model could not type: say what does not read.
                     Ok(ResponseData::Other(data)) => {
                         match serde_json::from_value::<ReadResult>(data) {
                             // OUT-04: the three ids as the editor sent them.
