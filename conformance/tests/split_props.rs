@@ -189,7 +189,17 @@ fn agent_stdout(outs: &[Out], negotiate: bool) -> Vec<u8> {
     bytes
 }
 
+/// The actions of a client fed `stdout` in reads ending at `cut_at` (and at the end). A read
+/// always ends with the ready frame's line: the negotiation response that follows it is the
+/// agent's answer to the request the client writes on reading the ready frame, so it can
+/// never arrive in the same read as the ready frame (and the client turns on following the
+/// negotiation only then, FRAME-04/05).
 fn session(stdout: &[u8], cut_at: &[usize]) -> Vec<Value> {
+    let ready_end = stdout.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut cuts = cut_at.to_vec();
+    cuts.push(ready_end);
+    cuts.sort_unstable();
+    let cut_at = &cuts[..];
     let now = Instant::now();
     let mut client = Client::new(ClientConfig::default(), now);
     let sent = client.handle(now, Input::Call(Call::Send(commands::get_state())));
