@@ -338,3 +338,40 @@ fn acp_02_known_window_gives_usage_update_at_turn_end_and_status_pressure() {
         "{text}"
     );
 }
+
+#[test]
+fn acp_02_an_unanswered_get_session_stats_does_not_hold_the_prompt() {
+    let mut h = Harness::new();
+    let s = usage_session(&mut h);
+    h.prompt(&s, "x");
+    h.agent_lines(
+        &s,
+        &[
+            assistant_end("m", json!({"input": 10, "output": 3, "totalTokens": 13})),
+            json!({"type": "agent_end", "messages": []}),
+        ],
+    );
+    assert!(h.answer(10).is_none());
+    let due = h.bridge.poll_timeout().expect("the stats have a deadline");
+    assert_eq!(due - h.now, musewire_core::acp::STATS_BUDGET);
+    h.timeout(std::time::Duration::from_secs(4));
+    assert!(h.answer(10).is_none());
+    h.timeout(std::time::Duration::from_secs(1));
+    assert_eq!(h.answer(10).unwrap()["result"]["stopReason"], "end_turn");
+    // The bridge's own sum stands; a late answer is dropped.
+    let last = h
+        .updates()
+        .into_iter()
+        .rfind(|u| u["sessionUpdate"] == "session_info_update")
+        .unwrap();
+    assert_eq!(
+        last["_meta"]["muse/usage"]["cumulative"],
+        json!({"promptTokens": 10, "outputTokens": 3, "totalTokens": 13})
+    );
+    let before = h.editor.len();
+    h.answer_stats(
+        &s,
+        Some(json!({"tokens": {"input": 1, "output": 1, "total": 2}})),
+    );
+    assert_eq!(h.editor.len(), before);
+}

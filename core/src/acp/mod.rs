@@ -190,8 +190,9 @@ enum Pending {
         complete: bool,
     },
     /// A turn ended: `get_session_stats` for the cumulative usage before the prompt is
-    /// answered (ACP-02). The prompt's editor id stays in the session's turn.
-    TurnStats,
+    /// answered (ACP-02), due by `deadline` (then the bridge's own sum stands). The prompt's
+    /// editor id stays in the session's turn.
+    TurnStats { deadline: Instant },
     /// `_muse/readOutput`: a history page checked for the reference (OUT-06).
     ReadCheck {
         editor: RequestId,
@@ -217,7 +218,7 @@ impl Pending {
             | Pending::LoadStats { editor, .. }
             | Pending::ReadCheck { editor, .. }
             | Pending::Read { editor, .. } => Some(editor),
-            Pending::TurnStats => None,
+            Pending::TurnStats { .. } => None,
         }
     }
 
@@ -256,6 +257,10 @@ struct Session {
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
 pub const REPLAY_CUT_NOTICE: &str =
     "[… history replay stopped after 20 pages of 100 messages: later messages are not shown]";
+
+/// How long a turn's end waits for the agent's `get_session_stats` before answering the
+/// prompt with the bridge's own sum (ACP-02).
+pub const STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most stored outputs a session remembers from its live stream.
 const MAX_SEEN_OUTPUTS: usize = 4096;
@@ -325,7 +330,7 @@ impl Bridge {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let reads = self.sessions.values().flat_map(|s| {
             s.pending.values().filter_map(|p| match p {
-                Pending::Read { deadline, .. } => Some(*deadline),
+                Pending::Read { deadline, .. } | Pending::TurnStats { deadline } => Some(*deadline),
                 _ => None,
             })
         });
@@ -379,12 +384,29 @@ impl Bridge {
         self.sessions.keys().cloned().collect()
     }
 
-    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; a late answer
-    /// is dropped.
+    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; ACP-02: a turn's
+    /// `get_session_stats` past its budget leaves the bridge's own sum and the prompt is
+    /// answered. A late answer is dropped.
     fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
+        let late_stats: Vec<AgentRequest> = session
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::TurnStats { deadline } if *deadline <= now))
+            .map(|(r, _)| *r)
+            .collect();
+        if !late_stats.is_empty() {
+            let mut out = Vec::new();
+            for request in late_stats {
+                session.pending.remove(&request);
+            }
+            end_turn(session, None, &mut out);
+            for bytes in out {
+                self.actions.push_back(Action::Editor { bytes });
+            }
+        }
         let late: Vec<AgentRequest> = session
             .pending
             .iter()
@@ -834,7 +856,10 @@ impl Bridge {
         );
         match sent.request() {
             Some(request) => {
-                session.pending.insert(request, Pending::TurnStats);
+                let deadline = now + STATS_BUDGET;
+                session
+                    .pending
+                    .insert(request, Pending::TurnStats { deadline });
             }
             None => {
                 let mut out = Vec::new();
@@ -974,7 +999,7 @@ impl Bridge {
                 };
                 self.loaded(key, &editor, *rebuild, complete, stats.as_ref());
             }
-            (Pending::TurnStats, outcome) => {
+            (Pending::TurnStats { .. }, outcome) => {
                 // ACP-02: the agent's totals replace; a failed command keeps our own sum.
                 let stats = match outcome {
                     Ok(ResponseData::SessionStats(stats)) => Some(stats),

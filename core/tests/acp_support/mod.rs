@@ -124,6 +124,13 @@ impl Harness {
         id
     }
 
+    /// The bridge's timer, `after` from now (the harness's clock moves on).
+    pub fn timeout(&mut self, after: std::time::Duration) {
+        self.now += after;
+        self.bridge.handle(self.now, Input::Timeout);
+        self.drain();
+    }
+
     /// Answers the bridge's last `get_session_stats` (ACP-02): with this data, or failed.
     pub fn answer_stats(&mut self, session: &str, data: Option<Value>) {
         let asked = self
