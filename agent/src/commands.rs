@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use musewire_core::agent::{CommandFailure, PageSource, RequestId};
-use musewire_core::wire::Command;
+use musewire_core::wire::{AgentMessage, Command, ContentBlock, Usage};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::app::App;
@@ -15,6 +16,9 @@ use crate::tools::BUILTIN_TOOLS;
 /// The reference's answer to a prompt while a run streams without `streamingBehavior`.
 pub const BUSY: &str =
     "Agent is already processing. Use steer() or followUp() to queue messages, or wait for completion.";
+
+/// The scripted model's context window in tokens (`get_state`, `get_session_stats`).
+pub const CONTEXT_WINDOW: u64 = 1_000_000;
 
 fn fail(error: String) -> Result<Option<Value>, CommandFailure> {
     Err(CommandFailure { error, code: None })
@@ -58,6 +62,7 @@ impl App {
                 }
             }
             Command::GetState(_) => Ok(Some(self.state())),
+            Command::GetSessionStats(_) => Ok(Some(self.session_stats())),
             Command::SetTodos(todos) => {
                 let millis = self.millis(now);
                 self.sessions.set_todos(millis, todos.phases, &mut self.io);
@@ -152,6 +157,80 @@ impl App {
         runner.add_after_run(&mut ctx, now, message);
     }
 
+    /// `get_session_stats`, in omp's shape (`SessionStats`): message counts, and token totals
+    /// summed over the history's assistant messages' usage (what the ACP bridge takes as the
+    /// cumulative usage, ACP-02); `contextUsage.tokens` is the last call's input + cacheRead +
+    /// cacheWrite.
+    fn session_stats(&self) -> Value {
+        let messages = &self.sessions.current.messages;
+        let (mut users, mut assistants, mut calls, mut results) = (0u64, 0u64, 0u64, 0u64);
+        let mut sum = Usage::default();
+        let mut cost = 0f64;
+        let mut context = 0u64;
+        for message in messages {
+            match AgentMessage::deserialize(message) {
+                Ok(AgentMessage::User(_)) => users += 1,
+                Ok(AgentMessage::ToolResult(_)) => results += 1,
+                Ok(AgentMessage::Assistant(assistant)) => {
+                    assistants += 1;
+                    calls += assistant
+                        .content
+                        .iter()
+                        .filter(|b| matches!(b, ContentBlock::ToolCall(_)))
+                        .count() as u64;
+                    let Some(usage) = &assistant.usage else {
+                        continue;
+                    };
+                    let add = |total: &mut Option<u64>, n: Option<u64>| {
+                        *total = Some(total.unwrap_or(0) + n.unwrap_or(0));
+                    };
+                    add(&mut sum.input, usage.input);
+                    add(&mut sum.output, usage.output);
+                    add(&mut sum.cache_read, usage.cache_read);
+                    add(&mut sum.cache_write, usage.cache_write);
+                    add(&mut sum.total_tokens, usage.total_tokens);
+                    cost += usage
+                        .cost
+                        .as_ref()
+                        .and_then(|c| c.get("total"))
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0);
+                    context = usage.input.unwrap_or(0)
+                        + usage.cache_read.unwrap_or(0)
+                        + usage.cache_write.unwrap_or(0);
+                }
+                _ => {}
+            }
+        }
+        let mut stats = json!({
+            "sessionId": self.sessions.current.id,
+            "userMessages": users,
+            "assistantMessages": assistants,
+            "toolCalls": calls,
+            "toolResults": results,
+            "totalMessages": messages.len(),
+            "tokens": {
+                "input": sum.input.unwrap_or(0),
+                "output": sum.output.unwrap_or(0),
+                "reasoning": 0,
+                "cacheRead": sum.cache_read.unwrap_or(0),
+                "cacheWrite": sum.cache_write.unwrap_or(0),
+                "total": sum.total_tokens.unwrap_or(0),
+            },
+            "premiumRequests": 0,
+            "cost": cost,
+            "contextUsage": {
+                "tokens": context,
+                "contextWindow": CONTEXT_WINDOW,
+                "percent": context as f64 * 100.0 / CONTEXT_WINDOW as f64,
+            },
+        });
+        if let Some(file) = self.session_file() {
+            stats["sessionFile"] = json!(file.to_string_lossy());
+        }
+        stats
+    }
+
     /// `get_state`, in the reference's members.
     fn state(&self) -> Value {
         let mut tools: Vec<Value> = BUILTIN_TOOLS
@@ -170,7 +249,7 @@ impl App {
                 "api": messages::API,
                 "provider": self.runner.model().provider,
                 "reasoning": true,
-                "contextWindow": 1_000_000,
+                "contextWindow": CONTEXT_WINDOW,
                 "maxTokens": 64_000,
             },
             "thinkingLevel": self.options.thinking.as_deref().unwrap_or("off"),

@@ -380,7 +380,7 @@ fn call_08_every_other_command_fails_clearly() {
         json!({"type": "get_available_models"}),
         json!({"type": "export_html"}),
         json!({"type": "login", "providerId": "x"}),
-        json!({"type": "get_session_stats"}),
+        json!({"type": "get_fork_messages"}),
     ] {
         let kind = command["type"].as_str().unwrap().to_owned();
         let (error, code) = pair.call(command).unwrap_err();
@@ -390,4 +390,45 @@ fn call_08_every_other_command_fails_clearly() {
         );
         assert_eq!(code, None);
     }
+}
+
+/// ACP-02 (issue 12): `get_session_stats` in omp's shape, its token totals summed over the
+/// history's assistant messages' usage, so the ACP bridge takes them as the cumulative usage.
+#[test]
+fn acp_02_get_session_stats_sums_the_history_usage_in_omps_shape() {
+    let mut pair = Pair::new();
+    let empty = pair.call(json!({"type": "get_session_stats"})).unwrap();
+    assert_eq!(empty["tokens"]["total"], 0);
+    assert_eq!(empty["assistantMessages"], 0);
+    pair.turn("hello  brave new world");
+    pair.turn("bash printf 'a b'; exit 0");
+    let messages = pair.call(json!({"type": "get_messages"})).unwrap()["messages"].clone();
+    let messages = messages.as_array().unwrap();
+    let assistants: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    let sum = |key: &str| -> u64 {
+        assistants
+            .iter()
+            .map(|m| m["usage"][key].as_u64().unwrap())
+            .sum()
+    };
+    assert!(sum("output") > 0);
+    let stats = pair.call(json!({"type": "get_session_stats"})).unwrap();
+    assert_eq!(
+        stats["tokens"],
+        json!({"input": sum("input"), "output": sum("output"), "reasoning": 0,
+            "cacheRead": sum("cacheRead"), "cacheWrite": sum("cacheWrite"),
+            "total": sum("totalTokens")})
+    );
+    assert_eq!(stats["userMessages"], 2);
+    assert_eq!(stats["assistantMessages"], assistants.len());
+    assert_eq!(stats["toolCalls"], 1);
+    assert_eq!(stats["toolResults"], 1);
+    assert_eq!(stats["totalMessages"], messages.len());
+    assert_eq!(stats["contextUsage"]["contextWindow"], 1_000_000);
+    // The core's wire model reads it typed (what the bridge uses).
+    let typed: musewire_core::wire::SessionStatsData = wire_value(stats);
+    assert_eq!(typed.tokens.unwrap().output, Some(sum("output")));
 }

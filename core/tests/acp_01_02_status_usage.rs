@@ -82,6 +82,9 @@ fn acp_01_status_shows_observed_model_tokens_effort_and_plan() {
         json!({"type": "todo_reminder", "todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "pending"}]}),
         json!({"type": "agent_end", "messages": []}),
     ]);
+    // ACP-02: the agent failed get_session_stats, so the bridge's own sum stands.
+    h.answer_stats(&s, None);
+    assert_eq!(h.answer(10).unwrap()["result"]["stopReason"], "end_turn");
     h.editor.clear();
     h.request(
         21,
@@ -195,4 +198,180 @@ fn acp_02_opt_in_announces_v1_and_sends_cumulative_replacements() {
         .updates()
         .iter()
         .all(|u| u["sessionUpdate"] != "usage_update"));
+}
+
+fn usage_session(h: &mut Harness) -> String {
+    h.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"_meta": {"muse/usage": 1}}}),
+    );
+    h.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+    let s = h.answer(2).unwrap()["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    h.agent_lines(
+        &s,
+        &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
+    );
+    h.editor.clear();
+    s
+}
+
+#[test]
+fn acp_02_turn_end_takes_get_session_stats_totals_as_replacements_before_the_answer() {
+    let mut h = Harness::new();
+    let s = usage_session(&mut h);
+    h.prompt(&s, "x");
+    h.agent_lines(
+        &s,
+        &[
+            assistant_end("m", json!({"input": 10, "output": 3, "totalTokens": 13})),
+            json!({"type": "agent_end", "messages": []}),
+        ],
+    );
+    // The prompt waits for the agent's totals.
+    assert!(h.answer(10).is_none());
+    assert_eq!(h.agent.last().unwrap()["type"], "get_session_stats");
+    h.answer_stats(
+        &s,
+        Some(
+            json!({"sessionId": "x", "userMessages": 1, "assistantMessages": 1,
+            "tokens": {"input": 500, "output": 40, "reasoning": 0, "cacheRead": 100,
+                "cacheWrite": 7, "total": 647}, "cost": 0}),
+        ),
+    );
+    let infos: Vec<Value> = h
+        .updates()
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .collect();
+    assert_eq!(infos.len(), 2, "{infos:?}");
+    // The agent's totals replace the bridge's sum (ACP-02).
+    assert_eq!(
+        infos[1]["_meta"]["muse/usage"]["cumulative"],
+        json!({"promptTokens": 607, "outputTokens": 40, "totalTokens": 647})
+    );
+    // No window was reported: no usage_update.
+    assert!(h
+        .updates()
+        .iter()
+        .all(|u| u["sessionUpdate"] != "usage_update"));
+    // The updates come before the prompt's answer.
+    let answer_at = h.editor.iter().position(|m| m["id"] == json!(10)).unwrap();
+    let info_at = h
+        .editor
+        .iter()
+        .rposition(|m| m["params"]["update"]["sessionUpdate"] == "session_info_update")
+        .unwrap();
+    assert!(info_at < answer_at);
+    h.editor.clear();
+    h.request(
+        21,
+        "session/prompt",
+        json!({"sessionId": s, "prompt": [{"type": "text", "text": "/status"}]}),
+    );
+    let text = h.updates()[0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("root-session tokens: prompt 607, output 40, total 647"),
+        "{text}"
+    );
+    assert!(
+        text.contains("context pressure: unknown (no context window size reported)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn acp_02_known_window_gives_usage_update_at_turn_end_and_status_pressure() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "x");
+    h.agent_lines(
+        &s,
+        &[
+            assistant_end("m", json!({"input": 9, "output": 3, "totalTokens": 12})),
+            assistant_end(
+                "m",
+                json!({"input": 1000, "output": 50, "cacheRead": 4000, "cacheWrite": 250, "totalTokens": 5300}),
+            ),
+            json!({"type": "agent_end", "messages": []}),
+        ],
+    );
+    h.answer_stats(
+        &s,
+        Some(json!({"tokens": {"input": 1009, "output": 53, "cacheRead": 4000, "cacheWrite": 250, "total": 5312},
+            "contextUsage": {"tokens": 5400, "contextWindow": 200000, "percent": 2.7}})),
+    );
+    let usage: Vec<Value> = h
+        .updates()
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .collect();
+    // used: the last call's input + cacheRead + cacheWrite; no cost (ACP-02).
+    assert_eq!(
+        usage,
+        [json!({"sessionUpdate": "usage_update", "used": 5250, "size": 200000})]
+    );
+    // Not opted into muse/usage: no metadata.
+    assert!(h
+        .updates()
+        .iter()
+        .all(|u| u["sessionUpdate"] != "session_info_update"));
+    assert_eq!(h.answer(10).unwrap()["result"]["stopReason"], "end_turn");
+    h.editor.clear();
+    h.request(
+        21,
+        "session/prompt",
+        json!({"sessionId": s, "prompt": [{"type": "text", "text": "/status"}]}),
+    );
+    let text = h.updates()[0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("context pressure: 5250 of 200000 tokens (2.6%)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn acp_02_an_unanswered_get_session_stats_does_not_hold_the_prompt() {
+    let mut h = Harness::new();
+    let s = usage_session(&mut h);
+    h.prompt(&s, "x");
+    h.agent_lines(
+        &s,
+        &[
+            assistant_end("m", json!({"input": 10, "output": 3, "totalTokens": 13})),
+            json!({"type": "agent_end", "messages": []}),
+        ],
+    );
+    assert!(h.answer(10).is_none());
+    let due = h.bridge.poll_timeout().expect("the stats have a deadline");
+    assert_eq!(due - h.now, musewire_core::acp::STATS_BUDGET);
+    h.timeout(std::time::Duration::from_secs(4));
+    assert!(h.answer(10).is_none());
+    h.timeout(std::time::Duration::from_secs(1));
+    assert_eq!(h.answer(10).unwrap()["result"]["stopReason"], "end_turn");
+    // The bridge's own sum stands; a late answer is dropped.
+    let last = h
+        .updates()
+        .into_iter()
+        .rfind(|u| u["sessionUpdate"] == "session_info_update")
+        .unwrap();
+    assert_eq!(
+        last["_meta"]["muse/usage"]["cumulative"],
+        json!({"promptTokens": 10, "outputTokens": 3, "totalTokens": 13})
+    );
+    let before = h.editor.len();
+    h.answer_stats(
+        &s,
+        Some(json!({"tokens": {"input": 1, "output": 1, "total": 2}})),
+    );
+    assert_eq!(h.editor.len(), before);
 }

@@ -85,6 +85,7 @@ fn prompt_streams_text_then_answers_end_turn() {
     );
     assert!(h.answer(10).is_none(), "no answer before the turn ends");
     h.agent_lines(&s, &[agent_end("stop")]);
+    h.answer_stats(&s, None);
     let updates = h.updates();
     assert_eq!(updates[0]["sessionUpdate"], "agent_message_chunk");
     assert_eq!(
@@ -107,6 +108,7 @@ fn prompt_stop_reasons_length_is_max_tokens_aborted_is_cancelled() {
         let s = h.session();
         h.prompt(&s, "x");
         h.agent_lines(&s, &[agent_end(agent)]);
+        h.answer_stats(&s, None);
         assert_eq!(
             h.answer(10).unwrap()["result"]["stopReason"],
             acp,
@@ -125,6 +127,7 @@ fn cancel_sends_abort_and_the_prompt_ends_cancelled() {
     assert!(h.answer(10).is_none());
     // The agent's last message may still say stop: the editor asked to cancel.
     h.agent_lines(&s, &[agent_end("stop")]);
+    h.answer_stats(&s, None);
     assert_eq!(h.answer(10).unwrap()["result"]["stopReason"], "cancelled");
 }
 

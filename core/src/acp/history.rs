@@ -4,15 +4,17 @@
 //!
 //! omp's and the bundled agent's pages run forward from the oldest message and their cursors
 //! are opaque, so the bridge cannot start at the newest page without inventing a cursor. A
-//! load therefore reads forward within the budget and takes the facts only when it reached
-//! the end (the latest facts are then the last seen); a longer history leaves them unknown
-//! (RULES.md, note on ACP-06). A stored-output check stops at the first page that settles it.
+//! load therefore reads forward within the budget, replaying the conversation as it goes, and
+//! takes the facts only when it reached the end (the latest facts are then the last seen); a
+//! longer history leaves them unknown and its replay stops at the budget (RULES.md, note on
+//! ACP-06). A stored-output check stops at the first page that settles it.
 
 use std::collections::BTreeSet;
 
-use agent_client_protocol_schema::v1::Plan;
+use agent_client_protocol_schema::v1::{Plan, SessionUpdate};
 use serde_json::Value;
 
+use super::map::Replay;
 use super::plan::plan_from_phases;
 use super::status::Facts;
 use crate::client::{commands, fnv1a64};
@@ -62,23 +64,32 @@ impl Walk {
 }
 
 /// The facts a load rebuilds from history (ACP-06): usage and model from the assistant
-/// messages, the latest plan from the `todo` tool's results. A message seen twice (the same
-/// JSON) is counted once.
+/// messages, the latest plan from the `todo` tool's results, and the conversation replayed.
+/// A message seen twice (the same JSON) is counted and replayed once.
 #[derive(Debug, Default)]
 pub(crate) struct Rebuild {
     pub(crate) facts: Facts,
     pub(crate) plan: Option<Plan>,
+    /// `get_state`'s `todoPhases`, when an array: the plan when the history shows no `todo`
+    /// result (ACP-06).
+    pub(crate) state_plan: Option<Plan>,
+    /// `get_state`'s model's context window (ACP-02).
+    pub(crate) context_window: Option<u64>,
+    /// The conversation's replay (ACP-06).
+    pub(crate) replay: Replay,
     seen: BTreeSet<u64>,
 }
 
 impl Rebuild {
-    /// Takes one page's messages, in order.
-    pub(crate) fn page(&mut self, messages: &[AgentMessage]) {
+    /// Takes one page's messages, in order; the replay's updates.
+    pub(crate) fn page(&mut self, messages: &[AgentMessage]) -> Vec<SessionUpdate> {
+        let mut updates = Vec::new();
         for message in messages {
             let key = fnv1a64(&serde_json::to_vec(message).unwrap_or_default());
             if !self.seen.insert(key) {
                 continue;
             }
+            updates.extend(self.replay.message(message));
             match message {
                 AgentMessage::Assistant(_) => {
                     self.facts.assistant_message(message, "history");
@@ -98,6 +109,7 @@ impl Rebuild {
                 _ => {}
             }
         }
+        updates
     }
 }
 
@@ -195,5 +207,43 @@ mod tests {
         rebuild.page(&messages[..1]);
         let tokens = rebuild.facts.cumulative.unwrap();
         assert_eq!((tokens.prompt, tokens.output, tokens.total), (5, 2, 7));
+    }
+
+    #[test]
+    fn acp_06_replay_bounds_each_surface_and_replays_a_repeated_message_once() {
+        let big = "x".repeat(100 * 1024);
+        let messages: Vec<AgentMessage> = serde_json::from_value(json!([
+            {"role": "assistant", "content": [{"type": "text", "text": big},
+                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}}]},
+            {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+             "content": [{"type": "text", "text": big}]}
+        ]))
+        .unwrap();
+        let mut rebuild = Rebuild::default();
+        let updates = rebuild.page(&messages);
+        let updates: Vec<Value> = updates
+            .iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .collect();
+        let kinds: Vec<&str> = updates
+            .iter()
+            .map(|u| u["sessionUpdate"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["agent_message_chunk", "tool_call", "tool_call_update"]
+        );
+        let text = updates[0]["content"]["text"].as_str().unwrap();
+        assert_eq!(text.len(), crate::acp::MAX_SURFACE_BYTES);
+        assert!(text.ends_with(crate::acp::TRUNCATION_NOTICE));
+        let result = updates[2]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap();
+        assert!(result.len() <= crate::acp::MAX_SURFACE_BYTES);
+        assert!(result.ends_with(crate::acp::TRUNCATION_NOTICE));
+        // No stored-output negotiation: no handle.
+        assert!(updates[2].get("_meta").is_none());
+        // The same messages on the next page: nothing replayed twice.
+        assert!(rebuild.page(&messages).is_empty());
     }
 }

@@ -12,7 +12,9 @@ use super::bound::{bound_snapshot, cut_to_bytes, Surface};
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;
 use crate::blocks::{show_tool_result, uri_may_carry_credential, Source, ToolResult};
-use crate::wire::{AgentEvent, AgentMessage, AssistantMessageEvent};
+use crate::wire::{
+    AgentEvent, AgentMessage, AssistantMessageEvent, ContentBlock as WireBlock, MessageContent,
+};
 
 /// The longest tool card title, in bytes.
 const MAX_TITLE_BYTES: usize = 256;
@@ -410,5 +412,133 @@ fn tool_kind(name: &str) -> ToolKind {
         "fetch" | "web_search" => ToolKind::Fetch,
         "todo" | "think" => ToolKind::Think,
         _ => ToolKind::Other,
+    }
+}
+
+/// A loaded session's conversation as `session/update`s (ACP-06 replay, as the ACP spec asks
+/// of `session/load` and omp's own `--mode acp` does): user text → `user_message_chunk`,
+/// assistant text → `agent_message_chunk`, thinking text → `agent_thought_chunk` (ACP-04: the
+/// thinking text only, never signatures or redacted blocks), each bounded to 64 KiB per
+/// message (ACP-05); a tool call → `tool_call`, its result → a completed or failed
+/// `tool_call_update` on the same id, its content through `core::blocks` and bounded, with the
+/// stored output's handle when negotiated (OUT-02, OUT-08). Plans are not replayed one by one:
+/// the load shows the latest plan once.
+#[derive(Debug, Default)]
+pub(crate) struct Replay {
+    /// Tool cards opened by the replay, so a result does not open its call twice.
+    opened: BTreeSet<String>,
+    /// The editor's session id when cards carry stored-output handles (OUT-02).
+    pub(crate) output_session: Option<String>,
+}
+
+/// The most replayed tool call ids remembered (each at most one card either way).
+const MAX_REPLAY_OPENED: usize = 4096;
+
+impl Replay {
+    /// The updates of one history message, in order.
+    pub(crate) fn message(&mut self, message: &AgentMessage) -> Vec<SessionUpdate> {
+        let mut out = Vec::new();
+        match message {
+            AgentMessage::User(user) => {
+                let text = match &user.content {
+                    MessageContent::Text(text) => text.clone(),
+                    MessageContent::Blocks(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            WireBlock::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                };
+                if !text.is_empty() {
+                    out.push(SessionUpdate::UserMessageChunk(chunk(bound_snapshot(
+                        &text,
+                    ))));
+                }
+            }
+            AgentMessage::Assistant(assistant) => {
+                let mut text = Surface::default();
+                let mut thought = Surface::default();
+                for block in &assistant.content {
+                    match block {
+                        WireBlock::Text(t) => {
+                            if let Some(t) = text.take(&t.text) {
+                                out.push(SessionUpdate::AgentMessageChunk(chunk(t)));
+                            }
+                        }
+                        WireBlock::Thinking(t) => {
+                            if let Some(t) = thought.take(&t.thinking) {
+                                out.push(SessionUpdate::AgentThoughtChunk(chunk(t)));
+                            }
+                        }
+                        WireBlock::ToolCall(call) => {
+                            self.open(
+                                &call.id,
+                                &call.name,
+                                Some(&call.arguments),
+                                call.intent.as_deref(),
+                                &mut out,
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            AgentMessage::ToolResult(result) => {
+                self.open(
+                    &result.tool_call_id,
+                    &result.tool_name,
+                    None,
+                    None,
+                    &mut out,
+                );
+                let failed = result.is_error == Some(true);
+                let status = if failed {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                };
+                let mut fields = ToolCallUpdateFields::new().status(status);
+                let content = serde_json::json!({"content": result.content});
+                if let Some(text) = result_text(&content, failed) {
+                    fields = fields.content(vec![text_content(bound_snapshot(&text))]);
+                }
+                let mut update = ToolCallUpdate::new(result.tool_call_id.clone(), fields);
+                if let (Some(session), Some(stored)) = (
+                    &self.output_session,
+                    super::history::stored_output(result.details.as_ref()),
+                ) {
+                    update = update.meta(super::output::card_meta(session, &stored));
+                }
+                out.push(SessionUpdate::ToolCallUpdate(update));
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// A `tool_call` for an id the replay has not shown yet.
+    fn open(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: Option<&Value>,
+        intent: Option<&str>,
+        out: &mut Vec<SessionUpdate>,
+    ) {
+        if self.opened.contains(id) {
+            return;
+        }
+        if self.opened.len() < MAX_REPLAY_OPENED {
+            self.opened.insert(id.to_owned());
+        }
+        let mut call = ToolCall::new(id.to_owned(), title(name, args, intent))
+            .kind(tool_kind(name))
+            .status(ToolCallStatus::InProgress);
+        if let Some(args) = args {
+            call = call.raw_input(withhold_in_value(args));
+        }
+        out.push(SessionUpdate::ToolCall(call));
     }
 }

@@ -12,8 +12,8 @@
 //! [`BridgeConfig::session_dir`], when the ACP id is the name of its session file there).
 //!
 //! Besides prompts: `session/load` (ACP-06: the agent switched to the session's file, the
-//! plan cleared, the title, latest plan and usage rebuilt from at most 20 pages of 100
-//! history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
+//! plan cleared, the conversation replayed and the title, latest plan and usage rebuilt from
+//! at most 20 pages of 100 history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
 //! `initialize`, each read checked against the history, then the agent's `read_output`
 //! within 20 s, failures typed); `conformance/RULES.md` notes how.
 //!
@@ -73,7 +73,9 @@ use crate::client::{
 use crate::output::{
     Availability, OutputError, ReadParams, ReadResult, StoredOutput, READ_BUDGET, READ_METHOD,
 };
-use crate::wire::{AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SwitchSession};
+use crate::wire::{
+    AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SessionStatsData, SwitchSession,
+};
 use history::{Next, Rebuild, Walk};
 use rpc::{Incoming, Line, LineReader};
 
@@ -180,6 +182,17 @@ enum Pending {
         walk: Walk,
         rebuild: Box<Rebuild>,
     },
+    /// `session/load`: `get_session_stats` for the cumulative usage (ACP-02, ACP-06);
+    /// `complete` when the walk reached the history's end within the budget.
+    LoadStats {
+        editor: RequestId,
+        rebuild: Box<Rebuild>,
+        complete: bool,
+    },
+    /// A turn ended: `get_session_stats` for the cumulative usage before the prompt is
+    /// answered (ACP-02), due by `deadline` (then the bridge's own sum stands). The prompt's
+    /// editor id stays in the session's turn.
+    TurnStats { deadline: Instant },
     /// `_muse/readOutput`: a history page checked for the reference (OUT-06).
     ReadCheck {
         editor: RequestId,
@@ -195,14 +208,17 @@ enum Pending {
 }
 
 impl Pending {
-    fn editor(&self) -> &RequestId {
+    /// The editor's request this answers, if one of its own.
+    fn editor(&self) -> Option<&RequestId> {
         match self {
             Pending::NewState { editor }
             | Pending::LoadSwitch { editor }
             | Pending::LoadState { editor }
             | Pending::LoadPage { editor, .. }
+            | Pending::LoadStats { editor, .. }
             | Pending::ReadCheck { editor, .. }
-            | Pending::Read { editor, .. } => editor,
+            | Pending::Read { editor, .. } => Some(editor),
+            Pending::TurnStats { .. } => None,
         }
     }
 
@@ -214,6 +230,7 @@ impl Pending {
                 | Pending::LoadSwitch { .. }
                 | Pending::LoadState { .. }
                 | Pending::LoadPage { .. }
+                | Pending::LoadStats { .. }
         )
     }
 }
@@ -236,6 +253,14 @@ struct Session {
     /// The agent exited or was stopped.
     exited: bool,
 }
+
+/// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
+pub const REPLAY_CUT_NOTICE: &str =
+    "[… history replay stopped after 20 pages of 100 messages: later messages are not shown]";
+
+/// How long a turn's end waits for the agent's `get_session_stats` before answering the
+/// prompt with the bridge's own sum (ACP-02).
+pub const STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most stored outputs a session remembers from its live stream.
 const MAX_SEEN_OUTPUTS: usize = 4096;
@@ -305,7 +330,7 @@ impl Bridge {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let reads = self.sessions.values().flat_map(|s| {
             s.pending.values().filter_map(|p| match p {
-                Pending::Read { deadline, .. } => Some(*deadline),
+                Pending::Read { deadline, .. } | Pending::TurnStats { deadline } => Some(*deadline),
                 _ => None,
             })
         });
@@ -359,12 +384,29 @@ impl Bridge {
         self.sessions.keys().cloned().collect()
     }
 
-    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; a late answer
-    /// is dropped.
+    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; ACP-02: a turn's
+    /// `get_session_stats` past its budget leaves the bridge's own sum and the prompt is
+    /// answered. A late answer is dropped.
     fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
+        let late_stats: Vec<AgentRequest> = session
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::TurnStats { deadline } if *deadline <= now))
+            .map(|(r, _)| *r)
+            .collect();
+        if !late_stats.is_empty() {
+            let mut out = Vec::new();
+            for request in late_stats {
+                session.pending.remove(&request);
+            }
+            end_turn(session, None, &mut out);
+            for bytes in out {
+                self.actions.push_back(Action::Editor { bytes });
+            }
+        }
         let late: Vec<AgentRequest> = session
             .pending
             .iter()
@@ -372,13 +414,17 @@ impl Bridge {
             .map(|(r, _)| *r)
             .collect();
         for request in late {
-            if let Some(pending) = session.pending.remove(&request) {
+            if let Some(editor) = session
+                .pending
+                .remove(&request)
+                .and_then(|p| p.editor().cloned())
+            {
                 let error = output::typed_error(
                     "read_timed_out",
                     "the stored output was not read within the 20-second read budget",
                 );
                 self.actions.push_back(Action::Editor {
-                    bytes: rpc::error_line(pending.editor(), &error),
+                    bytes: rpc::error_line(&editor, &error),
                 });
             }
         }
@@ -772,7 +818,9 @@ impl Bridge {
                     let pending = std::mem::take(&mut session.pending);
                     for (_, p) in pending {
                         let error = Error::internal_error().data(json!(error.to_string()));
-                        out.push(rpc::error_line(p.editor(), &error));
+                        if let Some(editor) = p.editor() {
+                            out.push(rpc::error_line(editor, &error));
+                        }
                         if p.is_opening() {
                             self.keys.retain(|_, k| k != key);
                         }
@@ -784,13 +832,44 @@ impl Bridge {
                 }
                 client::Action::Event(event) => {
                     let mut out = Vec::new();
-                    session_event(session, event, &mut out);
+                    let turn_ended = session_event(session, event, &mut out);
                     for bytes in out {
                         self.actions.push_back(Action::Editor { bytes });
+                    }
+                    if turn_ended {
+                        self.turn_stats(now, key);
                     }
                 }
             }
         }
+    }
+
+    /// ACP-02: a turn ended; the agent's `get_session_stats` gives the cumulative usage
+    /// before the prompt is answered (a command that cannot be sent: the bridge's own sum).
+    fn turn_stats(&mut self, now: Instant, key: &Arc<str>) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let sent = session.client.handle(
+            now,
+            client::Input::Call(Call::Send(commands::get_session_stats())),
+        );
+        match sent.request() {
+            Some(request) => {
+                let deadline = now + STATS_BUDGET;
+                session
+                    .pending
+                    .insert(request, Pending::TurnStats { deadline });
+            }
+            None => {
+                let mut out = Vec::new();
+                end_turn(session, None, &mut out);
+                for bytes in out {
+                    self.editor(bytes);
+                }
+            }
+        }
+        self.drain(now, key);
     }
 
     /// The agent answered a request the bridge made for the editor.
@@ -803,6 +882,11 @@ impl Bridge {
     ) {
         match (pending, outcome) {
             (Pending::NewState { editor }, Ok(ResponseData::State(state))) => {
+                // ACP-02: the context window, when the agent reports one.
+                if let Some(session) = self.sessions.get_mut(key) {
+                    session.mapper.facts.context_window =
+                        state.model.as_ref().and_then(|m| m.context_window);
+                }
                 // ACP-06: the name of the agent's session file in our folder (`<id>.jsonl`
                 // of the bundled agent, `<timestamp>_<id>.jsonl` of omp) without `.jsonl`, so
                 // that a load finds the file again; else our key (not loadable).
@@ -828,13 +912,25 @@ impl Bridge {
                 );
             }
             (Pending::LoadState { editor }, outcome) => {
+                let mut rebuild = Box::<Rebuild>::default();
+                rebuild.replay.output_session = self
+                    .sessions
+                    .get(key)
+                    .and_then(|s| s.mapper.output_session.clone());
                 if let Ok(ResponseData::State(state)) = outcome {
+                    // ACP-02: the window; ACP-06: the agent's todos, for a history that
+                    // shows no `todo` result.
+                    rebuild.context_window = state.model.as_ref().and_then(|m| m.context_window);
+                    rebuild.state_plan = state
+                        .todo_phases
+                        .as_ref()
+                        .and_then(Value::as_array)
+                        .map(|phases| plan_from_phases(phases));
                     if let Some(title) = state.session_name.filter(|t| !t.is_empty()) {
                         let update = SessionInfoUpdate::new().title(title);
                         self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
                     }
                 }
-                let rebuild = Box::default();
                 self.send(
                     now,
                     key,
@@ -855,7 +951,10 @@ impl Bridge {
                 },
                 Ok(ResponseData::MessagesPage(page)),
             ) => {
-                rebuild.page(&page.messages);
+                // ACP-06: the conversation replayed as the pages come, before the answer.
+                for update in rebuild.page(&page.messages) {
+                    self.session_update(key, update);
+                }
                 match walk.after(&page) {
                     Next::Page(command) => self.send(
                         now,
@@ -868,12 +967,52 @@ impl Bridge {
                         },
                         &editor,
                     ),
-                    Next::End => self.loaded(key, &editor, Some(*rebuild)),
-                    Next::OutOfBudget => self.loaded(key, &editor, None),
+                    Next::End => self.load_stats(now, key, editor, rebuild, true),
+                    Next::OutOfBudget => {
+                        // ACP-06: the replay says where it stopped.
+                        let notice = ContentChunk::new(ContentBlock::Text(TextContent::new(
+                            REPLAY_CUT_NOTICE,
+                        )));
+                        self.session_update(key, SessionUpdate::AgentMessageChunk(notice));
+                        self.load_stats(now, key, editor, rebuild, false)
+                    }
                 }
             }
             // ACP-06: a history that can't be paged leaves the facts unknown.
-            (Pending::LoadPage { editor, .. }, _) => self.loaded(key, &editor, None),
+            (
+                Pending::LoadPage {
+                    editor, rebuild, ..
+                },
+                _,
+            ) => self.load_stats(now, key, editor, rebuild, false),
+            (
+                Pending::LoadStats {
+                    editor,
+                    rebuild,
+                    complete,
+                },
+                outcome,
+            ) => {
+                let stats = match outcome {
+                    Ok(ResponseData::SessionStats(stats)) => Some(stats),
+                    _ => None,
+                };
+                self.loaded(key, &editor, *rebuild, complete, stats.as_ref());
+            }
+            (Pending::TurnStats { .. }, outcome) => {
+                // ACP-02: the agent's totals replace; a failed command keeps our own sum.
+                let stats = match outcome {
+                    Ok(ResponseData::SessionStats(stats)) => Some(stats),
+                    _ => None,
+                };
+                let mut out = Vec::new();
+                if let Some(session) = self.sessions.get_mut(key) {
+                    end_turn(session, stats.as_ref(), &mut out);
+                }
+                for bytes in out {
+                    self.editor(bytes);
+                }
+            }
             (Pending::NewState { editor } | Pending::LoadSwitch { editor }, outcome) => {
                 let reason = match outcome {
                     Err(failure) => failure.to_string(),
@@ -1033,25 +1172,67 @@ impl Bridge {
         );
     }
 
+    /// A load's history walk is over: `get_session_stats` for the cumulative usage (ACP-02).
+    fn load_stats(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        rebuild: Box<Rebuild>,
+        complete: bool,
+    ) {
+        self.send(
+            now,
+            key,
+            commands::get_session_stats(),
+            |editor| Pending::LoadStats {
+                editor,
+                rebuild,
+                complete,
+            },
+            &editor,
+        );
+    }
+
     /// A load's end (ACP-06): the rebuilt facts shown (or left unknown), then the answer.
-    fn loaded(&mut self, key: &Arc<str>, editor: &RequestId, rebuild: Option<Rebuild>) {
+    /// The history's facts count only when the walk reached its end (`complete`); the agent's
+    /// `get_session_stats` totals replace the cumulative usage (ACP-02) and its `get_state`
+    /// todos stand in for a history with no `todo` result.
+    fn loaded(
+        &mut self,
+        key: &Arc<str>,
+        editor: &RequestId,
+        rebuild: Rebuild,
+        complete: bool,
+        stats: Option<&SessionStatsData>,
+    ) {
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
         let mut updates = Vec::new();
-        if let Some(rebuild) = rebuild {
-            let agent_commands = std::mem::take(&mut session.mapper.facts.agent_commands);
-            session.mapper.facts = rebuild.facts;
-            session.mapper.facts.agent_commands = agent_commands;
-            if let Some(plan) = rebuild.plan {
-                session.mapper.facts.plan_size = Some(plan.entries.len());
-                updates.push(SessionUpdate::Plan(plan));
+        let agent_commands = std::mem::take(&mut session.mapper.facts.agent_commands);
+        let (facts, plan) = if complete {
+            (rebuild.facts, rebuild.plan.or(rebuild.state_plan))
+        } else {
+            (Facts::default(), rebuild.state_plan)
+        };
+        session.mapper.facts = facts;
+        session.mapper.facts.agent_commands = agent_commands;
+        session.mapper.facts.context_window = rebuild.context_window;
+        if let Some(stats) = stats {
+            session.mapper.facts.session_stats(stats);
+        }
+        if let Some(plan) = plan {
+            session.mapper.facts.plan_size = Some(plan.entries.len());
+            updates.push(SessionUpdate::Plan(plan));
+        }
+        if session.mapper.usage_meta {
+            if let Some(update) = session.mapper.facts.usage_update() {
+                updates.push(SessionUpdate::SessionInfoUpdate(update));
             }
-            if session.mapper.usage_meta {
-                if let Some(update) = session.mapper.facts.usage_update() {
-                    updates.push(SessionUpdate::SessionInfoUpdate(update));
-                }
-            }
+        }
+        if let Some(update) = session.mapper.facts.context_update() {
+            updates.push(SessionUpdate::UsageUpdate(update));
         }
         let acp_id = session.acp_id.clone();
         let commands = session.mapper.facts.commands();
@@ -1085,8 +1266,9 @@ fn is_session_file_name(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
-/// One client event of a session: `session/update`s, or the prompt's answer.
-fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8>>) {
+/// One client event of a session: `session/update`s, or the prompt's answer; true when the
+/// prompt's turn ended and waits for the end-of-turn usage (ACP-02).
+fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8>>) -> bool {
     let id = &session.acp_id.clone();
     let is_prompt = |request: &AgentRequest, turn: &Option<Turn>| {
         turn.as_ref().is_some_and(|t| t.prompt == *request)
@@ -1153,8 +1335,9 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
         ClientEvent::PromptLocalOnly { request } if is_prompt(&request, &session.turn) => {
             finish_turn(session, out);
         }
-        // CALL-09: the turn is over; the prompt is answered with its stop reason.
-        ClientEvent::TurnFinished => finish_turn(session, out),
+        // CALL-09: the turn is over; the prompt is answered with its stop reason once the
+        // end-of-turn usage is known (ACP-02).
+        ClientEvent::TurnFinished => return session.turn.is_some(),
         ClientEvent::Closed { error } => {
             if let Some(turn) = session.turn.take() {
                 let error = Error::internal_error().data(json!(error.to_string()));
@@ -1163,6 +1346,7 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
         }
         _ => {}
     }
+    false
 }
 
 /// An `available_commands_update` notification.
@@ -1172,6 +1356,35 @@ fn commands_line(id: &SessionId, commands: Vec<AvailableCommand>) -> Vec<u8> {
         "session/update",
         &SessionNotification::new(id.clone(), update),
     )
+}
+
+/// The end of a model turn (ACP-02): the agent's totals (`get_session_stats`) replace the
+/// cumulative usage, else the bridge's own sum stands; then the `muse/usage` metadata (when
+/// negotiated), the standard `usage_update` (when the window is known) and the prompt's
+/// answer.
+fn end_turn(session: &mut Session, stats: Option<&SessionStatsData>, out: &mut Vec<Vec<u8>>) {
+    if session.turn.is_none() {
+        return;
+    }
+    let id = session.acp_id.clone();
+    let facts = &mut session.mapper.facts;
+    if let Some(stats) = stats {
+        facts.session_stats(stats);
+    }
+    let mut updates = Vec::new();
+    if session.mapper.usage_meta {
+        if let Some(update) = facts.usage_update() {
+            updates.push(SessionUpdate::SessionInfoUpdate(update));
+        }
+    }
+    if let Some(update) = facts.context_update() {
+        updates.push(SessionUpdate::UsageUpdate(update));
+    }
+    for update in updates {
+        let notification = SessionNotification::new(id.clone(), update);
+        out.push(rpc::notification_line("session/update", &notification));
+    }
+    finish_turn(session, out);
 }
 
 fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {

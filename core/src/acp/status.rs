@@ -2,10 +2,10 @@
 //! (ACP-02). Nothing here is estimated: a fact not observed is `None` and shows as
 //! "unknown".
 
-use agent_client_protocol_schema::v1::{AvailableCommand, Meta, SessionInfoUpdate};
+use agent_client_protocol_schema::v1::{AvailableCommand, Meta, SessionInfoUpdate, UsageUpdate};
 use serde_json::{json, Value};
 
-use crate::wire::{AgentMessage, Usage};
+use crate::wire::{AgentMessage, SessionStatsData, SessionTokens, Usage};
 
 /// The name of the local status command (ACP-01).
 pub const STATUS_COMMAND: &str = "status";
@@ -34,6 +34,11 @@ pub struct Facts {
     pub cumulative: Option<Tokens>,
     /// The last model call's usage as the agent reported it, and the turn it was in.
     pub last_call: Option<(String, Usage)>,
+    /// The model's context window in tokens, as `get_state` reported it (ACP-02).
+    pub context_window: Option<u64>,
+    /// The context the last model call used: its input + cacheRead + cacheWrite tokens
+    /// (ACP-02, the prompt tokens omp anchors its context usage on).
+    pub context_used: Option<u64>,
     /// Entries of the last plan sent.
     pub plan_size: Option<usize>,
     /// The agent's own commands, last advertised.
@@ -59,6 +64,7 @@ impl Facts {
                 + usage.cache_write.unwrap_or(0);
             let output = usage.output.unwrap_or(0);
             let total = usage.total_tokens.unwrap_or(prompt + output);
+            self.context_used = Some(prompt);
             let sum = self.cumulative.get_or_insert_with(Tokens::default);
             sum.prompt += prompt;
             sum.output += output;
@@ -67,6 +73,45 @@ impl Facts {
             return true;
         }
         false
+    }
+
+    /// Takes what `get_session_stats` reports (ACP-02): its token totals replace the
+    /// cumulative values, and its `contextUsage.contextWindow`, when positive, is the window
+    /// (the model may have changed since `get_state`).
+    pub fn session_stats(&mut self, stats: &SessionStatsData) {
+        if let Some(tokens) = &stats.tokens {
+            self.replace_cumulative(tokens);
+        }
+        if let Some(window) = stats
+            .context_usage
+            .as_ref()
+            .and_then(|c| c.context_window)
+            .filter(|w| *w > 0)
+        {
+            self.context_window = Some(window);
+        }
+    }
+
+    /// Takes the agent's own totals (`get_session_stats`' `tokens`) as the cumulative values
+    /// (ACP-02: they replace, never add): prompt = input + cacheRead + cacheWrite, output,
+    /// total (else prompt + output).
+    pub fn replace_cumulative(&mut self, tokens: &SessionTokens) {
+        let prompt = tokens.input.unwrap_or(0)
+            + tokens.cache_read.unwrap_or(0)
+            + tokens.cache_write.unwrap_or(0);
+        let output = tokens.output.unwrap_or(0);
+        self.cumulative = Some(Tokens {
+            prompt,
+            output,
+            total: tokens.total.unwrap_or(prompt + output),
+        });
+    }
+
+    /// The standard `usage_update` (ACP-02): only when both the window and the last call's
+    /// context are known; no cost.
+    pub fn context_update(&self) -> Option<UsageUpdate> {
+        let size = self.context_window.filter(|s| *s > 0)?;
+        Some(UsageUpdate::new(self.context_used?, size))
     }
 
     /// The `session_info_update` carrying `_meta["muse/usage"]` (ACP-02), when there is
@@ -128,10 +173,28 @@ impl Facts {
             format!("last observed effort: {}", or_unknown(&self.effort)),
             "approval policy: unknown".into(),
             format!("root-session tokens: {tokens}"),
-            "context pressure: unknown (no context window size reported)".into(),
+            format!("context pressure: {}", self.pressure()),
             format!("plan size: {plan}"),
         ]
         .join("\n")
+    }
+
+    /// The context pressure line (ACP-01, ACP-02): from the same figures as `usage_update`.
+    fn pressure(&self) -> String {
+        match (self.context_used, self.context_window.filter(|s| *s > 0)) {
+            (Some(used), Some(size)) => {
+                let permille = u128::from(used) * 1000 / u128::from(size);
+                format!(
+                    "{used} of {size} tokens ({}.{}%)",
+                    permille / 10,
+                    permille % 10
+                )
+            }
+            (None, Some(size)) => {
+                format!("unknown (context window {size} tokens; no model call observed)")
+            }
+            _ => "unknown (no context window size reported)".into(),
+        }
     }
 
     /// The commands to advertise: `/status` beside the agent's own (ACP-01).

@@ -56,6 +56,11 @@ pub fn get_state() -> Command {
     Command::GetState(NoArgs::default())
 }
 
+/// `get_session_stats`: the session's message counts and token totals (ACP-02).
+pub fn get_session_stats() -> Command {
+    Command::GetSessionStats(NoArgs::default())
+}
+
 /// `set_todos {phases}`: replaces the todo list (the phases are the agent's own shape).
 pub fn set_todos(phases: Vec<Value>) -> Command {
     Command::SetTodos(SetTodos {

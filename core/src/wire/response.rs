@@ -138,6 +138,8 @@ wire_struct! {
         opt pending_message_count: u64 = "pendingMessageCount",
         /// Messages queued (oh-my-pi).
         opt queued_message_count: u64 = "queuedMessageCount",
+        /// The todo phases (oh-my-pi and the bundled agent), as sent.
+        opt todo_phases: Value = "todoPhases",
     }
 }
 
@@ -303,6 +305,24 @@ wire_struct! {
 }
 
 wire_struct! {
+    /// `get_session_stats`' `tokens`: totals over the session's assistant messages' usage.
+    pub struct SessionTokens {
+        /// Non-cached input tokens.
+        opt input: u64 = "input",
+        /// Output tokens.
+        opt output: u64 = "output",
+        /// Reasoning tokens (within output).
+        opt reasoning: u64 = "reasoning",
+        /// Tokens read from the prompt cache.
+        opt cache_read: u64 = "cacheRead",
+        /// Tokens written to the prompt cache.
+        opt cache_write: u64 = "cacheWrite",
+        /// The sum of the messages' `totalTokens`.
+        opt total: u64 = "total",
+    }
+}
+
+wire_struct! {
     /// `get_session_stats` (`SessionStats`).
     pub struct SessionStatsData {
         /// Session file.
@@ -319,10 +339,24 @@ wire_struct! {
         opt tool_results: u64 = "toolResults",
         /// All messages.
         opt total_messages: u64 = "totalMessages",
-        /// Token counts, as sent.
-        opt tokens: Value = "tokens",
+        /// Token totals over the session's assistant messages.
+        opt tokens: SessionTokens = "tokens",
         /// Cost.
         opt cost: Number = "cost",
+        /// The context's occupancy (oh-my-pi).
+        opt context_usage: ContextUsage = "contextUsage",
+    }
+}
+
+wire_struct! {
+    /// `get_session_stats`' `contextUsage` (oh-my-pi's `ContextUsage`).
+    pub struct ContextUsage {
+        /// Tokens in the context, by the agent's own count.
+        opt tokens: u64 = "tokens",
+        /// The model's context window (0 when unknown).
+        opt context_window: u64 = "contextWindow",
+        /// `tokens` as a percentage of the window.
+        opt percent: Number = "percent",
     }
 }
 

@@ -124,6 +124,32 @@ impl Harness {
         id
     }
 
+    /// The bridge's timer, `after` from now (the harness's clock moves on).
+    pub fn timeout(&mut self, after: std::time::Duration) {
+        self.now += after;
+        self.bridge.handle(self.now, Input::Timeout);
+        self.drain();
+    }
+
+    /// Answers the bridge's last `get_session_stats` (ACP-02): with this data, or failed.
+    pub fn answer_stats(&mut self, session: &str, data: Option<Value>) {
+        let asked = self
+            .agent
+            .iter()
+            .rev()
+            .find(|m| m["type"] == "get_session_stats")
+            .expect("the bridge asked for the session's stats")
+            .clone();
+        let id = asked["id"].clone();
+        let frame = match data {
+            Some(data) => json!({"id": id, "type": "response", "command": "get_session_stats",
+                "success": true, "data": data}),
+            None => json!({"id": id, "type": "response", "command": "get_session_stats",
+                "success": false, "error": "musewire agent does not support the get_session_stats command"}),
+        };
+        self.agent_lines(session, &[frame]);
+    }
+
     /// The `session/update` updates sent so far, in order.
     pub fn updates(&self) -> Vec<Value> {
         self.editor

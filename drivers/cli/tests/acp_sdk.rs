@@ -119,7 +119,18 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     assert_eq!(out["echo"]["stopReason"], "end_turn");
     assert!(kinds(&out["echo"])
         .iter()
-        .all(|k| k == "agent_message_chunk"));
+        .all(|k| k == "agent_message_chunk" || k == "usage_update"));
+    // ACP-02: the bundled agent reports its window, so the turn ends with a standard
+    // usage_update (no cost).
+    let usage: Vec<&Value> = out["echo"]["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .collect();
+    assert_eq!(usage.len(), 1, "{out:#}");
+    assert_eq!(usage[0]["size"], 1_000_000);
+    assert!(usage[0]["used"].is_u64() && usage[0].get("cost").is_none());
     assert_eq!(
         text_of(&out["echo"], "agent_message_chunk"),
         "hello from the sdk"
@@ -181,8 +192,10 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     assert!(out["cancel"]["ms"].as_u64().unwrap() < 4000);
     let cancel = out["cancel"]["updates"].as_array().unwrap();
     assert_eq!(cancel[0]["sessionUpdate"], "tool_call");
+    // Every tool update goes to the one call id; the turn's end adds its usage_update.
     assert!(cancel
         .iter()
+        .filter(|u| u["sessionUpdate"] != "usage_update")
         .all(|u| u["toolCallId"] == cancel[0]["toolCallId"]));
 
     // The bridge ends when the editor closes its input.
@@ -230,17 +243,30 @@ fn acp_06_session_load_after_restarting_the_bridge_bundled_agent() {
             {"content": "B", "priority": "medium", "status": "pending"}
         ])
     );
-    assert!(
-        loaded
-            .iter()
-            .all(|u| u["sessionUpdate"] != "agent_message_chunk"),
-        "a load starts no model turn: {second:#}"
-    );
+    // ACP-06: the conversation is replayed before the answer: the two prompts as user
+    // chunks (and nothing else: no model turn), the todo call as a completed card.
+    let said: Vec<&str> = loaded
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(said, ["todo A; B", "hello again"], "{second:#}");
+    assert!(loaded
+        .iter()
+        .any(|u| u["sessionUpdate"] == "agent_message_chunk"));
+    assert!(loaded
+        .iter()
+        .any(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed"));
     assert!(loaded
         .iter()
         .any(|u| u["_meta"]["muse/usage"]["cumulative"].is_object()));
+    // ACP-02: get_state's window, so a standard usage_update.
+    assert!(loaded
+        .iter()
+        .any(|u| u["sessionUpdate"] == "usage_update" && u["size"] == 1_000_000));
     let status = text_of(&second["status"], "agent_message_chunk");
     assert!(status.contains("plan size: 2 entries"), "{status}");
+    assert!(status.contains("of 1000000 tokens"), "{status}");
     assert!(status.contains("last observed model: scripted"), "{status}");
 }
 
@@ -397,7 +423,8 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
 /// ACP-06 over omp through `switch_session`: `musewire acp --session-dir DIR -- omp --mode
 /// rpc` makes a session (omp keeps it as `DIR/<timestamp>_<id>.jsonl`, and that file name is
 /// the ACP session id), the bridge ends, a second bridge loads it: the plan is cleared,
-/// usage and model come back from omp's history, no model turn is started.
+/// the conversation is replayed, usage and model come back from omp's history, no model turn
+/// is started.
 #[test]
 fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
     if !musewire_live::peers::installed_or_skip() {
@@ -443,12 +470,17 @@ fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
     let loaded = second["loadUpdates"].as_array().unwrap();
     assert_eq!(loaded[0]["sessionUpdate"], "plan", "{second:#}");
     assert_eq!(loaded[0]["entries"], json!([]));
-    assert!(
-        loaded
-            .iter()
-            .all(|u| u["sessionUpdate"] != "agent_message_chunk"),
-        "a load starts no model turn: {second:#}"
-    );
+    // ACP-06: omp's history replayed (the prompt as a user chunk, the scripted reply as an
+    // agent chunk), as omp's own ACP mode does; no model turn.
+    let said: Vec<&str> = loaded
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(said, ["[[text hello from the sdk]]"], "{second:#}");
+    assert!(loaded
+        .iter()
+        .any(|u| u["sessionUpdate"] == "agent_message_chunk"));
     let status = text_of(&second["status"], "agent_message_chunk");
     assert!(
         status.contains("last observed model: fake-model"),
