@@ -76,9 +76,15 @@ impl Agent {
             "set_host_tools" => self.set_host_tools(id, fields.get("tools")),
             "set_host_uri_schemes" => self.set_host_uri_schemes(id, fields.get("schemes")),
             // OUT-10: answered by the agent itself; without the offer it is unknown, as for
-            // omp.
+            // omp. It is planned in turn, once what came before it has been polled (the
+            // application has then seen the commands before it: a `switch_session` just
+            // before a read has loaded the session the read is checked against).
             super::READ_OUTPUT_COMMAND if self.config.serve_outputs => {
-                self.read_output(now, id, fields)
+                self.out.push_back(super::Out::Read {
+                    id,
+                    fields,
+                    at: now,
+                })
             }
             super::READ_OUTPUT_COMMAND => {
                 fields.shift_remove("type");

@@ -111,6 +111,12 @@ enum Out {
     Lines(EncodedFrame),
     Event(AgentEvent),
     Action(AgentAction),
+    /// A `read_output` that arrived at `at`, planned when it reaches the front (OUT-10).
+    Read {
+        id: Option<Value>,
+        fields: Map<String, Value>,
+        at: Instant,
+    },
 }
 
 /// A command handed to the application and not yet answered.
@@ -285,6 +291,16 @@ impl Agent {
                     if wrote {
                         return Some(AgentAction::Write(line));
                     }
+                }
+                Out::Read { .. } => {
+                    let Some(Out::Read { id, fields, at }) = self.out.pop_front() else {
+                        unreachable!("the front is a read")
+                    };
+                    // Planned now, its answer (a read action or a failure) ahead of what
+                    // came after it.
+                    let after = std::mem::take(&mut self.out);
+                    self.read_output(at, id, fields);
+                    self.out.extend(after);
                 }
                 Out::Event(_) | Out::Action(_) => {
                     return match self.out.pop_front() {

@@ -476,6 +476,44 @@ mod tests {
         }
     }
 
+    /// OUT-08, OUT-10: a read sent right after a command the application handles (a
+    /// `switch_session` that loads a session, say) is planned only once that command's event
+    /// has been polled: the outputs the application registered meanwhile are known to it.
+    #[test]
+    fn out_08_10_a_read_is_planned_after_the_commands_before_it() {
+        let now = Instant::now();
+        let mut agent = served();
+        drain(&mut agent);
+        let stored = output("s", "call-1", 10);
+        let lines = format!(
+            "{{\"id\":\"sw\",\"type\":\"switch_session\",\"sessionPath\":\"/x/s.jsonl\"}}\n{{\"id\":\"r\",\"type\":\"read_output\",\"sessionId\":\"s\",\"itemId\":\"call-1\",\"outputRef\":\"{}\",\"offsetBytes\":0}}\n",
+            stored.output_ref.as_str()
+        );
+        agent.handle(now, Input::Stdin(lines.as_bytes()));
+        let Some(AgentAction::Event(AgentEvent::Command { request, .. })) = agent.poll_action()
+        else {
+            panic!("the switch_session first")
+        };
+        // The application loads the session: its history names the output (OUT-08).
+        agent.register_outputs(now, [stored.clone()]);
+        agent.respond(now, request, Ok(None)).unwrap();
+        let actions = drain(&mut agent);
+        assert_eq!(actions.len(), 2, "{actions:?}");
+        let reads: Vec<_> = actions
+            .iter()
+            .filter_map(|a| match a {
+                AgentAction::OutputRead { read, .. } => Some(read),
+                _ => None,
+            })
+            .collect();
+        let [read] = &reads[..] else {
+            panic!("the read is planned against the loaded session: {actions:?}")
+        };
+        assert_eq!(read.request.output_ref, stored.output_ref);
+        let sw = |a: &AgentAction| matches!(a, AgentAction::Write(l) if l.starts_with(b"{\"id\":\"sw\""));
+        assert!(actions.iter().any(sw));
+    }
+
     /// SPILL-05: a store record naming another item is a failed save; nothing is recorded.
     #[test]
     fn spill_05_a_record_for_another_item_keeps_the_original() {
