@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use musewire_core::agent::{
     Agent, AgentAction, AgentConfig, AgentEvent, CommandFailure, Input, RequestId,
 };
-use musewire_core::output::{stored_outputs_in_history, OutputError};
-use musewire_core::spill::{SaveFailure, SpillPolicy};
+use musewire_core::output::stored_outputs_in_history;
+use musewire_core::spill::SpillPolicy;
 use serde_json::Value;
 
 use crate::bash::{BashOutcome, JobId, Jobs, Notify, MAX_SPILLED_OUTPUT_BYTES};
@@ -244,12 +244,10 @@ impl App {
                 AgentAction::Write(line) => return Some(line),
                 AgentAction::Event(event) => self.on_event(now, event),
                 AgentAction::SpillWrite { id, .. } => {
-                    let failure = Err(SaveFailure::new("no spill store"));
-                    self.agent.handle(now, Input::SpillDone(id, failure));
+                    self.agent.handle(now, Input::spill_without_store(id));
                 }
                 AgentAction::OutputRead { id, .. } => {
-                    let unavailable = Err(OutputError::Unavailable);
-                    self.agent.handle(now, Input::ReadDone(id, unavailable));
+                    self.agent.handle(now, Input::read_without_store(id));
                 }
             }
         }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use musewire_core::agent::{Agent, AgentEvent, Input, ReadId, SpillId};
-use musewire_core::output::{OutputError, OutputRead};
+use musewire_core::output::OutputRead;
 use musewire_core::spill::{SaveFailure, SpillWrite};
 pub use musewire_mio::agent_stdio::TERMINATING_SIGNALS;
 use musewire_mio::agent_stdio::{die_of, AgentProgram, AgentStdio, Ended};
@@ -122,16 +122,19 @@ impl AgentProgram for Program {
     /// Saves with the store; a failed save is logged and the original result goes on
     /// (SPILL-05).
     fn spill_write(&mut self, now: Instant, id: SpillId, write: SpillWrite) {
-        let saved = match &mut self.store {
-            Some(store) => store.save(&write).map_err(|error| {
-                eprintln!(
-                    "musewire agent: the result of {} ({}) was not spilled, it goes on whole: {error}",
-                    write.source.call_id, write.source.tool_name
-                );
-                SaveFailure::new(error.to_string())
-            }),
-            None => Err(SaveFailure::new("no spill store")),
+        let Some(store) = &mut self.store else {
+            self.app
+                .agent_mut()
+                .handle(now, Input::spill_without_store(id));
+            return;
         };
+        let saved = store.save(&write).map_err(|error| {
+            eprintln!(
+                "musewire agent: the result of {} ({}) was not spilled, it goes on whole: {error}",
+                write.source.call_id, write.source.tool_name
+            );
+            SaveFailure::new(error.to_string())
+        });
         self.app
             .agent_mut()
             .handle(now, Input::SpillDone(id, saved));
@@ -139,12 +142,15 @@ impl AgentProgram for Program {
 
     /// A positioned read with the store (OUT-04); its errors are the read's typed errors.
     fn output_read(&mut self, now: Instant, id: ReadId, read: OutputRead) {
-        let bytes = match &mut self.store {
-            Some(store) => store
-                .read(&read.request)
-                .map_err(|error| error.output_error()),
-            None => Err(OutputError::Unavailable),
+        let Some(store) = &mut self.store else {
+            self.app
+                .agent_mut()
+                .handle(now, Input::read_without_store(id));
+            return;
         };
+        let bytes = store
+            .read(&read.request)
+            .map_err(|error| error.output_error());
         self.app.agent_mut().handle(now, Input::ReadDone(id, bytes));
     }
 

@@ -30,6 +30,20 @@ pub enum Input<'a> {
     ReadDone(ReadId, Result<ReadBytes, OutputError>),
 }
 
+impl Input<'_> {
+    /// The answer of a driver with no spill store to spill write `id`: the save failed
+    /// (SPILL-05: the original result goes on).
+    pub fn spill_without_store(id: SpillId) -> Self {
+        Input::SpillDone(id, Err(SaveFailure::new("no spill store")))
+    }
+
+    /// The answer of a driver with no store to output read `id`: the output is unavailable
+    /// (OUT-07).
+    pub fn read_without_store(id: ReadId) -> Self {
+        Input::ReadDone(id, Err(OutputError::Unavailable))
+    }
+}
+
 impl Agent {
     /// Hands in one input at `now`. A call's result is returned (`None` for the other
     /// inputs); the outputs are then drained with [`Agent::poll_action`], and the next timer

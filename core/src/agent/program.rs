@@ -10,8 +10,8 @@
 use std::time::Instant;
 
 use super::{Agent, AgentAction, AgentEvent, Input, ReadId, SpillId};
-use crate::output::{OutputError, OutputRead};
-use crate::spill::{SaveFailure, SpillWrite};
+use crate::output::OutputRead;
+use crate::spill::SpillWrite;
 
 /// A program that is an agent: its [`Agent`] and what answers the agent's events. Only
 /// [`AgentProgram::agent`] and [`AgentProgram::on_event`] are required; [`on_event`] makes
@@ -32,8 +32,7 @@ pub trait AgentProgram {
     /// no store, the save fails at once (SPILL-05: the original result goes on).
     fn spill_write(&mut self, now: Instant, id: SpillId, write: SpillWrite) {
         let _ = write;
-        let failure = SaveFailure::new("no spill store");
-        self.agent().handle(now, Input::SpillDone(id, Err(failure)));
+        self.agent().handle(now, Input::spill_without_store(id));
     }
 
     /// The agent asks for a positioned read of a stored output (OUT-04, OUT-10): the program
@@ -41,8 +40,7 @@ pub trait AgentProgram {
     /// [`Input::ReadDone`] and `id`. Default: no store, the output is unavailable.
     fn output_read(&mut self, now: Instant, id: ReadId, read: OutputRead) {
         let _ = read;
-        let unavailable = Err(OutputError::Unavailable);
-        self.agent().handle(now, Input::ReadDone(id, unavailable));
+        self.agent().handle(now, Input::read_without_store(id));
     }
 
     /// The program's own next timer, besides the agent's. Default: none.
