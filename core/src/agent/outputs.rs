@@ -28,6 +28,7 @@ use crate::output::{
     read_result, OutputError, ReadBytes, ReadParams, ReadRequest, ReadResult, StoredOutput,
     STORED_OUTPUT_MEMBER,
 };
+use crate::paging::json_len;
 use crate::spill::{self, Decision, Outcome, SaveFailure, Saved, Settled, SpillOwner, SpillSource};
 use crate::wire::ToolResult;
 
@@ -237,15 +238,15 @@ impl Agent {
     ) -> Result<ReadResult, OutputError> {
         let mut request = pending.request.clone();
         let mut bytes = &read.bytes[..];
+        // The response's other members: the id's JSON and the frame's fixed members.
+        let id_len = pending.id.as_ref().map_or(0, json_len);
         loop {
             let page = read_result(&request, bytes, read.total_len)?;
             if self.encoder.protocol() == ProtocolVersion::V2 {
                 return Ok(page);
             }
-            // The response's line: the page's JSON, the id's, and the frame's other members.
-            let id_len = pending.id.as_ref().map_or(0, |id| id.to_string().len());
-            let line =
-                serde_json::to_vec(&page).map_or(usize::MAX, |json| json.len()) + id_len + 96;
+            // The response's line, counted without being built.
+            let line = json_len(&page) + id_len + 96;
             if line < MAX_FRAME_BYTES || bytes.len() <= 1 {
                 return Ok(page);
             }

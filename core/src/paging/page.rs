@@ -112,7 +112,8 @@ impl std::io::Write for Counter {
     }
 }
 
-fn json_len<M: Serialize>(message: &M) -> usize {
+/// The length of `message`'s compact JSON, counted without building it.
+pub(crate) fn json_len<M: Serialize>(message: &M) -> usize {
     let mut counter = Counter(0);
     serde_json::to_writer(&mut counter, message).expect("a message serialises");
     counter.0
