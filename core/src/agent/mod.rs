@@ -109,7 +109,7 @@ pub struct PageSource<'a, M> {
 #[derive(Debug)]
 enum Out {
     Lines(EncodedFrame),
-    Event(AgentEvent),
+    /// An event or an I/O action for the driver.
     Action(AgentAction),
     /// A `read_output` that arrived at `at`, planned when it reaches the front (OUT-10).
     Read {
@@ -302,12 +302,11 @@ impl Agent {
                     self.read_output(at, id, fields);
                     self.out.extend(after);
                 }
-                Out::Event(_) | Out::Action(_) => {
-                    return match self.out.pop_front() {
-                        Some(Out::Event(event)) => Some(AgentAction::Event(event)),
-                        Some(Out::Action(action)) => Some(action),
-                        _ => unreachable!("the front is an event or an action"),
+                Out::Action(_) => {
+                    let Some(Out::Action(action)) = self.out.pop_front() else {
+                        unreachable!("the front is an action")
                     };
+                    return Some(action);
                 }
             }
         }
@@ -412,7 +411,7 @@ impl Agent {
     }
 
     fn event(&mut self, event: AgentEvent) {
-        self.out.push_back(Out::Event(event));
+        self.out.push_back(Out::Action(AgentAction::Event(event)));
     }
 
     fn next_outbound(&mut self) -> u64 {
