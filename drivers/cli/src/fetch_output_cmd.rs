@@ -156,12 +156,7 @@ fn fetch_output(args: FetchOutputArgs) -> Result<(), String> {
         }
     };
     let outcome = fetch(&agent, &args, &mut target);
-    let grace = if outcome.is_ok() {
-        Duration::from_secs(5)
-    } else {
-        Duration::ZERO
-    };
-    session::end(agent, grace);
+    session::end(agent, outcome.is_ok());
     let fetched = match outcome {
         Ok(fetched) => fetched,
         Err(e) => {

@@ -2,7 +2,6 @@
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent, HISTORY_PAGE_LIMIT};
 use musewire_mio::AgentProcess;
@@ -46,12 +45,7 @@ fn messages(args: MessagesArgs) -> Result<(), String> {
     let agent = session::spawn(agent_command(&args.agent)?, config)?;
     let deadline = Deadline::after_secs(args.timeout);
     let outcome = read(&agent, &args, deadline);
-    let grace = if outcome.is_ok() {
-        Duration::from_secs(5)
-    } else {
-        Duration::ZERO
-    };
-    session::end(agent, grace);
+    session::end(agent, outcome.is_ok());
     outcome
 }
 

@@ -327,12 +327,7 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
     }
     // After a turn that ended well the agent may finish in its own time; otherwise (a
     // timeout, an error, an agent that stopped reading) it is stopped at once (item 7).
-    let grace = if outcome.is_ok() {
-        Duration::from_secs(5)
-    } else {
-        Duration::ZERO
-    };
-    session::end(agent, grace);
+    session::end(agent, outcome.is_ok());
     outcome.and_then(|()| screen.check())
 }
 

@@ -77,10 +77,15 @@ pub fn end_started() {
     end_group();
 }
 
-/// Ends the session: closes the agent's stdin and gives it `grace` to exit (zero: stop it at
-/// once), then ends whatever is left of its process group. Never waits much past `grace`,
-/// even when a process outside the group holds the agent's pipes open.
-pub fn end(agent: AgentProcess, grace: Duration) {
+/// How long an agent whose session went well is given to exit once its stdin is closed.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// Ends the session: closes the agent's stdin and gives it [`END_GRACE`] to exit when the
+/// session went `well` (else stops it at once), then ends whatever is left of its process
+/// group. Never waits much past the grace, even when a process outside the group holds the
+/// agent's pipes open.
+pub fn end(agent: AgentProcess, well: bool) {
+    let grace = if well { END_GRACE } else { Duration::ZERO };
     if grace.is_zero() {
         end_group();
     }
@@ -122,8 +127,8 @@ fn end_group() {
 /// A thread that waits for SIGTERM, SIGINT and SIGHUP: it ends the agent's group, then this
 /// process, as the signal would have.
 fn watch_signals() -> Result<(), String> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+    use musewire_mio::agent_stdio::{die_of, TERMINATING_SIGNALS};
+    let mut signals = signal_hook::iterator::Signals::new(TERMINATING_SIGNALS)
         .map_err(|e| format!("cannot watch signals: {e}"))?;
     std::thread::Builder::new()
         .name("musewire-signals".into())
@@ -131,8 +136,7 @@ fn watch_signals() -> Result<(), String> {
             if let Some(signal) = signals.forever().next() {
                 SIGNALLED.store(signal, Ordering::SeqCst);
                 end_group();
-                let _ = signal_hook::low_level::emulate_default_handler(signal);
-                signal_hook::low_level::exit(128 + signal);
+                signal_hook::low_level::exit(die_of(signal).into());
             }
         })
         .map_err(|e| format!("cannot watch signals: {e}"))?;

@@ -197,7 +197,7 @@ fn start_agent(
             }
         };
         let status = match status {
-            Ok(status) => exit_status(status),
+            Ok(status) => status.into(),
             Err(_) => ExitStatus::Unknown,
         };
         future::or(
@@ -246,18 +246,4 @@ fn pipe<R: AsyncRead + Unpin + Send + 'static>(
         }
     })
     .detach();
-}
-
-fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return ExitStatus::Signal(signal);
-        }
-    }
-    match status.code() {
-        Some(code) => ExitStatus::Code(code),
-        None => ExitStatus::Unknown,
-    }
 }
