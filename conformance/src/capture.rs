@@ -175,6 +175,9 @@ impl Recorder {
                 Action::StopAgent => {
                     let _ = self.child.kill();
                 }
+                Action::SpillWrite { .. } => {
+                    return Err("a capture configures no spill policy, yet a spill came".into())
+                }
                 Action::Event(event) => self.events.push(event),
             }
         }

@@ -16,7 +16,8 @@
 //!    agent's exit, a timer, or a call of the application).
 //! 2. **Then drain.** After every input the driver calls `poll_action` until it returns
 //!    `None`, and performs each action in order (write these bytes, give this event to the
-//!    application, stop the agent). Actions own their data.
+//!    application, stop the agent, save this text and hand the store's answer back in as an
+//!    input). Actions own their data.
 //! 3. **Then read the timer.** Only after draining, the driver reads `poll_timeout` and
 //!    sleeps until the earliest of that instant and the next readiness. When the instant has
 //!    come it hands in the timer input (`Input::Timeout`), and drains again.
@@ -53,6 +54,9 @@
 //!             Action::Write { bytes } => written.extend(bytes),
 //!             Action::Event(ClientEvent::TurnFinished) => finished = true,
 //!             Action::Event(_) | Action::StopAgent => {}
+//!             // Only with a spill policy (`ClientConfig::spill`): save, then hand in
+//!             // `Input::SpillDone` with the store's answer.
+//!             Action::SpillWrite { .. } => unreachable!("no spill policy here"),
 //!         }
 //!     }
 //!     // 3. Wait for the next readiness or `client.poll_timeout()`, whichever comes first.

@@ -11,8 +11,14 @@ use musewire_core::agent::{
     Agent, AgentAction, AgentConfig, AgentEvent, DialogOutcome, HostUriOperation, PageSource,
     RequestId as AgentRequest,
 };
-use musewire_core::client::{commands, Action, Client, ClientConfig, ClientEvent, HistorySource};
+use musewire_core::client::{
+    commands, Action, Client, ClientConfig, ClientEvent, HistorySource, Input,
+};
 use musewire_core::frame::ProtocolVersion;
+use musewire_core::output::StoredOutput;
+use musewire_core::spill::{
+    Outcome, SaveFailure, Saved, SpillId, SpillOwner, SpillPolicy, SpillRef, SpillWrite,
+};
 use musewire_core::wire::{
     Command, HostToolCall, HostUriRequest, HostUriResult, ResponseData, SelectRequest, UiRequest,
     UiResponse,
@@ -41,6 +47,10 @@ struct Pair {
     agent_lines: usize,
     chunk_lines: usize,
     held_bash: Vec<AgentRequest>,
+    /// Spill writes the client asked for, unanswered.
+    client_spills: Vec<(SpillId, SpillWrite)>,
+    /// What the agent answers `get_state` with.
+    state: Value,
 }
 
 impl Pair {
@@ -59,6 +69,8 @@ impl Pair {
             agent_lines: 0,
             chunk_lines: 0,
             held_bash: Vec::new(),
+            client_spills: Vec::new(),
+            state: json!({}),
         };
         pair.drive();
         assert_eq!(
@@ -80,6 +92,7 @@ impl Pair {
                     Action::Write { bytes } => self.agent.handle_stdin(self.now, &bytes),
                     Action::Event(event) => self.client_events.push(event),
                     Action::StopAgent => self.agent.handle_stdin_eof(self.now),
+                    Action::SpillWrite { id, write } => self.client_spills.push((id, write)),
                 }
             }
             while let Some(action) = self.agent.poll_action() {
@@ -143,6 +156,10 @@ impl Pair {
                 .respond(now, request, Ok(Some(json!({"messages": self.history}))))
                 .unwrap(),
             Command::Bash(_) => self.held_bash.push(request),
+            Command::GetState(_) => self
+                .agent
+                .respond(now, request, Ok(Some(self.state.clone())))
+                .unwrap(),
             _ => self
                 .agent
                 .respond(now, request, Ok(Some(json!({}))))
@@ -499,4 +516,180 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
             AgentEvent::InputClosed,
         ]
     );
+}
+
+/// Issue 11 item 1: the client applies the spill policy to a host tool result before it is
+/// sent. Over the cap it asks its driver for a spill write (SPILL-03: owner, source from the
+/// call, the full text), and the agent receives the preview and the notice once the save is
+/// answered; a failed save sends the original result (SPILL-05); within the cap nothing is
+/// asked; a cancel while saving sends nothing (HOST-03).
+#[test]
+fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
+    let mut pair = Pair::new();
+    let mut config = ClientConfig {
+        spill: SpillPolicy {
+            max_inline_bytes: Some(32),
+            has_store: true,
+        },
+        spill_owner: Some(SpillOwner::new("configured")),
+        ..ClientConfig::default()
+    };
+    pair.client = Client::new(config.clone(), pair.now);
+    pair.agent = Agent::new(AgentConfig::default());
+    pair.drive();
+    pair.take_agent_events();
+    let tools = [wire(
+        json!({"name": "dump", "description": "Dump", "parameters": {"type": "object"}}),
+    )];
+    pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.drive();
+    pair.take_agent_events();
+    let text = "0123456789".repeat(100);
+    let result = |text: &str| wire(json!({"content": [{"type": "text", "text": text}]}));
+    let call_host = |pair: &mut Pair, call_id: &str| {
+        let call = pair
+            .agent
+            .call_host_tool(pair.now, call_id, "dump", json!({}))
+            .unwrap();
+        pair.drive();
+        pair.take_client_events();
+        call
+    };
+
+    // Spilled: the write names the owner and the call; nothing is sent until it is answered.
+    let call = call_host(&mut pair, "tc-1");
+    assert!(pair
+        .client
+        .host_tool_result(pair.now, &call.wire(), result(&text), false));
+    pair.drive();
+    assert_eq!(pair.take_agent_events(), []);
+    let (id, write) = pair.client_spills.pop().expect("a spill write");
+    assert_eq!(write.owner.session_id, "configured");
+    assert_eq!(
+        (
+            write.source.tool_name.as_str(),
+            write.source.call_id.as_str()
+        ),
+        ("dump", "tc-1")
+    );
+    assert_eq!(write.suggested_name, "dump-tc-1.txt");
+    assert_eq!(write.content, text);
+    let spill_ref = SpillRef {
+        locator: "/store/x-dump-tc-1.txt".into(),
+        bytes: 1000,
+        retrieval_hint: "Read it.".into(),
+    };
+    let saved = Saved {
+        spill_ref: spill_ref.clone(),
+        output: wire::<StoredOutput>(json!({
+            "sessionId": "configured", "itemId": "tc-1", "outputRef": "out-00000000000000a1",
+            "byteLen": 1000, "mediaType": "text/plain; charset=utf-8", "availability": "available"
+        })),
+    };
+    pair.client
+        .handle(pair.now, Input::SpillDone(id, Ok(saved)));
+    pair.drive();
+    let expected = musewire_core::spill::spilled_text(&text, 32, &spill_ref);
+    assert!(expected.len() < text.len() && expected.contains("(Omitted"));
+    assert_eq!(
+        pair.take_agent_events(),
+        [AgentEvent::HostToolFinished {
+            call,
+            outcome: Ok(json!({"content": [{"type": "text", "text": expected}]}))
+        }]
+    );
+    assert!(matches!(
+        &pair.take_client_events()[..],
+        [ClientEvent::HostToolResultSettled { id, outcome: Outcome::Spilled(r) }]
+            if *id == call.wire() && *r == spill_ref
+    ));
+
+    // A failed save: the original result goes on, as a success (SPILL-05), and is logged.
+    let call = call_host(&mut pair, "tc-2");
+    pair.client
+        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.drive();
+    let (id, _) = pair.client_spills.pop().expect("a spill write");
+    pair.client.handle(
+        pair.now,
+        Input::SpillDone(id, Err(SaveFailure::new("disk full"))),
+    );
+    pair.drive();
+    assert_eq!(
+        pair.take_agent_events(),
+        [AgentEvent::HostToolFinished {
+            call,
+            outcome: Ok(json!({"content": [{"type": "text", "text": text}]}))
+        }]
+    );
+    assert!(matches!(
+        &pair.take_client_events()[..],
+        [ClientEvent::HostToolResultSettled { outcome: Outcome::Kept(why), .. }] if why.is_failure()
+    ));
+
+    // Within the cap: sent at once, nothing asked, nothing logged.
+    let call = call_host(&mut pair, "tc-3");
+    pair.client
+        .host_tool_result(pair.now, &call.wire(), result("short"), false);
+    pair.drive();
+    assert!(pair.client_spills.is_empty());
+    assert_eq!(pair.take_agent_events().len(), 1);
+    assert_eq!(pair.take_client_events(), []);
+
+    // Cancelled while saving: the host hears of it, and the save's answer sends nothing.
+    let call = call_host(&mut pair, "tc-4");
+    pair.client
+        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.drive();
+    assert!(pair.agent.cancel_host_tool(pair.now, call));
+    pair.drive();
+    assert!(matches!(
+        &pair.take_client_events()[..],
+        [ClientEvent::HostToolCancelled { id }] if *id == call.wire()
+    ));
+    let (id, _) = pair.client_spills.pop().expect("a spill write");
+    let written = pair.agent_lines;
+    pair.client
+        .handle(pair.now, Input::SpillDone(id, Err(SaveFailure::no_store())));
+    assert!(
+        std::iter::from_fn(|| pair.client.poll_action())
+            .all(|a| !matches!(a, Action::Write { .. })),
+        "nothing is sent for a withdrawn call"
+    );
+    pair.drive();
+    assert_eq!(pair.agent_lines, written);
+    assert_eq!(pair.take_agent_events(), []);
+    assert_eq!(pair.client.pending_spills(), 0);
+
+    // The agent's own session id, once a get_state names it, owns later spills; with no
+    // owner at all the result goes on unchanged and the skip is logged (SPILL-05).
+    config.spill_owner = None;
+    pair.client = Client::new(config, pair.now);
+    pair.agent = Agent::new(AgentConfig::default());
+    pair.drive();
+    pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.drive();
+    pair.take_agent_events();
+    pair.take_client_events();
+    let call = call_host(&mut pair, "tc-5");
+    pair.client
+        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.drive();
+    assert!(pair.client_spills.is_empty());
+    assert!(matches!(
+        &pair.take_client_events()[..],
+        [ClientEvent::HostToolResultSettled { outcome: Outcome::Kept(why), .. }]
+            if *why == musewire_core::spill::KeptInline::NoOwner
+    ));
+    pair.take_agent_events();
+    pair.state = json!({"sessionId": "agent-session"});
+    let state = pair.client.send(pair.now, commands::get_state()).unwrap();
+    pair.drive();
+    assert!(pair.response(state).is_ok());
+    let call = call_host(&mut pair, "tc-6");
+    pair.client
+        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.drive();
+    let (_, write) = pair.client_spills.pop().expect("a spill write");
+    assert_eq!(write.owner.session_id, "agent-session");
 }

@@ -87,8 +87,8 @@ impl Harness {
                     }
                 }
                 Action::Event(e) => events.push(e),
-                // Tests that care about StopAgent look at `drain()`.
-                Action::StopAgent => {}
+                // Tests that care about StopAgent or spill writes look at `drain()`.
+                Action::StopAgent | Action::SpillWrite { .. } => {}
             }
         }
         (written, events)

@@ -73,6 +73,7 @@ impl Pair {
                     Action::Write { bytes } => self.app.handle_stdin(self.now, &bytes),
                     Action::Event(event) => self.events.push(event),
                     Action::StopAgent => self.app.handle_stdin_eof(self.now),
+                    Action::SpillWrite { .. } => panic!("these tests set no host spill policy"),
                 }
             }
             self.app.handle_jobs(self.now);

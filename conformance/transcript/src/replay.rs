@@ -7,7 +7,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use musewire_core::acp::{self, Bridge};
-use musewire_core::agent::Agent;
+use musewire_core::agent::{self, Agent};
 use musewire_core::client::{self, Client};
 use serde::Serialize;
 use serde_json::Value;
@@ -140,6 +140,9 @@ impl Session {
                     }
                     Input::AgentCall(call) => a.call(now, call.clone()).to_json(),
                     Input::AgentIo(io) => a.handle(now, io.clone()).and_then(|r| r.to_json()),
+                    Input::SpillDone(id, saved) => a
+                        .handle(now, agent::Input::SpillDone(*id, saved.clone()))
+                        .and_then(|r| r.to_json()),
                     _ => return Err(wrong()),
                 };
                 (returns, drain(|| a.poll_action()))

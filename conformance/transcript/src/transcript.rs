@@ -26,6 +26,7 @@
 //! | `"exit": {"code": N}` / `{"signal": N}` / `"unknown"`, optional `"stderr_tail": TEXT` | `Input::Exit` |
 //! | `"timer": true` | `Input::Timeout` at `at` |
 //! | `"call": NAME` with its arguments | `Input::Call`: the application's call, below |
+//! | `"spill_done": "spill-N"` with `"saved": {spillRef, output}` or `"failure": {reason}` | `Input::SpillDone`: the driver's answer to a `spill_write` action (a host tool result over `max_inline_bytes`) |
 //!
 //! Calls: `send {command}`, `prompt {message, behavior?: "steer"|"followUp"}`, `read_history`,
 //! `set_host_tools {tools}`, `set_host_uri_schemes {schemes}` return `{"ok": REQUEST_ID}` or
@@ -51,10 +52,11 @@
 //!
 //! The header's `config` holds, for a client, [`ClientConfig`] fields, all optional:
 //! `max_frame_bytes`, `max_reassembled_frame_bytes`, `negotiate_v2`, `ready_timeout_ms`,
-//! `expect_ready`, `stderr_tail_bytes`, `history_page_limit`, `observe`; for an agent,
-//! [`AgentConfig`] fields, all optional: `max_input_line_bytes`, `unknown_commands`
-//! (`"reject"` or `"deliver"`), `max_inline_bytes` and `spill_store` (the spill policy),
-//! `serve_outputs` (OUT-10).
+//! `expect_ready`, `stderr_tail_bytes`, `history_page_limit`, `observe`, `max_inline_bytes`
+//! and `spill_store` (the spill policy of host tool results), `spill_owner` (its owner
+//! session); for an agent, [`AgentConfig`] fields, all optional: `max_input_line_bytes`,
+//! `unknown_commands` (`"reject"` or `"deliver"`), `max_inline_bytes` and `spill_store` (the
+//! spill policy), `serve_outputs` (OUT-10).
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -63,10 +65,11 @@ use std::time::Duration;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use musewire_core::acp::BridgeConfig;
-use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, SpillId, UnknownCommands};
+use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, UnknownCommands};
 use musewire_core::client::{self, Call, ClientConfig, ExitStatus};
 use musewire_core::output::{OutputError, ReadBytes};
-use musewire_core::spill::{SaveFailure, Saved};
+use musewire_core::spill::SpillId;
+use musewire_core::spill::{SaveFailure, Saved, SpillOwner};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -135,10 +138,14 @@ pub struct ConfigSpec {
     /// [`AgentConfig::unknown_commands`]: `"reject"` or `"deliver"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_commands: Option<String>,
-    /// [`AgentConfig::spill`]'s `max_inline_bytes` (SPILL-01: absent, no spill).
+    /// [`ClientConfig::spill_owner`]'s session id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spill_owner: Option<String>,
+    /// [`AgentConfig::spill`]'s or [`ClientConfig::spill`]'s `max_inline_bytes` (SPILL-01:
+    /// absent, no spill).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_inline_bytes: Option<usize>,
-    /// [`AgentConfig::spill`]'s `has_store`: whether the driver performs spill writes.
+    /// The spill policy's `has_store`: whether the driver performs spill writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill_store: Option<bool>,
     /// [`AgentConfig::serve_outputs`] (OUT-10).
@@ -167,13 +174,17 @@ impl ConfigSpec {
             ("stderr_tail_bytes", self.stderr_tail_bytes.is_some()),
             ("history_page_limit", self.history_page_limit.is_some()),
             ("observe", self.observe.is_some()),
+            ("spill_owner", self.spill_owner.is_some()),
         ];
         let agent_fields = [
             ("max_input_line_bytes", self.max_input_line_bytes.is_some()),
             ("unknown_commands", self.unknown_commands.is_some()),
+            ("serve_outputs", self.serve_outputs.is_some()),
+        ];
+        // The spill policy is either side's (a client's spills host tool results).
+        let spill_fields = [
             ("max_inline_bytes", self.max_inline_bytes.is_some()),
             ("spill_store", self.spill_store.is_some()),
-            ("serve_outputs", self.serve_outputs.is_some()),
         ];
         let bridge_fields = [
             ("session_dir", self.session_dir.is_some()),
@@ -183,7 +194,7 @@ impl ConfigSpec {
         let foreign: Vec<_> = match role {
             Role::Client => [&agent_fields[..], &bridge_fields[..]].concat(),
             Role::Agent => [&client_fields[..], &bridge_fields[..]].concat(),
-            Role::Bridge => agent_fields.to_vec(),
+            Role::Bridge => [&agent_fields[..], &spill_fields[..]].concat(),
         };
         match foreign.iter().find(|(_, set)| *set) {
             Some((name, _)) => Err(format!("config field {name:?} is not for role {role:?}")),
@@ -250,6 +261,9 @@ impl ConfigSpec {
         if let Some(v) = self.observe {
             config.observe = v;
         }
+        config.spill.max_inline_bytes = self.max_inline_bytes;
+        config.spill.has_store = self.spill_store.unwrap_or(false);
+        config.spill_owner = self.spill_owner.clone().map(SpillOwner::new);
         config
     }
 }
@@ -278,8 +292,10 @@ pub enum Input {
     Call(Call),
     /// A call of the agent's application.
     AgentCall(AgentCall),
-    /// The driver's answer to an agent's I/O action ([`agent::Input::SpillDone`] or
-    /// [`agent::Input::ReadDone`]).
+    /// The driver's answer to a spill write, of either role ([`client::Input::SpillDone`],
+    /// [`agent::Input::SpillDone`]).
+    SpillDone(SpillId, Result<Saved, SaveFailure>),
+    /// The driver's answer to an agent's output read ([`agent::Input::ReadDone`]).
     AgentIo(agent::Input<'static>),
     /// Bytes from the editor (bridge role).
     Editor(Vec<u8>),
@@ -334,6 +350,7 @@ impl Input {
             } => client::Input::Exit(*status, Cow::Borrowed(stderr_tail)),
             Input::Timer => client::Input::Timeout,
             Input::Call(call) => client::Input::Call(call.clone()),
+            Input::SpillDone(id, saved) => client::Input::SpillDone(*id, saved.clone()),
             Input::Stdin(_)
             | Input::AgentCall(_)
             | Input::AgentIo(_)
@@ -444,7 +461,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<(Header, Vec<Step>), String> {
     Ok((header, steps))
 }
 
-const CLIENT_INPUTS: [&str; 9] = [
+const CLIENT_INPUTS: [&str; 10] = [
     "stdout",
     "stdout_b64",
     "stdout_file",
@@ -454,6 +471,7 @@ const CLIENT_INPUTS: [&str; 9] = [
     "exit",
     "timer",
     "call",
+    "spill_done",
 ];
 
 const AGENT_INPUTS: [&str; 8] = [
@@ -633,7 +651,7 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
                 }
                 _ => return Err("spill_done takes \"saved\" or \"failure\"".into()),
             };
-            Input::AgentIo(agent::Input::SpillDone(id, saved))
+            Input::SpillDone(id, saved)
         }
         "read_done" => {
             let id = value

@@ -73,6 +73,7 @@ use crate::client::{
 use crate::output::{
     Availability, OutputError, ReadParams, ReadResult, StoredOutput, READ_BUDGET, READ_METHOD,
 };
+use crate::spill::SaveFailure;
 use crate::wire::{
     AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SessionStatsData, SwitchSession,
 };
@@ -806,6 +807,11 @@ impl Bridge {
                 client::Action::StopAgent => self.actions.push_back(Action::StopAgent {
                     session: SessionId::new(key.clone()),
                 }),
+                // The bridge's clients send no host tool results, and it keeps no store.
+                client::Action::SpillWrite { id, .. } => {
+                    let no_store = client::Input::SpillDone(id, Err(SaveFailure::no_store()));
+                    session.client.handle(now, no_store);
+                }
                 client::Action::Event(ClientEvent::Response {
                     request, outcome, ..
                 }) if session.pending.contains_key(&request) => {

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::frame::ProtocolVersion;
 use crate::output::{OutputRead, ReadRequest, StoredOutput};
+pub use crate::spill::SpillId;
 use crate::spill::{Outcome, SpillWrite};
 use crate::wire::{Command, HostToolDefinition, HostUriSchemeDefinition, ToolResult};
 
@@ -54,11 +55,6 @@ outbound_id!(
     "ui-"
 );
 
-outbound_id!(
-    /// A spill write the agent asked the driver for (SPILL-03); in transcripts `spill-N`.
-    SpillId,
-    "spill-"
-);
 outbound_id!(
     /// A positioned read of a stored output the agent asked the driver for (OUT-10); in
     /// transcripts `read-N`.

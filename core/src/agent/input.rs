@@ -34,7 +34,7 @@ impl Input<'_> {
     /// The answer of a driver with no spill store to spill write `id`: the save failed
     /// (SPILL-05: the original result goes on).
     pub fn spill_without_store(id: SpillId) -> Self {
-        Input::SpillDone(id, Err(SaveFailure::new("no spill store")))
+        Input::SpillDone(id, Err(SaveFailure::no_store()))
     }
 
     /// The answer of a driver with no store to output read `id`: the output is unavailable

@@ -29,7 +29,7 @@ use crate::output::{
     STORED_OUTPUT_MEMBER,
 };
 use crate::paging::json_len;
-use crate::spill::{self, Decision, Outcome, SaveFailure, Saved, Settled, SpillOwner, SpillSource};
+use crate::spill::{self, Decision, SaveFailure, Saved, Settled, SpillOwner, SpillSource};
 use crate::wire::ToolResult;
 
 /// The `read_output` command's type (OUT-10).
@@ -90,26 +90,8 @@ impl Agent {
         let Some(PendingSpillWrite { pending }) = self.spills.remove(&id) else {
             return;
         };
-        let write = &pending.write;
-        let (spill_ref, output) = match saved {
-            Ok(Saved { spill_ref, output })
-                if output.session_id == write.owner.session_id
-                    && output.item_id == write.source.call_id
-                    && output.byte_len == spill_ref.bytes =>
-            {
-                (Ok(spill_ref), Some(output))
-            }
-            Ok(_) => (
-                Err(SaveFailure::new(
-                    "the store's record names another session, item or length",
-                )),
-                None,
-            ),
-            Err(failure) => (Err(failure), None),
-        };
-        let source = write.source.clone();
-        let settled = pending.complete(spill_ref);
-        let output = output.filter(|_| matches!(settled.outcome, Outcome::Spilled(_)));
+        let source = pending.write.source.clone();
+        let (settled, output) = pending.settle(saved);
         self.settled(source, settled, output);
     }
 
@@ -323,6 +305,7 @@ mod tests {
     use super::*;
     use crate::agent::{AgentConfig, Input};
     use crate::output::{stored_outputs_in_history, Availability, OutputRef, READ_BUDGET};
+    use crate::spill::Outcome;
     use crate::spill::SpillPolicy;
 
     fn served() -> Agent {

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::error::SessionError;
 use crate::frame::{FrameError, ProtocolVersion};
+use crate::spill::{Outcome, SpillId, SpillWrite};
 use crate::wire::{
     AgentEvent, AgentFrame, AgentMessage, AssistantMessageEvent, ErrorCode, HostToolCall,
     HostUriRequest, ResponseData, UiRequest,
@@ -43,6 +44,16 @@ pub enum Action {
     },
     /// Stop the agent process: the session has failed (FRAME-13).
     StopAgent,
+    /// Save this host tool result's text with the spill store (SPILL-03), then answer with
+    /// [`Input::SpillDone`](super::Input::SpillDone) and the same id: the store's
+    /// [`Saved`](crate::spill::Saved) or a [`SaveFailure`](crate::spill::SaveFailure). The
+    /// result is sent once answered.
+    SpillWrite {
+        /// The id to answer with (`spill-N`).
+        id: SpillId,
+        /// What to save.
+        write: SpillWrite,
+    },
     /// Something for the application.
     Event(ClientEvent),
 }
@@ -152,6 +163,15 @@ pub enum ClientEvent {
     /// The agent asks the host to run one of its tools (HOST-02); answer with the call's
     /// `id`.
     HostToolCall(HostToolCall),
+    /// A host tool result the spill policy spilled, or kept because it could not save it
+    /// (SPILL-03, SPILL-05: the log of a failed or skipped save); sent on as the outcome
+    /// says.
+    HostToolResultSettled {
+        /// The host tool call.
+        id: String,
+        /// Spilled (where to), or kept and why.
+        outcome: Outcome,
+    },
     /// The agent withdrew a host tool call (HOST-03); a later result for it is dropped.
     HostToolCancelled {
         /// The call withdrawn.

@@ -86,6 +86,7 @@ impl Client {
             Input::Exit(status, tail) => self.handle_exit(now, status, &tail),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return self.call(now, call),
+            Input::SpillDone(id, saved) => self.spill_done(now, id, saved),
         }
         CallResult::Done
     }

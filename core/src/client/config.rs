@@ -1,8 +1,10 @@
 //! How a [`Client`](super::Client) starts.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::frame::{MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES};
+use crate::spill::{SpillOwner, SpillPolicy};
 
 /// Configuration of a [`Client`](super::Client).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +31,16 @@ pub struct ClientConfig {
     /// once, never negotiates itself, and follows a negotiation it sees on the wire, so it
     /// reads the agent's stream as that host does. Default false.
     pub observe: bool,
+    /// The spill policy applied to host tool results before they are sent (SPILL-01..05):
+    /// `max_inline_bytes` (`None`, the default: off) and whether the driver has a store to
+    /// perform [`Action::SpillWrite`](super::Action::SpillWrite) with.
+    pub spill: SpillPolicy,
+    /// Where the driver's local store keeps spilled host tool results (SPILL-06): `None`, a
+    /// private directory made in the temp dir on first use. The core never opens it.
+    pub spill_dir: Option<PathBuf>,
+    /// The owner session of spilled host tool results until a `get_state` or
+    /// `get_session_stats` response names the agent's own (SPILL-05). Default none.
+    pub spill_owner: Option<SpillOwner>,
 }
 
 impl Default for ClientConfig {
@@ -42,6 +54,9 @@ impl Default for ClientConfig {
             stderr_tail_bytes: 4096,
             history_page_limit: crate::client::HISTORY_PAGE_LIMIT,
             observe: false,
+            spill: SpillPolicy::default(),
+            spill_dir: None,
+            spill_owner: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::spill::{SaveFailure, Saved, SpillId, SpillWrite};
 use crate::wire::{AgentMessage, ResponseData};
 
 use super::{
@@ -41,6 +42,9 @@ pub enum Work<W> {
     Write(Vec<u8>),
     /// Stop the agent process.
     StopAgent,
+    /// Save a host tool result's text with the spill store, and hand the answer back in
+    /// with [`Input::SpillDone`] (SPILL-03).
+    SpillWrite(SpillId, SpillWrite),
     /// Hand this event to the application.
     Event(ClientEvent),
     /// Give this answer to the caller waiting on `W`.
@@ -83,6 +87,14 @@ pub trait Plumbing {
     fn record(&mut self, transcript: &[u8]) -> Result<(), Self::Error>;
     /// The agent's exit status, once it has exited.
     fn try_exit(&mut self) -> Result<Option<ExitStatus>, Self::Error>;
+    /// Saves a host tool result's text with the driver's spill store (SPILL-03, SPILL-06).
+    /// A driver without a store keeps the default, a failed save (SPILL-05: the result goes
+    /// on unchanged); [`ClientConfig::spill`](super::ClientConfig::spill)'s `has_store` says
+    /// whether the client asks at all.
+    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
+        let _ = write;
+        Err(SaveFailure::no_store())
+    }
 }
 
 /// A client with its recorder and waiting callers. `W` is whatever a driver wakes a waiting
@@ -129,9 +141,11 @@ impl<W> Driven<W> {
             self.backlog.read(bytes.len());
         }
         let mut sent = 0;
+        let mut saved = Vec::new();
         let (result, recorded) = self.handle_with(now, input, waiter, |work| match work {
             Work::Write(bytes) => io.write(bytes),
             Work::StopAgent => io.kill(),
+            Work::SpillWrite(id, write) => saved.push((id, io.save(&write))),
             Work::Event(event) => sent += usize::from(io.event(event)),
             Work::Answer(waiter, answer) => io.answer(waiter, answer),
         });
@@ -140,6 +154,10 @@ impl<W> Driven<W> {
         }
         if !recorded.is_empty() {
             io.record(&recorded)?;
+        }
+        // A save is answered once its input's work is done, as its own input (recorded so).
+        for (id, saved) in saved {
+            self.input(now, Input::SpillDone(id, saved), no_waiter::<W>, io)?;
         }
         Ok(result)
     }
@@ -311,6 +329,7 @@ impl<W> Driven<W> {
         match action {
             Action::Write { bytes } => Work::Write(bytes),
             Action::StopAgent => Work::StopAgent,
+            Action::SpillWrite { id, write } => Work::SpillWrite(id, write),
             Action::Event(event) => self.route(event),
         }
     }
@@ -332,6 +351,12 @@ impl<W> Driven<W> {
             other => Work::Event(other),
         }
     }
+}
+
+/// No waiter: one function (not a closure per call site), so that [`Driven::input`]
+/// answering a save with another input instantiates itself once.
+fn no_waiter<W>() -> Option<W> {
+    None
 }
 
 #[cfg(unix)]

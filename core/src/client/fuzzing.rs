@@ -185,7 +185,7 @@ impl Harness {
                         }
                     }
                 }
-                Action::StopAgent => {}
+                Action::StopAgent | Action::SpillWrite { .. } => {}
                 Action::Event(
                     ClientEvent::Response { request, .. } | ClientEvent::History { request, .. },
                 ) => {

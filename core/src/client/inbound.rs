@@ -85,11 +85,17 @@ impl Client {
                 self.end_of_run(AgentFrame::Unknown(value), terminal);
             }
             AgentFrame::HostToolCall(call) => {
-                self.host_calls.insert(call.id.clone());
+                let source = crate::spill::SpillSource::new(
+                    call.tool_name.clone(),
+                    call.tool_call_id.clone(),
+                    call.tool_name.clone(),
+                );
+                self.host_calls.insert(call.id.clone(), source);
                 self.event(ClientEvent::HostToolCall(call));
             }
             AgentFrame::HostToolCancel(cancel) => {
-                if self.host_calls.remove(&cancel.target_id) {
+                let open = self.host_calls.remove(&cancel.target_id).is_some();
+                if open || self.cancel_spill(&cancel.target_id) {
                     self.event(ClientEvent::HostToolCancelled {
                         id: cancel.target_id,
                     });
@@ -226,6 +232,7 @@ impl Client {
             .pending
             .remove(&request)
             .expect("matched a pending request");
+        self.learn_session(&outcome);
         match pending.purpose {
             Purpose::App => {
                 if pending.command == "prompt" {

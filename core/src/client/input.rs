@@ -10,6 +10,7 @@ use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use super::{Call, ExitStatus};
+use crate::spill::{SaveFailure, Saved, SpillId};
 
 /// One input to a [`Client`](super::Client).
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +27,9 @@ pub enum Input<'a> {
     Timeout,
     /// A call of the application.
     Call(Call),
+    /// The driver's answer to an [`Action::SpillWrite`](super::Action::SpillWrite)
+    /// (SPILL-03, SPILL-05): what the store saved, or why it could not.
+    SpillDone(SpillId, Result<Saved, SaveFailure>),
 }
 
 impl<'a> Input<'a> {
@@ -53,11 +57,13 @@ impl<'a> Input<'a> {
             Input::Exit(s, b) => Input::Exit(s, Cow::Owned(b.into_owned())),
             Input::Timeout => Input::Timeout,
             Input::Call(c) => Input::Call(c),
+            Input::SpillDone(id, saved) => Input::SpillDone(id, saved),
         }
     }
 
     /// Writes the input into a transcript step: `stdout` / `stdout_b64`, `stderr` /
-    /// `stderr_b64`, `eof`, `exit` (+ `stderr_tail`), `timer`, or `call` and its arguments.
+    /// `stderr_b64`, `eof`, `exit` (+ `stderr_tail`), `timer`, `call` and its arguments, or
+    /// `spill_done` with `saved` or `failure`.
     pub fn write(&self, step: &mut Map<String, Value>) {
         match self {
             Input::Stdout(b) => bytes_field(step, "stdout", b),
@@ -80,6 +86,14 @@ impl<'a> Input<'a> {
                 step.insert("timer".into(), Value::Bool(true));
             }
             Input::Call(call) => call.write(step),
+            Input::SpillDone(id, saved) => {
+                step.insert("spill_done".into(), Value::String(id.wire()));
+                let (key, value) = match saved {
+                    Ok(saved) => ("saved", serde_json::to_value(saved)),
+                    Err(failure) => ("failure", serde_json::to_value(failure)),
+                };
+                step.insert(key.into(), value.expect("a spill answer serialises"));
+            }
         }
     }
 }

@@ -52,6 +52,7 @@ mod limits;
 mod output;
 mod record;
 mod requests;
+mod spill;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
@@ -78,8 +79,8 @@ pub use requests::HostRequestKind;
 use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};
 pub use crate::wire::StreamingBehavior;
 use crate::wire::{
-    Command, HostFrame, HostToolDefinition, HostToolResult, HostToolUpdate, HostUriResult,
-    HostUriSchemeDefinition, Prompt, SetHostTools, SetHostUriSchemes, ToolResult, UiResponse,
+    Command, HostFrame, HostToolDefinition, HostToolUpdate, HostUriResult, HostUriSchemeDefinition,
+    Prompt, SetHostTools, SetHostUriSchemes, ToolResult, UiResponse,
 };
 use history::Walk;
 
@@ -131,7 +132,8 @@ pub struct Client {
     walks: BTreeMap<RequestId, Walk>,
     /// Prompts acknowledged as agent work, still open to `prompt_result` or a late failure.
     open_prompts: VecDeque<RequestId>,
-    host_calls: BTreeSet<String>,
+    /// Open host tool calls, with the source a spilled result names (SPILL-03).
+    host_calls: BTreeMap<String, crate::spill::SpillSource>,
     host_uri_requests: BTreeSet<String>,
     dialogs: BTreeMap<String, Option<Instant>>,
     streaming: bool,
@@ -141,6 +143,12 @@ pub struct Client {
     agent_limits: limits::AgentLimits,
     /// The ready frame's `readOutput` offer (OUT-10).
     read_output: Option<crate::wire::ReadOutputOffer>,
+    /// The owner session of spilled host tool results (SPILL-05): the agent's `sessionId`
+    /// as a response last gave it, else the configured one.
+    spill_owner: Option<crate::spill::SpillOwner>,
+    /// Host tool results waiting for their spill writes.
+    spills: BTreeMap<crate::spill::SpillId, spill::PendingHostSpill>,
+    next_spill: u64,
 }
 
 /// How many acknowledged prompts stay open to a late `prompt_result` or failure.
@@ -158,7 +166,7 @@ impl Client {
             held: Vec::new(),
             walks: BTreeMap::new(),
             open_prompts: VecDeque::new(),
-            host_calls: BTreeSet::new(),
+            host_calls: BTreeMap::new(),
             host_uri_requests: BTreeSet::new(),
             dialogs: BTreeMap::new(),
             streaming: false,
@@ -166,6 +174,9 @@ impl Client {
             actions: VecDeque::new(),
             agent_limits: limits::AgentLimits::default(),
             read_output: None,
+            spill_owner: config.spill_owner.clone(),
+            spills: BTreeMap::new(),
+            next_spill: 0,
             config,
         };
         client.restart(now);
@@ -324,7 +335,7 @@ impl Client {
     /// nothing, when the call is not open (cancelled, finished or unknown: HOST-03).
     pub fn host_tool_update(&mut self, now: Instant, id: &str, partial_result: ToolResult) -> bool {
         let _ = now;
-        if !self.host_calls.contains(id) {
+        if !self.host_calls.contains_key(id) {
             return false;
         }
         self.write_frame(&HostFrame::HostToolUpdate(HostToolUpdate {
@@ -337,8 +348,10 @@ impl Client {
 
     /// Sends the result of an open host tool call and closes it (HOST-02); `is_error` rejects
     /// the call with the result's text. Returns false, sending nothing, for a call that is not
-    /// open (HOST-03). A result over what the agent takes is replaced by an error result and
-    /// reported as a HOST-09 warning.
+    /// open (HOST-03). With [`ClientConfig::spill`] a result over the cap is saved first and
+    /// sent as a preview once the driver has answered the [`Action::SpillWrite`]
+    /// (SPILL-01..05, see the `spill` section of the [module docs](self)). A result over what
+    /// the agent takes is replaced by an error result and reported as a HOST-09 warning.
     pub fn host_tool_result(
         &mut self,
         now: Instant,
@@ -347,18 +360,11 @@ impl Client {
         is_error: bool,
     ) -> bool {
         let _ = now;
-        if !self.host_calls.remove(id) {
+        let Some(source) = self.host_calls.remove(id) else {
             return false;
-        }
-        let is_error = is_error.then_some(true);
-        let frame = HostFrame::HostToolResult(HostToolResult {
-            id: id.to_owned(),
-            result,
-            is_error,
-            ..Default::default()
-        });
+        };
         if self.phase != Phase::Closed {
-            self.write_host_answer(id, frame, |m| limits::tool_refusal(id, m));
+            self.send_tool_result(id, source, result, is_error);
         }
         true
     }
@@ -624,6 +630,7 @@ impl Client {
         self.held.clear();
         self.open_prompts.clear();
         self.host_calls.clear();
+        self.spills.clear();
         self.host_uri_requests.clear();
         self.dialogs.clear();
         self.streaming = false;

@@ -73,6 +73,7 @@ pub mod fuzzing;
 
 use serde::{Deserialize, Serialize};
 
+use crate::output::StoredOutput;
 use crate::wire::{ContentBlock, TextContent, ToolResult};
 
 /// Tools whose results are never spilled (SPILL-04): spilling `read` would loop
@@ -147,6 +148,31 @@ impl SpillSource {
     }
 }
 
+/// A spill write a core asked its driver for (SPILL-03): the agent for its tools' results,
+/// the client for the host's; the driver answers with the same id. A counter, so runs are
+/// reproducible; in actions and transcripts `spill-N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SpillId(pub u64);
+
+impl SpillId {
+    /// The id as actions and transcripts write it.
+    pub fn wire(self) -> String {
+        format!("spill-{}", self.0)
+    }
+
+    /// The id `id` names, when it is one [`SpillId::wire`] writes.
+    pub fn from_wire(id: &str) -> Option<Self> {
+        let n: u64 = id.strip_prefix("spill-")?.parse().ok()?;
+        (Self(n).wire() == id).then_some(Self(n))
+    }
+}
+
+impl Serialize for SpillId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.wire())
+    }
+}
+
 /// The action: save `content` for `owner` (the seed's `SaveTextSpill`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -199,6 +225,11 @@ impl SaveFailure {
         Self {
             reason: reason.into(),
         }
+    }
+
+    /// The answer of a driver with no spill store (SPILL-05: the original result goes on).
+    pub fn no_store() -> Self {
+        Self::new("no spill store")
     }
 }
 
@@ -373,6 +404,33 @@ impl PendingSpill {
     /// notice when saved, the original result when not.
     pub fn complete(self, saved: Result<SpillRef, SaveFailure>) -> Settled {
         complete(self, saved)
+    }
+
+    /// As [`PendingSpill::complete`], with the store's whole answer: a record naming another
+    /// session, item (the call id) or length than the write's is a failed save (SPILL-05,
+    /// ours). The stored output comes back only when the result was spilled, for the reads
+    /// of an agent that serves them (OUT-02).
+    pub fn settle(self, saved: Result<Saved, SaveFailure>) -> (Settled, Option<StoredOutput>) {
+        let write = &self.write;
+        let (spill_ref, output) = match saved {
+            Ok(Saved { spill_ref, output })
+                if output.session_id == write.owner.session_id
+                    && output.item_id == write.source.call_id
+                    && output.byte_len == spill_ref.bytes =>
+            {
+                (Ok(spill_ref), Some(output))
+            }
+            Ok(_) => (
+                Err(SaveFailure::new(
+                    "the store's record names another session, item or length",
+                )),
+                None,
+            ),
+            Err(failure) => (Err(failure), None),
+        };
+        let settled = self.complete(spill_ref);
+        let output = output.filter(|_| matches!(settled.outcome, Outcome::Spilled(_)));
+        (settled, output)
     }
 }
 

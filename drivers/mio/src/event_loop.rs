@@ -17,6 +17,8 @@ use musewire_core::client::{
     Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input, Plumbing, Recorder,
     Replied, RequestKey,
 };
+use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
+use musewire_store::LocalStore;
 
 use crate::handlers::{self, Registered, Running};
 use crate::{Op, Reply, Waiter};
@@ -67,9 +69,12 @@ pub(crate) fn start(
         ),
         None => (None, None),
     };
+    // The local store of spilled host tool results (SPILL-06), when the policy has one.
+    let store = LocalStore::for_client(&config);
     let mut state = Loop {
         driven: Driven::new(Client::new(config, now), recorder),
         io: Io {
+            store,
             recording,
             child,
             exited: None,
@@ -129,6 +134,8 @@ struct Io {
     waker: Arc<Waker>,
     /// Backpressure on events (issue 14, item 3): what the application has taken.
     flow: Arc<Flow>,
+    /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
+    store: Option<LocalStore>,
 }
 
 impl Loop {
@@ -343,6 +350,10 @@ impl Plumbing for Io {
         let status = self.child.try_wait()?;
         self.exited = self.exited.or(status);
         Ok(status.map(Into::into))
+    }
+
+    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
+        LocalStore::spill(self.store.as_mut(), write)
     }
 }
 

@@ -22,6 +22,8 @@ use musewire_core::client::{
     Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input as ClientInput,
     Plumbing, Recorder, Replied, RequestKey,
 };
+use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
+use musewire_store::LocalStore;
 use smol::channel;
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
@@ -84,9 +86,12 @@ pub(crate) fn start(
         ),
         None => (None, None),
     };
+    // The local store of spilled host tool results (SPILL-06), when the policy has one.
+    let store = LocalStore::for_client(&config);
     let state = Driver {
         driven: Driven::new(Client::new(config, now), recorder),
         io: Io {
+            store,
             recording,
             child,
             exited: None,
@@ -143,6 +148,8 @@ struct Io {
     resume: channel::Receiver<()>,
     /// Backpressure on events: what the application took (see the module docs).
     flow: Arc<Flow>,
+    /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
+    store: Option<LocalStore>,
     /// The application's host handlers, and the ones running.
     handlers: Arc<Mutex<Handlers>>,
     running: Running,
@@ -375,5 +382,9 @@ impl Plumbing for Io {
         let status = self.child.try_status()?;
         self.exited = self.exited.or(status);
         Ok(status.map(Into::into))
+    }
+
+    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
+        LocalStore::spill(self.store.as_mut(), write)
     }
 }

@@ -58,11 +58,12 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use musewire_core::client::ClientConfig;
 use musewire_core::output::{
     check_offset, Availability, OutputError, OutputRef, ReadRequest, StoredOutput, MAX_READ_BYTES,
     TEXT_MEDIA_TYPE,
 };
-use musewire_core::spill::{SpillRef, SpillWrite};
+use musewire_core::spill::{SaveFailure, SpillRef, SpillWrite};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use sha2::{Digest, Sha256};
 
@@ -228,6 +229,28 @@ impl LocalStore {
                 std::path::absolute(&root).unwrap_or(root),
             )),
             None => Self::in_temp_dir(std::env::temp_dir()),
+        }
+    }
+
+    /// The store a host's driver keeps for `config`'s spill policy of host tool results
+    /// (issue 11 item 1): at [`ClientConfig::spill_dir`] (a private temp directory when
+    /// `None`), or none when the policy has no store.
+    pub fn for_client(config: &ClientConfig) -> Option<Self> {
+        config
+            .spill
+            .has_store
+            .then(|| Self::new(config.spill_dir.clone()))
+    }
+
+    /// Answers a core's spill write (SPILL-03, SPILL-05): the store's record, or the failure
+    /// with the store's message, as [`Input::SpillDone`](musewire_core::client::Input) takes
+    /// it. A driver with no store (`None`) answers [`SaveFailure::no_store`].
+    pub fn spill(store: Option<&mut Self>, write: &SpillWrite) -> Result<Saved, SaveFailure> {
+        match store {
+            Some(store) => store
+                .save(write)
+                .map_err(|error| SaveFailure::new(error.to_string())),
+            None => Err(SaveFailure::no_store()),
         }
     }
 
