@@ -240,3 +240,61 @@ fn malformed_steps_are_refused_with_their_line() {
         assert!(built.is_err(), "{header}");
     }
 }
+
+/// Issue 11 item 1: a session whose client spills a host tool result, recorded with the
+/// core's `Recorder` (as the drivers record), replays exactly: the spill policy is in the
+/// header and the driver's `spill_done` answer is an input of the transcript.
+#[test]
+fn spill_03_a_recorded_client_spill_replays() {
+    use std::time::{Duration, Instant};
+
+    use musewire_core::client::{Call, Client, ClientConfig, Input, Recorder};
+    use musewire_core::spill::{SaveFailure, SpillOwner, SpillPolicy};
+    use musewire_core::wire::ToolResult;
+
+    let config = ClientConfig {
+        expect_ready: false,
+        spill: SpillPolicy {
+            max_inline_bytes: Some(8),
+            has_store: true,
+        },
+        spill_owner: Some(SpillOwner::new("s-1")),
+        ..ClientConfig::default()
+    };
+    let start = Instant::now();
+    let mut client = Client::new(config.clone(), start);
+    let mut recorder = Recorder::new(start, &config, &["SPILL-03"], "recorded");
+    let call = b"{\"type\":\"host_tool_call\",\"id\":\"h1\",\"toolCallId\":\"c1\",\"toolName\":\"t\",\"arguments\":{}}\n";
+    let inputs = [
+        Input::stdout(call),
+        Input::Call(Call::HostToolResult(
+            "h1".into(),
+            ToolResult::text("x".repeat(100)),
+            false,
+        )),
+        Input::SpillDone(
+            musewire_core::spill::SpillId(1),
+            Err(SaveFailure::new("disk full")),
+        ),
+    ];
+    let mut spilled = false;
+    for (i, input) in inputs.into_iter().enumerate() {
+        let now = start + Duration::from_millis(i as u64);
+        let returns = client.handle(now, input.clone()).to_json();
+        let actions: Vec<_> = std::iter::from_fn(|| client.poll_action()).collect();
+        spilled |= actions
+            .iter()
+            .any(|a| matches!(a, musewire_core::client::Action::SpillWrite { .. }));
+        recorder.step(now, &input, returns, &actions);
+    }
+    assert!(spilled, "the result went through a spill write");
+    let text = String::from_utf8(recorder.take()).unwrap();
+    let (header, steps) = transcript::parse(&text, std::path::Path::new(".")).unwrap();
+    assert!(matches!(&steps[2].input, transcript::Input::SpillDone(..)));
+    let recorded = transcript::Transcript {
+        path: "recorded.jsonl".into(),
+        header,
+        steps,
+    };
+    replay::replay(&recorded).unwrap();
+}

@@ -67,18 +67,27 @@ impl Recorder {
     /// A recorder for a session that started at `start` with `config`; the header names the
     /// rules the recording covers and says what it shows.
     pub fn new(start: Instant, config: &ClientConfig, rules: &[&str], description: &str) -> Self {
+        let mut written = json!({
+            "max_frame_bytes": config.max_frame_bytes,
+            "max_reassembled_frame_bytes": config.max_reassembled_frame_bytes,
+            "negotiate_v2": config.negotiate_v2,
+            "ready_timeout_ms": config.ready_timeout.as_millis() as u64,
+            "expect_ready": config.expect_ready,
+            "stderr_tail_bytes": config.stderr_tail_bytes,
+            "history_page_limit": config.history_page_limit,
+            "observe": config.observe,
+        });
+        // The spill policy of host tool results, when on (the replay must spill alike).
+        if let Some(cap) = config.spill.max_inline_bytes {
+            written["max_inline_bytes"] = json!(cap);
+            written["spill_store"] = json!(config.spill.has_store);
+        }
+        if let Some(owner) = &config.spill_owner {
+            written["spill_owner"] = json!(owner.session_id);
+        }
         let header = json!({
             "role": "client",
-            "config": {
-                "max_frame_bytes": config.max_frame_bytes,
-                "max_reassembled_frame_bytes": config.max_reassembled_frame_bytes,
-                "negotiate_v2": config.negotiate_v2,
-                "ready_timeout_ms": config.ready_timeout.as_millis() as u64,
-                "expect_ready": config.expect_ready,
-                "stderr_tail_bytes": config.stderr_tail_bytes,
-                "history_page_limit": config.history_page_limit,
-                "observe": config.observe,
-            },
+            "config": written,
             "rules": rules,
             "description": description,
         });
