@@ -21,6 +21,12 @@ use super::{
 /// closed, or the agent is being stopped (a child's exit wakes no pipe).
 pub const REAP_TICK: Duration = Duration::from_millis(5);
 
+/// How often, at most, a driver asks for the agent's exit while its output is open: an agent
+/// whose output is open is nearly always running, and the question is a system call
+/// (`wait4`) that a busy loop would otherwise make on every wake (issue 13: three per round
+/// trip).
+pub const EXIT_CHECK_WHILE_OPEN: Duration = Duration::from_millis(50);
+
 /// What a waiting caller is answered with: a response's typed data, or a whole history.
 #[derive(Debug, Clone, PartialEq)]
 // Moved once to the waiting caller; not worth an allocation.
@@ -112,6 +118,10 @@ pub struct Driven<W> {
     /// What the loop read and sent the application, and whether stdout is held back.
     backlog: Backlog,
     held: bool,
+    /// Whether the agent's stdout has ended (its end was handed in).
+    stdout_ended: bool,
+    /// When the agent's exit was last asked for while its output was open.
+    exit_checked: Option<Instant>,
 }
 
 impl<W> Driven<W> {
@@ -125,6 +135,8 @@ impl<W> Driven<W> {
             exited: false,
             backlog: Backlog::default(),
             held: false,
+            stdout_ended: false,
+            exit_checked: None,
         }
     }
 
@@ -137,8 +149,10 @@ impl<W> Driven<W> {
         waiter: impl FnOnce() -> Option<W>,
         io: &mut P,
     ) -> Result<CallResult, P::Error> {
-        if let Input::Stdout(bytes) = &input {
-            self.backlog.read(bytes.len());
+        match &input {
+            Input::Stdout(bytes) => self.backlog.read(bytes.len()),
+            Input::StdoutEnd => self.stdout_ended = true,
+            _ => {}
         }
         let mut sent = 0;
         let mut saved = Vec::new();
@@ -212,7 +226,8 @@ impl<W> Driven<W> {
 
     /// Kills the agent when its time has come, and hands in its exit once it has exited;
     /// not while stdout is held back (CALL-07: all of stdout goes in before the exit),
-    /// unless it is being stopped.
+    /// unless it is being stopped. While the agent's output is open and it is not being
+    /// stopped, the exit is asked for at most every [`EXIT_CHECK_WHILE_OPEN`].
     pub fn reap<P: Plumbing<Waiter = W>>(
         &mut self,
         now: Instant,
@@ -226,6 +241,16 @@ impl<W> Driven<W> {
         }
         if self.held && self.kill_at.is_none() {
             return Ok(());
+        }
+        let open = !self.stdout_ended && !self.client.is_closed() && self.kill_at.is_none();
+        if open {
+            if self
+                .exit_checked
+                .is_some_and(|at| now < at + EXIT_CHECK_WHILE_OPEN)
+            {
+                return Ok(());
+            }
+            self.exit_checked = Some(now);
         }
         if let Some(status) = io.try_exit()? {
             self.exited = true;

@@ -61,7 +61,7 @@ pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use answer::{CallError, FromAnswer};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
-pub use driven::{Answer, Answered, Driven, Plumbing, Work, REAP_TICK};
+pub use driven::{Answer, Answered, Driven, Plumbing, Work, EXIT_CHECK_WHILE_OPEN, REAP_TICK};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
 pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};

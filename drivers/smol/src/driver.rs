@@ -14,8 +14,11 @@
 //! [`Plumbing`].
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
@@ -26,10 +29,12 @@ use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::LocalStore;
 use smol::channel;
 use smol::future;
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use smol::io::AsyncWrite;
+use smol::process::{Child, ChildStdin, Command, Stdio};
+use smol::stream::Stream;
 
 use crate::handlers::{self, Handlers, Running};
+use crate::pipe::Pipe;
 use crate::{Op, Reply, Waiter};
 
 /// How many bytes may wait for the agent's stdin before the task stops taking operations
@@ -98,16 +103,18 @@ pub(crate) fn start(
             stdin: Some(stdin),
             out: VecDeque::new(),
             close_stdin: false,
-            stdout: Some(stdout),
-            stderr: Some(stderr),
+            stdout: Some(Pipe::new(stdout)?),
+            stderr: Some(Pipe::new(stderr)?),
             events: events_tx,
             handlers,
             running: Running::default(),
             handler_ops: ops_tx.downgrade(),
-            ops,
+            ops: Box::pin(ops),
             ops_open: true,
-            stop: Some(stop),
-            resume,
+            stop: Some(Box::pin(stop)),
+            resume: Box::pin(resume),
+            timer: smol::Timer::never(),
+            timer_at: None,
             flow,
         },
     };
@@ -137,15 +144,19 @@ struct Io {
     out: VecDeque<u8>,
     /// Close stdin once `out` is written (a shutdown).
     close_stdin: bool,
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
+    stdout: Option<Pipe>,
+    stderr: Option<Pipe>,
     events: channel::Sender<ClientEvent>,
-    ops: channel::Receiver<Op>,
+    // The receivers are polled in place, wake after wake (pinned: they are not `Unpin`).
+    ops: Pin<Box<channel::Receiver<Op>>>,
     /// Whether the handle may still send operations.
     ops_open: bool,
     /// `None` once the handle is gone.
-    stop: Option<channel::Receiver<Duration>>,
-    resume: channel::Receiver<()>,
+    stop: Option<Pin<Box<channel::Receiver<Duration>>>>,
+    resume: Pin<Box<channel::Receiver<()>>>,
+    /// The core's next timeout, kept armed across wakes, and the instant it is set for.
+    timer: smol::Timer,
+    timer_at: Option<Instant>,
     /// Backpressure on events: what the application took (see the module docs).
     flow: Arc<Flow>,
     /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
@@ -243,6 +254,9 @@ impl Driver {
 impl Io {
     /// Waits for what comes first: stdout (unless `held`), stderr, room in the agent's stdin
     /// for what waits for it, an operation (when `take_ops`), a stop, a resume, the deadline.
+    /// Every source stays registered across wakes (the pipes are read on readiness, the
+    /// channels and the timer polled in place), so a wake costs no failed reads and no new
+    /// registrations (issue 13 item 2).
     async fn wait(
         &mut self,
         held: bool,
@@ -251,74 +265,61 @@ impl Io {
         out_buf: &mut [u8],
         err_buf: &mut [u8],
     ) -> Wake {
-        let Io {
-            stdin,
-            out,
-            stdout,
-            stderr,
-            ops,
-            stop,
-            resume,
-            ..
-        } = self;
-        let stdout = async {
-            match stdout {
-                Some(pipe) if !held => Wake::Stdout(pipe.read(out_buf).await),
-                _ => future::pending().await,
-            }
-        };
-        let stderr = async {
-            match stderr {
-                Some(pipe) => Wake::Stderr(pipe.read(err_buf).await),
-                None => future::pending().await,
-            }
-        };
-        let write = async {
-            match stdin {
-                // A write that loses the race has written nothing: the pipe is written only
-                // when it is ready.
-                Some(pipe) if !out.is_empty() => Wake::Wrote(pipe.write(out.as_slices().0).await),
-                _ => future::pending().await,
-            }
-        };
-        let ops = async {
-            if !take_ops {
-                return future::pending().await;
-            }
-            match ops.recv().await {
-                Ok(op) => Wake::Op(op),
-                Err(_) => Wake::OpsClosed,
-            }
-        };
-        let control = async {
-            let resume = async {
-                match resume.recv().await {
-                    Ok(()) => Wake::Resume,
-                    Err(_) => future::pending().await,
-                }
-            };
-            let stop = async {
-                match stop {
-                    Some(stop) => Wake::Stop(stop.recv().await.ok()),
-                    None => future::pending().await,
-                }
-            };
-            future::or(stop, resume).await
-        };
-        let tick = async {
+        if deadline != self.timer_at {
             match deadline {
-                Some(d) => {
-                    smol::Timer::at(d).await;
-                    Wake::Tick
-                }
-                None => future::pending().await,
+                Some(at) => self.timer.set_at(at),
+                None => self.timer = smol::Timer::never(),
             }
-        };
-        future::or(
-            future::or(future::or(stdout, stderr), future::or(write, ops)),
-            future::or(control, tick),
-        )
-        .await
+            self.timer_at = deadline;
+        }
+        future::poll_fn(|cx| self.poll_wake(cx, held, take_ops, out_buf, err_buf)).await
+    }
+
+    fn poll_wake(
+        &mut self,
+        cx: &mut Context<'_>,
+        held: bool,
+        take_ops: bool,
+        out_buf: &mut [u8],
+        err_buf: &mut [u8],
+    ) -> Poll<Wake> {
+        if let (Some(pipe), false) = (&mut self.stdout, held) {
+            if let Poll::Ready(read) = pipe.poll_read(cx, out_buf) {
+                return Poll::Ready(Wake::Stdout(read));
+            }
+        }
+        if let Some(pipe) = &mut self.stderr {
+            if let Poll::Ready(read) = pipe.poll_read(cx, err_buf) {
+                return Poll::Ready(Wake::Stderr(read));
+            }
+        }
+        if let Some(pipe) = &mut self.stdin {
+            // A write is tried only with bytes to write; one that would block writes nothing.
+            if !self.out.is_empty() {
+                if let Poll::Ready(wrote) = Pin::new(pipe).poll_write(cx, self.out.as_slices().0) {
+                    return Poll::Ready(Wake::Wrote(wrote));
+                }
+            }
+        }
+        if take_ops {
+            if let Poll::Ready(op) = self.ops.as_mut().poll_next(cx) {
+                return Poll::Ready(op.map_or(Wake::OpsClosed, Wake::Op));
+            }
+        }
+        if let Some(stop) = &mut self.stop {
+            if let Poll::Ready(grace) = stop.as_mut().poll_next(cx) {
+                return Poll::Ready(Wake::Stop(grace));
+            }
+        }
+        // A closed resume channel never wakes.
+        if let Poll::Ready(Some(())) = self.resume.as_mut().poll_next(cx) {
+            return Poll::Ready(Wake::Resume);
+        }
+        if self.timer_at.is_some() && Pin::new(&mut self.timer).poll(cx).is_ready() {
+            self.timer_at = None;
+            return Poll::Ready(Wake::Tick);
+        }
+        Poll::Pending
     }
 }
 
