@@ -269,19 +269,17 @@ fn out_10_a_failed_read_has_its_code_typed() {
     assert_eq!(OutputErrorCode::from_wire("session_busy"), None);
     // The code of an OutputError is its serde tag, as the agent writes it.
     assert_eq!(
-        OutputErrorCode::of(&OutputError::OffsetOutOfRange {
+        OutputError::OffsetOutOfRange {
             offset: 9,
             byte_len: 3
-        }),
-        Some(OutputErrorCode::OffsetOutOfRange)
+        }
+        .code(),
+        OutputErrorCode::OffsetOutOfRange
     );
+    assert_eq!(OutputError::Unknown.code(), OutputErrorCode::Unknown);
     assert_eq!(
-        OutputErrorCode::of(&OutputError::Unknown),
-        Some(OutputErrorCode::Unknown)
-    );
-    assert_eq!(
-        OutputErrorCode::of(&OutputError::ReadTimedOut),
-        Some(OutputErrorCode::ReadTimedOut)
+        OutputError::ReadTimedOut.code(),
+        OutputErrorCode::ReadTimedOut
     );
 }
 

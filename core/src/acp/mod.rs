@@ -71,7 +71,8 @@ use crate::client::{
     RequestId as AgentRequest,
 };
 use crate::output::{
-    Availability, OutputError, ReadParams, ReadResult, StoredOutput, READ_BUDGET, READ_METHOD,
+    Availability, OutputError, OutputErrorCode, ReadParams, ReadResult, StoredOutput, READ_BUDGET,
+    READ_METHOD,
 };
 use crate::spill::SaveFailure;
 use crate::wire::{
@@ -246,8 +247,6 @@ struct Session {
     turn: Option<Turn>,
     /// Our requests to the agent that the bridge answers the editor from.
     pending: BTreeMap<AgentRequest, Pending>,
-    /// The agent's ready frame offered `readOutput` (OUT-01).
-    agent_offers_output: bool,
     /// Stored outputs this session's tool results showed, by reference: the live evidence
     /// a read falls back on while the agent cannot page (OUT-06 note).
     seen_outputs: BTreeMap<String, StoredOutput>,
@@ -421,7 +420,7 @@ impl Bridge {
                 .and_then(|p| p.editor().cloned())
             {
                 let error = output::typed_error(
-                    "read_timed_out",
+                    OutputErrorCode::ReadTimedOut.as_str(),
                     "the stored output was not read within the 20-second read budget",
                 );
                 self.actions.push_back(Action::Editor {
@@ -543,7 +542,6 @@ impl Bridge {
                 mapper,
                 turn: None,
                 pending: BTreeMap::new(),
-                agent_offers_output: false,
                 seen_outputs: BTreeMap::new(),
                 exited: false,
             },
@@ -732,14 +730,14 @@ impl Bridge {
         let session_id = SessionId::new(params.session_id.as_str());
         let key = self.usable(&session_id).map_err(|_| {
             output::typed_error(
-                "session_not_found",
+                output::SESSION_NOT_FOUND,
                 "the session is not open in this adapter (load it first)",
             )
         })?;
         let offers = self
             .sessions
             .get(&key)
-            .is_some_and(|s| s.agent_offers_output);
+            .is_some_and(|s| s.client.serves_read_output());
         if !offers {
             return Err(output::output_error(&OutputError::Unavailable));
         }
@@ -1281,13 +1279,12 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
     };
     match event {
         ClientEvent::Frame {
-            frame: AgentFrame::Ready(ready),
+            frame: AgentFrame::Ready(_),
         } => {
-            // OUT-01: this agent serves stored-output reads.
-            session.agent_offers_output = ready.read_output.is_some_and(|o| o.version == 1);
-            if !session.agent_offers_output {
-                session.mapper.output_session = None;
-            }
+            // OUT-01: no handles unless this agent serves stored-output reads (its client
+            // knows).
+            let serves = session.client.serves_read_output();
+            session.mapper.output_session = session.mapper.output_session.take().filter(|_| serves);
         }
         ClientEvent::Frame {
             frame: AgentFrame::AvailableCommandsUpdate(update),

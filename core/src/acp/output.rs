@@ -4,7 +4,9 @@
 use agent_client_protocol_schema::v1::{Error, Meta};
 use serde_json::{json, Value};
 
-use crate::output::{Availability, OutputError, StoredOutput, MAX_READ_BYTES, READ_METHOD};
+use crate::output::{
+    Availability, OutputError, OutputErrorCode, StoredOutput, MAX_READ_BYTES, READ_METHOD,
+};
 
 /// The `_meta` key of the opt-in, the advertisement and the handles (OUT-01, OUT-02).
 pub const OUTPUT_META: &str = "muse/output";
@@ -48,24 +50,28 @@ pub(crate) fn card_meta(session_id: &str, stored: &StoredOutput) -> Meta {
 /// -32602, a reference not found, foreign, expired or unavailable -32002, a read that failed
 /// or ran out of time -32603.
 pub(crate) fn typed_error(code: &str, message: &str) -> Error {
-    let rpc = match code {
-        "invalid_params"
-        | "path_not_reference"
-        | "uri_not_reference"
-        | "offset_out_of_range"
-        | "offset_inside_character"
-        | "length_inside_character" => -32602,
-        "unknown" | "foreign" | "expired" | "unavailable" | "session_not_found" => NOT_FOUND,
-        _ => -32603,
+    use OutputErrorCode as C;
+    let rpc = match OutputErrorCode::from_wire(code) {
+        Some(
+            C::InvalidParams
+            | C::PathNotReference
+            | C::UriNotReference
+            | C::OffsetOutOfRange
+            | C::OffsetInsideCharacter
+            | C::LengthInsideCharacter,
+        ) => -32602,
+        Some(C::Unknown | C::Foreign | C::Expired | C::Unavailable) => NOT_FOUND,
+        None if code == SESSION_NOT_FOUND => NOT_FOUND,
+        Some(C::BadRead | C::ReadTimedOut) | None => -32603,
     };
     Error::new(rpc, message.to_owned()).data(json!({"code": code, "message": message}))
 }
 
+/// The code of a read for a session the adapter has not open (ours: the bridge's, not the
+/// agent's).
+pub(crate) const SESSION_NOT_FOUND: &str = "session_not_found";
+
 /// [`typed_error`] of an [`OutputError`].
 pub(crate) fn output_error(error: &OutputError) -> Error {
-    let tag = serde_json::to_value(error)
-        .ok()
-        .and_then(|v| v.get("code").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_else(|| "bad_read".to_owned());
-    typed_error(&tag, &error.to_string())
+    typed_error(error.code().as_str(), &error.to_string())
 }

@@ -66,6 +66,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{
     AgentAction, AgentEvent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId,
     ReadId, RequestId, SettledToolResult, SpillId,
@@ -77,7 +78,7 @@ pub use host::{
     result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED,
 };
 pub use input::Input;
-pub use outputs::{READ_OUTPUT_COMMAND, READ_OUTPUT_VERSION};
+pub use outputs::READ_OUTPUT_COMMAND;
 pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
 pub use crate::client::CommandFailure;

@@ -26,7 +26,7 @@ use super::{Agent, AgentAction, AgentEvent, CommandFailure, ReadId, SettledToolR
 use crate::frame::{ProtocolVersion, MAX_FRAME_BYTES};
 use crate::output::{
     read_result, OutputError, ReadBytes, ReadParams, ReadRequest, ReadResult, StoredOutput,
-    STORED_OUTPUT_MEMBER,
+    READ_OUTPUT_VERSION, STORED_OUTPUT_MEMBER,
 };
 use crate::paging::json_len;
 use crate::spill::{self, Decision, SaveFailure, Saved, Settled, SpillOwner, SpillSource};
@@ -34,9 +34,6 @@ use crate::wire::ToolResult;
 
 /// The `read_output` command's type (OUT-10).
 pub const READ_OUTPUT_COMMAND: &str = "read_output";
-
-/// The version of the `read_output` extension the ready frame offers (OUT-10).
-pub const READ_OUTPUT_VERSION: u64 = 1;
 
 /// A spill waiting for the driver's save.
 #[derive(Debug, Clone)]
@@ -267,7 +264,7 @@ impl Agent {
             Some(READ_OUTPUT_COMMAND.into()),
             Err(CommandFailure {
                 error: error.to_string(),
-                code: Some(crate::wire::ErrorCode::from_wire(&error.code())),
+                code: Some(crate::wire::ErrorCode::from_wire(error.code().as_str())),
             }),
         );
     }
@@ -304,6 +301,7 @@ mod tests {
 
     use super::*;
     use crate::agent::{AgentConfig, Input};
+    use crate::output::OutputErrorCode;
     use crate::output::{stored_outputs_in_history, Availability, OutputRef, READ_BUDGET};
     use crate::spill::Outcome;
     use crate::spill::SpillPolicy;
@@ -570,7 +568,7 @@ mod tests {
     /// OUT-10: every OutputError's code is its serde tag, as the contract lists them.
     #[test]
     fn out_10_codes_are_the_serde_tags() {
-        let codes: Vec<String> = [
+        let errors = [
             OutputError::InvalidParams {
                 field: "f".into(),
                 reason: "r".into(),
@@ -592,10 +590,19 @@ mod tests {
             },
             OutputError::BadRead { reason: "r".into() },
             OutputError::ReadTimedOut,
-        ]
-        .iter()
-        .map(OutputError::code)
-        .collect();
+        ];
+        let tags: Vec<String> = errors
+            .iter()
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["code"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        let codes: Vec<&str> = errors.iter().map(|e| e.code().as_str()).collect();
+        assert_eq!(codes, tags);
+        assert_eq!(codes, OutputErrorCode::ALL.map(OutputErrorCode::as_str));
         assert_eq!(
             codes,
             [

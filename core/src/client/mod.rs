@@ -57,6 +57,7 @@ mod spill;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
+pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use answer::{CallError, FromAnswer};
 pub use call::{Call, CallResult};
@@ -72,7 +73,6 @@ pub use front::{
 pub use history::HISTORY_PAGE_LIMIT;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 pub use input::Input;
-pub use output::READ_OUTPUT_VERSION;
 pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};
 pub use requests::HostRequestKind;
 

@@ -8,11 +8,10 @@
 //! [`CommandFailure::output_code`].
 
 use super::{Client, ClientError, CommandFailure, Phase};
-use crate::output::{OutputError, OutputErrorCode, ReadParams, MAX_READ_BYTES};
+use crate::output::{
+    OutputError, OutputErrorCode, ReadParams, MAX_READ_BYTES, READ_OUTPUT_VERSION,
+};
 use crate::wire::{AgentFrame, Command, ReadOutputOffer};
-
-/// The version of `read_output` this client speaks.
-pub const READ_OUTPUT_VERSION: u64 = 1;
 
 /// The `readOutput` offer of a ready frame, typed or read as JSON reads it (a ready frame the
 /// wire model could not type).

@@ -1,11 +1,9 @@
 //! A failed read's code, typed: what the agent writes as the failure's `code` (OUT-10, ours),
-//! one per [`OutputError`] variant (its serde tag).
+//! one per [`OutputError`](super::OutputError) variant (its serde tag).
 
 use serde::{Deserialize, Serialize};
 
-use super::OutputError;
-
-/// The `code` of a failed `read_output` (CONTRACT §1): [`OutputError`]'s tag, without the
+/// The `code` of a failed `read_output` (CONTRACT §1): [`OutputError`](super::OutputError)'s tag, without the
 /// details (the failure's `error` text carries them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,11 +72,6 @@ impl OutputErrorCode {
     /// From the wire string; `None` for a code that is not a read failure's.
     pub fn from_wire(code: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == code)
-    }
-
-    /// The code of `error` ([`OutputError::code`], its serde tag), typed.
-    pub fn of(error: &OutputError) -> Option<Self> {
-        Self::from_wire(&error.code())
     }
 }
 

@@ -71,6 +71,10 @@ use serde_json::{Map, Value};
 /// The read method's name in the Muse adapter protocol (OUT-01).
 pub const READ_METHOD: &str = "_muse/readOutput";
 
+/// The version of `read_output`, musewire's extension of the RPC protocol (OUT-10): what an
+/// agent's ready frame offers and what a host speaks.
+pub const READ_OUTPUT_VERSION: u64 = 1;
+
 /// The most bytes one read may ask for (OUT-03).
 pub const MAX_READ_BYTES: u64 = 1_048_576;
 
@@ -150,13 +154,23 @@ pub enum OutputError {
 }
 
 impl OutputError {
-    /// The error's code: its serde tag (`invalid_params`, `unknown`, …, `read_timed_out`),
-    /// the `code` of a failed `read_output` response (OUT-10).
-    pub fn code(&self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.get("code").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_default()
+    /// The error's code, typed (its serde tag: `invalid_params`, `unknown`, …,
+    /// `read_timed_out`): the `code` of a failed `read_output` response (OUT-10).
+    pub fn code(&self) -> OutputErrorCode {
+        match self {
+            OutputError::InvalidParams { .. } => OutputErrorCode::InvalidParams,
+            OutputError::PathNotReference => OutputErrorCode::PathNotReference,
+            OutputError::UriNotReference => OutputErrorCode::UriNotReference,
+            OutputError::Unknown => OutputErrorCode::Unknown,
+            OutputError::Foreign => OutputErrorCode::Foreign,
+            OutputError::Expired => OutputErrorCode::Expired,
+            OutputError::Unavailable => OutputErrorCode::Unavailable,
+            OutputError::OffsetOutOfRange { .. } => OutputErrorCode::OffsetOutOfRange,
+            OutputError::OffsetInsideCharacter { .. } => OutputErrorCode::OffsetInsideCharacter,
+            OutputError::LengthInsideCharacter { .. } => OutputErrorCode::LengthInsideCharacter,
+            OutputError::BadRead { .. } => OutputErrorCode::BadRead,
+            OutputError::ReadTimedOut => OutputErrorCode::ReadTimedOut,
+        }
     }
 
     fn param(field: &str, reason: impl Into<String>) -> Self {
