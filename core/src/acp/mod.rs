@@ -70,6 +70,7 @@ use crate::client::{
     self, commands, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,
     RequestId as AgentRequest,
 };
+use crate::frame::LineDecoder;
 use crate::output::{
     Availability, OutputError, OutputErrorCode, ReadParams, ReadResult, StoredOutput, READ_BUDGET,
     READ_METHOD,
@@ -79,7 +80,7 @@ use crate::wire::{
     AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SessionStatsData, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
-use rpc::{Incoming, Line, LineReader};
+use rpc::{Incoming, Line};
 
 /// How a [`Bridge`] starts.
 #[derive(Debug, Clone, Default)]
@@ -269,7 +270,7 @@ const MAX_SEEN_OUTPUTS: usize = 4096;
 #[derive(Debug)]
 pub struct Bridge {
     config: BridgeConfig,
-    reader: LineReader,
+    reader: LineDecoder,
     /// By agent key (`SessionId` is not `Ord`): the key of the driver's agent process.
     sessions: BTreeMap<Arc<str>, Session>,
     /// Agent keys by ACP session id.
@@ -291,7 +292,7 @@ impl Bridge {
     pub fn new(config: BridgeConfig) -> Self {
         Bridge {
             config,
-            reader: LineReader::default(),
+            reader: rpc::editor_lines(),
             sessions: BTreeMap::new(),
             keys: BTreeMap::new(),
             next_session: 0,
@@ -345,14 +346,14 @@ impl Bridge {
     pub fn handle(&mut self, now: Instant, input: Input<'_>) {
         match input {
             Input::Editor(bytes) => {
-                for line in self.reader.push(bytes) {
-                    self.editor_line(now, line);
-                }
+                let mut reader = std::mem::replace(&mut self.reader, rpc::editor_lines());
+                reader.push(bytes, &mut |line| self.editor_line(now, line));
+                self.reader = reader;
             }
             Input::EditorEnd => {
-                if let Some(line) = self.reader.finish() {
-                    self.editor_line(now, line);
-                }
+                let mut reader = std::mem::replace(&mut self.reader, rpc::editor_lines());
+                reader.finish(&mut |line| self.editor_line(now, line));
+                self.reader = reader;
                 self.editor_ended = true;
                 for key in self.session_keys() {
                     self.session_input(now, &key, client::Input::Call(Call::Stop));
@@ -430,7 +431,7 @@ impl Bridge {
         }
     }
 
-    fn editor_line(&mut self, now: Instant, line: Line) {
+    fn editor_line(&mut self, now: Instant, line: Line<'_>) {
         let text = match line {
             Line::Text(text) => text,
             Line::TooLong => {
@@ -441,7 +442,7 @@ impl Bridge {
                 return self.editor(rpc::error_line(&RequestId::Null, &error));
             }
         };
-        match rpc::parse_line(&text) {
+        match rpc::parse_line(text) {
             Ok(None) | Ok(Some(Incoming::Response)) => {}
             Ok(Some(Incoming::Request { id, method, params })) => {
                 match self.request(now, &id, &method, params) {

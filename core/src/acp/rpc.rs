@@ -5,65 +5,18 @@ use agent_client_protocol_schema::v1::{Error, RequestId};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+pub(crate) use crate::frame::Line;
+use crate::frame::LineDecoder;
+
 /// The longest line the bridge takes from the editor: 32 MiB, as the official SDK caps its
 /// reads (ACP-07, ours). A longer line is answered with a parse error and skipped.
 pub const MAX_EDITOR_LINE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Splits the editor's bytes into lines, holding at most [`MAX_EDITOR_LINE_BYTES`] of an
-/// unfinished one (ACP-07).
-#[derive(Debug, Default)]
-pub(crate) struct LineReader {
-    buf: Vec<u8>,
-    /// Skipping the rest of an over-long line up to its newline.
-    skipping: bool,
-}
-
-/// One thing read from the editor.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Line {
-    /// A complete line, without its newline.
-    Text(Vec<u8>),
-    /// A line over the cap was skipped.
-    TooLong,
-}
-
-impl LineReader {
-    /// Takes bytes; returns the complete lines in them, in order.
-    pub(crate) fn push(&mut self, mut bytes: &[u8]) -> Vec<Line> {
-        let mut lines = Vec::new();
-        while !bytes.is_empty() {
-            let newline = memchr::memchr(b'\n', bytes);
-            let (part, rest) = match newline {
-                Some(at) => (&bytes[..at], &bytes[at + 1..]),
-                None => (bytes, &[][..]),
-            };
-            if !self.skipping {
-                if self.buf.len() + part.len() > MAX_EDITOR_LINE_BYTES {
-                    self.buf = Vec::new();
-                    self.skipping = true;
-                    lines.push(Line::TooLong);
-                } else {
-                    self.buf.extend_from_slice(part);
-                }
-            }
-            if newline.is_some() {
-                if self.skipping {
-                    self.skipping = false;
-                } else {
-                    lines.push(Line::Text(std::mem::take(&mut self.buf)));
-                }
-            }
-            bytes = rest;
-        }
-        lines
-    }
-
-    /// The editor's input ended: a last line without a newline, if any.
-    pub(crate) fn finish(&mut self) -> Option<Line> {
-        let skipping = std::mem::take(&mut self.skipping);
-        let buf = std::mem::take(&mut self.buf);
-        (!skipping && !buf.iter().all(u8::is_ascii_whitespace)).then_some(Line::Text(buf))
-    }
+/// The editor's bytes split into lines by the framing layer's decoder, holding at most
+/// [`MAX_EDITOR_LINE_BYTES`] of an unfinished one (ACP-07): a longer line is reported as
+/// [`Line::TooLong`] and skipped to its newline; blank lines are skipped.
+pub(crate) fn editor_lines() -> LineDecoder {
+    LineDecoder::new(MAX_EDITOR_LINE_BYTES + 1)
 }
 
 /// A message from the editor, by its envelope.
@@ -138,19 +91,26 @@ mod tests {
 
     #[test]
     fn acp_07_lines_split_in_any_chunking_and_overlong_skipped() {
-        let mut reader = LineReader::default();
-        assert_eq!(
-            reader.push(b"{\"a\":1}\n{\"b\""),
-            vec![Line::Text(b"{\"a\":1}".to_vec())]
-        );
-        assert_eq!(
-            reader.push(b":2}\n"),
-            vec![Line::Text(b"{\"b\":2}".to_vec())]
-        );
+        let mut reader = editor_lines();
+        let mut push = |bytes: &[u8]| {
+            let mut lines = Vec::new();
+            reader.push(bytes, &mut |line| {
+                lines.push(match line {
+                    Line::Text(text) => Some(text.to_vec()),
+                    Line::TooLong => None,
+                })
+            });
+            lines
+        };
+        assert_eq!(push(b"{\"a\":1}\n{\"b\""), [Some(b"{\"a\":1}".to_vec())]);
+        assert_eq!(push(b":2}\n"), [Some(b"{\"b\":2}".to_vec())]);
+        // A line of exactly the cap is taken; one byte more is not.
+        let mut at_cap = vec![b' '; MAX_EDITOR_LINE_BYTES - 2];
+        at_cap.extend_from_slice(b"{}\n");
+        assert_eq!(push(&at_cap), [Some(at_cap[..at_cap.len() - 1].to_vec())]);
         let big = vec![b'x'; MAX_EDITOR_LINE_BYTES + 1];
-        assert_eq!(reader.push(&big), vec![Line::TooLong]);
-        assert_eq!(reader.push(b"yyy\n{}\n"), vec![Line::Text(b"{}".to_vec())]);
-        assert_eq!(reader.finish(), None);
+        assert_eq!(push(&big), [None]);
+        assert_eq!(push(b"yyy\n{}\n"), [Some(b"{}".to_vec())]);
     }
 
     #[test]
