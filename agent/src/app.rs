@@ -6,7 +6,8 @@
 //! [`crate::commands`]. No part imports the App.
 //!
 //! Sans-IO apart from the shell commands it runs: the driver hands in stdin, timers and
-//! finished jobs, takes stdout lines one at a time with [`App::poll_write`], and performs the
+//! finished jobs, takes stdout lines one at a time with [`AgentProgram::next_line`] (the App is an
+//! [`AgentProgram`]), and performs the
 //! file work the App hands out ([`App::poll_io`], answered with [`App::handle_io`]: the
 //! [I/O seam](crate::io)).
 
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentAction, AgentConfig, AgentEvent, CommandFailure, Input, RequestId,
+    Agent, AgentConfig, AgentEvent, AgentProgram, CommandFailure, RequestId,
 };
 use musewire_core::output::stored_outputs_in_history;
 use musewire_core::spill::SpillPolicy;
@@ -32,7 +33,7 @@ use crate::tools::{self, Pending, Tools};
 /// The bundled reference agent's application around the core's [`Agent`]: the session and
 /// its history, the scripted model's runs, the tools, and the commands. The driver hands in
 /// stdin, timers and finished shell commands, takes stdout lines one at a time with
-/// [`App::poll_write`], and performs the App's file work ([`App::poll_io`]).
+/// [`AgentProgram::next_line`], and performs the App's file work ([`App::poll_io`]).
 #[derive(Debug)]
 pub struct App {
     pub(crate) agent: Agent,
@@ -194,27 +195,6 @@ impl App {
         self.agent.handle_stdin_eof(now);
     }
 
-    /// Ends at once, as on a terminating signal (AGENT-02): every shell command's process
-    /// group is killed. Nothing more is written; the driver then exits.
-    pub fn terminate(&mut self) {
-        self.tools.jobs.kill_all();
-    }
-
-    /// Hands in the passing of time: dialog timeouts, and the session's deadline
-    /// (`--max-time`), at which a run still going is aborted.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.agent.handle_timeout(now);
-        self.handle_own_timeout(now);
-    }
-
-    /// When [`App::handle_timeout`] is next due.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.agent.poll_timeout(), self.own_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
     /// Takes the shell commands that have finished.
     pub fn handle_jobs(&mut self, now: Instant) {
         while let Some(done) = self.tools.jobs.try_finished() {
@@ -233,59 +213,7 @@ impl App {
         }
     }
 
-    /// The next line for stdout, if any. Events of the core are handled on the way, so a
-    /// driver that polls only while stdout accepts lines applies backpressure to the whole
-    /// agent (at most one chunk line is held). This driver has no spill store: a spill write
-    /// fails (SPILL-05, the original result goes on) and a stored-output read finds the output
-    /// unavailable; [`crate::stdio::run`] performs them with the local store.
-    pub fn poll_write(&mut self, now: Instant) -> Option<Vec<u8>> {
-        loop {
-            match self.agent.poll_action()? {
-                AgentAction::Write(line) => return Some(line),
-                AgentAction::Event(event) => self.on_event(now, event),
-                AgentAction::SpillWrite { id, .. } => {
-                    self.agent.handle(now, Input::spill_without_store(id));
-                }
-                AgentAction::OutputRead { id, .. } => {
-                    self.agent.handle(now, Input::read_without_store(id));
-                }
-            }
-        }
-    }
-
-    /// Whether the agent is done: stdin has ended, no run or shell command is left, and (when
-    /// [`App::poll_write`] has returned `None`) nothing is left to write.
-    pub fn is_finished(&self) -> bool {
-        self.agent.is_input_closed() && self.is_idle()
-    }
-
-    /// The core agent, for a loop that drives it itself (the stdio loop).
-    pub(crate) fn agent_mut(&mut self) -> &mut Agent {
-        &mut self.agent
-    }
-
-    /// The App's own timer (the session's deadline while a run goes), besides the agent's.
-    pub(crate) fn own_timeout(&self) -> Option<Instant> {
-        self.runner.poll_timeout()
-    }
-
-    /// The App's own timer is due: a run past the session's deadline is aborted.
-    pub(crate) fn handle_own_timeout(&mut self, now: Instant) {
-        let (runner, mut ctx) = self.parts();
-        runner.handle_timeout(&mut ctx, now);
-    }
-
-    /// Whether no run and no shell command is left.
-    pub(crate) fn is_idle(&self) -> bool {
-        !self.runner.is_streaming() && self.tools.jobs.running() == 0
-    }
-
-    /// An event of the core agent, taken by a loop that drives the agent itself.
-    pub(crate) fn on_agent_event(&mut self, now: Instant, event: AgentEvent) {
-        self.on_event(now, event);
-    }
-
-    fn on_event(&mut self, now: Instant, event: AgentEvent) {
+    fn answer_event(&mut self, now: Instant, event: AgentEvent) {
         let answer = |app: &mut App, on: Pending, finished| {
             let (runner, mut ctx) = app.parts();
             runner.answer_tool(&mut ctx, now, on, finished);
@@ -349,5 +277,46 @@ impl App {
     /// The timestamp of `now`.
     pub(crate) fn millis(&self, now: Instant) -> u64 {
         self.clock.millis(now)
+    }
+}
+
+/// The App is an agent program (issue 10 item 5): the stdio loop of either driver runs it,
+/// and its tests step it the same way ([`AgentProgram::next_line`], [`AgentProgram::handle_turn`]).
+/// On its own it has no spill store: a spill write fails (SPILL-05, the original result goes
+/// on) and a stored-output read finds the output unavailable (the defaults);
+/// [`crate::stdio::run`] performs them with the local store.
+impl AgentProgram for App {
+    fn agent(&mut self) -> &mut Agent {
+        &mut self.agent
+    }
+
+    fn on_event(&mut self, now: Instant, event: AgentEvent) {
+        self.answer_event(now, event);
+    }
+
+    /// The session's deadline while a run goes (`--max-time`).
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.runner.poll_timeout()
+    }
+
+    /// A run past the session's deadline is aborted.
+    fn handle_timeout(&mut self, now: Instant) {
+        let (runner, mut ctx) = self.parts();
+        runner.handle_timeout(&mut ctx, now);
+    }
+
+    /// Takes the shell commands that have finished.
+    fn handle_wake(&mut self, now: Instant) {
+        self.handle_jobs(now);
+    }
+
+    /// No run and no shell command is left.
+    fn is_finished(&self) -> bool {
+        !self.runner.is_streaming() && self.tools.jobs.running() == 0
+    }
+
+    /// Every shell command's process group is killed (AGENT-02).
+    fn terminate(&mut self) {
+        self.tools.jobs.kill_all();
     }
 }

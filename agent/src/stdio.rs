@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use musewire_core::agent::{Agent, AgentEvent, Input, ReadId, SpillId};
 use musewire_core::output::OutputRead;
-use musewire_core::spill::{SaveFailure, SpillWrite};
+use musewire_core::spill::SpillWrite;
 pub use musewire_mio::agent_stdio::TERMINATING_SIGNALS;
 use musewire_mio::agent_stdio::{die_of, AgentProgram, AgentStdio, Ended};
 use musewire_store::LocalStore;
@@ -111,65 +111,53 @@ impl Program {
 
 impl AgentProgram for Program {
     fn agent(&mut self) -> &mut Agent {
-        self.app.agent_mut()
+        self.app.agent()
     }
 
     fn on_event(&mut self, now: Instant, event: AgentEvent) {
-        self.app.on_agent_event(now, event);
+        self.app.on_event(now, event);
         self.perform_io(now);
     }
 
     /// Saves with the store; a failed save is logged and the original result goes on
     /// (SPILL-05).
     fn spill_write(&mut self, now: Instant, id: SpillId, write: SpillWrite) {
-        let Some(store) = &mut self.store else {
-            self.app
-                .agent_mut()
-                .handle(now, Input::spill_without_store(id));
-            return;
-        };
-        let saved = store.save(&write).map_err(|error| {
+        let saved = LocalStore::spill(self.store.as_mut(), &write).inspect_err(|failure| {
             eprintln!(
-                "musewire agent: the result of {} ({}) was not spilled, it goes on whole: {error}",
+                "musewire agent: the result of {} ({}) was not spilled, it goes on whole: {failure}",
                 write.source.call_id, write.source.tool_name
-            );
-            SaveFailure::new(error.to_string())
+            )
         });
-        self.app
-            .agent_mut()
-            .handle(now, Input::SpillDone(id, saved));
+        self.app.agent().handle(now, Input::SpillDone(id, saved));
     }
 
     /// A positioned read with the store (OUT-04); its errors are the read's typed errors.
     fn output_read(&mut self, now: Instant, id: ReadId, read: OutputRead) {
         let Some(store) = &mut self.store else {
-            self.app
-                .agent_mut()
-                .handle(now, Input::read_without_store(id));
-            return;
+            return self.app.output_read(now, id, read);
         };
         let bytes = store
             .read(&read.request)
             .map_err(|error| error.output_error());
-        self.app.agent_mut().handle(now, Input::ReadDone(id, bytes));
+        self.app.agent().handle(now, Input::ReadDone(id, bytes));
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.app.own_timeout()
+        self.app.poll_timeout()
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        self.app.handle_own_timeout(now);
+        self.app.handle_timeout(now);
         self.perform_io(now);
     }
 
     fn handle_wake(&mut self, now: Instant) {
-        self.app.handle_jobs(now);
+        self.app.handle_wake(now);
         self.perform_io(now);
     }
 
     fn is_finished(&self) -> bool {
-        self.app.is_idle()
+        self.app.is_finished()
     }
 
     fn terminate(&mut self) {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use musewire_agent::disk::Disk;
 use musewire_agent::{App, Options};
+use musewire_core::agent::AgentProgram;
 use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, HistorySource, RequestId};
 use musewire_core::frame::ProtocolVersion;
 use serde::Serialize;
@@ -85,7 +86,7 @@ impl Pair {
                 let outcome = self.disk.perform(request.work);
                 self.app.handle_io(self.now, request.id, outcome);
             }
-            while let Some(line) = self.app.poll_write(self.now) {
+            while let Some(line) = self.app.next_line(self.now) {
                 progressed = true;
                 self.lines += 1;
                 if line.starts_with(br#"{"type":"rpc_chunk""#) {
