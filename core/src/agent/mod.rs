@@ -157,8 +157,7 @@ pub struct Agent {
     input_closed: bool,
     /// The stored outputs `read_output` serves (OUT-07, OUT-08).
     catalog: OutputCatalog,
-    next_spill: u64,
-    spills: BTreeMap<SpillId, outputs::PendingSpillWrite>,
+    spills: crate::spill::Saves<crate::spill::SpillSource>,
     next_read: u64,
     reads: BTreeMap<ReadId, outputs::PendingRead>,
 }
@@ -180,8 +179,7 @@ impl Agent {
             dialogs: BTreeMap::new(),
             input_closed: false,
             catalog: OutputCatalog::default(),
-            next_spill: 0,
-            spills: BTreeMap::new(),
+            spills: crate::spill::Saves::default(),
             next_read: 0,
             reads: BTreeMap::new(),
             config,

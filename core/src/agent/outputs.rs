@@ -35,12 +35,6 @@ use crate::wire::ToolResult;
 /// The `read_output` command's type (OUT-10).
 pub const READ_OUTPUT_COMMAND: &str = "read_output";
 
-/// A spill waiting for the driver's save.
-#[derive(Debug, Clone)]
-pub(super) struct PendingSpillWrite {
-    pub(super) pending: spill::PendingSpill,
-}
-
 /// A `read_output` waiting for the driver's bytes.
 #[derive(Debug, Clone)]
 pub(super) struct PendingRead {
@@ -66,10 +60,7 @@ impl Agent {
         match spill::plan(&self.config.spill, result, source.clone(), owner) {
             Decision::Settled(settled) => self.settled(source, settled, None),
             Decision::Save(pending) => {
-                self.next_spill += 1;
-                let id = SpillId(self.next_spill);
-                let write = pending.write.clone();
-                self.spills.insert(id, PendingSpillWrite { pending });
+                let (id, write) = self.spills.start(pending, source);
                 self.out
                     .push_back(super::Out::Action(AgentAction::SpillWrite { id, write }));
             }
@@ -84,12 +75,9 @@ impl Agent {
         saved: Result<Saved, SaveFailure>,
     ) {
         let _ = now;
-        let Some(PendingSpillWrite { pending }) = self.spills.remove(&id) else {
-            return;
-        };
-        let source = pending.write.source.clone();
-        let (settled, output) = pending.settle(saved);
-        self.settled(source, settled, output);
+        if let Some((settled, output, source)) = self.spills.finish(id, saved) {
+            self.settled(source, settled, output);
+        }
     }
 
     fn settled(&mut self, source: SpillSource, settled: Settled, output: Option<StoredOutput>) {

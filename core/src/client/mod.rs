@@ -147,8 +147,7 @@ pub struct Client {
     /// as a response last gave it, else the configured one.
     spill_owner: Option<crate::spill::SpillOwner>,
     /// Host tool results waiting for their spill writes.
-    spills: BTreeMap<crate::spill::SpillId, spill::PendingHostSpill>,
-    next_spill: u64,
+    spills: crate::spill::Saves<spill::HostSpill>,
 }
 
 /// How many acknowledged prompts stay open to a late `prompt_result` or failure.
@@ -175,8 +174,7 @@ impl Client {
             agent_limits: limits::AgentLimits::default(),
             read_output: None,
             spill_owner: config.spill_owner.clone(),
-            spills: BTreeMap::new(),
-            next_spill: 0,
+            spills: crate::spill::Saves::default(),
             config,
         };
         client.restart(now);

@@ -28,20 +28,16 @@
 use std::time::Instant;
 
 use super::{Action, Client, ClientEvent, CommandFailure, Phase};
-use crate::spill::{
-    self, Decision, Outcome, PendingSpill, SaveFailure, Saved, SpillId, SpillOwner,
-};
+use crate::spill::{self, Decision, Outcome, SaveFailure, Saved, SpillId, SpillOwner};
 use crate::wire::{HostFrame, HostToolResult, ResponseData, ToolResult};
 
-/// A host tool result waiting for its spill write.
+/// What a host tool result waiting for its spill write keeps beside it.
 #[derive(Debug, Clone)]
-pub(super) struct PendingHostSpill {
+pub(super) struct HostSpill {
     /// The host tool call's request id.
     call: String,
     /// Whether the result rejects the call.
     is_error: bool,
-    /// The policy's pending save.
-    pending: PendingSpill,
     /// The agent withdrew the call while the result was being saved (HOST-03).
     cancelled: bool,
 }
@@ -63,22 +59,13 @@ impl Client {
                 self.write_tool_result(id, settled.result, is_error);
             }
             Decision::Save(pending) => {
-                self.next_spill += 1;
-                let spill_id = SpillId(self.next_spill);
-                let write = pending.write.clone();
-                self.spills.insert(
-                    spill_id,
-                    PendingHostSpill {
-                        call: id.to_owned(),
-                        is_error,
-                        pending,
-                        cancelled: false,
-                    },
-                );
-                self.actions.push_back(Action::SpillWrite {
-                    id: spill_id,
-                    write,
-                });
+                let call = HostSpill {
+                    call: id.to_owned(),
+                    is_error,
+                    cancelled: false,
+                };
+                let (id, write) = self.spills.start(pending, call);
+                self.actions.push_back(Action::SpillWrite { id, write });
             }
         }
     }
@@ -93,13 +80,12 @@ impl Client {
         saved: Result<Saved, SaveFailure>,
     ) {
         let _ = now;
-        let Some(waiting) = self.spills.remove(&id) else {
+        let Some((settled, _stored, spill)) = self.spills.finish(id, saved) else {
             return;
         };
-        let (settled, _stored) = waiting.pending.settle(saved);
-        self.log_spill(&waiting.call, &settled.outcome);
-        if !waiting.cancelled {
-            self.write_tool_result(&waiting.call, settled.result, waiting.is_error);
+        self.log_spill(&spill.call, &settled.outcome);
+        if !spill.cancelled {
+            self.write_tool_result(&spill.call, settled.result, spill.is_error);
         }
     }
 
@@ -108,11 +94,11 @@ impl Client {
     pub(super) fn cancel_spill(&mut self, id: &str) -> bool {
         match self
             .spills
-            .values_mut()
-            .find(|waiting| waiting.call == id && !waiting.cancelled)
+            .kept_mut()
+            .find(|spill| spill.call == id && !spill.cancelled)
         {
-            Some(waiting) => {
-                waiting.cancelled = true;
+            Some(spill) => {
+                spill.cancelled = true;
                 true
             }
             None => false,

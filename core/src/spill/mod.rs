@@ -70,6 +70,9 @@
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod saves;
+
+pub use saves::Saves;
 
 use serde::{Deserialize, Serialize};
 
