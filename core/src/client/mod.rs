@@ -49,6 +49,7 @@ mod host;
 mod inbound;
 mod input;
 mod limits;
+pub mod methods;
 mod output;
 mod record;
 mod requests;

@@ -29,16 +29,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Answer, Call, CallResult, ClientConfig, ClientEvent, FetchError, FetchProgress,
+    methods, Answer, Call, CallResult, ClientConfig, ClientEvent, FetchError, FetchProgress,
     Fetched, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
 };
-use musewire_core::output::{ReadParams, ReadResult};
-use musewire_core::wire::{
-    AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
-    HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
-    ResponseData, SessionState, TodosData, ToolResult, UiRequest, UiResponse,
-};
-use serde_json::Value;
+use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 
 pub use handlers::Updates;
 pub use musewire_core::client::CallError;
@@ -165,89 +159,29 @@ impl AgentProcess {
         answer.recv().map_err(|_| CallError::Ended)
     }
 
+    /// A `wait` row of the core's method table: makes the call and waits up to `timeout` for
+    /// its request's answer, typed.
     fn request<T: FromAnswer>(&self, call: Call, timeout: Duration) -> Result<T, CallError> {
         // While the caller waits, the loop reads on whether or not events are taken.
         let _waiting = self.flow.waiting();
-        match self.call_client(call, true)? {
-            (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
-            (_, Some(waiter)) => T::from_answer(wait(waiter, timeout)?),
-            _ => Err(CallError::Ended),
-        }
+        let waiter = methods::awaited(self.call_client(call, true)?)?;
+        // A timeout too long to add to `now` waits as long as it takes (issue 14, item 7).
+        let answer = match waiter.recv_timeout(timeout) {
+            Ok(answer) => Some(answer),
+            Err(mpsc::RecvTimeoutError::Timeout) => return Err(CallError::Timeout(timeout)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+        };
+        methods::typed_answer(answer)
     }
 
-    /// Sends a command and returns at once; its response arrives as an event.
-    pub fn send(&self, command: WireCommand) -> Result<RequestId, CallError> {
-        match self.call_client(Call::Send(command), false)?.0 {
-            CallResult::Request(sent) => Ok(sent?),
-            _ => Err(CallError::Ended),
-        }
+    /// A `send` row: makes the call and returns its request's id at once.
+    fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
+        methods::sent_request(self.call_client(call, false)?)
     }
 
-    /// Sends a command and waits up to `timeout` for its response's `data`.
-    pub fn call(&self, command: WireCommand, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.request(Call::Send(command), timeout)
-    }
-
-    /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-    pub fn prompt(&self, message: &str, timeout: Duration) -> Result<PromptData, CallError> {
-        self.request(Call::Send(commands::prompt(message)), timeout)
-    }
-
-    /// Runs a shell command in the agent (`bash`) and waits for its result.
-    pub fn bash(&self, command: &str, timeout: Duration) -> Result<BashData, CallError> {
-        self.request(Call::Send(commands::bash(command)), timeout)
-    }
-
-    /// Delivers a message into the current run (`steer`).
-    pub fn steer(&self, message: &str, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::steer(message), timeout)
-    }
-
-    /// Queues a message for after the current run (`follow_up`).
-    pub fn follow_up(&self, message: &str, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::follow_up(message), timeout)
-    }
-
-    /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-    pub fn set_todos(&self, phases: Vec<Value>, timeout: Duration) -> Result<TodosData, CallError> {
-        self.request(Call::Send(commands::set_todos(phases)), timeout)
-    }
-
-    /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
-    /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
-    pub fn messages_page(
-        &self,
-        cursor: Option<&str>,
-        limit: Option<u32>,
-        timeout: Duration,
-    ) -> Result<MessagesPageData, CallError> {
-        self.request(Call::Send(commands::messages_page(cursor, limit)), timeout)
-    }
-
-    /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-    pub fn abort_bash(&self, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::abort_bash(), timeout)
-    }
-
-    /// Aborts the agent's current run.
-    pub fn abort(&self, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::abort(), timeout)
-    }
-
-    /// The agent's state (`get_state`).
-    pub fn get_state(&self, timeout: Duration) -> Result<SessionState, CallError> {
-        self.request(Call::Send(commands::get_state()), timeout)
-    }
-
-    /// One page of a stored output (`read_output`, OUT-10): refused
-    /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before the
-    /// session is ready; a failed read's code is [`CallError::output_code`].
-    pub fn read_output(
-        &self,
-        params: &ReadParams,
-        timeout: Duration,
-    ) -> Result<ReadResult, CallError> {
-        self.request(Call::Send(commands::read_output(params)), timeout)
+    /// An `answer` row: whether the answer went out.
+    fn answer(&self, call: Call) -> Result<bool, CallError> {
+        Ok(methods::answer_sent(self.call_client(call, false)?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page, each page waiting up to
@@ -269,38 +203,6 @@ impl AgentProcess {
         Ok(fetch.finish())
     }
 
-    /// Starts reading the whole history and returns at once: `HistoryProgress` events follow
-    /// each page, and one `History` event ends it (PAGE-07).
-    pub fn read_history(&self) -> Result<RequestId, CallError> {
-        match self.call_client(Call::ReadHistory, false)?.0 {
-            CallResult::Request(sent) => Ok(sent?),
-            _ => Err(CallError::Ended),
-        }
-    }
-
-    /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-    pub fn messages(&self, timeout: Duration) -> Result<Vec<AgentMessage>, CallError> {
-        self.request(Call::ReadHistory, timeout)
-    }
-
-    /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
-    pub fn set_host_tools(
-        &self,
-        tools: Vec<HostToolDefinition>,
-        timeout: Duration,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostTools(tools), timeout)
-    }
-
-    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
-    pub fn set_host_uri_schemes(
-        &self,
-        schemes: Vec<HostUriSchemeDefinition>,
-        timeout: Duration,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostUriSchemes(schemes), timeout)
-    }
-
     /// The next event, waiting up to `timeout`; `None` on timeout or when the session has
     /// ended and every event was taken.
     ///
@@ -313,49 +215,6 @@ impl AgentProcess {
             let _ = self.waker.wake();
         }
         Some(event)
-    }
-
-    /// Sends a partial result for a host tool call; false when the call is not open.
-    pub fn host_tool_update(
-        &self,
-        id: &str,
-        partial_result: ToolResult,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolUpdate(id.into(), partial_result))
-    }
-
-    /// Sends the result of a host tool call; false when the call is not open (HOST-03).
-    pub fn host_tool_result(
-        &self,
-        id: &str,
-        result: ToolResult,
-        is_error: bool,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolResult(id.into(), result, is_error))
-    }
-
-    /// Answers a host URI request; false when it is not open.
-    pub fn host_uri_result(&self, id: &str, result: HostUriResult) -> Result<bool, CallError> {
-        self.answer(Call::HostUriResult(id.into(), result))
-    }
-
-    /// Answers an extension UI dialog; false when it is not open (answered, withdrawn, timed
-    /// out).
-    pub fn ui_respond(&self, id: &str, answer: UiResponse) -> Result<bool, CallError> {
-        self.answer(Call::UiRespond(id.into(), answer))
-    }
-
-    /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
-    /// [`musewire_core::client::Client::send_raw_line`]); false once the session has closed.
-    pub fn send_raw_line(&self, line: &[u8]) -> Result<bool, CallError> {
-        self.answer(Call::RawLine(line.to_vec()))
-    }
-
-    fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(matches!(
-            self.call_client(call, false)?.0,
-            CallResult::Sent(true)
-        ))
     }
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
@@ -385,15 +244,34 @@ impl Drop for AgentProcess {
     }
 }
 
-fn wait(
-    waiter: mpsc::Receiver<Reply>,
-    timeout: Duration,
-) -> Result<musewire_core::client::Answered, CallError> {
-    // A timeout too long to add to `now` waits as long as it takes (issue 14, item 7).
-    match waiter.recv_timeout(timeout) {
-        Ok(Ok(data)) => Ok(data),
-        Ok(Err(failure)) => Err(CallError::Failed(failure)),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(CallError::Timeout(timeout)),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(CallError::Ended),
-    }
+/// Writes a row of the core's method table ([`musewire_core::driver_methods`]) as a blocking
+/// method: a `wait` row takes a timeout.
+macro_rules! blocking {
+    ($($(#[$doc:meta])* $kind:ident $name:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)? = $call:expr;)*) => {
+        impl AgentProcess {
+            $(blocking!(@$kind $(#[$doc])* $name($($arg: $ty),*) $(-> $out)? = $call);)*
+        }
+    };
+    (@wait $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $out:ty = $call:expr) => {
+        $(#[$doc])*
+        ///
+        /// Waits up to `timeout` for the answer ([`CallError::Timeout`] after it).
+        pub fn $name(&self, $($arg: $ty,)* timeout: Duration) -> Result<$out, CallError> {
+            self.request($call, timeout)
+        }
+    };
+    (@send $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
+        $(#[$doc])*
+        pub fn $name(&self, $($arg: $ty),*) -> Result<RequestId, CallError> {
+            self.send_call($call)
+        }
+    };
+    (@answer $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
+        $(#[$doc])*
+        pub fn $name(&self, $($arg: $ty),*) -> Result<bool, CallError> {
+            self.answer($call)
+        }
+    };
 }
+
+musewire_core::driver_methods!(blocking);

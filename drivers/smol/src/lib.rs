@@ -53,17 +53,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Answer, Answered, Call, CallResult, ClientConfig, ClientEvent, FetchError,
-    FetchProgress, Fetched, Flow, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied,
-    RequestId,
+    methods, Answer, Call, CallResult, ClientConfig, ClientEvent, FetchError, FetchProgress,
+    Fetched, Flow, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
 };
-use musewire_core::output::{ReadParams, ReadResult};
-use musewire_core::wire::{
-    AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
-    HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
-    ResponseData, SessionState, TodosData, ToolResult, UiRequest, UiResponse,
-};
-use serde_json::Value;
+use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use smol::channel;
 use smol::stream::Stream;
 
@@ -154,95 +147,25 @@ impl AgentProcess {
         answer.recv().await.map_err(|_| CallError::Ended)
     }
 
+    /// A `wait` row of the core's method table: makes the call and awaits its request's
+    /// answer, typed.
     async fn request<T: FromAnswer>(&self, call: Call) -> Result<T, CallError> {
         // While the caller waits, the driver reads on whether or not events are taken, so
         // that the answer arrives (and the call reaches the agent) however many wait.
         let _waiting = self.events.flow.waiting();
         self.events.unpause();
-        match self.call_client(call, true).await? {
-            (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
-            (_, Some(waiter)) => T::from_answer(wait(waiter).await?),
-            _ => Err(CallError::Ended),
-        }
+        let waiter = methods::awaited(self.call_client(call, true).await?)?;
+        methods::typed_answer(waiter.recv().await.ok())
     }
 
+    /// A `send` row: makes the call and returns its request's id at once.
+    async fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
+        methods::sent_request(self.call_client(call, false).await?)
+    }
+
+    /// An `answer` row: whether the answer went out.
     async fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(matches!(
-            self.call_client(call, false).await?.0,
-            CallResult::Sent(true)
-        ))
-    }
-
-    /// Sends a command; its response arrives as an event.
-    pub async fn send(&self, command: WireCommand) -> Result<RequestId, CallError> {
-        match self.call_client(Call::Send(command), false).await?.0 {
-            CallResult::Request(sent) => Ok(sent?),
-            _ => Err(CallError::Ended),
-        }
-    }
-
-    /// Sends a command and waits for its response's `data`.
-    pub async fn call(&self, command: WireCommand) -> Result<ResponseData, CallError> {
-        self.request(Call::Send(command)).await
-    }
-
-    /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-    pub async fn prompt(&self, message: &str) -> Result<PromptData, CallError> {
-        self.request(Call::Send(commands::prompt(message))).await
-    }
-
-    /// Runs a shell command in the agent (`bash`) and waits for its result.
-    pub async fn bash(&self, command: &str) -> Result<BashData, CallError> {
-        self.request(Call::Send(commands::bash(command))).await
-    }
-
-    /// Delivers a message into the current run (`steer`).
-    pub async fn steer(&self, message: &str) -> Result<ResponseData, CallError> {
-        self.call(commands::steer(message)).await
-    }
-
-    /// Queues a message for after the current run (`follow_up`).
-    pub async fn follow_up(&self, message: &str) -> Result<ResponseData, CallError> {
-        self.call(commands::follow_up(message)).await
-    }
-
-    /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-    pub async fn set_todos(&self, phases: Vec<Value>) -> Result<TodosData, CallError> {
-        self.request(Call::Send(commands::set_todos(phases))).await
-    }
-
-    /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
-    /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
-    pub async fn messages_page(
-        &self,
-        cursor: Option<&str>,
-        limit: Option<u32>,
-    ) -> Result<MessagesPageData, CallError> {
-        self.request(Call::Send(commands::messages_page(cursor, limit)))
-            .await
-    }
-
-    /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-    pub async fn abort_bash(&self) -> Result<ResponseData, CallError> {
-        self.call(commands::abort_bash()).await
-    }
-
-    /// Aborts the agent's current run.
-    pub async fn abort(&self) -> Result<ResponseData, CallError> {
-        self.call(commands::abort()).await
-    }
-
-    /// The agent's state (`get_state`).
-    pub async fn get_state(&self) -> Result<SessionState, CallError> {
-        self.request(Call::Send(commands::get_state())).await
-    }
-
-    /// One page of a stored output (`read_output`, OUT-10): refused
-    /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before the
-    /// session is ready; a failed read's code is [`CallError::output_code`].
-    pub async fn read_output(&self, params: &ReadParams) -> Result<ReadResult, CallError> {
-        self.request(Call::Send(commands::read_output(params)))
-            .await
+        Ok(methods::answer_sent(self.call_client(call, false).await?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page: each page's bytes go to
@@ -261,27 +184,6 @@ impl AgentProcess {
             fetch.page(self.request(call).await, sink)?;
         }
         Ok(fetch.finish())
-    }
-
-    /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-    pub async fn messages(&self) -> Result<Vec<AgentMessage>, CallError> {
-        self.request(Call::ReadHistory).await
-    }
-
-    /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
-    pub async fn set_host_tools(
-        &self,
-        tools: Vec<HostToolDefinition>,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostTools(tools)).await
-    }
-
-    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
-    pub async fn set_host_uri_schemes(
-        &self,
-        schemes: Vec<HostUriSchemeDefinition>,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostUriSchemes(schemes)).await
     }
 
     /// The next event; `None` once the session has ended and every event was taken. While
@@ -336,47 +238,6 @@ impl AgentProcess {
 
     fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Handlers> {
         self.handlers.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Sends a partial result for a host tool call; false when the call is not open.
-    pub async fn host_tool_update(
-        &self,
-        id: &str,
-        partial_result: ToolResult,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolUpdate(id.into(), partial_result))
-            .await
-    }
-
-    /// Sends the result of a host tool call; false when the call is not open (HOST-03).
-    pub async fn host_tool_result(
-        &self,
-        id: &str,
-        result: ToolResult,
-        is_error: bool,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolResult(id.into(), result, is_error))
-            .await
-    }
-
-    /// Answers a host URI request; false when it is not open.
-    pub async fn host_uri_result(
-        &self,
-        id: &str,
-        result: HostUriResult,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostUriResult(id.into(), result)).await
-    }
-
-    /// Answers an extension UI dialog; false when it is not open.
-    pub async fn ui_respond(&self, id: &str, answer: UiResponse) -> Result<bool, CallError> {
-        self.answer(Call::UiRespond(id.into(), answer)).await
-    }
-
-    /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
-    /// [`musewire_core::client::Client::send_raw_line`]); false once the session has closed.
-    pub async fn send_raw_line(&self, line: &[u8]) -> Result<bool, CallError> {
-        self.answer(Call::RawLine(line.to_vec())).await
     }
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
@@ -472,10 +333,32 @@ impl Stream for Events {
     }
 }
 
-async fn wait(waiter: Waiter) -> Result<Answered, CallError> {
-    match waiter.recv().await {
-        Ok(Ok(data)) => Ok(data),
-        Ok(Err(failure)) => Err(CallError::Failed(failure)),
-        Err(_) => Err(CallError::Ended),
-    }
+/// Writes a row of the core's method table ([`musewire_core::driver_methods`]) as an async
+/// method.
+macro_rules! asynchronous {
+    ($($(#[$doc:meta])* $kind:ident $name:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)? = $call:expr;)*) => {
+        impl AgentProcess {
+            $(asynchronous!(@$kind $(#[$doc])* $name($($arg: $ty),*) $(-> $out)? = $call);)*
+        }
+    };
+    (@wait $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $out:ty = $call:expr) => {
+        $(#[$doc])*
+        pub async fn $name(&self, $($arg: $ty),*) -> Result<$out, CallError> {
+            self.request($call).await
+        }
+    };
+    (@send $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
+        $(#[$doc])*
+        pub async fn $name(&self, $($arg: $ty),*) -> Result<RequestId, CallError> {
+            self.send_call($call).await
+        }
+    };
+    (@answer $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
+        $(#[$doc])*
+        pub async fn $name(&self, $($arg: $ty),*) -> Result<bool, CallError> {
+            self.answer($call).await
+        }
+    };
 }
+
+musewire_core::driver_methods!(asynchronous);
