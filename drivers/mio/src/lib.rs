@@ -244,34 +244,6 @@ impl Drop for AgentProcess {
     }
 }
 
-/// Writes a row of the core's method table ([`musewire_core::driver_methods`]) as a blocking
-/// method: a `wait` row takes a timeout.
-macro_rules! blocking {
-    ($($(#[$doc:meta])* $kind:ident $name:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)? = $call:expr;)*) => {
-        impl AgentProcess {
-            $(blocking!(@$kind $(#[$doc])* $name($($arg: $ty),*) $(-> $out)? = $call);)*
-        }
-    };
-    (@wait $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $out:ty = $call:expr) => {
-        $(#[$doc])*
-        ///
-        /// Waits up to `timeout` for the answer ([`CallError::Timeout`] after it).
-        pub fn $name(&self, $($arg: $ty,)* timeout: Duration) -> Result<$out, CallError> {
-            self.request($call, timeout)
-        }
-    };
-    (@send $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
-        $(#[$doc])*
-        pub fn $name(&self, $($arg: $ty),*) -> Result<RequestId, CallError> {
-            self.send_call($call)
-        }
-    };
-    (@answer $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
-        $(#[$doc])*
-        pub fn $name(&self, $($arg: $ty),*) -> Result<bool, CallError> {
-            self.answer($call)
-        }
-    };
+impl AgentProcess {
+    musewire_core::driver_methods!(blocking);
 }
-
-musewire_core::driver_methods!(blocking);

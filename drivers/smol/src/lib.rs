@@ -333,32 +333,6 @@ impl Stream for Events {
     }
 }
 
-/// Writes a row of the core's method table ([`musewire_core::driver_methods`]) as an async
-/// method.
-macro_rules! asynchronous {
-    ($($(#[$doc:meta])* $kind:ident $name:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)? = $call:expr;)*) => {
-        impl AgentProcess {
-            $(asynchronous!(@$kind $(#[$doc])* $name($($arg: $ty),*) $(-> $out)? = $call);)*
-        }
-    };
-    (@wait $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $out:ty = $call:expr) => {
-        $(#[$doc])*
-        pub async fn $name(&self, $($arg: $ty),*) -> Result<$out, CallError> {
-            self.request($call).await
-        }
-    };
-    (@send $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
-        $(#[$doc])*
-        pub async fn $name(&self, $($arg: $ty),*) -> Result<RequestId, CallError> {
-            self.send_call($call).await
-        }
-    };
-    (@answer $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr) => {
-        $(#[$doc])*
-        pub async fn $name(&self, $($arg: $ty),*) -> Result<bool, CallError> {
-            self.answer($call).await
-        }
-    };
+impl AgentProcess {
+    musewire_core::driver_methods!(async);
 }
-
-musewire_core::driver_methods!(asynchronous);
