@@ -48,11 +48,16 @@ pub(crate) type Reply = Answer;
 pub(crate) type Waiter = mpsc::Receiver<Reply>;
 
 /// A running agent, driven by a loop thread. Dropping it kills the agent.
+///
+/// `Send` and `Sync` (issue 13 item 2): one handle serves several threads at once, say one
+/// making blocking calls while another takes events ([`AgentProcess::next_event`]); share
+/// it by reference (`std::thread::scope`) or in an `Arc`.
 pub struct AgentProcess {
     pid: u32,
     ops: mpsc::Sender<Op>,
     waker: std::sync::Arc<mio::Waker>,
-    events: mpsc::Receiver<ClientEvent>,
+    /// Behind a lock, so that the handle is `Sync`: one thread takes events at a time.
+    events: std::sync::Mutex<mpsc::Receiver<ClientEvent>>,
     handlers: std::sync::Arc<std::sync::Mutex<handlers::Registered>>,
     thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
     /// Backpressure on the events (issue 14, item 3).
@@ -93,7 +98,7 @@ impl AgentProcess {
             pid,
             ops,
             waker,
-            events,
+            events: std::sync::Mutex::new(events),
             handlers,
             thread: Some(thread),
             flow,
@@ -209,8 +214,13 @@ impl AgentProcess {
     /// Events not taken hold the agent back: once a couple of MiB of its output wait behind
     /// them, the driver stops reading it until the application takes events again (its pipe
     /// fills and it waits), except while a blocking call waits for its answer.
+    ///
+    /// Threads that take events at once take them in turn: each waits for the others' takes
+    /// before its own `timeout` starts.
     pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
-        let event = self.events.recv_timeout(timeout).ok()?;
+        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let event = events.recv_timeout(timeout).ok()?;
+        drop(events);
         if self.flow.took() {
             let _ = self.waker.wake();
         }
@@ -232,6 +242,12 @@ impl AgentProcess {
         }
     }
 }
+
+// The handle serves several threads at once (issue 13 item 2).
+const _: fn() = || {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<AgentProcess>();
+};
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {

@@ -250,6 +250,12 @@ impl AgentProcess {
     }
 }
 
+// The handle serves several tasks and threads at once.
+const _: fn() = || {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<AgentProcess>();
+};
+
 impl Drop for AgentProcess {
     /// The agent is stopped at once: the driver sees its stop channel close.
     fn drop(&mut self) {
