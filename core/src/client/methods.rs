@@ -149,7 +149,7 @@ pub fn sent_request<W>(replied: Replied<W>) -> Result<RequestId, CallError> {
 
 /// What an `answer` row returns: whether the answer went out (false when nothing was open
 /// for it).
-pub fn answer_sent<W>(replied: Replied<W>) -> bool {
+pub fn answer_sent<W>(replied: &Replied<W>) -> bool {
     matches!(replied.0, CallResult::Sent(true))
 }
 

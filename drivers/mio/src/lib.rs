@@ -186,7 +186,7 @@ impl AgentProcess {
 
     /// An `answer` row: whether the answer went out.
     fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(methods::answer_sent(self.call_client(call, false)?))
+        Ok(methods::answer_sent(&self.call_client(call, false)?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page, each page waiting up to

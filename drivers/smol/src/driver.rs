@@ -44,6 +44,9 @@ pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
 /// How many operations may wait for the task; a call waits for room beyond them.
 pub const OPS_QUEUE: usize = 8;
 
+/// How many wakes the task handles before it yields to the executor.
+const YIELD_EVERY: u32 = 16;
+
 /// What the application's handle holds of a started driver.
 pub(crate) struct Started {
     pub(crate) pid: u32,
@@ -111,8 +114,10 @@ pub(crate) fn start(
             handler_ops: ops_tx.downgrade(),
             ops: Box::pin(ops),
             ops_open: true,
+            ops_first: false,
             stop: Some(Box::pin(stop)),
             resume: Box::pin(resume),
+            resume_handlers: resume_tx.clone(),
             timer: smol::Timer::never(),
             timer_at: None,
             flow,
@@ -151,9 +156,14 @@ struct Io {
     ops: Pin<Box<channel::Receiver<Op>>>,
     /// Whether the handle may still send operations.
     ops_open: bool,
+    /// Whether an operation went before the agent's output at the last poll (they take
+    /// turns).
+    ops_first: bool,
     /// `None` once the handle is gone.
     stop: Option<Pin<Box<channel::Receiver<Duration>>>>,
     resume: Pin<Box<channel::Receiver<()>>>,
+    /// Wakes this task when a host tool handler's update waits (it keeps the task reading).
+    resume_handlers: channel::Sender<()>,
     /// The core's next timeout, kept armed across wakes, and the instant it is set for.
     timer: smol::Timer,
     timer_at: Option<Instant>,
@@ -190,7 +200,15 @@ impl Driver {
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
         driven.input(now, ClientInput::Timeout, || None, io)?;
+        let mut turns = 0u32;
         loop {
+            // A pipe that is always ready never makes the task wait: it gives the executor
+            // back now and then, so that the host tool handlers' tasks (and any other on the
+            // same executor) run while an agent floods.
+            turns = turns.wrapping_add(1);
+            if turns.is_multiple_of(YIELD_EVERY) {
+                future::yield_now().await;
+            }
             if let Some(status) = io.exited {
                 if io.stdout.is_none() && io.stderr.is_none() {
                     // Ops still queued would keep their callers waiting: the channel outlives
@@ -283,6 +301,15 @@ impl Io {
         out_buf: &mut [u8],
         err_buf: &mut [u8],
     ) -> Poll<Wake> {
+        // The agent's output and the application's operations take turns going first, so
+        // that neither a flooding agent (read on while a call waits) starves the calls, nor a
+        // stream of calls the reads.
+        self.ops_first = !self.ops_first;
+        if self.ops_first {
+            if let Poll::Ready(wake) = self.poll_op(cx, take_ops) {
+                return Poll::Ready(wake);
+            }
+        }
         if let (Some(pipe), false) = (&mut self.stdout, held) {
             if let Poll::Ready(read) = pipe.poll_read(cx, out_buf) {
                 return Poll::Ready(Wake::Stdout(read));
@@ -301,10 +328,8 @@ impl Io {
                 }
             }
         }
-        if take_ops {
-            if let Poll::Ready(op) = self.ops.as_mut().poll_next(cx) {
-                return Poll::Ready(op.map_or(Wake::OpsClosed, Wake::Op));
-            }
+        if let Poll::Ready(wake) = self.poll_op(cx, take_ops) {
+            return Poll::Ready(wake);
         }
         if let Some(stop) = &mut self.stop {
             if let Poll::Ready(grace) = stop.as_mut().poll_next(cx) {
@@ -320,6 +345,17 @@ impl Io {
             return Poll::Ready(Wake::Tick);
         }
         Poll::Pending
+    }
+
+    /// The next operation, when operations are taken.
+    fn poll_op(&mut self, cx: &mut Context<'_>, take_ops: bool) -> Poll<Wake> {
+        if !take_ops {
+            return Poll::Pending;
+        }
+        self.ops
+            .as_mut()
+            .poll_next(cx)
+            .map(|op| op.map_or(Wake::OpsClosed, Wake::Op))
     }
 }
 
@@ -340,7 +376,13 @@ impl Plumbing for Io {
     }
 
     fn event(&mut self, event: ClientEvent) -> bool {
-        let event = handlers::dispatch(&mut self.running, &self.handlers, &self.handler_ops, event);
+        let event = handlers::dispatch(
+            &mut self.running,
+            &self.handlers,
+            &self.handler_ops,
+            (&self.flow, &self.resume_handlers),
+            event,
+        );
         event.is_some_and(|event| self.events.try_send(event).is_ok())
     }
 

@@ -9,21 +9,19 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use musewire_core::client::{
-    self as core, Call, CallResult, ClientEvent, HostRequest, HostToolAnswer,
-};
+use musewire_core::client::{self as core, Call, ClientEvent, Flow, HostRequest, HostToolAnswer};
 use musewire_core::wire::{
     HostToolCall, HostUriRequest, HostUriResult, ToolResult, UiRequest, UiResponse,
 };
 use smol::channel;
 
-use crate::Op;
+use crate::{Caller, Op};
 
 /// Lets a host tool handler stream partial results (`host_tool_update`).
 #[derive(Clone)]
 pub struct Updates {
     id: String,
-    ops: channel::Sender<Op>,
+    caller: Caller,
 }
 
 impl Updates {
@@ -34,18 +32,18 @@ impl Updates {
 
     /// Sends a partial result (with a `content` array); false when the call is no longer
     /// open or the session has ended.
+    ///
+    /// Bounded as every call is (issue 13 item 3, see the crate docs): the update is queued
+    /// for the agent's stdin once the driver takes it, and it takes none while
+    /// [`WRITE_BACKLOG_BYTES`](crate::WRITE_BACKLOG_BYTES) wait there (at most
+    /// [`OPS_QUEUE`](crate::OPS_QUEUE) operations wait for it beyond that). When full, the
+    /// returned future is pending until the agent reads: a handler that floods updates goes
+    /// at the agent's pace, holding at most one update of its own in memory. Meanwhile the
+    /// driver reads the agent's stdout on, whether or not the application takes events, so
+    /// an agent that reads its stdin only as its stdout is read cannot deadlock the handler.
     pub async fn send(&self, partial_result: ToolResult) -> bool {
-        let (reply, answer) = channel::bounded(1);
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
-        let op = Op::Call {
-            call,
-            wait: false,
-            reply,
-        };
-        if self.ops.send(op).await.is_err() {
-            return false;
-        }
-        matches!(answer.recv().await, Ok((CallResult::Sent(true), _)))
+        matches!(self.caller.call(call, false).await, Ok(replied) if core::methods::answer_sent(&replied))
     }
 }
 
@@ -110,6 +108,7 @@ pub(crate) fn dispatch(
     running: &mut Running,
     handlers: &Mutex<Handlers>,
     ops: &channel::WeakSender<Op>,
+    (flow, resume): (&Arc<Flow>, &channel::Sender<()>),
     event: ClientEvent,
 ) -> Option<ClientEvent> {
     let handlers = handlers.lock().unwrap_or_else(|e| e.into_inner());
@@ -126,7 +125,11 @@ pub(crate) fn dispatch(
                     let id = call.id.clone();
                     let updates = Updates {
                         id: id.clone(),
-                        ops: ops.clone(),
+                        caller: Caller {
+                            ops: ops.clone(),
+                            flow: flow.clone(),
+                            resume: resume.clone(),
+                        },
                     };
                     let running = handler(call, updates);
                     Box::pin(async move { Some(core::tool_answer(id, running.await)) })

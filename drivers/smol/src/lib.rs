@@ -53,8 +53,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    methods, Answer, Call, CallResult, ClientConfig, ClientEvent, FetchError, FetchProgress,
-    Fetched, Flow, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
+    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow,
+    FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId, Waiting,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use smol::channel;
@@ -71,10 +71,44 @@ pub(crate) type Waiter = channel::Receiver<Reply>;
 /// call answers on a channel of its own.
 pub(crate) type Op = CoreOp<channel::Sender<Replied<Waiter>>>;
 
+/// How calls reach the driver task, for the handle and for the host tool handlers'
+/// [`Updates`] alike: the bounded operations queue, and the flow and wake that keep the
+/// driver reading the agent while a call waits (see the crate docs).
+#[derive(Clone)]
+pub(crate) struct Caller {
+    pub(crate) ops: channel::Sender<Op>,
+    pub(crate) flow: Arc<Flow>,
+    /// Wakes the driver when it stopped reading stdout for the application.
+    pub(crate) resume: channel::Sender<()>,
+}
+
+impl Caller {
+    /// Until the guard drops the driver reads the agent's stdout on, whether or not events
+    /// are taken: the agent may be stuck writing what the driver would otherwise hold back,
+    /// and not read its stdin (nor answer) until that is read.
+    fn waiting(&self) -> Waiting<'_> {
+        let waiting = self.flow.waiting();
+        if self.flow.unpause() {
+            let _ = self.resume.try_send(());
+        }
+        waiting
+    }
+
+    /// Makes `call` on the client, waiting for room in the operations queue, and returns what
+    /// it returned (with the end its answer arrives on, when `wait`).
+    pub(crate) async fn call(&self, call: Call, wait: bool) -> Result<Replied<Waiter>, CallError> {
+        let _waiting = self.waiting();
+        let (reply, answer) = channel::bounded(1);
+        let op = Op::Call { call, wait, reply };
+        self.ops.send(op).await.map_err(|_| CallError::Ended)?;
+        answer.recv().await.map_err(|_| CallError::Ended)
+    }
+}
+
 /// A running agent, driven by a task. Dropping it stops the agent.
 pub struct AgentProcess {
     pid: u32,
-    ops: channel::Sender<Op>,
+    caller: Caller,
     /// Dropping it stops the agent; [`AgentProcess::shutdown`] sends the grace on it.
     stop: channel::Sender<Duration>,
     events: Events,
@@ -111,7 +145,11 @@ impl AgentProcess {
         let started = driver::start(command, config, record, handlers.clone(), flow.clone())?;
         Ok(AgentProcess {
             pid: started.pid,
-            ops: started.ops,
+            caller: Caller {
+                ops: started.ops,
+                flow: flow.clone(),
+                resume: started.resume.clone(),
+            },
             stop: started.stop,
             events: Events {
                 events: Box::pin(started.events),
@@ -128,44 +166,24 @@ impl AgentProcess {
         self.pid
     }
 
-    async fn op(&self, op: Op) -> Result<(), CallError> {
-        self.ops.send(op).await.map_err(|_| CallError::Ended)
-    }
-
-    async fn call_client(
-        &self,
-        call: Call,
-        wait: bool,
-    ) -> Result<(CallResult, Option<Waiter>), CallError> {
-        // While a call waits for room in the operations queue, the driver reads on, whether
-        // or not events are taken: the agent may be stuck writing what the driver would
-        // otherwise hold back, and not read its stdin until that is read.
-        let _waiting = self.events.flow.waiting();
-        self.events.unpause();
-        let (reply, answer) = channel::bounded(1);
-        self.op(Op::Call { call, wait, reply }).await?;
-        answer.recv().await.map_err(|_| CallError::Ended)
-    }
-
     /// A `wait` row of the core's method table: makes the call and awaits its request's
     /// answer, typed.
     async fn request<T: FromAnswer>(&self, call: Call) -> Result<T, CallError> {
         // While the caller waits, the driver reads on whether or not events are taken, so
         // that the answer arrives (and the call reaches the agent) however many wait.
-        let _waiting = self.events.flow.waiting();
-        self.events.unpause();
-        let waiter = methods::awaited(self.call_client(call, true).await?)?;
+        let _waiting = self.caller.waiting();
+        let waiter = methods::awaited(self.caller.call(call, true).await?)?;
         methods::typed_answer(waiter.recv().await.ok())
     }
 
     /// A `send` row: makes the call and returns its request's id at once.
     async fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
-        methods::sent_request(self.call_client(call, false).await?)
+        methods::sent_request(self.caller.call(call, false).await?)
     }
 
     /// An `answer` row: whether the answer went out.
     async fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(methods::answer_sent(self.call_client(call, false).await?))
+        Ok(methods::answer_sent(&self.caller.call(call, false).await?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page: each page's bytes go to
@@ -312,12 +330,6 @@ impl Events {
 
     fn took(&self) {
         if self.flow.took() {
-            let _ = self.resume.try_send(());
-        }
-    }
-
-    fn unpause(&self) {
-        if self.flow.unpause() {
             let _ = self.resume.try_send(());
         }
     }
