@@ -173,3 +173,7 @@ pub fn typed_answer<T: FromAnswer>(answer: Option<Answer>) -> Result<T, CallErro
         None => Err(CallError::Ended),
     }
 }
+
+/// Checks, at compile time, that a driver's handle serves several threads at once (issue 13
+/// item 2): `const _: () = send_and_sync::<AgentProcess>();`.
+pub const fn send_and_sync<T: Send + Sync>() {}

@@ -21,7 +21,7 @@ use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::LocalStore;
 
 use crate::handlers::{self, Registered, Running};
-use crate::{Op, Reply, Waiter};
+use crate::{Caller, Op, Reply, Waiter};
 
 const STDOUT: Token = Token(0);
 const STDERR: Token = Token(1);
@@ -30,9 +30,8 @@ const WAKE: Token = Token(3);
 
 type Started = (
     u32,
-    mpsc::Sender<Op>,
+    Caller,
     mpsc::Receiver<ClientEvent>,
-    Arc<Waker>,
     JoinHandle<io::Result<std::process::ExitStatus>>,
 );
 
@@ -60,6 +59,7 @@ pub(crate) fn start(
     let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
     let (ops_tx, ops) = mpsc::channel();
+    let caller = Caller { ops: ops_tx, waker };
     let (events_tx, events) = mpsc::channel();
     let now = Instant::now();
     let (recorder, recording) = match record {
@@ -87,8 +87,7 @@ pub(crate) fn start(
             events: events_tx,
             handlers,
             running: Running::default(),
-            handler_ops: ops_tx.clone(),
-            waker: waker.clone(),
+            caller: caller.clone(),
             ops,
             flow,
         },
@@ -104,7 +103,7 @@ pub(crate) fn start(
     let thread = std::thread::Builder::new()
         .name("musewire-mio".into())
         .spawn(move || state.run())?;
-    Ok((pid, ops_tx, events, waker, thread))
+    Ok((pid, caller, events, thread))
 }
 
 struct Loop {
@@ -130,8 +129,8 @@ struct Io {
     /// The application's host handlers, the ones running, and how they reach the loop.
     handlers: Arc<std::sync::Mutex<Registered>>,
     running: Running,
-    handler_ops: mpsc::Sender<Op>,
-    waker: Arc<Waker>,
+    /// How running handlers reach the loop.
+    caller: Caller,
     /// Backpressure on events (issue 14, item 3): what the application has taken.
     flow: Arc<Flow>,
     /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
@@ -309,13 +308,11 @@ impl Plumbing for Io {
 
     // The application may have stopped listening; the loop goes on.
     fn event(&mut self, event: ClientEvent) -> bool {
-        let event = handlers::dispatch(
-            &mut self.running,
-            &self.handlers,
-            &self.handler_ops,
-            &self.waker,
-            event,
-        );
+        let caller = &self.caller;
+        let start = |key: &RequestKey, handler| handlers::start(caller, key, handler);
+        let event = self
+            .running
+            .dispatch(event, &self.handlers, start, handlers::stop);
         event.is_some_and(|event| self.events.send(event).is_ok())
     }
 

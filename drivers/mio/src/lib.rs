@@ -29,8 +29,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use musewire_core::client::{
-    methods, Answer, Call, CallResult, ClientConfig, ClientEvent, FetchError, FetchProgress,
-    Fetched, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
+    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched,
+    FromAnswer, HandlerAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 
@@ -47,6 +47,30 @@ pub(crate) type Reply = Answer;
 /// Where a blocked caller waits for its answer.
 pub(crate) type Waiter = mpsc::Receiver<Reply>;
 
+/// How calls reach the loop thread, for the handle and the host handlers alike: the
+/// operations channel and the waker of the loop.
+#[derive(Clone)]
+pub(crate) struct Caller {
+    pub(crate) ops: mpsc::Sender<Op>,
+    pub(crate) waker: std::sync::Arc<mio::Waker>,
+}
+
+impl Caller {
+    /// Hands `op` to the loop and wakes it.
+    pub(crate) fn op(&self, op: Op) -> Result<(), CallError> {
+        self.ops.send(op).map_err(|_| CallError::Ended)?;
+        self.waker.wake().map_err(|_| CallError::Ended)
+    }
+
+    /// Makes `call` on the client and returns what it returned (with the end its answer
+    /// arrives on, when `wait`).
+    pub(crate) fn call(&self, call: Call, wait: bool) -> Result<Replied<Waiter>, CallError> {
+        let (reply, answer) = mpsc::channel();
+        self.op(Op::Call { call, wait, reply })?;
+        answer.recv().map_err(|_| CallError::Ended)
+    }
+}
+
 /// A running agent, driven by a loop thread. Dropping it kills the agent.
 ///
 /// `Send` and `Sync` (issue 13 item 2): one handle serves several threads at once, say one
@@ -54,8 +78,7 @@ pub(crate) type Waiter = mpsc::Receiver<Reply>;
 /// it by reference (`std::thread::scope`) or in an `Arc`.
 pub struct AgentProcess {
     pid: u32,
-    ops: mpsc::Sender<Op>,
-    waker: std::sync::Arc<mio::Waker>,
+    caller: Caller,
     /// Behind a lock, so that the handle is `Sync`: one thread takes events at a time.
     events: std::sync::Mutex<mpsc::Receiver<ClientEvent>>,
     handlers: std::sync::Arc<std::sync::Mutex<handlers::Registered>>,
@@ -87,7 +110,7 @@ impl AgentProcess {
     ) -> io::Result<AgentProcess> {
         let handlers = std::sync::Arc::default();
         let flow = std::sync::Arc::default();
-        let (pid, ops, events, waker, thread) = event_loop::start(
+        let (pid, caller, events, thread) = event_loop::start(
             command,
             config,
             record,
@@ -96,8 +119,7 @@ impl AgentProcess {
         )?;
         Ok(AgentProcess {
             pid,
-            ops,
-            waker,
+            caller,
             events: std::sync::Mutex::new(events),
             handlers,
             thread: Some(thread),
@@ -116,9 +138,10 @@ impl AgentProcess {
         name: &str,
         handler: impl Fn(HostToolCall, Updates) -> HostToolAnswer + Send + Sync + 'static,
     ) {
-        self.lock_handlers()
-            .tools
-            .insert(name.into(), std::sync::Arc::new(handler));
+        self.lock_handlers().set_tool(
+            name,
+            std::sync::Arc::new(move |call, updates| HandlerAnswer::Tool(handler(call, updates))),
+        );
     }
 
     /// Runs `handler` on a worker thread for every host URI request (HOST-05): what it
@@ -128,14 +151,20 @@ impl AgentProcess {
         &self,
         handler: impl Fn(HostUriRequest) -> HostUriResult + Send + Sync + 'static,
     ) {
-        self.lock_handlers().uri = Some(std::sync::Arc::new(handler));
+        self.lock_handlers()
+            .set_uri(std::sync::Arc::new(move |request| {
+                HandlerAnswer::Uri(handler(request))
+            }));
     }
 
     /// Runs `handler` on a worker thread for every extension UI request (HOST-06), dialogs
     /// and notices alike: `Some(answer)` is sent as the `extension_ui_response`, `None` sends
     /// nothing (notices).
     pub fn on_ui(&self, handler: impl Fn(UiRequest) -> Option<UiResponse> + Send + Sync + 'static) {
-        self.lock_handlers().ui = Some(std::sync::Arc::new(handler));
+        self.lock_handlers()
+            .set_ui(std::sync::Arc::new(move |request| {
+                HandlerAnswer::Ui(handler(request))
+            }));
     }
 
     fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Registered> {
@@ -147,29 +176,12 @@ impl AgentProcess {
         self.pid
     }
 
-    fn op(&self, op: Op) -> Result<(), CallError> {
-        self.ops.send(op).map_err(|_| CallError::Ended)?;
-        self.waker.wake().map_err(|_| CallError::Ended)
-    }
-
-    /// Makes a call on the client; with `wait`, the answer to the request it makes is kept
-    /// for the caller.
-    fn call_client(
-        &self,
-        call: Call,
-        wait: bool,
-    ) -> Result<(CallResult, Option<Waiter>), CallError> {
-        let (reply, answer) = mpsc::channel();
-        self.op(Op::Call { call, wait, reply })?;
-        answer.recv().map_err(|_| CallError::Ended)
-    }
-
     /// A `wait` row of the core's method table: makes the call and waits up to `timeout` for
     /// its request's answer, typed.
     fn request<T: FromAnswer>(&self, call: Call, timeout: Duration) -> Result<T, CallError> {
         // While the caller waits, the loop reads on whether or not events are taken.
         let _waiting = self.flow.waiting();
-        let waiter = methods::awaited(self.call_client(call, true)?)?;
+        let waiter = methods::awaited(self.caller.call(call, true)?)?;
         // A timeout too long to add to `now` waits as long as it takes (issue 14, item 7).
         let answer = match waiter.recv_timeout(timeout) {
             Ok(answer) => Some(answer),
@@ -181,12 +193,12 @@ impl AgentProcess {
 
     /// A `send` row: makes the call and returns its request's id at once.
     fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
-        methods::sent_request(self.call_client(call, false)?)
+        methods::sent_request(self.caller.call(call, false)?)
     }
 
     /// An `answer` row: whether the answer went out.
     fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(methods::answer_sent(&self.call_client(call, false)?))
+        Ok(methods::answer_sent(&self.caller.call(call, false)?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page, each page waiting up to
@@ -222,14 +234,14 @@ impl AgentProcess {
         let event = events.recv_timeout(timeout).ok()?;
         drop(events);
         if self.flow.took() {
-            let _ = self.waker.wake();
+            let _ = self.caller.waker.wake();
         }
         Some(event)
     }
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
     pub fn shutdown(mut self, grace: Duration) -> io::Result<std::process::ExitStatus> {
-        let _ = self.op(Op::Shutdown { grace });
+        let _ = self.caller.op(Op::Shutdown { grace });
         self.join()
     }
 
@@ -243,16 +255,12 @@ impl AgentProcess {
     }
 }
 
-// The handle serves several threads at once (issue 13 item 2).
-const _: fn() = || {
-    fn send_and_sync<T: Send + Sync>() {}
-    send_and_sync::<AgentProcess>();
-};
+const _: () = methods::send_and_sync::<AgentProcess>();
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {
         if self.thread.is_some() {
-            let _ = self.op(Op::Shutdown {
+            let _ = self.caller.op(Op::Shutdown {
                 grace: Duration::ZERO,
             });
             let _ = self.join();

@@ -33,7 +33,7 @@ use smol::io::AsyncWrite;
 use smol::process::{Child, ChildStdin, Command, Stdio};
 use smol::stream::Stream;
 
-use crate::handlers::{self, Handlers, Running};
+use crate::handlers::{self, Handlers, Reach, Running};
 use crate::pipe::Pipe;
 use crate::{Op, Reply, Waiter};
 
@@ -111,13 +111,16 @@ pub(crate) fn start(
             events: events_tx,
             handlers,
             running: Running::default(),
-            handler_ops: ops_tx.downgrade(),
+            reach: Reach {
+                ops: ops_tx.downgrade(),
+                flow: flow.clone(),
+                resume: resume_tx.clone(),
+            },
             ops: Box::pin(ops),
             ops_open: true,
             ops_first: false,
             stop: Some(Box::pin(stop)),
             resume: Box::pin(resume),
-            resume_handlers: resume_tx.clone(),
             timer: smol::Timer::never(),
             timer_at: None,
             flow,
@@ -162,8 +165,6 @@ struct Io {
     /// `None` once the handle is gone.
     stop: Option<Pin<Box<channel::Receiver<Duration>>>>,
     resume: Pin<Box<channel::Receiver<()>>>,
-    /// Wakes this task when a host tool handler's update waits (it keeps the task reading).
-    resume_handlers: channel::Sender<()>,
     /// The core's next timeout, kept armed across wakes, and the instant it is set for.
     timer: smol::Timer,
     timer_at: Option<Instant>,
@@ -174,9 +175,9 @@ struct Io {
     /// The application's host handlers, and the ones running.
     handlers: Arc<Mutex<Handlers>>,
     running: Running,
-    /// Where running handlers send their answers; weak, so that the ops channel still closes
-    /// when the `Agent` is gone.
-    handler_ops: channel::WeakSender<Op>,
+    /// How running handlers reach this task: their answers, and their updates' wakes (an
+    /// update that waits keeps the task reading).
+    reach: Reach,
 }
 
 /// What woke the task. An op is moved once; boxing it would cost an allocation per call.
@@ -376,13 +377,9 @@ impl Plumbing for Io {
     }
 
     fn event(&mut self, event: ClientEvent) -> bool {
-        let event = handlers::dispatch(
-            &mut self.running,
-            &self.handlers,
-            &self.handler_ops,
-            (&self.flow, &self.resume_handlers),
-            event,
-        );
+        let reach = &self.reach;
+        let start = |key: &RequestKey, handler| handlers::start(reach, key, handler);
+        let event = self.running.dispatch(event, &self.handlers, start, drop);
         event.is_some_and(|event| self.events.try_send(event).is_ok())
     }
 

@@ -54,7 +54,8 @@ use std::time::Duration;
 
 use musewire_core::client::{
     methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow,
-    FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId, Waiting,
+    FromAnswer, HandlerAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
+    Waiting,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use smol::channel;
@@ -227,7 +228,13 @@ impl AgentProcess {
         F: Fn(HostToolCall, Updates) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HostToolAnswer> + Send + 'static,
     {
-        self.lock_handlers().set_tool(name, handler);
+        self.lock_handlers().set_tool(
+            name,
+            Arc::new(move |call, updates| {
+                let running = handler(call, updates);
+                Box::pin(async move { HandlerAnswer::Tool(running.await) })
+            }),
+        );
     }
 
     /// Runs `handler` for every host URI request (HOST-05), instead of handing it to the
@@ -239,7 +246,10 @@ impl AgentProcess {
         F: Fn(HostUriRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HostUriResult> + Send + 'static,
     {
-        self.lock_handlers().set_uri(handler);
+        self.lock_handlers().set_uri(Arc::new(move |request| {
+            let running = handler(request);
+            Box::pin(async move { HandlerAnswer::Uri(running.await) })
+        }));
     }
 
     /// Runs `handler` for every extension UI request (HOST-06), dialogs and notices alike,
@@ -251,7 +261,10 @@ impl AgentProcess {
         F: Fn(UiRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Option<UiResponse>> + Send + 'static,
     {
-        self.lock_handlers().set_ui(handler);
+        self.lock_handlers().set_ui(Arc::new(move |request| {
+            let running = handler(request);
+            Box::pin(async move { HandlerAnswer::Ui(running.await) })
+        }));
     }
 
     fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Handlers> {
@@ -268,11 +281,7 @@ impl AgentProcess {
     }
 }
 
-// The handle serves several tasks and threads at once.
-const _: fn() = || {
-    fn send_and_sync<T: Send + Sync>() {}
-    send_and_sync::<AgentProcess>();
-};
+const _: () = methods::send_and_sync::<AgentProcess>();
 
 impl Drop for AgentProcess {
     /// The agent is stopped at once: the driver sees its stop channel close.
