@@ -163,7 +163,7 @@ impl Loop {
             for event in events.iter() {
                 match event.token() {
                     STDOUT => read_stdout = true,
-                    STDERR => self.read_stderr(&mut buf)?,
+                    STDERR => self.read(false, &mut buf)?,
                     STDIN => self.io.flush()?,
                     WAKE => self.take_ops()?,
                     _ => {}
@@ -172,7 +172,7 @@ impl Loop {
             // Stdout held back is read again at each turn: a take of the application's, or a
             // caller starting to wait, wakes the loop.
             if read_stdout || self.driven.is_holding_stdout() {
-                self.read_stdout(&mut buf)?;
+                self.read(true, &mut buf)?;
             }
             let now = Instant::now();
             self.driven.timers(now, &mut self.io)?;
@@ -181,48 +181,39 @@ impl Loop {
         }
     }
 
-    fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        while self.io.stdout.is_some() {
-            if self.driven.hold_stdout(&self.io.flow) {
-                break;
+    /// Reads the agent's stdout (`stdout`) or stderr until it would block, or until stdout
+    /// is held back (backpressure on events), handing what it reads in; at its end the pipe
+    /// is closed (and stdout's end handed in).
+    fn read(&mut self, stdout: bool, buf: &mut [u8]) -> io::Result<()> {
+        loop {
+            if stdout && self.driven.hold_stdout(&self.io.flow) {
+                return Ok(());
             }
-            let pipe = self.io.stdout.as_mut().expect("open");
-            match pipe.read(buf) {
-                Ok(0) => {
-                    let mut pipe = self.io.stdout.take().expect("open");
-                    self.io.poll.registry().deregister(&mut pipe)?;
-                    let now = Instant::now();
-                    self.after(now, Input::StdoutEnd)?;
+            let pipe = match stdout {
+                true => &mut self.io.stdout,
+                false => &mut self.io.stderr,
+            };
+            let Some(reader) = pipe.as_mut() else {
+                return Ok(());
+            };
+            let read = match reader.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                read => read?,
+            };
+            let now = Instant::now();
+            match (read, stdout) {
+                (0, _) => {
+                    let mut reader = pipe.take().expect("open");
+                    self.io.poll.registry().deregister(&mut reader)?;
+                    if stdout {
+                        self.after(now, Input::StdoutEnd)?;
+                    }
                 }
-                Ok(n) => {
-                    let now = Instant::now();
-                    self.after(now, Input::stdout(&buf[..n]))?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    fn read_stderr(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        while let Some(pipe) = self.io.stderr.as_mut() {
-            match pipe.read(buf) {
-                Ok(0) => {
-                    let mut pipe = self.io.stderr.take().expect("open");
-                    self.io.poll.registry().deregister(&mut pipe)?;
-                }
-                Ok(n) => {
-                    let now = Instant::now();
-                    self.after(now, Input::stderr(&buf[..n]))?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                (n, true) => self.after(now, Input::stdout(&buf[..n]))?,
+                (n, false) => self.after(now, Input::stderr(&buf[..n]))?,
             }
         }
-        Ok(())
     }
 
     fn take_ops(&mut self) -> io::Result<()> {
