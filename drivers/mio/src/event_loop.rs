@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
 use musewire_core::client::{
-    Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input, Plumbing, Recorder,
-    Replied, RequestKey,
+    Answer, Client, ClientConfig, ClientEvent, Driven, Flow, Input, Plumbing, Recorder, Replied,
+    RequestKey,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::LocalStore;
@@ -77,7 +77,6 @@ pub(crate) fn start(
             store,
             recording,
             child,
-            exited: None,
             poll,
             stdin: Some(stdin),
             stdin_registered: false,
@@ -116,7 +115,6 @@ struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
-    exited: Option<std::process::ExitStatus>,
     poll: Poll,
     stdin: Option<Sender>,
     stdin_registered: bool,
@@ -145,7 +143,7 @@ impl Loop {
         let now = Instant::now();
         self.after(now, Input::Timeout)?;
         loop {
-            if let Some(status) = self.io.exited {
+            if let Some(status) = self.driven.exit_status() {
                 if self.io.stdout.is_none() && self.io.stderr.is_none() {
                     self.io.flush()?;
                     return Ok(status);
@@ -334,10 +332,8 @@ impl Plumbing for Io {
         }
     }
 
-    fn try_exit(&mut self) -> io::Result<Option<ExitStatus>> {
-        let status = self.child.try_wait()?;
-        self.exited = self.exited.or(status);
-        Ok(status.map(Into::into))
+    fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
     }
 
     fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {

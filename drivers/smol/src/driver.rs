@@ -22,8 +22,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input as ClientInput,
-    Plumbing, Recorder, Replied, RequestKey,
+    Answer, Client, ClientConfig, ClientEvent, Driven, Flow, Input as ClientInput, Plumbing,
+    Recorder, Replied, RequestKey,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::LocalStore;
@@ -102,7 +102,6 @@ pub(crate) fn start(
             store,
             recording,
             child,
-            exited: None,
             stdin: Some(stdin),
             out: VecDeque::new(),
             close_stdin: false,
@@ -146,7 +145,6 @@ struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
-    exited: Option<std::process::ExitStatus>,
     stdin: Option<ChildStdin>,
     /// Bytes waiting for the agent's stdin, written as it takes them.
     out: VecDeque<u8>,
@@ -210,7 +208,7 @@ impl Driver {
             if turns.is_multiple_of(YIELD_EVERY) {
                 future::yield_now().await;
             }
-            if let Some(status) = io.exited {
+            if let Some(status) = driven.exit_status() {
                 if io.stdout.is_none() && io.stderr.is_none() {
                     // Ops still queued would keep their callers waiting: the channel outlives
                     // this task while the Agent holds a sender. Close it and drop them.
@@ -418,10 +416,8 @@ impl Plumbing for Io {
         }
     }
 
-    fn try_exit(&mut self) -> io::Result<Option<ExitStatus>> {
-        let status = self.child.try_status()?;
-        self.exited = self.exited.or(status);
-        Ok(status.map(Into::into))
+    fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_status()
     }
 
     fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
