@@ -308,3 +308,69 @@ impl<T> Handlers<T> {
         self.running.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Registry = Registered<&'static str, &'static str, &'static str>;
+
+    fn tool_call(id: &str, tool: &str) -> ClientEvent {
+        ClientEvent::HostToolCall(HostToolCall {
+            id: id.into(),
+            tool_call_id: "c".into(),
+            tool_name: tool.into(),
+            ..HostToolCall::default()
+        })
+    }
+
+    #[test]
+    fn issue10_item4_a_registered_tool_handler_takes_its_call_and_host_03_a_cancel_stops_it() {
+        let mut registered = Registry::default();
+        registered.set_tool("clock", "the clock handler");
+        let registered = Mutex::new(registered);
+        let mut running: Handlers<String> = Handlers::default();
+        // A tool with no handler stays the application's.
+        let other = running.dispatch(tool_call("h0", "other"), &registered, |_, _| None, drop);
+        assert_eq!(other, Some(tool_call("h0", "other")));
+        // A tool with one starts it, keyed by the request.
+        let mut started = None;
+        let taken = running.dispatch(
+            tool_call("h1", "clock"),
+            &registered,
+            |key, handler| {
+                started = Some((
+                    key.clone(),
+                    matches!(handler, Handler::Tool("the clock handler", _)),
+                ));
+                Some("running".to_owned())
+            },
+            drop,
+        );
+        assert_eq!(taken, None);
+        assert_eq!(started, Some(((HostRequestKind::Tool, "h1".into()), true)));
+        assert_eq!(running.len(), 1);
+        // Its cancellation stops it and reaches no one else.
+        let mut stopped = Vec::new();
+        let cancel = ClientEvent::HostToolCancelled { id: "h1".into() };
+        let gone = running.dispatch(cancel, &registered, |_, _| None, |r| stopped.push(r));
+        assert_eq!((gone, stopped), (None, vec!["running".to_owned()]));
+        assert!(running.is_empty());
+    }
+
+    #[test]
+    fn issue10_item4_a_handler_answer_becomes_the_call_of_its_kind() {
+        let key = (HostRequestKind::Ui, "u1".to_owned());
+        assert_eq!(HandlerAnswer::Ui(None).into_call(&key), None);
+        let key = (HostRequestKind::Tool, "h1".to_owned());
+        let answer = HandlerAnswer::Tool(HostToolAnswer::error(ToolResult::text("no")));
+        assert_eq!(
+            answer.into_call(&key),
+            Some(Call::HostToolResult(
+                "h1".into(),
+                ToolResult::text("no"),
+                true
+            ))
+        );
+    }
+}

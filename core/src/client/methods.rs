@@ -177,3 +177,37 @@ pub fn typed_answer<T: FromAnswer>(answer: Option<Answer>) -> Result<T, CallErro
 /// Checks, at compile time, that a driver's handle serves several threads at once (issue 13
 /// item 2): `const _: () = send_and_sync::<AgentProcess>();`.
 pub const fn send_and_sync<T: Send + Sync>() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Answered, ClientError, CommandFailure};
+    use crate::wire::ResponseData;
+
+    #[test]
+    fn issue10_item4_a_rows_result_is_read_the_same_in_every_driver() {
+        let refused: Replied<()> = (CallResult::Request(Err(ClientError::Closed)), None);
+        assert!(matches!(awaited(refused), Err(CallError::Refused(_))));
+        let ended: Replied<()> = (CallResult::Done, None);
+        assert!(matches!(awaited(ended), Err(CallError::Ended)));
+        let made: Replied<u8> = (CallResult::Request(Ok(RequestId(7))), Some(3));
+        assert_eq!(awaited(made).unwrap(), 3);
+        assert_eq!(
+            sent_request::<()>((CallResult::Request(Ok(RequestId(7))), None)).unwrap(),
+            RequestId(7)
+        );
+        assert!(answer_sent::<()>(&(CallResult::Sent(true), None)));
+        assert!(!answer_sent::<()>(&(CallResult::Sent(false), None)));
+        // The answer, typed; a failure; a waiter that closed.
+        let data = Some(Ok(Answered::Data(ResponseData::Other(serde_json::json!(
+            1
+        )))));
+        assert!(typed_answer::<ResponseData>(data).is_ok());
+        let failed = typed_answer::<ResponseData>(Some(Err(CommandFailure::new("busy"))));
+        assert!(matches!(failed, Err(CallError::Failed(_))));
+        assert!(matches!(
+            typed_answer::<ResponseData>(None),
+            Err(CallError::Ended)
+        ));
+    }
+}
