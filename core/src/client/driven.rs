@@ -13,8 +13,8 @@ use crate::spill::{SaveFailure, Saved, SpillId, SpillWrite};
 use crate::wire::{AgentMessage, ResponseData};
 
 use super::{
-    Action, Backlog, CallResult, Client, ClientEvent, CommandFailure, ExitStatus, Flow, Input, Op,
-    Recorder, Replied, RequestId, RequestKey,
+    Action, Backlog, CallResult, Client, ClientEvent, CommandFailure, Flow, Input, Op, Recorder,
+    Replied, RequestId, RequestKey,
 };
 
 /// How often a driver looks for the agent's exit once its output has ended, the session has
@@ -91,8 +91,9 @@ pub trait Plumbing {
     fn close_stdin(&mut self, grace: Duration);
     /// Appends transcript bytes to the recording (called only when recording).
     fn record(&mut self, transcript: &[u8]) -> Result<(), Self::Error>;
-    /// The agent's exit status, once it has exited.
-    fn try_exit(&mut self) -> Result<Option<ExitStatus>, Self::Error>;
+    /// The agent's exit status, once it has exited (asked until it has; [`Driven`] keeps it:
+    /// [`Driven::exit_status`]).
+    fn try_exit(&mut self) -> Result<Option<std::process::ExitStatus>, Self::Error>;
     /// Saves a host tool result's text with the driver's spill store (SPILL-03, SPILL-06).
     /// A driver without a store keeps the default, a failed save (SPILL-05: the result goes
     /// on unchanged); [`ClientConfig::spill`](super::ClientConfig::spill)'s `has_store` says
@@ -113,8 +114,8 @@ pub struct Driven<W> {
     waiters: BTreeMap<RequestId, W>,
     /// When the agent is killed unless it has exited.
     kill_at: Option<Instant>,
-    /// Whether the agent's exit was handed in.
-    exited: bool,
+    /// The agent's exit, once handed in.
+    exit: Option<std::process::ExitStatus>,
     /// What the loop read and sent the application, and whether stdout is held back.
     backlog: Backlog,
     held: bool,
@@ -132,7 +133,7 @@ impl<W> Driven<W> {
             recorder,
             waiters: BTreeMap::new(),
             kill_at: None,
-            exited: false,
+            exit: None,
             backlog: Backlog::default(),
             held: false,
             stdout_ended: false,
@@ -221,7 +222,12 @@ impl<W> Driven<W> {
 
     /// Whether the agent's exit has been handed in.
     pub fn has_exited(&self) -> bool {
-        self.exited
+        self.exit.is_some()
+    }
+
+    /// The agent's exit status, once its exit has been handed in.
+    pub fn exit_status(&self) -> Option<std::process::ExitStatus> {
+        self.exit
     }
 
     /// Kills the agent when its time has come, and hands in its exit once it has exited;
@@ -233,7 +239,7 @@ impl<W> Driven<W> {
         now: Instant,
         io: &mut P,
     ) -> Result<(), P::Error> {
-        if self.exited {
+        if self.exit.is_some() {
             return Ok(());
         }
         if self.kill_at.is_some_and(|t| now >= t) {
@@ -253,8 +259,8 @@ impl<W> Driven<W> {
             self.exit_checked = Some(now);
         }
         if let Some(status) = io.try_exit()? {
-            self.exited = true;
-            self.input(now, Input::exit(status), || None, io)?;
+            self.exit = Some(status);
+            self.input(now, Input::exit(status.into()), || None, io)?;
         }
         Ok(())
     }
@@ -384,8 +390,15 @@ fn no_waiter<W>() -> Option<W> {
     None
 }
 
-#[cfg(unix)]
 impl From<std::process::ExitStatus> for super::ExitStatus {
+    #[cfg(not(unix))]
+    fn from(status: std::process::ExitStatus) -> Self {
+        status
+            .code()
+            .map_or(super::ExitStatus::Unknown, super::ExitStatus::Code)
+    }
+
+    #[cfg(unix)]
     fn from(status: std::process::ExitStatus) -> Self {
         use std::os::unix::process::ExitStatusExt;
         match (status.code(), status.signal()) {

@@ -6,7 +6,8 @@
 //! thread, a task) and how it stops one. The whole-output fetch of stored outputs
 //! (`OutputFetch`, OUT-10) is the front end's too, in `fetch.rs`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{Call, CallResult, ClientEvent, HostRequestKind};
@@ -132,6 +133,99 @@ pub fn ui_answer(id: String, answer: Option<UiResponse>) -> Option<Call> {
     answer.map(|answer| Call::UiRespond(id, answer))
 }
 
+/// What a host handler gave back, of its request's kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerAnswer {
+    /// A host tool handler's answer (HOST-02).
+    Tool(HostToolAnswer),
+    /// A host URI handler's result (HOST-05).
+    Uri(HostUriResult),
+    /// A UI handler's answer; none for a notice (HOST-06).
+    Ui(Option<UiResponse>),
+}
+
+impl HandlerAnswer {
+    /// The call that answers the request `key` with it (see [`tool_answer`], [`uri_answer`],
+    /// [`ui_answer`]).
+    pub fn into_call(self, key: &RequestKey) -> Option<Call> {
+        let id = key.1.clone();
+        match self {
+            HandlerAnswer::Tool(answer) => Some(tool_answer(id, answer)),
+            HandlerAnswer::Uri(result) => Some(uri_answer(id, result)),
+            HandlerAnswer::Ui(answer) => ui_answer(id, answer),
+        }
+    }
+}
+
+/// A host request with the handler registered for it (see [`Registered::handler`]); `T`,
+/// `U` and `I` are how a driver holds a tool, a URI and a UI handler.
+#[derive(Debug)]
+pub enum Handler<T, U, I> {
+    /// A host tool call and the handler of its tool.
+    Tool(T, HostToolCall),
+    /// A host URI request and the URI handler.
+    Uri(U, HostUriRequest),
+    /// An extension UI request and the UI handler.
+    Ui(I, UiRequest),
+}
+
+/// The host handlers an application registered: one per host tool (by name), one for host
+/// URIs, one for extension UI requests. `T`, `U` and `I` are how a driver holds each (a
+/// closure of its flavour, cheap to clone).
+#[derive(Debug)]
+pub struct Registered<T, U, I> {
+    tools: HashMap<String, T>,
+    uri: Option<U>,
+    ui: Option<I>,
+}
+
+impl<T, U, I> Default for Registered<T, U, I> {
+    fn default() -> Self {
+        Registered {
+            tools: HashMap::new(),
+            uri: None,
+            ui: None,
+        }
+    }
+}
+
+impl<T: Clone, U: Clone, I: Clone> Registered<T, U, I> {
+    /// Handles the host tool `name` with `handler` (HOST-02), in place of any before.
+    pub fn set_tool(&mut self, name: &str, handler: T) {
+        self.tools.insert(name.to_owned(), handler);
+    }
+
+    /// Handles every host URI request with `handler` (HOST-05).
+    pub fn set_uri(&mut self, handler: U) {
+        self.uri = Some(handler);
+    }
+
+    /// Handles every extension UI request with `handler` (HOST-06).
+    pub fn set_ui(&mut self, handler: I) {
+        self.ui = Some(handler);
+    }
+
+    /// The handler registered for `request`, with it; the request back when there is none.
+    // The request is moved in and given back whole, once: not worth a box.
+    #[allow(clippy::result_large_err)]
+    pub fn handler(&self, request: HostRequest) -> Result<Handler<T, U, I>, HostRequest> {
+        match request {
+            HostRequest::Tool(call) => match self.tools.get(&call.tool_name) {
+                Some(handler) => Ok(Handler::Tool(handler.clone(), call)),
+                None => Err(HostRequest::Tool(call)),
+            },
+            HostRequest::Uri(request) => match &self.uri {
+                Some(handler) => Ok(Handler::Uri(handler.clone(), request)),
+                None => Err(HostRequest::Uri(request)),
+            },
+            HostRequest::Ui(request) => match &self.ui {
+                Some(handler) => Ok(Handler::Ui(handler.clone(), request)),
+                None => Err(HostRequest::Ui(request)),
+            },
+        }
+    }
+}
+
 /// The handlers running in a driver, by request; `T` is how the driver holds one (a cancel
 /// flag, a task).
 #[derive(Debug)]
@@ -148,16 +242,17 @@ impl<T> Default for Handlers<T> {
 }
 
 impl<T> Handlers<T> {
-    /// Routes `event`: a host request the application has a handler for is started with
-    /// `start` (which gives back the running handler, or `None` when it could not start); an
-    /// event that withdraws a running handler's request stops it with `stop` (HOST-03); the
-    /// session's end stops them all. Returns the event when it is the application's: no
-    /// handler took it.
-    pub fn dispatch(
+    /// Routes `event`: a host request the application registered a handler for in
+    /// `registered` (shared with the application's handle) is started with `start` (given the request's key and its [`Handler`]; it
+    /// gives back the running handler, or `None` when it could not start); an event that
+    /// withdraws a running handler's request stops it with `stop` (HOST-03); the session's
+    /// end stops them all. Returns the event when it is the application's: no handler took
+    /// it.
+    pub fn dispatch<H: Clone, U: Clone, I: Clone>(
         &mut self,
         event: ClientEvent,
-        handles: impl FnOnce(&HostRequest) -> bool,
-        start: impl FnOnce(HostRequest) -> Option<T>,
+        registered: &Mutex<Registered<H, U, I>>,
+        start: impl FnOnce(&RequestKey, Handler<H, U, I>) -> Option<T>,
         mut stop: impl FnMut(T),
     ) -> Option<ClientEvent> {
         if let Some((kind, id)) = event.withdraws() {
@@ -181,14 +276,21 @@ impl<T> Handlers<T> {
             ClientEvent::UiRequest(request) => HostRequest::Ui(request),
             other => return Some(other),
         };
-        if !handles(&request) {
-            return Some(request.into_event());
-        }
         let key = request.key();
-        if let Some(running) = start(request) {
-            self.running.insert(key, running);
+        // Looked up at once: a handler registered now serves the next request.
+        let handler = registered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .handler(request);
+        match handler {
+            Ok(handler) => {
+                if let Some(running) = start(&key, handler) {
+                    self.running.insert(key, running);
+                }
+                None
+            }
+            Err(request) => Some(request.into_event()),
         }
-        None
     }
 
     /// A handler has finished: forget it, and give back how the driver held it.
@@ -204,5 +306,71 @@ impl<T> Handlers<T> {
     /// Whether no handler runs.
     pub fn is_empty(&self) -> bool {
         self.running.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Registry = Registered<&'static str, &'static str, &'static str>;
+
+    fn tool_call(id: &str, tool: &str) -> ClientEvent {
+        ClientEvent::HostToolCall(HostToolCall {
+            id: id.into(),
+            tool_call_id: "c".into(),
+            tool_name: tool.into(),
+            ..HostToolCall::default()
+        })
+    }
+
+    #[test]
+    fn issue10_item4_a_registered_tool_handler_takes_its_call_and_host_03_a_cancel_stops_it() {
+        let mut registered = Registry::default();
+        registered.set_tool("clock", "the clock handler");
+        let registered = Mutex::new(registered);
+        let mut running: Handlers<String> = Handlers::default();
+        // A tool with no handler stays the application's.
+        let other = running.dispatch(tool_call("h0", "other"), &registered, |_, _| None, drop);
+        assert_eq!(other, Some(tool_call("h0", "other")));
+        // A tool with one starts it, keyed by the request.
+        let mut started = None;
+        let taken = running.dispatch(
+            tool_call("h1", "clock"),
+            &registered,
+            |key, handler| {
+                started = Some((
+                    key.clone(),
+                    matches!(handler, Handler::Tool("the clock handler", _)),
+                ));
+                Some("running".to_owned())
+            },
+            drop,
+        );
+        assert_eq!(taken, None);
+        assert_eq!(started, Some(((HostRequestKind::Tool, "h1".into()), true)));
+        assert_eq!(running.len(), 1);
+        // Its cancellation stops it and reaches no one else.
+        let mut stopped = Vec::new();
+        let cancel = ClientEvent::HostToolCancelled { id: "h1".into() };
+        let gone = running.dispatch(cancel, &registered, |_, _| None, |r| stopped.push(r));
+        assert_eq!((gone, stopped), (None, vec!["running".to_owned()]));
+        assert!(running.is_empty());
+    }
+
+    #[test]
+    fn issue10_item4_a_handler_answer_becomes_the_call_of_its_kind() {
+        let key = (HostRequestKind::Ui, "u1".to_owned());
+        assert_eq!(HandlerAnswer::Ui(None).into_call(&key), None);
+        let key = (HostRequestKind::Tool, "h1".to_owned());
+        let answer = HandlerAnswer::Tool(HostToolAnswer::error(ToolResult::text("no")));
+        assert_eq!(
+            answer.into_call(&key),
+            Some(Call::HostToolResult(
+                "h1".into(),
+                ToolResult::text("no"),
+                true
+            ))
+        );
     }
 }

@@ -49,6 +49,7 @@ mod host;
 mod inbound;
 mod input;
 mod limits;
+pub mod methods;
 mod output;
 mod record;
 mod requests;
@@ -67,8 +68,8 @@ pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
 pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};
 pub use front::{
-    tool_answer, ui_answer, uri_answer, Handlers, HostRequest, HostToolAnswer, Op, Replied,
-    RequestKey,
+    tool_answer, ui_answer, uri_answer, Handler, HandlerAnswer, Handlers, HostRequest,
+    HostToolAnswer, Op, Registered, Replied, RequestKey,
 };
 pub use history::HISTORY_PAGE_LIMIT;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};

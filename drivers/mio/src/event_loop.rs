@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Events, Interest, Poll, Token, Waker};
 use musewire_core::client::{
-    Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input, Plumbing, Recorder,
-    Replied, RequestKey,
+    Answer, Client, ClientConfig, ClientEvent, Driven, Flow, Input, Plumbing, Recorder, Replied,
+    RequestKey,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::LocalStore;
 
 use crate::handlers::{self, Registered, Running};
-use crate::{Op, Reply, Waiter};
+use crate::{Caller, Op, Reply, Waiter};
 
 const STDOUT: Token = Token(0);
 const STDERR: Token = Token(1);
@@ -30,9 +30,8 @@ const WAKE: Token = Token(3);
 
 type Started = (
     u32,
-    mpsc::Sender<Op>,
+    Caller,
     mpsc::Receiver<ClientEvent>,
-    Arc<Waker>,
     JoinHandle<io::Result<std::process::ExitStatus>>,
 );
 
@@ -60,6 +59,7 @@ pub(crate) fn start(
     let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
     let (ops_tx, ops) = mpsc::channel();
+    let caller = Caller { ops: ops_tx, waker };
     let (events_tx, events) = mpsc::channel();
     let now = Instant::now();
     let (recorder, recording) = match record {
@@ -77,7 +77,6 @@ pub(crate) fn start(
             store,
             recording,
             child,
-            exited: None,
             poll,
             stdin: Some(stdin),
             stdin_registered: false,
@@ -87,8 +86,7 @@ pub(crate) fn start(
             events: events_tx,
             handlers,
             running: Running::default(),
-            handler_ops: ops_tx.clone(),
-            waker: waker.clone(),
+            caller: caller.clone(),
             ops,
             flow,
         },
@@ -104,7 +102,7 @@ pub(crate) fn start(
     let thread = std::thread::Builder::new()
         .name("musewire-mio".into())
         .spawn(move || state.run())?;
-    Ok((pid, ops_tx, events, waker, thread))
+    Ok((pid, caller, events, thread))
 }
 
 struct Loop {
@@ -117,7 +115,6 @@ struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
-    exited: Option<std::process::ExitStatus>,
     poll: Poll,
     stdin: Option<Sender>,
     stdin_registered: bool,
@@ -130,8 +127,8 @@ struct Io {
     /// The application's host handlers, the ones running, and how they reach the loop.
     handlers: Arc<std::sync::Mutex<Registered>>,
     running: Running,
-    handler_ops: mpsc::Sender<Op>,
-    waker: Arc<Waker>,
+    /// How running handlers reach the loop.
+    caller: Caller,
     /// Backpressure on events (issue 14, item 3): what the application has taken.
     flow: Arc<Flow>,
     /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
@@ -146,7 +143,7 @@ impl Loop {
         let now = Instant::now();
         self.after(now, Input::Timeout)?;
         loop {
-            if let Some(status) = self.io.exited {
+            if let Some(status) = self.driven.exit_status() {
                 if self.io.stdout.is_none() && self.io.stderr.is_none() {
                     self.io.flush()?;
                     return Ok(status);
@@ -164,7 +161,7 @@ impl Loop {
             for event in events.iter() {
                 match event.token() {
                     STDOUT => read_stdout = true,
-                    STDERR => self.read_stderr(&mut buf)?,
+                    STDERR => self.read(false, &mut buf)?,
                     STDIN => self.io.flush()?,
                     WAKE => self.take_ops()?,
                     _ => {}
@@ -173,7 +170,7 @@ impl Loop {
             // Stdout held back is read again at each turn: a take of the application's, or a
             // caller starting to wait, wakes the loop.
             if read_stdout || self.driven.is_holding_stdout() {
-                self.read_stdout(&mut buf)?;
+                self.read(true, &mut buf)?;
             }
             let now = Instant::now();
             self.driven.timers(now, &mut self.io)?;
@@ -182,48 +179,39 @@ impl Loop {
         }
     }
 
-    fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        while self.io.stdout.is_some() {
-            if self.driven.hold_stdout(&self.io.flow) {
-                break;
+    /// Reads the agent's stdout (`stdout`) or stderr until it would block, or until stdout
+    /// is held back (backpressure on events), handing what it reads in; at its end the pipe
+    /// is closed (and stdout's end handed in).
+    fn read(&mut self, stdout: bool, buf: &mut [u8]) -> io::Result<()> {
+        loop {
+            if stdout && self.driven.hold_stdout(&self.io.flow) {
+                return Ok(());
             }
-            let pipe = self.io.stdout.as_mut().expect("open");
-            match pipe.read(buf) {
-                Ok(0) => {
-                    let mut pipe = self.io.stdout.take().expect("open");
-                    self.io.poll.registry().deregister(&mut pipe)?;
-                    let now = Instant::now();
-                    self.after(now, Input::StdoutEnd)?;
+            let pipe = match stdout {
+                true => &mut self.io.stdout,
+                false => &mut self.io.stderr,
+            };
+            let Some(reader) = pipe.as_mut() else {
+                return Ok(());
+            };
+            let read = match reader.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                read => read?,
+            };
+            let now = Instant::now();
+            match (read, stdout) {
+                (0, _) => {
+                    let mut reader = pipe.take().expect("open");
+                    self.io.poll.registry().deregister(&mut reader)?;
+                    if stdout {
+                        self.after(now, Input::StdoutEnd)?;
+                    }
                 }
-                Ok(n) => {
-                    let now = Instant::now();
-                    self.after(now, Input::stdout(&buf[..n]))?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    fn read_stderr(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        while let Some(pipe) = self.io.stderr.as_mut() {
-            match pipe.read(buf) {
-                Ok(0) => {
-                    let mut pipe = self.io.stderr.take().expect("open");
-                    self.io.poll.registry().deregister(&mut pipe)?;
-                }
-                Ok(n) => {
-                    let now = Instant::now();
-                    self.after(now, Input::stderr(&buf[..n]))?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                (n, true) => self.after(now, Input::stdout(&buf[..n]))?,
+                (n, false) => self.after(now, Input::stderr(&buf[..n]))?,
             }
         }
-        Ok(())
     }
 
     fn take_ops(&mut self) -> io::Result<()> {
@@ -309,13 +297,11 @@ impl Plumbing for Io {
 
     // The application may have stopped listening; the loop goes on.
     fn event(&mut self, event: ClientEvent) -> bool {
-        let event = handlers::dispatch(
-            &mut self.running,
-            &self.handlers,
-            &self.handler_ops,
-            &self.waker,
-            event,
-        );
+        let caller = &self.caller;
+        let start = |key: &RequestKey, handler| handlers::start(caller, key, handler);
+        let event = self
+            .running
+            .dispatch(event, &self.handlers, start, handlers::stop);
         event.is_some_and(|event| self.events.send(event).is_ok())
     }
 
@@ -346,10 +332,8 @@ impl Plumbing for Io {
         }
     }
 
-    fn try_exit(&mut self) -> io::Result<Option<ExitStatus>> {
-        let status = self.child.try_wait()?;
-        self.exited = self.exited.or(status);
-        Ok(status.map(Into::into))
+    fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
     }
 
     fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {

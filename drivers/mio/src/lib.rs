@@ -29,16 +29,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Answer, Call, CallResult, ClientConfig, ClientEvent, FetchError, FetchProgress,
-    Fetched, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
+    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched,
+    FromAnswer, HandlerAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
 };
-use musewire_core::output::{ReadParams, ReadResult};
-use musewire_core::wire::{
-    AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
-    HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
-    ResponseData, SessionState, TodosData, ToolResult, UiRequest, UiResponse,
-};
-use serde_json::Value;
+use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 
 pub use handlers::Updates;
 pub use musewire_core::client::CallError;
@@ -53,12 +47,40 @@ pub(crate) type Reply = Answer;
 /// Where a blocked caller waits for its answer.
 pub(crate) type Waiter = mpsc::Receiver<Reply>;
 
+/// How calls reach the loop thread, for the handle and the host handlers alike: the
+/// operations channel and the waker of the loop.
+#[derive(Clone)]
+pub(crate) struct Caller {
+    pub(crate) ops: mpsc::Sender<Op>,
+    pub(crate) waker: std::sync::Arc<mio::Waker>,
+}
+
+impl Caller {
+    /// Hands `op` to the loop and wakes it.
+    pub(crate) fn op(&self, op: Op) -> Result<(), CallError> {
+        self.ops.send(op).map_err(|_| CallError::Ended)?;
+        self.waker.wake().map_err(|_| CallError::Ended)
+    }
+
+    /// Makes `call` on the client and returns what it returned (with the end its answer
+    /// arrives on, when `wait`).
+    pub(crate) fn call(&self, call: Call, wait: bool) -> Result<Replied<Waiter>, CallError> {
+        let (reply, answer) = mpsc::channel();
+        self.op(Op::Call { call, wait, reply })?;
+        answer.recv().map_err(|_| CallError::Ended)
+    }
+}
+
 /// A running agent, driven by a loop thread. Dropping it kills the agent.
+///
+/// `Send` and `Sync` (issue 13 item 2): one handle serves several threads at once, say one
+/// making blocking calls while another takes events ([`AgentProcess::next_event`]); share
+/// it by reference (`std::thread::scope`) or in an `Arc`.
 pub struct AgentProcess {
     pid: u32,
-    ops: mpsc::Sender<Op>,
-    waker: std::sync::Arc<mio::Waker>,
-    events: mpsc::Receiver<ClientEvent>,
+    caller: Caller,
+    /// Behind a lock, so that the handle is `Sync`: one thread takes events at a time.
+    events: std::sync::Mutex<mpsc::Receiver<ClientEvent>>,
     handlers: std::sync::Arc<std::sync::Mutex<handlers::Registered>>,
     thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
     /// Backpressure on the events (issue 14, item 3).
@@ -88,7 +110,7 @@ impl AgentProcess {
     ) -> io::Result<AgentProcess> {
         let handlers = std::sync::Arc::default();
         let flow = std::sync::Arc::default();
-        let (pid, ops, events, waker, thread) = event_loop::start(
+        let (pid, caller, events, thread) = event_loop::start(
             command,
             config,
             record,
@@ -97,9 +119,8 @@ impl AgentProcess {
         )?;
         Ok(AgentProcess {
             pid,
-            ops,
-            waker,
-            events,
+            caller,
+            events: std::sync::Mutex::new(events),
             handlers,
             thread: Some(thread),
             flow,
@@ -117,9 +138,10 @@ impl AgentProcess {
         name: &str,
         handler: impl Fn(HostToolCall, Updates) -> HostToolAnswer + Send + Sync + 'static,
     ) {
-        self.lock_handlers()
-            .tools
-            .insert(name.into(), std::sync::Arc::new(handler));
+        self.lock_handlers().set_tool(
+            name,
+            std::sync::Arc::new(move |call, updates| HandlerAnswer::Tool(handler(call, updates))),
+        );
     }
 
     /// Runs `handler` on a worker thread for every host URI request (HOST-05): what it
@@ -129,14 +151,20 @@ impl AgentProcess {
         &self,
         handler: impl Fn(HostUriRequest) -> HostUriResult + Send + Sync + 'static,
     ) {
-        self.lock_handlers().uri = Some(std::sync::Arc::new(handler));
+        self.lock_handlers()
+            .set_uri(std::sync::Arc::new(move |request| {
+                HandlerAnswer::Uri(handler(request))
+            }));
     }
 
     /// Runs `handler` on a worker thread for every extension UI request (HOST-06), dialogs
     /// and notices alike: `Some(answer)` is sent as the `extension_ui_response`, `None` sends
     /// nothing (notices).
     pub fn on_ui(&self, handler: impl Fn(UiRequest) -> Option<UiResponse> + Send + Sync + 'static) {
-        self.lock_handlers().ui = Some(std::sync::Arc::new(handler));
+        self.lock_handlers()
+            .set_ui(std::sync::Arc::new(move |request| {
+                HandlerAnswer::Ui(handler(request))
+            }));
     }
 
     fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Registered> {
@@ -148,106 +176,29 @@ impl AgentProcess {
         self.pid
     }
 
-    fn op(&self, op: Op) -> Result<(), CallError> {
-        self.ops.send(op).map_err(|_| CallError::Ended)?;
-        self.waker.wake().map_err(|_| CallError::Ended)
-    }
-
-    /// Makes a call on the client; with `wait`, the answer to the request it makes is kept
-    /// for the caller.
-    fn call_client(
-        &self,
-        call: Call,
-        wait: bool,
-    ) -> Result<(CallResult, Option<Waiter>), CallError> {
-        let (reply, answer) = mpsc::channel();
-        self.op(Op::Call { call, wait, reply })?;
-        answer.recv().map_err(|_| CallError::Ended)
-    }
-
+    /// A `wait` row of the core's method table: makes the call and waits up to `timeout` for
+    /// its request's answer, typed.
     fn request<T: FromAnswer>(&self, call: Call, timeout: Duration) -> Result<T, CallError> {
         // While the caller waits, the loop reads on whether or not events are taken.
         let _waiting = self.flow.waiting();
-        match self.call_client(call, true)? {
-            (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
-            (_, Some(waiter)) => T::from_answer(wait(waiter, timeout)?),
-            _ => Err(CallError::Ended),
-        }
+        let waiter = methods::awaited(self.caller.call(call, true)?)?;
+        // A timeout too long to add to `now` waits as long as it takes (issue 14, item 7).
+        let answer = match waiter.recv_timeout(timeout) {
+            Ok(answer) => Some(answer),
+            Err(mpsc::RecvTimeoutError::Timeout) => return Err(CallError::Timeout(timeout)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+        };
+        methods::typed_answer(answer)
     }
 
-    /// Sends a command and returns at once; its response arrives as an event.
-    pub fn send(&self, command: WireCommand) -> Result<RequestId, CallError> {
-        match self.call_client(Call::Send(command), false)?.0 {
-            CallResult::Request(sent) => Ok(sent?),
-            _ => Err(CallError::Ended),
-        }
+    /// A `send` row: makes the call and returns its request's id at once.
+    fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
+        methods::sent_request(self.caller.call(call, false)?)
     }
 
-    /// Sends a command and waits up to `timeout` for its response's `data`.
-    pub fn call(&self, command: WireCommand, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.request(Call::Send(command), timeout)
-    }
-
-    /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-    pub fn prompt(&self, message: &str, timeout: Duration) -> Result<PromptData, CallError> {
-        self.request(Call::Send(commands::prompt(message)), timeout)
-    }
-
-    /// Runs a shell command in the agent (`bash`) and waits for its result.
-    pub fn bash(&self, command: &str, timeout: Duration) -> Result<BashData, CallError> {
-        self.request(Call::Send(commands::bash(command)), timeout)
-    }
-
-    /// Delivers a message into the current run (`steer`).
-    pub fn steer(&self, message: &str, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::steer(message), timeout)
-    }
-
-    /// Queues a message for after the current run (`follow_up`).
-    pub fn follow_up(&self, message: &str, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::follow_up(message), timeout)
-    }
-
-    /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-    pub fn set_todos(&self, phases: Vec<Value>, timeout: Duration) -> Result<TodosData, CallError> {
-        self.request(Call::Send(commands::set_todos(phases)), timeout)
-    }
-
-    /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
-    /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
-    pub fn messages_page(
-        &self,
-        cursor: Option<&str>,
-        limit: Option<u32>,
-        timeout: Duration,
-    ) -> Result<MessagesPageData, CallError> {
-        self.request(Call::Send(commands::messages_page(cursor, limit)), timeout)
-    }
-
-    /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-    pub fn abort_bash(&self, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::abort_bash(), timeout)
-    }
-
-    /// Aborts the agent's current run.
-    pub fn abort(&self, timeout: Duration) -> Result<ResponseData, CallError> {
-        self.call(commands::abort(), timeout)
-    }
-
-    /// The agent's state (`get_state`).
-    pub fn get_state(&self, timeout: Duration) -> Result<SessionState, CallError> {
-        self.request(Call::Send(commands::get_state()), timeout)
-    }
-
-    /// One page of a stored output (`read_output`, OUT-10): refused
-    /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before the
-    /// session is ready; a failed read's code is [`CallError::output_code`].
-    pub fn read_output(
-        &self,
-        params: &ReadParams,
-        timeout: Duration,
-    ) -> Result<ReadResult, CallError> {
-        self.request(Call::Send(commands::read_output(params)), timeout)
+    /// An `answer` row: whether the answer went out.
+    fn answer(&self, call: Call) -> Result<bool, CallError> {
+        Ok(methods::answer_sent(&self.caller.call(call, false)?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page, each page waiting up to
@@ -269,98 +220,28 @@ impl AgentProcess {
         Ok(fetch.finish())
     }
 
-    /// Starts reading the whole history and returns at once: `HistoryProgress` events follow
-    /// each page, and one `History` event ends it (PAGE-07).
-    pub fn read_history(&self) -> Result<RequestId, CallError> {
-        match self.call_client(Call::ReadHistory, false)?.0 {
-            CallResult::Request(sent) => Ok(sent?),
-            _ => Err(CallError::Ended),
-        }
-    }
-
-    /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-    pub fn messages(&self, timeout: Duration) -> Result<Vec<AgentMessage>, CallError> {
-        self.request(Call::ReadHistory, timeout)
-    }
-
-    /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
-    pub fn set_host_tools(
-        &self,
-        tools: Vec<HostToolDefinition>,
-        timeout: Duration,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostTools(tools), timeout)
-    }
-
-    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
-    pub fn set_host_uri_schemes(
-        &self,
-        schemes: Vec<HostUriSchemeDefinition>,
-        timeout: Duration,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostUriSchemes(schemes), timeout)
-    }
-
     /// The next event, waiting up to `timeout`; `None` on timeout or when the session has
     /// ended and every event was taken.
     ///
     /// Events not taken hold the agent back: once a couple of MiB of its output wait behind
     /// them, the driver stops reading it until the application takes events again (its pipe
     /// fills and it waits), except while a blocking call waits for its answer.
+    ///
+    /// Threads that take events at once take them in turn: each waits for the others' takes
+    /// before its own `timeout` starts.
     pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
-        let event = self.events.recv_timeout(timeout).ok()?;
+        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let event = events.recv_timeout(timeout).ok()?;
+        drop(events);
         if self.flow.took() {
-            let _ = self.waker.wake();
+            let _ = self.caller.waker.wake();
         }
         Some(event)
     }
 
-    /// Sends a partial result for a host tool call; false when the call is not open.
-    pub fn host_tool_update(
-        &self,
-        id: &str,
-        partial_result: ToolResult,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolUpdate(id.into(), partial_result))
-    }
-
-    /// Sends the result of a host tool call; false when the call is not open (HOST-03).
-    pub fn host_tool_result(
-        &self,
-        id: &str,
-        result: ToolResult,
-        is_error: bool,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolResult(id.into(), result, is_error))
-    }
-
-    /// Answers a host URI request; false when it is not open.
-    pub fn host_uri_result(&self, id: &str, result: HostUriResult) -> Result<bool, CallError> {
-        self.answer(Call::HostUriResult(id.into(), result))
-    }
-
-    /// Answers an extension UI dialog; false when it is not open (answered, withdrawn, timed
-    /// out).
-    pub fn ui_respond(&self, id: &str, answer: UiResponse) -> Result<bool, CallError> {
-        self.answer(Call::UiRespond(id.into(), answer))
-    }
-
-    /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
-    /// [`musewire_core::client::Client::send_raw_line`]); false once the session has closed.
-    pub fn send_raw_line(&self, line: &[u8]) -> Result<bool, CallError> {
-        self.answer(Call::RawLine(line.to_vec()))
-    }
-
-    fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(matches!(
-            self.call_client(call, false)?.0,
-            CallResult::Sent(true)
-        ))
-    }
-
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
     pub fn shutdown(mut self, grace: Duration) -> io::Result<std::process::ExitStatus> {
-        let _ = self.op(Op::Shutdown { grace });
+        let _ = self.caller.op(Op::Shutdown { grace });
         self.join()
     }
 
@@ -374,10 +255,12 @@ impl AgentProcess {
     }
 }
 
+const _: () = methods::send_and_sync::<AgentProcess>();
+
 impl Drop for AgentProcess {
     fn drop(&mut self) {
         if self.thread.is_some() {
-            let _ = self.op(Op::Shutdown {
+            let _ = self.caller.op(Op::Shutdown {
                 grace: Duration::ZERO,
             });
             let _ = self.join();
@@ -385,15 +268,6 @@ impl Drop for AgentProcess {
     }
 }
 
-fn wait(
-    waiter: mpsc::Receiver<Reply>,
-    timeout: Duration,
-) -> Result<musewire_core::client::Answered, CallError> {
-    // A timeout too long to add to `now` waits as long as it takes (issue 14, item 7).
-    match waiter.recv_timeout(timeout) {
-        Ok(Ok(data)) => Ok(data),
-        Ok(Err(failure)) => Err(CallError::Failed(failure)),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(CallError::Timeout(timeout)),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(CallError::Ended),
-    }
+impl AgentProcess {
+    musewire_core::driver_methods!(blocking);
 }

@@ -1,36 +1,26 @@
 //! `AgentProcess::read_output` and `fetch_output` on the blocking driver (OUT-10, ours; issue
 //! 11 item 4), against the stand-in agent `drivers/cli/tests/output_agent.py`.
 
+#[path = "../../cli/tests/output_agent/mod.rs"]
+mod output_agent;
+
 use std::time::Duration;
 
-use musewire_core::client::{CallError, ClientError, ClientEvent, FetchError, OutputFetch};
-use musewire_core::output::{OutputErrorCode, OutputRef, ReadParams, WalkError};
+use musewire_core::client::{CallError, ClientError, FetchError, OutputFetch};
+use musewire_core::output::{OutputErrorCode, ReadParams, WalkError};
 use musewire_mio::AgentProcess;
+use output_agent::{data, reference};
 
-const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../cli/tests/output_agent.py");
 const WAIT: Duration = Duration::from_secs(20);
 
-fn reference() -> OutputRef {
-    OutputRef::parse("out-0a1b2c3d4e5f6071").unwrap()
-}
-
+/// The stand-in in `mode`, once its session is ready.
 fn start(mode: &str, data: &std::path::Path) -> AgentProcess {
-    let mut command = std::process::Command::new("python3");
-    command.arg(AGENT).arg(mode).arg(data);
+    let mut command = std::process::Command::new(output_agent::PROGRAM);
+    command.args(output_agent::args(mode, data));
     let agent = AgentProcess::spawn(command, Default::default()).unwrap();
-    while let Some(event) = agent.next_event(WAIT) {
-        if let ClientEvent::Ready { .. } = event {
-            return agent;
-        }
-    }
-    panic!("no ready event")
-}
-
-fn data(name: &str) -> (std::path::PathBuf, Vec<u8>) {
-    let bytes: Vec<u8> = (0..100_000u32).map(|i| (i * 13 % 253) as u8).collect();
-    let path = std::env::temp_dir().join(format!("musewire-mio-{name}-{}", std::process::id()));
-    std::fs::write(&path, &bytes).unwrap();
-    (path, bytes)
+    let mut events = std::iter::from_fn(|| agent.next_event(WAIT));
+    assert!(events.any(|e| output_agent::is_ready(&e)), "no ready event");
+    agent
 }
 
 #[test]

@@ -1,35 +1,24 @@
-//! An agent on the smol driver's agent-side stdio loop: it answers `prompt` by saying the
-//! prompt back in one turn, and every other command with an empty success. Try
+//! An agent on the smol driver's agent-side stdio loop, async: the core's
+//! [`parrot`](musewire_core::agent::parrot) program (it answers every command, and says a
+//! prompt back in one turn), with other work beside it on the same thread. Try
 //! `cargo run -p musewire --release -- prompt hi -- target/release/examples/smol_agent`.
-use std::time::Instant;
+use std::time::Duration;
 
-use musewire_core::agent::{on_event, Agent, AgentConfig, AgentError, AgentEvent};
-use musewire_core::wire::Command;
+use musewire_core::agent::{parrot, AgentConfig};
 use musewire_smol::agent_stdio::AgentStdio;
-use serde_json::json;
-
-/// Says `text` as the assistant, in one turn.
-fn say(agent: &mut Agent, now: Instant, text: &str) -> Result<(), AgentError> {
-    let said = json!({"role": "assistant", "content": [{"type": "text", "text": text}]});
-    let delta = json!({"type": "text_delta", "contentIndex": 0, "delta": text});
-    let update = json!({"type": "message_update", "message": said, "assistantMessageEvent": delta});
-    agent.emit(now, json!({"type": "agent_start"}))?;
-    agent.emit(now, update)?;
-    agent.emit(now, json!({"type": "agent_end", "messages": [said]}))
-}
 
 fn main() -> std::io::Result<()> {
-    let mut parrot = on_event(Agent::new(AgentConfig::default()), |agent, now, event| {
-        if let AgentEvent::Command {
-            request, command, ..
-        } = event
-        {
-            let answered = agent.respond(now, request, Ok(None));
-            if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
-                let _ = say(agent, now, &prompt.message);
+    let stdio = AgentStdio::stdio()?;
+    let mut program = parrot(AgentConfig::default());
+    smol::block_on(async {
+        // The loop waits on stdin without blocking the thread: a heartbeat runs beside it.
+        let heartbeat = async {
+            loop {
+                smol::Timer::after(Duration::from_secs(60)).await;
+                eprintln!("smol_agent: waiting for the host");
             }
-        }
-    });
-    smol::block_on(AgentStdio::stdio()?.run(&mut parrot))?;
-    Ok(())
+        };
+        smol::future::or(stdio.run(&mut program), heartbeat).await?;
+        Ok(())
+    })
 }

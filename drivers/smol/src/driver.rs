@@ -22,8 +22,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Answer, Client, ClientConfig, ClientEvent, Driven, ExitStatus, Flow, Input as ClientInput,
-    Plumbing, Recorder, Replied, RequestKey,
+    Answer, Client, ClientConfig, ClientEvent, Driven, Flow, Input as ClientInput, Plumbing,
+    Recorder, Replied, RequestKey,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::LocalStore;
@@ -33,7 +33,7 @@ use smol::io::AsyncWrite;
 use smol::process::{Child, ChildStdin, Command, Stdio};
 use smol::stream::Stream;
 
-use crate::handlers::{self, Handlers, Running};
+use crate::handlers::{self, Handlers, Reach, Running};
 use crate::pipe::Pipe;
 use crate::{Op, Reply, Waiter};
 
@@ -43,6 +43,9 @@ pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
 
 /// How many operations may wait for the task; a call waits for room beyond them.
 pub const OPS_QUEUE: usize = 8;
+
+/// How many wakes the task handles before it yields to the executor.
+const YIELD_EVERY: u32 = 16;
 
 /// What the application's handle holds of a started driver.
 pub(crate) struct Started {
@@ -99,7 +102,6 @@ pub(crate) fn start(
             store,
             recording,
             child,
-            exited: None,
             stdin: Some(stdin),
             out: VecDeque::new(),
             close_stdin: false,
@@ -108,9 +110,14 @@ pub(crate) fn start(
             events: events_tx,
             handlers,
             running: Running::default(),
-            handler_ops: ops_tx.downgrade(),
+            reach: Reach {
+                ops: ops_tx.downgrade(),
+                flow: flow.clone(),
+                resume: resume_tx.clone(),
+            },
             ops: Box::pin(ops),
             ops_open: true,
+            ops_first: false,
             stop: Some(Box::pin(stop)),
             resume: Box::pin(resume),
             timer: smol::Timer::never(),
@@ -138,7 +145,6 @@ struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
-    exited: Option<std::process::ExitStatus>,
     stdin: Option<ChildStdin>,
     /// Bytes waiting for the agent's stdin, written as it takes them.
     out: VecDeque<u8>,
@@ -151,6 +157,9 @@ struct Io {
     ops: Pin<Box<channel::Receiver<Op>>>,
     /// Whether the handle may still send operations.
     ops_open: bool,
+    /// Whether an operation went before the agent's output at the last poll (they take
+    /// turns).
+    ops_first: bool,
     /// `None` once the handle is gone.
     stop: Option<Pin<Box<channel::Receiver<Duration>>>>,
     resume: Pin<Box<channel::Receiver<()>>>,
@@ -164,9 +173,9 @@ struct Io {
     /// The application's host handlers, and the ones running.
     handlers: Arc<Mutex<Handlers>>,
     running: Running,
-    /// Where running handlers send their answers; weak, so that the ops channel still closes
-    /// when the `Agent` is gone.
-    handler_ops: channel::WeakSender<Op>,
+    /// How running handlers reach this task: their answers, and their updates' wakes (an
+    /// update that waits keeps the task reading).
+    reach: Reach,
 }
 
 /// What woke the task. An op is moved once; boxing it would cost an allocation per call.
@@ -190,8 +199,16 @@ impl Driver {
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
         driven.input(now, ClientInput::Timeout, || None, io)?;
+        let mut turns = 0u32;
         loop {
-            if let Some(status) = io.exited {
+            // A pipe that is always ready never makes the task wait: it gives the executor
+            // back now and then, so that the host tool handlers' tasks (and any other on the
+            // same executor) run while an agent floods.
+            turns = turns.wrapping_add(1);
+            if turns.is_multiple_of(YIELD_EVERY) {
+                future::yield_now().await;
+            }
+            if let Some(status) = driven.exit_status() {
                 if io.stdout.is_none() && io.stderr.is_none() {
                     // Ops still queued would keep their callers waiting: the channel outlives
                     // this task while the Agent holds a sender. Close it and drop them.
@@ -283,6 +300,15 @@ impl Io {
         out_buf: &mut [u8],
         err_buf: &mut [u8],
     ) -> Poll<Wake> {
+        // The agent's output and the application's operations take turns going first, so
+        // that neither a flooding agent (read on while a call waits) starves the calls, nor a
+        // stream of calls the reads.
+        self.ops_first = !self.ops_first;
+        if self.ops_first {
+            if let Poll::Ready(wake) = self.poll_op(cx, take_ops) {
+                return Poll::Ready(wake);
+            }
+        }
         if let (Some(pipe), false) = (&mut self.stdout, held) {
             if let Poll::Ready(read) = pipe.poll_read(cx, out_buf) {
                 return Poll::Ready(Wake::Stdout(read));
@@ -301,10 +327,8 @@ impl Io {
                 }
             }
         }
-        if take_ops {
-            if let Poll::Ready(op) = self.ops.as_mut().poll_next(cx) {
-                return Poll::Ready(op.map_or(Wake::OpsClosed, Wake::Op));
-            }
+        if let Poll::Ready(wake) = self.poll_op(cx, take_ops) {
+            return Poll::Ready(wake);
         }
         if let Some(stop) = &mut self.stop {
             if let Poll::Ready(grace) = stop.as_mut().poll_next(cx) {
@@ -320,6 +344,17 @@ impl Io {
             return Poll::Ready(Wake::Tick);
         }
         Poll::Pending
+    }
+
+    /// The next operation, when operations are taken.
+    fn poll_op(&mut self, cx: &mut Context<'_>, take_ops: bool) -> Poll<Wake> {
+        if !take_ops {
+            return Poll::Pending;
+        }
+        self.ops
+            .as_mut()
+            .poll_next(cx)
+            .map(|op| op.map_or(Wake::OpsClosed, Wake::Op))
     }
 }
 
@@ -340,7 +375,9 @@ impl Plumbing for Io {
     }
 
     fn event(&mut self, event: ClientEvent) -> bool {
-        let event = handlers::dispatch(&mut self.running, &self.handlers, &self.handler_ops, event);
+        let reach = &self.reach;
+        let start = |key: &RequestKey, handler| handlers::start(reach, key, handler);
+        let event = self.running.dispatch(event, &self.handlers, start, drop);
         event.is_some_and(|event| self.events.try_send(event).is_ok())
     }
 
@@ -379,10 +416,8 @@ impl Plumbing for Io {
         }
     }
 
-    fn try_exit(&mut self) -> io::Result<Option<ExitStatus>> {
-        let status = self.child.try_status()?;
-        self.exited = self.exited.or(status);
-        Ok(status.map(Into::into))
+    fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_status()
     }
 
     fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {

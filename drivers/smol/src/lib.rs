@@ -53,17 +53,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    commands, Answer, Answered, Call, CallResult, ClientConfig, ClientEvent, FetchError,
-    FetchProgress, Fetched, Flow, FromAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied,
-    RequestId,
+    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow,
+    FromAnswer, HandlerAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
+    Waiting,
 };
-use musewire_core::output::{ReadParams, ReadResult};
-use musewire_core::wire::{
-    AgentMessage, BashData, Command as WireCommand, HostToolCall, HostToolDefinition,
-    HostUriRequest, HostUriResult, HostUriSchemeDefinition, MessagesPageData, PromptData,
-    ResponseData, SessionState, TodosData, ToolResult, UiRequest, UiResponse,
-};
-use serde_json::Value;
+use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use smol::channel;
 use smol::stream::Stream;
 
@@ -78,10 +72,44 @@ pub(crate) type Waiter = channel::Receiver<Reply>;
 /// call answers on a channel of its own.
 pub(crate) type Op = CoreOp<channel::Sender<Replied<Waiter>>>;
 
+/// How calls reach the driver task, for the handle and for the host tool handlers'
+/// [`Updates`] alike: the bounded operations queue, and the flow and wake that keep the
+/// driver reading the agent while a call waits (see the crate docs).
+#[derive(Clone)]
+pub(crate) struct Caller {
+    pub(crate) ops: channel::Sender<Op>,
+    pub(crate) flow: Arc<Flow>,
+    /// Wakes the driver when it stopped reading stdout for the application.
+    pub(crate) resume: channel::Sender<()>,
+}
+
+impl Caller {
+    /// Until the guard drops the driver reads the agent's stdout on, whether or not events
+    /// are taken: the agent may be stuck writing what the driver would otherwise hold back,
+    /// and not read its stdin (nor answer) until that is read.
+    fn waiting(&self) -> Waiting<'_> {
+        let waiting = self.flow.waiting();
+        if self.flow.unpause() {
+            let _ = self.resume.try_send(());
+        }
+        waiting
+    }
+
+    /// Makes `call` on the client, waiting for room in the operations queue, and returns what
+    /// it returned (with the end its answer arrives on, when `wait`).
+    pub(crate) async fn call(&self, call: Call, wait: bool) -> Result<Replied<Waiter>, CallError> {
+        let _waiting = self.waiting();
+        let (reply, answer) = channel::bounded(1);
+        let op = Op::Call { call, wait, reply };
+        self.ops.send(op).await.map_err(|_| CallError::Ended)?;
+        answer.recv().await.map_err(|_| CallError::Ended)
+    }
+}
+
 /// A running agent, driven by a task. Dropping it stops the agent.
 pub struct AgentProcess {
     pid: u32,
-    ops: channel::Sender<Op>,
+    caller: Caller,
     /// Dropping it stops the agent; [`AgentProcess::shutdown`] sends the grace on it.
     stop: channel::Sender<Duration>,
     events: Events,
@@ -118,7 +146,11 @@ impl AgentProcess {
         let started = driver::start(command, config, record, handlers.clone(), flow.clone())?;
         Ok(AgentProcess {
             pid: started.pid,
-            ops: started.ops,
+            caller: Caller {
+                ops: started.ops,
+                flow: flow.clone(),
+                resume: started.resume.clone(),
+            },
             stop: started.stop,
             events: Events {
                 events: Box::pin(started.events),
@@ -135,114 +167,24 @@ impl AgentProcess {
         self.pid
     }
 
-    async fn op(&self, op: Op) -> Result<(), CallError> {
-        self.ops.send(op).await.map_err(|_| CallError::Ended)
-    }
-
-    async fn call_client(
-        &self,
-        call: Call,
-        wait: bool,
-    ) -> Result<(CallResult, Option<Waiter>), CallError> {
-        // While a call waits for room in the operations queue, the driver reads on, whether
-        // or not events are taken: the agent may be stuck writing what the driver would
-        // otherwise hold back, and not read its stdin until that is read.
-        let _waiting = self.events.flow.waiting();
-        self.events.unpause();
-        let (reply, answer) = channel::bounded(1);
-        self.op(Op::Call { call, wait, reply }).await?;
-        answer.recv().await.map_err(|_| CallError::Ended)
-    }
-
+    /// A `wait` row of the core's method table: makes the call and awaits its request's
+    /// answer, typed.
     async fn request<T: FromAnswer>(&self, call: Call) -> Result<T, CallError> {
         // While the caller waits, the driver reads on whether or not events are taken, so
         // that the answer arrives (and the call reaches the agent) however many wait.
-        let _waiting = self.events.flow.waiting();
-        self.events.unpause();
-        match self.call_client(call, true).await? {
-            (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
-            (_, Some(waiter)) => T::from_answer(wait(waiter).await?),
-            _ => Err(CallError::Ended),
-        }
+        let _waiting = self.caller.waiting();
+        let waiter = methods::awaited(self.caller.call(call, true).await?)?;
+        methods::typed_answer(waiter.recv().await.ok())
     }
 
+    /// A `send` row: makes the call and returns its request's id at once.
+    async fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
+        methods::sent_request(self.caller.call(call, false).await?)
+    }
+
+    /// An `answer` row: whether the answer went out.
     async fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(matches!(
-            self.call_client(call, false).await?.0,
-            CallResult::Sent(true)
-        ))
-    }
-
-    /// Sends a command; its response arrives as an event.
-    pub async fn send(&self, command: WireCommand) -> Result<RequestId, CallError> {
-        match self.call_client(Call::Send(command), false).await?.0 {
-            CallResult::Request(sent) => Ok(sent?),
-            _ => Err(CallError::Ended),
-        }
-    }
-
-    /// Sends a command and waits for its response's `data`.
-    pub async fn call(&self, command: WireCommand) -> Result<ResponseData, CallError> {
-        self.request(Call::Send(command)).await
-    }
-
-    /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-    pub async fn prompt(&self, message: &str) -> Result<PromptData, CallError> {
-        self.request(Call::Send(commands::prompt(message))).await
-    }
-
-    /// Runs a shell command in the agent (`bash`) and waits for its result.
-    pub async fn bash(&self, command: &str) -> Result<BashData, CallError> {
-        self.request(Call::Send(commands::bash(command))).await
-    }
-
-    /// Delivers a message into the current run (`steer`).
-    pub async fn steer(&self, message: &str) -> Result<ResponseData, CallError> {
-        self.call(commands::steer(message)).await
-    }
-
-    /// Queues a message for after the current run (`follow_up`).
-    pub async fn follow_up(&self, message: &str) -> Result<ResponseData, CallError> {
-        self.call(commands::follow_up(message)).await
-    }
-
-    /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-    pub async fn set_todos(&self, phases: Vec<Value>) -> Result<TodosData, CallError> {
-        self.request(Call::Send(commands::set_todos(phases))).await
-    }
-
-    /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
-    /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
-    pub async fn messages_page(
-        &self,
-        cursor: Option<&str>,
-        limit: Option<u32>,
-    ) -> Result<MessagesPageData, CallError> {
-        self.request(Call::Send(commands::messages_page(cursor, limit)))
-            .await
-    }
-
-    /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-    pub async fn abort_bash(&self) -> Result<ResponseData, CallError> {
-        self.call(commands::abort_bash()).await
-    }
-
-    /// Aborts the agent's current run.
-    pub async fn abort(&self) -> Result<ResponseData, CallError> {
-        self.call(commands::abort()).await
-    }
-
-    /// The agent's state (`get_state`).
-    pub async fn get_state(&self) -> Result<SessionState, CallError> {
-        self.request(Call::Send(commands::get_state())).await
-    }
-
-    /// One page of a stored output (`read_output`, OUT-10): refused
-    /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before the
-    /// session is ready; a failed read's code is [`CallError::output_code`].
-    pub async fn read_output(&self, params: &ReadParams) -> Result<ReadResult, CallError> {
-        self.request(Call::Send(commands::read_output(params)))
-            .await
+        Ok(methods::answer_sent(&self.caller.call(call, false).await?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page: each page's bytes go to
@@ -261,27 +203,6 @@ impl AgentProcess {
             fetch.page(self.request(call).await, sink)?;
         }
         Ok(fetch.finish())
-    }
-
-    /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-    pub async fn messages(&self) -> Result<Vec<AgentMessage>, CallError> {
-        self.request(Call::ReadHistory).await
-    }
-
-    /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
-    pub async fn set_host_tools(
-        &self,
-        tools: Vec<HostToolDefinition>,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostTools(tools)).await
-    }
-
-    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
-    pub async fn set_host_uri_schemes(
-        &self,
-        schemes: Vec<HostUriSchemeDefinition>,
-    ) -> Result<ResponseData, CallError> {
-        self.request(Call::SetHostUriSchemes(schemes)).await
     }
 
     /// The next event; `None` once the session has ended and every event was taken. While
@@ -307,7 +228,13 @@ impl AgentProcess {
         F: Fn(HostToolCall, Updates) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HostToolAnswer> + Send + 'static,
     {
-        self.lock_handlers().set_tool(name, handler);
+        self.lock_handlers().set_tool(
+            name,
+            Arc::new(move |call, updates| {
+                let running = handler(call, updates);
+                Box::pin(async move { HandlerAnswer::Tool(running.await) })
+            }),
+        );
     }
 
     /// Runs `handler` for every host URI request (HOST-05), instead of handing it to the
@@ -319,7 +246,10 @@ impl AgentProcess {
         F: Fn(HostUriRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HostUriResult> + Send + 'static,
     {
-        self.lock_handlers().set_uri(handler);
+        self.lock_handlers().set_uri(Arc::new(move |request| {
+            let running = handler(request);
+            Box::pin(async move { HandlerAnswer::Uri(running.await) })
+        }));
     }
 
     /// Runs `handler` for every extension UI request (HOST-06), dialogs and notices alike,
@@ -331,52 +261,14 @@ impl AgentProcess {
         F: Fn(UiRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Option<UiResponse>> + Send + 'static,
     {
-        self.lock_handlers().set_ui(handler);
+        self.lock_handlers().set_ui(Arc::new(move |request| {
+            let running = handler(request);
+            Box::pin(async move { HandlerAnswer::Ui(running.await) })
+        }));
     }
 
     fn lock_handlers(&self) -> std::sync::MutexGuard<'_, handlers::Handlers> {
         self.handlers.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Sends a partial result for a host tool call; false when the call is not open.
-    pub async fn host_tool_update(
-        &self,
-        id: &str,
-        partial_result: ToolResult,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolUpdate(id.into(), partial_result))
-            .await
-    }
-
-    /// Sends the result of a host tool call; false when the call is not open (HOST-03).
-    pub async fn host_tool_result(
-        &self,
-        id: &str,
-        result: ToolResult,
-        is_error: bool,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostToolResult(id.into(), result, is_error))
-            .await
-    }
-
-    /// Answers a host URI request; false when it is not open.
-    pub async fn host_uri_result(
-        &self,
-        id: &str,
-        result: HostUriResult,
-    ) -> Result<bool, CallError> {
-        self.answer(Call::HostUriResult(id.into(), result)).await
-    }
-
-    /// Answers an extension UI dialog; false when it is not open.
-    pub async fn ui_respond(&self, id: &str, answer: UiResponse) -> Result<bool, CallError> {
-        self.answer(Call::UiRespond(id.into(), answer)).await
-    }
-
-    /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
-    /// [`musewire_core::client::Client::send_raw_line`]); false once the session has closed.
-    pub async fn send_raw_line(&self, line: &[u8]) -> Result<bool, CallError> {
-        self.answer(Call::RawLine(line.to_vec())).await
     }
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
@@ -388,6 +280,8 @@ impl AgentProcess {
         }
     }
 }
+
+const _: () = methods::send_and_sync::<AgentProcess>();
 
 impl Drop for AgentProcess {
     /// The agent is stopped at once: the driver sees its stop channel close.
@@ -448,12 +342,6 @@ impl Events {
             let _ = self.resume.try_send(());
         }
     }
-
-    fn unpause(&self) {
-        if self.flow.unpause() {
-            let _ = self.resume.try_send(());
-        }
-    }
 }
 
 impl Stream for Events {
@@ -472,10 +360,6 @@ impl Stream for Events {
     }
 }
 
-async fn wait(waiter: Waiter) -> Result<Answered, CallError> {
-    match waiter.recv().await {
-        Ok(Ok(data)) => Ok(data),
-        Ok(Err(failure)) => Err(CallError::Failed(failure)),
-        Err(_) => Err(CallError::Ended),
-    }
+impl AgentProcess {
+    musewire_core::driver_methods!(async);
 }

@@ -1,33 +1,23 @@
 //! `AgentProcess::read_output` and `fetch_output` on the async driver (OUT-10, ours; issue 11
 //! item 4), against the stand-in agent `drivers/cli/tests/output_agent.py`.
 
-use musewire_core::client::{CallError, ClientError, ClientEvent, FetchError, OutputFetch};
-use musewire_core::output::{OutputErrorCode, OutputRef, ReadParams};
+#[path = "../../cli/tests/output_agent/mod.rs"]
+mod output_agent;
+
+use musewire_core::client::{CallError, ClientError, FetchError, OutputFetch};
+use musewire_core::output::{OutputErrorCode, ReadParams};
 use musewire_smol::AgentProcess;
+use output_agent::{data, reference};
+use smol::stream::StreamExt;
 
-const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../cli/tests/output_agent.py");
-
-fn reference() -> OutputRef {
-    OutputRef::parse("out-0a1b2c3d4e5f6071").unwrap()
-}
-
+/// The stand-in in `mode`, once its session is ready.
 async fn start(mode: &str, data: &std::path::Path) -> AgentProcess {
-    let mut command = smol::process::Command::new("python3");
-    command.arg(AGENT).arg(mode).arg(data);
+    let mut command = smol::process::Command::new(output_agent::PROGRAM);
+    command.args(output_agent::args(mode, data));
     let agent = AgentProcess::spawn(command, Default::default()).unwrap();
-    while let Some(event) = agent.next_event().await {
-        if let ClientEvent::Ready { .. } = event {
-            return agent;
-        }
-    }
-    panic!("no ready event")
-}
-
-fn data(name: &str) -> (std::path::PathBuf, Vec<u8>) {
-    let bytes: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let path = std::env::temp_dir().join(format!("musewire-smol-{name}-{}", std::process::id()));
-    std::fs::write(&path, &bytes).unwrap();
-    (path, bytes)
+    let ready = agent.events().any(|e| output_agent::is_ready(&e)).await;
+    assert!(ready, "no ready event");
+    agent
 }
 
 #[test]

@@ -10,6 +10,9 @@ picks the behaviour:
   lockstep  writes its ready frame, then event frames for ever, reading stdin (and
             dropping it) only between two of them: while its stdout is not read, it reads
             nothing
+
+With FAKE_HOST_TOOL set, a host_tool_call to the tool of that name (id "h1") follows the
+ready frame.
 """
 
 import json
@@ -29,6 +32,9 @@ def send(frame):
 
 
 send({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1]})
+if os.environ.get("FAKE_HOST_TOOL"):
+    send({"type": "host_tool_call", "id": "h1", "toolCallId": "c1",
+          "toolName": os.environ["FAKE_HOST_TOOL"], "arguments": {}})
 
 if MODE == "sink":
     while True:

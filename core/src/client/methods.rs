@@ -1,0 +1,213 @@
+//! The typed methods of a driver's handle, written once as a table (issue 10 item 4): each
+//! row names a method, its arguments, what it returns and the [`Call`](super::Call) it makes.
+//! [`driver_methods!`](crate::driver_methods) writes each row in a driver's flavour: a
+//! blocking method with a timeout (mio), an async one (smol). What a method does is the
+//! same in every driver; only how it waits differs.
+//!
+//! Three kinds of row:
+//! - `wait`: a request whose answer the caller waits for, typed by
+//!   [`FromAnswer`] (the driver's `request::<T>(call)`);
+//! - `send`: a request that returns its id at once; its answer arrives as an event;
+//! - `answer`: a call that answers the agent, true when it went out (the request was open).
+
+/// Writes the typed methods of a driver's handle from the table below, in the driver's
+/// flavour, inside its `impl` block: `driver_methods!(blocking)` (each `wait` row takes a
+/// `timeout: Duration` last) or `driver_methods!(async)`. The handle provides what the rows
+/// call: `self.request::<T>(call[, timeout])` (a `wait` row), `self.send_call(call)` (`send`)
+/// and `self.answer(call)` (`answer`), built on the functions of
+/// [`client::methods`](crate::client::methods). Each row is
+/// `$(#[doc])* kind name(arg: Type, …) [-> Output] = call;`.
+#[macro_export]
+macro_rules! driver_methods {
+    (blocking) => {
+        $crate::driver_methods!(@table [] [timeout] [] [
+            #[doc = ""]
+            #[doc = "Waits up to `timeout` for the answer (`CallError::Timeout` after it)."]
+        ]);
+    };
+    (async) => {
+        $crate::driver_methods!(@table [async] [] [.await] []);
+    };
+    (@table $flavour:tt $timeout:tt $await:tt $waits:tt) => {
+        $crate::driver_methods!(@rows $flavour $timeout $await $waits
+        /// Sends a command; its response arrives as an event.
+        send send(command: $crate::wire::Command) = $crate::client::Call::Send(command);
+        /// Starts reading the whole history and returns at once: `HistoryProgress` events
+        /// follow each page, and one `History` event ends it (PAGE-07).
+        send read_history() = $crate::client::Call::ReadHistory;
+        /// Sends a command and waits for its response's `data`.
+        wait call(command: $crate::wire::Command) -> $crate::wire::ResponseData =
+            $crate::client::Call::Send(command);
+        /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
+        wait prompt(message: &str) -> $crate::wire::PromptData =
+            $crate::client::Call::Send($crate::client::commands::prompt(message));
+        /// Runs a shell command in the agent (`bash`) and waits for its result.
+        wait bash(command: &str) -> $crate::wire::BashData =
+            $crate::client::Call::Send($crate::client::commands::bash(command));
+        /// Delivers a message into the current run (`steer`).
+        wait steer(message: &str) -> $crate::wire::ResponseData =
+            $crate::client::Call::Send($crate::client::commands::steer(message));
+        /// Queues a message for after the current run (`follow_up`).
+        wait follow_up(message: &str) -> $crate::wire::ResponseData =
+            $crate::client::Call::Send($crate::client::commands::follow_up(message));
+        /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
+        wait set_todos(phases: Vec<serde_json::Value>) -> $crate::wire::TodosData =
+            $crate::client::Call::Send($crate::client::commands::set_todos(phases));
+        /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
+        /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
+        wait messages_page(cursor: Option<&str>, limit: Option<u32>)
+            -> $crate::wire::MessagesPageData =
+            $crate::client::Call::Send($crate::client::commands::messages_page(cursor, limit));
+        /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
+        wait abort_bash() -> $crate::wire::ResponseData =
+            $crate::client::Call::Send($crate::client::commands::abort_bash());
+        /// Aborts the agent's current run.
+        wait abort() -> $crate::wire::ResponseData =
+            $crate::client::Call::Send($crate::client::commands::abort());
+        /// The agent's state (`get_state`).
+        wait get_state() -> $crate::wire::SessionState =
+            $crate::client::Call::Send($crate::client::commands::get_state());
+        /// One page of a stored output (`read_output`, OUT-10): refused
+        /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before
+        /// the session is ready; a failed read's code is [`CallError::output_code`].
+        wait read_output(params: &$crate::output::ReadParams) -> $crate::output::ReadResult =
+            $crate::client::Call::Send($crate::client::commands::read_output(params));
+        /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
+        wait messages() -> Vec<$crate::wire::AgentMessage> = $crate::client::Call::ReadHistory;
+        /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
+        wait set_host_tools(tools: Vec<$crate::wire::HostToolDefinition>)
+            -> $crate::wire::ResponseData = $crate::client::Call::SetHostTools(tools);
+        /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
+        wait set_host_uri_schemes(schemes: Vec<$crate::wire::HostUriSchemeDefinition>)
+            -> $crate::wire::ResponseData = $crate::client::Call::SetHostUriSchemes(schemes);
+        /// Sends a partial result for a host tool call; false when the call is not open.
+        answer host_tool_update(id: &str, partial_result: $crate::wire::ToolResult) =
+            $crate::client::Call::HostToolUpdate(id.into(), partial_result);
+        /// Sends the result of a host tool call; false when the call is not open (HOST-03).
+        answer host_tool_result(id: &str, result: $crate::wire::ToolResult, is_error: bool) =
+            $crate::client::Call::HostToolResult(id.into(), result, is_error);
+        /// Answers a host URI request; false when it is not open.
+        answer host_uri_result(id: &str, result: $crate::wire::HostUriResult) =
+            $crate::client::Call::HostUriResult(id.into(), result);
+        /// Answers an extension UI dialog; false when it is not open (answered, withdrawn,
+        /// timed out).
+        answer ui_respond(id: &str, answer: $crate::wire::UiResponse) =
+            $crate::client::Call::UiRespond(id.into(), answer);
+        /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
+        /// [`Client::send_raw_line`](musewire_core::client::Client::send_raw_line)); false
+        /// once the session has closed.
+        answer send_raw_line(line: &[u8]) = $crate::client::Call::RawLine(line.to_vec());
+        );
+    };
+    (@rows $flavour:tt $timeout:tt $await:tt $waits:tt $(
+        $(#[$doc:meta])* $kind:ident $name:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)? = $call:expr;
+    )*) => {
+        $($crate::driver_methods!(
+            @$kind $flavour $timeout $await $waits $(#[$doc])* $name($($arg: $ty),*) $(-> $out)? = $call
+        );)*
+    };
+    (@wait [$($async:tt)*] [$($timeout:ident)?] [$($await:tt)*] [$(#[$wait:meta])*]
+        $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $out:ty = $call:expr
+    ) => {
+        $(#[$doc])*
+        $(#[$wait])*
+        pub $($async)* fn $name(
+            &self, $($arg: $ty,)* $($timeout: ::std::time::Duration)?
+        ) -> Result<$out, $crate::client::CallError> {
+            self.request($call $(, $timeout)?)$($await)*
+        }
+    };
+    (@send [$($async:tt)*] $timeout:tt [$($await:tt)*] $waits:tt
+        $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr
+    ) => {
+        $(#[$doc])*
+        pub $($async)* fn $name(
+            &self, $($arg: $ty),*
+        ) -> Result<$crate::client::RequestId, $crate::client::CallError> {
+            self.send_call($call)$($await)*
+        }
+    };
+    (@answer [$($async:tt)*] $timeout:tt [$($await:tt)*] $waits:tt
+        $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr
+    ) => {
+        $(#[$doc])*
+        pub $($async)* fn $name(&self, $($arg: $ty),*) -> Result<bool, $crate::client::CallError> {
+            self.answer($call)$($await)*
+        }
+    };
+}
+
+use super::{Answer, CallError, CallResult, FromAnswer, Replied, RequestId};
+
+/// What a `send` row returns: the id of the request the call made, or why none was made.
+pub fn sent_request<W>(replied: Replied<W>) -> Result<RequestId, CallError> {
+    match replied.0 {
+        CallResult::Request(sent) => Ok(sent?),
+        _ => Err(CallError::Ended),
+    }
+}
+
+/// What an `answer` row returns: whether the answer went out (false when nothing was open
+/// for it).
+pub fn answer_sent<W>(replied: &Replied<W>) -> bool {
+    matches!(replied.0, CallResult::Sent(true))
+}
+
+/// Where a `wait` row's caller waits for its answer: the end the driver gave it, or why the
+/// call made no request ([`CallError::Refused`]; [`CallError::Ended`] when the session had
+/// ended).
+pub fn awaited<W>(replied: Replied<W>) -> Result<W, CallError> {
+    match replied {
+        (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
+        (_, Some(waiter)) => Ok(waiter),
+        _ => Err(CallError::Ended),
+    }
+}
+
+/// A `wait` row's answer as its type: `None` when the driver's waiter closed (the session
+/// ended before the answer).
+pub fn typed_answer<T: FromAnswer>(answer: Option<Answer>) -> Result<T, CallError> {
+    match answer {
+        Some(Ok(answered)) => T::from_answer(answered),
+        Some(Err(failure)) => Err(CallError::Failed(failure)),
+        None => Err(CallError::Ended),
+    }
+}
+
+/// Checks, at compile time, that a driver's handle serves several threads at once (issue 13
+/// item 2): `const _: () = send_and_sync::<AgentProcess>();`.
+pub const fn send_and_sync<T: Send + Sync>() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Answered, ClientError, CommandFailure};
+    use crate::wire::ResponseData;
+
+    #[test]
+    fn issue10_item4_a_rows_result_is_read_the_same_in_every_driver() {
+        let refused: Replied<()> = (CallResult::Request(Err(ClientError::Closed)), None);
+        assert!(matches!(awaited(refused), Err(CallError::Refused(_))));
+        let ended: Replied<()> = (CallResult::Done, None);
+        assert!(matches!(awaited(ended), Err(CallError::Ended)));
+        let made: Replied<u8> = (CallResult::Request(Ok(RequestId(7))), Some(3));
+        assert_eq!(awaited(made).unwrap(), 3);
+        assert_eq!(
+            sent_request::<()>((CallResult::Request(Ok(RequestId(7))), None)).unwrap(),
+            RequestId(7)
+        );
+        assert!(answer_sent::<()>(&(CallResult::Sent(true), None)));
+        assert!(!answer_sent::<()>(&(CallResult::Sent(false), None)));
+        // The answer, typed; a failure; a waiter that closed.
+        let data = Some(Ok(Answered::Data(ResponseData::Other(serde_json::json!(
+            1
+        )))));
+        assert!(typed_answer::<ResponseData>(data).is_ok());
+        let failed = typed_answer::<ResponseData>(Some(Err(CommandFailure::new("busy"))));
+        assert!(matches!(failed, Err(CallError::Failed(_))));
+        assert!(matches!(
+            typed_answer::<ResponseData>(None),
+            Err(CallError::Ended)
+        ));
+    }
+}

@@ -1,0 +1,81 @@
+//! One `AgentProcess` shared by two threads at once (issue 13 item 2: "blocking calls from
+//! any thread"): one makes `get_state` calls in a loop and prompts, the other takes the
+//! events, against the bundled agent (`musewire agent`).
+//!
+//! The test binary is its own agent: run with [`AGENT_ENV`] set, it runs the bundled agent's
+//! stdio loop instead of the test (no test harness, so nothing but the agent writes to
+//! stdout).
+
+use std::time::Duration;
+
+use musewire_core::client::ClientEvent;
+use musewire_mio::AgentProcess;
+
+/// Set in the child: run the bundled agent.
+const AGENT_ENV: &str = "MUSEWIRE_MIO_TEST_AGENT";
+const WAIT: Duration = Duration::from_secs(20);
+const CALLS: usize = 200;
+
+fn main() {
+    if std::env::var_os(AGENT_ENV).is_some() {
+        let code = musewire_agent::stdio::run(musewire_agent::Options::default())
+            .expect("the bundled agent runs");
+        std::process::exit(i32::from(code));
+    }
+    issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events();
+    println!(
+        "test issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events ... ok"
+    );
+}
+
+fn issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events() {
+    let mut command = std::process::Command::new(std::env::current_exe().expect("this binary"));
+    command.env(AGENT_ENV, "1").args(["--mode", "rpc"]);
+    let agent = AgentProcess::spawn(command, Default::default()).expect("spawned");
+    let (states, turn) = std::thread::scope(|scope| {
+        // Shared by reference: the handle is Sync.
+        let agent = &agent;
+        let caller = scope.spawn(move || {
+            let mut states = 0;
+            for i in 0..CALLS {
+                agent.get_state(WAIT).expect("get_state");
+                states += 1;
+                if i == CALLS / 2 {
+                    agent.prompt("hello from one thread", WAIT).expect("prompt");
+                }
+            }
+            states
+        });
+        let reader = scope.spawn(move || {
+            let mut events = Vec::new();
+            while let Some(event) = agent.next_event(WAIT) {
+                let finished = event == ClientEvent::TurnFinished;
+                events.push(event);
+                if finished {
+                    return events;
+                }
+            }
+            panic!("the turn did not finish: {events:?}")
+        });
+        (
+            caller.join().expect("caller"),
+            reader.join().expect("reader"),
+        )
+    });
+    assert_eq!(states, CALLS);
+    // The reader saw the session start and the whole turn, none of the calls' answers (they
+    // went to the caller).
+    assert!(
+        turn.iter().any(|e| matches!(e, ClientEvent::Ready { .. })),
+        "{turn:?}"
+    );
+    assert!(turn.iter().any(|e| e.text_delta().is_some()), "{turn:?}");
+    assert!(
+        !turn
+            .iter()
+            .any(|e| matches!(e, ClientEvent::Response { .. })),
+        "{turn:?}"
+    );
+    let status = agent.shutdown(Duration::from_secs(5)).expect("shut down");
+    assert!(status.success(), "{status:?}");
+}
