@@ -77,11 +77,7 @@ impl Frame {
         let protected =
             crate::wire::surrogate::protect_scanned(&self.payload, self.surrogate_escape);
         let payload = protected.as_deref().unwrap_or(&self.payload);
-        // The payload is known to be UTF-8: one fast check gives a `str`, so the parser
-        // need not validate each string again.
-        match simdutf8::basic::from_utf8(payload) {
-            Ok(text) => serde_json::from_str(text),
-            Err(_) => serde_json::from_slice(payload),
-        }
+        // The wire model's reader: serde_json's values, with strings copied once.
+        crate::wire::reader::from_slice(payload)
     }
 }

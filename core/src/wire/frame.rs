@@ -231,11 +231,7 @@ impl AgentFrame {
     /// Lone surrogate escapes are held as stand-ins ([`super::display_text`]).
     pub fn from_slice(json: &[u8]) -> serde_json::Result<Self> {
         let protected = super::surrogate::protect(json);
-        let json = protected.as_deref().unwrap_or(json);
-        match simdutf8::basic::from_utf8(json) {
-            Ok(text) => serde_json::from_str(text),
-            Err(_) => serde_json::from_slice(json),
-        }
+        super::reader::from_slice(protected.as_deref().unwrap_or(json))
     }
 
     /// Converts an already parsed frame.
@@ -298,10 +294,8 @@ wire_enum! {
 impl HostFrame {
     /// Parses one frame (lone surrogate escapes held as stand-ins).
     pub fn from_slice(json: &[u8]) -> serde_json::Result<Self> {
-        match super::surrogate::protect(json) {
-            Some(protected) => serde_json::from_slice(&protected),
-            None => serde_json::from_slice(json),
-        }
+        let protected = super::surrogate::protect(json);
+        super::reader::from_slice(protected.as_deref().unwrap_or(json))
     }
 
     /// Converts an already parsed frame.

@@ -55,6 +55,7 @@ mod event;
 mod frame;
 mod host;
 mod message;
+pub(crate) mod reader;
 mod response;
 pub(crate) mod surrogate;
 mod ui;

@@ -118,10 +118,8 @@ pub fn display_text(text: &str) -> Cow<'_, str> {
 /// Parses JSON text into a [`Value`] in the model form: lone surrogate escapes held as
 /// stand-ins, so that every text `JSON.parse` accepts is read.
 pub fn parse_value(json: &[u8]) -> serde_json::Result<Value> {
-    match protect(json) {
-        Some(protected) => serde_json::from_slice(&protected),
-        None => serde_json::from_slice(json),
-    }
+    let protected = protect(json);
+    super::reader::from_slice(protected.as_deref().unwrap_or(json))
 }
 
 /// Compact JSON of a value of the model, stand-ins written back as the escapes they hold.

@@ -1,0 +1,799 @@
+//! The wire model's JSON reader: the same values serde_json gives, read faster (issue 10
+//! "Keep", issue 13 item 2).
+//!
+//! Almost all of a frame's bytes are string contents (tool output, message text), and most
+//! of those strings hold escapes (`\n`, `\t`, `\"`). serde_json copies such a string piece
+//! by piece into a scratch buffer and then copies the scratch into the `String` the model
+//! keeps, checking every byte along the way. This reader finds the end of the string first
+//! (one SIMD search for `"`), allocates the `String` once at its final size and copies each
+//! run between escapes into it (SIMD searches for `\`), and hands it to the visitor by
+//! value (`visit_string`), so nothing is copied twice.
+//!
+//! # The same values, by construction
+//!
+//! [`from_str`] is a serde [`Deserializer`] over JSON text with the same visitor calls as
+//! serde_json's for every text it reads: `visit_borrowed_str` for a string without
+//! escapes, `visit_u64` for a plain non-negative integer, and every other number handed to
+//! serde_json itself (so `-0`, floats with `float_roundtrip`, out-of-range numbers are
+//! exactly serde_json's). It is at least as strict as serde_json: when it cannot read a
+//! text, or meets anything it does not mimic (a nesting deeper than [`MAX_DEPTH`], an
+//! externally tagged enum written as an object, byte buffers, serde_json's private raw
+//! value tokens), it gives up, and [`from_str`] parses the text again with serde_json,
+//! whose result (value or error, with its line and column) is then the answer. So a text
+//! this reader accepts gives the same value as `serde_json::from_str`, and a text it
+//! refuses gives serde_json's own result.
+
+use std::fmt;
+
+use memchr::memchr;
+use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess};
+use serde::Deserialize;
+
+/// Containers nested deeper than this are left to serde_json (whose own limit is 127).
+pub(crate) const MAX_DEPTH: u32 = 100;
+
+/// Parses `text` as serde_json would (see the module doc): the fast reader first, serde_json
+/// when it gives up.
+pub(crate) fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
+    match read(text) {
+        Ok(value) => Ok(value),
+        Err(GaveUp) => serde_json::from_str(text),
+    }
+}
+
+/// [`from_str`] for bytes: text that is not UTF-8 gets serde_json's error.
+pub(crate) fn from_slice<'a, T: Deserialize<'a>>(json: &'a [u8]) -> serde_json::Result<T> {
+    match simdutf8::basic::from_utf8(json) {
+        Ok(text) => from_str(text),
+        Err(_) => serde_json::from_slice(json),
+    }
+}
+
+/// The fast read alone: `Err(GaveUp)` when the text is not JSON or holds anything it does
+/// not read exactly as serde_json does.
+fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, GaveUp> {
+    let mut reader = Reader {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+    };
+    let value = T::deserialize(&mut reader)?;
+    reader.skip_whitespace();
+    if reader.pos == reader.bytes.len() {
+        Ok(value)
+    } else {
+        Err(GaveUp)
+    }
+}
+
+/// The reader gave up on a text (not JSON, or not read exactly as serde_json would); the
+/// caller parses it with serde_json instead, which gives the error with its position.
+#[derive(Debug)]
+pub(crate) struct GaveUp;
+
+impl fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the fast JSON reader gave up")
+    }
+}
+
+impl std::error::Error for GaveUp {}
+
+impl de::Error for GaveUp {
+    fn custom<T: fmt::Display>(_msg: T) -> Self {
+        GaveUp
+    }
+}
+
+impl From<serde_json::Error> for GaveUp {
+    fn from(_: serde_json::Error) -> Self {
+        GaveUp
+    }
+}
+
+struct Reader<'de> {
+    text: &'de str,
+    bytes: &'de [u8],
+    pos: usize,
+    depth: u32,
+}
+
+/// A string read: borrowed from the text when it holds no escape.
+enum Text<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl<'de> Text<'de> {
+    fn visit<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        match self {
+            Text::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Text::Owned(s) => visitor.visit_string(s),
+        }
+    }
+}
+
+/// What each single-character escape (`\\n`, …) stands for; 0 for `u` and for the bytes
+/// that may not follow a backslash.
+const ESCAPED: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'/' as usize] = b'/';
+    table[b'b' as usize] = 0x08;
+    table[b'f' as usize] = 0x0C;
+    table[b'n' as usize] = b'\n';
+    table[b'r' as usize] = b'\r';
+    table[b't' as usize] = b'\t';
+    table
+};
+
+/// The first byte at or after `from` that `test` flags (see [`special_bytes`]), eight
+/// bytes at a step.
+#[inline(always)]
+fn next_special(bytes: &[u8], mut from: usize, test: fn(u64) -> u64) -> Option<usize> {
+    while let Some(word) = bytes.get(from..from + 8) {
+        let found = test(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+        if found != 0 {
+            return Some(from + (found.trailing_zeros() / 8) as usize);
+        }
+        from += 8;
+    }
+    let mut tail = [b' '; 8];
+    let rest = bytes.get(from..)?;
+    tail[..rest.len()].copy_from_slice(rest);
+    let found = test(u64::from_le_bytes(tail));
+    (found != 0).then(|| from + (found.trailing_zeros() / 8) as usize)
+}
+
+/// The backslashes of `word`, as [`special_bytes`] gives them.
+fn backslashes(word: u64) -> u64 {
+    zero_bytes(word ^ (ONES * u64::from(b'\\'))) & HIGH
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The zero bytes of `x` have their high bit set (and maybe bytes above a zero byte).
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x
+}
+
+/// Whether `bytes` holds a control character, which JSON does not allow raw in a string.
+/// (A fold over fixed-size chunks, so that it compiles to SIMD.)
+fn has_control(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(32);
+    for chunk in &mut chunks {
+        if chunk.iter().fold(0u8, |m, &b| m | u8::from(b < 0x20)) != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| b < 0x20)
+}
+
+/// The bytes of `word` (eight bytes of a string, little-endian) that end a run of plain
+/// string content: a quote, a backslash, or a control character (which JSON does not allow
+/// raw). Each such byte has its high bit set in the result; the lowest set bit is always
+/// exact (the carries of this test only mark bytes above a true one), which is all the
+/// caller reads.
+fn special_bytes(word: u64) -> u64 {
+    let quote = zero_bytes(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_bytes(word ^ (ONES * u64::from(b'\\')));
+    (quote | backslash | (word.wrapping_sub(ONES * 0x20) & !word)) & HIGH
+}
+
+fn hex4(bytes: &[u8]) -> Option<u16> {
+    let mut unit = 0u16;
+    for &b in bytes.get(..4)? {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        unit = unit << 4 | u16::from(digit);
+    }
+    Some(unit)
+}
+
+impl<'de> Reader<'de> {
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte after whitespace (not consumed).
+    fn peek(&mut self) -> Result<u8, GaveUp> {
+        self.skip_whitespace();
+        self.bytes.get(self.pos).copied().ok_or(GaveUp)
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), GaveUp> {
+        if self.peek()? == byte {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(GaveUp)
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), GaveUp> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(GaveUp)
+        }
+    }
+
+    /// Reads a string; `self.pos` is at its opening quote.
+    ///
+    /// The run up to the first quote, backslash or control character is found eight bytes
+    /// at a step; a string that ends there is borrowed. Otherwise the closing quote (the
+    /// first behind an even number of backslashes) is found with one SIMD search, so that
+    /// the `String` is allocated once, at its final size or a little more (an escape never
+    /// decodes longer than it is written), and the runs between escapes are copied into it.
+    fn string(&mut self) -> Result<Text<'de>, GaveUp> {
+        let start = self.pos + 1;
+        let bytes = self.bytes;
+        let first = next_special(bytes, start, special_bytes).ok_or(GaveUp)?;
+        match bytes[first] {
+            b'"' => {
+                self.pos = first + 1;
+                return Ok(Text::Borrowed(&self.text[start..first]));
+            }
+            b'\\' => {}
+            _ => return Err(GaveUp),
+        }
+        let mut search = first;
+        let end = loop {
+            let quote = search + memchr(b'"', &bytes[search..]).ok_or(GaveUp)?;
+            let backslashes = bytes[first..quote]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                break quote;
+            }
+            search = quote + 1;
+        };
+        if has_control(&bytes[first..end]) {
+            return Err(GaveUp);
+        }
+        let mut out = String::with_capacity(end - start);
+        let mut run = start; // the unescaped run not yet copied starts here
+        let mut at = first; // a backslash
+        loop {
+            out.push_str(&self.text[run..at]);
+            let escaped = bytes[at + 1];
+            let mut next = at + 2;
+            let plain = ESCAPED[usize::from(escaped)];
+            if plain != 0 {
+                out.push(char::from(plain));
+            } else if escaped == b'u' {
+                let unit = hex4(&bytes[next..end]).ok_or(GaveUp)?;
+                next += 4;
+                let c = match unit {
+                    0xD800..=0xDBFF => {
+                        // Only a pair makes a character; a lone surrogate (which the model
+                        // maps beforehand) is left to serde_json.
+                        let pair = &bytes[next..end];
+                        if pair.len() < 6 || pair[0] != b'\\' || pair[1] != b'u' {
+                            return Err(GaveUp);
+                        }
+                        let low = hex4(&pair[2..]).ok_or(GaveUp)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return Err(GaveUp);
+                        }
+                        next += 6;
+                        let c = 0x10000
+                            + ((u32::from(unit) - 0xD800) << 10)
+                            + (u32::from(low) - 0xDC00);
+                        char::from_u32(c).ok_or(GaveUp)?
+                    }
+                    0xDC00..=0xDFFF => return Err(GaveUp),
+                    _ => char::from_u32(u32::from(unit)).ok_or(GaveUp)?,
+                };
+                out.push(c);
+            } else {
+                return Err(GaveUp);
+            }
+            run = next;
+            match next_special(&bytes[..end], next, backslashes) {
+                Some(found) => at = found,
+                None => break,
+            }
+        }
+        out.push_str(&self.text[run..end]);
+        self.pos = end + 1;
+        Ok(Text::Owned(out))
+    }
+
+    /// Reads a number (`self.pos` at its first byte): a plain non-negative integer of up to
+    /// 19 digits directly, anything else through serde_json, so the visitor gets exactly
+    /// the call serde_json makes.
+    fn number<V: de::Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, GaveUp> {
+        let start = self.pos;
+        let len = self.bytes[start..]
+            .iter()
+            .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .unwrap_or(self.bytes.len() - start);
+        let digits = &self.bytes[start..start + len];
+        self.pos = start + len;
+        let plain = (1..=19).contains(&len)
+            && digits.iter().all(u8::is_ascii_digit)
+            && (digits[0] != b'0' || len == 1);
+        if plain {
+            let n = digits
+                .iter()
+                .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+            return visitor.visit_u64(n);
+        }
+        let mut json = serde_json::Deserializer::from_str(&self.text[start..start + len]);
+        let value = serde::Deserializer::deserialize_any(&mut json, visitor)?;
+        json.end()?;
+        Ok(value)
+    }
+
+    fn enter(&mut self) -> Result<(), GaveUp> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(GaveUp);
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn seq<V: de::Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, GaveUp> {
+        self.enter()?;
+        let value = visitor.visit_seq(Seq {
+            reader: self,
+            first: true,
+        })?;
+        // The visitor must have read every element (as serde_json requires).
+        self.expect(b']')?;
+        self.depth -= 1;
+        Ok(value)
+    }
+
+    fn map<V: de::Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, GaveUp> {
+        self.enter()?;
+        let value = visitor.visit_map(Map {
+            reader: self,
+            first: true,
+        })?;
+        self.expect(b'}')?;
+        self.depth -= 1;
+        Ok(value)
+    }
+}
+
+/// Everything not read exactly as serde_json reads it gives up (the caller re-parses).
+macro_rules! give_up {
+    ($($method:ident),*) => {$(
+        fn $method<V: de::Visitor<'de>>(self, _visitor: V) -> Result<V::Value, GaveUp> {
+            Err(GaveUp)
+        }
+    )*};
+}
+
+impl<'de> Deserializer<'de> for &mut Reader<'de> {
+    type Error = GaveUp;
+
+    fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        match self.peek()? {
+            b'"' => self.string()?.visit(visitor),
+            b'{' => self.map(visitor),
+            b'[' => self.seq(visitor),
+            b'-' | b'0'..=b'9' => self.number(visitor),
+            b't' => {
+                self.literal(b"true")?;
+                visitor.visit_bool(true)
+            }
+            b'f' => {
+                self.literal(b"false")?;
+                visitor.visit_bool(false)
+            }
+            b'n' => {
+                self.literal(b"null")?;
+                visitor.visit_unit()
+            }
+            _ => Err(GaveUp),
+        }
+    }
+
+    fn deserialize_option<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_unit<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            visitor.visit_unit()
+        } else {
+            Err(GaveUp)
+        }
+    }
+
+    fn deserialize_unit_struct<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        // serde_json's own tokens (raw values, arbitrary-precision numbers) are its own.
+        if name.starts_with("$serde_json") {
+            return Err(GaveUp);
+        }
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        if self.peek()? == b'[' {
+            self.seq(visitor)
+        } else {
+            Err(GaveUp)
+        }
+    }
+
+    fn deserialize_tuple<V: de::Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_map<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        if self.peek()? == b'{' {
+            self.map(visitor)
+        } else {
+            Err(GaveUp)
+        }
+    }
+
+    fn deserialize_struct<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        // serde_json reads a struct from an object or an array.
+        match self.peek()? {
+            b'{' => self.map(visitor),
+            b'[' => self.seq(visitor),
+            _ => Err(GaveUp),
+        }
+    }
+
+    fn deserialize_enum<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        // A unit variant written as a string; the object form is left to serde_json.
+        if self.peek()? != b'"' {
+            return Err(GaveUp);
+        }
+        match self.string()? {
+            Text::Borrowed(s) => visitor.visit_enum(de::value::BorrowedStrDeserializer::new(s)),
+            Text::Owned(s) => visitor.visit_enum(s.into_deserializer()),
+        }
+    }
+
+    fn deserialize_ignored_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        // Checked as strictly as a value read (serde_json checks a skipped value too).
+        self.deserialize_any(de::IgnoredAny)?;
+        visitor.visit_unit()
+    }
+
+    give_up!(deserialize_bytes, deserialize_byte_buf);
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string identifier
+    }
+}
+
+struct Seq<'a, 'de> {
+    reader: &'a mut Reader<'de>,
+    first: bool,
+}
+
+impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
+    type Error = GaveUp;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, GaveUp> {
+        match self.reader.peek()? {
+            b']' => return Ok(None),
+            b',' if !self.first => {
+                self.reader.pos += 1;
+                // A trailing comma is not JSON.
+                if self.reader.peek()? == b']' {
+                    return Err(GaveUp);
+                }
+            }
+            _ if self.first => {}
+            _ => return Err(GaveUp),
+        }
+        self.first = false;
+        seed.deserialize(&mut *self.reader).map(Some)
+    }
+}
+
+struct Map<'a, 'de> {
+    reader: &'a mut Reader<'de>,
+    first: bool,
+}
+
+impl<'de> MapAccess<'de> for Map<'_, 'de> {
+    type Error = GaveUp;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, GaveUp> {
+        match self.reader.peek()? {
+            b'}' => return Ok(None),
+            b',' if !self.first => {
+                self.reader.pos += 1;
+                if self.reader.peek()? != b'"' {
+                    return Err(GaveUp);
+                }
+            }
+            b'"' if self.first => {}
+            _ => return Err(GaveUp),
+        }
+        self.first = false;
+        let key = self.reader.string()?;
+        seed.deserialize(Key(key)).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, GaveUp> {
+        self.reader.expect(b':')?;
+        seed.deserialize(&mut *self.reader)
+    }
+}
+
+/// A member name: always a string (as serde_json's map keys, but without their number
+/// and bool readings, which give up).
+struct Key<'de>(Text<'de>);
+
+impl<'de> Deserializer<'de> for Key<'de> {
+    type Error = GaveUp;
+
+    fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        self.0.visit(visitor)
+    }
+
+    fn deserialize_option<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        if name.starts_with("$serde_json") {
+            return Err(GaveUp);
+        }
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, GaveUp> {
+        match self.0 {
+            Text::Borrowed(s) => visitor.visit_enum(de::value::BorrowedStrDeserializer::new(s)),
+            Text::Owned(s) => visitor.visit_enum(s.into_deserializer()),
+        }
+    }
+
+    give_up!(
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_bytes,
+        deserialize_byte_buf
+    );
+
+    serde::forward_to_deserialize_any! {
+        char str string identifier ignored_any unit unit_struct seq tuple tuple_struct map
+        struct
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// Either both refuse, or the fast reader gives exactly serde_json's value (floats to
+    /// the bit, member order kept).
+    fn same(text: &str) {
+        let fast = read::<Value>(text);
+        let slow = serde_json::from_str::<Value>(text);
+        if let Ok(fast) = fast {
+            let slow = slow.unwrap_or_else(|e| panic!("{text:?}: fast read, serde_json: {e}"));
+            assert_eq!(
+                serde_json::to_string(&fast).unwrap(),
+                serde_json::to_string(&slow).unwrap(),
+                "{text:?}"
+            );
+            assert_eq!(fast, slow, "{text:?}");
+        }
+        assert_eq!(
+            from_str::<Value>(text).map_err(|e| e.to_string()),
+            serde_json::from_str::<Value>(text).map_err(|e| e.to_string()),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn reads_what_serde_json_reads() {
+        let texts = [
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#,
+            " { \"a\" : [ 1 , 2 ] , \"b\" :\t\"x\" }\r\n",
+            r#""plain""#,
+            r#""esc \" \\ \/ \b \f \n \r \t \u0041 \u00e9 \u2603 \ud83d\ude00 end""#,
+            r#""\\""#,
+            r#""\\\"""#,
+            r#""a\\\\"  "#,
+            r#"{"k\u0065y":"v","key":"w"}"#,
+            r#"[0, -0, 1, -1, 12345678901234567890, 18446744073709551615, 18446744073709551616]"#,
+            r#"[9223372036854775807, -9223372036854775808, -9223372036854775809]"#,
+            r#"[1.5, -2.25e10, 1E-400, 0.1, 2.2250738585072011e-308, 1e5, 5e-1]"#,
+            r#"[1234567890123456789, 9999999999999999999, 0.30000000000000004]"#,
+            "{}",
+            "[]",
+            "[{}]",
+            "{\"a\":{}}",
+            "\"\"",
+        ];
+        for text in texts {
+            assert!(read::<Value>(text).is_ok(), "{text:?}");
+            same(text);
+        }
+    }
+
+    #[test]
+    fn refuses_what_serde_json_refuses() {
+        let texts = [
+            "",
+            " ",
+            "{",
+            "}",
+            "[1,]",
+            "[,1]",
+            "{\"a\":1,}",
+            "{,}",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "{1:2}",
+            "[1 2]",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1e",
+            "+1",
+            "--1",
+            "1-2",
+            "tru",
+            "nul",
+            "truex",
+            "[1]x",
+            "\"abc",
+            "\"a\\\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"\\u12g4\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\u{1}b\"",
+            "\"\\n\u{1f}\"",
+            "\"\t\"",
+            "[\"a\" \"b\"]",
+            "NaN",
+            "Infinity",
+            "1e400",
+            "[-1e400]",
+            "{\"a\":1}}",
+            "[[]]]",
+        ];
+        for text in texts {
+            assert!(read::<Value>(text).is_err(), "{text:?}");
+            same(text);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_left_to_serde_json() {
+        for depth in [MAX_DEPTH as usize, MAX_DEPTH as usize + 1, 127, 128, 200] {
+            let text = "[".repeat(depth) + &"]".repeat(depth);
+            assert_eq!(read::<Value>(&text).is_ok(), depth <= MAX_DEPTH as usize);
+            same(&text);
+        }
+    }
+
+    #[test]
+    fn typed_targets_read_the_same() {
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Mode {
+            One,
+            Two,
+        }
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        struct S {
+            a: Option<u64>,
+            b: Vec<String>,
+            mode: Mode,
+            #[serde(default)]
+            t: (i64, f64),
+        }
+        for text in [
+            r#"{"a":null,"b":["x","y\n"],"mode":"two"}"#,
+            r#"{"a":3,"b":[],"mode":"one","t":[-4,0.5],"unknown":[1,{"x":[]}]}"#,
+            r#"[5,["z"],"one",[1,2]]"#,
+        ] {
+            assert_eq!(read::<S>(text).ok(), serde_json::from_str::<S>(text).ok());
+            assert!(read::<S>(text).is_ok(), "{text}");
+        }
+        for text in [
+            r#"{"a":-1,"b":[],"mode":"one"}"#,
+            r#"{"a":1,"b":[],"mode":"three"}"#,
+            r#"{"a":1,"b":[],"mode":{"one":null}}"#,
+            r#"{"a":1,"b":[1],"mode":"one"}"#,
+        ] {
+            assert!(read::<S>(text).is_err(), "{text}");
+            assert_eq!(
+                from_str::<S>(text).map_err(|e| e.to_string()),
+                serde_json::from_str::<S>(text).map_err(|e| e.to_string())
+            );
+        }
+    }
+}
