@@ -29,6 +29,12 @@ fn round_trip(name: &str, frame: &Frame) -> AgentFrame {
     // The lenient parse never fails on an object; duplicate members resolve as in JSON.parse.
     let typed =
         AgentFrame::from_slice_lenient(frame.payload()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // What the Client reads (the scanner's surrogate flag, no second search) is the same.
+    assert_eq!(
+        AgentFrame::from_frame_lenient(frame).unwrap_or_else(|e| panic!("{name}: {e}")),
+        typed,
+        "{name}"
+    );
     assert_eq!(
         typed.to_value(),
         expected,

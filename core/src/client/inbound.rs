@@ -46,7 +46,7 @@ impl Client {
 
     fn on_frame(&mut self, now: Instant, frame: Frame) {
         let kind = frame.frame_type().map(str::to_owned);
-        let Ok(typed) = AgentFrame::from_slice_lenient(frame.payload()) else {
+        let Ok(typed) = AgentFrame::from_frame_lenient(&frame) else {
             // The framing layer checked the JSON; only a nesting too deep for the parser
             // lands here. Pass it on as a warning rather than lose it silently.
             return self.event(ClientEvent::ProtocolWarning {

@@ -247,7 +247,19 @@ impl AgentFrame {
     /// [`AgentFrame::Unknown`] with the frame as received, so a host passes it on
     /// (CALL-06). Duplicate members are resolved as JSON.parse does (last wins).
     pub fn from_slice_lenient(json: &[u8]) -> serde_json::Result<Self> {
-        match Self::from_slice(json) {
+        Self::lenient(Self::from_slice(json), json)
+    }
+
+    /// [`AgentFrame::from_slice_lenient`] of a frame the framing layer passed up: the
+    /// framing scanner already looked at its `\u` escapes, so the payload is not searched
+    /// again for lone surrogates ([`Frame::parse`](crate::frame::Frame::parse)).
+    pub fn from_frame_lenient(frame: &crate::frame::Frame) -> serde_json::Result<Self> {
+        Self::lenient(frame.parse(), frame.payload())
+    }
+
+    /// A strict parse's result, or the lenient reading of `json` when it failed (CALL-06).
+    fn lenient(strict: serde_json::Result<Self>, json: &[u8]) -> serde_json::Result<Self> {
+        match strict {
             Ok(frame) => Ok(frame),
             Err(error) => {
                 let value = super::parse_value(json)?;
