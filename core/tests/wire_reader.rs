@@ -145,3 +145,32 @@ proptest! {
         same_as_serde_json(&text)?;
     }
 }
+
+/// The `wire_reader` fuzz body (`fuzz/fuzz_targets/wire_reader.rs`) on the samples and on
+/// random bytes, so a broken body shows on stable.
+#[cfg(feature = "fuzzing")]
+mod fuzz_body {
+    use musewire_core::wire::fuzzing::wire_reader;
+    use proptest::prelude::*;
+
+    use super::wire_samples;
+
+    #[test]
+    fn issue10_wire_reader_body_on_samples() {
+        for (_, json) in wire_samples::AGENT_FRAMES {
+            wire_reader(json.as_bytes());
+            wire_reader(&json.as_bytes()[..json.len() / 2]);
+        }
+        wire_reader(b"");
+        wire_reader(b"{\"type\":\"x\",\"a\":\"\\ud800\"}");
+        wire_reader(b"\xff{");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn issue10_wire_reader_body_on_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+            wire_reader(&data);
+        }
+    }
+}

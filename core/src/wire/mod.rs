@@ -53,6 +53,8 @@ pub(crate) mod codec;
 mod command;
 mod event;
 mod frame;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod host;
 mod message;
 pub(crate) mod reader;
