@@ -30,6 +30,11 @@ pub(crate) const STDERR: usize = 1;
 pub(crate) const STDIN: usize = 2;
 pub(crate) const TOKENS: usize = 3;
 
+/// How many reads of an agent's stdout (64 KiB each) one turn makes at most: an agent that
+/// floods reads on at its next turn, after the other agents' (the reactor does not wait for
+/// it).
+const READS_PER_TURN: usize = 16;
+
 /// A spawned agent, ready to be started on a reactor, and what its handle keeps.
 pub(crate) struct Prepared {
     pub(crate) agent: Agent,
@@ -160,7 +165,7 @@ impl Agent {
 
     /// The agent's stderr is readable: reads it until it would block.
     pub(crate) fn stderr_ready(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.read(false, buf)
+        self.read(false, buf).map(drop)
     }
 
     /// The agent's stdin is writable: writes what waits for it.
@@ -177,18 +182,21 @@ impl Agent {
     /// operations, its stdout (when it was readable, or held back and maybe free again), its
     /// timers, its exit, what waits for its stdin, and the operations again when that made
     /// room for them (a call waiting in the full queue has nothing else to wake the loop).
-    pub(crate) fn turn(&mut self, read_stdout: bool, buf: &mut [u8]) -> io::Result<()> {
+    /// True when stdout has more to read than a turn reads ([`READS_PER_TURN`]).
+    pub(crate) fn turn(&mut self, read_stdout: bool, buf: &mut [u8]) -> io::Result<bool> {
         self.take_ops()?;
         // Stdout held back is read again at each turn: a take of the application's, or a
         // caller starting to wait, wakes the agent.
-        if read_stdout || self.driven.is_holding_stdout() {
-            self.read(true, buf)?;
-        }
+        let more = match read_stdout || self.driven.is_holding_stdout() {
+            true => self.read(true, buf)?,
+            false => false,
+        };
         let now = Instant::now();
         self.driven.timers(now, &mut self.io)?;
         self.driven.reap(now, &mut self.io)?;
         self.io.flush()?;
-        self.take_ops()
+        self.take_ops()?;
+        Ok(more)
     }
 
     /// When the agent is next to have a turn of its own (the core's timers and reaping).
@@ -239,21 +247,27 @@ impl Agent {
 
     /// Reads the agent's stdout (`stdout`) or stderr until it would block, or until stdout
     /// is held back (backpressure on events), handing what it reads in; at its end the pipe
-    /// is closed (and stdout's end handed in).
-    fn read(&mut self, stdout: bool, buf: &mut [u8]) -> io::Result<()> {
+    /// is closed (and stdout's end handed in). Stdout is read [`READS_PER_TURN`] times at
+    /// most: true when it stopped there.
+    fn read(&mut self, stdout: bool, buf: &mut [u8]) -> io::Result<bool> {
+        let mut reads = 0;
         loop {
             if stdout && self.driven.hold_stdout(&self.io.flow) {
-                return Ok(());
+                return Ok(false);
+            }
+            if stdout && reads == READS_PER_TURN {
+                return Ok(true);
             }
             let pipe = match stdout {
                 true => &mut self.io.stdout,
                 false => &mut self.io.stderr,
             };
             let Some(reader) = pipe.as_mut() else {
-                return Ok(());
+                return Ok(false);
             };
+            reads += 1;
             let read = match reader.read(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 read => read?,
             };

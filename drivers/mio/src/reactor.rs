@@ -19,7 +19,9 @@
 //!    turn;
 //! 3. the turns, in the order of the agents' ids: its operations (while the bytes waiting for
 //!    its stdin stay under the core's bound), its stdout (when it was readable, or held back
-//!    and maybe free again), its timers, its exit, its stdin, and its operations again. An
+//!    and maybe free again; 16 reads of 64 KiB at most, an agent with more to read has another
+//!    turn next round and the poll does not wait), its timers, its exit, its stdin, and its
+//!    operations again. An
 //!    agent that has exited and whose output pipes have closed is removed (its pipes are out
 //!    of the poll, its id freed) and its handle gets its exit status; an agent whose I/O fails
 //!    is killed and removed, and its handle gets the error;
@@ -332,7 +334,10 @@ impl Loop {
             }
             let now = Instant::now();
             let deadline = self.agents.values().filter_map(|e| e.deadline).min();
-            let timeout = deadline.map(|d| d.saturating_duration_since(now));
+            let timeout = match self.turns.is_empty() {
+                true => deadline.map(|d| d.saturating_duration_since(now)),
+                false => Some(Duration::ZERO),
+            };
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -437,9 +442,17 @@ impl Loop {
         entry.due = false;
         let read_stdout = std::mem::take(&mut entry.read_stdout);
         let turn = entry.agent.turn(read_stdout, buf);
-        match turn.and_then(|()| entry.agent.done()) {
-            Ok(None) => entry.deadline = entry.agent.deadline(Instant::now()),
-            Ok(Some(status)) => {
+        match turn.and_then(|more| Ok((more, entry.agent.done()?))) {
+            Ok((more, None)) => {
+                entry.deadline = entry.agent.deadline(Instant::now());
+                // Stdout left unread has another turn next round, the poll not waiting.
+                if more {
+                    entry.read_stdout = true;
+                    entry.due = true;
+                    self.turns.push(id);
+                }
+            }
+            Ok((_, Some(status))) => {
                 if let Some(entry) = self.remove(id) {
                     let _ = entry.done.send(Ok(status));
                 }
