@@ -17,8 +17,9 @@
 //! children, not counted). Prints one flat JSON line; `conformance/bench/scale.sh` runs it
 //! with both drivers beside the reference (`conformance/bench/scale.ts`) and prints the
 //! ratios. The smol sessions are tasks on smol's global executor (where the driver runs its
-//! own tasks); the mio handle is `Send` but not `Sync`, so each mio session is a thread of
-//! its own that owns its handle, the phases kept in step by a barrier.
+//! own tasks); the mio sessions are all driven by one `musewire_mio::Reactor` (one loop
+//! thread, one poll over every agent's pipes), each session's blocking calls made from a
+//! thread of its own, the phases kept in step by a barrier.
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -226,22 +227,26 @@ fn run_smol(o: &Opts) -> Res<Run> {
 }
 
 fn run_mio(o: &Opts) -> Res<Run> {
-    use musewire_mio::AgentProcess;
+    use musewire_mio::Reactor;
     // Main and every session thread meet here between phases.
     let barrier = Arc::new(Barrier::new(o.sessions + 1));
     let rss_before = rss_kb()?;
+    // Every session's agent on the one loop thread.
+    let reactor = Arc::new(Reactor::new()?);
     let threads: Vec<_> = (0..o.sessions)
         .map(|_| {
-            let barrier = barrier.clone();
+            let (barrier, reactor) = (barrier.clone(), reactor.clone());
             let (agent_path, calls, prompt) = (o.agent.clone(), o.calls, o.prompt());
             std::thread::spawn(move || -> Res<Session> {
                 // Every thread passes every barrier, failed or not, so none waits forever.
                 let mut session = Session::default();
                 let mut command = std::process::Command::new(agent_path);
                 command.args(["agent", "--mode", "rpc"]);
-                let agent = AgentProcess::spawn(command, ClientConfig::default())
+                let agent = reactor
+                    .spawn(command, ClientConfig::default())
                     .map_err(Into::into)
                     .and_then(|a| a.get_state(CALL_TIMEOUT).map(|_| a).map_err(Into::into));
+                drop(reactor);
                 barrier.wait(); // spawned and idle
                 barrier.wait(); // round trips start
                 let result = agent.and_then(|agent| {
@@ -273,6 +278,8 @@ fn run_mio(o: &Opts) -> Res<Run> {
             })
         })
         .collect();
+    // The loop thread ends with the last session's agent.
+    drop(reactor);
     barrier.wait();
     let rss_idle = rss_kb()?;
     let meter = Meter::start();

@@ -27,6 +27,12 @@ pub const REAP_TICK: Duration = Duration::from_millis(5);
 /// trip).
 pub const EXIT_CHECK_WHILE_OPEN: Duration = Duration::from_millis(50);
 
+/// How many bytes may wait for the agent's stdin (queued by the driver, or held by the client
+/// until the agent is ready) before a driver stops taking the application's operations (issue
+/// 13 item 3): its bounded queue of operations then makes a caller wait. One operation's own
+/// bytes may go past it (a large prompt is written whole). See [`Driven::takes_ops`].
+pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
+
 /// What a waiting caller is answered with: a response's typed data, or a whole history.
 #[derive(Debug, Clone, PartialEq)]
 // Moved once to the waiting caller; not worth an allocation.
@@ -271,6 +277,13 @@ impl<W> Driven<W> {
     pub fn hold_stdout(&mut self, flow: &Flow) -> bool {
         self.held = self.kill_at.is_none() && self.backlog.pause(flow);
         self.held
+    }
+
+    /// Whether the driver takes the application's next operation while `queued` bytes wait
+    /// for the agent's stdin: only while they and the bytes the client holds until the agent
+    /// is ready stay under [`WRITE_BACKLOG_BYTES`] (issue 13 item 3).
+    pub fn takes_ops(&self, queued: usize) -> bool {
+        queued.saturating_add(self.client.held_bytes()) < WRITE_BACKLOG_BYTES
     }
 
     /// Whether stdout was held back when [`Driven::hold_stdout`] was last asked.

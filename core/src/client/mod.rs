@@ -63,7 +63,9 @@ pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use answer::{CallError, FromAnswer};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
-pub use driven::{Answer, Answered, Driven, Plumbing, Work, EXIT_CHECK_WHILE_OPEN, REAP_TICK};
+pub use driven::{
+    Answer, Answered, Driven, Plumbing, Work, EXIT_CHECK_WHILE_OPEN, REAP_TICK, WRITE_BACKLOG_BYTES,
+};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
 pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};

@@ -1,18 +1,18 @@
-//! The loop thread: mio readiness over the child's pipes, the core's timers, and a waker for
-//! the application's calls. Performs the core's actions; decides nothing of the protocol:
-//! the loop's bookkeeping (the work of each input, the operations, the stop and the exit,
-//! the backpressure on events) is the core's [`Driven`]; this loop keeps only its I/O, as
-//! [`Plumbing`].
+//! One agent's part of a mio loop: its process and pipes, the reading and writing, and the
+//! channels to its handle. Performs the core's actions; decides nothing of the protocol: the
+//! bookkeeping (the work of each input, the operations, the stop and the exit, the
+//! backpressure on events and on writes) is the core's [`Driven`]; this keeps only its I/O,
+//! as [`Plumbing`]. The poll and the wait are the [`reactor`](crate::reactor)'s, which drives
+//! one agent or many from one thread and calls in here for each agent's readiness and turn.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mio::unix::pipe::{Receiver, Sender};
-use mio::{Events, Interest, Poll, Token, Waker};
+use mio::{Interest, Registry, Token};
 use musewire_core::client::{
     Answer, Client, ClientConfig, ClientEvent, Driven, Flow, Input, Plumbing, Recorder, Replied,
     RequestKey,
@@ -21,27 +21,39 @@ use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::LocalStore;
 
 use crate::handlers::{self, Registered, Running};
-use crate::{Caller, Op, Reply, Waiter};
+use crate::reactor::Link;
+use crate::{Caller, Op, Reply, Waiter, OPS_QUEUE};
 
-const STDOUT: Token = Token(0);
-const STDERR: Token = Token(1);
-const STDIN: Token = Token(2);
-const WAKE: Token = Token(3);
+/// An agent's tokens are `id * TOKENS +` one of these.
+pub(crate) const STDOUT: usize = 0;
+pub(crate) const STDERR: usize = 1;
+pub(crate) const STDIN: usize = 2;
+pub(crate) const TOKENS: usize = 3;
 
-type Started = (
-    u32,
-    Caller,
-    mpsc::Receiver<ClientEvent>,
-    JoinHandle<io::Result<std::process::ExitStatus>>,
-);
+/// How many reads of an agent's stdout (64 KiB each) one turn makes at most: an agent that
+/// floods reads on at its next turn, after the other agents' (the reactor does not wait for
+/// it).
+const READS_PER_TURN: usize = 16;
 
-pub(crate) fn start(
+/// A spawned agent, ready to be started on a reactor, and what its handle keeps.
+pub(crate) struct Prepared {
+    pub(crate) agent: Agent,
+    pub(crate) pid: u32,
+    pub(crate) caller: Caller,
+    pub(crate) events: mpsc::Receiver<ClientEvent>,
+}
+
+/// Spawns `command` with piped stdio, its pipes non-blocking, under `link`'s tokens of
+/// `registry` (registered when the reactor starts it: [`Agent::start`]).
+pub(crate) fn prepare(
     mut command: Command,
     config: ClientConfig,
     record: Option<&std::path::Path>,
     handlers: Arc<std::sync::Mutex<Registered>>,
     flow: Arc<Flow>,
-) -> io::Result<Started> {
+    link: Arc<Link>,
+    registry: Arc<Registry>,
+) -> io::Result<Prepared> {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -56,10 +68,14 @@ pub(crate) fn start(
         r.set_nonblocking(true)?;
     }
     stdin.set_nonblocking(true)?;
-    let poll = Poll::new()?;
-    let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
-    let (ops_tx, ops) = mpsc::channel();
-    let caller = Caller { ops: ops_tx, waker };
+    // Bounded (issue 13 item 3): past it a call waits for the loop to take operations again.
+    let (ops_tx, ops) = mpsc::sync_channel(OPS_QUEUE);
+    let base = link.id() * TOKENS;
+    let caller = Caller {
+        ops: ops_tx,
+        link,
+        flow: Arc::clone(&flow),
+    };
     let (events_tx, events) = mpsc::channel();
     let now = Instant::now();
     let (recorder, recording) = match record {
@@ -71,13 +87,14 @@ pub(crate) fn start(
     };
     // The local store of spilled host tool results (SPILL-06), when the policy has one.
     let store = LocalStore::for_client(&config);
-    let mut state = Loop {
+    let agent = Agent {
         driven: Driven::new(Client::new(config, now), recorder),
         io: Io {
             store,
             recording,
             child,
-            poll,
+            registry,
+            base,
             stdin: Some(stdin),
             stdin_registered: false,
             stdout: Some(stdout),
@@ -91,31 +108,28 @@ pub(crate) fn start(
             flow,
         },
     };
-    let io = &mut state.io;
-    let registry = io.poll.registry();
-    if let Some(r) = io.stdout.as_mut() {
-        registry.register(r, STDOUT, Interest::READABLE)?;
-    }
-    if let Some(r) = io.stderr.as_mut() {
-        registry.register(r, STDERR, Interest::READABLE)?;
-    }
-    let thread = std::thread::Builder::new()
-        .name("musewire-mio".into())
-        .spawn(move || state.run())?;
-    Ok((pid, caller, events, thread))
+    Ok(Prepared {
+        agent,
+        pid,
+        caller,
+        events,
+    })
 }
 
-struct Loop {
+/// One agent on a reactor: the core's bookkeeping and the agent's I/O.
+pub(crate) struct Agent {
     driven: Driven<mpsc::Sender<Reply>>,
     io: Io,
 }
 
-/// The loop's I/O: the agent's process and pipes, and the channels to the application.
+/// The agent's I/O: its process and pipes, and the channels to the application.
 struct Io {
     /// The transcript file, when recording.
     recording: Option<std::fs::File>,
     child: Child,
-    poll: Poll,
+    /// The reactor's registry, and the first of the agent's tokens in it.
+    registry: Arc<Registry>,
+    base: usize,
     stdin: Option<Sender>,
     stdin_registered: bool,
     stdout: Option<Receiver>,
@@ -135,67 +149,125 @@ struct Io {
     store: Option<LocalStore>,
 }
 
-impl Loop {
-    fn run(mut self) -> io::Result<std::process::ExitStatus> {
-        let mut events = Events::with_capacity(16);
-        let mut buf = vec![0u8; 64 * 1024];
-        // What the client says at construction is recorded as a timer step at time zero.
+impl Agent {
+    /// Registers the agent's output pipes under its tokens, and hands in the first timer
+    /// step (what the client says at construction is recorded at time zero).
+    pub(crate) fn start(&mut self, now: Instant) -> io::Result<()> {
+        let (registry, base) = (&self.io.registry, self.io.base);
+        if let Some(r) = self.io.stdout.as_mut() {
+            registry.register(r, Token(base + STDOUT), Interest::READABLE)?;
+        }
+        if let Some(r) = self.io.stderr.as_mut() {
+            registry.register(r, Token(base + STDERR), Interest::READABLE)?;
+        }
+        self.after(now, Input::Timeout)
+    }
+
+    /// The agent's stderr is readable: reads it until it would block.
+    pub(crate) fn stderr_ready(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.read(false, buf).map(drop)
+    }
+
+    /// The agent's stdin is writable: writes what waits for it.
+    pub(crate) fn stdin_ready(&mut self) -> io::Result<()> {
+        self.io.flush()
+    }
+
+    /// Its handle asked to stop the agent: stdin closed now, killed after `grace`.
+    pub(crate) fn stop(&mut self, now: Instant, grace: Duration) {
+        self.driven.stop(now, grace, &mut self.io);
+    }
+
+    /// A turn of the agent, once something woke it or its deadline came: the application's
+    /// operations, its stdout (when it was readable, or held back and maybe free again), its
+    /// timers, its exit, what waits for its stdin, and the operations again when that made
+    /// room for them (a call waiting in the full queue has nothing else to wake the loop).
+    /// True when stdout has more to read than a turn reads ([`READS_PER_TURN`]).
+    pub(crate) fn turn(&mut self, read_stdout: bool, buf: &mut [u8]) -> io::Result<bool> {
+        self.take_ops()?;
+        // Stdout held back is read again at each turn: a take of the application's, or a
+        // caller starting to wait, wakes the agent.
+        let more = match read_stdout || self.driven.is_holding_stdout() {
+            true => self.read(true, buf)?,
+            false => false,
+        };
         let now = Instant::now();
-        self.after(now, Input::Timeout)?;
-        loop {
-            if let Some(status) = self.driven.exit_status() {
-                if self.io.stdout.is_none() && self.io.stderr.is_none() {
-                    self.io.flush()?;
-                    return Ok(status);
-                }
-            }
+        self.driven.timers(now, &mut self.io)?;
+        self.driven.reap(now, &mut self.io)?;
+        self.io.flush()?;
+        self.take_ops()?;
+        Ok(more)
+    }
+
+    /// When the agent is next to have a turn of its own (the core's timers and reaping).
+    pub(crate) fn deadline(&self, now: Instant) -> Option<Instant> {
+        self.driven.deadline(now, self.io.stdout.is_some())
+    }
+
+    /// The agent's exit status once it has exited and its output has ended: it is done, and
+    /// its stdin is written out (as far as it goes) and taken out of the poll.
+    pub(crate) fn done(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        let status = self.driven.exit_status();
+        if status.is_none() || self.io.stdout.is_some() || self.io.stderr.is_some() {
+            return Ok(None);
+        }
+        self.io.flush()?;
+        self.io.close_pipe()?;
+        Ok(status)
+    }
+
+    /// Ends the agent after a failure of its I/O: kills it, reaps it, and takes its pipes
+    /// out of the poll.
+    pub(crate) fn abandon(&mut self) {
+        let _ = self.io.child.kill();
+        let _ = self.io.child.wait();
+        for mut pipe in [self.io.stdout.take(), self.io.stderr.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = self.io.registry.deregister(&mut pipe);
+        }
+        let _ = self.io.close_pipe();
+    }
+
+    /// Takes the application's operations while the bytes waiting for the agent's stdin stay
+    /// under the core's bound ([`Driven::takes_ops`], issue 13 item 3); past it they wait in
+    /// the bounded queue, and a caller waits for room in it.
+    fn take_ops(&mut self) -> io::Result<()> {
+        while self.driven.takes_ops(self.io.out.len()) {
+            let Ok(op) = self.io.ops.try_recv() else {
+                break;
+            };
             let now = Instant::now();
-            let deadline = self.driven.deadline(now, self.io.stdout.is_some());
-            let timeout = deadline.map(|d| d.saturating_duration_since(now));
-            match self.io.poll.poll(&mut events, timeout) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-            let mut read_stdout = false;
-            for event in events.iter() {
-                match event.token() {
-                    STDOUT => read_stdout = true,
-                    STDERR => self.read(false, &mut buf)?,
-                    STDIN => self.io.flush()?,
-                    WAKE => self.take_ops()?,
-                    _ => {}
-                }
-            }
-            // Stdout held back is read again at each turn: a take of the application's, or a
-            // caller starting to wait, wakes the loop.
-            if read_stdout || self.driven.is_holding_stdout() {
-                self.read(true, &mut buf)?;
-            }
-            let now = Instant::now();
-            self.driven.timers(now, &mut self.io)?;
-            self.driven.reap(now, &mut self.io)?;
+            self.driven.op(now, op, &mut self.io)?;
             self.io.flush()?;
         }
+        Ok(())
     }
 
     /// Reads the agent's stdout (`stdout`) or stderr until it would block, or until stdout
     /// is held back (backpressure on events), handing what it reads in; at its end the pipe
-    /// is closed (and stdout's end handed in).
-    fn read(&mut self, stdout: bool, buf: &mut [u8]) -> io::Result<()> {
+    /// is closed (and stdout's end handed in). Stdout is read [`READS_PER_TURN`] times at
+    /// most: true when it stopped there.
+    fn read(&mut self, stdout: bool, buf: &mut [u8]) -> io::Result<bool> {
+        let mut reads = 0;
         loop {
             if stdout && self.driven.hold_stdout(&self.io.flow) {
-                return Ok(());
+                return Ok(false);
+            }
+            if stdout && reads == READS_PER_TURN {
+                return Ok(true);
             }
             let pipe = match stdout {
                 true => &mut self.io.stdout,
                 false => &mut self.io.stderr,
             };
             let Some(reader) = pipe.as_mut() else {
-                return Ok(());
+                return Ok(false);
             };
+            reads += 1;
             let read = match reader.read(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 read => read?,
             };
@@ -203,7 +275,7 @@ impl Loop {
             match (read, stdout) {
                 (0, _) => {
                     let mut reader = pipe.take().expect("open");
-                    self.io.poll.registry().deregister(&mut reader)?;
+                    self.io.registry.deregister(&mut reader)?;
                     if stdout {
                         self.after(now, Input::StdoutEnd)?;
                     }
@@ -212,15 +284,6 @@ impl Loop {
                 (n, false) => self.after(now, Input::stderr(&buf[..n]))?,
             }
         }
-    }
-
-    fn take_ops(&mut self) -> io::Result<()> {
-        while let Ok(op) = self.io.ops.try_recv() {
-            let now = Instant::now();
-            self.driven.op(now, op, &mut self.io)?;
-            self.io.flush()?;
-        }
-        Ok(())
     }
 
     /// Hands in an input (recorded when recording), performs its work, and writes what it
@@ -259,11 +322,10 @@ impl Io {
         let want = !self.out.is_empty();
         if let Some(pipe) = self.stdin.as_mut() {
             if want && !self.stdin_registered {
-                self.poll
-                    .registry()
-                    .register(pipe, STDIN, Interest::WRITABLE)?;
+                self.registry
+                    .register(pipe, Token(self.base + STDIN), Interest::WRITABLE)?;
             } else if !want && self.stdin_registered {
-                self.poll.registry().deregister(pipe)?;
+                self.registry.deregister(pipe)?;
             }
         }
         self.stdin_registered = want;
@@ -273,7 +335,7 @@ impl Io {
     fn close_pipe(&mut self) -> io::Result<()> {
         if let Some(mut pipe) = self.stdin.take() {
             if self.stdin_registered {
-                self.poll.registry().deregister(&mut pipe)?;
+                self.registry.deregister(&mut pipe)?;
             }
             self.stdin_registered = false;
         }

@@ -1,10 +1,29 @@
 //! # musewire-mio
 //!
 //! The blocking driver: spawns an agent (`<agent> --mode rpc`), runs a
-//! [`musewire_core::client::Client`] on a mio poll loop over the child's non-blocking pipes in
-//! a thread of its own, and offers the client's operations as blocking calls that any thread
-//! may make. It holds no protocol rule: it reads, hands bytes in, performs the actions the
-//! core asks for, and sleeps until the next readiness or the core's next timeout.
+//! [`musewire_core::client::Client`] on a mio poll loop over the child's non-blocking pipes,
+//! and offers the client's operations as blocking calls that any thread may make. It holds no
+//! protocol rule: it reads, hands bytes in, performs the actions the core asks for, and sleeps
+//! until the next readiness or the core's next timeout.
+//!
+//! [`AgentProcess::spawn`] drives its agent on a thread of its own; a [`Reactor`] drives many
+//! agents on one thread, one poll over all their pipes ([`Reactor::spawn`] gives the same
+//! handle; issue 13 item 2).
+//!
+//! # Bounded queues (issue 13 item 3)
+//! - **Events the application does not take.** Once the loop has read
+//!   [`BACKLOG_BYTES`](musewire_core::client::BACKLOG_BYTES) (2 MiB) of the agent's stdout past
+//!   the last event taken, it stops reading that agent's stdout until an event is taken (the
+//!   agent's pipe fills and it waits), except while a caller waits for an answer.
+//! - **Writes the agent does not take.** Once [`WRITE_BACKLOG_BYTES`] (1 MiB, counting lines
+//!   held until the agent is ready) wait for the agent's stdin, the loop takes no more of that
+//!   agent's operations ([`Driven::takes_ops`](musewire_core::client::Driven::takes_ops)); at
+//!   most [`OPS_QUEUE`] more wait in its queue, and a call beyond them blocks until the agent
+//!   reads (or fails with [`CallError::Ended`] when it ends). While a call blocks so, the loop
+//!   reads the agent's stdout on (as for a caller waiting for an answer), so an agent that
+//!   stops reading until its output is read cannot deadlock. One operation's own bytes may go
+//!   past the bound. A stop ([`AgentProcess::shutdown`], or dropping the handle) never waits
+//!   for room.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -21,21 +40,26 @@
 pub mod agent_stdio;
 mod event_loop;
 mod handlers;
+mod reactor;
 
 use std::io;
 use std::process::Command;
-use std::sync::mpsc;
-use std::thread::JoinHandle;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched,
+    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow,
     FromAnswer, HandlerAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 
 pub use handlers::Updates;
-pub use musewire_core::client::CallError;
+pub use musewire_core::client::{CallError, WRITE_BACKLOG_BYTES};
+pub use reactor::Reactor;
+
+/// How many operations may wait for an agent's loop beyond what it takes; a call waits for
+/// room beyond them (see the crate docs).
+pub const OPS_QUEUE: usize = 8;
 
 /// One operation from the application to the loop thread (the front end's [`CoreOp`]): a
 /// call answers on a channel of its own.
@@ -47,19 +71,36 @@ pub(crate) type Reply = Answer;
 /// Where a blocked caller waits for its answer.
 pub(crate) type Waiter = mpsc::Receiver<Reply>;
 
-/// How calls reach the loop thread, for the handle and the host handlers alike: the
-/// operations channel and the waker of the loop.
+/// How calls reach the loop thread, for the handle and the host handlers alike: the agent's
+/// bounded operations queue, its link to the reactor (its wake), and the flow that keeps the
+/// loop reading while a call waits.
 #[derive(Clone)]
 pub(crate) struct Caller {
-    pub(crate) ops: mpsc::Sender<Op>,
-    pub(crate) waker: std::sync::Arc<mio::Waker>,
+    pub(crate) ops: mpsc::SyncSender<Op>,
+    pub(crate) link: Arc<reactor::Link>,
+    pub(crate) flow: Arc<Flow>,
 }
 
 impl Caller {
-    /// Hands `op` to the loop and wakes it.
+    /// Hands `op` to the loop and wakes it for this agent. When the queue is full (the agent
+    /// does not read its stdin: see the crate docs) it waits for room, the loop reading the
+    /// agent's stdout on meanwhile.
     pub(crate) fn op(&self, op: Op) -> Result<(), CallError> {
+        let op = match self.ops.try_send(op) {
+            Ok(()) => {
+                self.link.wake();
+                return Ok(());
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => return Err(CallError::Ended),
+            Err(mpsc::TrySendError::Full(op)) => op,
+        };
+        let _waiting = self.flow.waiting();
+        if self.flow.unpause() {
+            self.link.wake();
+        }
         self.ops.send(op).map_err(|_| CallError::Ended)?;
-        self.waker.wake().map_err(|_| CallError::Ended)
+        self.link.wake();
+        Ok(())
     }
 
     /// Makes `call` on the client and returns what it returned (with the end its answer
@@ -71,7 +112,9 @@ impl Caller {
     }
 }
 
-/// A running agent, driven by a loop thread. Dropping it kills the agent.
+/// A running agent, driven by a loop thread: its own ([`AgentProcess::spawn`]) or a
+/// [`Reactor`]'s shared with other agents ([`Reactor::spawn`]), the same either way. Dropping
+/// it kills the agent (and waits for its exit).
 ///
 /// `Send` and `Sync` (issue 13 item 2): one handle serves several threads at once, say one
 /// making blocking calls while another takes events ([`AgentProcess::next_event`]); share
@@ -80,17 +123,22 @@ pub struct AgentProcess {
     pid: u32,
     caller: Caller,
     /// Behind a lock, so that the handle is `Sync`: one thread takes events at a time.
-    events: std::sync::Mutex<mpsc::Receiver<ClientEvent>>,
-    handlers: std::sync::Arc<std::sync::Mutex<handlers::Registered>>,
-    thread: Option<JoinHandle<io::Result<std::process::ExitStatus>>>,
+    events: Mutex<mpsc::Receiver<ClientEvent>>,
+    handlers: Arc<Mutex<handlers::Registered>>,
+    /// Where the agent's end is heard (its exit status, or the error that ended it); `None`
+    /// once heard.
+    ended: Option<Mutex<mpsc::Receiver<reactor::Done>>>,
+    /// The reactor of its own, when spawned alone: its thread ends with the agent.
+    own: Option<Reactor>,
     /// Backpressure on the events (issue 14, item 3).
-    flow: std::sync::Arc<musewire_core::client::Flow>,
+    flow: Arc<Flow>,
 }
 
 impl AgentProcess {
-    /// Spawns `command` with piped stdio and starts driving it.
+    /// Spawns `command` with piped stdio and starts driving it on a thread of its own (a
+    /// [`Reactor`] of one agent).
     pub fn spawn(command: Command, config: ClientConfig) -> io::Result<AgentProcess> {
-        Self::start(command, config, None)
+        Self::alone(command, config, None)
     }
 
     /// As [`AgentProcess::spawn`], and records the session as a conformance transcript at `path`
@@ -100,29 +148,48 @@ impl AgentProcess {
         config: ClientConfig,
         path: &std::path::Path,
     ) -> io::Result<AgentProcess> {
-        Self::start(command, config, Some(path))
+        Self::alone(command, config, Some(path))
     }
 
-    fn start(
+    /// Starts the agent on a reactor of its own.
+    fn alone(
         command: Command,
         config: ClientConfig,
         record: Option<&std::path::Path>,
     ) -> io::Result<AgentProcess> {
-        let handlers = std::sync::Arc::default();
-        let flow = std::sync::Arc::default();
-        let (pid, caller, events, thread) = event_loop::start(
-            command,
-            config,
-            record,
-            std::sync::Arc::clone(&handlers),
-            std::sync::Arc::clone(&flow),
-        )?;
+        let reactor = Reactor::new()?;
+        let mut agent = Self::start(&reactor, command, config, record)?;
+        agent.own = Some(reactor);
+        Ok(agent)
+    }
+
+    /// Starts the agent on `reactor`.
+    fn start(
+        reactor: &Reactor,
+        command: Command,
+        config: ClientConfig,
+        record: Option<&std::path::Path>,
+    ) -> io::Result<AgentProcess> {
+        let handlers = Arc::default();
+        let flow = Arc::default();
+        let started = reactor.add(|link, registry| {
+            event_loop::prepare(
+                command,
+                config,
+                record,
+                Arc::clone(&handlers),
+                Arc::clone(&flow),
+                link,
+                registry,
+            )
+        })?;
         Ok(AgentProcess {
-            pid,
-            caller,
-            events: std::sync::Mutex::new(events),
+            pid: started.pid,
+            caller: started.caller,
+            events: Mutex::new(started.events),
             handlers,
-            thread: Some(thread),
+            ended: Some(Mutex::new(started.ended)),
+            own: None,
             flow,
         })
     }
@@ -234,24 +301,31 @@ impl AgentProcess {
         let event = events.recv_timeout(timeout).ok()?;
         drop(events);
         if self.flow.took() {
-            let _ = self.caller.waker.wake();
+            self.caller.link.wake();
         }
         Some(event)
     }
 
     /// Closes the agent's stdin, waits up to `grace` for it to exit, then kills it.
     pub fn shutdown(mut self, grace: Duration) -> io::Result<std::process::ExitStatus> {
-        let _ = self.caller.op(Op::Shutdown { grace });
+        self.caller.link.stop(grace);
         self.join()
     }
 
+    /// Waits for the agent to be done (and, alone, for its reactor's thread to end).
     fn join(&mut self) -> io::Result<std::process::ExitStatus> {
-        match self.thread.take() {
-            Some(thread) => thread
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the driver thread panicked"))),
+        let status = match self.ended.take() {
+            Some(ended) => ended
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .recv()
+                .unwrap_or_else(|_| Err(io::Error::other("the driver thread ended"))),
             None => Err(io::Error::other("already joined")),
+        };
+        if let Some(reactor) = self.own.take() {
+            reactor.join();
         }
+        status
     }
 }
 
@@ -259,10 +333,8 @@ const _: () = methods::send_and_sync::<AgentProcess>();
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {
-        if self.thread.is_some() {
-            let _ = self.caller.op(Op::Shutdown {
-                grace: Duration::ZERO,
-            });
+        if self.ended.is_some() {
+            self.caller.link.stop(Duration::ZERO);
             let _ = self.join();
         }
     }

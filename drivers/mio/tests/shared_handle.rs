@@ -2,26 +2,19 @@
 //! any thread"): one makes `get_state` calls in a loop and prompts, the other takes the
 //! events, against the bundled agent (`musewire agent`).
 //!
-//! The test binary is its own agent: run with [`AGENT_ENV`] set, it runs the bundled agent's
-//! stdio loop instead of the test (no test harness, so nothing but the agent writes to
-//! stdout).
+//! The test binary is its own agent (see `common`).
 
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
 use musewire_mio::AgentProcess;
 
-/// Set in the child: run the bundled agent.
-const AGENT_ENV: &str = "MUSEWIRE_MIO_TEST_AGENT";
+mod common;
 const WAIT: Duration = Duration::from_secs(20);
 const CALLS: usize = 200;
 
 fn main() {
-    if std::env::var_os(AGENT_ENV).is_some() {
-        let code = musewire_agent::stdio::run(musewire_agent::Options::default())
-            .expect("the bundled agent runs");
-        std::process::exit(i32::from(code));
-    }
+    common::run_agent_if_child();
     issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events();
     println!(
         "test issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events ... ok"
@@ -29,9 +22,7 @@ fn main() {
 }
 
 fn issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events() {
-    let mut command = std::process::Command::new(std::env::current_exe().expect("this binary"));
-    command.env(AGENT_ENV, "1").args(["--mode", "rpc"]);
-    let agent = AgentProcess::spawn(command, Default::default()).expect("spawned");
+    let agent = AgentProcess::spawn(common::bundled_agent(), Default::default()).expect("spawned");
     let (states, turn) = std::thread::scope(|scope| {
         // Shared by reference: the handle is Sync.
         let agent = &agent;

@@ -38,8 +38,8 @@ use crate::pipe::Pipe;
 use crate::{Op, Reply, Waiter};
 
 /// How many bytes may wait for the agent's stdin before the task stops taking operations
-/// (one operation's own bytes may go past it).
-pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
+/// (one operation's own bytes may go past it): the core's rule, [`Driven::takes_ops`].
+pub use musewire_core::client::WRITE_BACKLOG_BYTES;
 
 /// How many operations may wait for the task; a call waits for room beyond them.
 pub const OPS_QUEUE: usize = 8;
@@ -223,8 +223,7 @@ impl Driver {
             let held = driven.hold_stdout(&io.flow);
             let now = Instant::now();
             let deadline = driven.deadline(now, io.stdout.is_some());
-            let take_ops =
-                io.ops_open && io.out.len() + driven.client.held_bytes() < WRITE_BACKLOG_BYTES;
+            let take_ops = io.ops_open && driven.takes_ops(io.out.len());
             let input = io
                 .wait(held, take_ops, deadline, &mut out_buf, &mut err_buf)
                 .await;

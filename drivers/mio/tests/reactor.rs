@@ -1,0 +1,180 @@
+//! Many agents on one mio thread (issue 13 item 2) and the bound on writes the agent does not
+//! take (issue 13 item 3), against the bundled agent (`musewire agent`).
+//!
+//! The test binary is its own agent (see `common`). The tests run one after the other, as
+//! they count this process's threads.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{CallError, ClientEvent};
+use musewire_mio::{AgentProcess, Reactor, OPS_QUEUE, WRITE_BACKLOG_BYTES};
+
+mod common;
+use common::bundled_agent;
+
+const WAIT: Duration = Duration::from_secs(30);
+const AGENTS: usize = 20;
+const CALLERS: usize = 4;
+
+fn main() {
+    common::run_agent_if_child();
+    issue13_item2_one_reactor_thread_drives_twenty_agents();
+    println!("test issue13_item2_one_reactor_thread_drives_twenty_agents ... ok");
+    issue13_item3_mio_stops_taking_calls_past_the_write_backlog();
+    println!("test issue13_item3_mio_stops_taking_calls_past_the_write_backlog ... ok");
+}
+
+/// This process's threads (`Threads:` of `/proc/self/status`).
+fn threads() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a Threads: line")
+}
+
+/// Waits up to `WAIT` for `done`.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < WAIT, "{what}: not in {WAIT:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn kill(agent: &AgentProcess) {
+    let status = Command::new("kill")
+        .args(["-KILL", &agent.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "{status:?}");
+}
+
+fn issue13_item2_one_reactor_thread_drives_twenty_agents() {
+    let before = threads();
+    let reactor = Reactor::new().expect("reactor");
+    let with_reactor = threads();
+    assert_eq!(with_reactor, before + 1, "the reactor is one thread");
+    let agents: Vec<AgentProcess> = (0..AGENTS)
+        .map(|_| reactor.spawn(bundled_agent(), Default::default()))
+        .collect::<std::io::Result<_>>()
+        .expect("spawned");
+    // Twenty agents, and still the one loop thread.
+    assert_eq!(threads(), with_reactor, "no thread per agent");
+    eventually("every agent on the reactor", || reactor.agents() == AGENTS);
+
+    // Several threads call every agent at once, each agent from several threads.
+    let answered = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..CALLERS {
+            let (agents, answered) = (&agents, &answered);
+            scope.spawn(move || {
+                for _ in 0..5 {
+                    for agent in agents {
+                        let state = agent.get_state(WAIT).expect("get_state");
+                        assert_eq!(state.is_streaming, Some(false), "{state:?}");
+                        answered.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(answered.load(Ordering::SeqCst), CALLERS * 5 * AGENTS);
+    // (A scope's threads end a moment after their work.)
+    eventually("the callers gone, the loop alone", || {
+        threads() == with_reactor
+    });
+
+    // A prompt each; every agent streams its own turn back, all at once on the one thread.
+    for (i, agent) in agents.iter().enumerate() {
+        agent
+            .prompt(&format!("hello agent{i}"), WAIT)
+            .expect("prompt");
+    }
+    for (i, agent) in agents.iter().enumerate() {
+        let mut text = String::new();
+        loop {
+            match agent.next_event(WAIT) {
+                Some(ClientEvent::TurnFinished) => break,
+                Some(event) => text.extend(event.text_delta()),
+                None => panic!("agent {i}: no agent_end"),
+            }
+        }
+        assert!(text.contains(&format!("agent{i}")), "agent {i}: {text:?}");
+    }
+
+    // One agent killed, one shut down: both are removed, the others go on.
+    let mut agents = agents;
+    let killed = agents.remove(0);
+    kill(&killed);
+    eventually("the killed agent removed", || {
+        reactor.agents() == AGENTS - 1
+    });
+    assert!(matches!(
+        killed.get_state(WAIT),
+        Err(CallError::Ended | CallError::Refused(_))
+    ));
+    let status = agents
+        .remove(0)
+        .shutdown(Duration::from_secs(5))
+        .expect("shut down");
+    assert!(status.success(), "{status:?}");
+    assert_eq!(reactor.agents(), AGENTS - 2);
+    for agent in &agents {
+        agent.get_state(WAIT).expect("the others go on");
+    }
+    drop(killed);
+
+    // The thread ends once the reactor and its agents are gone, in either order.
+    drop(reactor);
+    assert_eq!(threads(), with_reactor, "agents keep the thread");
+    drop(agents);
+    eventually("the reactor thread ended", || threads() == before);
+}
+
+fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
+    // An agent that never reads its stdin nor says it is ready: every line is held.
+    let mut command = Command::new("sleep");
+    command.arg("30");
+    let agent = AgentProcess::spawn(command, Default::default()).expect("spawned");
+    let message = "x".repeat(256 * 1024);
+    let returned = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let (agent, message, returned) = (&agent, &message, &returned);
+        let caller = scope.spawn(move || loop {
+            match agent.prompt(message, Duration::from_millis(1)) {
+                Err(CallError::Timeout(_)) => {
+                    returned.fetch_add(1, Ordering::SeqCst);
+                }
+                other => return other.map(drop),
+            }
+        });
+        // The loop takes prompts until a MiB waits for the agent, then no more: the caller
+        // waits in the bounded queue and memory stops growing.
+        let bound = WRITE_BACKLOG_BYTES / message.len() + 1;
+        eventually("the bound reached", || {
+            returned.load(Ordering::SeqCst) >= bound - 1
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        let taken = returned.load(Ordering::SeqCst);
+        assert!(taken <= bound + OPS_QUEUE, "{taken} prompts went through");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            returned.load(Ordering::SeqCst),
+            taken,
+            "it kept taking calls"
+        );
+        // When the agent ends, the waiting call fails instead of waiting for ever.
+        kill(agent);
+        let end = caller.join().expect("the caller");
+        assert!(
+            matches!(end, Err(CallError::Ended | CallError::Refused(_))),
+            "{end:?}"
+        );
+    });
+    let status = agent.shutdown(Duration::from_secs(5));
+    assert!(status.is_ok_and(|s| !s.success()));
+}
