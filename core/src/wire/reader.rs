@@ -350,7 +350,7 @@ impl<'de> Reader<'de> {
 
     fn seq<V: de::Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, GaveUp> {
         self.enter()?;
-        let value = visitor.visit_seq(Seq {
+        let value = visitor.visit_seq(Items {
             reader: self,
             first: true,
         })?;
@@ -362,7 +362,7 @@ impl<'de> Reader<'de> {
 
     fn map<V: de::Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, GaveUp> {
         self.enter()?;
-        let value = visitor.visit_map(Map {
+        let value = visitor.visit_map(Items {
             reader: self,
             first: true,
         })?;
@@ -520,24 +520,22 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
     }
 }
 
-struct Seq<'a, 'de> {
+/// The items of an array or an object, read one by one: where the reader is after its
+/// opening bracket, and whether an item came yet.
+struct Items<'a, 'de> {
     reader: &'a mut Reader<'de>,
     first: bool,
 }
 
-impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
-    type Error = GaveUp;
-
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, GaveUp> {
+impl Items<'_, '_> {
+    /// Steps over the comma before the next item of a container that `close` ends: `false`
+    /// at its end. A missing comma or a trailing one is not JSON.
+    fn next(&mut self, close: u8) -> Result<bool, GaveUp> {
         match self.reader.peek()? {
-            b']' => return Ok(None),
+            c if c == close => return Ok(false),
             b',' if !self.first => {
                 self.reader.pos += 1;
-                // A trailing comma is not JSON.
-                if self.reader.peek()? == b']' {
+                if self.reader.peek()? == close {
                     return Err(GaveUp);
                 }
             }
@@ -545,34 +543,38 @@ impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
             _ => return Err(GaveUp),
         }
         self.first = false;
+        Ok(true)
+    }
+}
+
+impl<'de> SeqAccess<'de> for Items<'_, 'de> {
+    type Error = GaveUp;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, GaveUp> {
+        if !self.next(b']')? {
+            return Ok(None);
+        }
         seed.deserialize(&mut *self.reader).map(Some)
     }
 }
 
-struct Map<'a, 'de> {
-    reader: &'a mut Reader<'de>,
-    first: bool,
-}
-
-impl<'de> MapAccess<'de> for Map<'_, 'de> {
+impl<'de> MapAccess<'de> for Items<'_, 'de> {
     type Error = GaveUp;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, GaveUp> {
-        match self.reader.peek()? {
-            b'}' => return Ok(None),
-            b',' if !self.first => {
-                self.reader.pos += 1;
-                if self.reader.peek()? != b'"' {
-                    return Err(GaveUp);
-                }
-            }
-            b'"' if self.first => {}
-            _ => return Err(GaveUp),
+        if !self.next(b'}')? {
+            return Ok(None);
         }
-        self.first = false;
+        // A member name is a string.
+        if self.reader.peek()? != b'"' {
+            return Err(GaveUp);
+        }
         let key = self.reader.string()?;
         seed.deserialize(Key(key)).map(Some)
     }
