@@ -79,7 +79,7 @@ pub use host::{
 };
 pub use input::Input;
 pub use outputs::READ_OUTPUT_COMMAND;
-pub use program::{on_event, parrot, AgentProgram, Ended, OnEvent};
+pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
 pub use crate::client::CommandFailure;
 use crate::frame::{

@@ -9,10 +9,9 @@
 
 use std::time::Instant;
 
-use super::{Agent, AgentAction, AgentConfig, AgentError, AgentEvent, Input, ReadId, SpillId};
+use super::{Agent, AgentAction, AgentEvent, Input, ReadId, SpillId};
 use crate::output::OutputRead;
 use crate::spill::SpillWrite;
-use crate::wire::Command;
 
 /// A program that is an agent: its [`Agent`] and what answers the agent's events. Only
 /// [`AgentProgram::agent`] and [`AgentProgram::on_event`] are required; [`on_event`] makes
@@ -151,34 +150,4 @@ where
     fn on_event(&mut self, now: Instant, event: AgentEvent) {
         (self.answer)(&mut self.agent, now, event);
     }
-}
-
-/// The smallest agent that answers prompts, and the one the drivers' agent examples
-/// (`mio_agent`, `smol_agent`) run on their stdio loops: it answers every command with an
-/// empty success, and a prompt also by saying the prompt back as the assistant in one turn
-/// (`agent_start`, one `text_delta`, `agent_end`). Its source is the example of a program
-/// written with [`on_event`].
-pub fn parrot(config: AgentConfig) -> OnEvent<fn(&mut Agent, Instant, AgentEvent)> {
-    on_event(Agent::new(config), |agent, now, event| {
-        if let AgentEvent::Command {
-            request, command, ..
-        } = event
-        {
-            let answered = agent.respond(now, request, Ok(None));
-            if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
-                let _ = say(agent, now, &prompt.message);
-            }
-        }
-    })
-}
-
-/// Says `text` as the assistant, in one turn.
-fn say(agent: &mut Agent, now: Instant, text: &str) -> Result<(), AgentError> {
-    use serde_json::json;
-    let said = json!({"role": "assistant", "content": [{"type": "text", "text": text}]});
-    let delta = json!({"type": "text_delta", "contentIndex": 0, "delta": text});
-    let update = json!({"type": "message_update", "message": said, "assistantMessageEvent": delta});
-    agent.emit(now, json!({"type": "agent_start"}))?;
-    agent.emit(now, update)?;
-    agent.emit(now, json!({"type": "agent_end", "messages": [said]}))
 }
