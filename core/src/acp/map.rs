@@ -142,26 +142,14 @@ impl Mapper {
                 self.open_tool(&end.tool_call_id, &end.tool_name, None, None, &mut out);
                 self.tools.remove(&end.tool_call_id);
                 let failed = end.is_error == Some(true);
-                let status = if failed {
-                    ToolCallStatus::Failed
-                } else {
-                    ToolCallStatus::Completed
-                };
-                let mut fields = ToolCallUpdateFields::new().status(status);
-                // ACP-05: the final snapshot replaces the content; with no final text, what
-                // was seen stays (no content field).
-                if let Some(text) = end.result.as_ref().and_then(|r| result_text(r, failed)) {
-                    fields = fields.content(vec![text_content(bound_snapshot(&text))]);
-                }
-                let mut update = ToolCallUpdate::new(end.tool_call_id.clone(), fields);
-                // OUT-02: the stored output's handle on the original card, when negotiated.
                 let details = end.result.as_ref().and_then(|r| r.get("details"));
-                if let (Some(session), Some(stored)) =
-                    (&self.output_session, super::history::stored_output(details))
-                {
-                    update = update.meta(super::output::card_meta(session, &stored));
-                }
-                out.push(SessionUpdate::ToolCallUpdate(update));
+                out.push(finished_card(
+                    &end.tool_call_id,
+                    failed,
+                    end.result.as_ref(),
+                    details,
+                    self.output_session.as_deref(),
+                ));
                 // ACP-03: the todo tool's phases replace the plan.
                 if end.tool_name == "todo" && !failed {
                     if let Some(phases) = end
@@ -307,6 +295,34 @@ impl Mapper {
         }
         out.push(SessionUpdate::ToolCall(call));
     }
+}
+
+/// A tool card's final update, live (`tool_execution_end`) or replayed (a `toolResult`):
+/// completed or failed; the result's text, bounded, replaces the content (ACP-05: with no
+/// final text, what was seen stays, so no content field); the stored output's handle on the
+/// card when the editor negotiated it (`output_session`, OUT-02).
+fn finished_card(
+    id: &str,
+    failed: bool,
+    result: Option<&Value>,
+    details: Option<&Value>,
+    output_session: Option<&str>,
+) -> SessionUpdate {
+    let status = if failed {
+        ToolCallStatus::Failed
+    } else {
+        ToolCallStatus::Completed
+    };
+    let mut fields = ToolCallUpdateFields::new().status(status);
+    if let Some(text) = result.and_then(|r| result_text(r, failed)) {
+        fields = fields.content(vec![text_content(bound_snapshot(&text))]);
+    }
+    let mut update = ToolCallUpdate::new(id.to_owned(), fields);
+    if let (Some(session), Some(stored)) = (output_session, super::history::stored_output(details))
+    {
+        update = update.meta(super::output::card_meta(session, &stored));
+    }
+    SessionUpdate::ToolCallUpdate(update)
 }
 
 fn chunk(text: String) -> ContentChunk {
@@ -493,25 +509,14 @@ impl Replay {
                     None,
                     &mut out,
                 );
-                let failed = result.is_error == Some(true);
-                let status = if failed {
-                    ToolCallStatus::Failed
-                } else {
-                    ToolCallStatus::Completed
-                };
-                let mut fields = ToolCallUpdateFields::new().status(status);
                 let content = serde_json::json!({"content": result.content});
-                if let Some(text) = result_text(&content, failed) {
-                    fields = fields.content(vec![text_content(bound_snapshot(&text))]);
-                }
-                let mut update = ToolCallUpdate::new(result.tool_call_id.clone(), fields);
-                if let (Some(session), Some(stored)) = (
-                    &self.output_session,
-                    super::history::stored_output(result.details.as_ref()),
-                ) {
-                    update = update.meta(super::output::card_meta(session, &stored));
-                }
-                out.push(SessionUpdate::ToolCallUpdate(update));
+                out.push(finished_card(
+                    &result.tool_call_id,
+                    result.is_error == Some(true),
+                    Some(&content),
+                    result.details.as_ref(),
+                    self.output_session.as_deref(),
+                ));
             }
             _ => {}
         }
