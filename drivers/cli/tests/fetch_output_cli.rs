@@ -153,45 +153,41 @@ fn out_10_fetch_output_never_writes_through_a_symlink_or_over_a_file() {
         .is_symlink());
 }
 
-#[test]
-fn out_10_fetch_output_from_an_agent_that_does_not_offer_it_fails_and_leaves_no_file() {
-    let dir = scratch("nooffer");
+/// Fetches `item` of session s-1 from the stand-in in `mode` into a fresh scratch `name`:
+/// the fetch fails and leaves no partial file; its stderr.
+fn fetch_fails(name: &str, item: &str, mode: &str) -> String {
+    let dir = scratch(name);
     let (data, _) = data(&dir);
     let file = dir.join("got.bin");
-    let out = fetch_item(Some("s-1"), "call-1", Some(&file), &[], "nooffer", &data);
+    let out = fetch_item(Some("s-1"), item, Some(&file), &[], mode, &data);
     assert!(!out.status.success());
-    let text = stderr(&out);
+    assert!(!file.exists(), "no partial file left");
+    stderr(&out)
+}
+
+#[test]
+fn out_10_fetch_output_from_an_agent_that_does_not_offer_it_fails_and_leaves_no_file() {
+    let text = fetch_fails("nooffer", "call-1", "nooffer");
     assert!(
         text.contains("does not serve read_output") && text.contains("OUT-10"),
         "{text}"
     );
-    assert!(!file.exists(), "no partial file left");
 }
 
 #[test]
 fn out_09_fetch_output_refuses_a_page_at_the_wrong_offset_and_leaves_no_file() {
-    let dir = scratch("liar");
-    let (data, _) = data(&dir);
-    let file = dir.join("got.bin");
-    let out = fetch_item(Some("s-1"), "call-1", Some(&file), &[], "liar", &data);
-    assert!(!out.status.success());
-    let text = stderr(&out);
+    let text = fetch_fails("liar", "call-1", "liar");
     assert!(
         text.contains("a page refused: the page starts at"),
         "{text}"
     );
-    assert!(!file.exists(), "no partial file left");
 }
 
 #[test]
 fn out_07_fetch_output_reports_the_agents_failure_code() {
-    let dir = scratch("foreign");
-    let (data, _) = data(&dir);
-    let file = dir.join("got.bin");
-    let out = fetch_item(Some("s-1"), "call-2", Some(&file), &[], "serve", &data);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("(foreign)"), "{}", stderr(&out));
-    assert!(!file.exists());
+    let text = fetch_fails("foreign", "call-2", "serve");
+    assert!(text.contains("(foreign)"), "{text}");
+    let (data, _) = data(&scratch("foreign-path"));
     // A path is refused as such before anything starts (OUT-09): a usage error.
     let args = ["--item-id", "call-1", "--output-ref", "../secret"];
     let out = fetch(&args, &agent("serve", &data));
