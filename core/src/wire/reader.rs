@@ -437,10 +437,7 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, GaveUp> {
-        // serde_json's own tokens (raw values, arbitrary-precision numbers) are its own.
-        if name.starts_with("$serde_json") {
-            return Err(GaveUp);
-        }
+        not_serde_json_token(name)?;
         visitor.visit_newtype_struct(self)
     }
 
@@ -585,6 +582,16 @@ impl<'de> MapAccess<'de> for Items<'_, 'de> {
     }
 }
 
+/// Gives up on a newtype that is one of serde_json's own tokens (raw values,
+/// arbitrary-precision numbers): those are serde_json's to read.
+fn not_serde_json_token(name: &str) -> Result<(), GaveUp> {
+    if name.starts_with("$serde_json") {
+        Err(GaveUp)
+    } else {
+        Ok(())
+    }
+}
+
 /// A member name: always a string (as serde_json's map keys, but without their number
 /// and bool readings, which give up).
 struct Key<'de>(Text<'de>);
@@ -605,9 +612,7 @@ impl<'de> Deserializer<'de> for Key<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, GaveUp> {
-        if name.starts_with("$serde_json") {
-            return Err(GaveUp);
-        }
+        not_serde_json_token(name)?;
         visitor.visit_newtype_struct(self)
     }
 
