@@ -287,14 +287,20 @@ impl Mapper {
         if self.tools.insert(id.to_owned(), ()).is_some() {
             return;
         }
-        let mut call = ToolCall::new(id.to_owned(), title(name, args, intent))
-            .kind(tool_kind(name))
-            .status(ToolCallStatus::InProgress);
-        if let Some(args) = args {
-            call = call.raw_input(withhold_in_value(args));
-        }
-        out.push(SessionUpdate::ToolCall(call));
+        out.push(opening_card(id, name, args, intent));
     }
+}
+
+/// A tool card as it opens, live or replayed (ACP-05): its title, kind, in progress, and
+/// its arguments with credentials withheld.
+fn opening_card(id: &str, name: &str, args: Option<&Value>, intent: Option<&str>) -> SessionUpdate {
+    let mut call = ToolCall::new(id.to_owned(), title(name, args, intent))
+        .kind(tool_kind(name))
+        .status(ToolCallStatus::InProgress);
+    if let Some(args) = args {
+        call = call.raw_input(withhold_in_value(args));
+    }
+    SessionUpdate::ToolCall(call)
 }
 
 /// A tool card's final update, live (`tool_execution_end`) or replayed (a `toolResult`):
@@ -538,12 +544,6 @@ impl Replay {
         if self.opened.len() < MAX_REPLAY_OPENED {
             self.opened.insert(id.to_owned());
         }
-        let mut call = ToolCall::new(id.to_owned(), title(name, args, intent))
-            .kind(tool_kind(name))
-            .status(ToolCallStatus::InProgress);
-        if let Some(args) = args {
-            call = call.raw_input(withhold_in_value(args));
-        }
-        out.push(SessionUpdate::ToolCall(call));
+        out.push(opening_card(id, name, args, intent));
     }
 }
