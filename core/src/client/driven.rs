@@ -91,6 +91,11 @@ pub trait Plumbing {
     fn waiter(&mut self) -> (Self::Waiter, Self::WaitEnd);
     /// Says what a call returned, and where its caller waits for the answer.
     fn reply(&mut self, reply: Self::Reply, replied: Replied<Self::WaitEnd>);
+    /// Whether the caller behind `reply` stopped waiting before the loop took its call (a
+    /// timeout, a dropped future): the call is then never made. By default, never.
+    fn withdrawn(&self, _reply: &Self::Reply) -> bool {
+        false
+    }
     /// A host handler has finished (see [`Op::Finished`]).
     fn finished(&mut self, key: &RequestKey);
     /// The agent is to be stopped: close its stdin (it is killed after `grace`).
@@ -193,6 +198,8 @@ impl<W> Driven<W> {
         io: &mut P,
     ) -> Result<(), P::Error> {
         match op {
+            // A call its caller gave up before it was taken is not made (issue 13 item 3).
+            Op::Call { reply, .. } if io.withdrawn(&reply) => {}
             Op::Call { call, wait, reply } => {
                 let (waiter, end) = match wait.then(|| io.waiter()) {
                     Some((waiter, end)) => (Some(waiter), Some(end)),

@@ -22,7 +22,7 @@ use musewire_store::LocalStore;
 
 use crate::handlers::{self, Registered, Running};
 use crate::reactor::Link;
-use crate::{Caller, Op, Reply, Waiter, OPS_QUEUE};
+use crate::{oneshot, Caller, Op, Reply, Waiter, OPS_QUEUE};
 
 /// An agent's tokens are `id * TOKENS +` one of these.
 pub(crate) const STDOUT: usize = 0;
@@ -75,6 +75,7 @@ pub(crate) fn prepare(
         ops: ops_tx,
         link,
         flow: Arc::clone(&flow),
+        room: Arc::default(),
     };
     let (events_tx, events) = mpsc::channel();
     let now = Instant::now();
@@ -118,7 +119,7 @@ pub(crate) fn prepare(
 
 /// One agent on a reactor: the core's bookkeeping and the agent's I/O.
 pub(crate) struct Agent {
-    driven: Driven<mpsc::Sender<Reply>>,
+    driven: Driven<oneshot::Sender<Reply>>,
     io: Io,
 }
 
@@ -234,13 +235,18 @@ impl Agent {
     /// under the core's bound ([`Driven::takes_ops`], issue 13 item 3); past it they wait in
     /// the bounded queue, and a caller waits for room in it.
     fn take_ops(&mut self) -> io::Result<()> {
+        let mut took = false;
         while self.driven.takes_ops(self.io.out.len()) {
             let Ok(op) = self.io.ops.try_recv() else {
                 break;
             };
+            took = true;
             let now = Instant::now();
             self.driven.op(now, op, &mut self.io)?;
             self.io.flush()?;
+        }
+        if took {
+            self.io.caller.room.made();
         }
         Ok(())
     }
@@ -344,9 +350,9 @@ impl Io {
 }
 
 impl Plumbing for Io {
-    type Waiter = mpsc::Sender<Reply>;
+    type Waiter = oneshot::Sender<Reply>;
     type WaitEnd = Waiter;
-    type Reply = mpsc::Sender<Replied<Waiter>>;
+    type Reply = oneshot::Sender<Replied<Waiter>>;
     type Error = io::Error;
 
     fn write(&mut self, bytes: Vec<u8>) {
@@ -368,15 +374,19 @@ impl Plumbing for Io {
     }
 
     fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
-        let _ = waiter.send(answer);
+        waiter.send(answer);
     }
 
     fn waiter(&mut self) -> (Self::Waiter, Waiter) {
-        mpsc::channel()
+        oneshot::channel()
     }
 
     fn reply(&mut self, reply: Self::Reply, replied: Replied<Waiter>) {
-        let _ = reply.send(replied);
+        reply.send(replied);
+    }
+
+    fn withdrawn(&self, reply: &Self::Reply) -> bool {
+        reply.is_withdrawn()
     }
 
     fn finished(&mut self, key: &RequestKey) {

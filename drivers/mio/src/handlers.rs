@@ -32,7 +32,7 @@ impl Updates {
     /// open or the session has ended.
     pub fn send(&self, partial_result: ToolResult) -> bool {
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
-        matches!(self.caller.call(call, false), Ok(replied) if methods::answer_sent(&replied))
+        matches!(self.caller.call(call, false, None), Ok(replied) if methods::answer_sent(&replied))
     }
 
     /// Whether the agent has withdrawn the call (or the session has ended): whatever the
@@ -80,7 +80,7 @@ pub(crate) fn start(
         .name("musewire-mio-handler".into())
         .spawn(move || {
             let call = work().into_call(&key);
-            let _ = caller.op(Op::Finished { key, call });
+            let _ = caller.op(Op::Finished { key, call }, None);
         })
         .ok()?;
     Some(cancelled)

@@ -19,7 +19,10 @@
 //!   held until the agent is ready) wait for the agent's stdin, the loop takes no more of that
 //!   agent's operations ([`Driven::takes_ops`](musewire_core::client::Driven::takes_ops)); at
 //!   most [`OPS_QUEUE`] more wait in its queue, and a call beyond them blocks until the agent
-//!   reads (or fails with [`CallError::Ended`] when it ends). While a call blocks so, the loop
+//!   reads (or fails with [`CallError::Ended`] when it ends). A call with a timeout waits so
+//!   no longer than its timeout: it fails with [`CallError::Timeout`], and a call the loop
+//!   had not yet taken is then never made (the time waiting for the loop counts in the
+//!   timeout, as the time waiting for the answer does). While a call blocks so, the loop
 //!   reads the agent's stdout on (as for a caller waiting for an answer), so an agent that
 //!   stops reading until its output is read cannot deadlock. One operation's own bytes may go
 //!   past the bound. A stop ([`AgentProcess::shutdown`], or dropping the handle) never waits
@@ -40,12 +43,14 @@
 pub mod agent_stdio;
 mod event_loop;
 mod handlers;
+mod oneshot;
 mod reactor;
 
 use std::io;
 use std::process::Command;
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use musewire_core::client::{
     methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow,
@@ -63,13 +68,13 @@ pub const OPS_QUEUE: usize = 8;
 
 /// One operation from the application to the loop thread (the front end's [`CoreOp`]): a
 /// call answers on a channel of its own.
-pub(crate) type Op = CoreOp<mpsc::Sender<Replied<Waiter>>>;
+pub(crate) type Op = CoreOp<oneshot::Sender<Replied<Waiter>>>;
 
 /// The answer to a waited request.
 pub(crate) type Reply = Answer;
 
 /// Where a blocked caller waits for its answer.
-pub(crate) type Waiter = mpsc::Receiver<Reply>;
+pub(crate) type Waiter = oneshot::Receiver<Reply>;
 
 /// How calls reach the loop thread, for the handle and the host handlers alike: the agent's
 /// bounded operations queue, its link to the reactor (its wake), and the flow that keeps the
@@ -79,13 +84,90 @@ pub(crate) struct Caller {
     pub(crate) ops: mpsc::SyncSender<Op>,
     pub(crate) link: Arc<reactor::Link>,
     pub(crate) flow: Arc<Flow>,
+    /// Where a caller waits for room in a full queue (see [`Room`]).
+    pub(crate) room: Arc<Room>,
+}
+
+/// Room in an agent's operations queue, for callers that wait for it: the loop says when it
+/// took operations while a caller waits ([`Room::made`]), so a call waits for room no longer
+/// than its timeout (issue 13 item 3).
+#[derive(Default)]
+pub(crate) struct Room {
+    /// Callers waiting for room.
+    wanted: AtomicUsize,
+    lock: Mutex<()>,
+    freed: Condvar,
+}
+
+/// A caller waiting for room looks at the queue again at least this often, whatever it is
+/// told: so it also hears that the agent ended (the queue's other end gone) without a word
+/// from the loop.
+const ROOM_LOOK: Duration = Duration::from_millis(50);
+
+impl Room {
+    /// The loop took operations from the queue: wakes the callers waiting for room, if any
+    /// (one atomic load when none waits).
+    pub(crate) fn made(&self) {
+        if self.wanted.load(SeqCst) > 0 {
+            let _lock = reactor::lock(&self.lock);
+            self.freed.notify_all();
+        }
+    }
+
+    /// Sends `op` on `ops`, waiting for room until `deadline` (`None`: as long as it takes);
+    /// when it cannot, the operation is dropped unsent and the error says why.
+    fn send(
+        &self,
+        ops: &mpsc::SyncSender<Op>,
+        mut op: Op,
+        deadline: Option<(Instant, Duration)>,
+    ) -> Result<(), CallError> {
+        self.wanted.fetch_add(1, SeqCst);
+        let _wanted = Wanted(&self.wanted);
+        let mut guard = reactor::lock(&self.lock);
+        loop {
+            // Tried under the lock: the loop wakes waiters under it, so no wake is missed
+            // between a full queue and the wait.
+            op = match ops.try_send(op) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::TrySendError::Disconnected(_)) => return Err(CallError::Ended),
+                Err(mpsc::TrySendError::Full(op)) => op,
+            };
+            let look = match deadline {
+                None => ROOM_LOOK,
+                Some((at, _)) => match at.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => left.min(ROOM_LOOK),
+                    _ => return Err(timed_out(deadline)),
+                },
+            };
+            guard = match self.freed.wait_timeout(guard, look) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+}
+
+/// Counts a caller out of [`Room::wanted`] however it leaves.
+struct Wanted<'a>(&'a AtomicUsize);
+
+impl Drop for Wanted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
+    }
 }
 
 impl Caller {
     /// Hands `op` to the loop and wakes it for this agent. When the queue is full (the agent
-    /// does not read its stdin: see the crate docs) it waits for room, the loop reading the
-    /// agent's stdout on meanwhile.
-    pub(crate) fn op(&self, op: Op) -> Result<(), CallError> {
+    /// does not read its stdin: see the crate docs) it waits for room until `deadline`
+    /// (`None`: as long as it takes), the loop reading the agent's stdout on meanwhile; past
+    /// the deadline the operation is dropped unsent and the call fails with
+    /// [`CallError::Timeout`] of `timeout`.
+    pub(crate) fn op(
+        &self,
+        op: Op,
+        deadline: Option<(Instant, Duration)>,
+    ) -> Result<(), CallError> {
         let op = match self.ops.try_send(op) {
             Ok(()) => {
                 self.link.wake();
@@ -98,18 +180,42 @@ impl Caller {
         if self.flow.unpause() {
             self.link.wake();
         }
-        self.ops.send(op).map_err(|_| CallError::Ended)?;
+        let sent = self.room.send(&self.ops, op, deadline);
         self.link.wake();
-        Ok(())
+        sent
     }
 
     /// Makes `call` on the client and returns what it returned (with the end its answer
     /// arrives on, when `wait`).
-    pub(crate) fn call(&self, call: Call, wait: bool) -> Result<Replied<Waiter>, CallError> {
-        let (reply, answer) = mpsc::channel();
-        self.op(Op::Call { call, wait, reply })?;
-        answer.recv().map_err(|_| CallError::Ended)
+    /// A call given a `deadline` (the instant and the timeout it came from) waits for room
+    /// in a full queue, and then for the loop to take it, no longer than that
+    /// ([`Caller::op`]); a call the loop had not taken by then is never made.
+    pub(crate) fn call(
+        &self,
+        call: Call,
+        wait: bool,
+        deadline: Option<(Instant, Duration)>,
+    ) -> Result<Replied<Waiter>, CallError> {
+        let (reply, answer) = oneshot::channel();
+        self.op(Op::Call { call, wait, reply }, deadline)?;
+        // Dropping `answer` on a timeout withdraws the call (`Plumbing::withdrawn`).
+        match answer.recv_until(deadline.map(|(at, _)| at)) {
+            Ok(replied) => Ok(replied),
+            Err(oneshot::RecvError::Closed) => Err(CallError::Ended),
+            Err(oneshot::RecvError::Timeout) => Err(timed_out(deadline)),
+        }
     }
+}
+
+/// The deadline of a call made now with `timeout`; `None` (as long as it takes) when it is
+/// too long to add to now (issue 14, item 7).
+fn deadline(timeout: Duration) -> Option<(Instant, Duration)> {
+    Some((Instant::now().checked_add(timeout)?, timeout))
+}
+
+/// The error of a call whose `deadline` passed.
+fn timed_out(deadline: Option<(Instant, Duration)>) -> CallError {
+    CallError::Timeout(deadline.map_or(Duration::MAX, |(_, timeout)| timeout))
 }
 
 /// A running agent, driven by a loop thread: its own ([`AgentProcess::spawn`]) or a
@@ -248,24 +354,24 @@ impl AgentProcess {
     fn request<T: FromAnswer>(&self, call: Call, timeout: Duration) -> Result<T, CallError> {
         // While the caller waits, the loop reads on whether or not events are taken.
         let _waiting = self.flow.waiting();
-        let waiter = methods::awaited(self.caller.call(call, true)?)?;
-        // A timeout too long to add to `now` waits as long as it takes (issue 14, item 7).
-        let answer = match waiter.recv_timeout(timeout) {
+        let deadline = deadline(timeout);
+        let waiter = methods::awaited(self.caller.call(call, true, deadline)?)?;
+        let answer = match waiter.recv_until(deadline.map(|(at, _)| at)) {
             Ok(answer) => Some(answer),
-            Err(mpsc::RecvTimeoutError::Timeout) => return Err(CallError::Timeout(timeout)),
-            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(oneshot::RecvError::Timeout) => return Err(CallError::Timeout(timeout)),
+            Err(oneshot::RecvError::Closed) => None,
         };
         methods::typed_answer(answer)
     }
 
     /// A `send` row: makes the call and returns its request's id at once.
     fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
-        methods::sent_request(self.caller.call(call, false)?)
+        methods::sent_request(self.caller.call(call, false, None)?)
     }
 
     /// An `answer` row: whether the answer went out.
     fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(methods::answer_sent(&self.caller.call(call, false)?))
+        Ok(methods::answer_sent(&self.caller.call(call, false, None)?))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page, each page waiting up to

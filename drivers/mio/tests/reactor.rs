@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{CallError, ClientEvent};
+use musewire_core::client::{commands, CallError, ClientEvent};
 use musewire_mio::{AgentProcess, Reactor, OPS_QUEUE, WRITE_BACKLOG_BYTES};
 
 mod common;
@@ -144,13 +144,10 @@ fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
     let returned = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         let (agent, message, returned) = (&agent, &message, &returned);
+        // `send` has no timeout: past the bound it waits for room as long as it takes.
         let caller = scope.spawn(move || loop {
-            match agent.prompt(message, Duration::from_millis(1)) {
-                Err(CallError::Timeout(_)) => {
-                    returned.fetch_add(1, Ordering::SeqCst);
-                }
-                other => return other.map(drop),
-            }
+            agent.send(commands::prompt(message))?;
+            returned.fetch_add(1, Ordering::SeqCst);
         });
         // The loop takes prompts until a MiB waits for the agent, then no more: the caller
         // waits in the bounded queue and memory stops growing.
@@ -167,9 +164,32 @@ fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
             taken,
             "it kept taking calls"
         );
+
+        // A call with a timeout waits for room no longer than its timeout, and is then
+        // dropped unsent (issue 13 item 3): the queue stays as full as it was.
+        for timeout in [Duration::from_millis(1), Duration::from_millis(200)] {
+            let start = Instant::now();
+            let result = agent.prompt(message, timeout);
+            let took = start.elapsed();
+            assert!(
+                matches!(result, Err(CallError::Timeout(t)) if t == timeout),
+                "{result:?}"
+            );
+            assert!(
+                took >= timeout,
+                "returned after {took:?}, before its {timeout:?}"
+            );
+            assert!(took < timeout + Duration::from_secs(5), "took {took:?}");
+        }
+        assert_eq!(
+            returned.load(Ordering::SeqCst),
+            taken,
+            "a timed-out call went in"
+        );
+
         // When the agent ends, the waiting call fails instead of waiting for ever.
         kill(agent);
-        let end = caller.join().expect("the caller");
+        let end: Result<(), CallError> = caller.join().expect("the caller");
         assert!(
             matches!(end, Err(CallError::Ended | CallError::Refused(_))),
             "{end:?}"

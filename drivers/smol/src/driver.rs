@@ -392,6 +392,12 @@ impl Plumbing for Io {
         let _ = reply.try_send(replied);
     }
 
+    /// The caller's future was dropped (say, raced against a timer) before the task took its
+    /// call: the call is not made.
+    fn withdrawn(&self, reply: &Self::Reply) -> bool {
+        reply.is_closed()
+    }
+
     fn finished(&mut self, key: &RequestKey) {
         // The task is ending on its own: let it, rather than cancel it.
         if let Some(task) = self.running.finished(key) {

@@ -1,0 +1,159 @@
+//! A one-value channel between the loop thread and a blocked caller: the reply to a call and
+//! the answer to a waited request (issue 13 items 2 and 3).
+//!
+//! Cheaper than `std::sync::mpsc` for one value: one allocation (the shared slot), and a
+//! wake only when the receiver sleeps. And the sender can tell that the receiver gave up
+//! ([`Sender::is_withdrawn`]): a call whose caller timed out before the loop took it is then
+//! never made.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, Thread};
+use std::time::Instant;
+
+/// What the slot holds.
+enum State<T> {
+    /// Nothing yet; the receiver's thread when it sleeps.
+    Empty(Option<Thread>),
+    Sent(T),
+    /// The sender dropped without sending, or the value was taken.
+    Closed,
+}
+
+/// The sending end: [`Sender::send`] once.
+pub(crate) struct Sender<T>(Arc<Mutex<State<T>>>);
+
+/// The receiving end.
+pub(crate) struct Receiver<T>(Arc<Mutex<State<T>>>);
+
+/// Why [`Receiver::recv_until`] returned no value.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum RecvError {
+    /// The deadline passed first.
+    Timeout,
+    /// The sender dropped without sending.
+    Closed,
+}
+
+/// A channel for one value.
+pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
+    let slot = Arc::new(Mutex::new(State::Empty(None)));
+    (Sender(Arc::clone(&slot)), Receiver(slot))
+}
+
+fn lock<T>(slot: &Mutex<State<T>>) -> MutexGuard<'_, State<T>> {
+    slot.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<T> Sender<T> {
+    /// Hands `value` over, waking the receiver if it sleeps; the value is dropped when the
+    /// receiver is gone.
+    pub(crate) fn send(self, value: T) {
+        let sleeper = {
+            let mut state = lock(&self.0);
+            match std::mem::replace(&mut *state, State::Sent(value)) {
+                State::Empty(sleeper) => sleeper,
+                _ => None,
+            }
+        };
+        if let Some(thread) = sleeper {
+            thread.unpark();
+        }
+    }
+
+    /// Whether the receiver is gone (its caller stopped waiting).
+    pub(crate) fn is_withdrawn(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        let sleeper = {
+            let mut state = lock(&self.0);
+            match &mut *state {
+                State::Empty(sleeper) => {
+                    let sleeper = sleeper.take();
+                    *state = State::Closed;
+                    sleeper
+                }
+                _ => None,
+            }
+        };
+        if let Some(thread) = sleeper {
+            thread.unpark();
+        }
+    }
+}
+
+impl<T> Receiver<T> {
+    /// The value, waiting for it until `deadline` (`None`: as long as it takes).
+    pub(crate) fn recv_until(&self, deadline: Option<Instant>) -> Result<T, RecvError> {
+        loop {
+            {
+                let mut state = lock(&self.0);
+                match std::mem::replace(&mut *state, State::Closed) {
+                    State::Sent(value) => return Ok(value),
+                    State::Closed => return Err(RecvError::Closed),
+                    State::Empty(_) => *state = State::Empty(Some(thread::current())),
+                }
+            }
+            // A wake between the unlock and the park is kept by the thread's token.
+            match deadline {
+                None => thread::park(),
+                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => thread::park_timeout(left),
+                    _ => return self.settle(),
+                },
+            }
+        }
+    }
+
+    /// At the deadline: the value if it came after all, else `Timeout`.
+    fn settle(&self) -> Result<T, RecvError> {
+        let mut state = lock(&self.0);
+        match std::mem::replace(&mut *state, State::Closed) {
+            State::Sent(value) => Ok(value),
+            State::Closed => Err(RecvError::Closed),
+            State::Empty(_) => {
+                *state = State::Empty(None);
+                Err(RecvError::Timeout)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn issue13_a_value_sent_from_another_thread_is_received() {
+        let (tx, rx) = channel();
+        let sender = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            tx.send(7u32);
+        });
+        assert_eq!(rx.recv_until(None), Ok(7));
+        sender.join().unwrap();
+    }
+
+    #[test]
+    fn issue13_a_dropped_sender_closes_and_a_deadline_times_out() {
+        let (tx, rx) = channel::<u32>();
+        let soon = Instant::now() + Duration::from_millis(30);
+        assert_eq!(rx.recv_until(Some(soon)), Err(RecvError::Timeout));
+        assert!(Instant::now() >= soon);
+        drop(tx);
+        assert_eq!(rx.recv_until(None), Err(RecvError::Closed));
+    }
+
+    #[test]
+    fn issue13_item3_the_sender_sees_a_receiver_that_gave_up() {
+        let (tx, rx) = channel::<u32>();
+        assert!(!tx.is_withdrawn());
+        drop(rx);
+        assert!(tx.is_withdrawn());
+        tx.send(1); // dropped, no one waits
+    }
+}
