@@ -488,3 +488,97 @@ fn spill_03_06_out_04_ten_megabytes_round_trip() {
     let preview = shown.split("\n\n(Omitted ").next().unwrap();
     assert!(preview.len() <= 1000);
 }
+
+/// A host session's files (issue 10 item 4: written once for both drivers): recording, the
+/// transcript file is created at once and takes what the recorder writes, its header saying
+/// the driver's description.
+#[test]
+fn issue_10_4_session_files_record_into_the_transcript_file() {
+    use musewire_core::client::{ClientConfig, Driven, Input};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let (mut driven, mut files): (Driven<()>, _) = musewire_store::SessionFiles::open(
+        ClientConfig::default(),
+        Some(&path),
+        Instant::now(),
+        "recorded by a test",
+    )
+    .unwrap();
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        b"",
+        "created before anything is recorded"
+    );
+    let (_, recorded, _) = driven.handle(Instant::now(), Input::Timeout, || None);
+    let header: serde_json::Value =
+        serde_json::from_slice(recorded.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(header["description"], "recorded by a test");
+    files.record(&recorded).unwrap();
+    files.record(b"more\n").unwrap();
+    let mut expected = recorded.clone();
+    expected.extend_from_slice(b"more\n");
+    assert_eq!(fs::read(&path).unwrap(), expected);
+}
+
+/// Not recording: no recorder, no file, and recording nothing succeeds.
+#[test]
+fn issue_10_4_session_files_without_recording_write_nothing() {
+    use musewire_core::client::{ClientConfig, Driven, Input};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut driven, mut files): (Driven<()>, _) =
+        musewire_store::SessionFiles::open(ClientConfig::default(), None, Instant::now(), "unused")
+            .unwrap();
+    let (_, recorded, _) = driven.handle(Instant::now(), Input::Timeout, || None);
+    assert!(recorded.is_empty());
+    files.record(b"ignored").unwrap();
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// A transcript file that can't be created is the opening's error (as the drivers' spawn
+/// reported it before).
+#[test]
+fn issue_10_4_session_files_a_transcript_that_cannot_be_created_fails_the_opening() {
+    use musewire_core::client::{ClientConfig, Driven};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing").join("session.jsonl");
+    let opened: io::Result<(Driven<()>, _)> = musewire_store::SessionFiles::open(
+        ClientConfig::default(),
+        Some(&path),
+        Instant::now(),
+        "unused",
+    );
+    assert_eq!(opened.unwrap_err().kind(), io::ErrorKind::NotFound);
+}
+
+/// SPILL-05: a policy without a store answers every save with the no-store failure.
+#[test]
+fn spill_05_session_files_without_a_store_fail_the_save() {
+    use musewire_core::client::{ClientConfig, Driven};
+    let (_, mut files): (Driven<()>, _) =
+        musewire_store::SessionFiles::open(ClientConfig::default(), None, Instant::now(), "unused")
+            .unwrap();
+    let failed = files.save(&write("abc", "out.txt", "hello")).unwrap_err();
+    assert_eq!(failed, SaveFailure::no_store());
+}
+
+/// SPILL-06: a policy with a store saves in the configured spill directory, privately.
+#[test]
+fn spill_06_session_files_save_in_the_configured_spill_dir() {
+    use musewire_core::client::{ClientConfig, Driven};
+    let dir = tempfile::tempdir().unwrap();
+    let config = ClientConfig {
+        spill: SpillPolicy {
+            max_inline_bytes: Some(4),
+            has_store: true,
+        },
+        spill_dir: Some(dir.path().join("spill")),
+        ..ClientConfig::default()
+    };
+    let (_, mut files): (Driven<()>, _) =
+        musewire_store::SessionFiles::open(config, None, Instant::now(), "unused").unwrap();
+    let saved = files.save(&write("abc", "out.txt", "hello")).unwrap();
+    let path = PathBuf::from(&saved.spill_ref.locator);
+    assert!(path.starts_with(dir.path().join("spill")));
+    assert_eq!(fs::read_to_string(&path).unwrap(), "hello");
+    assert_eq!(mode(&path), 0o600);
+}

@@ -1,0 +1,66 @@
+//! A host session's local files, written once for both drivers (issue 10 item 4): the
+//! transcript a recording appends to, with the core's [`Recorder`] that writes its lines, and
+//! the spill store of host tool results (SPILL-06). A driver opens them with the session's
+//! client and hands its [`Plumbing::record`](musewire_core::client::Plumbing::record) and
+//! [`Plumbing::save`](musewire_core::client::Plumbing::save) on to them.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use musewire_core::client::{Client, ClientConfig, Driven, Recorder};
+use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
+
+use crate::LocalStore;
+
+/// The files a host session writes: the transcript file when recording, and the spill store
+/// when the client's spill policy has one.
+#[derive(Debug)]
+pub struct SessionFiles {
+    /// The transcript file, when recording.
+    transcript: Option<File>,
+    /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
+    store: Option<LocalStore>,
+}
+
+impl SessionFiles {
+    /// Starts a session's client at `now` with `config`, and opens its files: with `record`,
+    /// the transcript file is created there (truncated when it exists; its error is this
+    /// call's) and the client's bookkeeping records into it, its header saying
+    /// `description`; the spill store is [`LocalStore::for_client`] (nothing is touched until
+    /// its first save).
+    pub fn open<W>(
+        config: ClientConfig,
+        record: Option<&Path>,
+        now: Instant,
+        description: &str,
+    ) -> io::Result<(Driven<W>, Self)> {
+        let (recorder, transcript) = match record {
+            Some(path) => (
+                Some(Recorder::new(now, &config, &[], description)),
+                Some(File::create(path)?),
+            ),
+            None => (None, None),
+        };
+        let files = SessionFiles {
+            transcript,
+            store: LocalStore::for_client(&config),
+        };
+        Ok((Driven::new(Client::new(config, now), recorder), files))
+    }
+
+    /// Appends transcript bytes to the transcript file; nothing when not recording.
+    pub fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
+        match &mut self.transcript {
+            Some(file) => file.write_all(transcript),
+            None => Ok(()),
+        }
+    }
+
+    /// Saves a host tool result's text with the spill store (SPILL-03, SPILL-06), as
+    /// [`LocalStore::spill`] answers it ([`SaveFailure::no_store`] without a store).
+    pub fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
+        LocalStore::spill(self.store.as_mut(), write)
+    }
+}
