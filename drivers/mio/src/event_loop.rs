@@ -16,7 +16,6 @@ use mio::{Interest, Registry, Token};
 use musewire_core::client::{
     Answer, ClientConfig, ClientEvent, Driven, Flow, Input, Plumbing, Replied, RequestKey,
 };
-use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::SessionFiles;
 
 use crate::handlers::{self, Registered, Running};
@@ -76,11 +75,10 @@ pub(crate) fn prepare(
         flow: Arc::clone(&flow),
     };
     let (events_tx, events) = mpsc::channel();
-    let (driven, files) = SessionFiles::open(config, record, Instant::now(), &describe(&command))?;
+    let driven = SessionFiles::open(config, record, Instant::now(), &describe(&command))?;
     let agent = Agent {
         driven,
         io: Io {
-            files,
             child,
             registry,
             base,
@@ -107,14 +105,13 @@ pub(crate) fn prepare(
 
 /// One agent on a reactor: the core's bookkeeping and the agent's I/O.
 pub(crate) struct Agent {
-    driven: Driven<mpsc::Sender<Reply>>,
+    /// With the session's files: its transcript (when recording) and spill store.
+    driven: Driven<mpsc::Sender<Reply>, SessionFiles>,
     io: Io,
 }
 
 /// The agent's I/O: its process and pipes, and the channels to the application.
 struct Io {
-    /// The session's transcript file (when recording) and spill store (SPILL-06).
-    files: SessionFiles,
     child: Child,
     /// The reactor's registry, and the first of the agent's tokens in it.
     registry: Arc<Registry>,
@@ -374,16 +371,8 @@ impl Plumbing for Io {
         let _ = self.close_pipe();
     }
 
-    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
-        self.files.record(transcript)
-    }
-
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         self.child.try_wait()
-    }
-
-    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
-        self.files.save(write)
     }
 }
 

@@ -25,7 +25,6 @@ use musewire_core::client::{
     Answer, ClientConfig, ClientEvent, Driven, Flow, Input as ClientInput, Plumbing, Replied,
     RequestKey,
 };
-use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_store::SessionFiles;
 use smol::channel;
 use smol::future;
@@ -82,11 +81,10 @@ pub(crate) fn start(
     // Bounded by the backlog of stdout read for it (see the module docs).
     let (events_tx, events) = channel::unbounded();
     let description = "recorded live by musewire-smol";
-    let (driven, files) = SessionFiles::open(config, record, Instant::now(), description)?;
+    let driven = SessionFiles::open(config, record, Instant::now(), description)?;
     let state = Driver {
         driven,
         io: Io {
-            files,
             child,
             stdin: Some(stdin),
             out: VecDeque::new(),
@@ -122,14 +120,13 @@ pub(crate) fn start(
 }
 
 struct Driver {
-    driven: Driven<channel::Sender<Reply>>,
+    /// With the session's files: its transcript (when recording) and spill store.
+    driven: Driven<channel::Sender<Reply>, SessionFiles>,
     io: Io,
 }
 
 /// The task's I/O: the agent's process and pipes, and the channels to the application.
 struct Io {
-    /// The session's transcript file (when recording) and spill store (SPILL-06).
-    files: SessionFiles,
     child: Child,
     stdin: Option<ChildStdin>,
     /// Bytes waiting for the agent's stdin, written as it takes them.
@@ -391,15 +388,7 @@ impl Plumbing for Io {
         }
     }
 
-    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
-        self.files.record(transcript)
-    }
-
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         self.child.try_status()
-    }
-
-    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
-        self.files.save(write)
     }
 }

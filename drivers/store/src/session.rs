@@ -1,15 +1,15 @@
 //! A host session's local files, written once for both drivers (issue 10 item 4): the
 //! transcript a recording appends to, with the core's [`Recorder`] that writes its lines, and
 //! the spill store of host tool results (SPILL-06). A driver opens them with the session's
-//! client and hands its [`Plumbing::record`](musewire_core::client::Plumbing::record) and
-//! [`Plumbing::save`](musewire_core::client::Plumbing::save) on to them.
+//! client; its [`Driven`] then writes them itself ([`LocalFiles`]), so the driver's own
+//! [`Plumbing`](musewire_core::client::Plumbing) is left with its process and pipes.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use musewire_core::client::{Client, ClientConfig, Driven, Recorder};
+use musewire_core::client::{Client, ClientConfig, Driven, LocalFiles, Recorder};
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 
 use crate::LocalStore;
@@ -25,33 +25,34 @@ pub struct SessionFiles {
 }
 
 impl SessionFiles {
-    /// Starts a session's client at `now` with `config`, and opens its files: with `record`,
-    /// the transcript file is created there (truncated when it exists; its error is this
-    /// call's) and the client's bookkeeping records into it, its header saying
-    /// `description`; the spill store is [`LocalStore::for_client`] (nothing is touched until
-    /// its first save).
+    /// Starts a session's client at `now` with `config`, with its files: with `record`, the
+    /// transcript file is created there (truncated when it exists; its error is this call's)
+    /// and the client's bookkeeping records into it, its header saying `description`; the
+    /// spill store is [`LocalStore::for_client`] (nothing is touched until its first save).
     pub fn open<W>(
         config: ClientConfig,
         record: Option<&Path>,
         now: Instant,
         description: &str,
-    ) -> io::Result<(Driven<W>, Self)> {
-        let (recorder, transcript) = match record {
-            Some(path) => (
-                Some(Recorder::new(now, &config, &[], description)),
-                Some(File::create(path)?),
-            ),
-            None => (None, None),
-        };
-        let files = SessionFiles {
-            transcript,
-            store: LocalStore::for_client(&config),
-        };
-        Ok((Driven::new(Client::new(config, now), recorder), files))
+    ) -> io::Result<Driven<W, Self>> {
+        let files = Self::create(&config, record)?;
+        let recorder = record.map(|_| Recorder::new(now, &config, &[], description));
+        Ok(Driven::new(Client::new(config, now), recorder, files))
     }
 
+    /// The files alone, as [`SessionFiles::open`] makes them: the transcript file created at
+    /// `record` (truncated when it exists), and [`LocalStore::for_client`].
+    pub fn create(config: &ClientConfig, record: Option<&Path>) -> io::Result<Self> {
+        Ok(SessionFiles {
+            transcript: record.map(File::create).transpose()?,
+            store: LocalStore::for_client(config),
+        })
+    }
+}
+
+impl LocalFiles for SessionFiles {
     /// Appends transcript bytes to the transcript file; nothing when not recording.
-    pub fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
+    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
         match &mut self.transcript {
             Some(file) => file.write_all(transcript),
             None => Ok(()),
@@ -60,7 +61,7 @@ impl SessionFiles {
 
     /// Saves a host tool result's text with the spill store (SPILL-03, SPILL-06), as
     /// [`LocalStore::spill`] answers it ([`SaveFailure::no_store`] without a store).
-    pub fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
+    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
         LocalStore::spill(self.store.as_mut(), write)
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use musewire_core::client::{ClientConfig, LocalFiles};
 use musewire_core::output::{
     read_result, OutputCatalog, OutputError, OutputRef, ReadParams, ReadRequest, ReaderWalk,
     TEXT_MEDIA_TYPE,
@@ -18,7 +19,8 @@ use musewire_core::spill::{
 };
 use musewire_core::wire::{ContentBlock, ToolResult};
 use musewire_store::{
-    session_dir_name, LeafWriter, LocalStore, StoreError, RETRIEVAL_HINT, TEMP_ROOT_PREFIX,
+    session_dir_name, LeafWriter, LocalStore, SessionFiles, StoreError, RETRIEVAL_HINT,
+    TEMP_ROOT_PREFIX,
 };
 
 fn write(session: &str, name: &str, content: &str) -> SpillWrite {
@@ -490,15 +492,16 @@ fn spill_03_06_out_04_ten_megabytes_round_trip() {
 }
 
 /// A host session's files (issue 10 item 4: written once for both drivers): recording, the
-/// transcript file is created at once and takes what the recorder writes, its header saying
-/// the driver's description.
+/// transcript file is created at once, the client's recorder writes a header saying the
+/// driver's description, and the files append what they are given.
 #[test]
 fn issue_10_4_session_files_record_into_the_transcript_file() {
-    use musewire_core::client::{ClientConfig, Driven, Input};
+    use musewire_core::client::{Driven, Input};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");
-    let (mut driven, mut files): (Driven<()>, _) = musewire_store::SessionFiles::open(
-        ClientConfig::default(),
+    let config = ClientConfig::default();
+    let mut driven: Driven<(), SessionFiles> = SessionFiles::open(
+        config.clone(),
         Some(&path),
         Instant::now(),
         "recorded by a test",
@@ -513,6 +516,8 @@ fn issue_10_4_session_files_record_into_the_transcript_file() {
     let header: serde_json::Value =
         serde_json::from_slice(recorded.split(|&b| b == b'\n').next().unwrap()).unwrap();
     assert_eq!(header["description"], "recorded by a test");
+
+    let mut files = SessionFiles::create(&config, Some(&path)).unwrap();
     files.record(&recorded).unwrap();
     files.record(b"more\n").unwrap();
     let mut expected = recorded.clone();
@@ -523,13 +528,14 @@ fn issue_10_4_session_files_record_into_the_transcript_file() {
 /// Not recording: no recorder, no file, and recording nothing succeeds.
 #[test]
 fn issue_10_4_session_files_without_recording_write_nothing() {
-    use musewire_core::client::{ClientConfig, Driven, Input};
+    use musewire_core::client::{Driven, Input};
     let dir = tempfile::tempdir().unwrap();
-    let (mut driven, mut files): (Driven<()>, _) =
-        musewire_store::SessionFiles::open(ClientConfig::default(), None, Instant::now(), "unused")
-            .unwrap();
+    let config = ClientConfig::default();
+    let mut driven: Driven<(), SessionFiles> =
+        SessionFiles::open(config.clone(), None, Instant::now(), "unused").unwrap();
     let (_, recorded, _) = driven.handle(Instant::now(), Input::Timeout, || None);
     assert!(recorded.is_empty());
+    let mut files = SessionFiles::create(&config, None).unwrap();
     files.record(b"ignored").unwrap();
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -538,10 +544,10 @@ fn issue_10_4_session_files_without_recording_write_nothing() {
 /// reported it before).
 #[test]
 fn issue_10_4_session_files_a_transcript_that_cannot_be_created_fails_the_opening() {
-    use musewire_core::client::{ClientConfig, Driven};
+    use musewire_core::client::Driven;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("missing").join("session.jsonl");
-    let opened: io::Result<(Driven<()>, _)> = musewire_store::SessionFiles::open(
+    let opened: io::Result<Driven<(), SessionFiles>> = SessionFiles::open(
         ClientConfig::default(),
         Some(&path),
         Instant::now(),
@@ -553,10 +559,7 @@ fn issue_10_4_session_files_a_transcript_that_cannot_be_created_fails_the_openin
 /// SPILL-05: a policy without a store answers every save with the no-store failure.
 #[test]
 fn spill_05_session_files_without_a_store_fail_the_save() {
-    use musewire_core::client::{ClientConfig, Driven};
-    let (_, mut files): (Driven<()>, _) =
-        musewire_store::SessionFiles::open(ClientConfig::default(), None, Instant::now(), "unused")
-            .unwrap();
+    let mut files = SessionFiles::create(&ClientConfig::default(), None).unwrap();
     let failed = files.save(&write("abc", "out.txt", "hello")).unwrap_err();
     assert_eq!(failed, SaveFailure::no_store());
 }
@@ -564,7 +567,6 @@ fn spill_05_session_files_without_a_store_fail_the_save() {
 /// SPILL-06: a policy with a store saves in the configured spill directory, privately.
 #[test]
 fn spill_06_session_files_save_in_the_configured_spill_dir() {
-    use musewire_core::client::{ClientConfig, Driven};
     let dir = tempfile::tempdir().unwrap();
     let config = ClientConfig {
         spill: SpillPolicy {
@@ -574,8 +576,7 @@ fn spill_06_session_files_save_in_the_configured_spill_dir() {
         spill_dir: Some(dir.path().join("spill")),
         ..ClientConfig::default()
     };
-    let (_, mut files): (Driven<()>, _) =
-        musewire_store::SessionFiles::open(config, None, Instant::now(), "unused").unwrap();
+    let mut files = SessionFiles::create(&config, None).unwrap();
     let saved = files.save(&write("abc", "out.txt", "hello")).unwrap();
     let path = PathBuf::from(&saved.spill_ref.locator);
     assert!(path.starts_with(dir.path().join("spill")));
