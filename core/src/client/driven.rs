@@ -4,7 +4,9 @@
 //! A driver hands every input to [`Driven::handle`]; it gets back what a call returned, the
 //! transcript bytes to append to its recording file, and the work to do, in order: bytes to
 //! write, the agent to stop, events for the application, and answers for the callers that
-//! wait on a request.
+//! wait on a request. [`Driven::input`] performs that work itself: the driver's own I/O
+//! through its [`Plumbing`], the session's files (the transcript, the spill store) through
+//! the [`LocalFiles`] it was made with.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -75,8 +77,9 @@ pub trait Plumbing {
     type WaitEnd;
     /// Where the loop says what a call returned.
     type Reply;
-    /// The driver's I/O error.
-    type Error;
+    /// The driver's I/O error (a failed append to the transcript, [`LocalFiles::record`],
+    /// is one).
+    type Error: From<std::io::Error>;
 
     /// Queues bytes for the agent's stdin.
     fn write(&mut self, bytes: Vec<u8>);
@@ -100,28 +103,50 @@ pub trait Plumbing {
     fn finished(&mut self, key: &RequestKey);
     /// The agent is to be stopped: close its stdin (it is killed after `grace`).
     fn close_stdin(&mut self, grace: Duration);
-    /// Appends transcript bytes to the recording (called only when recording).
-    fn record(&mut self, transcript: &[u8]) -> Result<(), Self::Error>;
     /// The agent's exit status, once it has exited (asked until it has; [`Driven`] keeps it:
     /// [`Driven::exit_status`]).
     fn try_exit(&mut self) -> Result<Option<std::process::ExitStatus>, Self::Error>;
-    /// Saves a host tool result's text with the driver's spill store (SPILL-03, SPILL-06).
-    /// A driver without a store keeps the default, a failed save (SPILL-05: the result goes
-    /// on unchanged); [`ClientConfig::spill`](super::ClientConfig::spill)'s `has_store` says
-    /// whether the client asks at all.
-    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
-        let _ = write;
+}
+
+/// A session's local files, the same for every driver and apart from its own I/O
+/// ([`Plumbing`]): the transcript its recorder's lines are appended to, and the spill store
+/// of host tool results (issue 10 item 4; `musewire_store::SessionFiles` is the one
+/// implementation with files). The core only hands them bytes; it opens nothing.
+pub trait LocalFiles {
+    /// Appends transcript bytes to the recording (called only when recording).
+    fn record(&mut self, transcript: &[u8]) -> std::io::Result<()>;
+    /// Saves a host tool result's text with the spill store (SPILL-03, SPILL-06); without a
+    /// store, a failed save (SPILL-05: the result goes on unchanged).
+    /// [`ClientConfig::spill`](super::ClientConfig::spill)'s `has_store` says whether the
+    /// client asks at all.
+    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure>;
+}
+
+/// No local files: nothing is appended, and a save fails as without a store (SPILL-05). For
+/// a [`Driven`] whose driver takes the transcript from [`Driven::handle`] and writes it
+/// itself (`musewire tap`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoFiles;
+
+impl LocalFiles for NoFiles {
+    fn record(&mut self, _transcript: &[u8]) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn save(&mut self, _write: &SpillWrite) -> Result<Saved, SaveFailure> {
         Err(SaveFailure::no_store())
     }
 }
 
-/// A client with its recorder and waiting callers. `W` is whatever a driver wakes a waiting
-/// caller with (a channel's sending end).
+/// A client with its recorder, its session's files and waiting callers. `W` is whatever a
+/// driver wakes a waiting caller with (a channel's sending end); `F`, where the session's
+/// transcript and spilled results go ([`LocalFiles`]).
 #[derive(Debug)]
-pub struct Driven<W> {
+pub struct Driven<W, F = NoFiles> {
     /// The client.
     pub client: Client,
     recorder: Option<Recorder>,
+    files: F,
     waiters: BTreeMap<RequestId, W>,
     /// When the agent is killed unless it has exited.
     kill_at: Option<Instant>,
@@ -136,12 +161,14 @@ pub struct Driven<W> {
     exit_checked: Option<Instant>,
 }
 
-impl<W> Driven<W> {
-    /// Bookkeeping around `client`, recording when `recorder` is given.
-    pub fn new(client: Client, recorder: Option<Recorder>) -> Self {
+impl<W, F: LocalFiles> Driven<W, F> {
+    /// Bookkeeping around `client`, recording when `recorder` is given; [`Driven::input`]
+    /// appends what it records to `files`, and saves spilled host tool results with them.
+    pub fn new(client: Client, recorder: Option<Recorder>, files: F) -> Self {
         Driven {
             client,
             recorder,
+            files,
             waiters: BTreeMap::new(),
             kill_at: None,
             exit: None,
@@ -153,7 +180,8 @@ impl<W> Driven<W> {
     }
 
     /// Hands `input` in and performs its work through `io`, in order, recording it when
-    /// recording. `waiter` as for [`Driven::handle`].
+    /// recording (appended to the session's files, which save its spill writes, each then
+    /// answered as its own input). `waiter` as for [`Driven::handle`].
     pub fn input<P: Plumbing<Waiter = W>>(
         &mut self,
         now: Instant,
@@ -167,11 +195,11 @@ impl<W> Driven<W> {
             _ => {}
         }
         let mut sent = 0;
-        let mut saved = Vec::new();
+        let mut writes = Vec::new();
         let (result, recorded) = self.handle_with(now, input, waiter, |work| match work {
             Work::Write(bytes) => io.write(bytes),
             Work::StopAgent => io.kill(),
-            Work::SpillWrite(id, write) => saved.push((id, io.save(&write))),
+            Work::SpillWrite(id, write) => writes.push((id, write)),
             Work::Event(event) => sent += usize::from(io.event(event)),
             Work::Answer(waiter, answer) => io.answer(waiter, answer),
         });
@@ -179,9 +207,13 @@ impl<W> Driven<W> {
             self.backlog.sent();
         }
         if !recorded.is_empty() {
-            io.record(&recorded)?;
+            self.files.record(&recorded)?;
         }
         // A save is answered once its input's work is done, as its own input (recorded so).
+        let saved: Vec<_> = writes
+            .into_iter()
+            .map(|(id, write)| (id, self.files.save(&write)))
+            .collect();
         for (id, saved) in saved {
             self.input(now, Input::SpillDone(id, saved), no_waiter::<W>, io)?;
         }

@@ -64,7 +64,8 @@ pub use answer::{CallError, FromAnswer};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
 pub use driven::{
-    Answer, Answered, Driven, Plumbing, Work, EXIT_CHECK_WHILE_OPEN, REAP_TICK, WRITE_BACKLOG_BYTES,
+    Answer, Answered, Driven, LocalFiles, NoFiles, Plumbing, Work, EXIT_CHECK_WHILE_OPEN,
+    REAP_TICK, WRITE_BACKLOG_BYTES,
 };
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use musewire_core::client::{
-    Call, Client, ClientConfig, ClientEvent, Driven, Input, Recorder, Work,
+    Call, Client, ClientConfig, ClientEvent, Driven, Input, NoFiles, Recorder, Work,
 };
 use musewire_core::frame::{Line, LineDecoder};
 use serde_json::Value;
@@ -166,7 +166,7 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
     let transcript = crate::output::create_private(&args.output)
         .map_err(|e| format!("{}: {e}", args.output.display()))?;
     let shared = Arc::new(Mutex::new(Shared {
-        driven: Driven::new(Client::new(config, start), Some(recorder)),
+        driven: Driven::new(Client::new(config, start), Some(recorder), NoFiles),
         transcript,
         failed: false,
     }));

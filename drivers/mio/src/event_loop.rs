@@ -14,11 +14,9 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Interest, Registry, Token};
 use musewire_core::client::{
-    Answer, Client, ClientConfig, ClientEvent, Driven, Flow, Input, Plumbing, Recorder, Replied,
-    RequestKey,
+    Answer, ClientConfig, ClientEvent, Driven, Flow, Input, Plumbing, Replied, RequestKey,
 };
-use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
-use musewire_store::LocalStore;
+use musewire_store::SessionFiles;
 
 use crate::handlers::{self, Registered, Running};
 use crate::reactor::Link;
@@ -78,21 +76,10 @@ pub(crate) fn prepare(
         room: Arc::default(),
     };
     let (events_tx, events) = mpsc::channel();
-    let now = Instant::now();
-    let (recorder, recording) = match record {
-        Some(path) => (
-            Some(Recorder::new(now, &config, &[], &describe(&command))),
-            Some(std::fs::File::create(path)?),
-        ),
-        None => (None, None),
-    };
-    // The local store of spilled host tool results (SPILL-06), when the policy has one.
-    let store = LocalStore::for_client(&config);
+    let driven = SessionFiles::open(config, record, Instant::now(), &describe(&command))?;
     let agent = Agent {
-        driven: Driven::new(Client::new(config, now), recorder),
+        driven,
         io: Io {
-            store,
-            recording,
             child,
             registry,
             base,
@@ -119,14 +106,13 @@ pub(crate) fn prepare(
 
 /// One agent on a reactor: the core's bookkeeping and the agent's I/O.
 pub(crate) struct Agent {
-    driven: Driven<oneshot::Sender<Reply>>,
+    /// With the session's files: its transcript (when recording) and spill store.
+    driven: Driven<oneshot::Sender<Reply>, SessionFiles>,
     io: Io,
 }
 
 /// The agent's I/O: its process and pipes, and the channels to the application.
 struct Io {
-    /// The transcript file, when recording.
-    recording: Option<std::fs::File>,
     child: Child,
     /// The reactor's registry, and the first of the agent's tokens in it.
     registry: Arc<Registry>,
@@ -146,8 +132,6 @@ struct Io {
     caller: Caller,
     /// Backpressure on events (issue 14, item 3): what the application has taken.
     flow: Arc<Flow>,
-    /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
-    store: Option<LocalStore>,
 }
 
 impl Agent {
@@ -397,19 +381,8 @@ impl Plumbing for Io {
         let _ = self.close_pipe();
     }
 
-    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
-        match &mut self.recording {
-            Some(file) => file.write_all(transcript),
-            None => Ok(()),
-        }
-    }
-
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         self.child.try_wait()
-    }
-
-    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
-        LocalStore::spill(self.store.as_mut(), write)
     }
 }
 

@@ -22,11 +22,10 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Answer, Client, ClientConfig, ClientEvent, Driven, Flow, Input as ClientInput, Plumbing,
-    Recorder, Replied, RequestKey,
+    Answer, ClientConfig, ClientEvent, Driven, Flow, Input as ClientInput, Plumbing, Replied,
+    RequestKey,
 };
-use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
-use musewire_store::LocalStore;
+use musewire_store::SessionFiles;
 use smol::channel;
 use smol::future;
 use smol::io::AsyncWrite;
@@ -81,26 +80,11 @@ pub(crate) fn start(
     let (resume_tx, resume) = channel::bounded(1);
     // Bounded by the backlog of stdout read for it (see the module docs).
     let (events_tx, events) = channel::unbounded();
-    let now = Instant::now();
-    let (recorder, recording) = match record {
-        Some(path) => (
-            Some(Recorder::new(
-                now,
-                &config,
-                &[],
-                "recorded live by musewire-smol",
-            )),
-            Some(std::fs::File::create(path)?),
-        ),
-        None => (None, None),
-    };
-    // The local store of spilled host tool results (SPILL-06), when the policy has one.
-    let store = LocalStore::for_client(&config);
+    let description = "recorded live by musewire-smol";
+    let driven = SessionFiles::open(config, record, Instant::now(), description)?;
     let state = Driver {
-        driven: Driven::new(Client::new(config, now), recorder),
+        driven,
         io: Io {
-            store,
-            recording,
             child,
             stdin: Some(stdin),
             out: VecDeque::new(),
@@ -136,14 +120,13 @@ pub(crate) fn start(
 }
 
 struct Driver {
-    driven: Driven<channel::Sender<Reply>>,
+    /// With the session's files: its transcript (when recording) and spill store.
+    driven: Driven<channel::Sender<Reply>, SessionFiles>,
     io: Io,
 }
 
 /// The task's I/O: the agent's process and pipes, and the channels to the application.
 struct Io {
-    /// The transcript file, when recording.
-    recording: Option<std::fs::File>,
     child: Child,
     stdin: Option<ChildStdin>,
     /// Bytes waiting for the agent's stdin, written as it takes them.
@@ -168,8 +151,6 @@ struct Io {
     timer_at: Option<Instant>,
     /// Backpressure on events: what the application took (see the module docs).
     flow: Arc<Flow>,
-    /// Where spilled host tool results are saved (SPILL-06), when the policy has a store.
-    store: Option<LocalStore>,
     /// The application's host handlers, and the ones running.
     handlers: Arc<Mutex<Handlers>>,
     running: Running,
@@ -413,19 +394,7 @@ impl Plumbing for Io {
         }
     }
 
-    fn record(&mut self, transcript: &[u8]) -> io::Result<()> {
-        use std::io::Write as _;
-        match &mut self.recording {
-            Some(file) => file.write_all(transcript),
-            None => Ok(()),
-        }
-    }
-
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         self.child.try_status()
-    }
-
-    fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure> {
-        LocalStore::spill(self.store.as_mut(), write)
     }
 }

@@ -3,7 +3,8 @@
 //! The local spill store (SPILL-06), written once for both drivers: it performs the
 //! [`SpillWrite`] actions of [`musewire_core::spill`] and the positioned reads of
 //! [`musewire_core::output`], with real file I/O. The randomness the core never draws lives
-//! here too.
+//! here too. A host session's local files, the transcript of a recording and this store, are
+//! one [`SessionFiles`].
 //!
 //! ## Layout
 //!
@@ -178,6 +179,9 @@ pub fn os_random() -> io::Result<[u8; 8]> {
 
 pub use musewire_core::output::ReadBytes;
 pub use musewire_core::spill::Saved;
+
+mod session;
+pub use session::SessionFiles;
 
 /// Where the root is.
 #[derive(Debug, Clone)]

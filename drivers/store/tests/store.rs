@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use musewire_core::client::{ClientConfig, LocalFiles};
 use musewire_core::output::{
     read_result, OutputCatalog, OutputError, OutputRef, ReadParams, ReadRequest, ReaderWalk,
     TEXT_MEDIA_TYPE,
@@ -18,7 +19,8 @@ use musewire_core::spill::{
 };
 use musewire_core::wire::{ContentBlock, ToolResult};
 use musewire_store::{
-    session_dir_name, LeafWriter, LocalStore, StoreError, RETRIEVAL_HINT, TEMP_ROOT_PREFIX,
+    session_dir_name, LeafWriter, LocalStore, SessionFiles, StoreError, RETRIEVAL_HINT,
+    TEMP_ROOT_PREFIX,
 };
 
 fn write(session: &str, name: &str, content: &str) -> SpillWrite {
@@ -487,4 +489,117 @@ fn spill_03_06_out_04_ten_megabytes_round_trip() {
     assert_eq!(Sha256::digest(&whole), Sha256::digest(text.as_bytes()));
     let preview = shown.split("\n\n(Omitted ").next().unwrap();
     assert!(preview.len() <= 1000);
+}
+
+/// A host session's files (issue 10 item 4: written once for both drivers): recording, the
+/// transcript file is created at once, the client's recorder writes a header saying the
+/// driver's description, and the files append what they are given.
+#[test]
+fn issue_10_4_session_files_record_into_the_transcript_file() {
+    use musewire_core::client::{Driven, Input};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let config = ClientConfig::default();
+    let mut driven: Driven<(), SessionFiles> = SessionFiles::open(
+        config.clone(),
+        Some(&path),
+        Instant::now(),
+        "recorded by a test",
+    )
+    .unwrap();
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        b"",
+        "created before anything is recorded"
+    );
+    let (_, recorded, _) = driven.handle(Instant::now(), Input::Timeout, || None);
+    let header: serde_json::Value =
+        serde_json::from_slice(recorded.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(header["description"], "recorded by a test");
+
+    let mut files = SessionFiles::create(&config, Some(&path)).unwrap();
+    files.record(&recorded).unwrap();
+    files.record(b"more\n").unwrap();
+    let mut expected = recorded.clone();
+    expected.extend_from_slice(b"more\n");
+    assert_eq!(fs::read(&path).unwrap(), expected);
+}
+
+/// Not recording: no recorder, no file, and recording nothing succeeds.
+#[test]
+fn issue_10_4_session_files_without_recording_write_nothing() {
+    use musewire_core::client::{Driven, Input};
+    let dir = tempfile::tempdir().unwrap();
+    let config = ClientConfig::default();
+    let mut driven: Driven<(), SessionFiles> =
+        SessionFiles::open(config.clone(), None, Instant::now(), "unused").unwrap();
+    let (_, recorded, _) = driven.handle(Instant::now(), Input::Timeout, || None);
+    assert!(recorded.is_empty());
+    let mut files = SessionFiles::create(&config, None).unwrap();
+    files.record(b"ignored").unwrap();
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// A transcript file that can't be created is the opening's error (as the drivers' spawn
+/// reported it before).
+#[test]
+fn issue_10_4_session_files_a_transcript_that_cannot_be_created_fails_the_opening() {
+    use musewire_core::client::Driven;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing").join("session.jsonl");
+    let opened: io::Result<Driven<(), SessionFiles>> = SessionFiles::open(
+        ClientConfig::default(),
+        Some(&path),
+        Instant::now(),
+        "unused",
+    );
+    assert_eq!(opened.unwrap_err().kind(), io::ErrorKind::NotFound);
+}
+
+/// Security (issue 10 item 4): a transcript is created private (0600), and a symlink planted
+/// where it goes is refused, never followed (its target is left untouched).
+#[test]
+fn issue_10_4_session_files_a_transcript_is_private_and_never_written_through_a_symlink() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let mut files = SessionFiles::create(&ClientConfig::default(), Some(&path)).unwrap();
+    files.record(b"{}\n").unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+
+    let target = dir.path().join("elsewhere");
+    std::fs::write(&target, "keep").unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(SessionFiles::create(&ClientConfig::default(), Some(&link)).is_err());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+}
+
+/// SPILL-05: a policy without a store answers every save with the no-store failure.
+#[test]
+fn spill_05_session_files_without_a_store_fail_the_save() {
+    let mut files = SessionFiles::create(&ClientConfig::default(), None).unwrap();
+    let failed = files.save(&write("abc", "out.txt", "hello")).unwrap_err();
+    assert_eq!(failed, SaveFailure::no_store());
+}
+
+/// SPILL-06: a policy with a store saves in the configured spill directory, privately.
+#[test]
+fn spill_06_session_files_save_in_the_configured_spill_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ClientConfig {
+        spill: SpillPolicy {
+            max_inline_bytes: Some(4),
+            has_store: true,
+        },
+        spill_dir: Some(dir.path().join("spill")),
+        ..ClientConfig::default()
+    };
+    let mut files = SessionFiles::create(&config, None).unwrap();
+    let saved = files.save(&write("abc", "out.txt", "hello")).unwrap();
+    let path = PathBuf::from(&saved.spill_ref.locator);
+    assert!(path.starts_with(dir.path().join("spill")));
+    assert_eq!(fs::read_to_string(&path).unwrap(), "hello");
+    assert_eq!(mode(&path), 0o600);
 }

@@ -1,0 +1,105 @@
+//! The session's local files under the shared loop bookkeeping (issue 10 item 4): what
+//! [`Driven::input`] records is appended to its [`LocalFiles`], apart from the driver's
+//! [`Plumbing`], and a session that is not recording appends nothing.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{
+    Answer, Client, ClientConfig, ClientEvent, Driven, Input, LocalFiles, Plumbing, Recorder,
+    Replied, RequestKey,
+};
+use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
+
+/// Files that keep the transcript they are given where the test reads it.
+#[derive(Debug, Default)]
+struct Kept(Rc<RefCell<Vec<u8>>>);
+
+impl LocalFiles for Kept {
+    fn record(&mut self, transcript: &[u8]) -> std::io::Result<()> {
+        self.0.borrow_mut().extend_from_slice(transcript);
+        Ok(())
+    }
+
+    fn save(&mut self, _write: &SpillWrite) -> Result<Saved, SaveFailure> {
+        Err(SaveFailure::no_store())
+    }
+}
+
+/// A driver's I/O that keeps the bytes for the agent and does nothing else.
+#[derive(Default)]
+struct Pipes {
+    written: Vec<u8>,
+}
+
+impl Plumbing for Pipes {
+    type Waiter = ();
+    type WaitEnd = ();
+    type Reply = ();
+    type Error = std::io::Error;
+
+    fn write(&mut self, bytes: Vec<u8>) {
+        self.written.extend(bytes);
+    }
+    fn kill(&mut self) {}
+    fn event(&mut self, _event: ClientEvent) -> bool {
+        true
+    }
+    fn answer(&mut self, _waiter: (), _answer: Answer) {}
+    fn waiter(&mut self) -> ((), ()) {
+        ((), ())
+    }
+    fn reply(&mut self, _reply: (), _replied: Replied<()>) {}
+    fn finished(&mut self, _key: &RequestKey) {}
+    fn close_stdin(&mut self, _grace: Duration) {}
+    fn try_exit(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        Ok(None)
+    }
+}
+
+const READY: &[u8] = b"{\"type\":\"ready\",\"protocolVersions\":[1]}\n";
+
+/// Runs the construction step and a ready frame through a [`Driven`] (recording when
+/// `record`), returning what its files were given.
+fn session(record: bool) -> Vec<u8> {
+    let now = Instant::now();
+    let config = ClientConfig::default();
+    let recorder = record.then(|| Recorder::new(now, &config, &["FRAME-03"], "a test"));
+    let kept = Kept::default();
+    let transcript = Rc::clone(&kept.0);
+    let mut driven: Driven<(), Kept> = Driven::new(Client::new(config, now), recorder, kept);
+    let mut io = Pipes::default();
+    driven.input(now, Input::Timeout, || None, &mut io).unwrap();
+    driven
+        .input(now, Input::stdout(READY), || None, &mut io)
+        .unwrap();
+    let kept = transcript.borrow().clone();
+    kept
+}
+
+#[test]
+fn issue_10_4_what_the_loop_records_goes_to_the_session_files() {
+    let now = Instant::now();
+    let config = ClientConfig::default();
+    let recorder = Recorder::new(now, &config, &["FRAME-03"], "a test");
+    let mut alone: Driven<()> =
+        Driven::new(Client::new(config, now), Some(recorder), Default::default());
+    let (_, header_and_first, _) = alone.handle(now, Input::Timeout, || None);
+    let (_, second, _) = alone.handle(now, Input::stdout(READY), || None);
+
+    let kept = session(true);
+    let text = String::from_utf8(kept.clone()).unwrap();
+    assert_eq!(text.lines().count(), 3, "the header and two steps: {text}");
+    assert!(text
+        .lines()
+        .next()
+        .unwrap()
+        .contains("\"description\":\"a test\""));
+    assert_eq!(kept, [header_and_first, second].concat());
+}
+
+#[test]
+fn issue_10_4_a_session_not_recording_gives_its_files_nothing() {
+    assert_eq!(session(false), b"");
+}
