@@ -2,7 +2,8 @@
 
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
 use std::thread;
 
 use musewire_core::frame::{DecodeEvent, Frame, FrameError, StreamDecoder};
@@ -41,7 +42,7 @@ pub fn error_record(error: &FrameError) -> Value {
 struct Output {
     summary: bool,
     /// With `--typed`: frames go to a parser on another thread, so framing and parsing use
-    /// both cores; the channel is short, so memory stays bounded.
+    /// both cores; what waits for it is bounded in bytes ([`QUEUE_BYTES`]).
     typed: Option<TypedParser>,
     fatal: bool,
     line: Vec<u8>,
@@ -50,7 +51,9 @@ struct Output {
 struct TypedParser {
     batch: Vec<Frame>,
     batch_bytes: usize,
-    batches: mpsc::SyncSender<Vec<Frame>>,
+    batches: mpsc::Sender<(Vec<Frame>, usize)>,
+    /// The payload bytes of the batches sent and not yet parsed.
+    queued: Arc<AtomicUsize>,
     failures: thread::JoinHandle<u64>,
     /// Frames this thread parsed itself (see [`TypedParser::flush`]) that did not parse.
     local_failures: u64,
@@ -67,14 +70,30 @@ fn typed_failures(batch: Vec<Frame>) -> u64 {
 /// Frames go over in batches of about this many bytes (or one larger frame).
 const BATCH_BYTES: usize = 256 << 10;
 
+/// At most this many payload bytes wait for the parser thread (or one batch, when larger):
+/// past it the framing thread parses the batch itself (see [`TypedParser::flush`]).
+const QUEUE_BYTES: usize = 8 << 20;
+
 impl TypedParser {
     fn start() -> Self {
-        let (batches, inbox) = mpsc::sync_channel::<Vec<Frame>>(1);
-        let failures = thread::spawn(move || inbox.iter().map(typed_failures).sum());
+        let (batches, inbox) = mpsc::channel::<(Vec<Frame>, usize)>();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let parsed = Arc::clone(&queued);
+        let failures = thread::spawn(move || {
+            inbox
+                .iter()
+                .map(|(batch, bytes)| {
+                    let failures = typed_failures(batch);
+                    parsed.fetch_sub(bytes, Ordering::AcqRel);
+                    failures
+                })
+                .sum()
+        });
         TypedParser {
             batch: Vec::new(),
             batch_bytes: 0,
             batches,
+            queued,
             failures,
             local_failures: 0,
         }
@@ -89,12 +108,19 @@ impl TypedParser {
     }
 
     fn flush(&mut self) {
-        self.batch_bytes = 0;
+        let bytes = std::mem::take(&mut self.batch_bytes);
         let batch = std::mem::take(&mut self.batch);
-        // Parsing costs about twice what framing does: when the parser thread is behind,
-        // this thread parses the batch itself rather than wait, so both cores stay busy.
-        // (The parser thread only ends when the channel closes.)
-        if let Err(mpsc::TrySendError::Full(batch)) = self.batches.try_send(batch) {
+        // Parsing costs about twice what framing does: when the parser thread is behind (more
+        // than QUEUE_BYTES wait for it), this thread parses the batch itself rather than
+        // wait, so both cores stay busy. (The parser thread only ends when the channel
+        // closes.)
+        let queued = self.queued.load(Ordering::Acquire);
+        if queued != 0 && queued + bytes > QUEUE_BYTES {
+            self.local_failures += typed_failures(batch);
+            return;
+        }
+        self.queued.fetch_add(bytes, Ordering::AcqRel);
+        if let Err(mpsc::SendError((batch, _))) = self.batches.send((batch, bytes)) {
             self.local_failures += typed_failures(batch);
         }
     }
