@@ -1,14 +1,19 @@
-//! The session's local files under the shared loop bookkeeping (issue 10 item 4): what
-//! [`Driven::input`] records is appended to its [`LocalFiles`], apart from the driver's
-//! [`Plumbing`], and a session that is not recording appends nothing.
+//! The loop bookkeeping every driver shares ([`Driven`]) over a stand-in driver:
+//! - the session's local files (issue 10 item 4): what [`Driven::input`] records is appended
+//!   to its [`LocalFiles`], apart from the driver's [`Plumbing`], and a session that is not
+//!   recording appends nothing;
+//! - a call its caller gave up on before the loop took it is never made (issue 13 item 3):
+//!   the driver's [`Plumbing::withdrawn`] says so (a mio call that timed out while the queue
+//!   was full, a smol call future dropped), and [`Driven::op`] then neither hands the call to
+//!   the client nor replies.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Answer, Client, ClientConfig, ClientEvent, Driven, Input, LocalFiles, Plumbing, Recorder,
-    Replied, RequestKey,
+    commands, Answer, Call, Client, ClientConfig, ClientEvent, Driven, Input, LocalFiles, Op,
+    Plumbing, Recorder, Replied, RequestKey,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 
@@ -27,16 +32,20 @@ impl LocalFiles for Kept {
     }
 }
 
-/// A driver's I/O that keeps the bytes for the agent and does nothing else.
+/// A driver's I/O that keeps the bytes for the agent and the replies it was asked to give.
 #[derive(Default)]
 struct Pipes {
     written: Vec<u8>,
+    replies: Vec<&'static str>,
 }
+
+/// A reply end: which caller, and whether that caller still waits.
+type Reply = (&'static str, bool);
 
 impl Plumbing for Pipes {
     type Waiter = ();
     type WaitEnd = ();
-    type Reply = ();
+    type Reply = Reply;
     type Error = std::io::Error;
 
     fn write(&mut self, bytes: Vec<u8>) {
@@ -50,7 +59,12 @@ impl Plumbing for Pipes {
     fn waiter(&mut self) -> ((), ()) {
         ((), ())
     }
-    fn reply(&mut self, _reply: (), _replied: Replied<()>) {}
+    fn reply(&mut self, reply: Reply, _replied: Replied<()>) {
+        self.replies.push(reply.0);
+    }
+    fn withdrawn(&self, reply: &Reply) -> bool {
+        !reply.1
+    }
     fn finished(&mut self, _key: &RequestKey) {}
     fn close_stdin(&mut self, _grace: Duration) {}
     fn try_exit(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
@@ -102,4 +116,42 @@ fn issue_10_4_what_the_loop_records_goes_to_the_session_files() {
 #[test]
 fn issue_10_4_a_session_not_recording_gives_its_files_nothing() {
     assert_eq!(session(false), b"");
+}
+
+#[test]
+fn issue13_item3_a_withdrawn_call_is_never_made() {
+    let now = Instant::now();
+    let mut driven: Driven<()> = Driven::new(
+        Client::new(ClientConfig::default(), now),
+        None,
+        Default::default(),
+    );
+    let mut io = Pipes::default();
+    driven.input(now, Input::Timeout, || None, &mut io).unwrap();
+    driven
+        .input(now, Input::stdout(READY), || None, &mut io)
+        .unwrap();
+    let call = |reply| Op::Call {
+        call: Call::Send(commands::prompt("gave up")),
+        wait: true,
+        reply,
+    };
+    driven.op(now, call(("gone", false)), &mut io).unwrap();
+    assert!(
+        io.written.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&io.written)
+    );
+    assert!(io.replies.is_empty());
+
+    let kept = Op::Call {
+        call: Call::Send(commands::prompt("still wanted")),
+        wait: true,
+        reply: ("waiting", true),
+    };
+    driven.op(now, kept, &mut io).unwrap();
+    let written = String::from_utf8(io.written.clone()).unwrap();
+    assert!(written.contains("still wanted"), "{written}");
+    assert!(!written.contains("gave up"), "{written}");
+    assert_eq!(io.replies, ["waiting"]);
 }
