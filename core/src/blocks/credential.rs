@@ -6,7 +6,7 @@
 //! * a query or fragment parameter with a non-empty value has a name on
 //!   [`CREDENTIAL_PARAMETERS`](super::CREDENTIAL_PARAMETERS) (compared by letters and digits),
 //!   or a name made of credential words (`auth_token`, `apiSecret`, `signing_key`, `sid`: see
-//!   [`is_credential_parameter`](super::is_credential_parameter), BLOCK-07);
+//!   [`super::is_credential_parameter`], BLOCK-07);
 //!   a fragment is read as a query is, and `?` and `;` inside either are read both as
 //!   separators and not (`#/reset?token=…`, `?x=;token=…`); so are `;` parameters of the path
 //!   (`/app;jsessionid=…`);

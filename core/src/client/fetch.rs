@@ -92,7 +92,9 @@ fn describe_length(got: u64, eof: bool) -> String {
     }
 }
 
-/// A whole-output fetch: see the [module docs](self).
+/// A whole-output fetch (OUT-04, OUT-10): it asks for each page with
+/// [`OutputFetch::next_call`], takes the answer with [`OutputFetch::page`], and is done with
+/// [`OutputFetch::finish`] (the loop is in the `client::fetch` module docs).
 #[derive(Debug, Clone)]
 pub struct OutputFetch {
     walk: ReaderWalk,
