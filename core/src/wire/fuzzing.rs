@@ -2,9 +2,9 @@
 //! `fuzz/fuzz_targets/wire_reader.rs` is a thin wrapper, and `core/tests/wire_reader.rs` runs
 //! it on seeds.
 //!
-//! The reader ([`super::reader`]) must give exactly what serde_json gives, for any bytes: the
-//! same JSON value or the same error message, and, for a frame, the same typed
-//! [`AgentFrame`](super::AgentFrame) as serde_json's reading of it (CALL-06 rests on this).
+//! The reader (`wire::reader`, private to the crate) must give exactly what serde_json
+//! gives, for any bytes: the same JSON value or the same error message, and, for a frame, the
+//! same typed [`AgentFrame`] as serde_json's reading of it (CALL-06 rests on this).
 
 use serde_json::Value;
 
