@@ -82,6 +82,17 @@ await acp
       updates.push(ctx.params.update);
     }
   })
+  // omp's own ACP mode asks before it runs a tool: allowed once, as an editor user would, so
+  // that the long turn's `sleep` runs until the cancel (unanswered, the tool failed at once
+  // and the turn could end before the cancel arrived).
+  .onRequest("session/request_permission", ctx => {
+    out.permissions = (out.permissions ?? 0) + 1;
+    const options = ctx.params.options ?? [];
+    const allow = options.find(o => o.kind === "allow_once") ?? options.find(o => o.kind?.startsWith("allow"));
+    return allow
+      ? { outcome: { outcome: "selected", optionId: allow.optionId } }
+      : { outcome: { outcome: "cancelled" } };
+  })
   .connectWith(stream, async ctx => {
     if (["load-create", "omp-load-create", "load-resume", "output"].includes(scenario)) {
       await extraScenario(ctx);
