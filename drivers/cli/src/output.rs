@@ -4,16 +4,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// Opens `path` for writing, truncated, created 0600 when new; refuses a symlink at `path`.
-pub fn create_private(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
-}
+pub use musewire_store::create_private;
 
 /// Creates `path` new for writing, mode 0600: an existing file, or a symlink at `path` (even
 /// one that points nowhere), is refused (O_CREAT|O_EXCL|O_NOFOLLOW), so nothing is ever

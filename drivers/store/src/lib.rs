@@ -181,7 +181,7 @@ pub use musewire_core::output::ReadBytes;
 pub use musewire_core::spill::Saved;
 
 mod session;
-pub use session::SessionFiles;
+pub use session::{create_private, SessionFiles};
 
 /// Where the root is.
 #[derive(Debug, Clone)]

@@ -53,15 +53,17 @@ impl SessionFiles {
     }
 }
 
-/// Opens `path` for writing, truncated, created with mode 0600, never through a symlink.
-fn create_private(path: &Path) -> io::Result<File> {
+/// Opens `path` for writing, truncated, created 0600 when new; refuses a symlink at `path`
+/// (`O_NOFOLLOW`), so nothing is written through a link. For the files a host writes for
+/// itself: a session's transcript, the CLI's outputs.
+pub fn create_private(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt as _;
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC).bits() as i32)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)
 }
 
