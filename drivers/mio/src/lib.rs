@@ -187,6 +187,7 @@ impl Caller {
 
     /// Makes `call` on the client and returns what it returned (with the end its answer
     /// arrives on, when `wait`).
+    ///
     /// A call given a `deadline` (the instant and the timeout it came from) waits for room
     /// in a full queue, and then for the loop to take it, no longer than that
     /// ([`Caller::op`]); a call the loop had not taken by then is never made.

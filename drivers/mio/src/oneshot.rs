@@ -6,9 +6,11 @@
 //! ([`Sender::is_withdrawn`]): a call whose caller timed out before the loop took it is then
 //! never made.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::Instant;
+
+use crate::reactor::lock;
 
 /// What the slot holds.
 enum State<T> {
@@ -38,10 +40,6 @@ pub(crate) enum RecvError {
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let slot = Arc::new(Mutex::new(State::Empty(None)));
     (Sender(Arc::clone(&slot)), Receiver(slot))
-}
-
-fn lock<T>(slot: &Mutex<State<T>>) -> MutexGuard<'_, State<T>> {
-    slot.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl<T> Sender<T> {
