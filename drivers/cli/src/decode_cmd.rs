@@ -72,7 +72,7 @@ const BATCH_BYTES: usize = 256 << 10;
 
 /// At most this many payload bytes wait for the parser thread (or one batch, when larger):
 /// past it the framing thread parses the batch itself (see [`TypedParser::flush`]).
-const QUEUE_BYTES: usize = 8 << 20;
+const QUEUE_BYTES: usize = 4 << 20;
 
 impl TypedParser {
     fn start() -> Self {
