@@ -56,7 +56,7 @@ impl Plumbing for Pipes {
         true
     }
     fn answer(&mut self, _waiter: (), _answer: Answer) {}
-    fn waiter(&mut self) -> ((), ()) {
+    fn waiter(&mut self, _reply: &Reply) -> ((), ()) {
         ((), ())
     }
     fn reply(&mut self, reply: Reply, _replied: Replied<()>) {

@@ -90,9 +90,13 @@ pub trait Plumbing {
     fn event(&mut self, event: ClientEvent) -> bool;
     /// Answers the caller waiting on `waiter`.
     fn answer(&mut self, waiter: Self::Waiter, answer: Answer);
-    /// A new waiter, and the end its caller waits on.
-    fn waiter(&mut self) -> (Self::Waiter, Self::WaitEnd);
-    /// Says what a call returned, and where its caller waits for the answer.
+    /// A new waiter for a `wait` call whose caller hears on `reply`, and the end that caller
+    /// waits on. A driver may answer on `reply`'s own channel (the waiter a second sender of
+    /// it, the end `()`) and then say nothing in [`Plumbing::reply`] when the request was
+    /// made: the caller then wakes once, for the answer ([`Heard`](super::Heard)).
+    fn waiter(&mut self, reply: &Self::Reply) -> (Self::Waiter, Self::WaitEnd);
+    /// Says what a call returned, and where its caller waits for the answer (`Some` only when
+    /// a `wait` call made its request).
     fn reply(&mut self, reply: Self::Reply, replied: Replied<Self::WaitEnd>);
     /// Whether the caller behind `reply` stopped waiting before the loop took its call (a
     /// timeout, a dropped future): the call is then never made. By default, never.
@@ -233,7 +237,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
             // A call its caller gave up before it was taken is not made (issue 13 item 3).
             Op::Call { reply, .. } if io.withdrawn(&reply) => {}
             Op::Call { call, wait, reply } => {
-                let (waiter, end) = match wait.then(|| io.waiter()) {
+                let (waiter, end) = match wait.then(|| io.waiter(&reply)) {
                     Some((waiter, end)) => (Some(waiter), Some(end)),
                     None => (None, None),
                 };

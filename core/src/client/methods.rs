@@ -137,7 +137,7 @@ macro_rules! driver_methods {
     };
 }
 
-use super::{Answer, CallError, CallResult, FromAnswer, Replied, RequestId};
+use super::{Answer, CallError, CallResult, FromAnswer, Heard, Replied, RequestId};
 
 /// What a `send` row returns: the id of the request the call made, or why none was made.
 pub fn sent_request<W>(replied: Replied<W>) -> Result<RequestId, CallError> {
@@ -171,6 +171,27 @@ pub fn typed_answer<T: FromAnswer>(answer: Option<Answer>) -> Result<T, CallErro
         Some(Ok(answered)) => T::from_answer(answered),
         Some(Err(failure)) => Err(CallError::Failed(failure)),
         None => Err(CallError::Ended),
+    }
+}
+
+/// A `wait` row's answer as its type, from what its caller heard on the one channel of its
+/// call ([`Heard`]; `None` when the channel closed: the session ended before the answer).
+pub fn heard<T: FromAnswer>(heard: Option<Heard>) -> Result<T, CallError> {
+    match heard {
+        Some(Heard::Answer(answer)) => typed_answer(Some(answer)),
+        // A call that made its request is answered, not replied to: this one made none.
+        Some(Heard::Replied(result)) => awaited((result, None::<()>)).and(Err(CallError::Ended)),
+        None => Err(CallError::Ended),
+    }
+}
+
+/// What a `send` or `answer` row's caller heard, for [`sent_request`] and [`answer_sent`]:
+/// what its call returned (a [`Heard::Answer`] never comes to a call that does not wait; it
+/// is taken as the session's end, as is a closed channel).
+pub fn heard_reply(heard: Option<Heard>) -> Result<Replied<()>, CallError> {
+    match heard {
+        Some(Heard::Replied(result)) => Ok((result, None)),
+        _ => Err(CallError::Ended),
     }
 }
 
@@ -209,5 +230,36 @@ mod tests {
             typed_answer::<ResponseData>(None),
             Err(CallError::Ended)
         ));
+    }
+
+    #[test]
+    fn issue13_a_call_heard_on_one_channel_is_read_as_with_two() {
+        let answer = || Heard::Answer(Ok(Answered::Data(ResponseData::Other(1.into()))));
+        assert!(heard::<ResponseData>(Some(answer())).is_ok());
+        let failed = Heard::Answer(Err(CommandFailure::new("busy")));
+        assert!(matches!(
+            heard::<ResponseData>(Some(failed)),
+            Err(CallError::Failed(_))
+        ));
+        // No request was made: refused, or the session had ended; a closed channel.
+        let refused = Heard::Replied(CallResult::Request(Err(ClientError::Closed)));
+        assert!(matches!(
+            heard::<ResponseData>(Some(refused)),
+            Err(CallError::Refused(_))
+        ));
+        let done = Heard::Replied(CallResult::Done);
+        assert!(matches!(
+            heard::<ResponseData>(Some(done)),
+            Err(CallError::Ended)
+        ));
+        assert!(matches!(heard::<ResponseData>(None), Err(CallError::Ended)));
+        // A call that does not wait hears what it returned.
+        let sent = Heard::Replied(CallResult::Request(Ok(RequestId(4))));
+        let replied = heard_reply(Some(sent)).unwrap();
+        assert_eq!(sent_request(replied).unwrap(), RequestId(4));
+        let answered = heard_reply(Some(Heard::Replied(CallResult::Sent(true)))).unwrap();
+        assert!(answer_sent(&answered));
+        assert!(matches!(heard_reply(Some(answer())), Err(CallError::Ended)));
+        assert!(matches!(heard_reply(None), Err(CallError::Ended)));
     }
 }

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Interest, Registry, Token};
 use musewire_core::client::{
-    Answer, ClientConfig, ClientEvent, Driven, Flow, Input, Plumbing, Replied, RequestKey,
+    Answer, ClientConfig, ClientEvent, Driven, Flow, Heard, Input, Plumbing, Replied, RequestKey,
 };
 use musewire_store::SessionFiles;
 
 use crate::handlers::{self, Registered, Running};
 use crate::reactor::Link;
-use crate::{oneshot, Caller, Op, Reply, Waiter, OPS_QUEUE};
+use crate::{Caller, Op, Reply, OPS_QUEUE};
 
 /// An agent's tokens are `id * TOKENS +` one of these.
 pub(crate) const STDOUT: usize = 0;
@@ -107,7 +107,7 @@ pub(crate) fn prepare(
 /// One agent on a reactor: the core's bookkeeping and the agent's I/O.
 pub(crate) struct Agent {
     /// With the session's files: its transcript (when recording) and spill store.
-    driven: Driven<oneshot::Sender<Reply>, SessionFiles>,
+    driven: Driven<Reply, SessionFiles>,
     io: Io,
 }
 
@@ -334,9 +334,11 @@ impl Io {
 }
 
 impl Plumbing for Io {
-    type Waiter = oneshot::Sender<Reply>;
-    type WaitEnd = Waiter;
-    type Reply = oneshot::Sender<Replied<Waiter>>;
+    // A waited call's answer goes on the channel its call came with (a second sender of
+    // it): the caller wakes once, for the answer.
+    type Waiter = Reply;
+    type WaitEnd = ();
+    type Reply = Reply;
     type Error = io::Error;
 
     fn write(&mut self, bytes: Vec<u8>) {
@@ -358,15 +360,19 @@ impl Plumbing for Io {
     }
 
     fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
-        waiter.send(answer);
+        waiter.send(Heard::Answer(answer));
     }
 
-    fn waiter(&mut self) -> (Self::Waiter, Waiter) {
-        oneshot::channel()
+    fn waiter(&mut self, reply: &Reply) -> (Self::Waiter, ()) {
+        (reply.clone(), ())
     }
 
-    fn reply(&mut self, reply: Self::Reply, replied: Replied<Waiter>) {
-        reply.send(replied);
+    /// A waited call that made its request hears nothing now: its answer comes on the same
+    /// channel.
+    fn reply(&mut self, reply: Self::Reply, (result, end): Replied<()>) {
+        if end.is_none() {
+            reply.send(Heard::Replied(result));
+        }
     }
 
     fn withdrawn(&self, reply: &Self::Reply) -> bool {

@@ -32,7 +32,8 @@ impl Updates {
     /// open or the session has ended.
     pub fn send(&self, partial_result: ToolResult) -> bool {
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
-        matches!(self.caller.call(call, false, None), Ok(replied) if methods::answer_sent(&replied))
+        let heard = self.caller.call(call, false, None);
+        matches!(heard.and_then(methods::heard_reply), Ok(replied) if methods::answer_sent(&replied))
     }
 
     /// Whether the agent has withdrawn the call (or the session has ended): whatever the

@@ -53,8 +53,8 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow,
-    FromAnswer, HandlerAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
+    methods, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow, FromAnswer,
+    HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp, OutputFetch, RequestId,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 
@@ -68,13 +68,11 @@ pub const OPS_QUEUE: usize = 8;
 
 /// One operation from the application to the loop thread (the front end's [`CoreOp`]): a
 /// call answers on a channel of its own.
-pub(crate) type Op = CoreOp<oneshot::Sender<Replied<Waiter>>>;
+pub(crate) type Op = CoreOp<Reply>;
 
-/// The answer to a waited request.
-pub(crate) type Reply = Answer;
-
-/// Where a blocked caller waits for its answer.
-pub(crate) type Waiter = oneshot::Receiver<Reply>;
+/// Where a blocked caller hears what its call returned, or its request's answer (one channel a
+/// call, one wake: [`Heard`]).
+pub(crate) type Reply = oneshot::Sender<Heard>;
 
 /// How calls reach the loop thread, for the handle and the host handlers alike: the agent's
 /// bounded operations queue, its link to the reactor (its wake), and the flow that keeps the
@@ -185,24 +183,24 @@ impl Caller {
         sent
     }
 
-    /// Makes `call` on the client and returns what it returned (with the end its answer
-    /// arrives on, when `wait`).
+    /// Makes `call` on the client and returns what its caller heard: what it returned, or (a
+    /// `wait` call that made its request) the answer; `None` when the session ended first.
     ///
     /// A call given a `deadline` (the instant and the timeout it came from) waits for room
-    /// in a full queue, and then for the loop to take it, no longer than that
-    /// ([`Caller::op`]); a call the loop had not taken by then is never made.
+    /// in a full queue, then for the loop to take it, then for what it hears, no longer than
+    /// that ([`Caller::op`]); a call the loop had not taken by then is never made.
     pub(crate) fn call(
         &self,
         call: Call,
         wait: bool,
         deadline: Option<(Instant, Duration)>,
-    ) -> Result<Replied<Waiter>, CallError> {
-        let (reply, answer) = oneshot::channel();
+    ) -> Result<Option<Heard>, CallError> {
+        let (reply, heard) = oneshot::channel();
         self.op(Op::Call { call, wait, reply }, deadline)?;
-        // Dropping `answer` on a timeout withdraws the call (`Plumbing::withdrawn`).
-        match answer.recv_until(deadline.map(|(at, _)| at)) {
-            Ok(replied) => Ok(replied),
-            Err(oneshot::RecvError::Closed) => Err(CallError::Ended),
+        // Dropping `heard` on a timeout withdraws the call (`Plumbing::withdrawn`).
+        match heard.recv_until(deadline.map(|(at, _)| at)) {
+            Ok(heard) => Ok(Some(heard)),
+            Err(oneshot::RecvError::Closed) => Ok(None),
             Err(oneshot::RecvError::Timeout) => Err(timed_out(deadline)),
         }
     }
@@ -355,24 +353,18 @@ impl AgentProcess {
     fn request<T: FromAnswer>(&self, call: Call, timeout: Duration) -> Result<T, CallError> {
         // While the caller waits, the loop reads on whether or not events are taken.
         let _waiting = self.flow.waiting();
-        let deadline = deadline(timeout);
-        let waiter = methods::awaited(self.caller.call(call, true, deadline)?)?;
-        let answer = match waiter.recv_until(deadline.map(|(at, _)| at)) {
-            Ok(answer) => Some(answer),
-            Err(oneshot::RecvError::Timeout) => return Err(CallError::Timeout(timeout)),
-            Err(oneshot::RecvError::Closed) => None,
-        };
-        methods::typed_answer(answer)
+        methods::heard(self.caller.call(call, true, deadline(timeout))?)
     }
 
     /// A `send` row: makes the call and returns its request's id at once.
     fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
-        methods::sent_request(self.caller.call(call, false, None)?)
+        methods::sent_request(methods::heard_reply(self.caller.call(call, false, None)?)?)
     }
 
     /// An `answer` row: whether the answer went out.
     fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(methods::answer_sent(&self.caller.call(call, false, None)?))
+        let replied = methods::heard_reply(self.caller.call(call, false, None)?)?;
+        Ok(methods::answer_sent(&replied))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page, each page waiting up to

@@ -1,5 +1,6 @@
-//! A one-value channel between the loop thread and a blocked caller: the reply to a call and
-//! the answer to a waited request (issue 13 items 2 and 3).
+//! A one-value channel between the loop thread and a blocked caller: what a call returned, or
+//! the answer to the request a waited call made, on the same channel (issue 13 items 2 and 3:
+//! the caller wakes once a call).
 //!
 //! Cheaper than `std::sync::mpsc` for one value: one allocation (the shared slot), and a
 //! wake only when the receiver sleeps. And the sender can tell that the receiver gave up
@@ -17,39 +18,56 @@ enum State<T> {
     /// Nothing yet; the receiver's thread when it sleeps.
     Empty(Option<Thread>),
     Sent(T),
-    /// The sender dropped without sending, or the value was taken.
+    /// Every sender dropped without sending, or the value was taken.
     Closed,
 }
 
-/// The sending end: [`Sender::send`] once.
-pub(crate) struct Sender<T>(Arc<Mutex<State<T>>>);
+/// The slot and who holds it.
+struct Slot<T> {
+    state: State<T>,
+    /// Senders alive: the channel closes when the last drops without sending.
+    senders: usize,
+    /// Whether the receiver is alive.
+    receiver: bool,
+}
+
+/// A sending end: the first [`Sender::send`] of any of its clones is the value.
+pub(crate) struct Sender<T>(Arc<Mutex<Slot<T>>>);
 
 /// The receiving end.
-pub(crate) struct Receiver<T>(Arc<Mutex<State<T>>>);
+pub(crate) struct Receiver<T>(Arc<Mutex<Slot<T>>>);
 
 /// Why [`Receiver::recv_until`] returned no value.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum RecvError {
     /// The deadline passed first.
     Timeout,
-    /// The sender dropped without sending.
+    /// Every sender dropped without sending.
     Closed,
 }
 
 /// A channel for one value.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
-    let slot = Arc::new(Mutex::new(State::Empty(None)));
+    let slot = Arc::new(Mutex::new(Slot {
+        state: State::Empty(None),
+        senders: 1,
+        receiver: true,
+    }));
     (Sender(Arc::clone(&slot)), Receiver(slot))
 }
 
 impl<T> Sender<T> {
     /// Hands `value` over, waking the receiver if it sleeps; the value is dropped when the
-    /// receiver is gone.
+    /// receiver is gone or a value was sent already.
     pub(crate) fn send(self, value: T) {
         let sleeper = {
-            let mut state = lock(&self.0);
-            match std::mem::replace(&mut *state, State::Sent(value)) {
-                State::Empty(sleeper) => sleeper,
+            let mut slot = lock(&self.0);
+            match &mut slot.state {
+                State::Empty(sleeper) => {
+                    let sleeper = sleeper.take();
+                    slot.state = State::Sent(value);
+                    sleeper
+                }
                 _ => None,
             }
         };
@@ -60,18 +78,29 @@ impl<T> Sender<T> {
 
     /// Whether the receiver is gone (its caller stopped waiting).
     pub(crate) fn is_withdrawn(&self) -> bool {
-        Arc::strong_count(&self.0) == 1
+        !lock(&self.0).receiver
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    /// Another sender of the same value (a waited call's answer goes on the channel its call
+    /// came with).
+    fn clone(&self) -> Self {
+        lock(&self.0).senders += 1;
+        Sender(Arc::clone(&self.0))
     }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let sleeper = {
-            let mut state = lock(&self.0);
-            match &mut *state {
-                State::Empty(sleeper) => {
+            let mut slot = lock(&self.0);
+            slot.senders -= 1;
+            let last = slot.senders == 0;
+            match &mut slot.state {
+                State::Empty(sleeper) if last => {
                     let sleeper = sleeper.take();
-                    *state = State::Closed;
+                    slot.state = State::Closed;
                     sleeper
                 }
                 _ => None,
@@ -88,11 +117,11 @@ impl<T> Receiver<T> {
     pub(crate) fn recv_until(&self, deadline: Option<Instant>) -> Result<T, RecvError> {
         loop {
             {
-                let mut state = lock(&self.0);
-                match std::mem::replace(&mut *state, State::Closed) {
+                let mut slot = lock(&self.0);
+                match std::mem::replace(&mut slot.state, State::Closed) {
                     State::Sent(value) => return Ok(value),
                     State::Closed => return Err(RecvError::Closed),
-                    State::Empty(_) => *state = State::Empty(Some(thread::current())),
+                    State::Empty(_) => slot.state = State::Empty(Some(thread::current())),
                 }
             }
             // A wake between the unlock and the park is kept by the thread's token.
@@ -108,15 +137,21 @@ impl<T> Receiver<T> {
 
     /// At the deadline: the value if it came after all, else `Timeout`.
     fn settle(&self) -> Result<T, RecvError> {
-        let mut state = lock(&self.0);
-        match std::mem::replace(&mut *state, State::Closed) {
+        let mut slot = lock(&self.0);
+        match std::mem::replace(&mut slot.state, State::Closed) {
             State::Sent(value) => Ok(value),
             State::Closed => Err(RecvError::Closed),
             State::Empty(_) => {
-                *state = State::Empty(None);
+                slot.state = State::Empty(None);
                 Err(RecvError::Timeout)
             }
         }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        lock(&self.0).receiver = false;
     }
 }
 
@@ -153,5 +188,21 @@ mod tests {
         drop(rx);
         assert!(tx.is_withdrawn());
         tx.send(1); // dropped, no one waits
+    }
+
+    #[test]
+    fn issue13_the_channel_closes_with_its_last_sender_and_takes_the_first_value() {
+        let (tx, rx) = channel::<u32>();
+        let second = tx.clone();
+        drop(tx);
+        let soon = Instant::now() + Duration::from_millis(10);
+        assert_eq!(rx.recv_until(Some(soon)), Err(RecvError::Timeout));
+        drop(second);
+        assert_eq!(rx.recv_until(None), Err(RecvError::Closed));
+        let (tx, rx) = channel::<u32>();
+        let second = tx.clone();
+        second.send(2);
+        tx.send(3);
+        assert_eq!(rx.recv_until(None), Ok(2));
     }
 }

@@ -22,8 +22,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Answer, ClientConfig, ClientEvent, Driven, Flow, Input as ClientInput, Plumbing, Replied,
-    RequestKey,
+    Answer, ClientConfig, ClientEvent, Driven, Flow, Heard, Input as ClientInput, Plumbing,
+    Replied, RequestKey,
 };
 use musewire_store::SessionFiles;
 use smol::channel;
@@ -34,7 +34,7 @@ use smol::stream::Stream;
 
 use crate::handlers::{self, Handlers, Reach, Running};
 use crate::pipe::Pipe;
-use crate::{Op, Reply, Waiter};
+use crate::{Op, Reply};
 
 /// How many bytes may wait for the agent's stdin before the task stops taking operations
 /// (one operation's own bytes may go past it): the core's rule, [`Driven::takes_ops`].
@@ -121,7 +121,7 @@ pub(crate) fn start(
 
 struct Driver {
     /// With the session's files: its transcript (when recording) and spill store.
-    driven: Driven<channel::Sender<Reply>, SessionFiles>,
+    driven: Driven<Reply, SessionFiles>,
     io: Io,
 }
 
@@ -339,9 +339,11 @@ impl Io {
 }
 
 impl Plumbing for Io {
-    type Waiter = channel::Sender<Reply>;
-    type WaitEnd = Waiter;
-    type Reply = channel::Sender<Replied<Waiter>>;
+    // A waited call's answer goes on the channel its call came with (a second sender of
+    // it): the caller wakes once, for the answer.
+    type Waiter = Reply;
+    type WaitEnd = ();
+    type Reply = Reply;
     type Error = io::Error;
 
     fn write(&mut self, bytes: Vec<u8>) {
@@ -362,15 +364,19 @@ impl Plumbing for Io {
     }
 
     fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
-        let _ = waiter.try_send(answer);
+        let _ = waiter.try_send(Heard::Answer(answer));
     }
 
-    fn waiter(&mut self) -> (Self::Waiter, Waiter) {
-        channel::bounded(1)
+    fn waiter(&mut self, reply: &Reply) -> (Self::Waiter, ()) {
+        (reply.clone(), ())
     }
 
-    fn reply(&mut self, reply: Self::Reply, replied: Replied<Waiter>) {
-        let _ = reply.try_send(replied);
+    /// A waited call that made its request hears nothing now: its answer comes on the same
+    /// channel.
+    fn reply(&mut self, reply: Self::Reply, (result, end): Replied<()>) {
+        if end.is_none() {
+            let _ = reply.try_send(Heard::Replied(result));
+        }
     }
 
     /// The caller's future was dropped (say, raced against a timer) before the task took its

@@ -40,7 +40,8 @@ impl Updates {
     /// an agent that reads its stdin only as its stdout is read cannot deadlock the handler.
     pub async fn send(&self, partial_result: ToolResult) -> bool {
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
-        matches!(self.caller.call(call, false).await, Ok(replied) if core::methods::answer_sent(&replied))
+        let heard = self.caller.call(call, false).await;
+        matches!(heard.and_then(core::methods::heard_reply), Ok(replied) if core::methods::answer_sent(&replied))
     }
 }
 

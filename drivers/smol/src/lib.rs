@@ -53,9 +53,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    methods, Answer, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow,
-    FromAnswer, HandlerAnswer, HostToolAnswer, Op as CoreOp, OutputFetch, Replied, RequestId,
-    Waiting,
+    methods, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow, FromAnswer,
+    HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp, OutputFetch, RequestId, Waiting,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use smol::channel;
@@ -65,12 +64,13 @@ pub use driver::{OPS_QUEUE, WRITE_BACKLOG_BYTES};
 pub use handlers::Updates;
 pub use musewire_core::client::{CallError, BACKLOG_BYTES};
 
-pub(crate) type Reply = Answer;
-pub(crate) type Waiter = channel::Receiver<Reply>;
+/// Where a caller hears what its call returned, or its request's answer (one channel a call,
+/// one wake: [`Heard`]).
+pub(crate) type Reply = channel::Sender<Heard>;
 
 /// One operation from the application to the driver task (the front end's [`CoreOp`]): a
 /// call answers on a channel of its own.
-pub(crate) type Op = CoreOp<channel::Sender<Replied<Waiter>>>;
+pub(crate) type Op = CoreOp<Reply>;
 
 /// How calls reach the driver task, for the handle and for the host tool handlers'
 /// [`Updates`] alike: the bounded operations queue, and the flow and wake that keep the
@@ -96,13 +96,16 @@ impl Caller {
     }
 
     /// Makes `call` on the client, waiting for room in the operations queue, and returns what
-    /// it returned (with the end its answer arrives on, when `wait`).
-    pub(crate) async fn call(&self, call: Call, wait: bool) -> Result<Replied<Waiter>, CallError> {
+    /// its caller heard: what it returned, or (a `wait` call that made its request) the
+    /// answer; `None` when the session ended first. While it waits the driver reads the
+    /// agent on, whether or not events are taken, so that the answer arrives however many
+    /// events wait.
+    pub(crate) async fn call(&self, call: Call, wait: bool) -> Result<Option<Heard>, CallError> {
         let _waiting = self.waiting();
-        let (reply, answer) = channel::bounded(1);
+        let (reply, heard) = channel::bounded(1);
         let op = Op::Call { call, wait, reply };
         self.ops.send(op).await.map_err(|_| CallError::Ended)?;
-        answer.recv().await.map_err(|_| CallError::Ended)
+        Ok(heard.recv().await.ok())
     }
 }
 
@@ -170,21 +173,18 @@ impl AgentProcess {
     /// A `wait` row of the core's method table: makes the call and awaits its request's
     /// answer, typed.
     async fn request<T: FromAnswer>(&self, call: Call) -> Result<T, CallError> {
-        // While the caller waits, the driver reads on whether or not events are taken, so
-        // that the answer arrives (and the call reaches the agent) however many wait.
-        let _waiting = self.caller.waiting();
-        let waiter = methods::awaited(self.caller.call(call, true).await?)?;
-        methods::typed_answer(waiter.recv().await.ok())
+        methods::heard(self.caller.call(call, true).await?)
     }
 
     /// A `send` row: makes the call and returns its request's id at once.
     async fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
-        methods::sent_request(self.caller.call(call, false).await?)
+        methods::sent_request(methods::heard_reply(self.caller.call(call, false).await?)?)
     }
 
     /// An `answer` row: whether the answer went out.
     async fn answer(&self, call: Call) -> Result<bool, CallError> {
-        Ok(methods::answer_sent(&self.caller.call(call, false).await?))
+        let replied = methods::heard_reply(self.caller.call(call, false).await?)?;
+        Ok(methods::answer_sent(&replied))
     }
 
     /// Fetches a whole stored output (OUT-04, OUT-10) page by page: each page's bytes go to
