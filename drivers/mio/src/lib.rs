@@ -59,7 +59,7 @@ use musewire_core::client::{
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 
 pub use handlers::Updates;
-pub use musewire_core::client::{CallError, WRITE_BACKLOG_BYTES};
+pub use musewire_core::client::{CallError, BACKLOG_BYTES, WRITE_BACKLOG_BYTES};
 pub use reactor::Reactor;
 
 /// How many operations may wait for an agent's loop beyond what it takes; a call waits for

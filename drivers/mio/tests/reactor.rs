@@ -24,6 +24,10 @@ fn main() {
     println!("test issue13_item2_one_reactor_thread_drives_twenty_agents ... ok");
     issue13_item3_mio_stops_taking_calls_past_the_write_backlog();
     println!("test issue13_item3_mio_stops_taking_calls_past_the_write_backlog ... ok");
+    issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor();
+    println!(
+        "test issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor ... ok"
+    );
 }
 
 /// This process's threads (`Threads:` of `/proc/self/status`).
@@ -197,4 +201,69 @@ fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
     });
     let status = agent.shutdown(Duration::from_secs(5));
     assert!(status.is_ok_and(|s| !s.success()));
+}
+
+/// What the flooding agent would write if it were let (the smol driver's `flood_agent.py`):
+/// more than it can in the test's time.
+const FLOOD: u64 = 4 << 30;
+
+fn issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor() {
+    let dir = std::env::temp_dir().join(format!("musewire-mio-starve-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let progress = dir.join("progress");
+    let written = || -> u64 {
+        std::fs::read_to_string(&progress)
+            .ok()
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let reactor = Reactor::new().expect("reactor");
+    let mut flood = Command::new("python3");
+    flood
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../smol/tests/flood_agent.py"
+        ))
+        .args(["flood", &FLOOD.to_string()])
+        .env("FAKE_PROGRESS", &progress);
+    let flooding = reactor.spawn(flood, Default::default()).expect("flood");
+    let quiet = reactor
+        .spawn(bundled_agent(), Default::default())
+        .expect("spawned");
+    quiet.get_state(WAIT).expect("ready");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // The flood's events are taken as fast as they come, so the loop reads it flat out.
+        let (flooding, done) = (&flooding, &done);
+        let taker = scope.spawn(move || {
+            let mut taken = 0u64;
+            while !done.load(Ordering::SeqCst) && flooding.next_event(WAIT).is_some() {
+                taken += 1;
+            }
+            taken
+        });
+        eventually("the flood under way", || written() > 8 << 20);
+        // The other agent on the same loop is answered call after call meanwhile.
+        let mut slowest = Duration::ZERO;
+        for _ in 0..30 {
+            let start = Instant::now();
+            quiet.get_state(WAIT).expect("answered during the flood");
+            slowest = slowest.max(start.elapsed());
+        }
+        let during = written();
+        eprintln!("30 calls beside the flood: slowest {slowest:?}, flood at {during} bytes");
+        assert!(
+            during < FLOOD,
+            "the calls were answered only once the flood was over"
+        );
+        assert!(
+            slowest < Duration::from_secs(2),
+            "a call took {slowest:?} beside the flood"
+        );
+        done.store(true, Ordering::SeqCst);
+        assert!(taker.join().expect("taker") > 0);
+    });
+    flooding.shutdown(Duration::ZERO).expect("stopped");
+    let _ = std::fs::remove_dir_all(&dir);
 }
