@@ -76,7 +76,7 @@ fn issue13_item3_mio_stops_reading_a_flooding_agent_while_events_are_not_taken()
     let stalled = held_back(&progress).expect("the agent was held back");
     // The backlog, the agent's pipe and one turn's reads: far below what it had to write.
     assert!(
-        stalled < 4 * BACKLOG_BYTES as u64,
+        stalled < 4 * BACKLOG_BYTES,
         "the agent wrote {stalled} bytes"
     );
     assert!(peak_rss() < 96 << 20, "peak RSS {} bytes", peak_rss());
@@ -107,7 +107,7 @@ fn issue13_item3_mio_answers_a_call_while_events_are_held_back() {
     let after = written(&progress);
     assert!(after < FLOOD, "the flood never stopped");
     assert!(
-        after < stalled + 4 * BACKLOG_BYTES as u64,
+        after < stalled + 4 * BACKLOG_BYTES,
         "wrote {after} bytes after {stalled}"
     );
     assert!(peak_rss() < 96 << 20, "peak RSS {} bytes", peak_rss());
