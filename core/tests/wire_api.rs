@@ -412,3 +412,46 @@ fn unknown_command_response_data_stays_a_value() {
     let v: Value = serde_json::to_value(&r).unwrap();
     assert_eq!(v["data"], json!({"holograms":[1]}));
 }
+
+#[test]
+fn call06_get_state_reads_every_member_of_omps_session_state_typed_and_writes_it_back() {
+    let sent = r#"{"id":"s","type":"response","command":"get_state","success":true,"data":{"sessionId":"s1","fastModeEnabled":true,"fastModeActive":false,"tokensPerSecond":12,"systemPrompt":["be brief"],"dumpTools":[{"name":"bash","description":"Run","parameters":{"type":"object"},"examples":[{"command":"ls"}]}],"contextUsage":{"tokens":5230,"contextWindow":200000,"percent":2.615},"later":1}}"#;
+    let response = response(sent);
+    let Some(ResponseData::State(state)) = &response.data else {
+        panic!("{response:?}");
+    };
+    assert_eq!(state.fast_mode_enabled, Some(true));
+    assert_eq!(state.fast_mode_active, Some(false));
+    assert_eq!(state.tokens_per_second, Some(12.into()));
+    assert_eq!(
+        state.system_prompt.as_deref(),
+        Some(&["be brief".to_owned()][..])
+    );
+    let tools = state.dump_tools.as_deref().unwrap();
+    assert_eq!(
+        (tools[0].name.as_str(), tools[0].description.as_str()),
+        ("bash", "Run")
+    );
+    assert_eq!(tools[0].parameters, Some(json!({"type": "object"})));
+    assert_eq!(tools[0].examples, Some(vec![json!({"command": "ls"})]));
+    assert_eq!(state.context_usage.as_ref().unwrap().tokens, Some(5230));
+    // Only what this version does not know is left in `extra`; nothing is lost on the way
+    // back (an integer stays an integer).
+    assert_eq!(state.extra.keys().collect::<Vec<_>>(), ["later"]);
+    let back: Value = serde_json::to_value(AgentFrame::Response(Box::new(response))).unwrap();
+    assert_eq!(back, serde_json::from_str::<Value>(sent).unwrap());
+    assert!(serde_json::to_string(&back)
+        .unwrap()
+        .contains(r#""tokensPerSecond":12,"#));
+    // `tokensPerSecond: null` (no assistant message yet) is kept as sent.
+    let none = r#"{"type":"response","command":"get_state","success":true,"data":{"tokensPerSecond":null}}"#;
+    let Some(ResponseData::State(state)) = response_data(none) else {
+        panic!("not a session state");
+    };
+    assert_eq!(state.tokens_per_second, None);
+    assert_eq!(state.extra.get("tokensPerSecond"), Some(&Value::Null));
+}
+
+fn response_data(json: &str) -> Option<ResponseData> {
+    response(json).data
+}

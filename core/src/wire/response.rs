@@ -140,6 +140,33 @@ wire_struct! {
         opt queued_message_count: u64 = "queuedMessageCount",
         /// The todo phases (oh-my-pi and the bundled agent), as sent.
         opt todo_phases: Value = "todoPhases",
+        /// Fast mode asked for (oh-my-pi).
+        opt fast_mode_enabled: bool = "fastModeEnabled",
+        /// Fast mode in effect (oh-my-pi).
+        opt fast_mode_active: bool = "fastModeActive",
+        /// Output tokens per second of the latest assistant message (oh-my-pi; `null`,
+        /// kept in `extra`, when there is none).
+        opt tokens_per_second: Number = "tokensPerSecond",
+        /// The system prompt, for a session dump (oh-my-pi).
+        opt system_prompt: Vec<String> = "systemPrompt",
+        /// The agent's tools, for a session dump (oh-my-pi and the bundled agent).
+        opt dump_tools: Vec<DumpTool> = "dumpTools",
+        /// The context's occupancy (oh-my-pi).
+        opt context_usage: ContextUsage = "contextUsage",
+    }
+}
+
+wire_struct! {
+    /// One of `get_state`'s `dumpTools`: a tool as the agent offers it to its model.
+    pub struct DumpTool {
+        /// Tool name.
+        req name: String = "name",
+        /// What the tool does, for the model.
+        req description: String = "description",
+        /// JSON Schema of its arguments, as sent.
+        opt parameters: Value = "parameters",
+        /// Example calls, as sent.
+        opt examples: Vec<Value> = "examples",
     }
 }
 
