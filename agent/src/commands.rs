@@ -192,8 +192,8 @@ impl App {
                     cost += usage
                         .cost
                         .as_ref()
-                        .and_then(|c| c.get("total"))
-                        .and_then(Value::as_f64)
+                        .and_then(|c| c.total.as_ref())
+                        .and_then(serde_json::Number::as_f64)
                         .unwrap_or(0.0);
                     context = usage.input.unwrap_or(0)
                         + usage.cache_read.unwrap_or(0)

@@ -455,3 +455,18 @@ fn call06_get_state_reads_every_member_of_omps_session_state_typed_and_writes_it
 fn response_data(json: &str) -> Option<ResponseData> {
     response(json).data
 }
+
+#[test]
+fn call06_an_assistant_messages_usage_cost_is_typed_and_written_back_as_sent() {
+    let sent = r#"{"role":"assistant","content":[],"usage":{"input":3,"output":5,"cost":{"input":0.000009,"output":7.5e-5,"cacheRead":0,"cacheWrite":0,"total":8.4e-5,"later":"kept"}},"stopReason":"stop","timestamp":1}"#;
+    let message: AgentMessage = serde_json::from_str(sent).unwrap();
+    let AgentMessage::Assistant(assistant) = &message else {
+        panic!("{message:?}");
+    };
+    let cost = assistant.usage.as_ref().unwrap().cost.as_ref().unwrap();
+    assert_eq!(cost.total.as_ref().and_then(|n| n.as_f64()), Some(8.4e-5));
+    assert_eq!(cost.cache_read, Some(0.into()));
+    assert_eq!(cost.extra.get("later"), Some(&json!("kept")));
+    let back = serde_json::to_value(&message).unwrap();
+    assert_eq!(back, serde_json::from_str::<Value>(sent).unwrap());
+}

@@ -189,8 +189,24 @@ wire_struct! {
         opt cache_write: u64 = "cacheWrite",
         /// Sum of the above plus orchestration.
         opt total_tokens: u64 = "totalTokens",
-        /// Cost breakdown, as sent.
-        opt cost: Value = "cost",
+        /// Cost breakdown.
+        opt cost: UsageCost = "cost",
+    }
+}
+
+wire_struct! {
+    /// What one assistant turn cost, by part (`Usage.cost`), numbers as sent.
+    pub struct UsageCost {
+        /// For the non-cached input.
+        opt input: Number = "input",
+        /// For the output.
+        opt output: Number = "output",
+        /// For the prompt cache's reads.
+        opt cache_read: Number = "cacheRead",
+        /// For the prompt cache's writes.
+        opt cache_write: Number = "cacheWrite",
+        /// In all.
+        opt total: Number = "total",
     }
 }
 
