@@ -12,8 +12,8 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    commands, Answer, Call, Client, ClientConfig, ClientEvent, Driven, Input, LocalFiles, Op,
-    Plumbing, Recorder, Replied, RequestKey,
+    commands, Call, Client, ClientConfig, ClientEvent, Driven, Heard, Input, LocalFiles, Op,
+    Plumbing, Recorder, RequestKey,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 
@@ -36,15 +36,15 @@ impl LocalFiles for Kept {
 #[derive(Default)]
 struct Pipes {
     written: Vec<u8>,
+    /// Who heard, and whether what they heard was an answer (else what the call returned).
     replies: Vec<&'static str>,
+    answers: Vec<&'static str>,
 }
 
 /// A reply end: which caller, and whether that caller still waits.
 type Reply = (&'static str, bool);
 
 impl Plumbing for Pipes {
-    type Waiter = ();
-    type WaitEnd = ();
     type Reply = Reply;
     type Error = std::io::Error;
 
@@ -55,12 +55,11 @@ impl Plumbing for Pipes {
     fn event(&mut self, _event: ClientEvent) -> bool {
         true
     }
-    fn answer(&mut self, _waiter: (), _answer: Answer) {}
-    fn waiter(&mut self, _reply: &Reply) -> ((), ()) {
-        ((), ())
-    }
-    fn reply(&mut self, reply: Reply, _replied: Replied<()>) {
-        self.replies.push(reply.0);
+    fn hear(&mut self, reply: Reply, heard: Heard) {
+        match heard {
+            Heard::Replied(_) => self.replies.push(reply.0),
+            Heard::Answer(_) => self.answers.push(reply.0),
+        }
     }
     fn withdrawn(&self, reply: &Reply) -> bool {
         !reply.1
@@ -82,7 +81,7 @@ fn session(record: bool) -> Vec<u8> {
     let recorder = record.then(|| Recorder::new(now, &config, &["FRAME-03"], "a test"));
     let kept = Kept::default();
     let transcript = Rc::clone(&kept.0);
-    let mut driven: Driven<(), Kept> = Driven::new(Client::new(config, now), recorder, kept);
+    let mut driven: Driven<Reply, Kept> = Driven::new(Client::new(config, now), recorder, kept);
     let mut io = Pipes::default();
     driven.input(now, Input::Timeout, || None, &mut io).unwrap();
     driven
@@ -97,7 +96,7 @@ fn issue_10_4_what_the_loop_records_goes_to_the_session_files() {
     let now = Instant::now();
     let config = ClientConfig::default();
     let recorder = Recorder::new(now, &config, &["FRAME-03"], "a test");
-    let mut alone: Driven<()> =
+    let mut alone: Driven<Reply> =
         Driven::new(Client::new(config, now), Some(recorder), Default::default());
     let (_, header_and_first, _) = alone.handle(now, Input::Timeout, || None);
     let (_, second, _) = alone.handle(now, Input::stdout(READY), || None);
@@ -121,7 +120,7 @@ fn issue_10_4_a_session_not_recording_gives_its_files_nothing() {
 #[test]
 fn issue13_item3_a_withdrawn_call_is_never_made() {
     let now = Instant::now();
-    let mut driven: Driven<()> = Driven::new(
+    let mut driven: Driven<Reply> = Driven::new(
         Client::new(ClientConfig::default(), now),
         None,
         Default::default(),
@@ -153,5 +152,25 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     let written = String::from_utf8(io.written.clone()).unwrap();
     assert!(written.contains("still wanted"), "{written}");
     assert!(!written.contains("gave up"), "{written}");
-    assert_eq!(io.replies, ["waiting"]);
+    // A waited call that made its request hears nothing yet: its answer comes on the same
+    // channel, once (issue 13: one wake a round trip).
+    assert!(io.replies.is_empty() && io.answers.is_empty());
+    let sent: serde_json::Value = serde_json::from_str(written.trim()).unwrap();
+    let response = format!(
+        "{{\"id\":{},\"type\":\"response\",\"command\":\"prompt\",\"success\":true}}\n",
+        sent["id"]
+    );
+    driven
+        .input(now, Input::stdout(response.as_bytes()), || None, &mut io)
+        .unwrap();
+    assert_eq!(io.answers, ["waiting"]);
+    assert!(io.replies.is_empty());
+    // A call that does not wait hears what it returned at once.
+    let sent = Op::Call {
+        call: Call::Send(commands::prompt("no wait")),
+        wait: false,
+        reply: ("sent", true),
+    };
+    driven.op(now, sent, &mut io).unwrap();
+    assert_eq!(io.replies, ["sent"]);
 }

@@ -15,8 +15,8 @@ use crate::spill::{SaveFailure, Saved, SpillId, SpillWrite};
 use crate::wire::{AgentMessage, ResponseData};
 
 use super::{
-    Action, Backlog, CallResult, Client, ClientEvent, CommandFailure, Flow, Input, Op, Recorder,
-    Replied, RequestId, RequestKey,
+    Action, Backlog, CallResult, Client, ClientEvent, CommandFailure, Flow, Heard, Input, Op,
+    Recorder, RequestId, RequestKey,
 };
 
 /// How often a driver looks for the agent's exit once its output has ended, the session has
@@ -61,7 +61,7 @@ pub enum Work<W> {
     SpillWrite(SpillId, SpillWrite),
     /// Hand this event to the application.
     Event(ClientEvent),
-    /// Give this answer to the caller waiting on `W`.
+    /// Give this answer to the caller waiting on `W` ([`Heard::Answer`]).
     Answer(W, Answer),
 }
 
@@ -71,12 +71,10 @@ pub enum Work<W> {
 /// application's operations, the stop and the exit (CALL-07), and the backpressure on
 /// events ([`Backlog`]).
 pub trait Plumbing {
-    /// What a waiting caller is answered on (a channel's sending end).
-    type Waiter;
-    /// What the caller keeps to wait on (that channel's receiving end).
-    type WaitEnd;
-    /// Where the loop says what a call returned.
-    type Reply;
+    /// Where a caller hears what its call returned, or the answer to the request its `wait`
+    /// call made, on one channel ([`Heard`]: the caller wakes once a call). A clone is another
+    /// sender on the same channel: the loop keeps one as the request's waiter.
+    type Reply: Clone;
     /// The driver's I/O error (a failed append to the transcript, [`LocalFiles::record`],
     /// is one).
     type Error: From<std::io::Error>;
@@ -88,16 +86,9 @@ pub trait Plumbing {
     /// Routes an event to a running handler or to the application; true when it went to the
     /// application (it then counts for the backpressure on events).
     fn event(&mut self, event: ClientEvent) -> bool;
-    /// Answers the caller waiting on `waiter`.
-    fn answer(&mut self, waiter: Self::Waiter, answer: Answer);
-    /// A new waiter for a `wait` call whose caller hears on `reply`, and the end that caller
-    /// waits on. A driver may answer on `reply`'s own channel (the waiter a second sender of
-    /// it, the end `()`) and then say nothing in [`Plumbing::reply`] when the request was
-    /// made: the caller then wakes once, for the answer ([`Heard`](super::Heard)).
-    fn waiter(&mut self, reply: &Self::Reply) -> (Self::Waiter, Self::WaitEnd);
-    /// Says what a call returned, and where its caller waits for the answer (`Some` only when
-    /// a `wait` call made its request).
-    fn reply(&mut self, reply: Self::Reply, replied: Replied<Self::WaitEnd>);
+    /// Tells the caller behind `reply` what it hears: what its call returned, or its
+    /// request's answer. A caller hears once.
+    fn hear(&mut self, reply: Self::Reply, heard: Heard);
     /// Whether the caller behind `reply` stopped waiting before the loop took its call (a
     /// timeout, a dropped future): the call is then never made. By default, never.
     fn withdrawn(&self, _reply: &Self::Reply) -> bool {
@@ -186,7 +177,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
     /// Hands `input` in and performs its work through `io`, in order, recording it when
     /// recording (appended to the session's files, which save its spill writes, each then
     /// answered as its own input). `waiter` as for [`Driven::handle`].
-    pub fn input<P: Plumbing<Waiter = W>>(
+    pub fn input<P: Plumbing<Reply = W>>(
         &mut self,
         now: Instant,
         input: Input<'_>,
@@ -205,7 +196,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
             Work::StopAgent => io.kill(),
             Work::SpillWrite(id, write) => writes.push((id, write)),
             Work::Event(event) => sent += usize::from(io.event(event)),
-            Work::Answer(waiter, answer) => io.answer(waiter, answer),
+            Work::Answer(waiter, answer) => io.hear(waiter, Heard::Answer(answer)),
         });
         for _ in 0..sent {
             self.backlog.sent();
@@ -224,26 +215,30 @@ impl<W, F: LocalFiles> Driven<W, F> {
         Ok(result)
     }
 
-    /// Performs an operation of the application's handle: a call (answered through
-    /// [`Plumbing::reply`], its request's answer to a waiter when it waits), a shutdown, or a
-    /// handler's answer.
-    pub fn op<P: Plumbing<Waiter = W>>(
+    /// Performs an operation of the application's handle: a call (its caller hears, through
+    /// [`Plumbing::hear`], what it returned, or its request's answer when it waits), a
+    /// shutdown, or a handler's answer.
+    pub fn op<P: Plumbing<Reply = W>>(
         &mut self,
         now: Instant,
         op: Op<P::Reply>,
         io: &mut P,
-    ) -> Result<(), P::Error> {
+    ) -> Result<(), P::Error>
+    where
+        W: Clone,
+    {
         match op {
             // A call its caller gave up before it was taken is not made (issue 13 item 3).
             Op::Call { reply, .. } if io.withdrawn(&reply) => {}
             Op::Call { call, wait, reply } => {
-                let (waiter, end) = match wait.then(|| io.waiter(&reply)) {
-                    Some((waiter, end)) => (Some(waiter), Some(end)),
-                    None => (None, None),
-                };
+                let waiter = wait.then(|| reply.clone());
                 let result = self.input(now, Input::Call(call), || waiter, io)?;
-                let end = end.filter(|_| result.request().is_some());
-                io.reply(reply, (result, end));
+                // A waited call that made its request hears the answer, on the same channel;
+                // any other hears what the call returned. (A waiter the call did not keep is
+                // dropped: with `reply` gone too, its caller hears that the session ended.)
+                if !(wait && result.request().is_some()) {
+                    io.hear(reply, Heard::Replied(result));
+                }
             }
             Op::Shutdown { grace } => self.stop(now, grace, io),
             Op::Finished { key, call } => {
@@ -283,7 +278,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
     /// not while stdout is held back (CALL-07: all of stdout goes in before the exit),
     /// unless it is being stopped. While the agent's output is open and it is not being
     /// stopped, the exit is asked for at most every [`EXIT_CHECK_WHILE_OPEN`].
-    pub fn reap<P: Plumbing<Waiter = W>>(
+    pub fn reap<P: Plumbing<Reply = W>>(
         &mut self,
         now: Instant,
         io: &mut P,
@@ -346,7 +341,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
     }
 
     /// Hands in the client's timer when it is due.
-    pub fn timers<P: Plumbing<Waiter = W>>(
+    pub fn timers<P: Plumbing<Reply = W>>(
         &mut self,
         now: Instant,
         io: &mut P,

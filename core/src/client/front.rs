@@ -49,11 +49,10 @@ pub type RequestKey = (HostRequestKind, String);
 /// What a call returned, and where a waiting caller's answer will arrive.
 pub type Replied<W> = (CallResult, Option<W>);
 
-/// What a caller hears on the one channel its call came with, when the driver answers a
-/// `wait` call there too (issue 13: one wake per round trip instead of two): what the call
-/// returned when it made no request to wait for (or was not a `wait` call), else the
-/// request's answer. See [`Plumbing::waiter`](super::Plumbing::waiter) and
-/// [`methods::heard`](super::methods::heard).
+/// What a caller hears on the one channel its call came with (issue 13: one wake a round
+/// trip): what the call returned when it made no request to wait for (or was not a `wait`
+/// call), else the answer to the request it made. See
+/// [`Plumbing::hear`](super::Plumbing::hear) and [`methods::heard`](super::methods::heard).
 #[derive(Debug)]
 // Moved once to its caller; not worth an allocation.
 #[allow(clippy::large_enum_variant)]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Interest, Registry, Token};
 use musewire_core::client::{
-    Answer, ClientConfig, ClientEvent, Driven, Flow, Heard, Input, Plumbing, Replied, RequestKey,
+    ClientConfig, ClientEvent, Driven, Flow, Heard, Input, Plumbing, RequestKey,
 };
 use musewire_store::SessionFiles;
 
@@ -334,10 +334,6 @@ impl Io {
 }
 
 impl Plumbing for Io {
-    // A waited call's answer goes on the channel its call came with (a second sender of
-    // it): the caller wakes once, for the answer.
-    type Waiter = Reply;
-    type WaitEnd = ();
     type Reply = Reply;
     type Error = io::Error;
 
@@ -359,20 +355,8 @@ impl Plumbing for Io {
         event.is_some_and(|event| self.events.send(event).is_ok())
     }
 
-    fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
-        waiter.send(Heard::Answer(answer));
-    }
-
-    fn waiter(&mut self, reply: &Reply) -> (Self::Waiter, ()) {
-        (reply.clone(), ())
-    }
-
-    /// A waited call that made its request hears nothing now: its answer comes on the same
-    /// channel.
-    fn reply(&mut self, reply: Self::Reply, (result, end): Replied<()>) {
-        if end.is_none() {
-            reply.send(Heard::Replied(result));
-        }
+    fn hear(&mut self, reply: Reply, heard: Heard) {
+        reply.send(heard);
     }
 
     fn withdrawn(&self, reply: &Self::Reply) -> bool {

@@ -13,6 +13,8 @@ use musewire_mio::{AgentProcess, Reactor, OPS_QUEUE, WRITE_BACKLOG_BYTES};
 
 mod common;
 use common::bundled_agent;
+#[path = "../../flood/probe.rs"]
+mod probe;
 
 const WAIT: Duration = Duration::from_secs(30);
 const AGENTS: usize = 20;
@@ -203,28 +205,17 @@ fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
     assert!(status.is_ok_and(|s| !s.success()));
 }
 
-/// What the flooding agent would write if it were let (the smol driver's `flood_agent.py`):
+/// What the flooding agent would write if it were let (`drivers/flood/flood_agent.py`):
 /// more than it can in the test's time.
 const FLOOD: u64 = 4 << 30;
 
 fn issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor() {
-    let dir = std::env::temp_dir().join(format!("musewire-mio-starve-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let progress = dir.join("progress");
-    let written = || -> u64 {
-        std::fs::read_to_string(&progress)
-            .ok()
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or(0)
-    };
+    let progress = probe::scratch("mio", "starve");
+    let written = || probe::written(&progress);
     let reactor = Reactor::new().expect("reactor");
     let mut flood = Command::new("python3");
     flood
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../smol/tests/flood_agent.py"
-        ))
+        .arg(probe::SCRIPT)
         .args(["flood", &FLOOD.to_string()])
         .env("FAKE_PROGRESS", &progress);
     let flooding = reactor.spawn(flood, Default::default()).expect("flood");
@@ -265,5 +256,4 @@ fn issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor() {
         assert!(taker.join().expect("taker") > 0);
     });
     flooding.shutdown(Duration::ZERO).expect("stopped");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,8 +22,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Answer, ClientConfig, ClientEvent, Driven, Flow, Heard, Input as ClientInput, Plumbing,
-    Replied, RequestKey,
+    ClientConfig, ClientEvent, Driven, Flow, Heard, Input as ClientInput, Plumbing, RequestKey,
 };
 use musewire_store::SessionFiles;
 use smol::channel;
@@ -339,10 +338,6 @@ impl Io {
 }
 
 impl Plumbing for Io {
-    // A waited call's answer goes on the channel its call came with (a second sender of
-    // it): the caller wakes once, for the answer.
-    type Waiter = Reply;
-    type WaitEnd = ();
     type Reply = Reply;
     type Error = io::Error;
 
@@ -363,20 +358,8 @@ impl Plumbing for Io {
         event.is_some_and(|event| self.events.try_send(event).is_ok())
     }
 
-    fn answer(&mut self, waiter: Self::Waiter, answer: Answer) {
-        let _ = waiter.try_send(Heard::Answer(answer));
-    }
-
-    fn waiter(&mut self, reply: &Reply) -> (Self::Waiter, ()) {
-        (reply.clone(), ())
-    }
-
-    /// A waited call that made its request hears nothing now: its answer comes on the same
-    /// channel.
-    fn reply(&mut self, reply: Self::Reply, (result, end): Replied<()>) {
-        if end.is_none() {
-            let _ = reply.try_send(Heard::Replied(result));
-        }
+    fn hear(&mut self, reply: Reply, heard: Heard) {
+        let _ = reply.try_send(heard);
     }
 
     /// The caller's future was dropped (say, raced against a timer) before the task took its

@@ -3,7 +3,7 @@
 //! is still answered meanwhile, and writes to an agent that does not read wait.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use musewire_core::client::{commands, CallError};
 use musewire_smol::{AgentProcess, BACKLOG_BYTES, OPS_QUEUE, WRITE_BACKLOG_BYTES};
@@ -11,9 +11,13 @@ use smol::future;
 
 const FLOOD: u64 = 400 << 20;
 
+#[path = "../../flood/probe.rs"]
+mod probe;
+use probe::{peak_rss, written};
+
 fn fake(args: &[&str], progress: Option<&Path>) -> smol::process::Command {
     let mut command = smol::process::Command::new("python3");
-    command.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/flood_agent.py"));
+    command.arg(probe::SCRIPT);
     command.args(args);
     if let Some(progress) = progress {
         command.env("FAKE_PROGRESS", progress);
@@ -22,45 +26,13 @@ fn fake(args: &[&str], progress: Option<&Path>) -> smol::process::Command {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("musewire-smol-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("progress")
+    probe::scratch("smol", name)
 }
 
-fn written(progress: &Path) -> u64 {
-    std::fs::read_to_string(progress)
-        .ok()
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// This process's peak resident memory (VmHWM), in bytes.
-fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb * 1024
-}
-
-/// Waits until the flooding agent has been held back: nothing more written for a second.
-/// Returns what it wrote, or `None` when it wrote everything (no backpressure).
+/// Waits until the flooding agent has been held back ([`probe::held_back`]).
 async fn held_back(progress: &Path) -> Option<u64> {
-    let started = Instant::now();
-    let (mut last, mut since) = (0, Instant::now());
-    while started.elapsed() < Duration::from_secs(60) {
-        let now = written(progress);
-        if now >= FLOOD {
-            return None;
-        }
-        if now != last {
-            (last, since) = (now, Instant::now());
-        } else if now > 0 && since.elapsed() > Duration::from_secs(1) {
-            return Some(now);
-        }
-        smol::Timer::after(Duration::from_millis(50)).await;
-    }
-    None
+    let progress = progress.to_owned();
+    smol::unblock(move || probe::held_back(&progress, FLOOD)).await
 }
 
 #[test]

@@ -8,9 +8,12 @@ use std::time::Duration;
 use musewire_smol::AgentProcess;
 use smol::future;
 
+#[path = "../../flood/probe.rs"]
+mod probe;
+
 fn fake(args: &[&str]) -> smol::process::Command {
     let mut command = smol::process::Command::new("python3");
-    command.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/flood_agent.py"));
+    command.arg(probe::SCRIPT);
     command.args(args);
     command
 }

@@ -10,13 +10,16 @@ use musewire_core::wire::ToolResult;
 use musewire_smol::{AgentProcess, OPS_QUEUE, WRITE_BACKLOG_BYTES};
 use smol::future;
 
+#[path = "../../flood/probe.rs"]
+mod probe;
+
 /// Each update's text.
 const UPDATE: usize = 64 << 10;
 
 /// The stand-in agent in `mode`, which asks the host for the tool `flood` at once.
 fn fake(mode: &str) -> smol::process::Command {
     let mut command = smol::process::Command::new("python3");
-    command.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/flood_agent.py"));
+    command.arg(probe::SCRIPT);
     command.arg(mode).env("FAKE_HOST_TOOL", "flood");
     command
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fake agent for the smol driver's backpressure tests (issue 13 item 3). The first argument
+"""A fake agent for the drivers' backpressure tests (issue 13 item 3). The first argument
 picks the behaviour:
 
   flood N   writes its ready frame, then N bytes of event frames (4 KiB each); answers every

@@ -1,0 +1,56 @@
+//! What the drivers' backpressure tests (issue 13 item 3) share about the flooding fake agent
+//! (`flood_agent.py`, beside this file): where it is, and how to watch it and this process.
+//! Included by each driver's tests with `#[path = "../../flood/probe.rs"] mod probe;`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The fake agent (run with `python3`; its docstring lists its modes).
+pub const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../flood/flood_agent.py");
+
+/// A fresh scratch folder for one test; the path of the progress file in it.
+pub fn scratch(driver: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("musewire-{driver}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("progress")
+}
+
+/// What the fake agent has written so far (it says every 256 KiB in its progress file).
+pub fn written(progress: &Path) -> u64 {
+    std::fs::read_to_string(progress)
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// This process's peak resident memory (VmHWM), in bytes.
+pub fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+/// Waits until the flooding agent has been held back (nothing more written for a second);
+/// what it wrote, or `None` when it wrote all of its `flood` bytes (no backpressure) or a
+/// minute passed.
+pub fn held_back(progress: &Path, flood: u64) -> Option<u64> {
+    let started = Instant::now();
+    let (mut last, mut since) = (0, Instant::now());
+    while started.elapsed() < Duration::from_secs(60) {
+        let now = written(progress);
+        if now >= flood {
+            return None;
+        }
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if now > 0 && since.elapsed() > Duration::from_secs(1) {
+            return Some(now);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
