@@ -12,7 +12,7 @@
 //!
 //! # Bounded queues (issue 13 item 3)
 //! - **Events the application does not take.** Once the loop has read
-//!   [`BACKLOG_BYTES`](musewire_core::client::BACKLOG_BYTES) (2 MiB) of the agent's stdout past
+//!   [`BACKLOG_BYTES`] (2 MiB) of the agent's stdout past
 //!   the last event taken, it stops reading that agent's stdout until an event is taken (the
 //!   agent's pipe fills and it waits), except while a caller waits for an answer.
 //! - **Writes the agent does not take.** Once [`WRITE_BACKLOG_BYTES`] (1 MiB, counting lines
