@@ -12,8 +12,8 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    commands, Call, Client, ClientConfig, ClientEvent, Driven, Heard, Input, LocalFiles, Op,
-    Plumbing, Recorder, RequestKey,
+    commands, Call, CallResult, Client, ClientConfig, ClientEvent, Driven, Heard, Input,
+    LocalFiles, Op, Plumbing, Recorder, RequestKey,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 
@@ -39,6 +39,8 @@ struct Pipes {
     /// Who heard, and whether what they heard was an answer (else what the call returned).
     replies: Vec<&'static str>,
     answers: Vec<&'static str>,
+    /// Who heard that their call made no request because the client refused it.
+    refused: Vec<&'static str>,
 }
 
 /// A reply end: which caller, and whether that caller still waits.
@@ -57,6 +59,7 @@ impl Plumbing for Pipes {
     }
     fn hear(&mut self, reply: Reply, heard: Heard) {
         match heard {
+            Heard::Replied(CallResult::Request(Err(_))) => self.refused.push(reply.0),
             Heard::Replied(_) => self.replies.push(reply.0),
             Heard::Answer(_) => self.answers.push(reply.0),
         }
@@ -173,4 +176,19 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     };
     driven.op(now, sent, &mut io).unwrap();
     assert_eq!(io.replies, ["sent"]);
+    // A waited call the client refuses (a prompt without a streaming behaviour while the
+    // agent streams, CALL-04) makes no request: it hears so at once, and nothing waits for
+    // an answer.
+    let streaming = b"{\"type\":\"agent_start\"}\n";
+    driven
+        .input(now, Input::stdout(streaming), || None, &mut io)
+        .unwrap();
+    let refused = Op::Call {
+        call: Call::Send(commands::prompt("mid-run")),
+        wait: true,
+        reply: ("refused", true),
+    };
+    driven.op(now, refused, &mut io).unwrap();
+    assert_eq!(io.refused, ["refused"]);
+    assert_eq!(io.answers, ["waiting"]);
 }

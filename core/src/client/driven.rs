@@ -234,8 +234,8 @@ impl<W, F: LocalFiles> Driven<W, F> {
                 let waiter = wait.then(|| reply.clone());
                 let result = self.input(now, Input::Call(call), || waiter, io)?;
                 // A waited call that made its request hears the answer, on the same channel;
-                // any other hears what the call returned. (A waiter the call did not keep is
-                // dropped: with `reply` gone too, its caller hears that the session ended.)
+                // any other hears what the call returned (the clone it did not keep is
+                // dropped).
                 if !(wait && result.request().is_some()) {
                     io.hear(reply, Heard::Replied(result));
                 }

@@ -14,8 +14,8 @@ use super::{Call, CallResult, ClientEvent, HostRequestKind};
 use crate::wire::{HostToolCall, HostUriRequest, HostUriResult, ToolResult, UiRequest, UiResponse};
 
 /// One operation from an application's handle to the loop that owns the client. `R` is the
-/// channel end the loop answers a call on; a waiting call also gets the end `W` its answer
-/// will arrive on (see [`Driven::handle`](super::Driven::handle)).
+/// channel end its caller hears on: what a call returned, or, for a waiting call that made
+/// its request, that request's answer ([`Heard`]; see [`Driven::op`](super::Driven::op)).
 #[derive(Debug)]
 pub enum Op<R> {
     /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
@@ -25,7 +25,7 @@ pub enum Op<R> {
         call: Call,
         /// Whether the caller waits for the request's answer.
         wait: bool,
-        /// Where the loop says what the call returned.
+        /// Where its caller hears what the call returned, or its request's answer.
         reply: R,
     },
     /// Close the agent's stdin; stop it after `grace`.
@@ -46,7 +46,9 @@ pub enum Op<R> {
 /// coincide).
 pub type RequestKey = (HostRequestKind, String);
 
-/// What a call returned, and where a waiting caller's answer will arrive.
+/// What a call returned, and where a waiting caller's answer would arrive: the form the
+/// [`methods`](super::methods) helpers read ([`methods::heard_reply`](super::methods::heard_reply)
+/// gives it with `None`, as the answer comes on the call's own channel).
 pub type Replied<W> = (CallResult, Option<W>);
 
 /// What a caller hears on the one channel its call came with (issue 13: one wake a round

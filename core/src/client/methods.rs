@@ -153,9 +153,9 @@ pub fn answer_sent<W>(replied: &Replied<W>) -> bool {
     matches!(replied.0, CallResult::Sent(true))
 }
 
-/// Where a `wait` row's caller waits for its answer: the end the driver gave it, or why the
-/// call made no request ([`CallError::Refused`]; [`CallError::Ended`] when the session had
-/// ended).
+/// Where a `wait` row's caller waits for its answer: the end given with what the call
+/// returned, or why the call made no request ([`CallError::Refused`]; [`CallError::Ended`]
+/// when the session had ended). [`heard`] reads a `Heard::Replied` with it.
 pub fn awaited<W>(replied: Replied<W>) -> Result<W, CallError> {
     match replied {
         (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
@@ -164,8 +164,8 @@ pub fn awaited<W>(replied: Replied<W>) -> Result<W, CallError> {
     }
 }
 
-/// A `wait` row's answer as its type: `None` when the driver's waiter closed (the session
-/// ended before the answer).
+/// A `wait` row's answer as its type: `None` when the channel it was to come on closed (the
+/// session ended before the answer).
 pub fn typed_answer<T: FromAnswer>(answer: Option<Answer>) -> Result<T, CallError> {
     match answer {
         Some(Ok(answered)) => T::from_answer(answered),

@@ -157,12 +157,13 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// One of `get_state`'s `dumpTools`: a tool as the agent offers it to its model.
+    /// One of `get_state`'s `dumpTools`: a tool as the agent offers it to its model. Every
+    /// member is optional: omp passes each tool's through as the tool has it.
     pub struct DumpTool {
         /// Tool name.
-        req name: String = "name",
+        opt name: String = "name",
         /// What the tool does, for the model.
-        req description: String = "description",
+        opt description: String = "description",
         /// JSON Schema of its arguments, as sent.
         opt parameters: Value = "parameters",
         /// Example calls, as sent.

@@ -57,8 +57,9 @@ pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
 }
 
 impl<T> Sender<T> {
-    /// Hands `value` over, waking the receiver if it sleeps; the value is dropped when the
-    /// receiver is gone or a value was sent already.
+    /// Hands `value` over, waking the receiver if it sleeps. A value sent after another is
+    /// dropped at once; one sent after the receiver is gone waits in the slot until the last
+    /// sender drops.
     pub(crate) fn send(self, value: T) {
         let sleeper = {
             let mut slot = lock(&self.0);

@@ -71,7 +71,6 @@ fn issue13_item3_mio_answers_a_call_while_events_are_held_back() {
     let answered = agent.call(commands::abort(), WAIT);
     assert!(answered.is_ok(), "the call was answered: {answered:?}");
     let after = written(&progress);
-    assert!(after < FLOOD, "the flood never stopped");
     assert!(
         after < stalled + 4 * BACKLOG_BYTES,
         "wrote {after} bytes after {stalled}"
