@@ -46,11 +46,6 @@ pub enum Op<R> {
 /// coincide).
 pub type RequestKey = (HostRequestKind, String);
 
-/// What a call returned, and where a waiting caller's answer would arrive: the form the
-/// [`methods`](super::methods) helpers read ([`methods::heard_reply`](super::methods::heard_reply)
-/// gives it with `None`, as the answer comes on the call's own channel).
-pub type Replied<W> = (CallResult, Option<W>);
-
 /// What a caller hears on the one channel its call came with (issue 13: one wake a round
 /// trip): what the call returned when it made no request to wait for (or was not a `wait`
 /// call), else the answer to the request it made. See

@@ -137,60 +137,37 @@ macro_rules! driver_methods {
     };
 }
 
-use super::{Answer, CallError, CallResult, FromAnswer, Heard, Replied, RequestId};
+use super::{CallError, CallResult, FromAnswer, Heard, RequestId};
 
-/// What a `send` row returns: the id of the request the call made, or why none was made.
-pub fn sent_request<W>(replied: Replied<W>) -> Result<RequestId, CallError> {
-    match replied.0 {
-        CallResult::Request(sent) => Ok(sent?),
+/// What a `wait` row returns, from what its caller heard on its call's channel ([`Heard`];
+/// `None` when the channel closed): the request's answer as its type, its failure
+/// ([`CallError::Failed`]), or why no request was made ([`CallError::Refused`];
+/// [`CallError::Ended`] when the session had ended, or ended before the answer).
+pub fn heard<T: FromAnswer>(heard: Option<Heard>) -> Result<T, CallError> {
+    match heard {
+        Some(Heard::Answer(Ok(answered))) => T::from_answer(answered),
+        Some(Heard::Answer(Err(failure))) => Err(CallError::Failed(failure)),
+        Some(Heard::Replied(CallResult::Request(Err(e)))) => Err(CallError::Refused(e)),
+        // A call that made its request is answered, not replied to: this one made none.
+        Some(Heard::Replied(_)) | None => Err(CallError::Ended),
+    }
+}
+
+/// What a `send` row returns: the id of the request the call made, or why none was made
+/// (a closed channel, or a [`Heard::Answer`] that never comes to a call that does not wait,
+/// is the session's end).
+pub fn sent_request(heard: Option<Heard>) -> Result<RequestId, CallError> {
+    match heard {
+        Some(Heard::Replied(CallResult::Request(sent))) => Ok(sent?),
         _ => Err(CallError::Ended),
     }
 }
 
 /// What an `answer` row returns: whether the answer went out (false when nothing was open
-/// for it).
-pub fn answer_sent<W>(replied: &Replied<W>) -> bool {
-    matches!(replied.0, CallResult::Sent(true))
-}
-
-/// Where a `wait` row's caller waits for its answer: the end given with what the call
-/// returned, or why the call made no request ([`CallError::Refused`]; [`CallError::Ended`]
-/// when the session had ended). [`heard`] reads a `Heard::Replied` with it.
-pub fn awaited<W>(replied: Replied<W>) -> Result<W, CallError> {
-    match replied {
-        (CallResult::Request(Err(e)), _) => Err(CallError::Refused(e)),
-        (_, Some(waiter)) => Ok(waiter),
-        _ => Err(CallError::Ended),
-    }
-}
-
-/// A `wait` row's answer as its type: `None` when the channel it was to come on closed (the
-/// session ended before the answer).
-pub fn typed_answer<T: FromAnswer>(answer: Option<Answer>) -> Result<T, CallError> {
-    match answer {
-        Some(Ok(answered)) => T::from_answer(answered),
-        Some(Err(failure)) => Err(CallError::Failed(failure)),
-        None => Err(CallError::Ended),
-    }
-}
-
-/// A `wait` row's answer as its type, from what its caller heard on the one channel of its
-/// call ([`Heard`]; `None` when the channel closed: the session ended before the answer).
-pub fn heard<T: FromAnswer>(heard: Option<Heard>) -> Result<T, CallError> {
+/// for it; the session's end as for [`sent_request`]).
+pub fn answer_sent(heard: Option<Heard>) -> Result<bool, CallError> {
     match heard {
-        Some(Heard::Answer(answer)) => typed_answer(Some(answer)),
-        // A call that made its request is answered, not replied to: this one made none.
-        Some(Heard::Replied(result)) => awaited((result, None::<()>)).and(Err(CallError::Ended)),
-        None => Err(CallError::Ended),
-    }
-}
-
-/// What a `send` or `answer` row's caller heard, for [`sent_request`] and [`answer_sent`]:
-/// what its call returned (a [`Heard::Answer`] never comes to a call that does not wait; it
-/// is taken as the session's end, as is a closed channel).
-pub fn heard_reply(heard: Option<Heard>) -> Result<Replied<()>, CallError> {
-    match heard {
-        Some(Heard::Replied(result)) => Ok((result, None)),
+        Some(Heard::Replied(result)) => Ok(matches!(result, CallResult::Sent(true))),
         _ => Err(CallError::Ended),
     }
 }
@@ -207,41 +184,16 @@ mod tests {
 
     #[test]
     fn issue10_item4_a_rows_result_is_read_the_same_in_every_driver() {
-        let refused: Replied<()> = (CallResult::Request(Err(ClientError::Closed)), None);
-        assert!(matches!(awaited(refused), Err(CallError::Refused(_))));
-        let ended: Replied<()> = (CallResult::Done, None);
-        assert!(matches!(awaited(ended), Err(CallError::Ended)));
-        let made: Replied<u8> = (CallResult::Request(Ok(RequestId(7))), Some(3));
-        assert_eq!(awaited(made).unwrap(), 3);
-        assert_eq!(
-            sent_request::<()>((CallResult::Request(Ok(RequestId(7))), None)).unwrap(),
-            RequestId(7)
-        );
-        assert!(answer_sent::<()>(&(CallResult::Sent(true), None)));
-        assert!(!answer_sent::<()>(&(CallResult::Sent(false), None)));
-        // The answer, typed; a failure; a waiter that closed.
-        let data = Some(Ok(Answered::Data(ResponseData::Other(serde_json::json!(
-            1
-        )))));
-        assert!(typed_answer::<ResponseData>(data).is_ok());
-        let failed = typed_answer::<ResponseData>(Some(Err(CommandFailure::new("busy"))));
-        assert!(matches!(failed, Err(CallError::Failed(_))));
-        assert!(matches!(
-            typed_answer::<ResponseData>(None),
-            Err(CallError::Ended)
-        ));
-    }
-
-    #[test]
-    fn issue13_a_call_heard_on_one_channel_is_read_as_with_two() {
+        // Issue 13: a call is heard on one channel (one wake a round trip).
         let answer = || Heard::Answer(Ok(Answered::Data(ResponseData::Other(1.into()))));
+        // A `wait` row: the answer, typed; a failure; no request made (refused, or the
+        // session had ended); a channel that closed.
         assert!(heard::<ResponseData>(Some(answer())).is_ok());
         let failed = Heard::Answer(Err(CommandFailure::new("busy")));
         assert!(matches!(
             heard::<ResponseData>(Some(failed)),
             Err(CallError::Failed(_))
         ));
-        // No request was made: refused, or the session had ended; a closed channel.
         let refused = Heard::Replied(CallResult::Request(Err(ClientError::Closed)));
         assert!(matches!(
             heard::<ResponseData>(Some(refused)),
@@ -253,13 +205,25 @@ mod tests {
             Err(CallError::Ended)
         ));
         assert!(matches!(heard::<ResponseData>(None), Err(CallError::Ended)));
-        // A call that does not wait hears what it returned.
-        let sent = Heard::Replied(CallResult::Request(Ok(RequestId(4))));
-        let replied = heard_reply(Some(sent)).unwrap();
-        assert_eq!(sent_request(replied).unwrap(), RequestId(4));
-        let answered = heard_reply(Some(Heard::Replied(CallResult::Sent(true)))).unwrap();
-        assert!(answer_sent(&answered));
-        assert!(matches!(heard_reply(Some(answer())), Err(CallError::Ended)));
-        assert!(matches!(heard_reply(None), Err(CallError::Ended)));
+        // A `send` row: the request's id, or why none was made.
+        let sent = Heard::Replied(CallResult::Request(Ok(RequestId(7))));
+        assert_eq!(sent_request(Some(sent)).unwrap(), RequestId(7));
+        let refused = Heard::Replied(CallResult::Request(Err(ClientError::Closed)));
+        assert!(matches!(
+            sent_request(Some(refused)),
+            Err(CallError::Refused(_))
+        ));
+        assert!(matches!(
+            sent_request(Some(answer())),
+            Err(CallError::Ended)
+        ));
+        assert!(matches!(sent_request(None), Err(CallError::Ended)));
+        // An `answer` row: whether it went out.
+        let went = Heard::Replied(CallResult::Sent(true));
+        assert!(answer_sent(Some(went)).unwrap());
+        let none_open = Heard::Replied(CallResult::Sent(false));
+        assert!(!answer_sent(Some(none_open)).unwrap());
+        assert!(matches!(answer_sent(Some(answer())), Err(CallError::Ended)));
+        assert!(matches!(answer_sent(None), Err(CallError::Ended)));
     }
 }

@@ -72,7 +72,7 @@ pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTE
 pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};
 pub use front::{
     tool_answer, ui_answer, uri_answer, Handler, HandlerAnswer, Handlers, Heard, HostRequest,
-    HostToolAnswer, Op, Registered, Replied, RequestKey,
+    HostToolAnswer, Op, Registered, RequestKey,
 };
 pub use history::HISTORY_PAGE_LIMIT;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};

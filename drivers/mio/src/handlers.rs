@@ -33,7 +33,7 @@ impl Updates {
     pub fn send(&self, partial_result: ToolResult) -> bool {
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
         let heard = self.caller.call(call, false, None);
-        matches!(heard.and_then(methods::heard_reply), Ok(replied) if methods::answer_sent(&replied))
+        matches!(heard.and_then(methods::answer_sent), Ok(true))
     }
 
     /// Whether the agent has withdrawn the call (or the session has ended): whatever the

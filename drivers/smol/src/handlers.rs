@@ -41,7 +41,7 @@ impl Updates {
     pub async fn send(&self, partial_result: ToolResult) -> bool {
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
         let heard = self.caller.call(call, false).await;
-        matches!(heard.and_then(core::methods::heard_reply), Ok(replied) if core::methods::answer_sent(&replied))
+        matches!(heard.and_then(core::methods::answer_sent), Ok(true))
     }
 }
 
