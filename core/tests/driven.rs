@@ -74,6 +74,15 @@ impl Plumbing for Pipes {
     }
 }
 
+/// A prompt call from the caller behind `reply`, waiting for its answer or not.
+fn prompt(text: &str, wait: bool, reply: Reply) -> Op<Reply> {
+    Op::Call {
+        call: Call::Send(commands::prompt(text)),
+        wait,
+        reply,
+    }
+}
+
 const READY: &[u8] = b"{\"type\":\"ready\",\"protocolVersions\":[1]}\n";
 
 /// Runs the construction step and a ready frame through a [`Driven`] (recording when
@@ -133,12 +142,8 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     driven
         .input(now, Input::stdout(READY), || None, &mut io)
         .unwrap();
-    let call = |reply| Op::Call {
-        call: Call::Send(commands::prompt("gave up")),
-        wait: true,
-        reply,
-    };
-    driven.op(now, call(("gone", false)), &mut io).unwrap();
+    let gave_up = prompt("gave up", true, ("gone", false));
+    driven.op(now, gave_up, &mut io).unwrap();
     assert!(
         io.written.is_empty(),
         "{}",
@@ -146,11 +151,7 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     );
     assert!(io.replies.is_empty());
 
-    let kept = Op::Call {
-        call: Call::Send(commands::prompt("still wanted")),
-        wait: true,
-        reply: ("waiting", true),
-    };
+    let kept = prompt("still wanted", true, ("waiting", true));
     driven.op(now, kept, &mut io).unwrap();
     let written = String::from_utf8(io.written.clone()).unwrap();
     assert!(written.contains("still wanted"), "{written}");
@@ -169,11 +170,7 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     assert_eq!(io.answers, ["waiting"]);
     assert!(io.replies.is_empty());
     // A call that does not wait hears what it returned at once.
-    let sent = Op::Call {
-        call: Call::Send(commands::prompt("no wait")),
-        wait: false,
-        reply: ("sent", true),
-    };
+    let sent = prompt("no wait", false, ("sent", true));
     driven.op(now, sent, &mut io).unwrap();
     assert_eq!(io.replies, ["sent"]);
     // A waited call the client refuses (a prompt without a streaming behaviour while the
@@ -183,11 +180,7 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     driven
         .input(now, Input::stdout(streaming), || None, &mut io)
         .unwrap();
-    let refused = Op::Call {
-        call: Call::Send(commands::prompt("mid-run")),
-        wait: true,
-        reply: ("refused", true),
-    };
+    let refused = prompt("mid-run", true, ("refused", true));
     driven.op(now, refused, &mut io).unwrap();
     assert_eq!(io.refused, ["refused"]);
     assert_eq!(io.answers, ["waiting"]);
