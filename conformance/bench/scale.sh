@@ -57,11 +57,15 @@ jq -rs --arg calls "$calls" --arg words "$words" '
   def r(x; d): (x * pow(10; d) | round) / pow(10; d);
   (map(select(.client == "reference")) | first) as $ref
   | [ ["host CPU, round trips (s)", "rt_cpu_s", 3],
+      ["  of which user (s)", "rt_user_s", 3],
+      ["  of which system (s)", "rt_sys_s", 3],
       ["round trips per second", "rt_per_s", 0],
       ["round trip p50 (ms)", "rt_p50_ms", 2],
       ["round trip p99 (ms)", "rt_p99_ms", 2],
       ["round trip max (ms)", "rt_max_ms", 2],
       ["host CPU, streamed turns (s)", "turn_cpu_s", 3],
+      ["  of which user (s)", "turn_user_s", 3],
+      ["  of which system (s)", "turn_sys_s", 3],
       ["prompt acknowledged p50 (ms)", "ack_p50_ms", 1],
       ["agent_end p50 (ms)", "end_p50_ms", 1],
       ["agent_end max (ms)", "end_max_ms", 1],

@@ -23,15 +23,19 @@ const calls = Number(callsArg ?? 50);
 const words = Number(wordsArg ?? 64);
 const prompt = Array.from({ length: words }, (_, i) => `word${i}`).join(" ");
 
+/** This process's [user, system] CPU seconds so far. */
 const cpuSeconds = () => {
 	const u = process.resourceUsage();
-	return (u.userCPUTime + u.systemCPUTime) / 1e6;
+	return [u.userCPUTime / 1e6, u.systemCPUTime / 1e6] as const;
 };
 const rssKb = () => Math.round(process.memoryUsage().rss / 1024);
 const meter = () => {
 	const wall = performance.now();
 	const cpu = cpuSeconds();
-	return () => [(performance.now() - wall) / 1000, cpuSeconds() - cpu] as const;
+	return () => {
+		const [user, sys] = cpuSeconds();
+		return { wall: (performance.now() - wall) / 1000, user: user - cpu[0], sys: sys - cpu[1] };
+	};
 };
 /** Nearest-rank quantile of sorted milliseconds. */
 const quantile = (v: number[], q: number) => v[Math.min(v.length, Math.max(1, Math.ceil(q * v.length))) - 1];
@@ -57,7 +61,7 @@ const roundTrips = (
 		}),
 	)
 ).flat();
-const [rtWall, rtCpu] = stop();
+const rt = stop();
 
 stop = meter();
 const turns = await Promise.all(
@@ -76,7 +80,7 @@ const turns = await Promise.all(
 		return { ack, end: await end };
 	}),
 );
-const [turnWall, turnCpu] = stop();
+const turn = stop();
 await Promise.all(clients.map(c => c.stop()));
 
 const rtts = sorted(roundTrips);
@@ -88,14 +92,18 @@ console.log(
 		client: "reference",
 		sessions,
 		round_trips: rtts.length,
-		rt_wall_s: f(rtWall, 4),
-		rt_cpu_s: f(rtCpu, 4),
-		rt_per_s: f(rtts.length / rtWall, 1),
+		rt_wall_s: f(rt.wall, 4),
+		rt_cpu_s: f(rt.user + rt.sys, 4),
+		rt_user_s: f(rt.user, 4),
+		rt_sys_s: f(rt.sys, 4),
+		rt_per_s: f(rtts.length / rt.wall, 1),
 		rt_p50_ms: f(quantile(rtts, 0.5), 3),
 		rt_p99_ms: f(quantile(rtts, 0.99), 3),
 		rt_max_ms: f(quantile(rtts, 1), 3),
-		turn_wall_s: f(turnWall, 4),
-		turn_cpu_s: f(turnCpu, 4),
+		turn_wall_s: f(turn.wall, 4),
+		turn_cpu_s: f(turn.user + turn.sys, 4),
+		turn_user_s: f(turn.user, 4),
+		turn_sys_s: f(turn.sys, 4),
 		ack_p50_ms: f(quantile(acks, 0.5), 3),
 		ack_max_ms: f(quantile(acks, 1), 3),
 		end_p50_ms: f(quantile(ends, 0.5), 3),

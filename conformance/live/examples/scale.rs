@@ -88,7 +88,21 @@ struct Session {
 /// Host CPU (user + system, this process) and wall time over a phase.
 struct Meter {
     wall: Instant,
-    cpu: f64,
+    cpu: (f64, f64),
+}
+
+/// What a phase took: wall seconds, and the host's user and system CPU seconds.
+#[derive(Clone, Copy)]
+struct Took {
+    wall: f64,
+    user: f64,
+    sys: f64,
+}
+
+impl Took {
+    fn cpu(&self) -> f64 {
+        self.user + self.sys
+    }
 }
 
 impl Meter {
@@ -99,13 +113,18 @@ impl Meter {
         }
     }
 
-    /// (wall seconds, CPU seconds) since the start.
-    fn stop(self) -> (f64, f64) {
-        (self.wall.elapsed().as_secs_f64(), cpu_seconds() - self.cpu)
+    fn stop(self) -> Took {
+        let (user, sys) = cpu_seconds();
+        Took {
+            wall: self.wall.elapsed().as_secs_f64(),
+            user: user - self.cpu.0,
+            sys: sys - self.cpu.1,
+        }
     }
 }
 
-fn cpu_seconds() -> f64 {
+/// This process's (user, system) CPU seconds so far.
+fn cpu_seconds() -> (f64, f64) {
     // SAFETY: getrusage fills the zeroed struct it is given and reads nothing else.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
@@ -113,7 +132,7 @@ fn cpu_seconds() -> f64 {
         usage
     };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
+    (secs(usage.ru_utime), secs(usage.ru_stime))
 }
 
 /// The resident set size of this process, in KiB (VmRSS).
@@ -136,8 +155,8 @@ fn quantile_ms(v: &[Duration], q: f64) -> f64 {
 struct Run {
     rss_before: u64,
     rss_idle: u64,
-    round_trips: (f64, f64),
-    turns: (f64, f64),
+    round_trips: Took,
+    turns: Took,
     sessions: Vec<Session>,
 }
 
@@ -321,28 +340,32 @@ fn main() -> Res<()> {
     rtts.sort();
     acks.sort();
     ends.sort();
-    let (rt_wall, rt_cpu) = run.round_trips;
-    let (turn_wall, turn_cpu) = run.turns;
+    let (rt, turn) = (run.round_trips, run.turns);
     println!(
         concat!(
             "{{\"client\":\"{}\",\"sessions\":{},\"round_trips\":{},",
-            "\"rt_wall_s\":{:.4},\"rt_cpu_s\":{:.4},\"rt_per_s\":{:.1},",
+            "\"rt_wall_s\":{:.4},\"rt_cpu_s\":{:.4},\"rt_user_s\":{:.4},\"rt_sys_s\":{:.4},\"rt_per_s\":{:.1},",
             "\"rt_p50_ms\":{:.3},\"rt_p99_ms\":{:.3},\"rt_max_ms\":{:.3},",
-            "\"turn_wall_s\":{:.4},\"turn_cpu_s\":{:.4},\"ack_p50_ms\":{:.3},\"ack_max_ms\":{:.3},",
+            "\"turn_wall_s\":{:.4},\"turn_cpu_s\":{:.4},\"turn_user_s\":{:.4},\"turn_sys_s\":{:.4},",
+            "\"ack_p50_ms\":{:.3},\"ack_max_ms\":{:.3},",
             "\"end_p50_ms\":{:.3},\"end_max_ms\":{:.3},",
             "\"rss_before_kb\":{},\"rss_idle_kb\":{},\"idle_kb_per_session\":{:.1}}}"
         ),
         o.driver,
         n,
         rtts.len(),
-        rt_wall,
-        rt_cpu,
-        rtts.len() as f64 / rt_wall,
+        rt.wall,
+        rt.cpu(),
+        rt.user,
+        rt.sys,
+        rtts.len() as f64 / rt.wall,
         quantile_ms(&rtts, 0.5),
         quantile_ms(&rtts, 0.99),
         quantile_ms(&rtts, 1.0),
-        turn_wall,
-        turn_cpu,
+        turn.wall,
+        turn.cpu(),
+        turn.user,
+        turn.sys,
         quantile_ms(&acks, 0.5),
         quantile_ms(&acks, 1.0),
         quantile_ms(&ends, 0.5),
