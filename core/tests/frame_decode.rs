@@ -535,3 +535,82 @@ fn frame_15_eof_inside_a_sequence_is_fatal_and_noise_inside_keeps_it_open() {
         "rpc chunk sequence truncated by end of stream"
     );
 }
+
+/// Decodes `input` with a late check (issue 13 item 2), and returns every event.
+fn decode_late(input: &[u8], protocol: ProtocolVersion) -> Vec<DecodeEvent> {
+    let mut decoder = StreamDecoder::with_config(musewire_core::frame::DecoderConfig {
+        protocol,
+        follow_negotiation: false,
+        ..Default::default()
+    });
+    decoder.set_late_check(true);
+    decoder.handle_bytes(input);
+    decoder.handle_eof();
+    std::iter::from_fn(|| decoder.poll_event()).collect()
+}
+
+/// The events with every unchecked frame checked, as a consumer of a late check does.
+fn checked(events: Vec<DecodeEvent>) -> Vec<DecodeEvent> {
+    events
+        .into_iter()
+        .map(|event| match event {
+            DecodeEvent::Frame(mut frame) => match frame.check() {
+                Ok(()) => DecodeEvent::Frame(frame),
+                Err(error) => DecodeEvent::Error(error),
+            },
+            event => event,
+        })
+        .collect()
+}
+
+#[test]
+fn frame_13_a_late_check_hands_plain_lines_up_unchecked_and_checks_them_as_at_once() {
+    // FRAME-01, FRAME-13 with the late check the Client uses (issue 13 item 2): plain lines
+    // go up unchecked, their envelope unread; checking them gives what the decoder gives at
+    // once: the frame with its envelope, a NotJson error, or the fatal NotAnObject.
+    let input =
+        b"{\"type\":\"response\",\"id\":\"7\",\"command\":\"get_state\"}\n{not json\n[1,2]\n";
+    let late = decode_late(input, V1);
+    assert_eq!(late.len(), 3);
+    for event in &late {
+        let DecodeEvent::Frame(frame) = event else {
+            panic!("a plain line goes up as a frame: {event:?}");
+        };
+        assert!(!frame.is_checked());
+        assert_eq!((frame.frame_type(), frame.id()), (None, None));
+    }
+    let late = checked(late);
+    let DecodeEvent::Frame(frame) = &late[0] else {
+        panic!("the object checks: {:?}", late[0]);
+    };
+    assert!(frame.is_checked());
+    assert_eq!(
+        (frame.frame_type(), frame.id(), frame.command()),
+        (Some("response"), Some("7"), Some("get_state"))
+    );
+    assert!(
+        matches!(&late[1], DecodeEvent::Error(FrameError::NotJson { prefix, .. }) if prefix == "{not json")
+    );
+    assert_eq!(late[2], DecodeEvent::Error(FrameError::NotAnObject));
+    // What the decoder gives at once is the same.
+    assert_eq!(late, decode(input, V1));
+}
+
+#[test]
+fn frame_09_a_late_check_still_checks_chunks_escapes_and_lines_inside_a_sequence() {
+    // The lines whose check changes how decoding goes on are checked at once: a chunk
+    // (FRAME-07..09), a line with a `\u` escape (which could spell rpc_chunk), and any
+    // line while a sequence is open (FRAME-09: it interrupts the sequence).
+    let first = chunk_line("c1", 0, 4, 1 << 20, &vec![b' '; 256 * 1024]);
+    let mut input = Vec::new();
+    input.extend_from_slice(b"{\"type\":\"a\",\"t\":\"\\u00e9\"}\n");
+    input.extend_from_slice(&first);
+    input.push(b'\n');
+    input.extend_from_slice(b"{\"type\":\"b\"}\n");
+    let late = decode_late(&input, V2);
+    assert!(
+        matches!(&late[0], DecodeEvent::Frame(f) if f.is_checked() && f.frame_type() == Some("a"))
+    );
+    assert_eq!(late[1], DecodeEvent::Error(FrameError::SequenceInterrupted));
+    assert_eq!(late, decode(&input, V2));
+}

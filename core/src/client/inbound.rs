@@ -10,7 +10,7 @@ use super::error::SessionError;
 use super::history::{self, Step, Walk};
 use super::{Action, Client, Phase, Purpose, RequestId, OPEN_PROMPTS};
 use crate::frame::{
-    DecodeEvent, Frame, ProtocolVersion, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
+    DecodeEvent, Frame, FrameError, ProtocolVersion, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
 };
 use crate::wire::{
     AgentEvent, AgentFrame, Command, ErrorCode, NegotiateProtocol, PromptData, PromptResult,
@@ -34,19 +34,38 @@ impl Client {
             }
             match event {
                 DecodeEvent::Frame(frame) => self.on_frame(now, frame),
-                DecodeEvent::Error(error) if error.is_fatal() => {
-                    // FRAME-13: fatal to the session; the driver stops the agent.
-                    self.close(SessionError::protocol(&error));
-                    self.actions.push_back(Action::StopAgent);
-                }
-                DecodeEvent::Error(error) => self.event(ClientEvent::warning(&error)),
+                DecodeEvent::Error(error) => self.on_frame_error(error),
             }
         }
     }
 
-    fn on_frame(&mut self, now: Instant, frame: Frame) {
-        let kind = frame.frame_type().map(str::to_owned);
-        let Ok(typed) = AgentFrame::from_frame_lenient(&frame) else {
+    /// A framing error, in its place among the frames.
+    fn on_frame_error(&mut self, error: FrameError) {
+        if error.is_fatal() {
+            // FRAME-13: fatal to the session; the driver stops the agent.
+            self.close(SessionError::protocol(&error));
+            self.actions.push_back(Action::StopAgent);
+        } else {
+            self.event(ClientEvent::warning(&error));
+        }
+    }
+
+    fn on_frame(&mut self, now: Instant, mut frame: Frame) {
+        // The decoder checks late (issue 13 item 2): a plain line comes unchecked, and the
+        // typed parse, which takes only JSON, reads it once; the framing check runs only
+        // when that parse fails, and gives the error the decoder would have given.
+        let parsed = if frame.is_checked() {
+            None
+        } else {
+            match frame.parse::<AgentFrame>() {
+                Ok(typed) => Some(typed),
+                Err(_) => match frame.check() {
+                    Ok(()) => None,
+                    Err(error) => return self.on_frame_error(error),
+                },
+            }
+        };
+        let Some(typed) = parsed.or_else(|| AgentFrame::from_frame_lenient(&frame).ok()) else {
             // The framing layer checked the JSON; only a nesting too deep for the parser
             // lands here. Pass it on as a warning rather than lose it silently.
             return self.event(ClientEvent::ProtocolWarning {
@@ -56,8 +75,16 @@ impl Client {
                 prefix: None,
             });
         };
+        // The frame's `type`: the envelope's when the framing layer read it, else the
+        // parsed frame's (the same string, read by the strict parse).
+        let kind = if frame.is_checked() {
+            frame.frame_type()
+        } else {
+            typed.type_name()
+        };
+        let kind = FrameKind::of(kind);
         if let Phase::AwaitingReady { .. } = self.phase {
-            if kind.as_deref() == Some("ready") {
+            if kind == FrameKind::Ready {
                 return self.on_ready(now, typed);
             }
             // FRAME-03: an agent that starts without a ready frame is v1-only.
@@ -65,7 +92,7 @@ impl Client {
         }
         match typed {
             AgentFrame::Response(response) => self.on_response(&frame, *response),
-            AgentFrame::Unknown(value) if kind.as_deref() == Some("response") => {
+            AgentFrame::Unknown(value) if kind == FrameKind::Response => {
                 self.on_response(&frame, lenient_response(value))
             }
             AgentFrame::PromptResult(result) => self.on_prompt_result(result),
@@ -78,7 +105,7 @@ impl Client {
                 let terminal = matches!(&frame, AgentFrame::Event(AgentEvent::AgentEnd(end)) if end.is_terminal());
                 self.end_of_run(frame, terminal);
             }
-            AgentFrame::Unknown(value) if kind.as_deref() == Some("agent_end") => {
+            AgentFrame::Unknown(value) if kind == FrameKind::AgentEnd => {
                 // CALL-09 on a frame the wire model could not type: only `isTerminal: false`
                 // keeps the run going.
                 let terminal = value.get("isTerminal") != Some(&Value::Bool(false));
@@ -184,17 +211,22 @@ impl Client {
     }
 
     fn on_response(&mut self, frame: &Frame, response: Response) {
-        let own = frame
-            .id()
-            .and_then(RequestId::from_wire)
-            .filter(|id| self.pending.contains_key(id));
+        // The envelope's `id` and `command` when the framing layer read them; else the
+        // strict parse's, which are the same strings.
+        let (id, command) = if frame.is_checked() {
+            (frame.id(), frame.command())
+        } else {
+            (response.id.as_deref(), Some(response.command.as_str()))
+        };
+        let wire_id = id.and_then(RequestId::from_wire);
+        let own = wire_id.filter(|id| self.pending.contains_key(id));
         let matched = own.or_else(|| {
-            if frame.id().is_some() || response.success {
+            if id.is_some() || response.success {
                 return None;
             }
             // CALL-02: an id-less failure belongs to the one pending request with its
             // command, or, for "parse", to the one pending request.
-            let command = frame.command().unwrap_or_default();
+            let command = command.unwrap_or_default();
             let same: Vec<RequestId> = self
                 .pending
                 .iter()
@@ -209,8 +241,7 @@ impl Client {
         });
         let Some(request) = matched else {
             // CALL-03: a second response to an acknowledged prompt reports a later failure.
-            if let (Some(id), false) = (frame.id().and_then(RequestId::from_wire), response.success)
-            {
+            if let (Some(id), false) = (wire_id, response.success) {
                 if let Some(at) = self.open_prompts.iter().position(|p| *p == id) {
                     self.open_prompts.remove(at);
                     let Err(failure) = response_outcome(response) else {
@@ -382,6 +413,26 @@ fn response_outcome(response: Response) -> Result<ResponseData, CommandFailure> 
         error: response.error.unwrap_or_else(|| "unknown error".to_owned()),
         code: response.code,
     })
+}
+
+/// The frame types routing looks at before the typed frame is taken apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FrameKind {
+    Ready,
+    Response,
+    AgentEnd,
+    Other,
+}
+
+impl FrameKind {
+    fn of(kind: Option<&str>) -> FrameKind {
+        match kind {
+            Some("ready") => FrameKind::Ready,
+            Some("response") => FrameKind::Response,
+            Some("agent_end") => FrameKind::AgentEnd,
+            _ => FrameKind::Other,
+        }
+    }
 }
 
 /// A `response` frame whose members the wire model could not type (a data payload of

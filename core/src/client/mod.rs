@@ -199,6 +199,9 @@ impl Client {
             // An observer follows the negotiation it sees on the wire (FRAME-05).
             follow_negotiation: self.config.observe,
         });
+        // Every frame gets the typed parse here, which checks its JSON as it reads: the
+        // framing layer need not read a plain line first (issue 13 item 2).
+        self.decoder.set_late_check(true);
         self.protocol = ProtocolVersion::V1;
         self.agent_limits = limits::AgentLimits::default();
         self.read_output = None;

@@ -70,6 +70,8 @@ struct State {
     reassembler: Reassembler,
     protocol: ProtocolVersion,
     follow_negotiation: bool,
+    /// Hand up plain lines unchecked (see [`StreamDecoder::set_late_check`]).
+    late_check: bool,
     events: VecDeque<DecodeEvent>,
     failed: bool,
     max_frame_bytes: usize,
@@ -96,6 +98,7 @@ impl StreamDecoder {
                 reassembler: Reassembler::default(),
                 protocol: config.protocol,
                 follow_negotiation: config.follow_negotiation,
+                late_check: false,
                 events: VecDeque::new(),
                 failed: false,
                 max_frame_bytes: config.max_frame_bytes,
@@ -119,6 +122,22 @@ impl StreamDecoder {
     /// after the response line, before any line that follows it in the same read.
     pub fn set_follow_negotiation(&mut self, follow: bool) {
         self.state.follow_negotiation = follow;
+    }
+
+    /// Whether to hand up plain lines unchecked (default: off), for a consumer that parses
+    /// every frame anyway and so need not have its JSON read twice (issue 13 item 2).
+    ///
+    /// When on, a line that is valid UTF-8, holds neither `rpc_chunk` nor a `\u` escape,
+    /// comes while no chunk sequence is open, and cannot be the negotiation response the
+    /// decoder follows, is handed up as it is: a [`Frame`] that is not
+    /// [checked](Frame::is_checked), whose envelope reads as absent. Its consumer parses it,
+    /// and only when that parse fails calls [`Frame::check`], which gives the error this
+    /// decoder would have handed up in its place ([`FrameError::NotJson`], or the fatal
+    /// [`FrameError::NotAnObject`], after which the consumer takes nothing more). Every
+    /// other line is checked here as always. Such a frame counts in the frames of
+    /// [`StreamDecoder::stats`], whatever its check finds.
+    pub fn set_late_check(&mut self, late: bool) {
+        self.state.late_check = late;
     }
 
     /// Whether a fatal error has ended the stream.
@@ -204,6 +223,12 @@ impl State {
         // U+FFFD and the frame goes on (FRAME-01). Reassembled payloads stay strict (FRAME-10).
         let lossy;
         let line = if simdutf8::basic::from_utf8(line).is_ok() {
+            if self.may_defer(line) {
+                self.stats.frames += 1;
+                return self
+                    .events
+                    .push_back(DecodeEvent::Frame(Frame::unchecked(line.to_vec())));
+            }
             line
         } else {
             lossy = String::from_utf8_lossy(line).into_owned().into_bytes();
@@ -238,6 +263,20 @@ impl State {
         }
         let frame = FrameHead::read(&envelope).into_frame(line.to_vec(), &scanned, false);
         self.push_frame(frame);
+    }
+
+    /// Whether a valid UTF-8 `line` may go up unchecked ([`StreamDecoder::set_late_check`]):
+    /// nothing the scan would find in it changes how the decoder goes on. It is no chunk
+    /// (it does not hold `rpc_chunk`, nor a `\u` escape that could spell it), no chunk
+    /// sequence is open (which any other line would interrupt), and it cannot switch the
+    /// protocol (the decoder does not follow a negotiation in v1). Without a `\u` escape
+    /// the scan would also find no surrogate escape.
+    fn may_defer(&self, line: &[u8]) -> bool {
+        self.late_check
+            && !(self.follow_negotiation && self.protocol == ProtocolVersion::V1)
+            && !self.reassembler.is_open()
+            && memchr::memmem::find(line, b"\\u").is_none()
+            && memchr::memmem::find(line, b"rpc_chunk").is_none()
     }
 
     fn on_reassembled(&mut self, mut payload: Vec<u8>) {
@@ -279,14 +318,14 @@ impl State {
 }
 
 /// The envelope strings of a frame, read before its payload moves into it.
-struct FrameHead {
-    frame_type: Option<String>,
-    id: Option<String>,
-    command: Option<String>,
+pub(super) struct FrameHead {
+    pub(super) frame_type: Option<String>,
+    pub(super) id: Option<String>,
+    pub(super) command: Option<String>,
 }
 
 impl FrameHead {
-    fn read(envelope: &Envelope<'_>) -> Self {
+    pub(super) fn read(envelope: &Envelope<'_>) -> Self {
         FrameHead {
             frame_type: envelope.frame_type.and_then(|m| m.string_value()),
             id: envelope.id.and_then(|m| m.string_value()),
@@ -297,6 +336,7 @@ impl FrameHead {
     fn into_frame(self, payload: Vec<u8>, scanned: &Scanned, chunked: bool) -> Frame {
         Frame {
             payload,
+            checked: true,
             compact: scanned.compact,
             surrogate_escape: scanned.surrogate_escape,
             chunked,
@@ -320,7 +360,7 @@ fn negotiated_v2(frame: &Frame) -> bool {
             == Some(2.0)
 }
 
-fn not_json(line: &[u8], detail: String) -> FrameError {
+pub(super) fn not_json(line: &[u8], detail: String) -> FrameError {
     let cut = line.len().min(64);
     FrameError::NotJson {
         detail,

@@ -18,7 +18,17 @@ fn drain(decoder: &mut StreamDecoder, events: &mut Vec<DecodeEvent>) {
 }
 
 fn run(input: &[u8], config: &DecoderConfig, cuts: &[usize]) -> Vec<DecodeEvent> {
+    run_checked(input, config, cuts, false)
+}
+
+fn run_checked(
+    input: &[u8],
+    config: &DecoderConfig,
+    cuts: &[usize],
+    late: bool,
+) -> Vec<DecodeEvent> {
     let mut decoder = StreamDecoder::with_config(config.clone());
+    decoder.set_late_check(late);
     let mut events = Vec::new();
     let mut at = 0;
     for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
@@ -60,6 +70,7 @@ pub fn line_decoder(data: &[u8]) {
         .collect();
     let split = run(rest, &config, &cuts);
     assert!(whole == split, "events depend on how the input was split");
+    late_check_agrees(rest, &config, &cuts, &whole);
     let full = run(rest, &DecoderConfig::default(), &cuts);
     for event in &full {
         if let DecodeEvent::Frame(frame) = event {
@@ -70,6 +81,41 @@ pub fn line_decoder(data: &[u8]) {
             assert_eq!(crate::wire::parse_value(&compact).ok(), Some(value));
         }
     }
+}
+
+/// A decoder that checks late ([`StreamDecoder::set_late_check`]) gives the same events as one
+/// that checks at once, `eager`, once its consumer does as the `Client` does: parse each
+/// unchecked frame as an `AgentFrame`, and check it only when that parse fails. A parse
+/// that succeeds never meets a frame the check refuses. Compared up to the first fatal
+/// error, after which the consumer takes nothing.
+pub fn late_check_agrees(
+    input: &[u8],
+    config: &DecoderConfig,
+    cuts: &[usize],
+    eager: &[DecodeEvent],
+) {
+    let mut late = Vec::new();
+    for event in run_checked(input, config, cuts, true) {
+        let event = match event {
+            DecodeEvent::Frame(mut frame) if !frame.is_checked() => {
+                let parsed = frame.parse::<crate::wire::AgentFrame>().is_ok();
+                match frame.check() {
+                    Ok(()) => DecodeEvent::Frame(frame),
+                    Err(error) => {
+                        assert!(!parsed, "the typed parse took a frame the check refuses");
+                        DecodeEvent::Error(error)
+                    }
+                }
+            }
+            event => event,
+        };
+        let fatal = matches!(&event, DecodeEvent::Error(e) if e.is_fatal());
+        late.push(event);
+        if fatal {
+            break;
+        }
+    }
+    assert!(late == eager, "a late check changed the events");
 }
 
 /// The scanner accepts a text exactly when serde_json does, but for what JavaScript's

@@ -2,16 +2,27 @@
 
 use serde::de::DeserializeOwned;
 
-use super::scan::write_compact;
+use super::envelope::Envelope;
+use super::error::FrameError;
+use super::scan::{scan, write_compact, Kind};
 
 /// One logical frame: the JSON text of an object, with its envelope already read.
 ///
 /// The payload is valid UTF-8 and exactly one JSON object; `type`, `id` and `command` are
 /// read without parsing the rest, so a caller that needs only those pays for nothing more.
 /// [`Frame::parse`] gives the full typed parse when wanted.
+///
+/// A decoder told to check late ([`StreamDecoder::set_late_check`]) hands up some frames
+/// unchecked ([`Frame::is_checked`] false): a plain line whose JSON was not looked at yet,
+/// whose envelope reads as absent. Its consumer parses it first and calls [`Frame::check`]
+/// only when that parse fails; see there.
+///
+/// [`StreamDecoder::set_late_check`]: super::StreamDecoder::set_late_check
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     pub(crate) payload: Vec<u8>,
+    /// Whether the payload was scanned (its JSON checked, its envelope read).
+    pub(crate) checked: bool,
     pub(crate) compact: bool,
     /// Whether the scanner saw a `\u` escape that may be a surrogate's (see [`Frame::parse`]).
     pub(crate) surrogate_escape: bool,
@@ -22,6 +33,61 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A plain line handed up unchecked (see [`StreamDecoder::set_late_check`]): valid UTF-8
+    /// without a `\u` escape, so the scan would find no surrogate escape.
+    ///
+    /// [`StreamDecoder::set_late_check`]: super::StreamDecoder::set_late_check
+    pub(crate) fn unchecked(payload: Vec<u8>) -> Frame {
+        Frame {
+            payload,
+            checked: false,
+            compact: false,
+            surrogate_escape: false,
+            chunked: false,
+            frame_type: None,
+            id: None,
+            command: None,
+        }
+    }
+
+    /// Whether the frame's JSON was checked and its envelope read. Only a decoder told to
+    /// check late hands up unchecked frames.
+    pub fn is_checked(&self) -> bool {
+        self.checked
+    }
+
+    /// Checks an unchecked frame as the decoder would have at its line (FRAME-01): reads
+    /// its envelope, or gives the error the decoder would have handed up in its place:
+    /// [`FrameError::NotJson`] (the line is skipped, the stream goes on) or
+    /// [`FrameError::NotAnObject`] (fatal, FRAME-13: nothing after it counts). A frame
+    /// already checked is left as it is.
+    ///
+    /// A consumer that parses an unchecked frame with a parser at least as strict as the
+    /// scan (the wire model's is: it takes only what serde_json takes) need call this only
+    /// when that parse fails: a parse that succeeds has shown the payload is one JSON
+    /// object, and the envelope is then in the parsed value.
+    pub fn check(&mut self) -> Result<(), FrameError> {
+        if self.checked {
+            return Ok(());
+        }
+        let mut envelope = Envelope::default();
+        let scanned = match scan(&self.payload, &mut |m| envelope.note(m)) {
+            Ok(scanned) => scanned,
+            Err(e) => return Err(super::decoder::not_json(&self.payload, e.to_string())),
+        };
+        if scanned.top != Kind::Object {
+            return Err(FrameError::NotAnObject);
+        }
+        let head = super::decoder::FrameHead::read(&envelope);
+        self.compact = scanned.compact;
+        self.surrogate_escape = scanned.surrogate_escape;
+        self.frame_type = head.frame_type;
+        self.id = head.id;
+        self.command = head.command;
+        self.checked = true;
+        Ok(())
+    }
+
     /// The `type` member, when it is a string.
     pub fn frame_type(&self) -> Option<&str> {
         self.frame_type.as_deref()
@@ -61,7 +127,7 @@ impl Frame {
     /// Appends the frame as compact JSON (no insignificant whitespace; strings and numbers
     /// exactly as received).
     pub fn write_compact(&self, out: &mut Vec<u8>) {
-        if self.compact {
+        if self.compact && self.checked {
             out.extend_from_slice(&self.payload);
         } else {
             write_compact(&self.payload, out);
