@@ -8,7 +8,8 @@
 //! tokens `id * 3` (stdout), `id * 3 + 1` (stderr) and `id * 3 + 2` (stdin, only while bytes
 //! wait for it). Token 0 is the waker, shared by every handle. A handle that wants its agent
 //! looked at (an operation sent, a stop, an event taken) puts the agent's id on the reactor's
-//! list and wakes the poll (only when the list was empty: one wake serves them all).
+//! list and wakes the poll, only when the loop waits on it: a busy loop reads the list before
+//! it waits again, and one wake serves every handle until then.
 //!
 //! # Poll order
 //! Each turn of the loop, in this order:
@@ -102,6 +103,10 @@ struct Inbox {
     woken: Vec<usize>,
     /// The `Reactor` handle is gone.
     closed: bool,
+    /// The loop found the list empty and waits on the poll: the next handle to fill it
+    /// wakes the poll (and clears this, so one wake serves them all). While the loop is
+    /// busy it reads the list before it waits again, and nobody need wake it.
+    sleeping: bool,
 }
 
 impl Inbox {
@@ -163,14 +168,13 @@ impl Link {
 
 impl Shared {
     fn wake(&self, id: usize) {
-        let first = {
+        let sleeping = {
             let mut inbox = lock(&self.inbox);
-            let first = inbox.is_empty();
             inbox.woken.push(id);
-            first
+            std::mem::take(&mut inbox.sleeping)
         };
-        // A list that was not empty has a wake on its way already.
-        if first {
+        // A loop that is not waiting on the poll reads the list before it waits again.
+        if sleeping {
             let _ = self.waker.wake();
         }
     }
@@ -250,13 +254,12 @@ impl Reactor {
             events,
         } = prepare(Arc::clone(&link), Arc::clone(&self.registry))?;
         let (done, ended) = mpsc::channel();
-        let first = {
+        let sleeping = {
             let mut inbox = lock(&self.shared.inbox);
-            let first = inbox.is_empty();
             inbox.added.push(Added { agent, link, done });
-            first
+            std::mem::take(&mut inbox.sleeping)
         };
-        if first {
+        if sleeping {
             self.shared.waker.wake()?;
         }
         Ok(Started {
@@ -334,7 +337,7 @@ impl Loop {
             }
             let now = Instant::now();
             let deadline = self.agents.values().filter_map(|e| e.deadline).min();
-            let timeout = match self.turns.is_empty() {
+            let timeout = match self.turns.is_empty() && self.sleep() {
                 true => deadline.map(|d| d.saturating_duration_since(now)),
                 false => Some(Duration::ZERO),
             };
@@ -373,11 +376,22 @@ impl Loop {
         }
     }
 
+    /// Before the loop waits on the poll: false when the handles' list is not empty (the
+    /// loop reads it first), else the loop is marked as waiting, so the next handle to fill
+    /// the list wakes the poll.
+    fn sleep(&self) -> bool {
+        let mut inbox = lock(&self.shared.inbox);
+        inbox.sleeping = inbox.is_empty();
+        inbox.sleeping
+    }
+
     /// Takes what the handles sent: new agents, stops, wakes. True when the loop is to end:
     /// the `Reactor` handle is gone and no agent is left.
     fn inbox(&mut self) -> bool {
         let inbox = {
             let mut inbox = lock(&self.shared.inbox);
+            // Awake: the handles need not wake the poll until it waits again.
+            inbox.sleeping = false;
             if inbox.closed && inbox.added.is_empty() && self.agents.is_empty() {
                 return true;
             }
@@ -385,6 +399,7 @@ impl Loop {
                 added: std::mem::take(&mut inbox.added),
                 woken: std::mem::take(&mut inbox.woken),
                 closed: inbox.closed,
+                sleeping: false,
             }
         };
         let now = Instant::now();
