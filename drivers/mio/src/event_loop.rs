@@ -38,7 +38,7 @@ pub(crate) struct Prepared {
     pub(crate) agent: Agent,
     pub(crate) pid: u32,
     pub(crate) caller: Caller,
-    pub(crate) events: mpsc::Receiver<ClientEvent>,
+    pub(crate) events: mpsc::Receiver<Vec<ClientEvent>>,
 }
 
 /// Spawns `command` with piped stdio, its pipes non-blocking, under `link`'s tokens of
@@ -89,6 +89,8 @@ pub(crate) fn prepare(
             stderr: Some(stderr),
             out: VecDeque::new(),
             events: events_tx,
+            batch: Vec::new(),
+            events_gone: false,
             handlers,
             running: Running::default(),
             caller: caller.clone(),
@@ -123,7 +125,12 @@ struct Io {
     stderr: Option<Receiver>,
     /// Bytes waiting for the agent's stdin; written only while non-empty (backpressure).
     out: VecDeque<u8>,
-    events: mpsc::Sender<ClientEvent>,
+    /// The application's events, handed over in batches (see [`Io::send_events`]).
+    events: mpsc::Sender<Vec<ClientEvent>>,
+    /// Events of this turn not yet handed over.
+    batch: Vec<ClientEvent>,
+    /// The application stopped listening (its end of `events` is gone).
+    events_gone: bool,
     ops: mpsc::Receiver<Op>,
     /// The application's host handlers, the ones running, and how they reach the loop.
     handlers: Arc<std::sync::Mutex<Registered>>,
@@ -161,6 +168,7 @@ impl Agent {
     /// Its handle asked to stop the agent: stdin closed now, killed after `grace`.
     pub(crate) fn stop(&mut self, now: Instant, grace: Duration) {
         self.driven.stop(now, grace, &mut self.io);
+        self.io.send_events();
     }
 
     /// A turn of the agent, once something woke it or its deadline came: the application's
@@ -181,6 +189,7 @@ impl Agent {
         self.driven.reap(now, &mut self.io)?;
         self.io.flush()?;
         self.take_ops()?;
+        self.io.send_events();
         Ok(more)
     }
 
@@ -204,6 +213,7 @@ impl Agent {
     /// Ends the agent after a failure of its I/O: kills it, reaps it, and takes its pipes
     /// out of the poll.
     pub(crate) fn abandon(&mut self) {
+        self.io.send_events();
         let _ = self.io.child.kill();
         let _ = self.io.child.wait();
         for mut pipe in [self.io.stdout.take(), self.io.stderr.take()]
@@ -280,11 +290,26 @@ impl Agent {
     /// queued for the agent.
     fn after(&mut self, now: Instant, input: Input<'_>) -> io::Result<()> {
         self.driven.input(now, input, || None, &mut self.io)?;
+        self.io.send_events();
         self.io.flush()
     }
 }
 
 impl Io {
+    /// Hands the events gathered since the last call to the application in one send: one
+    /// wake of a thread waiting in `next_event` for a read's events, not one an event. Sent
+    /// after each input and turn, and before a caller hears anything, so every event that
+    /// came before an answer can be taken once the answer is heard.
+    fn send_events(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        if self.events.send(batch).is_err() {
+            self.events_gone = true;
+        }
+    }
+
     /// Writes what is queued until the pipe would block; wants writability only while bytes
     /// are left.
     fn flush(&mut self) -> io::Result<()> {
@@ -352,10 +377,17 @@ impl Plumbing for Io {
         let event = self
             .running
             .dispatch(event, &self.handlers, start, handlers::stop);
-        event.is_some_and(|event| self.events.send(event).is_ok())
+        match event {
+            Some(event) if !self.events_gone => {
+                self.batch.push(event);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn hear(&mut self, reply: Reply, heard: Heard) {
+        self.send_events();
         reply.send(heard);
     }
 

@@ -46,6 +46,7 @@ mod handlers;
 mod oneshot;
 mod reactor;
 
+use std::collections::VecDeque;
 use std::io;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -228,7 +229,7 @@ pub struct AgentProcess {
     pid: u32,
     caller: Caller,
     /// Behind a lock, so that the handle is `Sync`: one thread takes events at a time.
-    events: Mutex<mpsc::Receiver<ClientEvent>>,
+    events: Mutex<Events>,
     handlers: Arc<Mutex<handlers::Registered>>,
     /// Where the agent's end is heard (its exit status, or the error that ended it); `None`
     /// once heard.
@@ -291,7 +292,10 @@ impl AgentProcess {
         Ok(AgentProcess {
             pid: started.pid,
             caller: started.caller,
-            events: Mutex::new(started.events),
+            events: Mutex::new(Events {
+                batches: started.events,
+                ready: VecDeque::new(),
+            }),
             handlers,
             ended: Some(Mutex::new(started.ended)),
             own: None,
@@ -395,8 +399,8 @@ impl AgentProcess {
     /// Threads that take events at once take them in turn: each waits for the others' takes
     /// before its own `timeout` starts.
     pub fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
-        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        let event = events.recv_timeout(timeout).ok()?;
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let event = events.next(timeout)?;
         drop(events);
         if self.flow.took() {
             self.caller.link.wake();
@@ -424,6 +428,27 @@ impl AgentProcess {
             reactor.join();
         }
         status
+    }
+}
+
+/// The events the loop handed over for the application: in batches (one a read of the
+/// agent's output, so a thread waiting for events wakes once a batch), taken one by one.
+struct Events {
+    batches: mpsc::Receiver<Vec<ClientEvent>>,
+    /// The rest of the last batch, in order.
+    ready: VecDeque<ClientEvent>,
+}
+
+impl Events {
+    /// The next event, waiting up to `timeout` for a batch when none is left.
+    fn next(&mut self, timeout: Duration) -> Option<ClientEvent> {
+        if let Some(event) = self.ready.pop_front() {
+            return Some(event);
+        }
+        let mut batch = self.batches.recv_timeout(timeout).ok()?.into_iter();
+        let event = batch.next();
+        self.ready.extend(batch);
+        event
     }
 }
 

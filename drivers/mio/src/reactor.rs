@@ -119,7 +119,7 @@ impl Inbox {
 pub(crate) struct Started {
     pub(crate) pid: u32,
     pub(crate) caller: Caller,
-    pub(crate) events: mpsc::Receiver<ClientEvent>,
+    pub(crate) events: mpsc::Receiver<Vec<ClientEvent>>,
     /// Where the handle hears the agent is done.
     pub(crate) ended: mpsc::Receiver<Done>,
 }
