@@ -614,3 +614,32 @@ fn frame_09_a_late_check_still_checks_chunks_escapes_and_lines_inside_a_sequence
     assert_eq!(late[1], DecodeEvent::Error(FrameError::SequenceInterrupted));
     assert_eq!(late, decode(&input, V2));
 }
+
+#[test]
+fn frame_10_a_late_check_hands_a_reassembled_payload_up_unchecked_and_checks_it_as_at_once() {
+    // FRAME-10 with the late check: a reassembled payload goes up unchecked; checked, it
+    // is the frame the decoder gives at once, or the same fatal error.
+    let object = frame_of_len(3 << 19);
+    let not_json = vec![b'x'; 3 << 19];
+    for payload in [&object, &not_json] {
+        let mut input = Vec::new();
+        for line in chunk_lines("c1", payload) {
+            input.extend_from_slice(&line);
+        }
+        let late = decode_late(&input, V2);
+        assert!(
+            matches!(&late[..], [DecodeEvent::Frame(f)] if !f.is_checked() && f.was_chunked()),
+            "{late:?}"
+        );
+        let late = checked(late);
+        assert_eq!(late, decode(&input, V2));
+        if payload == &not_json {
+            assert!(matches!(
+                &late[..],
+                [DecodeEvent::Error(FrameError::ReassembledNotJson { .. })]
+            ));
+        } else {
+            assert!(matches!(&late[..], [DecodeEvent::Frame(f)] if f.frame_type() == Some("big")));
+        }
+    }
+}

@@ -72,6 +72,9 @@ struct State {
     follow_negotiation: bool,
     /// Hand up plain lines unchecked (see [`StreamDecoder::set_late_check`]).
     late_check: bool,
+    /// Searchers for what keeps a line from going up unchecked, built once.
+    escape: memchr::memmem::Finder<'static>,
+    chunk_type: memchr::memmem::Finder<'static>,
     events: VecDeque<DecodeEvent>,
     failed: bool,
     max_frame_bytes: usize,
@@ -99,6 +102,8 @@ impl StreamDecoder {
                 protocol: config.protocol,
                 follow_negotiation: config.follow_negotiation,
                 late_check: false,
+                escape: memchr::memmem::Finder::new(b"\\u"),
+                chunk_type: memchr::memmem::Finder::new(b"rpc_chunk"),
                 events: VecDeque::new(),
                 failed: false,
                 max_frame_bytes: config.max_frame_bytes,
@@ -130,11 +135,13 @@ impl StreamDecoder {
     /// When on, a line that is valid UTF-8, holds neither `rpc_chunk` nor a `\u` escape,
     /// comes while no chunk sequence is open, and cannot be the negotiation response the
     /// decoder follows, is handed up as it is: a [`Frame`] that is not
-    /// [checked](Frame::is_checked), whose envelope reads as absent. Its consumer parses it,
-    /// and only when that parse fails calls [`Frame::check`], which gives the error this
-    /// decoder would have handed up in its place ([`FrameError::NotJson`], or the fatal
-    /// [`FrameError::NotAnObject`], after which the consumer takes nothing more). Every
-    /// other line is checked here as always. Such a frame counts in the frames of
+    /// [checked](Frame::is_checked), whose envelope reads as absent. So is a reassembled
+    /// payload once it is known to be UTF-8. Its consumer parses it, and only when that
+    /// parse fails calls [`Frame::check`], which gives the error this decoder would have
+    /// handed up in its place ([`FrameError::NotJson`] for a line, the fatal
+    /// [`FrameError::ReassembledNotJson`] for a reassembled payload, or the fatal
+    /// [`FrameError::NotAnObject`]; after a fatal one the consumer takes nothing more).
+    /// Every other line is checked here as always. Such a frame counts in the frames of
     /// [`StreamDecoder::stats`], whatever its check finds.
     pub fn set_late_check(&mut self, late: bool) {
         self.state.late_check = late;
@@ -225,9 +232,8 @@ impl State {
         let line = if simdutf8::basic::from_utf8(line).is_ok() {
             if self.may_defer(line) {
                 self.stats.frames += 1;
-                return self
-                    .events
-                    .push_back(DecodeEvent::Frame(Frame::unchecked(line.to_vec())));
+                let frame = Frame::unchecked(line.to_vec(), false, false);
+                return self.events.push_back(DecodeEvent::Frame(frame));
             }
             line
         } else {
@@ -275,8 +281,8 @@ impl State {
         self.late_check
             && !(self.follow_negotiation && self.protocol == ProtocolVersion::V1)
             && !self.reassembler.is_open()
-            && memchr::memmem::find(line, b"\\u").is_none()
-            && memchr::memmem::find(line, b"rpc_chunk").is_none()
+            && self.escape.find(line).is_none()
+            && self.chunk_type.find(line).is_none()
     }
 
     fn on_reassembled(&mut self, mut payload: Vec<u8>) {
@@ -286,6 +292,15 @@ impl State {
         }
         if simdutf8::basic::from_utf8(&payload).is_err() {
             return self.fail(FrameError::ReassembledNotUtf8);
+        }
+        if self.late_check && !(self.follow_negotiation && self.protocol == ProtocolVersion::V1) {
+            // What follows a reassembled payload does not depend on its envelope: it may go
+            // up unchecked (its check then gives the fatal errors below). Without a scan, a
+            // `\u` escape anywhere may be a surrogate's.
+            let surrogate_escape = self.escape.find(&payload).is_some();
+            self.stats.frames += 1;
+            let frame = Frame::unchecked(payload, true, surrogate_escape);
+            return self.events.push_back(DecodeEvent::Frame(frame));
         }
         let mut envelope = Envelope::default();
         let scanned = match scan(&payload, &mut |m| envelope.note(m)) {

@@ -283,6 +283,7 @@ pub fn reassembler(data: &[u8]) {
         ..DecoderConfig::default()
     };
     let events = run(&input, &config, &[]);
+    late_check_agrees(&input, &config, &[], &events);
     let fatal: Vec<&FrameError> = events
         .iter()
         .filter_map(|e| match e {
@@ -331,6 +332,7 @@ pub fn encode_roundtrip(data: &[u8]) {
             ..DecoderConfig::default()
         };
         let events = run(&bytes, &config, &[]);
+        late_check_agrees(&bytes, &config, &[], &events);
         assert_eq!(events.len(), 1);
         let DecodeEvent::Frame(decoded) = &events[0] else {
             panic!("round trip gave an error, not a frame");

@@ -33,17 +33,17 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// A plain line handed up unchecked (see [`StreamDecoder::set_late_check`]): valid UTF-8
-    /// without a `\u` escape, so the scan would find no surrogate escape.
+    /// A payload handed up unchecked (see [`StreamDecoder::set_late_check`]): valid UTF-8,
+    /// `chunked` when reassembled, `surrogate_escape` unless it holds no `\u` escape.
     ///
     /// [`StreamDecoder::set_late_check`]: super::StreamDecoder::set_late_check
-    pub(crate) fn unchecked(payload: Vec<u8>) -> Frame {
+    pub(crate) fn unchecked(payload: Vec<u8>, chunked: bool, surrogate_escape: bool) -> Frame {
         Frame {
             payload,
             checked: false,
             compact: false,
-            surrogate_escape: false,
-            chunked: false,
+            surrogate_escape,
+            chunked,
             frame_type: None,
             id: None,
             command: None,
@@ -56,11 +56,12 @@ impl Frame {
         self.checked
     }
 
-    /// Checks an unchecked frame as the decoder would have at its line (FRAME-01): reads
-    /// its envelope, or gives the error the decoder would have handed up in its place:
-    /// [`FrameError::NotJson`] (the line is skipped, the stream goes on) or
-    /// [`FrameError::NotAnObject`] (fatal, FRAME-13: nothing after it counts). A frame
-    /// already checked is left as it is.
+    /// Checks an unchecked frame as the decoder would have (FRAME-01, FRAME-10): reads its
+    /// envelope, or gives the error the decoder would have handed up in its place: for a
+    /// line, [`FrameError::NotJson`] (the line is skipped, the stream goes on); for a
+    /// reassembled payload, the fatal [`FrameError::ReassembledNotJson`]; for either,
+    /// [`FrameError::NotAnObject`] (fatal, FRAME-13: nothing after a fatal error counts). A
+    /// frame already checked is left as it is.
     ///
     /// A consumer that parses an unchecked frame with a parser at least as strict as the
     /// scan (the wire model's is: it takes only what serde_json takes) need call this only
@@ -73,6 +74,11 @@ impl Frame {
         let mut envelope = Envelope::default();
         let scanned = match scan(&self.payload, &mut |m| envelope.note(m)) {
             Ok(scanned) => scanned,
+            Err(e) if self.chunked => {
+                return Err(FrameError::ReassembledNotJson {
+                    detail: e.to_string(),
+                })
+            }
             Err(e) => return Err(super::decoder::not_json(&self.payload, e.to_string())),
         };
         if scanned.top != Kind::Object {
