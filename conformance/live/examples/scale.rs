@@ -2,7 +2,7 @@
 //! one process by the smol driver or the mio driver.
 //!
 //! ```text
-//! scale --driver smol|mio [--sessions 200] [--calls 50] [--words 64] [--agent target/release/musewire]
+//! scale --driver smol|mio [--tasks global|local] [--sessions 200] [--calls 50] [--words 64] [--agent target/release/musewire]
 //! ```
 //!
 //! 1. spawns N `AGENT agent --mode rpc` and makes one `get_state` on each (the sessions are
@@ -17,7 +17,9 @@
 //! children, not counted). Prints one flat JSON line; `conformance/bench/scale.sh` runs it
 //! with both drivers beside the reference (`conformance/bench/scale.ts`) and prints the
 //! ratios. The smol sessions are tasks on smol's global executor (where the driver runs its
-//! own tasks); the mio sessions are all driven by one `musewire_mio::Reactor` (one loop
+//! own tasks), or with `--tasks local` on a local executor on the main thread (the drivers'
+//! tasks stay on the global executor's thread: an application with a thread of its own);
+//! the mio sessions are all driven by one `musewire_mio::Reactor` (one loop
 //! thread, one poll over every agent's pipes), each session's blocking calls made from a
 //! thread of its own, the phases kept in step by a barrier.
 
@@ -35,6 +37,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 struct Opts {
     driver: String,
+    tasks: String,
     sessions: usize,
     calls: usize,
     words: usize,
@@ -45,6 +48,7 @@ impl Opts {
     fn parse() -> Res<Opts> {
         let mut o = Opts {
             driver: String::new(),
+            tasks: "global".into(),
             sessions: 200,
             calls: 50,
             words: 64,
@@ -55,6 +59,7 @@ impl Opts {
             let value = args.next().ok_or(format!("{flag} needs a value"))?;
             match flag.as_str() {
                 "--driver" => o.driver = value,
+                "--tasks" => o.tasks = value,
                 "--sessions" => o.sessions = value.parse()?,
                 "--calls" => o.calls = value.parse()?,
                 "--words" => o.words = value.parse()?,
@@ -160,9 +165,38 @@ struct Run {
     sessions: Vec<Session>,
 }
 
+/// Where the smol sessions' own tasks run: on smol's global executor beside the drivers'
+/// tasks, or on a local executor on the main thread (`--tasks local`).
+enum Spawner<'a> {
+    Global,
+    Local(&'a smol::LocalExecutor<'static>),
+}
+
+impl Spawner<'_> {
+    fn spawn<T: Send + 'static>(
+        &self,
+        future: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> smol::Task<T> {
+        match self {
+            Spawner::Global => smol::spawn(future),
+            Spawner::Local(local) => local.spawn(future),
+        }
+    }
+}
+
 fn run_smol(o: &Opts) -> Res<Run> {
+    let local = smol::LocalExecutor::new();
+    let spawner = match o.tasks.as_str() {
+        "global" => Spawner::Global,
+        "local" => Spawner::Local(&local),
+        _ => return Err("--tasks global|local".into()),
+    };
+    smol::block_on(local.run(run_smol_on(o, &spawner)))
+}
+
+async fn run_smol_on(o: &Opts, spawner: &Spawner<'_>) -> Res<Run> {
     use musewire_smol::AgentProcess;
-    // Spawns one task per session on the global executor and waits for all of them.
+    // Spawns one task per session and waits for all of them.
     async fn all<T: Send + 'static>(
         agents: &[Arc<AgentProcess>],
         f: impl Fn(Arc<AgentProcess>) -> smol::Task<Res<T>>,
@@ -176,7 +210,7 @@ fn run_smol(o: &Opts) -> Res<Run> {
     }
     let prompt = Arc::new(o.prompt());
     let calls = o.calls;
-    smol::block_on(async {
+    {
         let rss_before = rss_kb()?;
         let mut agents = Vec::with_capacity(o.sessions);
         for _ in 0..o.sessions {
@@ -188,14 +222,14 @@ fn run_smol(o: &Opts) -> Res<Run> {
             )?));
         }
         all(&agents, |a| {
-            smol::spawn(async move { Ok(a.get_state().await.map(drop)?) })
+            spawner.spawn(async move { Ok(a.get_state().await.map(drop)?) })
         })
         .await?;
         let rss_idle = rss_kb()?;
 
         let meter = Meter::start();
         let round_trips = all(&agents, |a| {
-            smol::spawn(async move {
+            spawner.spawn(async move {
                 let mut times = Vec::with_capacity(calls);
                 for _ in 0..calls {
                     let t = Instant::now();
@@ -211,7 +245,7 @@ fn run_smol(o: &Opts) -> Res<Run> {
         let meter = Meter::start();
         let turns = all(&agents, |a| {
             let prompt = prompt.clone();
-            smol::spawn(async move {
+            spawner.spawn(async move {
                 let t = Instant::now();
                 a.prompt(&prompt).await?;
                 let ack = t.elapsed();
@@ -242,7 +276,7 @@ fn run_smol(o: &Opts) -> Res<Run> {
             turns: turn,
             sessions,
         })
-    })
+    }
 }
 
 fn run_mio(o: &Opts) -> Res<Run> {
@@ -351,7 +385,10 @@ fn main() -> Res<()> {
             "\"end_p50_ms\":{:.3},\"end_max_ms\":{:.3},",
             "\"rss_before_kb\":{},\"rss_idle_kb\":{},\"idle_kb_per_session\":{:.1}}}"
         ),
-        o.driver,
+        match o.tasks.as_str() {
+            "local" => format!("{}-local", o.driver),
+            _ => o.driver.clone(),
+        },
         n,
         rtts.len(),
         rt.wall,
