@@ -18,12 +18,16 @@
 //! with both drivers beside the reference (`conformance/bench/scale.ts`) and prints the
 //! ratios. The smol sessions are tasks on smol's global executor (where the driver runs its
 //! own tasks), or with `--tasks local` on a local executor on the main thread (the drivers'
-//! tasks stay on the global executor's thread: an application with a thread of its own);
-//! the mio sessions are all driven by one `musewire_mio::Reactor` (one loop
-//! thread, one poll over every agent's pipes), each session's blocking calls made from a
-//! thread of its own, the phases kept in step by a barrier.
+//! tasks stay on the global executor's thread: an application with a thread of its own).
+//! The mio sessions are all driven by one `musewire_mio::Reactor` (one loop thread, one poll
+//! over every agent's pipes); their round trips are made from the main thread alone, every
+//! session's call open at once (`AgentProcess::submit_to`, each answer's tag on one
+//! `Completions` queue, the session's next call made as its answer is taken); each
+//! session's streamed turn (a blocking prompt, then its events) runs on a thread of its own,
+//! started before the phase.
 
 use std::error::Error;
+use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -280,80 +284,106 @@ async fn run_smol_on(o: &Opts, spawner: &Spawner<'_>) -> Res<Run> {
 }
 
 fn run_mio(o: &Opts) -> Res<Run> {
-    use musewire_mio::Reactor;
-    // Main and every session thread meet here between phases.
-    let barrier = Arc::new(Barrier::new(o.sessions + 1));
+    use musewire_core::client::{commands, Call};
+    use musewire_core::wire::SessionState;
+    use musewire_mio::{Completions, Pending, Reactor};
+    let n = o.sessions;
+    let get_state = || Call::Send(commands::get_state());
     let rss_before = rss_kb()?;
     // Every session's agent on the one loop thread.
-    let reactor = Arc::new(Reactor::new()?);
-    let threads: Vec<_> = (0..o.sessions)
+    let reactor = Reactor::new()?;
+    let agents = (0..n)
         .map(|_| {
-            let (barrier, reactor) = (barrier.clone(), reactor.clone());
-            let (agent_path, calls, prompt) = (o.agent.clone(), o.calls, o.prompt());
-            std::thread::spawn(move || -> Res<Session> {
-                // Every thread passes every barrier, failed or not, so none waits forever.
-                let mut session = Session::default();
-                let mut command = std::process::Command::new(agent_path);
-                command.args(["agent", "--mode", "rpc"]);
-                let agent = reactor
-                    .spawn(command, ClientConfig::default())
-                    .map_err(Into::into)
-                    .and_then(|a| a.get_state(CALL_TIMEOUT).map(|_| a).map_err(Into::into));
-                drop(reactor);
-                barrier.wait(); // spawned and idle
-                barrier.wait(); // round trips start
-                let result = agent.and_then(|agent| {
-                    for _ in 0..calls {
-                        let t = Instant::now();
-                        agent.get_state(CALL_TIMEOUT)?;
-                        session.round_trips.push(t.elapsed());
-                    }
-                    Ok(agent)
-                });
-                barrier.wait(); // round trips done
+            let mut command = std::process::Command::new(&o.agent);
+            command.args(["agent", "--mode", "rpc"]);
+            reactor
+                .spawn(command, ClientConfig::default())
+                .map(Arc::new)
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    // The loop thread ends with the last session's agent.
+    drop(reactor);
+    // Calls open on every session at once, all from this thread: each answer's tag comes on
+    // `done`, and the session's next call is made as its answer is taken.
+    let done = Completions::new();
+    let mut pending = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| a.submit_to::<SessionState>(get_state(), &done, i as u64))
+        .collect::<Result<Vec<_>, _>>()?;
+    let take = |pending: &mut [Pending<SessionState>]| -> Res<usize> {
+        let i = done.next(CALL_TIMEOUT).ok_or("no answer in time")? as usize;
+        pending[i].try_take().ok_or("a tag before its answer")??;
+        Ok(i)
+    };
+    for _ in 0..n {
+        take(&mut pending)?;
+    }
+    let rss_idle = rss_kb()?;
+
+    let mut sessions: Vec<Session> = (0..n).map(|_| Session::default()).collect();
+    let meter = Meter::start();
+    let mut started = vec![Instant::now(); n];
+    for (i, agent) in agents.iter().enumerate() {
+        started[i] = Instant::now();
+        pending[i] = agent.submit_to(get_state(), &done, i as u64)?;
+    }
+    for _ in 0..n * o.calls {
+        let i = take(&mut pending)?;
+        let session = &mut sessions[i];
+        session.round_trips.push(started[i].elapsed());
+        if session.round_trips.len() < o.calls {
+            started[i] = Instant::now();
+            pending[i] = agents[i].submit_to(get_state(), &done, i as u64)?;
+        }
+    }
+    let rt = meter.stop();
+
+    // Streamed turns: each session's blocking prompt and events on a thread of its own,
+    // started before the phase and released together.
+    let barrier = Arc::new(Barrier::new(n + 1));
+    let threads: Vec<_> = agents
+        .iter()
+        .map(|agent| {
+            let (barrier, agent, prompt) = (barrier.clone(), agent.clone(), o.prompt());
+            std::thread::spawn(move || -> Res<(Duration, Duration)> {
                 barrier.wait(); // turns start
-                let result = result.and_then(|agent| {
-                    let t = Instant::now();
-                    agent.prompt(&prompt, CALL_TIMEOUT)?;
-                    session.ack = t.elapsed();
-                    loop {
-                        match agent.next_event(CALL_TIMEOUT) {
-                            Some(ClientEvent::TurnFinished) => break,
-                            Some(_) => {}
-                            None => return Err("no agent_end in time".into()),
-                        }
-                    }
-                    session.end = t.elapsed();
-                    Ok(agent)
-                });
+                let result = turn(&agent, &prompt);
                 barrier.wait(); // turns done
-                result.map(|_| session)
+                result
             })
         })
         .collect();
-    // The loop thread ends with the last session's agent.
-    drop(reactor);
     barrier.wait();
-    let rss_idle = rss_kb()?;
     let meter = Meter::start();
     barrier.wait();
-    barrier.wait();
-    let rt = meter.stop();
-    let meter = Meter::start();
-    barrier.wait();
-    barrier.wait();
-    let turn = meter.stop();
-    let sessions = threads
-        .into_iter()
-        .map(|t| t.join().map_err(|_| "a session thread panicked")?)
-        .collect::<Res<Vec<_>>>()?;
+    let turn_took = meter.stop();
+    for (session, thread) in sessions.iter_mut().zip(threads) {
+        let (ack, end) = thread.join().map_err(|_| "a session thread panicked")??;
+        session.ack = ack;
+        session.end = end;
+    }
     Ok(Run {
         rss_before,
         rss_idle,
         round_trips: rt,
-        turns: turn,
+        turns: turn_took,
         sessions,
     })
+}
+
+/// One streamed turn on the blocking driver: (acknowledged, `agent_end`) since the prompt.
+fn turn(agent: &musewire_mio::AgentProcess, prompt: &str) -> Res<(Duration, Duration)> {
+    let t = Instant::now();
+    agent.prompt(prompt, CALL_TIMEOUT)?;
+    let ack = t.elapsed();
+    loop {
+        match agent.next_event(CALL_TIMEOUT) {
+            Some(ClientEvent::TurnFinished) => return Ok((ack, t.elapsed())),
+            Some(_) => {}
+            None => return Err("no agent_end in time".into()),
+        }
+    }
 }
 
 fn main() -> Res<()> {

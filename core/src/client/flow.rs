@@ -42,6 +42,13 @@ impl Flow {
         Waiting(self)
     }
 
+    /// [`Flow::waiting`] for a call waited for later than it was made (a guard that owns
+    /// its share of the flow): until it drops, the loop reads on as for a blocked caller.
+    pub fn waiting_owned(self: &std::sync::Arc<Self>) -> WaitingOwned {
+        self.waiting.fetch_add(1, SeqCst);
+        WaitingOwned(std::sync::Arc::clone(self))
+    }
+
     /// True when the loop had stopped reading and must be woken to look again.
     pub fn unpause(&self) -> bool {
         self.paused.swap(false, SeqCst)
@@ -53,6 +60,16 @@ impl Flow {
 pub struct Waiting<'a>(&'a Flow);
 
 impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, SeqCst);
+    }
+}
+
+/// A call waited for later than it was made (see [`Flow::waiting_owned`]).
+#[derive(Debug)]
+pub struct WaitingOwned(std::sync::Arc<Flow>);
+
+impl Drop for WaitingOwned {
     fn drop(&mut self) {
         self.0.waiting.fetch_sub(1, SeqCst);
     }

@@ -69,7 +69,7 @@ pub use driven::{
 };
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
-pub use flow::{Backlog, Flow, Waiting, BACKLOG_BYTES};
+pub use flow::{Backlog, Flow, Waiting, WaitingOwned, BACKLOG_BYTES};
 pub use front::{
     tool_answer, ui_answer, uri_answer, Handler, HandlerAnswer, Handlers, Heard, HostRequest,
     HostToolAnswer, Op, Registered, RequestKey,

@@ -44,6 +44,7 @@ pub mod agent_stdio;
 mod event_loop;
 mod handlers;
 mod oneshot;
+mod pending;
 mod reactor;
 
 use std::collections::VecDeque;
@@ -61,6 +62,7 @@ use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest
 
 pub use handlers::Updates;
 pub use musewire_core::client::{CallError, BACKLOG_BYTES, WRITE_BACKLOG_BYTES};
+pub use pending::{Completions, Pending};
 pub use reactor::Reactor;
 
 /// How many operations may wait for an agent's loop beyond what it takes; a call waits for
@@ -358,6 +360,44 @@ impl AgentProcess {
         // While the caller waits, the loop reads on whether or not events are taken.
         let _waiting = self.flow.waiting();
         methods::heard(self.caller.call(call, true, deadline(timeout))?)
+    }
+
+    /// Makes `call` now and returns at once: its answer, typed as `T` (the type its row of
+    /// the method table gives, say `SessionState` for `commands::get_state()`), is taken
+    /// later from the [`Pending`] (issue 13 item 2: calls open on many agents from one
+    /// thread). Blocks only while the agent's operations queue is full (see the crate docs).
+    pub fn submit<T: FromAnswer>(&self, call: Call) -> Result<Pending<T>, CallError> {
+        self.submit_notifying(call, None)
+    }
+
+    /// As [`AgentProcess::submit`], and puts `tag` on `completions` once the answer can be
+    /// taken, or the session ended without one (see [`Completions`]).
+    pub fn submit_to<T: FromAnswer>(
+        &self,
+        call: Call,
+        completions: &Completions,
+        tag: u64,
+    ) -> Result<Pending<T>, CallError> {
+        self.submit_notifying(call, Some(completions.notify(tag)))
+    }
+
+    fn submit_notifying<T: FromAnswer>(
+        &self,
+        call: Call,
+        notify: Option<(mpsc::Sender<u64>, u64)>,
+    ) -> Result<Pending<T>, CallError> {
+        // Counted as a blocked caller from now on: the loop reads on for the answer.
+        let waiting = self.flow.waiting_owned();
+        let (reply, heard) = oneshot::channel_notifying(notify);
+        self.caller.op(
+            Op::Call {
+                call,
+                wait: true,
+                reply,
+            },
+            None,
+        )?;
+        Ok(Pending::new(heard, waiting))
     }
 
     /// A `send` row: makes the call and returns its request's id at once.

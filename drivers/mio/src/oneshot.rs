@@ -7,7 +7,7 @@
 //! ([`Sender::is_withdrawn`]): a call whose caller timed out before the loop took it is then
 //! never made.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::Instant;
 
@@ -29,6 +29,18 @@ struct Slot<T> {
     senders: usize,
     /// Whether the receiver is alive.
     receiver: bool,
+    /// Told once the slot is settled (sent or closed): a queue and this channel's tag on it
+    /// (a call made now and taken later, [`crate::Completions`]).
+    notify: Option<(mpsc::Sender<u64>, u64)>,
+}
+
+impl<T> Slot<T> {
+    /// The slot settled: tells its queue, if any.
+    fn settled(&mut self) {
+        if let Some((queue, tag)) = self.notify.take() {
+            let _ = queue.send(tag);
+        }
+    }
 }
 
 /// A sending end: the first [`Sender::send`] of any of its clones is the value.
@@ -48,10 +60,19 @@ pub(crate) enum RecvError {
 
 /// A channel for one value.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
+    channel_notifying(None)
+}
+
+/// A channel for one value that puts `tag` on `queue` once it is settled: a value sent, or
+/// every sender gone.
+pub(crate) fn channel_notifying<T>(
+    notify: Option<(mpsc::Sender<u64>, u64)>,
+) -> (Sender<T>, Receiver<T>) {
     let slot = Arc::new(Mutex::new(Slot {
         state: State::Empty(None),
         senders: 1,
         receiver: true,
+        notify,
     }));
     (Sender(Arc::clone(&slot)), Receiver(slot))
 }
@@ -67,6 +88,7 @@ impl<T> Sender<T> {
                 State::Empty(sleeper) => {
                     let sleeper = sleeper.take();
                     slot.state = State::Sent(value);
+                    slot.settled();
                     sleeper
                 }
                 _ => None,
@@ -102,6 +124,7 @@ impl<T> Drop for Sender<T> {
                 State::Empty(sleeper) if last => {
                     let sleeper = sleeper.take();
                     slot.state = State::Closed;
+                    slot.settled();
                     sleeper
                 }
                 _ => None,
@@ -134,6 +157,11 @@ impl<T> Receiver<T> {
                 },
             }
         }
+    }
+
+    /// The value if it came, without waiting: `Timeout` when it has not come yet.
+    pub(crate) fn try_recv(&self) -> Result<T, RecvError> {
+        self.settle()
     }
 
     /// At the deadline: the value if it came after all, else `Timeout`.

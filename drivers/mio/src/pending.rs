@@ -1,0 +1,148 @@
+//! Calls made now and taken later (issue 13 item 2): one thread can keep calls open on many
+//! agents at once, instead of a thread blocked on each.
+//!
+//! [`AgentProcess::submit`] makes a call and returns at once with its [`Pending`] answer;
+//! [`AgentProcess::submit_to`] also puts a tag of the caller's choosing on a [`Completions`]
+//! queue once the answer has come (or the session ended without one), so one thread waits on
+//! the queue for whichever call is answered first and takes that answer without waiting.
+//! Nothing is woken for an answer nobody waits on yet: the queue's thread is woken only when
+//! it waits on an empty queue.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use musewire_core::client::{commands, Call};
+//! use musewire_core::wire::SessionState;
+//! use musewire_mio::{Completions, Reactor};
+//! let reactor = Reactor::new()?;
+//! let agents = (0..20)
+//!     .map(|_| reactor.spawn(std::process::Command::new("omp"), Default::default()))
+//!     .collect::<std::io::Result<Vec<_>>>()?;
+//! let done = Completions::new();
+//! let mut pending = agents
+//!     .iter()
+//!     .enumerate()
+//!     .map(|(i, agent)| agent.submit_to::<SessionState>(Call::Send(commands::get_state()), &done, i as u64))
+//!     .collect::<Result<Vec<_>, _>>()?;
+//! for _ in 0..agents.len() {
+//!     let i = done.next(Duration::from_secs(10)).ok_or("no answer in time")?;
+//!     let state = pending[i as usize].try_take().expect("answered")?;
+//!     println!("agent {i}: {:?}", state.session_id);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::marker::PhantomData;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use musewire_core::client::{methods, CallError, FromAnswer, Heard, WaitingOwned};
+
+use crate::oneshot;
+
+/// The answer to a call made with [`AgentProcess::submit`](crate::AgentProcess::submit),
+/// typed as `T`, taken when the caller wants it. Until it is taken or dropped, the driver
+/// reads the agent on whether or not events are taken (as for a blocked caller), so the
+/// answer always arrives. Dropping it before its call was made withdraws the call.
+#[must_use = "the answer is taken from the Pending"]
+pub struct Pending<T> {
+    heard: Option<oneshot::Receiver<Heard>>,
+    /// The flow's count of callers waiting, for as long as the answer is not taken.
+    waiting: Option<WaitingOwned>,
+    answer: PhantomData<fn() -> T>,
+}
+
+impl<T: FromAnswer> Pending<T> {
+    pub(crate) fn new(heard: oneshot::Receiver<Heard>, waiting: WaitingOwned) -> Self {
+        Pending {
+            heard: Some(heard),
+            waiting: Some(waiting),
+            answer: PhantomData,
+        }
+    }
+
+    /// The answer, waiting up to `timeout` for it, as the blocking call would return it (a
+    /// session that ends fails its open requests, [`CallError::Failed`]):
+    /// [`CallError::Timeout`] when it has not come by then (the call stays open; wait again
+    /// or drop it), [`CallError::Ended`] when the session ended before the call was made or
+    /// the answer was taken already.
+    pub fn wait(&mut self, timeout: Duration) -> Result<T, CallError> {
+        let deadline = Instant::now().checked_add(timeout);
+        self.take(|heard| heard.recv_until(deadline), timeout)
+    }
+
+    /// The answer if it has come, without waiting: `None` while it has not.
+    pub fn try_take(&mut self) -> Option<Result<T, CallError>> {
+        match self.take(oneshot::Receiver::try_recv, Duration::ZERO) {
+            Err(CallError::Timeout(_)) => None,
+            taken => Some(taken),
+        }
+    }
+
+    /// Whether the answer was taken (or the session ended and that was said).
+    pub fn is_taken(&self) -> bool {
+        self.heard.is_none()
+    }
+
+    fn take(
+        &mut self,
+        recv: impl FnOnce(&oneshot::Receiver<Heard>) -> Result<Heard, oneshot::RecvError>,
+        timeout: Duration,
+    ) -> Result<T, CallError> {
+        let heard = self.heard.as_ref().ok_or(CallError::Ended)?;
+        let heard = match recv(heard) {
+            Ok(heard) => Some(heard),
+            Err(oneshot::RecvError::Closed) => None,
+            Err(oneshot::RecvError::Timeout) => return Err(CallError::Timeout(timeout)),
+        };
+        self.heard = None;
+        self.waiting = None;
+        methods::heard(heard)
+    }
+}
+
+impl<T> std::fmt::Debug for Pending<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("taken", &self.heard.is_none())
+            .finish()
+    }
+}
+
+/// A queue of tags, one for each call made with
+/// [`AgentProcess::submit_to`](crate::AgentProcess::submit_to) once its answer can be
+/// taken (or its session ended without one): one thread waits here for calls on many agents.
+#[derive(Debug)]
+pub struct Completions {
+    sender: mpsc::Sender<u64>,
+    tags: mpsc::Receiver<u64>,
+}
+
+impl Default for Completions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Completions {
+    /// An empty queue.
+    pub fn new() -> Self {
+        let (sender, tags) = mpsc::channel();
+        Completions { sender, tags }
+    }
+
+    /// The tag of the next call whose answer can be taken, waiting up to `timeout`; `None`
+    /// when none came in that time. Each call's tag comes once.
+    pub fn next(&self, timeout: Duration) -> Option<u64> {
+        self.tags.recv_timeout(timeout).ok()
+    }
+
+    /// The tag of a call whose answer can be taken, if one is ready now.
+    pub fn try_next(&self) -> Option<u64> {
+        self.tags.try_recv().ok()
+    }
+
+    /// Where a call's channel puts its tag.
+    pub(crate) fn notify(&self, tag: u64) -> (mpsc::Sender<u64>, u64) {
+        (self.sender.clone(), tag)
+    }
+}
