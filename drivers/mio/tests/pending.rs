@@ -13,7 +13,7 @@ use musewire_core::wire::SessionState;
 use musewire_mio::{AgentProcess, Completions, Reactor};
 
 mod common;
-use common::bundled_agent;
+use common::{bundled_agent, threads};
 
 const WAIT: Duration = Duration::from_secs(30);
 const AGENTS: usize = 10;
@@ -25,16 +25,6 @@ fn main() {
     println!("test issue13_item2_one_thread_keeps_calls_open_on_many_agents ... ok");
     issue13_item2_a_pending_answer_can_wait_again_and_ends_with_its_agent();
     println!("test issue13_item2_a_pending_answer_can_wait_again_and_ends_with_its_agent ... ok");
-}
-
-/// This process's threads (`Threads:` of `/proc/self/status`).
-fn threads() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("a Threads: line")
 }
 
 fn get_state() -> Call {

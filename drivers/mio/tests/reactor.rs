@@ -12,7 +12,7 @@ use musewire_core::client::{commands, CallError, ClientEvent};
 use musewire_mio::{AgentProcess, Reactor, OPS_QUEUE, WRITE_BACKLOG_BYTES};
 
 mod common;
-use common::bundled_agent;
+use common::{bundled_agent, threads};
 #[path = "../../flood/probe.rs"]
 mod probe;
 
@@ -30,16 +30,6 @@ fn main() {
     println!(
         "test issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor ... ok"
     );
-}
-
-/// This process's threads (`Threads:` of `/proc/self/status`).
-fn threads() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("a Threads: line")
 }
 
 /// Waits up to `WAIT` for `done`.

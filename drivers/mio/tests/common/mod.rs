@@ -22,3 +22,14 @@ pub fn bundled_agent() -> Command {
     command.env(AGENT_ENV, "1").args(["--mode", "rpc"]);
     command
 }
+
+/// This process's threads (`Threads:` of `/proc/self/status`).
+#[allow(dead_code)] // not every test binary counts threads
+pub fn threads() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a Threads: line")
+}
