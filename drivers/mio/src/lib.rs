@@ -8,7 +8,9 @@
 //!
 //! [`AgentProcess::spawn`] drives its agent on a thread of its own; a [`Reactor`] drives many
 //! agents on one thread, one poll over all their pipes ([`Reactor::spawn`] gives the same
-//! handle; issue 13 item 2).
+//! handle; issue 13 item 2). Calls block their caller, or are made now and taken later
+//! ([`AgentProcess::submit`], [`AgentProcess::submit_to`] with a [`Completions`] queue), so
+//! one application thread can keep calls open on many agents at once.
 //!
 //! # Bounded queues (issue 13 item 3)
 //! - **Events the application does not take.** Once the loop has read

@@ -7,29 +7,6 @@
 //! the queue for whichever call is answered first and takes that answer without waiting.
 //! Nothing is woken for an answer nobody waits on yet: the queue's thread is woken only when
 //! it waits on an empty queue.
-//!
-//! ```no_run
-//! use std::time::Duration;
-//! use musewire_core::client::{commands, Call};
-//! use musewire_core::wire::SessionState;
-//! use musewire_mio::{Completions, Reactor};
-//! let reactor = Reactor::new()?;
-//! let agents = (0..20)
-//!     .map(|_| reactor.spawn(std::process::Command::new("omp"), Default::default()))
-//!     .collect::<std::io::Result<Vec<_>>>()?;
-//! let done = Completions::new();
-//! let mut pending = agents
-//!     .iter()
-//!     .enumerate()
-//!     .map(|(i, agent)| agent.submit_to::<SessionState>(Call::Send(commands::get_state()), &done, i as u64))
-//!     .collect::<Result<Vec<_>, _>>()?;
-//! for _ in 0..agents.len() {
-//!     let i = done.next(Duration::from_secs(10)).ok_or("no answer in time")?;
-//!     let state = pending[i as usize].try_take().expect("answered")?;
-//!     println!("agent {i}: {:?}", state.session_id);
-//! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 use std::marker::PhantomData;
 use std::sync::mpsc;
@@ -111,6 +88,38 @@ impl<T> std::fmt::Debug for Pending<T> {
 /// A queue of tags, one for each call made with
 /// [`AgentProcess::submit_to`](crate::AgentProcess::submit_to) once its answer can be
 /// taken (or its session ended without one): one thread waits here for calls on many agents.
+///
+/// Twenty agents on one reactor, a `get_state` open on each at once, each answer taken as
+/// it comes, all from one thread:
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use musewire_core::client::{commands, Call};
+/// use musewire_core::wire::SessionState;
+/// use musewire_mio::{Completions, Reactor};
+/// let reactor = Reactor::new()?;
+/// let agents = (0..20)
+///     .map(|_| {
+///         let mut command = std::process::Command::new("omp");
+///         command.args(["--mode", "rpc"]);
+///         reactor.spawn(command, Default::default())
+///     })
+///     .collect::<std::io::Result<Vec<_>>>()?;
+/// let done = Completions::new();
+/// let mut pending = agents
+///     .iter()
+///     .enumerate()
+///     .map(|(i, agent)| {
+///         agent.submit_to::<SessionState>(Call::Send(commands::get_state()), &done, i as u64)
+///     })
+///     .collect::<Result<Vec<_>, _>>()?;
+/// for _ in 0..agents.len() {
+///     let i = done.next(Duration::from_secs(10)).ok_or("no answer in time")?;
+///     let state = pending[i as usize].try_take().expect("answered")?;
+///     println!("agent {i}: {:?}", state.session_id);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Completions {
     sender: mpsc::Sender<u64>,
