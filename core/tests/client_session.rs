@@ -1178,3 +1178,48 @@ fn call_06_text_delta_reads_typed_and_untyped_message_updates() {
         }
     ));
 }
+
+#[test]
+fn call_02_a_member_written_twice_reads_as_its_last_as_javascript_reads_it() {
+    // FRAME-01/CALL-02 with the late check (issue 13): the Client reads a plain line once,
+    // typed; a member written twice still reads as its last, as the envelope (and
+    // JavaScript) reads it. A response whose last `id` is null is no answer to req_1…
+    let mut h = Harness::new(ClientConfig {
+        expect_ready: false,
+        ..ClientConfig::default()
+    });
+    let id = h
+        .client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
+    h.split();
+    let wire = id.wire();
+    h.agent(&format!(
+        r#"{{"type":"response","id":"{wire}","id":null,"command":"get_state","success":true,"data":{{}}}}"#
+    ));
+    let (_, events) = h.split();
+    assert!(
+        matches!(&events[..], [ClientEvent::Unmatched { .. }]),
+        "{events:?}"
+    );
+    // …and one whose last `id` is req_1 is its answer.
+    h.agent(&format!(
+        r#"{{"type":"response","id":"other","id":"{wire}","command":"get_state","success":true,"data":{{}}}}"#
+    ));
+    let (_, events) = h.split();
+    assert!(
+        matches!(&events[..], [ClientEvent::Response { request, .. }] if *request == id),
+        "{events:?}"
+    );
+    // A first frame whose last `type` is not `ready` is no ready frame (FRAME-03): the
+    // strict parse refuses a `type` written twice, and the envelope reads the last.
+    let mut h = Harness::new(ClientConfig::default());
+    h.agent(r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1],"type":"agent_start"}"#);
+    let (_, events) = h.split();
+    assert_eq!(
+        events[0],
+        ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }
+    );
+}

@@ -390,7 +390,8 @@ fn main() -> Res<()> {
     let o = Opts::parse()?;
     let run = match o.driver.as_str() {
         "smol" => run_smol(&o)?,
-        "mio" => run_mio(&o)?,
+        "mio" if o.tasks == "global" => run_mio(&o)?,
+        "mio" => return Err("--tasks is for --driver smol".into()),
         _ => return Err("--driver smol|mio".into()),
     };
     let n = run.sessions.len();

@@ -76,7 +76,8 @@ impl Client {
             });
         };
         // The frame's `type`: the envelope's when the framing layer read it, else the
-        // parsed frame's (the same string, read by the strict parse).
+        // parsed frame's (the same string: the strict parse refuses a `type` written twice,
+        // and reads `id` and `command` as the envelope does, the last one written).
         let kind = if frame.is_checked() {
             frame.frame_type()
         } else {

@@ -98,11 +98,32 @@ pub fn late_check_agrees(
     for event in run_checked(input, config, cuts, true) {
         let event = match event {
             DecodeEvent::Frame(mut frame) if !frame.is_checked() => {
-                let parsed = frame.parse::<crate::wire::AgentFrame>().is_ok();
+                let parsed = frame.parse::<crate::wire::AgentFrame>().ok();
                 match frame.check() {
-                    Ok(()) => DecodeEvent::Frame(frame),
+                    Ok(()) => {
+                        if let Some(crate::wire::AgentFrame::Response(response)) = &parsed {
+                            // The Client routes a late response by its typed id and command:
+                            // they route as the envelope's (a lone surrogate, which no id or
+                            // command of ours holds, reads as U+FFFD in the envelope).
+                            let ours = |id: Option<&str>| {
+                                (
+                                    id.is_some(),
+                                    id.and_then(crate::client::RequestId::from_wire),
+                                )
+                            };
+                            assert_eq!(ours(response.id.as_deref()), ours(frame.id()));
+                            let command = frame.command().unwrap_or_default();
+                            if !command.contains('\u{fffd}') {
+                                assert_eq!(response.command, command);
+                            }
+                        }
+                        DecodeEvent::Frame(frame)
+                    }
                     Err(error) => {
-                        assert!(!parsed, "the typed parse took a frame the check refuses");
+                        assert!(
+                            parsed.is_none(),
+                            "the typed parse took a frame the check refuses"
+                        );
                         DecodeEvent::Error(error)
                     }
                 }

@@ -63,10 +63,16 @@ impl Frame {
     /// [`FrameError::NotAnObject`] (fatal, FRAME-13: nothing after a fatal error counts). A
     /// frame already checked is left as it is.
     ///
-    /// A consumer that parses an unchecked frame with a parser at least as strict as the
-    /// scan (the wire model's is: it takes only what serde_json takes) need call this only
-    /// when that parse fails: a parse that succeeds has shown the payload is one JSON
-    /// object, and the envelope is then in the parsed value.
+    /// A consumer that parses an unchecked frame into a type that takes only a JSON object,
+    /// with a parser at least as strict as the scan (the wire model's `AgentFrame` is: it
+    /// reads only maps, and takes only what serde_json takes), need call this only when
+    /// that parse fails: a parse that succeeds has shown the payload is one JSON object.
+    /// Its envelope is then in the parsed value; where a member is written twice the
+    /// framing layer reads the last, as JavaScript does.
+    ///
+    /// The decoder does not learn of an error a late check finds: it goes on decoding what
+    /// follows (its consumer takes nothing after a fatal one) and counts the frame as a
+    /// frame in its stats.
     pub fn check(&mut self) -> Result<(), FrameError> {
         if self.checked {
             return Ok(());
@@ -120,9 +126,10 @@ impl Frame {
         self.payload
     }
 
-    /// Whether the payload holds no insignificant whitespace.
+    /// Whether the payload holds no insignificant whitespace (false while the frame is
+    /// unchecked: not looked at yet).
     pub fn is_compact(&self) -> bool {
-        self.compact
+        self.compact && self.checked
     }
 
     /// Whether the frame arrived as a v2 chunk sequence.

@@ -753,10 +753,18 @@ impl Response {
             }
             match &*key {
                 "id" => {
+                    // The last `id` wins, as JavaScript reads a duplicate member (and as the
+                    // framing layer reads the envelope).
                     let v = value!(Value);
                     match v {
-                        Value::String(s) => id = Some(Some(s)),
-                        other => raw_id = Some(other),
+                        Value::String(s) => {
+                            id = Some(Some(s));
+                            raw_id = None;
+                        }
+                        other => {
+                            id = None;
+                            raw_id = Some(other);
+                        }
                     }
                 }
                 "command" => command = Some(value!(String)),

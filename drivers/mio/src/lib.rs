@@ -367,13 +367,17 @@ impl AgentProcess {
     /// Makes `call` now and returns at once: its answer, typed as `T` (the type its row of
     /// the method table gives, say `SessionState` for `commands::get_state()`), is taken
     /// later from the [`Pending`] (issue 13 item 2: calls open on many agents from one
-    /// thread). Blocks only while the agent's operations queue is full (see the crate docs).
+    /// thread). For calls that make a request and wait for its answer (the `wait` rows);
+    /// a call that makes none (an answer to a host request, say) is taken as
+    /// [`CallError::Ended`]. Blocks only while the agent's operations queue is full (see
+    /// the crate docs).
     pub fn submit<T: FromAnswer>(&self, call: Call) -> Result<Pending<T>, CallError> {
         self.submit_notifying(call, None)
     }
 
     /// As [`AgentProcess::submit`], and puts `tag` on `completions` once the answer can be
-    /// taken, or the session ended without one (see [`Completions`]).
+    /// taken, or the session ended without one (see [`Completions`]). A call that fails
+    /// here, or whose [`Pending`] is dropped before its answer came, puts no tag there.
     pub fn submit_to<T: FromAnswer>(
         &self,
         call: Call,
@@ -388,9 +392,9 @@ impl AgentProcess {
         call: Call,
         notify: Option<(mpsc::Sender<u64>, u64)>,
     ) -> Result<Pending<T>, CallError> {
-        // Counted as a blocked caller from now on: the loop reads on for the answer.
+        // Counted as a blocked caller until the answer comes: the loop reads on for it.
         let waiting = self.flow.waiting_owned();
-        let (reply, heard) = oneshot::channel_notifying(notify);
+        let (reply, heard) = oneshot::channel();
         self.caller.op(
             Op::Call {
                 call,
@@ -399,7 +403,9 @@ impl AgentProcess {
             },
             None,
         )?;
-        Ok(Pending::new(heard, waiting))
+        // Only a call made is told of (and an answer already there is told of at once).
+        heard.on_settled(waiting, notify);
+        Ok(Pending::new(heard))
     }
 
     /// A `send` row: makes the call and returns its request's id at once.

@@ -11,6 +11,8 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::Instant;
 
+use musewire_core::client::WaitingOwned;
+
 use crate::reactor::lock;
 
 /// What the slot holds.
@@ -29,14 +31,18 @@ struct Slot<T> {
     senders: usize,
     /// Whether the receiver is alive.
     receiver: bool,
-    /// Told once the slot is settled (sent or closed): a queue and this channel's tag on it
-    /// (a call made now and taken later, [`crate::Completions`]).
+    /// Told once the slot is settled (sent or closed) while the receiver lives: a queue and
+    /// this channel's tag on it (a call made now and taken later, [`crate::Completions`]).
     notify: Option<(mpsc::Sender<u64>, u64)>,
+    /// Kept until the slot is settled (a pending call's count among the callers the loop
+    /// reads on for).
+    keep: Option<WaitingOwned>,
 }
 
 impl<T> Slot<T> {
-    /// The slot settled: tells its queue, if any.
+    /// The slot settled: tells its queue, if any, and lets go of what it kept.
     fn settled(&mut self) {
+        self.keep = None;
         if let Some((queue, tag)) = self.notify.take() {
             let _ = queue.send(tag);
         }
@@ -60,19 +66,12 @@ pub(crate) enum RecvError {
 
 /// A channel for one value.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
-    channel_notifying(None)
-}
-
-/// A channel for one value that puts `tag` on `queue` once it is settled: a value sent, or
-/// every sender gone.
-pub(crate) fn channel_notifying<T>(
-    notify: Option<(mpsc::Sender<u64>, u64)>,
-) -> (Sender<T>, Receiver<T>) {
     let slot = Arc::new(Mutex::new(Slot {
         state: State::Empty(None),
         senders: 1,
         receiver: true,
-        notify,
+        notify: None,
+        keep: None,
     }));
     (Sender(Arc::clone(&slot)), Receiver(slot))
 }
@@ -159,6 +158,25 @@ impl<T> Receiver<T> {
         }
     }
 
+    /// Until the slot is settled: keeps `keep`, and then puts `tag` on `queue` (at once when
+    /// it is settled already). Nothing is put there once the receiver is gone.
+    pub(crate) fn on_settled(&self, keep: WaitingOwned, queue: Option<(mpsc::Sender<u64>, u64)>) {
+        let mut slot = lock(&self.0);
+        match slot.state {
+            State::Empty(_) => {
+                slot.keep = Some(keep);
+                slot.notify = queue;
+            }
+            _ => {
+                drop(slot);
+                drop(keep);
+                if let Some((queue, tag)) = queue {
+                    let _ = queue.send(tag);
+                }
+            }
+        }
+    }
+
     /// The value if it came, without waiting: `Timeout` when it has not come yet.
     pub(crate) fn try_recv(&self) -> Result<T, RecvError> {
         self.settle()
@@ -180,7 +198,11 @@ impl<T> Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        lock(&self.0).receiver = false;
+        let mut slot = lock(&self.0);
+        slot.receiver = false;
+        // Nobody takes the value: no tag for it, nothing kept for it.
+        slot.notify = None;
+        slot.keep = None;
     }
 }
 
@@ -233,5 +255,31 @@ mod tests {
         second.send(2);
         tx.send(3);
         assert_eq!(rx.recv_until(None), Ok(2));
+    }
+
+    #[test]
+    fn issue13_item2_a_settled_slot_puts_its_tag_once_and_none_once_its_receiver_is_gone() {
+        use musewire_core::client::Flow;
+        let flow = Arc::new(Flow::default());
+        let (queue, tags) = mpsc::channel();
+        // Sent after: the tag comes with the value, and the flow's waiting count goes.
+        let (tx, rx) = channel::<u32>();
+        rx.on_settled(flow.waiting_owned(), Some((queue.clone(), 1)));
+        assert_eq!(tags.try_recv(), Err(mpsc::TryRecvError::Empty));
+        tx.send(5);
+        assert_eq!(tags.try_recv(), Ok(1));
+        assert_eq!(rx.try_recv(), Ok(5));
+        // Settled before: the tag comes at once.
+        let (tx, rx) = channel::<u32>();
+        drop(tx);
+        rx.on_settled(flow.waiting_owned(), Some((queue.clone(), 2)));
+        assert_eq!(tags.try_recv(), Ok(2));
+        // The receiver gone first: no tag, nothing kept.
+        let (tx, rx) = channel::<u32>();
+        rx.on_settled(flow.waiting_owned(), Some((queue, 3)));
+        drop(rx);
+        tx.send(6);
+        // The queue's last sender went with the receiver, unused.
+        assert_eq!(tags.try_recv(), Err(mpsc::TryRecvError::Disconnected));
     }
 }

@@ -12,27 +12,25 @@ use std::marker::PhantomData;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{methods, CallError, FromAnswer, Heard, WaitingOwned};
+use musewire_core::client::{methods, CallError, FromAnswer, Heard};
 
 use crate::oneshot;
 
 /// The answer to a call made with [`AgentProcess::submit`](crate::AgentProcess::submit),
-/// typed as `T`, taken when the caller wants it. Until it is taken or dropped, the driver
-/// reads the agent on whether or not events are taken (as for a blocked caller), so the
-/// answer always arrives. Dropping it before its call was made withdraws the call.
+/// typed as `T`, taken when the caller wants it. Until the answer has come (or the
+/// `Pending` is dropped), the driver reads the agent on whether or not events are taken (as
+/// for a blocked caller), so the answer always arrives. Dropping it before its call was made
+/// withdraws the call.
 #[must_use = "the answer is taken from the Pending"]
 pub struct Pending<T> {
     heard: Option<oneshot::Receiver<Heard>>,
-    /// The flow's count of callers waiting, for as long as the answer is not taken.
-    waiting: Option<WaitingOwned>,
     answer: PhantomData<fn() -> T>,
 }
 
 impl<T: FromAnswer> Pending<T> {
-    pub(crate) fn new(heard: oneshot::Receiver<Heard>, waiting: WaitingOwned) -> Self {
+    pub(crate) fn new(heard: oneshot::Receiver<Heard>) -> Self {
         Pending {
             heard: Some(heard),
-            waiting: Some(waiting),
             answer: PhantomData,
         }
     }
@@ -72,7 +70,6 @@ impl<T: FromAnswer> Pending<T> {
             Err(oneshot::RecvError::Timeout) => return Err(CallError::Timeout(timeout)),
         };
         self.heard = None;
-        self.waiting = None;
         methods::heard(heard)
     }
 }

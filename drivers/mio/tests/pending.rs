@@ -69,6 +69,17 @@ fn issue13_item2_one_thread_keeps_calls_open_on_many_agents() {
         }
     }
     assert_eq!(answered, vec![ROUNDS; AGENTS]);
+    // A Pending dropped before its answer came puts no tag (the call is withdrawn, or its
+    // answer dropped): the next call's tag is the only one to come.
+    drop(agents[0].submit_to::<SessionState>(get_state(), &done, 99));
+    let mut next = agents[0]
+        .submit_to::<SessionState>(get_state(), &done, 0)
+        .expect("made");
+    assert_eq!(done.next(WAIT), Some(0));
+    next.try_take()
+        .expect("answered")
+        .expect("get_state answered");
+    std::thread::sleep(Duration::from_millis(100));
     assert_eq!(done.try_next(), None, "each call's tag comes once");
     // No thread was started for the calls: the reactor's one serves them all.
     assert_eq!(threads(), before);
