@@ -53,19 +53,15 @@ impl Client {
     fn on_frame(&mut self, now: Instant, mut frame: Frame) {
         // The decoder checks late (issue 13 item 2): a plain line comes unchecked, and the
         // typed parse, which takes only JSON, reads it once; the framing check runs only
-        // when that parse fails, and gives the error the decoder would have given.
-        let parsed = if frame.is_checked() {
-            None
-        } else {
-            match frame.parse::<AgentFrame>() {
-                Ok(typed) => Some(typed),
-                Err(_) => match frame.check() {
-                    Ok(()) => None,
-                    Err(error) => return self.on_frame_error(error),
-                },
+        // when that parse fails (a frame checked already passes it at once), and gives the
+        // error the decoder would have given.
+        let strict = frame.parse::<AgentFrame>();
+        if strict.is_err() {
+            if let Err(error) = frame.check() {
+                return self.on_frame_error(error);
             }
-        };
-        let Some(typed) = parsed.or_else(|| AgentFrame::from_frame_lenient(&frame).ok()) else {
+        }
+        let Ok(typed) = AgentFrame::lenient(strict, frame.payload()) else {
             // The framing layer checked the JSON; only a nesting too deep for the parser
             // lands here. Pass it on as a warning rather than lose it silently.
             return self.event(ClientEvent::ProtocolWarning {

@@ -231,9 +231,7 @@ impl State {
         let lossy;
         let line = if simdutf8::basic::from_utf8(line).is_ok() {
             if self.may_defer(line) {
-                self.stats.frames += 1;
-                let frame = Frame::unchecked(line.to_vec(), false, false);
-                return self.events.push_back(DecodeEvent::Frame(frame));
+                return self.push_frame(Frame::unchecked(line.to_vec(), false, false));
             }
             line
         } else {
@@ -278,8 +276,7 @@ impl State {
     /// protocol (the decoder does not follow a negotiation in v1). Without a `\u` escape
     /// the scan would also find no surrogate escape.
     fn may_defer(&self, line: &[u8]) -> bool {
-        self.late_check
-            && !(self.follow_negotiation && self.protocol == ProtocolVersion::V1)
+        self.checks_late()
             && !self.reassembler.is_open()
             && self.escape.find(line).is_none()
             && self.chunk_type.find(line).is_none()
@@ -293,29 +290,24 @@ impl State {
         if simdutf8::basic::from_utf8(&payload).is_err() {
             return self.fail(FrameError::ReassembledNotUtf8);
         }
-        if self.late_check && !(self.follow_negotiation && self.protocol == ProtocolVersion::V1) {
-            // What follows a reassembled payload does not depend on its envelope: it may go
-            // up unchecked (its check then gives the fatal errors below). Without a scan, a
-            // `\u` escape anywhere may be a surrogate's.
-            let surrogate_escape = self.escape.find(&payload).is_some();
-            self.stats.frames += 1;
-            let frame = Frame::unchecked(payload, true, surrogate_escape);
-            return self.events.push_back(DecodeEvent::Frame(frame));
-        }
-        let mut envelope = Envelope::default();
-        let scanned = match scan(&payload, &mut |m| envelope.note(m)) {
-            Ok(scanned) => scanned,
-            Err(e) => {
-                return self.fail(FrameError::ReassembledNotJson {
-                    detail: e.to_string(),
-                })
+        // What follows a reassembled payload does not depend on its envelope: checking late,
+        // it goes up unchecked, and its check gives the fatal errors later. Unscanned, a `\u`
+        // escape anywhere may be a surrogate's; checked here, the scan says.
+        let late = self.checks_late();
+        let surrogate_escape = late && self.escape.find(&payload).is_some();
+        let mut frame = Frame::unchecked(payload, true, surrogate_escape);
+        if !late {
+            if let Err(error) = frame.check() {
+                return self.fail(error);
             }
-        };
-        if scanned.top != Kind::Object {
-            return self.fail(FrameError::NotAnObject);
         }
-        let head = FrameHead::read(&envelope);
-        self.push_frame(head.into_frame(payload, &scanned, true));
+        self.push_frame(frame);
+    }
+
+    /// Whether frames may go up unchecked now: the late check is on, and the decoder does
+    /// not follow a negotiation in v1 (it must read that response to switch).
+    fn checks_late(&self) -> bool {
+        self.late_check && !(self.follow_negotiation && self.protocol == ProtocolVersion::V1)
     }
 
     fn push_frame(&mut self, frame: Frame) {

@@ -258,7 +258,10 @@ impl AgentFrame {
     }
 
     /// A strict parse's result, or the lenient reading of `json` when it failed (CALL-06).
-    fn lenient(strict: serde_json::Result<Self>, json: &[u8]) -> serde_json::Result<Self> {
+    pub(crate) fn lenient(
+        strict: serde_json::Result<Self>,
+        json: &[u8],
+    ) -> serde_json::Result<Self> {
         match strict {
             Ok(frame) => Ok(frame),
             Err(error) => {
