@@ -203,11 +203,20 @@ impl Caller {
         let (reply, heard) = oneshot::channel();
         self.op(Op::Call { call, wait, reply }, deadline)?;
         // Dropping `heard` on a timeout withdraws the call (`Plumbing::withdrawn`).
-        match heard.recv_until(deadline.map(|(at, _)| at)) {
-            Ok(heard) => Ok(Some(heard)),
-            Err(oneshot::RecvError::Closed) => Ok(None),
-            Err(oneshot::RecvError::Timeout) => Err(timed_out(deadline)),
-        }
+        hear_until(&heard, deadline)
+    }
+}
+
+/// What a caller hears on `heard` by `deadline` (`None`: as long as it takes): `None` when
+/// the channel closed unsent, [`CallError::Timeout`] when the deadline passed first.
+fn hear_until(
+    heard: &oneshot::Receiver<Heard>,
+    deadline: Option<(Instant, Duration)>,
+) -> Result<Option<Heard>, CallError> {
+    match heard.recv_until(deadline.map(|(at, _)| at)) {
+        Ok(heard) => Ok(Some(heard)),
+        Err(oneshot::RecvError::Closed) => Ok(None),
+        Err(oneshot::RecvError::Timeout) => Err(timed_out(deadline)),
     }
 }
 

@@ -10,7 +10,7 @@
 
 use std::marker::PhantomData;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use musewire_core::client::{methods, CallError, FromAnswer, Heard};
 
@@ -41,36 +41,29 @@ impl<T: FromAnswer> Pending<T> {
     /// or drop it), [`CallError::Ended`] when the session ended before the call was made or
     /// the answer was taken already.
     pub fn wait(&mut self, timeout: Duration) -> Result<T, CallError> {
-        let deadline = Instant::now().checked_add(timeout);
-        self.take(|heard| heard.recv_until(deadline), timeout)
+        let heard = self.heard.as_ref().ok_or(CallError::Ended)?;
+        let heard = crate::hear_until(heard, crate::deadline(timeout))?;
+        self.heard = None;
+        methods::heard(heard)
     }
 
     /// The answer if it has come, without waiting: `None` while it has not.
     pub fn try_take(&mut self) -> Option<Result<T, CallError>> {
-        match self.take(oneshot::Receiver::try_recv, Duration::ZERO) {
-            Err(CallError::Timeout(_)) => None,
-            taken => Some(taken),
-        }
+        let Some(heard) = &self.heard else {
+            return Some(Err(CallError::Ended));
+        };
+        let heard = match heard.try_recv() {
+            Ok(heard) => Some(heard),
+            Err(oneshot::RecvError::Closed) => None,
+            Err(oneshot::RecvError::Timeout) => return None,
+        };
+        self.heard = None;
+        Some(methods::heard(heard))
     }
 
     /// Whether the answer was taken (or the session ended and that was said).
     pub fn is_taken(&self) -> bool {
         self.heard.is_none()
-    }
-
-    fn take(
-        &mut self,
-        recv: impl FnOnce(&oneshot::Receiver<Heard>) -> Result<Heard, oneshot::RecvError>,
-        timeout: Duration,
-    ) -> Result<T, CallError> {
-        let heard = self.heard.as_ref().ok_or(CallError::Ended)?;
-        let heard = match recv(heard) {
-            Ok(heard) => Some(heard),
-            Err(oneshot::RecvError::Closed) => None,
-            Err(oneshot::RecvError::Timeout) => return Err(CallError::Timeout(timeout)),
-        };
-        self.heard = None;
-        methods::heard(heard)
     }
 }
 
