@@ -26,12 +26,17 @@ fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
         .client
         .send(h.now, cmd(json!({"type": "get_state"})))
         .unwrap();
-    assert!(h.split().0.is_empty(), "held until ready");
+    // FRAME-03: held until ready; only the start-up probe goes before the ready frame.
+    assert_eq!(
+        h.split().0,
+        vec![json!({"id": "req_2", "type": "get_state"})],
+        "the probe, and nothing of the application's"
+    );
     h.agent(READY_V2);
     let (written, events) = h.split();
     assert_eq!(
         written,
-        vec![json!({"id": "req_2", "type": "negotiate_protocol", "protocolVersion": 2})]
+        vec![json!({"id": "req_3", "type": "negotiate_protocol", "protocolVersion": 2})]
     );
     assert!(matches!(
         &events[..],
@@ -39,8 +44,15 @@ fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
             frame: AgentFrame::Ready(_)
         }]
     ));
+    // The probe's answer comes in v1 while the negotiation runs: it is the client's own.
     h.agent(&response(
         "req_2",
+        "get_state",
+        json!({"isStreaming": false}),
+    ));
+    assert_eq!(h.split(), (vec![], vec![]));
+    h.agent(&response(
+        "req_3",
         "negotiate_protocol",
         json!({"protocolVersion": 2}),
     ));
@@ -54,6 +66,96 @@ fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
     assert_eq!(written, vec![json!({"id": "req_1", "type": "get_state"})]);
     assert_eq!(state, RequestId(1));
     assert_eq!(h.client.protocol(), ProtocolVersion::V2);
+}
+
+#[test]
+fn frame_03_an_agent_without_a_ready_frame_is_v1_as_soon_as_it_answers_the_probe() {
+    let mut h = Harness::new(ClientConfig::default());
+    let prompt = h.client.prompt(h.now, "hi", None).unwrap();
+    assert_eq!(
+        h.split().0,
+        vec![json!({"id": "req_2", "type": "get_state"})]
+    );
+    // A second command waits too, and asks nothing more.
+    h.client
+        .send(h.now, cmd(json!({"type": "get_messages"})))
+        .unwrap();
+    assert_eq!(h.split(), (vec![], vec![]));
+    // pi: no ready frame; its answer to the probe is its first frame.
+    h.advance(1_500);
+    h.agent(&response(
+        "req_2",
+        "get_state",
+        json!({"isStreaming": false}),
+    ));
+    let (written, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }],
+        "the probe's answer is not the application's"
+    );
+    assert_eq!(
+        written,
+        vec![
+            json!({"id": prompt.wire(), "type": "prompt", "message": "hi"}),
+            json!({"id": "req_3", "type": "get_messages"}),
+        ]
+    );
+    assert_eq!(h.client.poll_timeout(), None, "no ready timer left");
+    // A failure is an answer too (an agent without get_state), and the probe goes once a
+    // process: a restart asks again.
+    h.client.restart(h.now);
+    h.drain();
+    h.client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
+    let probe = h.split().0;
+    assert_eq!(probe.len(), 1);
+    let id = probe[0]["id"].as_str().unwrap().to_owned();
+    h.agent(
+        &json!({"id": id, "type": "response", "command": "get_state", "success": false,
+        "error": "Unknown command: get_state"})
+        .to_string(),
+    );
+    let (written, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::Ready {
+            protocol: ProtocolVersion::V1
+        }]
+    );
+    assert_eq!(written.len(), 1);
+}
+
+#[test]
+fn frame_03_no_probe_before_anything_waits_nor_when_turned_off() {
+    // Nothing waits: nothing is asked.
+    let mut h = Harness::new(ClientConfig::default());
+    h.advance(5_000);
+    assert_eq!(h.split(), (vec![], vec![]));
+    // Turned off: the commands wait for the ready frame or the timeout, as the reference does.
+    let mut h = Harness::new(ClientConfig {
+        start_probe: false,
+        ..ClientConfig::default()
+    });
+    h.client
+        .send(h.now, cmd(json!({"type": "get_state"})))
+        .unwrap();
+    assert_eq!(h.split(), (vec![], vec![]));
+    h.agent(READY_V2);
+    assert_eq!(
+        h.split().0,
+        vec![json!({"id": "req_2", "type": "negotiate_protocol", "protocolVersion": 2})]
+    );
+    // A history walk asked before the ready frame probes too.
+    let mut h = Harness::new(ClientConfig::default());
+    h.client.read_history(h.now).unwrap();
+    assert_eq!(
+        h.split().0,
+        vec![json!({"id": "req_2", "type": "get_state"})]
+    );
 }
 
 #[test]
@@ -157,6 +259,7 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
         .client
         .send(h.now, cmd(json!({"type": "get_state"})))
         .unwrap();
+    h.drain();
     h.agent(r#"{"type":"agent_start"}"#);
     let (written, events) = h.split();
     assert_eq!(
@@ -166,11 +269,12 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
         }
     );
     assert_eq!(written, vec![json!({"id": id.wire(), "type": "get_state"})]);
-    // …or the ready timeout passes.
+    // …or the ready timeout passes: the bound for an agent that says nothing at all.
     let mut h = Harness::new(ClientConfig::default());
     h.client
         .send(h.now, cmd(json!({"type": "get_state"})))
         .unwrap();
+    assert_eq!(h.split().0.len(), 1, "the probe");
     assert_eq!(
         h.client.poll_timeout(),
         Some(h.start + std::time::Duration::from_secs(30))
@@ -538,6 +642,35 @@ fn page_07_busy_or_stale_falls_back_to_get_messages_and_discards_pages() {
             }]
         );
     }
+}
+
+#[test]
+fn page_07_an_agent_that_does_not_page_falls_back_to_get_messages() {
+    // A v2 agent without get_messages_page answers as omp and pi answer an unknown command:
+    // id-less, matched by its command (CALL-02).
+    let mut h = Harness::v2();
+    let walk = h.client.read_history(h.now).unwrap();
+    h.drain();
+    h.agent(r#"{"type":"response","command":"get_messages_page","success":false,"error":"Unknown command: get_messages_page"}"#);
+    let (written, _) = h.split();
+    assert_eq!(
+        written,
+        vec![json!({"id": "req_4", "type": "get_messages"})]
+    );
+    h.agent(&response(
+        "req_4",
+        "get_messages",
+        json!({"messages": [message(1)]}),
+    ));
+    let (_, events) = h.split();
+    assert_eq!(
+        events,
+        vec![ClientEvent::History {
+            request: walk,
+            source: HistorySource::Legacy,
+            outcome: Ok(messages(&[1]))
+        }]
+    );
 }
 
 #[test]
@@ -947,6 +1080,7 @@ fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_
         .client
         .send(h.now, cmd(json!({"type": "get_state"})))
         .unwrap();
+    h.drain();
     h.agent(READY_V2);
     h.drain();
     h.advance(30_000);
@@ -963,7 +1097,7 @@ fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_
     );
     // A late answer is no longer ours.
     h.agent(&response(
-        "req_2",
+        "req_3",
         "negotiate_protocol",
         json!({"protocolVersion": 2}),
     ));

@@ -52,7 +52,7 @@
 //!
 //! The header's `config` holds, for a client, [`ClientConfig`] fields, all optional:
 //! `max_frame_bytes`, `max_reassembled_frame_bytes`, `negotiate_v2`, `ready_timeout_ms`,
-//! `expect_ready`, `stderr_tail_bytes`, `history_page_limit`, `observe`, `max_inline_bytes`
+//! `expect_ready`, `start_probe`, `stderr_tail_bytes`, `history_page_limit`, `observe`, `max_inline_bytes`
 //! and `spill_store` (the spill policy of host tool results), `spill_owner` (its owner
 //! session); for an agent, [`AgentConfig`] fields, all optional: `max_input_line_bytes`,
 //! `unknown_commands` (`"reject"` or `"deliver"`), `max_inline_bytes` and `spill_store` (the
@@ -123,6 +123,9 @@ pub struct ConfigSpec {
     /// [`ClientConfig::expect_ready`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_ready: Option<bool>,
+    /// [`ClientConfig::start_probe`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_probe: Option<bool>,
     /// [`ClientConfig::stderr_tail_bytes`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail_bytes: Option<usize>,
@@ -171,6 +174,7 @@ impl ConfigSpec {
             ("negotiate_v2", self.negotiate_v2.is_some()),
             ("ready_timeout_ms", self.ready_timeout_ms.is_some()),
             ("expect_ready", self.expect_ready.is_some()),
+            ("start_probe", self.start_probe.is_some()),
             ("stderr_tail_bytes", self.stderr_tail_bytes.is_some()),
             ("history_page_limit", self.history_page_limit.is_some()),
             ("observe", self.observe.is_some()),
@@ -251,6 +255,9 @@ impl ConfigSpec {
         }
         if let Some(v) = self.expect_ready {
             config.expect_ready = v;
+        }
+        if let Some(v) = self.start_probe {
+            config.start_probe = v;
         }
         if let Some(v) = self.stderr_tail_bytes {
             config.stderr_tail_bytes = v;

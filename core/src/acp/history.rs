@@ -25,6 +25,8 @@ use crate::wire::{AgentMessage, Command, MessagesPageData};
 pub const MAX_HISTORY_PAGES: u32 = 20;
 /// The messages asked for per page (ACP-06, OUT-06).
 pub const HISTORY_PAGE_LIMIT: u32 = 100;
+/// The most messages a load replays, paged or not (ACP-06): the pages' budget.
+pub const MAX_REPLAY_MESSAGES: usize = (MAX_HISTORY_PAGES * HISTORY_PAGE_LIMIT) as usize;
 
 /// Where a walk goes after a page.
 #[derive(Debug, PartialEq)]

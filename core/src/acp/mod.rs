@@ -59,7 +59,7 @@ use serde_json::{json, Value};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
-pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES};
+pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
 pub use map::Mapper;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
@@ -185,6 +185,12 @@ enum Pending {
         walk: Walk,
         rebuild: Box<Rebuild>,
     },
+    /// `session/load`: the whole history through `get_messages`, from an agent that does
+    /// not page (v1-only, or paging refused: PAGE-07's fallback; ACP-06).
+    LoadLegacy {
+        editor: RequestId,
+        rebuild: Box<Rebuild>,
+    },
     /// `session/load`: `get_session_stats` for the cumulative usage (ACP-02, ACP-06);
     /// `complete` when the walk reached the history's end within the budget.
     LoadStats {
@@ -218,6 +224,7 @@ impl Pending {
             | Pending::LoadSwitch { editor }
             | Pending::LoadState { editor }
             | Pending::LoadPage { editor, .. }
+            | Pending::LoadLegacy { editor, .. }
             | Pending::LoadStats { editor, .. }
             | Pending::ReadCheck { editor, .. }
             | Pending::Read { editor, .. } => Some(editor),
@@ -233,6 +240,7 @@ impl Pending {
                 | Pending::LoadSwitch { .. }
                 | Pending::LoadState { .. }
                 | Pending::LoadPage { .. }
+                | Pending::LoadLegacy { .. }
                 | Pending::LoadStats { .. }
         )
     }
@@ -936,17 +944,26 @@ impl Bridge {
                         self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
                     }
                 }
-                self.send(
-                    now,
-                    key,
-                    Walk::first(),
-                    |editor| Pending::LoadPage {
-                        editor,
-                        walk: Walk::default(),
-                        rebuild,
-                    },
-                    &editor,
-                );
+                // PAGE-07: an agent that did not negotiate v2 (pi) does not page.
+                let paged = self
+                    .sessions
+                    .get(key)
+                    .is_some_and(|s| s.client.protocol() == crate::frame::ProtocolVersion::V2);
+                if paged {
+                    self.send(
+                        now,
+                        key,
+                        Walk::first(),
+                        |editor| Pending::LoadPage {
+                            editor,
+                            walk: Walk::default(),
+                            rebuild,
+                        },
+                        &editor,
+                    );
+                } else {
+                    self.load_legacy(now, key, editor, rebuild);
+                }
             }
             (
                 Pending::LoadPage {
@@ -974,22 +991,51 @@ impl Bridge {
                     ),
                     Next::End => self.load_stats(now, key, editor, rebuild, true),
                     Next::OutOfBudget => {
-                        // ACP-06: the replay says where it stopped.
-                        let notice = ContentChunk::new(ContentBlock::Text(TextContent::new(
-                            REPLAY_CUT_NOTICE,
-                        )));
-                        self.session_update(key, SessionUpdate::AgentMessageChunk(notice));
+                        self.replay_cut(key);
                         self.load_stats(now, key, editor, rebuild, false)
                     }
                 }
             }
-            // ACP-06: a history that can't be paged leaves the facts unknown.
+            // PAGE-07: paging refused in a way that falls back (busy, stale, not offered):
+            // the whole history through `get_messages`, messages already replayed once.
+            (
+                Pending::LoadPage {
+                    editor, rebuild, ..
+                },
+                Err(failure),
+            ) if crate::client::history::falls_back(&failure) => {
+                self.load_legacy(now, key, editor, rebuild)
+            }
+            // ACP-06: a history that can't be read leaves the facts unknown.
             (
                 Pending::LoadPage {
                     editor, rebuild, ..
                 },
                 _,
             ) => self.load_stats(now, key, editor, rebuild, false),
+            (
+                Pending::LoadLegacy {
+                    editor,
+                    mut rebuild,
+                },
+                outcome,
+            ) => {
+                let complete = match crate::client::history::legacy(outcome) {
+                    Ok(messages) => {
+                        // ACP-06: within the same budget as the pages, the oldest first.
+                        let shown = messages.len().min(MAX_REPLAY_MESSAGES);
+                        for update in rebuild.page(&messages[..shown]) {
+                            self.session_update(key, update);
+                        }
+                        if shown < messages.len() {
+                            self.replay_cut(key);
+                        }
+                        shown == messages.len()
+                    }
+                    Err(_) => false,
+                };
+                self.load_stats(now, key, editor, rebuild, complete)
+            }
             (
                 Pending::LoadStats {
                     editor,
@@ -1178,6 +1224,29 @@ impl Bridge {
     }
 
     /// A load's history walk is over: `get_session_stats` for the cumulative usage (ACP-02).
+    /// ACP-06: the replay says where it stopped.
+    fn replay_cut(&mut self, key: &Arc<str>) {
+        let notice = ContentChunk::new(ContentBlock::Text(TextContent::new(REPLAY_CUT_NOTICE)));
+        self.session_update(key, SessionUpdate::AgentMessageChunk(notice));
+    }
+
+    /// `session/load` from an agent that does not page: `get_messages` (PAGE-07, ACP-06).
+    fn load_legacy(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        rebuild: Box<Rebuild>,
+    ) {
+        self.send(
+            now,
+            key,
+            crate::client::history::legacy_command(),
+            |editor| Pending::LoadLegacy { editor, rebuild },
+            &editor,
+        );
+    }
+
     fn load_stats(
         &mut self,
         now: Instant,

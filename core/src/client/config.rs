@@ -15,11 +15,17 @@ pub struct ClientConfig {
     pub max_reassembled_frame_bytes: usize,
     /// Negotiate protocol v2 when the ready frame offers it (FRAME-04). Default true.
     pub negotiate_v2: bool,
-    /// How long to wait for a ready frame before treating the agent as v1-only (FRAME-03).
-    /// Commands sent before then are held and go out once the session is ready. Default 30 s,
-    /// as the reference client waits; a host that knows it drives a v1-only agent (`pi`) sets
-    /// [`ClientConfig::expect_ready`] to false instead.
+    /// How long an agent that says nothing at all gets before it is treated as v1-only
+    /// (FRAME-03). Commands sent before the session is ready are held and go out once it is.
+    /// An agent that answers the start-up probe ([`ClientConfig::start_probe`]) is known
+    /// sooner: this is only the bound for a silent one. Default 30 s.
     pub ready_timeout: Duration,
+    /// Before the ready frame, once anything waits to be sent, ask the agent one question
+    /// whose answer is harmless in v1 (`get_state`): an agent that sends no ready frame (pi)
+    /// answers it and is taken as v1 at once, instead of after [`ClientConfig::ready_timeout`];
+    /// an agent that sends one (omp) has sent it before it reads the question, and negotiates
+    /// v2 as before (FRAME-03, RULES.md). Default true.
+    pub start_probe: bool,
     /// Whether the agent sends a ready frame at all. When false the session is ready at once,
     /// in v1. Default true.
     pub expect_ready: bool,
@@ -51,6 +57,7 @@ impl Default for ClientConfig {
             negotiate_v2: true,
             ready_timeout: Duration::from_secs(30),
             expect_ready: true,
+            start_probe: true,
             stderr_tail_bytes: 4096,
             history_page_limit: crate::client::HISTORY_PAGE_LIMIT,
             observe: false,

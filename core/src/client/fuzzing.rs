@@ -154,7 +154,8 @@ struct Harness {
     big_used: bool,
 }
 
-const NEGOTIATION: usize = 1;
+/// The client's own requests at a start: the negotiation and the start-up probe (FRAME-03).
+const NEGOTIATION: usize = 2;
 
 impl Harness {
     fn new() -> Self {

@@ -83,12 +83,7 @@ impl Walk {
         let data = match outcome {
             Ok(data) => data,
             Err(f) => {
-                let fallback = matches!(
-                    f.code,
-                    Some(ErrorCode::SessionBusy | ErrorCode::StaleCursor)
-                ) || f.error == BUSY
-                    || f.error == STALE;
-                return if fallback {
+                return if falls_back(&f) {
                     *self = Walk::new(self.limit);
                     Step::Legacy
                 } else {
@@ -139,6 +134,23 @@ impl Walk {
     }
 }
 
+/// PAGE-07: whether a failed page falls back to `get_messages`: the session is changing
+/// (`session_busy`), the cursor went stale (`stale_cursor`), by code or, from an agent that
+/// sends no code, by the reference's text; or the agent does not page at all (`Unknown
+/// command: get_messages_page`, as pi answers). The one rule for every history walk: the
+/// client's whole-history read and the ACP bridge's load (ACP-06).
+pub(crate) fn falls_back(failure: &CommandFailure) -> bool {
+    matches!(
+        failure.code,
+        Some(ErrorCode::SessionBusy | ErrorCode::StaleCursor)
+    ) || failure.error == BUSY
+        || failure.error == STALE
+        || failure.error == UNKNOWN_PAGE_COMMAND
+}
+
+/// What an agent that does not page answers `get_messages_page` (CALL-02's id-less form).
+const UNKNOWN_PAGE_COMMAND: &str = "Unknown command: get_messages_page";
+
 /// The messages of a `get_messages` outcome.
 pub(crate) fn legacy(
     outcome: Result<ResponseData, CommandFailure>,
@@ -185,7 +197,7 @@ fn lenient_page(data: &Value) -> Option<MessagesPageData> {
     })
 }
 
-/// The legacy command.
+/// The legacy command, `get_messages` (PAGE-07).
 pub(crate) fn legacy_command() -> Command {
     Command::GetMessages(NoArgs::default())
 }

@@ -284,6 +284,9 @@ impl Client {
                     outcome,
                 });
             }
+            // FRAME-03: the probe's answer, whatever it says, only showed the agent is
+            // there; the version was settled by the first frame.
+            Purpose::Probe => {}
             Purpose::Negotiate => {
                 let v2 = match &outcome {
                     Ok(ResponseData::NegotiateProtocol(d)) => d.protocol_version == 2,

@@ -44,7 +44,7 @@ mod flow;
 mod front;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-mod history;
+pub(crate) mod history;
 mod host;
 mod inbound;
 mod input;
@@ -112,6 +112,8 @@ enum Phase {
 enum Purpose {
     App,
     Negotiate,
+    /// The start-up probe (FRAME-03): its answer only says the agent is there.
+    Probe,
     HistoryPage(RequestId),
     HistoryLegacy(RequestId),
 }
@@ -133,6 +135,8 @@ pub struct Client {
     pending: BTreeMap<RequestId, Pending>,
     /// Lines held until the session is ready.
     held: Vec<Vec<u8>>,
+    /// The start-up probe went to this agent process (FRAME-03).
+    probed: bool,
     walks: BTreeMap<RequestId, Walk>,
     /// Prompts acknowledged as agent work, still open to `prompt_result` or a late failure.
     open_prompts: VecDeque<RequestId>,
@@ -167,6 +171,7 @@ impl Client {
             next_id: 0,
             pending: BTreeMap::new(),
             held: Vec::new(),
+            probed: false,
             walks: BTreeMap::new(),
             open_prompts: VecDeque::new(),
             host_calls: BTreeMap::new(),
@@ -207,6 +212,7 @@ impl Client {
         self.read_output = None;
         self.streaming = false;
         self.stderr_tail.clear();
+        self.probed = false;
         self.phase = if self.config.expect_ready && !self.config.observe {
             Phase::AwaitingReady {
                 deadline: now + self.config.ready_timeout,
@@ -332,6 +338,8 @@ impl Client {
         // Before ready the version is not known yet: the walk starts when the session is.
         if self.phase == Phase::Ready {
             self.start_walk(walk);
+        } else {
+            self.probe();
         }
         Ok(walk)
     }
@@ -416,7 +424,7 @@ impl Client {
         line.push(b'\n');
         match self.phase {
             Phase::Closed => return false,
-            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => self.held.push(line),
+            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => self.hold(line),
             _ => self.actions.push_back(Action::Write { bytes: line }),
         }
         true
@@ -545,12 +553,7 @@ impl Client {
         let held = matches!(
             self.phase,
             Phase::AwaitingReady { .. } | Phase::Negotiating { .. }
-        ) && purpose != Purpose::Negotiate;
-        if held {
-            self.held.push(line);
-        } else {
-            self.actions.push_back(Action::Write { bytes: line });
-        }
+        ) && !matches!(purpose, Purpose::Negotiate | Purpose::Probe);
         self.pending.insert(
             id,
             Pending {
@@ -558,7 +561,38 @@ impl Client {
                 purpose,
             },
         );
+        if held {
+            self.hold(line);
+        } else {
+            self.actions.push_back(Action::Write { bytes: line });
+        }
         id
+    }
+
+    /// Holds a line until the session is ready, asking the start-up probe first if due.
+    fn hold(&mut self, line: Vec<u8>) {
+        self.probe();
+        self.held.push(line);
+    }
+
+    /// FRAME-03: once something waits for an agent whose ready frame has not come, ask it
+    /// one question (once a process) whose answer is harmless in v1: `get_state`, a response
+    /// (never an event) that the agent writes after any ready frame of its own, since an
+    /// agent that sends one sends it before it reads its input. Whatever the agent writes
+    /// first then settles the version: its ready frame (negotiation follows, FRAME-04) or,
+    /// from an agent that sends none, the answer (v1). Nothing of the application's goes
+    /// before that, so nothing that could need chunking is written in v1 (FRAME-05). A
+    /// probe answer over the v1 limit comes back as the transport-limit failure (FRAME-12),
+    /// which says the same.
+    fn probe(&mut self) {
+        if self.probed
+            || !self.config.start_probe
+            || !matches!(self.phase, Phase::AwaitingReady { .. })
+        {
+            return;
+        }
+        self.probed = true;
+        self.request(commands::get_state(), Purpose::Probe);
     }
 
     fn write_frame(&mut self, frame: &HostFrame) {
