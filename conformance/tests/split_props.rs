@@ -201,13 +201,7 @@ fn session(stdout: &[u8], cut_at: &[usize]) -> Vec<Value> {
     cuts.sort_unstable();
     let cut_at = &cuts[..];
     let now = Instant::now();
-    // The generated stream answers the negotiation as `req_2`: no start-up probe (FRAME-03)
-    // takes an id before it; how a stream is split is what this checks.
-    let config = ClientConfig {
-        start_probe: false,
-        ..ClientConfig::default()
-    };
-    let mut client = Client::new(config, now);
+    let mut client = Client::new(ClientConfig::default(), now);
     let sent = client.handle(now, Input::Call(Call::Send(commands::get_state())));
     assert!(sent.request().is_some(), "{sent:?}");
     let mut actions: Vec<Action> = Vec::new();

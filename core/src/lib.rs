@@ -66,7 +66,8 @@
 //!     };
 //! }
 //! assert!(finished);
-//! assert_eq!(written, b"{\"id\":\"req_1\",\"type\":\"prompt\",\"message\":\"hello\"}\n");
+//! // The start-up probe (FRAME-03), then the prompt once the agent was known ready.
+//! assert_eq!(written, b"{\"id\":\"req_0\",\"type\":\"get_state\"}\n{\"id\":\"req_1\",\"type\":\"prompt\",\"message\":\"hello\"}\n");
 //! ```
 //!
 //! The framing layer ([`frame`]) follows the same contract on its own:

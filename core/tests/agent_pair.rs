@@ -73,11 +73,23 @@ impl Pair {
             state: json!({}),
         };
         pair.drive();
-        assert_eq!(
-            pair.take_agent_events(),
-            [AgentEvent::ProtocolChanged {
-                protocol: ProtocolVersion::V2
-            }]
+        // FRAME-03: the client's start-up probe reaches the agent's application (answered
+        // like any get_state), then the negotiation.
+        let start = pair.take_agent_events();
+        assert!(
+            matches!(
+                &start[..],
+                [
+                    AgentEvent::Command {
+                        command: Command::GetState(_),
+                        ..
+                    },
+                    AgentEvent::ProtocolChanged {
+                        protocol: ProtocolVersion::V2
+                    }
+                ]
+            ),
+            "{start:?}"
         );
         pair
     }

@@ -162,6 +162,8 @@ fn out_10_not_offered_is_refused_before_anything_is_written() {
     // Before the ready frame the offer is not known: refused (saying so), not held.
     let mut h = Harness::new(ClientConfig::default());
     assert!(!h.client.serves_read_output());
+    // FRAME-03's start-up probe goes as the agent starts, before anything else.
+    assert_eq!(h.split().0.len(), 1);
     assert_eq!(
         h.client.send(h.now, read_command(0, None)),
         Err(ClientError::ReadOutputBeforeReady)

@@ -22,21 +22,21 @@ fn response(id: &str, command: &str, data: Value) -> String {
 #[test]
 fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
     let mut h = Harness::new(ClientConfig::default());
+    // FRAME-03: the start-up probe goes as the agent starts, before any ready frame.
+    assert_eq!(
+        h.split().0,
+        vec![json!({"id": "req_0", "type": "get_state"})]
+    );
     let state = h
         .client
         .send(h.now, cmd(json!({"type": "get_state"})))
         .unwrap();
-    // FRAME-03: held until ready; only the start-up probe goes before the ready frame.
-    assert_eq!(
-        h.split().0,
-        vec![json!({"id": "req_2", "type": "get_state"})],
-        "the probe, and nothing of the application's"
-    );
+    assert!(h.split().0.is_empty(), "held until ready");
     h.agent(READY_V2);
     let (written, events) = h.split();
     assert_eq!(
         written,
-        vec![json!({"id": "req_3", "type": "negotiate_protocol", "protocolVersion": 2})]
+        vec![json!({"id": "req_2", "type": "negotiate_protocol", "protocolVersion": 2})]
     );
     assert!(matches!(
         &events[..],
@@ -46,13 +46,13 @@ fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
     ));
     // The probe's answer comes in v1 while the negotiation runs: it is the client's own.
     h.agent(&response(
-        "req_2",
+        "req_0",
         "get_state",
         json!({"isStreaming": false}),
     ));
     assert_eq!(h.split(), (vec![], vec![]));
     h.agent(&response(
-        "req_3",
+        "req_2",
         "negotiate_protocol",
         json!({"protocolVersion": 2}),
     ));
@@ -71,20 +71,20 @@ fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
 #[test]
 fn frame_03_an_agent_without_a_ready_frame_is_v1_as_soon_as_it_answers_the_probe() {
     let mut h = Harness::new(ClientConfig::default());
-    let prompt = h.client.prompt(h.now, "hi", None).unwrap();
     assert_eq!(
         h.split().0,
-        vec![json!({"id": "req_2", "type": "get_state"})]
+        vec![json!({"id": "req_0", "type": "get_state"})]
     );
-    // A second command waits too, and asks nothing more.
-    h.client
+    let prompt = h.client.prompt(h.now, "hi", None).unwrap();
+    let messages = h
+        .client
         .send(h.now, cmd(json!({"type": "get_messages"})))
         .unwrap();
-    assert_eq!(h.split(), (vec![], vec![]));
+    assert_eq!(h.split(), (vec![], vec![]), "held, nothing more asked");
     // pi: no ready frame; its answer to the probe is its first frame.
     h.advance(1_500);
     h.agent(&response(
-        "req_2",
+        "req_0",
         "get_state",
         json!({"isStreaming": false}),
     ));
@@ -100,25 +100,18 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_as_soon_as_it_answers_the_probe
         written,
         vec![
             json!({"id": prompt.wire(), "type": "prompt", "message": "hi"}),
-            json!({"id": "req_3", "type": "get_messages"}),
+            json!({"id": messages.wire(), "type": "get_messages"}),
         ]
     );
     assert_eq!(h.client.poll_timeout(), None, "no ready timer left");
-    // A failure is an answer too (an agent without get_state), and the probe goes once a
-    // process: a restart asks again.
+    // A failure is an answer too (an agent without get_state); a restart asks again.
     h.client.restart(h.now);
     h.drain();
     h.client
         .send(h.now, cmd(json!({"type": "get_state"})))
         .unwrap();
-    let probe = h.split().0;
-    assert_eq!(probe.len(), 1);
-    let id = probe[0]["id"].as_str().unwrap().to_owned();
-    h.agent(
-        &json!({"id": id, "type": "response", "command": "get_state", "success": false,
-        "error": "Unknown command: get_state"})
-        .to_string(),
-    );
+    assert!(h.split().0.is_empty());
+    h.agent(r#"{"id":"req_0","type":"response","command":"get_state","success":false,"error":"Unknown command: get_state"}"#);
     let (written, events) = h.split();
     assert_eq!(
         events,
@@ -130,11 +123,7 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_as_soon_as_it_answers_the_probe
 }
 
 #[test]
-fn frame_03_no_probe_before_anything_waits_nor_when_turned_off() {
-    // Nothing waits: nothing is asked.
-    let mut h = Harness::new(ClientConfig::default());
-    h.advance(5_000);
-    assert_eq!(h.split(), (vec![], vec![]));
+fn frame_03_the_probe_can_be_turned_off_and_is_never_sent_without_a_ready_wait() {
     // Turned off: the commands wait for the ready frame or the timeout, as the reference does.
     let mut h = Harness::new(ClientConfig {
         start_probe: false,
@@ -149,18 +138,26 @@ fn frame_03_no_probe_before_anything_waits_nor_when_turned_off() {
         h.split().0,
         vec![json!({"id": "req_2", "type": "negotiate_protocol", "protocolVersion": 2})]
     );
-    // A history walk asked before the ready frame probes too.
-    let mut h = Harness::new(ClientConfig::default());
-    h.client.read_history(h.now).unwrap();
-    assert_eq!(
-        h.split().0,
-        vec![json!({"id": "req_2", "type": "get_state"})]
-    );
+    // Nor to an agent that is not expected to send a ready frame, nor when observing.
+    for config in [
+        ClientConfig {
+            expect_ready: false,
+            ..ClientConfig::default()
+        },
+        ClientConfig {
+            observe: true,
+            ..ClientConfig::default()
+        },
+    ] {
+        let mut h = Harness::new(config);
+        assert!(h.split().0.is_empty());
+    }
 }
 
 #[test]
 fn frame_04_ready_asking_for_more_than_the_ceilings_stays_v1() {
     let mut h = Harness::new(ClientConfig::default());
+    h.drain(); // FRAME-03's probe
     h.agent(r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":2097152,"maxReassembledFrameBytes":67108864}"#);
     let (written, events) = h.split();
     assert!(written.is_empty());
@@ -1080,7 +1077,6 @@ fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_
         .client
         .send(h.now, cmd(json!({"type": "get_state"})))
         .unwrap();
-    h.drain();
     h.agent(READY_V2);
     h.drain();
     h.advance(30_000);
@@ -1097,7 +1093,7 @@ fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_
     );
     // A late answer is no longer ours.
     h.agent(&response(
-        "req_3",
+        "req_2",
         "negotiate_protocol",
         json!({"protocolVersion": 2}),
     ));
@@ -1114,8 +1110,11 @@ fn call_07_restart_of_a_live_session_fails_what_is_pending_and_stops_the_old_age
     h.drain();
     h.client.restart(h.now);
     let actions = h.drain();
+    // The old agent is stopped; the new one gets FRAME-03's probe.
+    let probe = br#"{"id":"req_0","type":"get_state"}
+"#;
     assert!(
-        matches!(actions.last(), Some(Action::StopAgent)),
+        matches!(&actions[actions.len() - 2..], [Action::StopAgent, Action::Write { bytes }] if bytes == probe),
         "{actions:?}"
     );
     assert!(actions.iter().any(|a| matches!(

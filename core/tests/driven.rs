@@ -142,6 +142,9 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     driven
         .input(now, Input::stdout(READY), || None, &mut io)
         .unwrap();
+    // Only FRAME-03's start-up probe went to the agent so far.
+    assert_eq!(io.written, b"{\"id\":\"req_0\",\"type\":\"get_state\"}\n");
+    io.written.clear();
     let gave_up = prompt("gave up", true, ("gone", false));
     driven.op(now, gave_up, &mut io).unwrap();
     assert!(

@@ -20,11 +20,11 @@ pub struct ClientConfig {
     /// An agent that answers the start-up probe ([`ClientConfig::start_probe`]) is known
     /// sooner: this is only the bound for a silent one. Default 30 s.
     pub ready_timeout: Duration,
-    /// Before the ready frame, once anything waits to be sent, ask the agent one question
-    /// whose answer is harmless in v1 (`get_state`): an agent that sends no ready frame (pi)
-    /// answers it and is taken as v1 at once, instead of after [`ClientConfig::ready_timeout`];
-    /// an agent that sends one (omp) has sent it before it reads the question, and negotiates
-    /// v2 as before (FRAME-03, RULES.md). Default true.
+    /// As the agent starts, before any ready frame, ask it one question whose answer is
+    /// harmless in v1 (`{"id":"req_0","type":"get_state"}`): an agent that sends no ready frame
+    /// (pi) answers it and is taken as v1 at once, instead of after
+    /// [`ClientConfig::ready_timeout`]; an agent that sends one (omp) has sent it before it
+    /// reads the question, and negotiates v2 as before (FRAME-03, RULES.md). Default true.
     pub start_probe: bool,
     /// Whether the agent sends a ready frame at all. When false the session is ready at once,
     /// in v1. Default true.

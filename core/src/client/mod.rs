@@ -17,6 +17,9 @@
 //!
 //! let now = Instant::now();
 //! let mut client = Client::new(ClientConfig::default(), now);
+//! // As the agent starts: the start-up probe (FRAME-03), which tells a v1 agent's answer
+//! // from a ready frame without waiting for one.
+//! assert!(matches!(client.poll_action(), Some(Action::Write { bytes }) if bytes == b"{\"id\":\"req_0\",\"type\":\"get_state\"}\n"));
 //! let state = client.handle(now, Input::Call(Call::Send(commands::get_state()))).request().unwrap();
 //! // Held until the agent is ready: nothing to write yet.
 //! assert!(client.poll_action().is_none());
@@ -135,8 +138,6 @@ pub struct Client {
     pending: BTreeMap<RequestId, Pending>,
     /// Lines held until the session is ready.
     held: Vec<Vec<u8>>,
-    /// The start-up probe went to this agent process (FRAME-03).
-    probed: bool,
     walks: BTreeMap<RequestId, Walk>,
     /// Prompts acknowledged as agent work, still open to `prompt_result` or a late failure.
     open_prompts: VecDeque<RequestId>,
@@ -158,6 +159,9 @@ pub struct Client {
     spills: crate::spill::Saves<spill::HostSpill>,
 }
 
+/// The start-up probe's request id (FRAME-03): `req_0`, which the counter never gives.
+const PROBE: RequestId = RequestId(0);
+
 /// How many acknowledged prompts stay open to a late `prompt_result` or failure.
 const OPEN_PROMPTS: usize = 32;
 
@@ -171,7 +175,6 @@ impl Client {
             next_id: 0,
             pending: BTreeMap::new(),
             held: Vec::new(),
-            probed: false,
             walks: BTreeMap::new(),
             open_prompts: VecDeque::new(),
             host_calls: BTreeMap::new(),
@@ -212,7 +215,6 @@ impl Client {
         self.read_output = None;
         self.streaming = false;
         self.stderr_tail.clear();
-        self.probed = false;
         self.phase = if self.config.expect_ready && !self.config.observe {
             Phase::AwaitingReady {
                 deadline: now + self.config.ready_timeout,
@@ -224,6 +226,8 @@ impl Client {
             self.event(ClientEvent::Ready {
                 protocol: ProtocolVersion::V1,
             });
+        } else if self.config.start_probe {
+            self.probe();
         }
     }
 
@@ -338,8 +342,6 @@ impl Client {
         // Before ready the version is not known yet: the walk starts when the session is.
         if self.phase == Phase::Ready {
             self.start_walk(walk);
-        } else {
-            self.probe();
         }
         Ok(walk)
     }
@@ -424,7 +426,7 @@ impl Client {
         line.push(b'\n');
         match self.phase {
             Phase::Closed => return false,
-            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => self.hold(line),
+            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => self.held.push(line),
             _ => self.actions.push_back(Action::Write { bytes: line }),
         }
         true
@@ -562,37 +564,33 @@ impl Client {
             },
         );
         if held {
-            self.hold(line);
+            self.held.push(line);
         } else {
             self.actions.push_back(Action::Write { bytes: line });
         }
         id
     }
 
-    /// Holds a line until the session is ready, asking the start-up probe first if due.
-    fn hold(&mut self, line: Vec<u8>) {
-        self.probe();
-        self.held.push(line);
-    }
-
-    /// FRAME-03: once something waits for an agent whose ready frame has not come, ask it
-    /// one question (once a process) whose answer is harmless in v1: `get_state`, a response
-    /// (never an event) that the agent writes after any ready frame of its own, since an
-    /// agent that sends one sends it before it reads its input. Whatever the agent writes
-    /// first then settles the version: its ready frame (negotiation follows, FRAME-04) or,
-    /// from an agent that sends none, the answer (v1). Nothing of the application's goes
-    /// before that, so nothing that could need chunking is written in v1 (FRAME-05). A
-    /// probe answer over the v1 limit comes back as the transport-limit failure (FRAME-12),
-    /// which says the same.
+    /// FRAME-03: as the agent starts, before any ready frame, the client asks it one
+    /// question whose answer is harmless in v1: `get_state`, as `req_0` (an id the counter
+    /// never gives), a response (never an event) that the agent writes after any ready frame
+    /// of its own, since an agent that sends one sends it before it reads its input.
+    /// Whatever the agent writes first then settles the version: its ready frame
+    /// (negotiation follows, FRAME-04) or, from an agent that sends none, the answer (v1).
+    /// Nothing of the application's goes before that, so nothing that could need chunking is
+    /// written in v1 (FRAME-05). A probe answer over the v1 limit comes back as the
+    /// transport-limit failure (FRAME-12), which settles it the same way.
     fn probe(&mut self) {
-        if self.probed
-            || !self.config.start_probe
-            || !matches!(self.phase, Phase::AwaitingReady { .. })
-        {
-            return;
-        }
-        self.probed = true;
-        self.request(commands::get_state(), Purpose::Probe);
+        let mut line = commands::get_state().to_vec_with_id(Some(&PROBE.wire()));
+        line.push(b'\n');
+        self.actions.push_back(Action::Write { bytes: line });
+        self.pending.insert(
+            PROBE,
+            Pending {
+                command: "get_state".to_owned(),
+                purpose: Purpose::Probe,
+            },
+        );
     }
 
     fn write_frame(&mut self, frame: &HostFrame) {
