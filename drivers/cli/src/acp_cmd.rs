@@ -1,4 +1,4 @@
-//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [-- AGENT…]`: serve the Agent
+//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [-- AGENT…]`: serve the Agent
 //! Client Protocol on stdio, one agent process per ACP session (the bundled `musewire agent
 //! --mode rpc` by default). Only I/O: the protocol is `musewire_core::acp::Bridge`, the loop
 //! `musewire_smol::acp::serve_acp`.
@@ -25,6 +25,11 @@ pub struct AcpArgs {
     /// bundled agent.
     #[arg(long, value_name = "N")]
     max_inline_bytes: Option<u64>,
+    /// How many seconds an agent that says nothing at all (no ready frame, no answer to the
+    /// start-up probe) gets before it is treated as a v1 agent (FRAME-03). An agent that
+    /// answers, with a ready frame or without one (pi), is known at once.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    ready_timeout: u64,
     /// The agent command, run once per session in the session's cwd (default: the bundled
     /// `musewire agent --mode rpc`).
     #[arg(last = true, value_name = "AGENT")]
@@ -55,6 +60,7 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
     // Checked once up front, so a bad agent command fails before the editor connects.
     agent_command(&args.agent)?;
     let mut config = BridgeConfig::default();
+    config.client.ready_timeout = std::time::Duration::from_secs(args.ready_timeout);
     if !args.agent.is_empty() {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());

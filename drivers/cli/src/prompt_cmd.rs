@@ -33,8 +33,9 @@ pub struct PromptArgs {
     /// turn takes.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
-    /// How many seconds to wait for the agent's ready frame before treating it as a v1 agent,
-    /// which sends none (FRAME-03).
+    /// How many seconds an agent that says nothing at all (no ready frame, no answer to the
+    /// start-up probe) gets before it is treated as a v1 agent (FRAME-03). An agent that
+    /// answers, with a ready frame or without one (pi), is known at once.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     ready_timeout: u64,
     /// The agent command (default: the bundled `musewire agent`).
@@ -361,8 +362,8 @@ fn ready(
                 told = true;
                 if args.ready_timeout > READY_NOTICE_AFTER.as_secs() {
                     eprintln!(
-                        "musewire prompt: no ready frame from the agent yet; waiting up to {}s \
-                         before going on with it as a v1 agent (--ready-timeout)",
+                        "musewire prompt: no ready frame from the agent yet, nor any answer; \
+                         waiting up to {}s before going on with it as a v1 agent (--ready-timeout)",
                         args.ready_timeout
                     );
                 }

@@ -5,6 +5,8 @@ messages` into each fault. The first argument picks the behaviour:
 
   v1            no ready frame (a v1 agent, FRAME-03); answers a prompt with one text delta
   garbage       a line that is not JSON before its ready frame, then like v1
+  mute          like v1, but never answers get_state (so the start-up probe, FRAME-03, goes
+                unanswered and the host waits its ready timeout)
   escapes       terminal escapes in its text, a notify dialog and its stderr; an unmatched
                 response and a line over FRAME-02's limit on the way; dies mid-turn (exit 3)
   flood N       answers the prompt, then streams N bytes of text deltas; the bytes written so
@@ -101,6 +103,8 @@ elif MODE == "pages":
 page = 0
 for command in lines():
     kind = command.get("type")
+    if MODE == "mute" and kind == "get_state":
+        continue
     if kind == "negotiate_protocol":
         respond(command, {"protocolVersion": 2})
     elif kind == "get_messages_page":

@@ -511,10 +511,21 @@ fn issue14_item10_write_failures_exit_non_zero_with_one_message() {
     );
 }
 
-/// Issue 14 item 13, FRAME-03: a v1 agent (no ready frame) is announced on stderr and the wait
-/// for it is set by `--ready-timeout`; a line that is not JSON before `ready` is reported.
+/// FRAME-03: a v1 agent (no ready frame) that answers the start-up probe is known at once,
+/// with no word on stderr; one that says nothing at all is announced on stderr and waited for
+/// as long as `--ready-timeout` says; a line that is not JSON before `ready` is reported.
 #[test]
 fn frame_03_prompt_says_what_it_waits_for_and_reports_garbage_before_ready() {
+    let out = musewire()
+        .args(["prompt", "hi", "--timeout", "30", "--"])
+        .args(fake(&["v1"]))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "v1 answer");
+    assert!(!stderr.contains("no ready frame"), "{stderr}");
+
     let started = Instant::now();
     let out = musewire()
         .args([
@@ -526,7 +537,7 @@ fn frame_03_prompt_says_what_it_waits_for_and_reports_garbage_before_ready() {
             "3",
             "--",
         ])
-        .args(fake(&["v1"]))
+        .args(fake(&["mute"]))
         .output()
         .unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
@@ -536,6 +547,7 @@ fn frame_03_prompt_says_what_it_waits_for_and_reports_garbage_before_ready() {
         stderr.contains("no ready frame from the agent yet") && stderr.contains("--ready-timeout"),
         "{stderr}"
     );
+    assert!(started.elapsed() >= Duration::from_secs(3));
     assert!(started.elapsed() < Duration::from_secs(10));
 
     let out = musewire()
