@@ -73,10 +73,25 @@ impl Pi {
     /// older than 22.19.
     pub fn runtime(self) -> PathBuf {
         match self {
-            Pi::V1_6 if !node_at_least(22, 19) => node_modules().join(".bin/bun"),
-            _ => PathBuf::from("node"),
+            Pi::V0_73 => PathBuf::from("node"),
+            Pi::V1_6 => modern_runtime(),
         }
     }
+}
+
+/// The runtime for a peer that needs node >= 22.19 (pi 1.6, acpx): node when it is that
+/// new, else the pinned bun.
+pub fn modern_runtime() -> PathBuf {
+    if node_at_least(22, 19) {
+        PathBuf::from("node")
+    } else {
+        node_modules().join(".bin/bun")
+    }
+}
+
+/// acpx's CLI script (the ACP command-line client, 0.19.1), run by [`modern_runtime`].
+pub fn acpx_cli() -> PathBuf {
+    node_modules().join("acpx/dist/cli.js")
 }
 
 /// Whether `node --version` is at least `major.minor`.
