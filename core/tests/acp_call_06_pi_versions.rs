@@ -144,10 +144,9 @@ fn acp_05_call_06_pi_1_6_tool_turn_opens_one_card_and_settles_silently() {
     assert_eq!(cards[1]["toolCallId"], "item-n1");
     let done = updates
         .iter()
-        .filter(|u| {
+        .rfind(|u| {
             u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == cards[0]["toolCallId"]
         })
-        .last()
         .expect("the bash card's end");
     assert_eq!(done["status"], "completed");
 }
