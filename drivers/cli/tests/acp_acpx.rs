@@ -1,8 +1,8 @@
 //! acpx 0.19.1, openclaw's headless ACP command-line client, as the editor: it drives the built
 //! `musewire acp` (`acpx --agent "musewire acp" …`) over the bundled agent: one-shot `exec`
 //! turns (text, a tool call, a todo plan, `/status`), a persistent session (`sessions new`, a
-//! prompt, `sessions list`, `sessions close`), `cancel` of a long turn; and a text turn over
-//! `omp --mode rpc` on the scripted model. The assertions are on what acpx prints and its exit
+//! prompt, `sessions list`, `sessions close`), `cancel` of a long turn; a text turn over
+//! `omp --mode rpc` and a tool turn over each pinned `pi --mode rpc` on the scripted model. The assertions are on what acpx prints and its exit
 //! status.
 //!
 //! acpx keeps its state under `~/.acpx`: each test points HOME and the XDG folders at a scratch
@@ -17,7 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use musewire_live::peers;
+use musewire_live::peers::{self, Pi};
 
 /// The longest any one acpx run may take.
 const DEADLINE: Duration = Duration::from_secs(90);
@@ -299,8 +299,26 @@ fn acp_05_06_acpx_persistent_session_prompt_list_cancel_and_close() {
     );
 }
 
+/// acpx driving `musewire acp -- AGENT…` for a live peer's command (its environment, less
+/// HOME and PATH, which acpx's scratch home sets, and its working directory).
+fn over_peer(dir: &Path, agent: &Command) -> Acpx {
+    let mut words: Vec<&std::ffi::OsStr> = vec![musewire(), "acp".as_ref(), "--".as_ref()];
+    words.push(agent.get_program());
+    words.extend(agent.get_args());
+    let env: Vec<(OsString, OsString)> = agent
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .filter(|(k, _)| k != "HOME" && k != "PATH")
+        .collect();
+    let work = agent
+        .get_current_dir()
+        .expect("the peer's command has a cwd")
+        .to_owned();
+    Acpx::with_home(&dir.join("home"), work, command_line(words), env)
+}
+
 /// ACP-04 through acpx over `musewire acp -- omp --mode rpc` on the scripted model: the
-/// scripted text as the turn's only text, ended `end_turn`.
+/// scripted text as the turn's only text, and a thought shown, ended `end_turn`.
 #[test]
 fn acp_04_acpx_exec_text_turn_over_omp_rpc() {
     if !acpx_or_skip() {
@@ -308,20 +326,7 @@ fn acp_04_acpx_exec_text_turn_over_omp_rpc() {
     }
     let server = musewire_live::model_server::ModelServer::start().expect("model server");
     let dir = peers::scratch("acpx-omp");
-    let omp = peers::omp(&dir, &server.base_url());
-    let mut words: Vec<&std::ffi::OsStr> = vec![musewire(), "acp".as_ref(), "--".as_ref()];
-    words.push(omp.get_program());
-    words.extend(omp.get_args());
-    let env: Vec<(OsString, OsString)> = omp
-        .get_envs()
-        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
-        .filter(|(k, _)| k != "HOME" && k != "PATH")
-        .collect();
-    let work = omp
-        .get_current_dir()
-        .expect("the omp command has a cwd")
-        .to_owned();
-    let acpx = Acpx::with_home(&dir.join("home"), work, command_line(words), env);
+    let acpx = over_peer(&dir, &peers::omp(&dir, &server.base_url()));
     let quiet = acpx
         .run(&[
             "--format",
@@ -335,4 +340,52 @@ fn acp_04_acpx_exec_text_turn_over_omp_rpc() {
     assert_has(&text, &["done", "[done] end_turn"]);
     assert!(text.contains("weighing it"), "the thought is shown: {text}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ACP-05, CALL-06 (pi versions) through acpx over `musewire acp -- pi --mode rpc`, each
+/// pinned pi at once: a `bash` tool call's card from running to completed with its output,
+/// the model's answer, `end_turn`, and no unknown item card (pi 1.6's `agent_settled` and
+/// delta-only updates are known frames).
+#[test]
+fn acp_05_call_06_acpx_exec_tool_turn_over_each_pinned_pi() {
+    if !acpx_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let base_url = server.base_url();
+    let runs: Vec<_> = Pi::ALL
+        .into_iter()
+        .map(|pi| {
+            let base_url = base_url.clone();
+            std::thread::spawn(move || {
+                let dir = peers::scratch(&format!("acpx-{}", pi.name()));
+                let acpx = over_peer(&dir, &peers::pi_version(pi, &dir, &base_url));
+                let out = acpx
+                    .run(&["exec", r#"[[tool bash {"command":"echo hi"}]]"#])
+                    .ok();
+                let _ = std::fs::remove_dir_all(&dir);
+                (pi, out)
+            })
+        })
+        .collect();
+    for run in runs {
+        let (pi, out) = run.join().expect("the acpx run");
+        assert_has(
+            &out,
+            &[
+                "[tool] bash: echo hi (running)",
+                "[tool] bash: echo hi (completed)",
+                "kind: execute",
+                "bash returned: hi",
+                "[done] end_turn",
+            ],
+        );
+        assert!(!out.contains("unknown item"), "pi {}: {out}", pi.version());
+        assert_eq!(
+            out.matches("[tool]").count(),
+            2,
+            "pi {}: {out}",
+            pi.version()
+        );
+    }
 }
