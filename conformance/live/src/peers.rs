@@ -13,7 +13,9 @@ pub fn node_modules() -> PathBuf {
 /// Whether the agents are installed. Outside CI a suite may skip with a notice when they are
 /// not; under CI (`CI` set) a missing agent is a failure.
 pub fn installed_or_skip() -> bool {
-    let ok = node_modules().join(".bin/bun").exists() && omp_cli().exists() && pi_cli().exists();
+    let ok = node_modules().join(".bin/bun").exists()
+        && omp_cli().exists()
+        && Pi::ALL.iter().all(|pi| pi.cli().exists());
     if !ok {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -28,8 +30,83 @@ fn omp_cli() -> PathBuf {
     node_modules().join("@oh-my-pi/pi-coding-agent/dist/cli.js")
 }
 
-fn pi_cli() -> PathBuf {
-    node_modules().join("@mariozechner/pi-coding-agent/dist/cli.js")
+/// Which pi: the two pinned versions, installed side by side (different packages, one `pi`
+/// bin name: the tests start each by its package path, never through `.bin/pi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pi {
+    /// `@mariozechner/pi-coding-agent` 0.73.1, under node.
+    V0_73,
+    /// `@earendil-works/pi-coding-agent` 1.6.0: needs node >= 22.19, so under the pinned bun
+    /// when node is older.
+    V1_6,
+}
+
+impl Pi {
+    /// Both pinned pis, oldest first.
+    pub const ALL: [Pi; 2] = [Pi::V0_73, Pi::V1_6];
+
+    /// The pinned version.
+    pub fn version(self) -> &'static str {
+        match self {
+            Pi::V0_73 => "0.73.1",
+            Pi::V1_6 => "1.6.0",
+        }
+    }
+
+    /// A short name for scratch directories and test names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pi::V0_73 => "pi073",
+            Pi::V1_6 => "pi16",
+        }
+    }
+
+    /// The CLI script.
+    pub fn cli(self) -> PathBuf {
+        match self {
+            Pi::V0_73 => node_modules().join("@mariozechner/pi-coding-agent/dist/cli.js"),
+            Pi::V1_6 => node_modules().join("@earendil-works/pi-coding-agent/dist/bundle/cli.js"),
+        }
+    }
+
+    /// The runtime that runs [`Pi::cli`]: node, or the pinned bun for pi 1.6 under a node
+    /// older than 22.19.
+    pub fn runtime(self) -> PathBuf {
+        match self {
+            Pi::V0_73 => PathBuf::from("node"),
+            Pi::V1_6 => modern_runtime(),
+        }
+    }
+}
+
+/// The runtime for a peer that needs node >= 22.19 (pi 1.6, acpx): node when it is that
+/// new, else the pinned bun.
+pub fn modern_runtime() -> PathBuf {
+    if node_at_least(22, 19) {
+        PathBuf::from("node")
+    } else {
+        node_modules().join(".bin/bun")
+    }
+}
+
+/// acpx's CLI script (the ACP command-line client, 0.19.1), run by [`modern_runtime`].
+pub fn acpx_cli() -> PathBuf {
+    node_modules().join("acpx/dist/cli.js")
+}
+
+/// Whether `node --version` is at least `major.minor`.
+fn node_at_least(major: u64, minor: u64) -> bool {
+    let Ok(out) = Command::new("node").arg("--version").output() else {
+        return false;
+    };
+    let version = String::from_utf8_lossy(&out.stdout);
+    let mut parts = version
+        .trim()
+        .trim_start_matches('v')
+        .split('.')
+        .map(|p| p.parse::<u64>().unwrap_or(0));
+    let (have_major, have_minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (have_major, have_minor) >= (major, minor)
 }
 
 /// A fresh scratch directory for one agent: `home/` and `work/` inside.
@@ -68,8 +145,16 @@ pub fn omp(dir: &Path, base_url: &str) -> Command {
     command
 }
 
-/// `pi --mode rpc` (under node) using the model server at `base_url` as provider `fake`.
+/// `pi --mode rpc` (0.73.1 under node) using the model server at `base_url` as provider
+/// `fake`; [`pi_version`] for the other pinned pi.
 pub fn pi(dir: &Path, base_url: &str) -> Command {
+    pi_version(Pi::V0_73, dir, base_url)
+}
+
+/// `pi --mode rpc` of version `pi` (under [`Pi::runtime`]) using the model server at
+/// `base_url` as provider `fake`. Both versions read `models.json` from
+/// `PI_CODING_AGENT_DIR`, with the same provider schema.
+pub fn pi_version(pi: Pi, dir: &Path, base_url: &str) -> Command {
     let agent_dir = dir.join("home/.pi/agent");
     std::fs::create_dir_all(&agent_dir).expect("agent dir");
     let models = serde_json::json!({"providers": {"fake": {
@@ -77,9 +162,9 @@ pub fn pi(dir: &Path, base_url: &str) -> Command {
         "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false, "supportsUsageInStreaming": true},
         "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": false, "contextWindow": 1000000, "maxTokens": 4096}]}}});
     std::fs::write(agent_dir.join("models.json"), models.to_string()).expect("models.json");
-    let mut command = isolated(Path::new("node"), dir);
+    let mut command = isolated(&pi.runtime(), dir);
     command
-        .arg(pi_cli())
+        .arg(pi.cli())
         .args([
             "--mode",
             "rpc",

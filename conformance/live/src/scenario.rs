@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientEvent, SessionError};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{AgentFrame, ErrorCode, ResponseData};
+use musewire_core::wire::{AgentEvent, AgentFrame, ErrorCode, ResponseData};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;
+use crate::peers::Pi;
 use crate::support::{deltas, frames, text_result, typed_command, Driver, Failure, Session};
 
 /// Generates one `#[test]` per scenario for `$driver` (a [`Driver`]).
@@ -28,7 +29,10 @@ macro_rules! live_scenarios {
             page_04_07_stale_cursor_by_hand_and_busy_walk_falls_back,
             call_02_non_json_line_gets_a_parse_error_and_the_session_goes_on,
             call_07_agent_killed_mid_turn_fails_every_pending_request,
-            frame_03_call_02_page_07_pi_v1_only_turn_unknown_command_and_history,
+            frame_03_call_02_page_07_pi_0_73_v1_only_turn_unknown_command_and_history,
+            frame_03_call_02_page_07_pi_1_6_v1_only_turn_unknown_command_and_history,
+            call_03_09_pi_0_73_tool_and_thinking_turns,
+            call_03_09_call_06_pi_1_6_tool_and_thinking_turns_then_agent_settled,
         );
     };
     (@tests $driver:expr; $($name:ident),* $(,)?) => {
@@ -432,12 +436,21 @@ pub fn call_07_agent_killed_mid_turn_fails_every_pending_request(driver: Driver)
     );
 }
 
-/// FRAME-03 (no ready frame: v1 at once), CALL-02 (pi's id-less unknown-command failure
-/// matched to its request), a whole turn, PAGE-07 (v1: the history through `get_messages`),
-/// against pi.
-pub fn frame_03_call_02_page_07_pi_v1_only_turn_unknown_command_and_history(driver: Driver) {
+/// FRAME-03 (no ready frame: v1 at once), CALL-02 (pi's unknown-command failure matched to
+/// its request: id-less from pi 0.73, with the id from pi 1.6), a whole turn, PAGE-07 (v1: the
+/// history through `get_messages`), against pi 0.73.1.
+pub fn frame_03_call_02_page_07_pi_0_73_v1_only_turn_unknown_command_and_history(driver: Driver) {
+    pi_v1_only_turn_unknown_command_and_history(driver, Pi::V0_73)
+}
+
+/// The same against pi 1.6.0.
+pub fn frame_03_call_02_page_07_pi_1_6_v1_only_turn_unknown_command_and_history(driver: Driver) {
+    pi_v1_only_turn_unknown_command_and_history(driver, Pi::V1_6)
+}
+
+fn pi_v1_only_turn_unknown_command_and_history(driver: Driver, pi: Pi) {
     let server = server();
-    let Some(s) = Session::pi(driver, "pi", &server) else {
+    let Some(s) = Session::pi(driver, pi, "pi", &server) else {
         return;
     };
     let ready = s.until("ready", |e| matches!(e, ClientEvent::Ready { .. }));
@@ -467,5 +480,80 @@ pub fn frame_03_call_02_page_07_pi_v1_only_turn_unknown_command_and_history(driv
         history.iter().any(|m| m["role"] == "assistant"),
         "{history:?}"
     );
+    s.shutdown();
+}
+
+/// CALL-03, CALL-09 against pi 0.73.1: a `bash` tool turn (the tool's lifecycle, then the
+/// model's answer with its output) and a thinking turn; the run ends at `agent_end`.
+pub fn call_03_09_pi_0_73_tool_and_thinking_turns(driver: Driver) {
+    pi_tool_and_thinking_turns(driver, Pi::V0_73)
+}
+
+/// CALL-03, CALL-09, CALL-06 against pi 1.6.0: the same turns; every frame is typed (none
+/// unknown: delta-only `message_update`, `agent_settled`), and after each run's terminal
+/// `agent_end` comes `agent_settled`, not aborted.
+pub fn call_03_09_call_06_pi_1_6_tool_and_thinking_turns_then_agent_settled(driver: Driver) {
+    pi_tool_and_thinking_turns(driver, Pi::V1_6)
+}
+
+fn pi_tool_and_thinking_turns(driver: Driver, pi: Pi) {
+    let server = server();
+    let Some(s) = Session::pi(driver, pi, "pitools", &server) else {
+        return;
+    };
+    let mut seen = Vec::new();
+    let ack = s.prompt(r#"[[tool bash {"command":"echo hi"}]]"#);
+    if pi == Pi::V1_6 {
+        assert_eq!(ack["disposition"], "started", "{ack}");
+    }
+    let turn = s.turn();
+    let started: Vec<Value> = frames(&turn, "tool_execution_start").collect();
+    assert_eq!(started.len(), 1, "{turn:?}");
+    assert_eq!(started[0]["toolName"], "bash");
+    assert_eq!(started[0]["args"], json!({"command": "echo hi"}));
+    let ended: Vec<Value> = frames(&turn, "tool_execution_end").collect();
+    assert_eq!(ended.len(), 1, "{turn:?}");
+    assert_eq!(ended[0]["toolCallId"], started[0]["toolCallId"]);
+    assert_eq!(ended[0]["isError"], false);
+    assert_eq!(deltas(&turn, "text_delta"), "bash returned: hi\n");
+    seen.extend(turn);
+
+    s.prompt("[[think Weighing the options.]] Answer: 42");
+    let turn = s.turn();
+    assert_eq!(deltas(&turn, "thinking_delta"), "Weighing the options.");
+    assert_eq!(deltas(&turn, "text_delta"), "Answer: 42");
+    seen.extend(turn);
+    // What follows the last agent_end: pi 1.6's agent_settled, answered before get_state's
+    // response.
+    let state = s.host.send(typed_command(json!({"type": "get_state"})));
+    seen.extend(s.until(
+        "get_state",
+        |e| matches!(e, ClientEvent::Response { request, .. } if *request == state),
+    ));
+
+    let unknown: Vec<&AgentFrame> = seen
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::Frame {
+                frame: frame @ (AgentFrame::Unknown(_) | AgentFrame::Event(AgentEvent::Unknown(_))),
+            } => Some(frame),
+            _ => None,
+        })
+        .collect();
+    assert!(unknown.is_empty(), "CALL-06: untyped frames {unknown:?}");
+    let settled: Vec<Option<bool>> = seen
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::Frame {
+                frame: AgentFrame::Event(AgentEvent::AgentSettled(settled)),
+            } => Some(settled.aborted),
+            _ => None,
+        })
+        .collect();
+    let expected = match pi {
+        Pi::V0_73 => vec![],
+        Pi::V1_6 => vec![Some(false); 2],
+    };
+    assert_eq!(settled, expected, "one agent_settled per run");
     s.shutdown();
 }

@@ -12,7 +12,7 @@ use musewire_core::wire::{Command as WireCommand, HostUriResult, ToolResult};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;
-use crate::peers;
+use crate::peers::{self, Pi};
 
 /// How long any one wait of a live scenario may take.
 pub const WAIT: Duration = Duration::from_secs(60);
@@ -250,19 +250,19 @@ impl Session {
         Some(session)
     }
 
-    /// `pi --mode rpc` on `driver` (no ready frame: v1 at once). `None` as for
-    /// [`Session::omp`].
-    pub fn pi(driver: Driver, name: &str, server: &ModelServer) -> Option<Session> {
+    /// `pi --mode rpc` of version `pi` on `driver` (no ready frame: v1 at once). `None` as
+    /// for [`Session::omp`].
+    pub fn pi(driver: Driver, pi: Pi, name: &str, server: &ModelServer) -> Option<Session> {
         if !peers::installed_or_skip() {
             return None;
         }
-        let dir = peers::scratch(&format!("{}-{name}", driver.name()));
+        let dir = peers::scratch(&format!("{}-{}-{name}", driver.name(), pi.name()));
         let config = ClientConfig {
             expect_ready: false,
             ..ClientConfig::default()
         };
         Some(Session {
-            host: driver.spawn(peers::pi(&dir, &server.base_url()), config),
+            host: driver.spawn(peers::pi_version(pi, &dir, &server.base_url()), config),
         })
     }
 

@@ -20,6 +20,9 @@ wire_struct! {
         /// `false` when the agent will resume the session before its true final settle
         /// (oh-my-pi); absent means terminal.
         opt is_terminal: bool = "isTerminal",
+        /// Whether the agent runs again on its own after this run (pi 1.6: a retry, overflow
+        /// recovery; `agent_settled` comes only once it will not).
+        opt will_retry: bool = "willRetry",
         /// Set on a transport-compacted `agent_end` (FRAME-12): the run's message count.
         opt message_count: u64 = "messageCount",
         /// Run telemetry, as sent.
@@ -57,10 +60,12 @@ wire_struct! {
 wire_struct! {
     /// `message_update`: a streamed assistant message and the delta that changed it.
     pub struct MessageUpdate {
-        /// The message so far.
-        req message: AgentMessage = "message",
+        /// The message so far (oh-my-pi, pi 0.73; pi 1.6 sends the delta only).
+        opt message: AgentMessage = "message",
         /// What changed.
         req assistant_message_event: AssistantMessageEvent = "assistantMessageEvent",
+        /// The response's cumulative usage so far, as sent (pi 1.6).
+        opt usage: Value = "usage",
     }
 }
 
@@ -69,6 +74,10 @@ wire_struct! {
     pub struct BlockStart {
         /// Index of the block in `content` (absent on `start`).
         opt content_index: u64 = "contentIndex",
+        /// The tool call's id, on `toolcall_start` (pi 1.6, which sends no `partial`).
+        opt id: String = "id",
+        /// The tool's name, on `toolcall_start` (pi 1.6).
+        opt tool_name: String = "toolName",
         /// The message so far.
         opt partial: Box<AssistantMessage> = "partial",
     }
@@ -185,6 +194,8 @@ wire_struct! {
         opt args: Value = "args",
         /// Harness-level intent.
         opt intent: String = "intent",
+        /// The tool call that made this one through `ctx.executeTool()` (pi 1.6).
+        opt parent_tool_call_id: String = "parentToolCallId",
     }
 }
 
@@ -199,6 +210,8 @@ wire_struct! {
         opt args: Value = "args",
         /// The partial result, as sent.
         opt partial_result: Value = "partialResult",
+        /// The tool call that made this one through `ctx.executeTool()` (pi 1.6).
+        opt parent_tool_call_id: String = "parentToolCallId",
     }
 }
 
@@ -225,6 +238,10 @@ wire_struct! {
         opt result: Value = "result",
         /// Whether the tool failed.
         opt is_error: bool = "isError",
+        /// How long the tool ran, in milliseconds (pi 1.6; absent when it did not run).
+        opt duration_ms: Number = "durationMs",
+        /// The tool call that made this one through `ctx.executeTool()` (pi 1.6).
+        opt parent_tool_call_id: String = "parentToolCallId",
     }
 }
 
@@ -431,6 +448,59 @@ wire_struct! {
     }
 }
 
+wire_struct! {
+    /// `agent_settled` (pi 1.6): the agent will not go on by itself (no retry, recovery or
+    /// queued message left); it follows the run's last `agent_end`.
+    pub struct AgentSettled {
+        /// Whether the run ended because it was aborted.
+        opt aborted: bool = "aborted",
+    }
+}
+
+wire_struct! {
+    /// `entry_appended` (pi 1.6): an extension appended a custom session entry.
+    pub struct EntryAppended {
+        /// The session entry, as sent.
+        opt entry: Value = "entry",
+    }
+}
+
+wire_struct! {
+    /// `summarization_retry_scheduled` (pi 1.6): a compaction or branch summary failed and
+    /// is retried.
+    pub struct SummarizationRetryScheduled {
+        /// Attempt number.
+        opt attempt: u64 = "attempt",
+        /// Attempts allowed.
+        opt max_attempts: u64 = "maxAttempts",
+        /// Delay before the attempt.
+        opt delay_ms: Number = "delayMs",
+        /// The error being retried.
+        opt error_message: String = "errorMessage",
+    }
+}
+
+wire_struct! {
+    /// `summarization_retry_attempt_start` (pi 1.6).
+    pub struct SummarizationRetryAttemptStart {
+        /// `compaction` or `branchSummary`.
+        opt source: String = "source",
+        /// Why the compaction runs (`manual`, `threshold`, `overflow`); absent for a branch
+        /// summary.
+        opt reason: String = "reason",
+    }
+}
+
+wire_struct! {
+    /// `bash_execution_update` (pi 1.6): one chunk of a direct `bash` command's output.
+    pub struct BashExecutionUpdate {
+        /// The `bash` command's request id, when it had one.
+        opt id: String = "id",
+        /// The output chunk.
+        req delta: String = "delta",
+    }
+}
+
 wire_enum! {
     /// An agent session event, tagged by `type`.
     pub enum AgentEvent tag "type" {
@@ -438,6 +508,8 @@ wire_enum! {
         "agent_start" => AgentStart(Empty),
         /// A run ends.
         "agent_end" => AgentEnd(AgentEnd),
+        /// The agent will not go on by itself (pi 1.6).
+        "agent_settled" => AgentSettled(AgentSettled),
         /// A turn starts.
         "turn_start" => TurnStart(Empty),
         /// A turn ends.
@@ -498,5 +570,15 @@ wire_enum! {
         "queue_update" => QueueUpdate(QueueUpdate),
         /// The session name changed (pi 0.73).
         "session_info_changed" => SessionInfoChanged(SessionInfoChanged),
+        /// An extension appended a session entry (pi 1.6).
+        "entry_appended" => EntryAppended(EntryAppended),
+        /// A summary's retry is scheduled (pi 1.6).
+        "summarization_retry_scheduled" => SummarizationRetryScheduled(SummarizationRetryScheduled),
+        /// A summary's retry starts (pi 1.6).
+        "summarization_retry_attempt_start" => SummarizationRetryAttemptStart(SummarizationRetryAttemptStart),
+        /// A summary's retries are over (pi 1.6).
+        "summarization_retry_finished" => SummarizationRetryFinished(Empty),
+        /// A direct `bash` command's output chunk (pi 1.6).
+        "bash_execution_update" => BashExecutionUpdate(BashExecutionUpdate),
     }
 }

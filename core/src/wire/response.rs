@@ -72,10 +72,22 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `prompt`: `{agentInvoked}` (CALL-03; absent data means agent events follow).
+    /// `prompt`: `{agentInvoked}` (CALL-03; absent data means agent events follow), or pi
+    /// 1.6's `{disposition}`.
     pub struct PromptData {
         /// `false`: handled locally, no agent events follow.
         opt agent_invoked: bool = "agentInvoked",
+        /// pi 1.6: `started` (a run starts), `queued` (behind the run in progress) or
+        /// `handled` (an extension took it: no run starts).
+        opt disposition: String = "disposition",
+    }
+}
+
+impl PromptData {
+    /// Whether no agent events follow this prompt: `agentInvoked: false` (oh-my-pi) or
+    /// `disposition: "handled"` (pi 1.6).
+    pub fn is_local(&self) -> bool {
+        self.agent_invoked == Some(false) || self.disposition.as_deref() == Some("handled")
     }
 }
 

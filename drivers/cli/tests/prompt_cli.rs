@@ -1,14 +1,19 @@
 //! `musewire prompt` against the real reference agent, the LLM played by the scripted model
-//! server: a turn in both output modes, and a host tool through `--host-tool`.
+//! server: a turn in both output modes, and a host tool through `--host-tool`; a turn with each
+//! pinned pi.
 
 use std::process::{Command, Output};
 
 use musewire_live::model_server::ModelServer;
-use musewire_live::peers;
+use musewire_live::peers::{self, Pi};
 
 /// `musewire prompt ARGS… -- <omp>`, run with the agent's environment and directory.
 fn prompt(name: &str, server: &ModelServer, args: &[&str]) -> Output {
-    let agent = peers::omp(&peers::scratch(name), &server.base_url());
+    prompt_to(peers::omp(&peers::scratch(name), &server.base_url()), args)
+}
+
+/// `musewire prompt ARGS… -- <agent>`, run with the agent's environment and directory.
+fn prompt_to(agent: Command, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
     command
         .arg("prompt")
@@ -72,6 +77,61 @@ fn prompt_streams_a_turn_as_text_and_as_json() {
         .filter_map(|e| e["frame"]["assistantMessageEvent"]["delta"].as_str())
         .collect();
     assert_eq!(text, "Json mode.");
+}
+
+/// FRAME-03, CALL-03, CALL-09 with each pinned pi (0.73.1, 1.6.0): no ready frame, so v1
+/// once `--ready-timeout` passes; the thinking and the text stream and the command exits 0 at
+/// the turn's end (pi 1.6's `agent_settled` after it changes nothing); `--json` gives the
+/// text deltas of pi 1.6's delta-only `message_update`s.
+#[test]
+fn frame_03_call_09_prompt_streams_a_turn_with_each_pinned_pi() {
+    if !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().unwrap();
+    for pi in Pi::ALL {
+        let agent = || {
+            let dir = peers::scratch(&format!("cli-{}", pi.name()));
+            peers::pi_version(pi, &dir, &server.base_url())
+        };
+        let out = prompt_to(
+            agent(),
+            &[
+                "--ready-timeout",
+                "1",
+                "[[think Considering.]] Hello from pi.",
+            ],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "pi {}: {stdout}\n{}",
+            pi.version(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("Considering.") && stdout.contains("Hello from pi."),
+            "pi {}: {stdout}",
+            pi.version()
+        );
+
+        let out = prompt_to(
+            agent(),
+            &["--ready-timeout", "1", "--json", "[[text Json from pi.]]"],
+        );
+        assert!(out.status.success(), "pi {}", pi.version());
+        let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+            .collect();
+        assert!(events.iter().any(|e| e["event"] == "turn_finished"));
+        let text: String = events
+            .iter()
+            .filter(|e| e["frame"]["assistantMessageEvent"]["type"] == "text_delta")
+            .filter_map(|e| e["frame"]["assistantMessageEvent"]["delta"].as_str())
+            .collect();
+        assert_eq!(text, "Json from pi.", "pi {}", pi.version());
+    }
 }
 
 /// HOST-01, HOST-02: `--host-tool NAME=CMD` runs CMD with the arguments on stdin; its stdout
