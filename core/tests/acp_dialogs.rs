@@ -609,3 +609,89 @@ fn acp_11_retries_compactions_notices_and_extension_errors_are_short_lines() {
          [extension error: ext.ts (tool_call): boom]\n"
     );
 }
+
+#[test]
+fn acp_08_a_cancelled_outcome_denies_every_other_waiting_dialog_of_the_session() {
+    let mut h = Harness::new();
+    let s = turn_with_call(&mut h);
+    h.agent_lines(&s, &[
+        approval("u1"),
+        json!({"type": "extension_ui_request", "id": "q2", "method": "confirm", "title": "Also?"}),
+    ]);
+    let requests = asked(&h, "session/request_permission");
+    assert_eq!(requests.len(), 2);
+    cancelled(&mut h, &requests[0]);
+    let got = answers(&h);
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert_eq!(
+        got[0],
+        json!({"type": "extension_ui_response", "id": "u1", "value": "Deny"})
+    );
+    assert_eq!(
+        got[1],
+        json!({"type": "extension_ui_response", "id": "q2", "cancelled": true})
+    );
+}
+
+#[test]
+fn acp_09_the_agents_exit_withdraws_its_open_requests() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "ask");
+    h.agent_lines(
+        &s,
+        &[
+            json!({"type": "extension_ui_request", "id": "q1", "method": "confirm",
+        "title": "Proceed?"}),
+        ],
+    );
+    let requests = asked(&h, "session/request_permission");
+    h.agent_exit(&s);
+    let withdrawn: Vec<&Value> = h
+        .editor
+        .iter()
+        .filter(|m| m["method"] == "$/cancel_request")
+        .collect();
+    assert_eq!(withdrawn.len(), 1, "{:#?}", h.editor);
+    assert_eq!(withdrawn[0]["params"]["requestId"], requests[0]["id"]);
+    // The late answer is dropped: nothing is written to the agent, nothing panics.
+    let sent = h.agent.len();
+    choose(&mut h, &requests[0], "yes");
+    assert_eq!(h.agent.len(), sent);
+}
+
+#[test]
+fn acp_09_past_64_open_requests_a_dialog_is_answered_at_once_and_said() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "ask");
+    let frames: Vec<Value> = (0..65)
+        .map(|i| {
+            json!({"type": "extension_ui_request", "id": format!("q{i}"), "method": "confirm",
+            "title": format!("Question {i}")})
+        })
+        .collect();
+    h.agent_lines(&s, &frames);
+    assert_eq!(asked(&h, "session/request_permission").len(), 64);
+    assert_eq!(
+        answers(&h),
+        [json!({"type": "extension_ui_response", "id": "q64", "cancelled": true})]
+    );
+    assert!(texts(&h).contains("[dialog answered as cancelled: \"Question 64\": too many questions are open with the editor]"));
+}
+
+#[test]
+fn acp_09_a_credential_uri_in_a_dialog_never_reaches_the_editor() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "ask");
+    let secret = "https://b.s3.amazonaws.com/p?X-Amz-Signature=abc123secret";
+    h.agent_lines(&s, &[
+        json!({"type": "extension_ui_request", "id": "q1", "method": "confirm",
+            "title": format!("Open {secret}?"), "message": format!("Fetch {secret} now")}),
+        json!({"type": "extension_ui_request", "id": "n1", "method": "notify", "message": format!("see {secret}")}),
+    ]);
+    let all = serde_json::to_string(&h.editor).unwrap();
+    assert!(!all.contains("abc123secret"), "{all}");
+    assert!(all.contains("[uri withheld]"), "{all}");
+}

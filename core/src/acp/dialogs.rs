@@ -185,6 +185,16 @@ impl Bridge {
             let value = if allowed { APPROVE } else { DENY };
             return self.respond(now, key, &select.id, UiResponse::value("", value));
         }
+        let ask = Ask {
+            key: key.clone(),
+            dialog: select.id.clone(),
+            form: Form::Approval { tool: tool.clone() },
+            card: None,
+            title: select.title.clone(),
+        };
+        if !self.has_room(key) {
+            return self.unasked(now, ask, "too many questions are open with the editor");
+        }
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
@@ -223,13 +233,6 @@ impl Bridge {
                 PermissionOptionKind::RejectAlways,
             ),
         ];
-        let ask = Ask {
-            key: key.clone(),
-            dialog: select.id.clone(),
-            form: Form::Approval { tool },
-            card: None,
-            title: select.title.clone(),
-        };
         self.ask_permission(now, ask, call, options);
     }
 
@@ -461,6 +464,8 @@ impl Bridge {
         }
         self.respond(now, &ask.key, &ask.dialog, answer);
         if cancel_turn {
+            // As `session/cancel`: what else waits for the editor is denied too.
+            self.cancel_dialogs(now, &ask.key);
             self.cancel_turn(now, &ask.key);
         }
     }
@@ -521,6 +526,27 @@ impl Bridge {
                     self.close_card(key, card, false);
                 }
                 self.respond(now, key, &ask.dialog, refusal(&ask.form));
+            }
+        }
+    }
+
+    /// The session's agent is gone: its requests are withdrawn from the editor
+    /// (`$/cancel_request`), their cards closed `failed`.
+    pub(super) fn forget_dialogs(&mut self, key: &Arc<str>) {
+        let open: Vec<u64> = self
+            .dialogs
+            .asks
+            .iter()
+            .filter(|(_, a)| a.key == *key)
+            .map(|(n, _)| *n)
+            .collect();
+        for n in open {
+            if let Some(ask) = self.dialogs.asks.remove(&n) {
+                let cancel = CancelRequestNotification::new(request_id(n));
+                self.editor(rpc::notification_line("$/cancel_request", &cancel));
+                if let Some(card) = &ask.card {
+                    self.close_card(key, card, false);
+                }
             }
         }
     }

@@ -861,6 +861,8 @@ impl Bridge {
                     for bytes in out {
                         self.actions.push_back(Action::Editor { bytes });
                     }
+                    // ACP-09: nothing answers the editor's open requests now.
+                    self.forget_dialogs(key);
                 }
                 client::Action::Event(event) => {
                     let mut out = Vec::new();
