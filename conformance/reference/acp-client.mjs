@@ -10,8 +10,9 @@
 // read back page by page through _muse/readOutput into ACP_OUT_FILE, then refused reads).
 // Two more (ACP-08, ACP-09): `ask` (the bundled agent's `ask` confirm answered yes, then no)
 // and `omp-approval` (omp with --approval-mode always-ask: a bash call allowed once, rejected
-// once, allowed always, then run again unasked); their permission requests are answered by
-// option kind, so the same scenario runs against omp's own ACP mode.
+// once, allowed always, then run again unasked; then `/session`, a builtin omp answers itself,
+// and a model turn after it); their permission requests are answered by option kind, so the
+// same scenario runs against omp's own ACP mode.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -172,6 +173,9 @@ async function extraScenario(ctx) {
     out.reject = await turn("reject_once", "echo rejected");
     out.always = await turn("allow_always", "echo always");
     out.remembered = await turn("reject_once", "echo remembered");
+    // ACP-10: a builtin command omp answers itself (local-only), then a model turn again.
+    out.local = await prompt(ctx, session.sessionId, "/session");
+    out.after = await errorOf(prompt(ctx, session.sessionId, "[[text still here]]"));
     return;
   }
   if (scenario === "omp-load-create") {

@@ -746,10 +746,24 @@ fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remember
     assert!(serde_json::to_string(&out["allow"])
         .unwrap()
         .contains("allowed"));
+    // ACP-10: `/session` is answered by omp itself (`agentInvoked: false`): its output is the
+    // turn's text, the turn ends, and the next prompt runs.
+    assert_eq!(out["local"]["stopReason"], "end_turn", "{:#}", out["local"]);
+    let said = text_of(&out["local"], "agent_message_chunk");
+    assert!(said.contains("Session: "), "{said}");
+    assert_eq!(
+        out["after"]["result"]["stopReason"], "end_turn",
+        "{:#}",
+        out["after"]
+    );
+    assert_eq!(
+        text_of(&out["after"]["result"], "agent_message_chunk"),
+        "still here"
+    );
 }
 
-/// Side by side (ACP-08): omp's own `omp --mode acp --approval-mode always-ask` on the same
-/// scripted turns asks as often and ends each turn as we do.
+/// Side by side (ACP-08, ACP-10): omp's own `omp --mode acp --approval-mode always-ask` on
+/// the same scripted turns asks as often and ends each turn as we do, `/session` included.
 #[test]
 fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
     let Some(ours) = approval_turns("acp-approval-ours", false) else {
@@ -768,6 +782,15 @@ fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
             "{turn}"
         );
     }
+    assert_eq!(
+        ours["local"]["stopReason"], theirs["local"]["stopReason"],
+        "theirs {:#}",
+        theirs["local"]
+    );
+    assert_eq!(
+        ours["after"]["result"]["stopReason"],
+        theirs["after"]["result"]["stopReason"]
+    );
 }
 
 /// `musewire acp`'s flags (issue 12 item 7): `--max-inline-bytes` is for the bundled agent
