@@ -302,12 +302,17 @@ impl Bridge {
             key: key.clone(),
             dialog: dialog.to_owned(),
             form,
-            card: Some(card.clone()),
+            card: None,
             title: text.to_owned(),
         };
-        if self.has_room(key) {
-            self.session_update(key, SessionUpdate::ToolCall(opening));
+        if !self.has_room(key) {
+            return self.unasked(now, ask, "too many questions are open with the editor");
         }
+        self.session_update(key, SessionUpdate::ToolCall(opening));
+        let ask = Ask {
+            card: Some(card.clone()),
+            ..ask
+        };
         self.ask_permission(now, ask, ToolCallUpdate::new(card, fields), options);
     }
 
@@ -572,7 +577,11 @@ impl Bridge {
 
     /// A short line in the session's turn (ACP-09, ACP-11).
     pub(super) fn say(&mut self, key: &Arc<str>, line: &str) {
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self
+            .sessions
+            .get_mut(key)
+            .filter(|s| !s.acp_id.0.is_empty())
+        else {
             return;
         };
         let update = session.mapper.notice(line);
