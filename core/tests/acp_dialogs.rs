@@ -695,3 +695,35 @@ fn acp_09_a_credential_uri_in_a_dialog_never_reaches_the_editor() {
     assert!(!all.contains("abc123secret"), "{all}");
     assert!(all.contains("[uri withheld]"), "{all}");
 }
+
+#[test]
+fn acp_08_09_answers_of_any_shape_answer_the_dialog_and_never_panic() {
+    let shapes = [
+        json!(null),
+        json!("allow_once"),
+        json!([1, 2]),
+        json!({"outcome": null}),
+        json!({"outcome": {"outcome": "selected"}}),
+        json!({"outcome": {"outcome": "selected", "optionId": 3}}),
+        json!({"outcome": {"outcome": "granted", "optionId": "allow_once"}}),
+        json!({"action": "accept", "content": {"value": 5}}),
+        json!({"action": "accept"}),
+    ];
+    for (i, shape) in shapes.iter().enumerate() {
+        let mut h = Harness::new();
+        let s = turn_with_call(&mut h);
+        h.agent_lines(&s, &[
+            approval("u1"),
+            json!({"type": "extension_ui_request", "id": "q1", "method": "select", "title": "Pick", "options": ["a"]}),
+            json!({"type": "extension_ui_request", "id": "q2", "method": "confirm", "title": "Sure?"}),
+        ]);
+        for request in asked(&h, "session/request_permission") {
+            h.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": shape}));
+        }
+        let got = answers(&h);
+        assert_eq!(got.len(), 3, "shape {i}: {got:#?}");
+        assert_eq!(got[0]["value"], "Deny", "shape {i}");
+        assert_eq!(got[1]["cancelled"], true, "shape {i}");
+        assert_eq!(got[2]["cancelled"], true, "shape {i}");
+    }
+}
