@@ -8,6 +8,11 @@
 // same over omp's scripted model, a text turn), `load-resume` (loads
 // ACP_SESSION after a restart of the bridge, then /status) and `output` (a large bash output
 // read back page by page through _muse/readOutput into ACP_OUT_FILE, then refused reads).
+// Two more (ACP-08, ACP-09): `ask` (the bundled agent's `ask` confirm answered yes, then no)
+// and `omp-approval` (omp with --approval-mode always-ask: a bash call allowed once, rejected
+// once, allowed always, then run again unasked; then `/session`, a builtin omp answers itself,
+// and a model turn after it); their permission requests are answered by option kind, so the
+// same scenario runs against omp's own ACP mode.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -40,6 +45,9 @@ const stream = acp.ndJsonStream(Writable.toWeb(bridge.stdin), Readable.toWeb(bri
 
 let updates = [];
 const out = {};
+// The permission answer of the dialog scenarios: the kind of option to pick (`yes`/`no` pick
+// by id), or null for `cancelled`; undefined keeps the default (allow once).
+let choose;
 
 const prompt = async (ctx, sessionId, text) => {
   updates = [];
@@ -88,13 +96,20 @@ await acp
   .onRequest("session/request_permission", ctx => {
     out.permissions = (out.permissions ?? 0) + 1;
     const options = ctx.params.options ?? [];
+    if (choose !== undefined) {
+      (out.permissionRequests ??= []).push(ctx.params);
+      const picked = choose === null ? null : options.find(o => o.kind === choose || o.optionId === choose);
+      return picked
+        ? { outcome: { outcome: "selected", optionId: picked.optionId } }
+        : { outcome: { outcome: "cancelled" } };
+    }
     const allow = options.find(o => o.kind === "allow_once") ?? options.find(o => o.kind?.startsWith("allow"));
     return allow
       ? { outcome: { outcome: "selected", optionId: allow.optionId } }
       : { outcome: { outcome: "cancelled" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -134,6 +149,33 @@ async function extraScenario(ctx) {
     out.sessionId = session.sessionId;
     out.todo = await prompt(ctx, session.sessionId, "todo A; B");
     out.echo = await prompt(ctx, session.sessionId, "hello again");
+    return;
+  }
+  if (scenario === "ask") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    choose = "yes";
+    out.yes = await prompt(ctx, session.sessionId, "ask Proceed?");
+    choose = "no";
+    out.no = await prompt(ctx, session.sessionId, "ask Again?");
+    return;
+  }
+  if (scenario === "omp-approval") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const bash = command => `[[tool bash {"command":"${command}"}]]`;
+    const turn = async (kind, command) => {
+      choose = kind;
+      const before = out.permissions ?? 0;
+      const result = await prompt(ctx, session.sessionId, bash(command));
+      result.asked = (out.permissions ?? 0) - before;
+      return result;
+    };
+    out.allow = await turn("allow_once", "echo allowed");
+    out.reject = await turn("reject_once", "echo rejected");
+    out.always = await turn("allow_always", "echo always");
+    out.remembered = await turn("reject_once", "echo remembered");
+    // ACP-10: a builtin command omp answers itself (local-only), then a model turn again.
+    out.local = await prompt(ctx, session.sessionId, "/session");
+    out.after = await errorOf(prompt(ctx, session.sessionId, "[[text still here]]"));
     return;
   }
   if (scenario === "omp-load-create") {

@@ -19,6 +19,20 @@ use crate::wire::{
 /// The longest tool card title, in bytes.
 const MAX_TITLE_BYTES: usize = 256;
 
+/// A tool call of the assistant message being streamed (ACP-08).
+#[derive(Debug)]
+struct MessageCall {
+    id: String,
+    name: String,
+    arguments: Value,
+    intent: Option<String>,
+    /// An approval dialog was tied to it already.
+    asked: bool,
+}
+
+/// The most calls of one assistant message an approval can be tied to.
+const MAX_MESSAGE_CALLS: usize = 256;
+
 /// Maps one session's agent events to `session/update`s.
 #[derive(Debug, Default)]
 pub struct Mapper {
@@ -27,14 +41,26 @@ pub struct Mapper {
     /// Thinking blocks of the current message that streamed deltas (ACP-04: a completion-only
     /// block is shown once, at its end).
     thinking_streamed: BTreeSet<u64>,
-    /// Tool cards open, by call id (ACP-05).
-    tools: BTreeMap<String, ()>,
+    /// Tool cards open, by call id (ACP-05); true while the card waits, `pending`, for its
+    /// approval (ACP-08).
+    tools: BTreeMap<String, bool>,
+    /// The tool calls of the current assistant message that have not finished, in order:
+    /// what an approval dialog can be about (ACP-08).
+    calls: Vec<MessageCall>,
+    /// A failed message's error text was shown this turn (ACP-11).
+    error_shown: bool,
+    /// The last text the turn showed did not end its line: a notice starts on a line of its
+    /// own (ACP-11).
+    mid_line: bool,
     /// Cards of unknown item kinds shown, by id (issue 12 item 3).
     unknown_items: BTreeSet<String>,
     /// Unknown items shown without an id of their own.
     unnamed_items: u64,
     /// The last assistant message's `stopReason` this turn.
     stop_reason: Option<String>,
+    /// The last assistant message failed with a content filter's or a refusal's error
+    /// (ACP-11, as omp's own ACP mode reads it).
+    refused: bool,
     /// Prompts started, for the `turnId` of usage (ACP-02).
     turns: u64,
     /// Whether the editor opted into `muse/usage` metadata (ACP-02).
@@ -55,16 +81,96 @@ impl Mapper {
     /// A turn starts: the last stop reason is forgotten.
     pub fn start_turn(&mut self) {
         self.stop_reason = None;
+        self.error_shown = false;
+        self.mid_line = false;
         self.turns += 1;
     }
 
+    /// A short notice as an `agent_message_chunk` on a line of its own (ACP-10, ACP-11).
+    pub(crate) fn notice(&mut self, line: &str) -> SessionUpdate {
+        let text = if self.mid_line {
+            format!("\n{line}\n")
+        } else {
+            format!("{line}\n")
+        };
+        self.mid_line = false;
+        SessionUpdate::AgentMessageChunk(chunk(text))
+    }
+
+    /// Ties an approval dialog for tool `name` to its call (ACP-08): the first call of that
+    /// name in the assistant message being streamed that has not finished and that no
+    /// approval was tied to yet. Gives the call id, the request's `toolCall` (title, kind,
+    /// raw input; `pending` when the card opens now) and the card's opening when the editor
+    /// has not seen it yet; `None` when no call fits.
+    pub(crate) fn approval_target(
+        &mut self,
+        name: &str,
+    ) -> Option<(String, ToolCallUpdate, Option<SessionUpdate>)> {
+        let call = self.calls.iter_mut().find(|c| c.name == name && !c.asked)?;
+        call.asked = true;
+        let id = call.id.clone();
+        let title = title(&call.name, Some(&call.arguments), call.intent.as_deref());
+        let mut fields = ToolCallUpdateFields::new()
+            .title(title)
+            .kind(tool_kind(&call.name))
+            .raw_input(withhold_in_value(&call.arguments));
+        let opening = if self.tools.contains_key(&id) {
+            None
+        } else {
+            self.tools.insert(id.clone(), true);
+            fields = fields.status(ToolCallStatus::Pending);
+            let SessionUpdate::ToolCall(card) = opening_card(
+                &id,
+                &call.name,
+                Some(&call.arguments),
+                call.intent.as_deref(),
+            ) else {
+                return None;
+            };
+            Some(SessionUpdate::ToolCall(
+                card.status(ToolCallStatus::Pending),
+            ))
+        };
+        Some((id.clone(), ToolCallUpdate::new(id, fields), opening))
+    }
+
+    /// Notes a tool call block of the assistant message being streamed (ACP-08).
+    fn note_call(&mut self, call: &crate::wire::ToolCall) {
+        if self.calls.iter().any(|c| c.id == call.id) || self.calls.len() >= MAX_MESSAGE_CALLS {
+            return;
+        }
+        self.calls.push(MessageCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            intent: call.intent.clone(),
+            asked: false,
+        });
+    }
+
+    /// A failed message's error text, once a turn (ACP-11: as omp's own ACP mode shows it).
+    fn message_error(&mut self, message: &AgentMessage, out: &mut Vec<SessionUpdate>) {
+        let AgentMessage::Assistant(assistant) = message else {
+            return;
+        };
+        if self.error_shown || assistant.stop_reason.as_deref() != Some("error") {
+            return;
+        }
+        if let Some(error) = assistant.error_message.as_deref().filter(|e| !e.is_empty()) {
+            self.error_shown = true;
+            out.push(self.notice(&super::notices::line("error", error)));
+        }
+    }
+
     /// The ACP stop reason of the turn that just ended: `aborted` → `cancelled`, `length` →
-    /// `max_tokens`, anything else `end_turn`; `cancelled` whenever the editor cancelled.
+    /// `max_tokens`, `error` → `refusal` when its error names a content filter or a refusal
+    /// (ACP-11), anything else `end_turn`; `cancelled` whenever the editor cancelled.
     pub fn stop_reason(&self, cancel_requested: bool) -> StopReason {
         match self.stop_reason.as_deref() {
             _ if cancel_requested => StopReason::Cancelled,
             Some("aborted") => StopReason::Cancelled,
             Some("length") => StopReason::MaxTokens,
+            Some("error") if self.refused => StopReason::Refusal,
             _ => StopReason::EndTurn,
         }
     }
@@ -73,16 +179,30 @@ impl Mapper {
     pub fn event(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
         let mut out = Vec::new();
         match event {
-            AgentEvent::MessageStart(_) => {
+            AgentEvent::MessageStart(start) => {
                 self.text = Surface::default();
                 self.thought = Surface::default();
                 self.thinking_streamed.clear();
+                if matches!(start.message, AgentMessage::Assistant(_)) {
+                    self.calls.clear();
+                }
             }
             AgentEvent::MessageUpdate(update) => {
+                if let AssistantMessageEvent::ToolCallEnd(end) = &update.assistant_message_event {
+                    self.note_call(&end.tool_call);
+                }
                 self.message_update(&update.assistant_message_event, &mut out)
             }
             AgentEvent::MessageEnd(end) => {
                 self.note_stop(&end.message);
+                if let AgentMessage::Assistant(assistant) = &end.message {
+                    for block in &assistant.content {
+                        if let WireBlock::ToolCall(call) = block {
+                            self.note_call(call);
+                        }
+                    }
+                }
+                self.message_error(&end.message, &mut out);
                 // ACP-02: each message's usage is counted once, here.
                 let turn_id = format!("turn-{}", self.turns);
                 let counted = self.facts.assistant_message(&end.message, &turn_id);
@@ -105,9 +225,11 @@ impl Mapper {
                     .find(|m| matches!(m, AgentMessage::Assistant(_)))
                 {
                     self.note_stop(message);
+                    self.message_error(message, &mut out);
                 }
             }
             AgentEvent::ToolExecutionStart(start) => {
+                self.run_tool(&start.tool_call_id, &mut out);
                 self.open_tool(
                     &start.tool_call_id,
                     &start.tool_name,
@@ -117,6 +239,7 @@ impl Mapper {
                 );
             }
             AgentEvent::ToolExecutionUpdate(update) => {
+                self.run_tool(&update.tool_call_id, &mut out);
                 self.open_tool(
                     &update.tool_call_id,
                     &update.tool_name,
@@ -141,6 +264,7 @@ impl Mapper {
             AgentEvent::ToolExecutionEnd(end) => {
                 self.open_tool(&end.tool_call_id, &end.tool_name, None, None, &mut out);
                 self.tools.remove(&end.tool_call_id);
+                self.calls.retain(|c| c.id != end.tool_call_id);
                 let failed = end.is_error == Some(true);
                 let details = end.result.as_ref().and_then(|r| r.get("details"));
                 out.push(finished_card(
@@ -167,7 +291,12 @@ impl Mapper {
                 out.push(SessionUpdate::Plan(plan_from_tasks(todos)));
             }
             AgentEvent::TodoAutoClear(_) => out.push(SessionUpdate::Plan(plan_from_tasks([]))),
-            _ => {}
+            // ACP-11: retries, compactions and notices as short lines.
+            other => {
+                if let Some(line) = super::notices::event(other) {
+                    out.push(self.notice(&line));
+                }
+            }
         }
         for update in &out {
             if let SessionUpdate::Plan(plan) = update {
@@ -243,6 +372,9 @@ impl Mapper {
         match event {
             AssistantMessageEvent::TextDelta(delta) => {
                 if let Some(text) = self.text.take(&delta.delta) {
+                    if !text.is_empty() {
+                        self.mid_line = !text.ends_with('\n');
+                    }
                     out.push(SessionUpdate::AgentMessageChunk(chunk(text)));
                 }
             }
@@ -270,7 +402,24 @@ impl Mapper {
         if let AgentMessage::Assistant(assistant) = message {
             if let Some(reason) = &assistant.stop_reason {
                 self.stop_reason = Some(reason.clone());
+                self.refused = reason == "error"
+                    && assistant
+                        .error_message
+                        .as_deref()
+                        .is_some_and(names_refusal);
             }
+        }
+    }
+
+    /// A card that waited for its approval runs now: `in_progress` (ACP-08).
+    fn run_tool(&mut self, id: &str, out: &mut Vec<SessionUpdate>) {
+        if let Some(pending) = self.tools.get_mut(id).filter(|p| **p) {
+            *pending = false;
+            let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+            out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                id.to_owned(),
+                fields,
+            )));
         }
     }
 
@@ -284,9 +433,10 @@ impl Mapper {
         intent: Option<&str>,
         out: &mut Vec<SessionUpdate>,
     ) {
-        if self.tools.insert(id.to_owned(), ()).is_some() {
+        if self.tools.contains_key(id) {
             return;
         }
+        self.tools.insert(id.to_owned(), false);
         out.push(opening_card(id, name, args, intent));
     }
 }
@@ -331,11 +481,26 @@ fn finished_card(
     SessionUpdate::ToolCallUpdate(update)
 }
 
-fn chunk(text: String) -> ContentChunk {
+/// Whether a failed message's error names a content filter or a refusal (`content_filter`,
+/// `content filter`, `refusal`, `refused`, any case), as omp's own ACP mode reads it.
+fn names_refusal(error: &str) -> bool {
+    let error = error.to_ascii_lowercase();
+    [
+        "content_filter",
+        "contentfilter",
+        "content filter",
+        "refusal",
+        "refused",
+    ]
+    .iter()
+    .any(|w| error.contains(w))
+}
+
+pub(crate) fn chunk(text: String) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
 }
 
-fn text_content(text: String) -> ToolCallContent {
+pub(crate) fn text_content(text: String) -> ToolCallContent {
     ToolCallContent::Content(agent_client_protocol_schema::v1::Content::new(
         ContentBlock::Text(TextContent::new(text)),
     ))
@@ -361,7 +526,7 @@ fn result_text(result: &Value, is_error: bool) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-fn title(name: &str, args: Option<&Value>, intent: Option<&str>) -> String {
+pub(crate) fn title(name: &str, args: Option<&Value>, intent: Option<&str>) -> String {
     let detail = intent.map(str::to_owned).or_else(|| {
         let args = args?;
         ["command", "path", "pattern", "url", "query"]
@@ -391,7 +556,7 @@ fn visible_label(word: &str) -> String {
 
 /// The text with every word that is a uri which may carry a credential replaced by a
 /// marker (BLOCK-03's check), so a card's title never shows one.
-fn withhold_credential_uris(text: &str) -> String {
+pub(crate) fn withhold_credential_uris(text: &str) -> String {
     let withheld = |word: &str| {
         let word = word.trim_matches(|c| matches!(c, '"' | '\'' | '(' | ')' | '<' | '>'));
         word.contains(':') && uri_may_carry_credential(word)

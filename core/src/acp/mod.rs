@@ -15,7 +15,11 @@
 //! plan cleared, the conversation replayed and the title, latest plan and usage rebuilt from
 //! at most 20 pages of 100 history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
 //! `initialize`, each read checked against the history, then the agent's `read_output`
-//! within 20 s, failures typed); `conformance/RULES.md` notes how.
+//! within 20 s, failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
+//! asked of the editor (`dialogs`: approvals tied to their tool call and other choices as
+//! `session/request_permission`, text as form elicitation, ACP-08, ACP-09), and what it says
+//! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
+//! retries, ACP-10, ACP-11).
 //!
 //! ```
 //! use std::time::Instant;
@@ -32,8 +36,10 @@
 //! ```
 
 mod bound;
+mod dialogs;
 mod history;
 mod map;
+mod notices;
 mod output;
 mod plan;
 mod rpc;
@@ -59,8 +65,13 @@ use serde_json::{json, Value};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+pub use dialogs::{
+    approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
+    PERMISSION_METHOD, TEXT_FIELD,
+};
 pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
 pub use map::Mapper;
+pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
@@ -77,7 +88,8 @@ use crate::output::{
 };
 use crate::spill::SaveFailure;
 use crate::wire::{
-    AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SessionStatsData, SwitchSession,
+    AgentEvent, AgentFrame, Command, PromptData, ReadOutput, ResponseData, SessionStatsData,
+    SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
 use rpc::{Incoming, Line};
@@ -292,6 +304,8 @@ pub struct Bridge {
     /// The editor opted into `muse/output` and the configured agent serves it (OUT-01).
     output_meta: bool,
     editor_ended: bool,
+    /// The dialogs asked of the editor (ACP-08, ACP-09).
+    dialogs: dialogs::Dialogs,
     actions: VecDeque<Action>,
 }
 
@@ -309,6 +323,7 @@ impl Bridge {
             usage_meta: false,
             output_meta: false,
             editor_ended: false,
+            dialogs: dialogs::Dialogs::default(),
             actions: VecDeque::new(),
         }
     }
@@ -451,7 +466,8 @@ impl Bridge {
             }
         };
         match rpc::parse_line(text) {
-            Ok(None) | Ok(Some(Incoming::Response)) => {}
+            Ok(None) => {}
+            Ok(Some(Incoming::Response { id, outcome })) => self.editor_answer(now, &id, outcome),
             Ok(Some(Incoming::Request { id, method, params })) => {
                 match self.request(now, &id, &method, params) {
                     Ok(Some(bytes)) => self.editor(bytes),
@@ -775,7 +791,14 @@ impl Bridge {
         let Some(key) = self.keys.get(&*cancel.session_id.0).cloned() else {
             return;
         };
-        let Some(session) = self.sessions.get_mut(&key) else {
+        // ACP-08: what waits for the editor is denied first.
+        self.cancel_dialogs(now, &key);
+        self.cancel_turn(now, &key);
+    }
+
+    /// The session's turn is cancelled: the agent is told to abort, once.
+    fn cancel_turn(&mut self, now: Instant, key: &Arc<str>) {
+        let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
         let Some(turn) = session.turn.as_mut() else {
@@ -786,7 +809,7 @@ impl Bridge {
             session
                 .client
                 .handle(now, client::Input::Call(Call::Send(commands::abort())));
-            self.drain(now, &key);
+            self.drain(now, key);
         }
     }
 
@@ -825,6 +848,10 @@ impl Bridge {
                     let pending = session.pending.remove(&request).expect("checked");
                     self.answer(now, key, pending, outcome);
                 }
+                // ACP-08, ACP-09: dialogs go to the editor.
+                client::Action::Event(
+                    event @ (ClientEvent::UiRequest(_) | ClientEvent::UiWithdrawn { .. }),
+                ) => self.dialog_event(now, key, event),
                 client::Action::Event(ClientEvent::Closed { error }) => {
                     let mut out = Vec::new();
                     // Whatever waited on the agent fails; an opening session is forgotten.
@@ -842,6 +869,8 @@ impl Bridge {
                     for bytes in out {
                         self.actions.push_back(Action::Editor { bytes });
                     }
+                    // ACP-09: nothing answers the editor's open requests now.
+                    self.forget_dialogs(key);
                 }
                 client::Action::Event(event) => {
                     let mut out = Vec::new();
@@ -1405,8 +1434,26 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
                 out.push(rpc::error_line(&turn.editor, &error));
             }
         }
-        ClientEvent::PromptLocalOnly { request } if is_prompt(&request, &session.turn) => {
+        // ACP-10: a prompt the agent answered itself (a builtin command) ends the turn,
+        // acknowledged so (`agentInvoked: false`) or later (`prompt_result`).
+        ClientEvent::PromptLocalOnly { request }
+        | ClientEvent::Response {
+            request,
+            outcome:
+                Ok(ResponseData::Prompt(PromptData {
+                    agent_invoked: Some(false),
+                    ..
+                })),
+            ..
+        } if is_prompt(&request, &session.turn) => {
             finish_turn(session, out);
+        }
+        // ACP-10, ACP-11: what the agent says outside the model's text.
+        ClientEvent::Frame { frame } => {
+            for update in frame_updates(session, &frame) {
+                let notification = SessionNotification::new(id.clone(), update);
+                out.push(rpc::notification_line("session/update", &notification));
+            }
         }
         // CALL-09: the turn is over; the prompt is answered with its stop reason once the
         // end-of-turn usage is known (ACP-02).
@@ -1420,6 +1467,36 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
         _ => {}
     }
     false
+}
+
+/// What a frame that is no event shows (ACP-10, ACP-11): a builtin command's output, the
+/// title, a config change, an extension's error.
+fn frame_updates(session: &mut Session, frame: &AgentFrame) -> Vec<SessionUpdate> {
+    let mapper = &mut session.mapper;
+    match frame {
+        AgentFrame::CommandOutput(output) if !output.text.is_empty() => {
+            let mut text = bound_snapshot(&output.text);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
+            vec![SessionUpdate::AgentMessageChunk(chunk)]
+        }
+        AgentFrame::SessionInfoUpdate(info) => match info.title.as_deref() {
+            Some(title) if !title.is_empty() => {
+                let title = map::title(&map::withhold_credential_uris(title), None, None);
+                vec![SessionUpdate::SessionInfoUpdate(
+                    SessionInfoUpdate::new().title(title),
+                )]
+            }
+            _ => Vec::new(),
+        },
+        AgentFrame::ConfigUpdate(update) => vec![mapper.notice(&notices::config_update(update))],
+        AgentFrame::ExtensionError(error) => {
+            vec![mapper.notice(&notices::extension_error(error))]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// An `available_commands_update` notification.

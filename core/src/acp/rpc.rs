@@ -30,8 +30,13 @@ pub(crate) enum Incoming {
     },
     /// A notification: never answered.
     Notification { method: String, params: Value },
-    /// A response to one of our requests (the bridge makes none yet): ignored.
-    Response,
+    /// A response to one of our requests (`session/request_permission`,
+    /// `elicitation/create`): its id and its `result` (`Ok`) or `error` (`Err`). A response
+    /// whose id is not one of ours is ignored by the router.
+    Response {
+        id: RequestId,
+        outcome: Result<Value, Value>,
+    },
 }
 
 /// Reads one line's envelope; `Err` is the error to answer (with a null id).
@@ -48,7 +53,19 @@ pub(crate) fn parse_line(line: &[u8]) -> Result<Option<Incoming>, Error> {
         Some(Value::String(method)) => method,
         Some(_) => return Err(Error::invalid_request().data(json!("method is not a string"))),
         None if object.contains_key("result") || object.contains_key("error") => {
-            return Ok(Some(Incoming::Response));
+            // A response is never answered: an id that does not read names no request of
+            // ours, and the response is dropped.
+            let Some(id) = object
+                .remove("id")
+                .and_then(|id| serde_json::from_value::<RequestId>(id).ok())
+            else {
+                return Ok(None);
+            };
+            let outcome = match object.remove("error") {
+                Some(error) => Err(error),
+                None => Ok(object.remove("result").unwrap_or(Value::Null)),
+            };
+            return Ok(Some(Incoming::Response { id, outcome }));
         }
         None => return Err(Error::invalid_request().data(json!("no method"))),
     };
@@ -71,6 +88,12 @@ pub(crate) fn result_line(id: &RequestId, result: &impl Serialize) -> Vec<u8> {
 /// An error line: `{"jsonrpc":"2.0","id":…,"error":{code,message,data?}}`.
 pub(crate) fn error_line(id: &RequestId, error: &Error) -> Vec<u8> {
     line(json!({"jsonrpc": "2.0", "id": id, "error": error}))
+}
+
+/// A request line of ours to the editor: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
+pub(crate) fn request_line(id: &RequestId, method: &str, params: &impl Serialize) -> Vec<u8> {
+    let params = serde_json::to_value(params).unwrap_or(Value::Null);
+    line(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
 }
 
 /// A notification line: `{"jsonrpc":"2.0","method":…,"params":…}`.

@@ -595,6 +595,204 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
     let _ = std::fs::remove_dir_all(&theirs_dir);
 }
 
+/// The `tool_call_update`s of a turn that close a card (completed or failed), by call id.
+fn closed(turn: &Value) -> Vec<(String, String)> {
+    turn["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update")
+        .filter(|u| u["status"] == "completed" || u["status"] == "failed")
+        .map(|u| {
+            (
+                u["toolCallId"].as_str().unwrap().to_owned(),
+                u["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// ACP-09 through the official client: the bundled agent's `ask` (a `confirm`) reaches the
+/// editor as `session/request_permission` with `yes`/`no`, and the client's choice is the
+/// tool's answer.
+#[test]
+fn acp_09_the_bundled_agents_ask_reaches_the_editor_and_its_choice_answers() {
+    let Some(out) = run_scenario("ask", &[], &[]) else {
+        return;
+    };
+    let requests = out["permissionRequests"].as_array().expect("asked");
+    assert_eq!(requests.len(), 2, "{out:#}");
+    let first = &requests[0];
+    assert_eq!(first["toolCall"]["title"], "Proceed?", "{first:#}");
+    let ids: Vec<&str> = first["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["yes", "no"]);
+    for (turn, answer) in [("yes", "yes"), ("no", "no")] {
+        assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
+        // The dialog's own card closes completed; the ask tool's result is the answer.
+        let updates = out[turn]["updates"].as_array().unwrap();
+        let result = updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "tool_call_update")
+            .filter(|u| !u["toolCallId"].as_str().unwrap().starts_with("dialog-"))
+            .find(|u| u["status"] == "completed")
+            .expect("the ask tool completed");
+        assert_eq!(result["content"][0]["content"]["text"], answer, "{turn}");
+        assert!(closed(&out[turn])
+            .iter()
+            .any(|(id, status)| id.starts_with("dialog-") && status == "completed"));
+    }
+}
+
+/// Runs the `omp-approval` scenario against `program` (an ACP agent over omp with
+/// `--approval-mode always-ask` on the scripted model).
+fn approval_turns(tag: &str, acp_mode: bool) -> Option<Value> {
+    if !musewire_live::peers::installed_or_skip() {
+        return None;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch(tag);
+    let agent = musewire_live::peers::omp(&dir, &server.base_url());
+    let os = std::ffi::OsStr::new;
+    let mut program: Vec<&std::ffi::OsStr> = Vec::new();
+    if !acp_mode {
+        program.extend([os(env!("CARGO_BIN_EXE_musewire")), os("acp"), os("--")]);
+    }
+    program.push(agent.get_program());
+    program.extend(
+        agent
+            .get_args()
+            .map(|a| if acp_mode && a == "rpc" { os("acp") } else { a }),
+    );
+    program.extend([os("--approval-mode"), os("always-ask")]);
+    let out = run_scenario_omp("omp-approval", &agent, &program, &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// ACP-08 through the official client over `omp --mode rpc --approval-mode always-ask`:
+/// omp's approval `select` becomes `session/request_permission` about the bash call's own
+/// card (its id, title and kind); allow once runs it, reject once fails it, allow always runs
+/// it and the next bash call runs unasked.
+#[test]
+fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remembered() {
+    let Some(out) = approval_turns("acp-omp-approval", false) else {
+        return;
+    };
+    for (turn, asked, status) in [
+        ("allow", 1, "completed"),
+        ("reject", 1, "failed"),
+        ("always", 1, "completed"),
+        ("remembered", 0, "completed"),
+    ] {
+        assert_eq!(out[turn]["asked"], asked, "{turn}: {out:#}");
+        assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}");
+        let closed = closed(&out[turn]);
+        assert_eq!(closed.len(), 1, "{turn}: {:#}", out[turn]);
+        assert_eq!(closed[0].1, status, "{turn}: {:#}", out[turn]);
+        let call = out[turn]["updates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["sessionUpdate"] == "tool_call")
+            .expect("a tool_call");
+        assert_eq!(call["toolCallId"].as_str(), Some(closed[0].0.as_str()));
+        assert_eq!(call["kind"], "execute");
+    }
+    let requests = out["permissionRequests"].as_array().unwrap();
+    assert_eq!(requests.len(), 3, "{out:#}");
+    for request in requests {
+        let call = &request["toolCall"];
+        assert!(!call["toolCallId"].as_str().unwrap().starts_with("dialog-"));
+        assert_eq!(call["kind"], "execute");
+        assert!(
+            call["title"].as_str().unwrap().starts_with("bash: echo"),
+            "{call:#}"
+        );
+        let kinds: Vec<&str> = request["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["allow_once", "allow_always", "reject_once", "reject_always"]
+        );
+    }
+    // The request names the card of the turn it came in.
+    let allow_call = out["allow"]["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .unwrap()["toolCallId"]
+        .clone();
+    assert_eq!(requests[0]["toolCall"]["toolCallId"], allow_call);
+    // omp asks before `tool_execution_start`: the card opens pending (ACP's default, so no
+    // status), then runs.
+    let allow = out["allow"]["updates"].as_array().unwrap();
+    let opened = allow
+        .iter()
+        .position(|u| u["sessionUpdate"] == "tool_call")
+        .unwrap();
+    assert!(allow[opened].get("status").is_none(), "{:#}", allow[opened]);
+    assert_eq!(requests[0]["toolCall"]["status"], "pending");
+    assert_eq!(allow[opened + 1]["status"], "in_progress");
+    assert!(serde_json::to_string(&out["allow"])
+        .unwrap()
+        .contains("allowed"));
+    // ACP-10: `/session` is answered by omp itself (`agentInvoked: false`): its output is the
+    // turn's text, the turn ends, and the next prompt runs.
+    assert_eq!(out["local"]["stopReason"], "end_turn", "{:#}", out["local"]);
+    let said = text_of(&out["local"], "agent_message_chunk");
+    assert!(said.contains("Session: "), "{said}");
+    assert_eq!(
+        out["after"]["result"]["stopReason"], "end_turn",
+        "{:#}",
+        out["after"]
+    );
+    assert_eq!(
+        text_of(&out["after"]["result"], "agent_message_chunk"),
+        "still here"
+    );
+}
+
+/// Side by side (ACP-08, ACP-10): omp's own `omp --mode acp --approval-mode always-ask` on
+/// the same scripted turns asks as often and ends each turn as we do, `/session` included.
+#[test]
+fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
+    let Some(ours) = approval_turns("acp-approval-ours", false) else {
+        return;
+    };
+    let Some(theirs) = approval_turns("acp-approval-omp", true) else {
+        return;
+    };
+    for turn in ["allow", "reject", "always", "remembered"] {
+        assert_eq!(
+            ours[turn]["asked"], theirs[turn]["asked"],
+            "{turn}: theirs {theirs:#}"
+        );
+        assert_eq!(
+            ours[turn]["stopReason"], theirs[turn]["stopReason"],
+            "{turn}"
+        );
+    }
+    assert_eq!(
+        ours["local"]["stopReason"], theirs["local"]["stopReason"],
+        "theirs {:#}",
+        theirs["local"]
+    );
+    assert_eq!(
+        ours["after"]["result"]["stopReason"],
+        theirs["after"]["result"]["stopReason"]
+    );
+}
+
 /// `musewire acp`'s flags (issue 12 item 7): `--max-inline-bytes` is for the bundled agent
 /// only; the session folder is created private (0700); a symlink there is refused.
 #[cfg(unix)]

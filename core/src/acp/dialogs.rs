@@ -1,0 +1,614 @@
+//! The agent's dialogs, asked of the editor (ACP-08, ACP-09): approvals and other `select`s
+//! and `confirm`s as `session/request_permission`, `input` and `editor` as a form
+//! `elicitation/create` when the editor offers forms, `notify` and `setTitle` shown; the
+//! editor's answers, its "always", a dialog's timeout and a cancelled turn.
+//!
+//! The agent's dialog stays open in the session's [`Client`](crate::client::Client), whose
+//! timer closes it at its timeout ([`ClientEvent::UiWithdrawn`]); the bridge then withdraws
+//! its request (`$/cancel_request`) and stops waiting. Every answer the editor gives, and
+//! every way it cannot, answers the dialog: none is left to time out unseen.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_client_protocol_schema::v1::{
+    CancelRequestNotification, CreateElicitationRequest, CreateElicitationResponse,
+    ElicitationAction, ElicitationContentValue, ElicitationFormMode, ElicitationSchema,
+    ElicitationSessionScope, PermissionOption, PermissionOptionKind, RequestId,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SessionInfoUpdate, SessionUpdate, StringPropertySchema, ToolCall, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use serde_json::Value;
+
+use super::map::{title, withhold_credential_uris};
+use super::{notices, rpc, Bridge};
+use crate::client::ClientEvent;
+use crate::wire::{SelectRequest, UiRequest, UiResponse};
+
+/// The method the bridge asks a choice with (ACP-08, ACP-09).
+pub const PERMISSION_METHOD: &str = "session/request_permission";
+/// The method the bridge asks for text with, in form mode (ACP-09).
+pub const ELICITATION_METHOD: &str = "elicitation/create";
+/// The option ids of an approval (ACP-08): the four ACP permission kinds.
+pub const APPROVAL_OPTIONS: [&str; 4] =
+    ["allow_once", "allow_always", "reject_once", "reject_always"];
+/// The answers omp's approval `select` offers, in order (ACP-08).
+pub const APPROVE: &str = "Approve";
+/// See [`APPROVE`].
+pub const DENY: &str = "Deny";
+/// The first line of omp's approval title, before the tool's name (ACP-08).
+pub const APPROVAL_TITLE_PREFIX: &str = "Allow tool: ";
+/// The form field an `input` or `editor` dialog's text comes back in (ACP-09).
+pub const TEXT_FIELD: &str = "value";
+
+/// The most requests the bridge keeps open with the editor at once; a dialog past it is
+/// answered as cancelled (ACP-09).
+const MAX_OPEN_ASKS: usize = 64;
+/// The most "always" answers remembered across sessions (ACP-08).
+const MAX_ALWAYS: usize = 1024;
+
+/// What the bridge asked the editor, by request.
+#[derive(Debug, Default)]
+pub(crate) struct Dialogs {
+    next: u64,
+    asks: BTreeMap<u64, Ask>,
+    /// The editor's "always" answers: allowed (true) or rejected, by session key and tool.
+    always: BTreeMap<(Arc<str>, String), bool>,
+}
+
+/// One request open with the editor.
+#[derive(Debug)]
+struct Ask {
+    /// The session's agent key.
+    key: Arc<str>,
+    /// The agent's dialog id.
+    dialog: String,
+    form: Form,
+    /// The card the bridge opened for a dialog that is no tool's, closed with the answer.
+    card: Option<String>,
+    title: String,
+}
+
+#[derive(Debug)]
+enum Form {
+    /// An approval of a call of this tool: `Approve` or `Deny`.
+    Approval { tool: String },
+    /// A `select`: one of these values.
+    Select { options: Vec<String> },
+    /// A `confirm`: yes or no.
+    Confirm,
+    /// An `input` or `editor` dialog, as a form.
+    Text,
+}
+
+/// The tool an approval `select` asks about (ACP-08): options exactly `Approve`, `Deny` and a
+/// title whose first line is `Allow tool: NAME`.
+pub fn approval_tool(select: &SelectRequest) -> Option<&str> {
+    if select.options.len() != 2 || select.options[0] != APPROVE || select.options[1] != DENY {
+        return None;
+    }
+    let first = select.title.lines().next()?;
+    let name = first.strip_prefix(APPROVAL_TITLE_PREFIX)?.trim();
+    (!name.is_empty()).then_some(name)
+}
+
+fn request_id(n: u64) -> RequestId {
+    RequestId::Str(format!("musewire-dialog-{n}"))
+}
+
+fn ask_number(id: &RequestId) -> Option<u64> {
+    match id {
+        RequestId::Str(s) => s.strip_prefix("musewire-dialog-")?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A dialog's title as a card title: credential-bearing uris withheld, control characters
+/// shown as spaces, bounded.
+fn shown_title(text: &str) -> String {
+    title(&withhold_credential_uris(text), None, None)
+}
+
+impl Bridge {
+    /// A dialog event of a session's client: a dialog asked of the editor, a notice shown, or
+    /// a withdrawn dialog's request withdrawn (ACP-08, ACP-09).
+    pub(super) fn dialog_event(&mut self, now: Instant, key: &Arc<str>, event: ClientEvent) {
+        match event {
+            ClientEvent::UiRequest(request) => self.ui_request(now, key, request),
+            ClientEvent::UiWithdrawn { id, timed_out } => self.ui_withdrawn(key, &id, timed_out),
+            _ => {}
+        }
+    }
+
+    fn ui_request(&mut self, now: Instant, key: &Arc<str>, request: UiRequest) {
+        match request {
+            UiRequest::Select(select) => {
+                if let Some(tool) = approval_tool(&select).map(str::to_owned) {
+                    return self.approval(now, key, &select, tool);
+                }
+                self.choice(
+                    now,
+                    key,
+                    &select.id,
+                    &select.title,
+                    None,
+                    select.options.clone(),
+                );
+            }
+            UiRequest::Confirm(confirm) => {
+                let message = confirm.message.filter(|m| *m != confirm.title);
+                self.ask_choice(
+                    now,
+                    key,
+                    &confirm.id,
+                    &confirm.title,
+                    message,
+                    Form::Confirm,
+                );
+            }
+            UiRequest::Input(input) => {
+                let prompt = input.placeholder.map(|p| (p, false));
+                self.text(now, key, &input.id, &input.title, prompt);
+            }
+            UiRequest::Editor(editor) => {
+                let prefill = editor.prefill.map(|p| (p, true));
+                self.text(now, key, &editor.id, &editor.title, prefill);
+            }
+            // ACP-09: a notification is a short line in the turn.
+            UiRequest::Notify(notify) => {
+                let label = notify.notify_type.as_deref().unwrap_or("notice");
+                let line = notices::line(label, &withhold_credential_uris(&notify.message));
+                self.say(key, &line);
+            }
+            // ACP-09: the title is the session's.
+            UiRequest::SetTitle(set) => {
+                let update = SessionInfoUpdate::new().title(shown_title(&set.title));
+                self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
+            }
+            // ACP-09: status lines, widgets, the editor's text and urls are not dialogs, and
+            // ACP has no place for them: nothing is shown.
+            _ => {}
+        }
+    }
+
+    /// ACP-08: an approval: answered from an "always" of this session, else asked about its
+    /// call (the card opened first, pending) or, tied to none, asked as a plain select.
+    fn approval(&mut self, now: Instant, key: &Arc<str>, select: &SelectRequest, tool: String) {
+        if let Some(allowed) = self
+            .dialogs
+            .always
+            .get(&(key.clone(), tool.clone()))
+            .copied()
+        {
+            let value = if allowed { APPROVE } else { DENY };
+            return self.respond(now, key, &select.id, UiResponse::value("", value));
+        }
+        let ask = Ask {
+            key: key.clone(),
+            dialog: select.id.clone(),
+            form: Form::Approval { tool: tool.clone() },
+            card: None,
+            title: select.title.clone(),
+        };
+        if !self.has_room(key) {
+            return self.unasked(now, ask, "too many questions are open with the editor");
+        }
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let Some((_, call, opening)) = session.mapper.approval_target(&tool) else {
+            return self.choice(
+                now,
+                key,
+                &select.id,
+                &select.title,
+                None,
+                select.options.clone(),
+            );
+        };
+        if let Some(opening) = opening {
+            self.session_update(key, opening);
+        }
+        let options = vec![
+            PermissionOption::new(
+                APPROVAL_OPTIONS[0],
+                "Allow once",
+                PermissionOptionKind::AllowOnce,
+            ),
+            PermissionOption::new(
+                APPROVAL_OPTIONS[1],
+                format!("Always allow {tool}"),
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(
+                APPROVAL_OPTIONS[2],
+                "Reject",
+                PermissionOptionKind::RejectOnce,
+            ),
+            PermissionOption::new(
+                APPROVAL_OPTIONS[3],
+                format!("Always reject {tool}"),
+                PermissionOptionKind::RejectAlways,
+            ),
+        ];
+        self.ask_permission(now, ask, call, options);
+    }
+
+    /// ACP-09: a `select` that is no approval: its options as `choice-N`.
+    fn choice(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        dialog: &str,
+        title: &str,
+        message: Option<String>,
+        options: Vec<String>,
+    ) {
+        if options.is_empty() {
+            return self.respond(now, key, dialog, UiResponse::cancelled("", false));
+        }
+        self.ask_choice(now, key, dialog, title, message, Form::Select { options });
+    }
+
+    /// ACP-09: a dialog of no tool as `session/request_permission` about a card of its own,
+    /// `dialog-ID`, opened pending.
+    fn ask_choice(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        dialog: &str,
+        text: &str,
+        message: Option<String>,
+        form: Form,
+    ) {
+        let options = match &form {
+            Form::Select { options } => options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    PermissionOption::new(
+                        format!("choice-{i}"),
+                        shown_title(o),
+                        PermissionOptionKind::AllowOnce,
+                    )
+                })
+                .collect(),
+            _ => vec![
+                PermissionOption::new("yes", "Yes", PermissionOptionKind::AllowOnce),
+                PermissionOption::new("no", "No", PermissionOptionKind::RejectOnce),
+            ],
+        };
+        let card = format!("dialog-{}", super::bound::cut_to_bytes(dialog, 128));
+        let card_title = shown_title(text);
+        let mut opening = ToolCall::new(card.clone(), card_title.clone())
+            .kind(ToolKind::Other)
+            .status(ToolCallStatus::Pending);
+        let mut fields = ToolCallUpdateFields::new()
+            .title(card_title)
+            .kind(ToolKind::Other)
+            .status(ToolCallStatus::Pending);
+        // A title over more lines than one, or a message, is the card's content.
+        let body = message.or_else(|| text.contains('\n').then(|| text.to_owned()));
+        if let Some(body) = body {
+            let content = vec![super::map::text_content(super::bound::bound_snapshot(
+                &withhold_credential_uris(&body),
+            ))];
+            opening = opening.content(content.clone());
+            fields = fields.content(content);
+        }
+        let ask = Ask {
+            key: key.clone(),
+            dialog: dialog.to_owned(),
+            form,
+            card: None,
+            title: text.to_owned(),
+        };
+        if !self.has_room(key) {
+            return self.unasked(now, ask, "too many questions are open with the editor");
+        }
+        self.session_update(key, SessionUpdate::ToolCall(opening));
+        let ask = Ask {
+            card: Some(card.clone()),
+            ..ask
+        };
+        self.ask_permission(now, ask, ToolCallUpdate::new(card, fields), options);
+    }
+
+    /// Whether another request can be opened for this session: it has its ACP id, and fewer
+    /// than [`MAX_OPEN_ASKS`] are open.
+    fn has_room(&self, key: &Arc<str>) -> bool {
+        self.dialogs.asks.len() < MAX_OPEN_ASKS
+            && self
+                .sessions
+                .get(key)
+                .is_some_and(|s| !s.acp_id.0.is_empty())
+    }
+
+    fn ask_permission(
+        &mut self,
+        now: Instant,
+        ask: Ask,
+        call: ToolCallUpdate,
+        options: Vec<PermissionOption>,
+    ) {
+        if !self.has_room(&ask.key) {
+            return self.unasked(now, ask, "too many questions are open with the editor");
+        }
+        let Some(session) = self.sessions.get(&ask.key) else {
+            return;
+        };
+        let request = RequestPermissionRequest::new(session.acp_id.clone(), call, options);
+        self.open_ask(ask, PERMISSION_METHOD, &request);
+    }
+
+    fn open_ask(&mut self, ask: Ask, method: &str, params: &impl serde::Serialize) {
+        self.dialogs.next += 1;
+        let n = self.dialogs.next;
+        self.editor(rpc::request_line(&request_id(n), method, params));
+        self.dialogs.asks.insert(n, ask);
+    }
+
+    /// ACP-09: `input` and `editor` as a form elicitation with one string field, when the
+    /// editor offers forms; else answered as cancelled at once, and the turn says so.
+    fn text(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        dialog: &str,
+        text: &str,
+        initial: Option<(String, bool)>,
+    ) {
+        let ask = Ask {
+            key: key.clone(),
+            dialog: dialog.to_owned(),
+            form: Form::Text,
+            card: None,
+            title: text.to_owned(),
+        };
+        let forms = self
+            .client_capabilities
+            .as_ref()
+            .and_then(|c| c.elicitation.as_ref())
+            .is_some_and(|e| e.supports_form());
+        if !forms {
+            return self.unasked(now, ask, "the editor offers no form elicitation");
+        }
+        if !self.has_room(key) {
+            return self.unasked(now, ask, "too many questions are open with the editor");
+        }
+        let Some(session) = self.sessions.get(key) else {
+            return;
+        };
+        let mut field = StringPropertySchema::new();
+        field.title = Some(shown_title(text));
+        match initial {
+            Some((prefill, true)) => field.default = Some(prefill),
+            Some((placeholder, false)) => field.description = Some(placeholder),
+            None => {}
+        }
+        let schema = ElicitationSchema::new().property(TEXT_FIELD, field, true);
+        let mode =
+            ElicitationFormMode::new(ElicitationSessionScope::new(session.acp_id.clone()), schema);
+        let request = CreateElicitationRequest::new(mode, withhold_credential_uris(text));
+        self.open_ask(ask, ELICITATION_METHOD, &request);
+    }
+
+    /// A dialog the editor cannot be asked: answered as cancelled (an approval denied) at
+    /// once, and the turn says why.
+    fn unasked(&mut self, now: Instant, ask: Ask, why: &str) {
+        let answer = refusal(&ask.form);
+        let line = notices::line(
+            "dialog answered as cancelled",
+            &format!("\"{}\": {why}", shown_title(&ask.title)),
+        );
+        self.say(&ask.key, &line);
+        if let Some(card) = &ask.card {
+            self.close_card(&ask.key, card, false);
+        }
+        self.respond(now, &ask.key, &ask.dialog, answer);
+    }
+
+    /// The agent closed a dialog (cancelled it, or its timeout passed): the editor's request
+    /// is withdrawn and no longer waited for (ACP-09).
+    fn ui_withdrawn(&mut self, key: &Arc<str>, dialog: &str, timed_out: bool) {
+        let Some(n) = self
+            .dialogs
+            .asks
+            .iter()
+            .find(|(_, a)| a.key == *key && a.dialog == dialog)
+            .map(|(n, _)| *n)
+        else {
+            return;
+        };
+        let Some(ask) = self.dialogs.asks.remove(&n) else {
+            return;
+        };
+        let cancel = CancelRequestNotification::new(request_id(n));
+        self.editor(rpc::notification_line("$/cancel_request", &cancel));
+        if let Some(card) = &ask.card {
+            self.close_card(key, card, false);
+        }
+        if timed_out {
+            let line = notices::line("dialog timed out", &shown_title(&ask.title));
+            self.say(key, &line);
+        }
+    }
+
+    /// The editor's response to one of our requests (ACP-08, ACP-09). A response for no
+    /// open request is dropped; an answer that does not read, or an option not offered,
+    /// answers the dialog as cancelled (an approval denied); a `cancelled` outcome also
+    /// cancels the turn.
+    pub(super) fn editor_answer(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        outcome: Result<Value, Value>,
+    ) {
+        let Some(ask) = ask_number(id).and_then(|n| self.dialogs.asks.remove(&n)) else {
+            return;
+        };
+        let (answer, cancel_turn) = match &ask.form {
+            Form::Text => (text_answer(outcome), false),
+            form => match outcome
+                .ok()
+                .and_then(|v| serde_json::from_value::<RequestPermissionResponse>(v).ok())
+                .map(|r| r.outcome)
+            {
+                Some(RequestPermissionOutcome::Selected(selected)) => {
+                    (self.selected(&ask, form, &selected.option_id.0), false)
+                }
+                Some(RequestPermissionOutcome::Cancelled) => (refusal(form), true),
+                _ => (refusal(form), false),
+            },
+        };
+        if let Some(card) = &ask.card {
+            let chosen = answer.cancelled != Some(true);
+            self.close_card(&ask.key, card, chosen);
+        }
+        self.respond(now, &ask.key, &ask.dialog, answer);
+        if cancel_turn {
+            // As `session/cancel`: what else waits for the editor is denied too.
+            self.cancel_dialogs(now, &ask.key);
+            self.cancel_turn(now, &ask.key);
+        }
+    }
+
+    /// The answer an option the editor chose gives; an option not offered is a refusal.
+    fn selected(&mut self, ask: &Ask, form: &Form, option: &str) -> UiResponse {
+        match form {
+            Form::Approval { tool } => {
+                let (value, always) = match option {
+                    "allow_once" => (APPROVE, None),
+                    "allow_always" => (APPROVE, Some(true)),
+                    "reject_once" => (DENY, None),
+                    "reject_always" => (DENY, Some(false)),
+                    _ => (DENY, None),
+                };
+                if let Some(allowed) = always {
+                    let entry = (ask.key.clone(), tool.clone());
+                    if self.dialogs.always.len() < MAX_ALWAYS
+                        || self.dialogs.always.contains_key(&entry)
+                    {
+                        self.dialogs.always.insert(entry, allowed);
+                    }
+                }
+                UiResponse::value("", value)
+            }
+            Form::Select { options } => option
+                .strip_prefix("choice-")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| format!("choice-{n}") == option)
+                .and_then(|n| options.get(n))
+                .map_or_else(
+                    || UiResponse::cancelled("", false),
+                    |v| UiResponse::value("", v.clone()),
+                ),
+            Form::Confirm => match option {
+                "yes" => UiResponse::confirmed("", true),
+                "no" => UiResponse::confirmed("", false),
+                _ => UiResponse::cancelled("", false),
+            },
+            Form::Text => UiResponse::cancelled("", false),
+        }
+    }
+
+    /// `session/cancel` (ACP-08): every dialog of the session waiting for the editor is
+    /// answered as cancelled (approvals denied); the editor answers its requests `cancelled`
+    /// itself, and those answers find nothing.
+    pub(super) fn cancel_dialogs(&mut self, now: Instant, key: &Arc<str>) {
+        let open: Vec<u64> = self
+            .dialogs
+            .asks
+            .iter()
+            .filter(|(_, a)| a.key == *key)
+            .map(|(n, _)| *n)
+            .collect();
+        for n in open {
+            if let Some(ask) = self.dialogs.asks.remove(&n) {
+                if let Some(card) = &ask.card {
+                    self.close_card(key, card, false);
+                }
+                self.respond(now, key, &ask.dialog, refusal(&ask.form));
+            }
+        }
+    }
+
+    /// The session's agent is gone: its requests are withdrawn from the editor
+    /// (`$/cancel_request`), their cards closed `failed`.
+    pub(super) fn forget_dialogs(&mut self, key: &Arc<str>) {
+        let open: Vec<u64> = self
+            .dialogs
+            .asks
+            .iter()
+            .filter(|(_, a)| a.key == *key)
+            .map(|(n, _)| *n)
+            .collect();
+        for n in open {
+            if let Some(ask) = self.dialogs.asks.remove(&n) {
+                let cancel = CancelRequestNotification::new(request_id(n));
+                self.editor(rpc::notification_line("$/cancel_request", &cancel));
+                if let Some(card) = &ask.card {
+                    self.close_card(key, card, false);
+                }
+            }
+        }
+    }
+
+    /// Answers the agent's dialog (nothing when it is no longer open).
+    fn respond(&mut self, now: Instant, key: &Arc<str>, dialog: &str, answer: UiResponse) {
+        if let Some(session) = self.sessions.get_mut(key) {
+            session.client.ui_respond(now, dialog, answer);
+            self.drain(now, key);
+        }
+    }
+
+    fn close_card(&mut self, key: &Arc<str>, card: &str, chosen: bool) {
+        let status = if chosen {
+            ToolCallStatus::Completed
+        } else {
+            ToolCallStatus::Failed
+        };
+        let update =
+            ToolCallUpdate::new(card.to_owned(), ToolCallUpdateFields::new().status(status));
+        self.session_update(key, SessionUpdate::ToolCallUpdate(update));
+    }
+
+    /// A short line in the session's turn (ACP-09, ACP-11).
+    pub(super) fn say(&mut self, key: &Arc<str>, line: &str) {
+        let Some(session) = self
+            .sessions
+            .get_mut(key)
+            .filter(|s| !s.acp_id.0.is_empty())
+        else {
+            return;
+        };
+        let update = session.mapper.notice(line);
+        self.session_update(key, update);
+    }
+}
+
+/// The answer for a dialog nobody chose for: cancelled; an approval denied.
+fn refusal(form: &Form) -> UiResponse {
+    match form {
+        Form::Approval { .. } => UiResponse::value("", DENY),
+        _ => UiResponse::cancelled("", false),
+    }
+}
+
+/// An elicitation's answer: the accepted text, else cancelled.
+fn text_answer(outcome: Result<Value, Value>) -> UiResponse {
+    let response = outcome
+        .ok()
+        .and_then(|v| serde_json::from_value::<CreateElicitationResponse>(v).ok());
+    match response.map(|r| r.action) {
+        Some(ElicitationAction::Accept(accept)) => {
+            match accept.content.as_ref().and_then(|c| c.get(TEXT_FIELD)) {
+                Some(ElicitationContentValue::String(text)) => UiResponse::value("", text.clone()),
+                _ => UiResponse::cancelled("", false),
+            }
+        }
+        _ => UiResponse::cancelled("", false),
+    }
+}
