@@ -1053,6 +1053,49 @@ fn call_09_turns_end_at_a_terminal_agent_end_and_a_new_run_may_start_without_one
 }
 
 #[test]
+fn call_09_a_pi_agent_end_that_will_retry_does_not_end_the_turn() {
+    let mut h = Harness::v1();
+    h.agent(r#"{"type":"agent_start"}"#);
+    h.agent(r#"{"type":"agent_end","messages":[],"willRetry":true}"#);
+    assert!(h.client.is_streaming(), "pi runs again on its own");
+    h.agent(r#"{"type":"agent_start"}"#);
+    h.agent(r#"{"type":"agent_end","messages":[],"willRetry":false}"#);
+    h.agent(r#"{"type":"agent_settled","aborted":false}"#);
+    assert!(!h.client.is_streaming());
+    let (_, events) = h.split();
+    let finished = events
+        .iter()
+        .filter(|e| matches!(e, ClientEvent::TurnFinished))
+        .count();
+    assert_eq!(finished, 1);
+}
+
+#[test]
+fn call_03_a_prompt_pi_handled_itself_is_local_only() {
+    let mut h = Harness::v1();
+    let prompt = h.client.prompt(h.now, "/ext", None).unwrap();
+    h.drain();
+    h.agent(&response(
+        &prompt.wire(),
+        "prompt",
+        json!({"disposition": "handled"}),
+    ));
+    // Local: no later failure or prompt_result is waited for, so a second response for
+    // the same id is unmatched, not a late failure.
+    h.drain();
+    h.agent(
+        &json!({"id": prompt.wire(), "type": "response", "command": "prompt",
+        "success": false, "error": "late"})
+        .to_string(),
+    );
+    let (_, events) = h.split();
+    assert!(
+        matches!(&events[..], [ClientEvent::Unmatched { .. }]),
+        "{events:?}"
+    );
+}
+
+#[test]
 fn frame_13_a_non_json_line_is_reported_with_its_prefix_and_the_session_goes_on() {
     let mut h = Harness::v1();
     h.agent("Debugger listening on ws://127.0.0.1:9229/abc");

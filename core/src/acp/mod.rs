@@ -88,8 +88,7 @@ use crate::output::{
 };
 use crate::spill::SaveFailure;
 use crate::wire::{
-    AgentEvent, AgentFrame, Command, PromptData, ReadOutput, ResponseData, SessionStatsData,
-    SwitchSession,
+    AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SessionStatsData, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
 use rpc::{Incoming, Line};
@@ -1436,16 +1435,15 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
         }
         // ACP-10: a prompt the agent answered itself (a builtin command) ends the turn,
         // acknowledged so (`agentInvoked: false`) or later (`prompt_result`).
-        ClientEvent::PromptLocalOnly { request }
-        | ClientEvent::Response {
+        ClientEvent::PromptLocalOnly { request } if is_prompt(&request, &session.turn) => {
+            finish_turn(session, out);
+        }
+        // CALL-03: `agentInvoked: false` (omp) or `disposition: "handled"` (pi 1.6).
+        ClientEvent::Response {
             request,
-            outcome:
-                Ok(ResponseData::Prompt(PromptData {
-                    agent_invoked: Some(false),
-                    ..
-                })),
+            outcome: Ok(ResponseData::Prompt(data)),
             ..
-        } if is_prompt(&request, &session.turn) => {
+        } if data.is_local() && is_prompt(&request, &session.turn) => {
             finish_turn(session, out);
         }
         // ACP-10, ACP-11: what the agent says outside the model's text.

@@ -13,8 +13,8 @@ use crate::frame::{
     DecodeEvent, Frame, FrameError, ProtocolVersion, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
 };
 use crate::wire::{
-    AgentEvent, AgentFrame, Command, ErrorCode, NegotiateProtocol, PromptData, PromptResult,
-    Response, ResponseData, UiRequest,
+    AgentEvent, AgentFrame, Command, ErrorCode, NegotiateProtocol, PromptResult, Response,
+    ResponseData, UiRequest,
 };
 
 impl Client {
@@ -104,8 +104,9 @@ impl Client {
             }
             AgentFrame::Unknown(value) if kind == FrameKind::AgentEnd => {
                 // CALL-09 on a frame the wire model could not type: only `isTerminal: false`
-                // keeps the run going.
-                let terminal = value.get("isTerminal") != Some(&Value::Bool(false));
+                // or `willRetry: true` keeps the run going.
+                let terminal = value.get("isTerminal") != Some(&Value::Bool(false))
+                    && value.get("willRetry") != Some(&Value::Bool(true));
                 self.end_of_run(AgentFrame::Unknown(value), terminal);
             }
             AgentFrame::HostToolCall(call) => {
@@ -264,13 +265,9 @@ impl Client {
         match pending.purpose {
             Purpose::App => {
                 if pending.command == "prompt" {
-                    let local = matches!(
-                        &outcome,
-                        Ok(ResponseData::Prompt(PromptData {
-                            agent_invoked: Some(false),
-                            ..
-                        }))
-                    );
+                    // CALL-03: `agentInvoked: false` (omp) or `disposition: "handled"` (pi 1.6).
+                    let local =
+                        matches!(&outcome, Ok(ResponseData::Prompt(data)) if data.is_local());
                     if outcome.is_ok() && !local {
                         self.open_prompts.push_back(request);
                         if self.open_prompts.len() > OPEN_PROMPTS {

@@ -33,9 +33,10 @@ wire_struct! {
 }
 
 impl AgentEnd {
-    /// Whether this `agent_end` ends the run for good (`isTerminal` not `false`).
+    /// Whether this `agent_end` ends the run for good (CALL-09): `isTerminal` not `false`
+    /// (oh-my-pi) and `willRetry` not `true` (pi 1.6, whose retry runs on its own).
     pub fn is_terminal(&self) -> bool {
-        self.is_terminal != Some(false)
+        self.is_terminal != Some(false) && self.will_retry != Some(true)
     }
 }
 

@@ -542,7 +542,7 @@ fn frame_03_prompt_says_what_it_waits_for_and_reports_garbage_before_ready() {
         .unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(stdout.trim(), "v1 answer");
+    assert_eq!(stdout.trim(), "mute answer");
     assert!(
         stderr.contains("no ready frame from the agent yet") && stderr.contains("--ready-timeout"),
         "{stderr}"
