@@ -34,6 +34,8 @@
 //! ```
 
 mod bound;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod history;
 mod map;
 mod output;
