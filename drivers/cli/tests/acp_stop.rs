@@ -1,6 +1,6 @@
 //! ACP-08 (ours): nothing outlives `musewire acp`. A session's agent runs a `bash` tool whose
-//! shell waits on `sleep 30`; then the editor closes the bridge's stdin, or the bridge gets
-//! SIGTERM. Within the rule's 3 s the bridge has exited and no process is left, counted from
+//! shell waits on `sleep 30`; then the editor closes the bridge's stdin, or stops reading its
+//! stdout, or the bridge gets SIGTERM. Within the rule's 3 s the bridge has exited and no process is left, counted from
 //! `/proc`: none of the agent's process group, none of the shell's, and not the sleep. Over
 //! the bundled agent and over omp on the scripted model (conformance/live).
 
@@ -10,7 +10,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use process::{live_in_group, WAIT};
@@ -26,6 +27,8 @@ enum End {
     EditorEof,
     /// The bridge gets SIGTERM.
     Sigterm,
+    /// The editor stops reading: the bridge's next write fails.
+    EditorGone,
 }
 
 /// `musewire acp` over pipes, its stdout read as JSON-RPC lines on a thread.
@@ -33,6 +36,9 @@ struct Bridge {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
+    /// Set, the reader closes the bridge's stdout at the next line it reads, and sends
+    /// `null` once it has.
+    hang_up: Arc<AtomicBool>,
 }
 
 impl Bridge {
@@ -45,8 +51,14 @@ impl Bridge {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
+        let hang_up = Arc::new(AtomicBool::new(false));
+        let hanging_up = hang_up.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
+                if hanging_up.load(Ordering::SeqCst) {
+                    let _ = tx.send(Value::Null);
+                    return;
+                }
                 let Ok(line) = line else { return };
                 let Ok(value) = serde_json::from_str::<Value>(&line) else {
                     continue;
@@ -60,6 +72,7 @@ impl Bridge {
             child,
             stdin,
             lines,
+            hang_up,
         }
     }
 
@@ -198,6 +211,20 @@ fn nothing_outlives_the_bridge(acp: Command, cwd: &Path, file: &Path, prompt: &s
                 .unwrap();
             assert!(status.success());
         }
+        End::EditorGone => {
+            bridge.hang_up.store(true, Ordering::SeqCst);
+            bridge.send(json!({"jsonrpc": "2.0", "id": 4, "method": "nope"}));
+            // The lines read before, then the reader's hang-up.
+            let hung_up = |l: &Value| *l == Value::Null;
+            while !hung_up(
+                &bridge
+                    .lines
+                    .recv_timeout(WAIT)
+                    .expect("the reader hangs up"),
+            ) {}
+            // Answering this one, the bridge finds the editor gone.
+            bridge.send(json!({"jsonrpc": "2.0", "id": 5, "method": "nope"}));
+        }
     }
     let status = bridge.exited_within(ENDED_WITHIN);
     let status =
@@ -209,6 +236,7 @@ fn nothing_outlives_the_bridge(acp: Command, cwd: &Path, file: &Path, prompt: &s
             Some(15),
             "it dies of the signal: {status:?}"
         ),
+        End::EditorGone => assert_eq!(status.code(), Some(1), "a failed write: {status:?}"),
     }
     // Everything is gone by then, or very soon after for the kernel to finish the kills.
     loop {
@@ -290,6 +318,11 @@ fn acp_08_editor_eof_mid_tool_leaves_nothing_running_bundled_agent() {
 #[test]
 fn acp_08_sigterm_mid_tool_leaves_nothing_running_bundled_agent() {
     over_the_bundled_agent("acp-stop-term", End::Sigterm);
+}
+
+#[test]
+fn acp_08_an_editor_that_stops_reading_leaves_nothing_running_bundled_agent() {
+    over_the_bundled_agent("acp-stop-gone", End::EditorGone);
 }
 
 #[test]

@@ -63,10 +63,11 @@ struct Agent {
 /// What ended [`serve_acp_stdio`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Served {
-    /// The editor closed stdin, and every agent has exited.
+    /// The editor closed stdin, and every agent has exited (or the shutdown budget passed).
     EditorEnd,
-    /// This signal (one of [`TERMINATING_SIGNALS`]) came, and every agent has exited: the
-    /// caller ends as that signal would ([`crate::agent_stdio::die_of`]).
+    /// This signal (one of [`TERMINATING_SIGNALS`]) came, and every agent has exited (or the
+    /// shutdown budget passed): the caller ends as that signal would
+    /// ([`crate::agent_stdio::die_of`]).
     Signal(i32),
 }
 
@@ -109,8 +110,8 @@ where
     })
 }
 
-/// Serves ACP on `editor_in`/`editor_out` until the editor's input ends and every agent
-/// has exited. `agent(cwd)` gives the command that starts a session's agent; the loop sets
+/// Serves ACP on `editor_in`/`editor_out` until the editor's input ends (or a write to it
+/// fails) and every agent has exited, or the bridge's shutdown budget has passed. `agent(cwd)` gives the command that starts a session's agent; the loop sets
 /// its directory, its pipes and its process group.
 pub async fn serve_acp<R, W, F>(
     config: BridgeConfig,
@@ -171,12 +172,25 @@ where
 
     let mut bridge = Bridge::new(config);
     let mut agents: BTreeMap<Arc<str>, Agent> = BTreeMap::new();
+    // A failed write to the editor: it has gone, which ends the bridge as its input's end
+    // does (ACP-08: the agents are stopped first); the error is returned at the end.
+    let mut editor_failed: Option<io::Error> = None;
     loop {
+        let mut editor_gone = false;
         while let Some(action) = bridge.poll_action() {
             match action {
                 Action::Editor { bytes } => {
-                    editor_out.write_all(&bytes).await?;
-                    editor_out.flush().await?;
+                    if editor_failed.is_some() {
+                        continue;
+                    }
+                    let written = async {
+                        editor_out.write_all(&bytes).await?;
+                        editor_out.flush().await
+                    };
+                    if let Err(error) = written.await {
+                        editor_failed = Some(error);
+                        editor_gone = true;
+                    }
                 }
                 Action::Spawn { session, cwd } => {
                     let mut command = agent(&cwd);
@@ -218,8 +232,12 @@ where
                 }
             }
         }
+        if editor_gone {
+            bridge.handle(Instant::now(), Input::EditorEnd);
+            continue;
+        }
         if bridge.is_finished() {
-            return Ok(());
+            return editor_failed.map_or(Ok(()), Err);
         }
         let event = match bridge.poll_timeout() {
             Some(at) => {
