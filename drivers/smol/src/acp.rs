@@ -221,7 +221,9 @@ where
                     }
                 }
                 // The last the loop does for this agent: its group killed (it may have
-                // exited, leaving processes in its group), then the process itself.
+                // exited, leaving processes in its group), then the process itself. The
+                // group's id is not reused while a member lives; an empty group is ESRCH,
+                // and its number comes round again only after the pid space has.
                 Action::StopAgent { session } => {
                     if let Some(agent) = agents.remove(&session.0) {
                         if let Some(group) = agent.group {
