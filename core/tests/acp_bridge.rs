@@ -177,19 +177,3 @@ fn prompt_for_unknown_session_and_second_prompt_are_refused() {
     );
     assert_eq!(h.answer(6).unwrap()["error"]["code"], -32600);
 }
-
-#[test]
-fn editor_end_stops_every_agent_and_finishes_after_exit() {
-    let mut h = Harness::new();
-    let s = h.session();
-    h.bridge.handle(h.now, musewire_core::acp::Input::EditorEnd);
-    while let Some(action) = h.bridge.poll_action() {
-        if let musewire_core::acp::Action::StopAgent { session } = action {
-            h.stopped.push(session.0.to_string());
-        }
-    }
-    assert_eq!(h.stopped, vec![s.clone()]);
-    assert!(!h.bridge.is_finished());
-    h.agent_exit(&s);
-    assert!(h.bridge.is_finished());
-}

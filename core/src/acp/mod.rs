@@ -5,8 +5,10 @@
 //! The bridge is sans-IO and follows the crate's run-loop contract (the [crate docs](crate)):
 //! the driver hands in every [`Input`] through [`Bridge::handle`] (bytes from the editor, the
 //! output and exit of each session's agent, timers), drains [`Bridge::poll_action`] (bytes for
-//! the editor, an agent to spawn in a session's cwd, bytes for a session's agent, an agent to
-//! stop) and sleeps until [`Bridge::poll_timeout`]. Inside, each ACP session has its own
+//! the editor, an agent to spawn in a session's cwd, bytes for a session's agent, an agent's
+//! stdin to close, an agent's process group to kill) and sleeps until [`Bridge::poll_timeout`].
+//! Nothing outlives the bridge (ACP-12): a stopped agent gets [`STOP_GRACE`] after its stdin
+//! closes to end its own children, then its process group is killed. Inside, each ACP session has its own
 //! [`Client`] and its own agent process, named in actions and inputs by its agent key
 //! (`musewire-N`; the ACP session id too, unless the agent keeps its sessions in
 //! [`BridgeConfig::session_dir`], when the ACP id is the name of its session file there).
@@ -37,6 +39,8 @@
 
 mod bound;
 mod dialogs;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod history;
 mod map;
 mod notices;
@@ -44,6 +48,7 @@ mod output;
 mod plan;
 mod rpc;
 mod status;
+mod stop;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -76,6 +81,7 @@ pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
+pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
 
 use crate::client::{
     self, commands, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,
@@ -116,8 +122,12 @@ pub struct BridgeConfig {
 pub enum Input<'a> {
     /// Bytes read from the editor (stdin).
     Editor(&'a [u8]),
-    /// The editor's input ended: every agent is stopped.
+    /// The editor's input ended: every agent is stopped (ACP-12).
     EditorEnd,
+    /// The bridge is told to end (the driver caught SIGTERM, SIGINT or SIGHUP): as
+    /// [`Input::EditorEnd`], except that an unfinished line of the editor's is dropped. The
+    /// editor's bytes after either are ignored.
+    Shutdown,
     /// Bytes read from a session's agent's stdout (the session named by the agent key of its
     /// [`Action::Spawn`], as in every agent input).
     AgentStdout(SessionId, &'a [u8]),
@@ -133,7 +143,8 @@ pub enum Input<'a> {
 
 /// Work for the driver, in order. Serialised (for transcripts) as
 /// `{"action":"editor","bytes":LINE}`, `{"action":"spawn","session","cwd"}`,
-/// `{"action":"agent","session","bytes"}`, `{"action":"stop_agent","session"}`, bytes as text.
+/// `{"action":"agent","session","bytes"}`, `{"action":"close_agent_stdin","session"}`,
+/// `{"action":"stop_agent","session"}`, bytes as text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
@@ -159,7 +170,17 @@ pub enum Action {
         #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
     },
-    /// Stop the session's agent process.
+    /// Close the session's agent's stdin once what was queued for it is written: the first
+    /// step of stopping it (ACP-12). Its [`Action::StopAgent`] follows after [`STOP_GRACE`],
+    /// or at its exit.
+    CloseAgentStdin {
+        /// The session.
+        session: SessionId,
+    },
+    /// Kill the session's agent and every process left in its process group (ACP-12: the
+    /// driver starts each agent as the leader of a process group of its own). Comes once
+    /// per agent: when the grace after [`Action::CloseAgentStdin`] is over, or once the agent
+    /// has exited (then for what is left of its group).
     StopAgent {
         /// The session.
         session: SessionId,
@@ -272,6 +293,8 @@ struct Session {
     seen_outputs: BTreeMap<String, StoredOutput>,
     /// The agent exited or was stopped.
     exited: bool,
+    /// ACP-12: where its agent is in being stopped.
+    stop: stop::Stop,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -305,6 +328,8 @@ pub struct Bridge {
     editor_ended: bool,
     /// The dialogs asked of the editor (ACP-08, ACP-09).
     dialogs: dialogs::Dialogs,
+    /// ACP-12: the bridge's end, begun with the editor's.
+    shutdown: stop::Shutdown,
     actions: VecDeque<Action>,
 }
 
@@ -323,6 +348,7 @@ impl Bridge {
             output_meta: false,
             editor_ended: false,
             dialogs: dialogs::Dialogs::default(),
+            shutdown: stop::Shutdown::default(),
             actions: VecDeque::new(),
         }
     }
@@ -337,9 +363,10 @@ impl Bridge {
         self.client_meta.as_ref()
     }
 
-    /// Whether the editor has gone and every agent has exited: the driver may end.
+    /// Whether the editor has gone and every agent has exited, or [`SHUTDOWN_BUDGET`] has
+    /// passed since (ACP-12): the driver may end.
     pub fn is_finished(&self) -> bool {
-        self.editor_ended && self.sessions.values().all(|s| s.exited)
+        self.editor_ended && (self.shutdown.is_over() || self.sessions.values().all(|s| s.exited))
     }
 
     /// The next action, if any.
@@ -348,9 +375,15 @@ impl Bridge {
         self.actions.pop_front()
     }
 
-    /// When [`Input::Timeout`] is next due: a session's client's timer or a read's budget.
+    /// When [`Input::Timeout`] is next due: a session's client's timer, a read's budget, a
+    /// stop's grace or the shutdown's budget (ACP-12).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
+        let stops = self
+            .sessions
+            .values()
+            .filter_map(|s| s.stop.timeout())
+            .chain(self.shutdown.timeout().filter(|_| !self.is_finished()));
         let reads = self.sessions.values().flat_map(|s| {
             s.pending.values().filter_map(|p| match p {
                 Pending::Read { deadline, .. } | Pending::TurnStats { deadline } => Some(*deadline),
@@ -361,26 +394,27 @@ impl Bridge {
             .values()
             .filter_map(|s| s.client.poll_timeout())
             .chain(reads)
+            .chain(stops)
             .min()
     }
 
     /// Hands in one input.
     pub fn handle(&mut self, now: Instant, input: Input<'_>) {
         match input {
+            // ACP-12: nothing more is read once the bridge is ending.
+            Input::Editor(_) if self.editor_ended => {}
             Input::Editor(bytes) => {
                 let mut reader = std::mem::replace(&mut self.reader, rpc::editor_lines());
                 reader.push(bytes, &mut |line| self.editor_line(now, line));
                 self.reader = reader;
             }
-            Input::EditorEnd => {
+            Input::EditorEnd if !self.editor_ended => {
                 let mut reader = std::mem::replace(&mut self.reader, rpc::editor_lines());
                 reader.finish(&mut |line| self.editor_line(now, line));
                 self.reader = reader;
-                self.editor_ended = true;
-                for key in self.session_keys() {
-                    self.session_input(now, &key, client::Input::Call(Call::Stop));
-                }
+                self.shut_down(now);
             }
+            Input::EditorEnd | Input::Shutdown => self.shut_down(now),
             Input::AgentStdout(id, bytes) => {
                 self.session_input(now, &id.0, client::Input::stdout(bytes))
             }
@@ -391,15 +425,49 @@ impl Bridge {
             Input::AgentExit(id, status) => {
                 if let Some(session) = self.sessions.get_mut(&*id.0) {
                     session.exited = true;
+                    // ACP-12: what is left of its process group goes with it.
+                    let kill = session.stop.exited(&SessionId::new(id.0.clone()));
+                    self.actions.extend(kill);
                 }
                 self.session_input(now, &id.0, client::Input::exit(status));
             }
             Input::Timeout => {
+                self.shutdown.tick(now);
                 for key in self.session_keys() {
+                    self.stop_due(now, &key);
                     self.expire_reads(now, &key);
                     self.session_input(now, &key, client::Input::Timeout);
                 }
             }
+        }
+    }
+
+    /// ACP-12: the editor has gone or the bridge is told to end: every agent is stopped.
+    fn shut_down(&mut self, now: Instant) {
+        self.editor_ended = true;
+        if !self.shutdown.begin(now) {
+            return;
+        }
+        for key in self.session_keys() {
+            self.session_input(now, &key, client::Input::Call(Call::Stop));
+            self.stop_agent(now, &key);
+        }
+    }
+
+    /// ACP-12: the session's agent is stopped: its stdin closed now, its group killed after
+    /// the grace (or at its exit). Idempotent.
+    fn stop_agent(&mut self, now: Instant, key: &Arc<str>) {
+        if let Some(session) = self.sessions.get_mut(key) {
+            let close = session.stop.begin(now, &SessionId::new(key.clone()));
+            self.actions.extend(close);
+        }
+    }
+
+    /// ACP-12: a stop's grace is over: the agent's group is killed.
+    fn stop_due(&mut self, now: Instant, key: &Arc<str>) {
+        if let Some(session) = self.sessions.get_mut(key) {
+            let kill = session.stop.due(now, &SessionId::new(key.clone()));
+            self.actions.extend(kill);
         }
     }
 
@@ -568,6 +636,7 @@ impl Bridge {
                 pending: BTreeMap::new(),
                 seen_outputs: BTreeMap::new(),
                 exited: false,
+                stop: stop::Stop::default(),
             },
         );
         self.actions.push_back(Action::Spawn {
@@ -833,9 +902,11 @@ impl Bridge {
                     session: SessionId::new(key.clone()),
                     bytes,
                 }),
-                client::Action::StopAgent => self.actions.push_back(Action::StopAgent {
-                    session: SessionId::new(key.clone()),
-                }),
+                // ACP-12: every stop closes stdin first, and kills after the grace.
+                client::Action::StopAgent => {
+                    let close = session.stop.begin(now, &SessionId::new(key.clone()));
+                    self.actions.extend(close);
+                }
                 // The bridge's clients send no host tool results, and it keeps no store.
                 client::Action::SpillWrite { id, .. } => {
                     let no_store = client::Input::SpillDone(id, Err(SaveFailure::no_store()));

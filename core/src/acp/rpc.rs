@@ -39,12 +39,16 @@ pub(crate) enum Incoming {
     },
 }
 
-/// Reads one line's envelope; `Err` is the error to answer (with a null id).
+/// Reads one line's envelope; `Err` is the error to answer (with a null id). The line is
+/// read as the official SDK reads it (ACP-07): invalid UTF-8 as U+FFFD (`TextDecoder`), and
+/// lone surrogate escapes kept (`JSON.parse`; held as the wire model's stand-ins, written
+/// back as escapes).
 pub(crate) fn parse_line(line: &[u8]) -> Result<Option<Incoming>, Error> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    let value: Value = serde_json::from_slice(line)
+    let text = String::from_utf8_lossy(line);
+    let value: Value = crate::wire::parse_value(text.as_bytes())
         .map_err(|e| Error::parse_error().data(Value::String(e.to_string())))?;
     let Value::Object(mut object) = value else {
         return Err(Error::invalid_request().data(json!("a message is a JSON object")));
@@ -102,8 +106,9 @@ pub(crate) fn notification_line(method: &str, params: &impl Serialize) -> Vec<u8
     line(json!({"jsonrpc": "2.0", "method": method, "params": params}))
 }
 
+/// Compact JSON and a newline; stand-ins written back as the escapes they hold.
 fn line(value: Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(&value).unwrap_or_default();
+    let mut bytes = crate::wire::to_vec(&value).unwrap_or_default();
     bytes.push(b'\n');
     bytes
 }

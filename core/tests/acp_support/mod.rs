@@ -16,6 +16,9 @@ pub struct Harness {
     pub editor: Vec<Value>,
     pub agent: Vec<Value>,
     pub spawned: Vec<(String, std::path::PathBuf)>,
+    /// Sessions whose agent's stdin was closed (ACP-12), in order.
+    pub closed: Vec<String>,
+    /// Sessions whose agent's group was killed (ACP-12), in order.
     pub stopped: Vec<String>,
 }
 
@@ -27,11 +30,12 @@ impl Harness {
             editor: Vec::new(),
             agent: Vec::new(),
             spawned: Vec::new(),
+            closed: Vec::new(),
             stopped: Vec::new(),
         }
     }
 
-    fn drain(&mut self) {
+    pub fn drain(&mut self) {
         while let Some(action) = self.bridge.poll_action() {
             match action {
                 Action::Editor { bytes } => {
@@ -46,6 +50,7 @@ impl Harness {
                     }
                 }
                 Action::Spawn { session, cwd } => self.spawned.push((session.0.to_string(), cwd)),
+                Action::CloseAgentStdin { session } => self.closed.push(session.0.to_string()),
                 Action::StopAgent { session } => self.stopped.push(session.0.to_string()),
             }
         }

@@ -1,12 +1,14 @@
 //! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [-- AGENT…]`: serve the Agent
 //! Client Protocol on stdio, one agent process per ACP session (the bundled `musewire agent
 //! --mode rpc` by default). Only I/O: the protocol is `musewire_core::acp::Bridge`, the loop
-//! `musewire_smol::acp::serve_acp`.
+//! `musewire_smol::acp::serve_acp_stdio`. On SIGTERM, SIGINT or SIGHUP every agent is stopped
+//! (ACP-12) and it then dies of that signal.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use musewire_core::acp::BridgeConfig;
+use musewire_smol::acp::Served;
 
 use crate::agent_command::agent_command;
 
@@ -107,28 +109,22 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
 }
 
 fn serve(config: BridgeConfig, agent: Agent) -> ExitCode {
-    let result = smol::block_on(musewire_smol::acp::serve_acp(
-        config,
-        smol::Unblock::new(std::io::stdin()),
-        smol::Unblock::new(std::io::stdout()),
-        move |_cwd| {
-            let command = match &agent {
-                Agent::Bundled(flags) => agent_command(&[]).map(|mut c| {
-                    c.args(flags);
-                    c
-                }),
-                Agent::Command(line) => agent_command(line),
-            };
-            match command {
-                Ok(command) => smol::process::Command::from(command),
-                // Unreachable after the check above; an empty program fails to spawn and the
-                // session reports the agent's exit.
-                Err(_) => smol::process::Command::new(""),
-            }
-        },
-    ));
+    // ACP-12: the editor's end or SIGTERM, SIGINT, SIGHUP stops every agent first.
+    let result = smol::block_on(musewire_smol::acp::serve_acp_stdio(config, move |_cwd| {
+        let command = match &agent {
+            Agent::Bundled(flags) => agent_command(&[]).map(|mut c| {
+                c.args(flags);
+                c
+            }),
+            Agent::Command(line) => agent_command(line),
+        };
+        // Unreachable after the check above; an empty program fails to spawn and the
+        // session reports the agent's exit.
+        command.unwrap_or_else(|_| std::process::Command::new(""))
+    }));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Served::EditorEnd) => ExitCode::SUCCESS,
+        Ok(Served::Signal(signal)) => ExitCode::from(musewire_smol::agent_stdio::die_of(signal)),
         Err(e) => {
             eprintln!("musewire acp: {e}");
             ExitCode::FAILURE

@@ -1,21 +1,30 @@
 //! The ACP loop: runs a [`Bridge`] between an editor (any byte stream, stdio for
 //! `musewire acp`) and one agent process per ACP session. Only I/O: it reads the editor and
 //! the agents' pipes, hands the bytes in, performs the bridge's actions (write to the
-//! editor, spawn an agent in a cwd, write to an agent, stop an agent), and sleeps until the
-//! next input or the bridge's next timeout.
+//! editor, spawn an agent in a cwd, write to an agent, close an agent's stdin, kill an
+//! agent's process group), and sleeps until the next input or the bridge's next timeout.
+//! Each agent is started as the leader of a process group of its own, so that killing the
+//! group ends whatever the agent left running in it (ACP-12).
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::io;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use musewire_core::acp::{Action, Bridge, BridgeConfig, Input};
 use musewire_core::client::ExitStatus;
+use rustix::process::{kill_process_group, Pid, Signal};
+use signal_hook::iterator::Signals;
 use smol::channel;
 use smol::future;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::process::{Command, Stdio};
+
+use crate::agent_stdio::TERMINATING_SIGNALS;
 
 /// How long an exited agent's stdout may stay open (a grandchild holding it) before the
 /// exit is reported anyway.
@@ -31,29 +40,115 @@ enum Event {
     Stderr(Arc<str>, Vec<u8>),
     StdoutEnd(Arc<str>),
     Exit(Arc<str>, ExitStatus),
+    /// The loop is told to end (a signal).
+    Shutdown,
 }
 
 /// What the loop asks of one agent's task.
 enum AgentOp {
     Write(Vec<u8>),
+    /// Close its stdin after what was queued before.
+    CloseStdin,
     Kill,
 }
 
-/// Serves ACP on `editor_in`/`editor_out` until the editor's input ends and every agent
-/// has exited. `agent(cwd)` gives the command that starts a session's agent; the loop sets
-/// its directory and pipes.
+/// One session's agent, as the loop knows it.
+struct Agent {
+    /// Its task's operations.
+    ops: channel::Sender<AgentOp>,
+    /// Its process group (its pid: it leads a group of its own).
+    group: Option<Pid>,
+}
+
+/// What ended [`serve_acp_stdio`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// The editor closed stdin, and every agent has exited (or the shutdown budget passed).
+    EditorEnd,
+    /// This signal (one of [`TERMINATING_SIGNALS`]) came, and every agent has exited (or the
+    /// shutdown budget passed): the caller ends as that signal would
+    /// ([`crate::agent_stdio::die_of`]).
+    Signal(i32),
+}
+
+/// Serves ACP on this process's stdin and stdout, with [`TERMINATING_SIGNALS`] caught from
+/// now on: the editor's end or a signal stops every agent (ACP-12) and ends the loop once
+/// they have exited.
+pub async fn serve_acp_stdio<F>(config: BridgeConfig, agent: F) -> io::Result<Served>
+where
+    F: Fn(&Path) -> std::process::Command,
+{
+    let mut signals = Signals::new(TERMINATING_SIGNALS)?;
+    let handle = signals.handle();
+    let (tx, rx) = channel::bounded::<i32>(1);
+    std::thread::Builder::new()
+        .name("musewire-acp-signals".into())
+        .spawn(move || {
+            if let Some(received) = signals.forever().next() {
+                let _ = tx.try_send(received);
+            }
+        })?;
+    let caught = Arc::new(AtomicI32::new(0));
+    let seen = caught.clone();
+    let served = serve_acp_until(
+        config,
+        smol::Unblock::new(io::stdin()),
+        smol::Unblock::new(io::stdout()),
+        agent,
+        async move {
+            if let Ok(signal) = rx.recv().await {
+                seen.store(signal, Ordering::SeqCst);
+            }
+        },
+    )
+    .await;
+    handle.close();
+    served?;
+    Ok(match caught.load(Ordering::SeqCst) {
+        0 => Served::EditorEnd,
+        signal => Served::Signal(signal),
+    })
+}
+
+/// Serves ACP on `editor_in`/`editor_out` until the editor's input ends (or a write to it
+/// fails) and every agent has exited, or the bridge's shutdown budget has passed. `agent(cwd)` gives the command that starts a session's agent; the loop sets
+/// its directory, its pipes and its process group.
 pub async fn serve_acp<R, W, F>(
     config: BridgeConfig,
-    mut editor_in: R,
-    mut editor_out: W,
+    editor_in: R,
+    editor_out: W,
     agent: F,
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin,
-    F: Fn(&Path) -> Command,
+    F: Fn(&Path) -> std::process::Command,
+{
+    serve_acp_until(config, editor_in, editor_out, agent, future::pending()).await
+}
+
+/// [`serve_acp`], also ending when `shutdown` completes: every agent is then stopped as when
+/// the editor's input ends (ACP-12), and the loop ends once they have exited.
+pub async fn serve_acp_until<R, W, F, S>(
+    config: BridgeConfig,
+    mut editor_in: R,
+    mut editor_out: W,
+    agent: F,
+    shutdown: S,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+    F: Fn(&Path) -> std::process::Command,
+    S: Future<Output = ()> + Send + 'static,
 {
     let (events, inbox) = channel::unbounded::<Event>();
+    let shutdown_events = events.clone();
+    smol::spawn(async move {
+        shutdown.await;
+        let _ = shutdown_events.send(Event::Shutdown).await;
+    })
+    .detach();
     let editor_events = events.clone();
     smol::spawn(async move {
         let mut buf = vec![0u8; 64 * 1024];
@@ -76,20 +171,34 @@ where
     .detach();
 
     let mut bridge = Bridge::new(config);
-    let mut agents: BTreeMap<Arc<str>, channel::Sender<AgentOp>> = BTreeMap::new();
+    let mut agents: BTreeMap<Arc<str>, Agent> = BTreeMap::new();
+    // A failed write to the editor: it has gone, which ends the bridge as its input's end
+    // does (ACP-12: the agents are stopped first); the error is returned at the end.
+    let mut editor_failed: Option<io::Error> = None;
     loop {
+        let mut editor_gone = false;
         while let Some(action) = bridge.poll_action() {
             match action {
                 Action::Editor { bytes } => {
-                    editor_out.write_all(&bytes).await?;
-                    editor_out.flush().await?;
+                    if editor_failed.is_some() {
+                        continue;
+                    }
+                    let written = async {
+                        editor_out.write_all(&bytes).await?;
+                        editor_out.flush().await
+                    };
+                    if let Err(error) = written.await {
+                        editor_failed = Some(error);
+                        editor_gone = true;
+                    }
                 }
                 Action::Spawn { session, cwd } => {
                     let mut command = agent(&cwd);
-                    command.current_dir(&cwd);
-                    match start_agent(command, session.0.clone(), events.clone()) {
-                        Ok(ops) => {
-                            agents.insert(session.0.clone(), ops);
+                    // ACP-12: a group of its own, killed whole when it is stopped.
+                    command.current_dir(&cwd).process_group(0);
+                    match start_agent(command.into(), session.0.clone(), events.clone()) {
+                        Ok(started) => {
+                            agents.insert(session.0.clone(), started);
                         }
                         Err(error) => {
                             eprintln!(
@@ -102,19 +211,35 @@ where
                     }
                 }
                 Action::Agent { session, bytes } => {
-                    if let Some(ops) = agents.get(&session.0) {
-                        let _ = ops.try_send(AgentOp::Write(bytes));
+                    if let Some(agent) = agents.get(&session.0) {
+                        let _ = agent.ops.try_send(AgentOp::Write(bytes));
                     }
                 }
+                Action::CloseAgentStdin { session } => {
+                    if let Some(agent) = agents.get(&session.0) {
+                        let _ = agent.ops.try_send(AgentOp::CloseStdin);
+                    }
+                }
+                // The last the loop does for this agent: its group killed (it may have
+                // exited, leaving processes in its group), then the process itself. The
+                // group's id is not reused while a member lives; an empty group is ESRCH,
+                // and its number comes round again only after the pid space has.
                 Action::StopAgent { session } => {
-                    if let Some(ops) = agents.get(&session.0) {
-                        let _ = ops.try_send(AgentOp::Kill);
+                    if let Some(agent) = agents.remove(&session.0) {
+                        if let Some(group) = agent.group {
+                            let _ = kill_process_group(group, Signal::KILL);
+                        }
+                        let _ = agent.ops.try_send(AgentOp::Kill);
                     }
                 }
             }
         }
+        if editor_gone {
+            bridge.handle(Instant::now(), Input::EditorEnd);
+            continue;
+        }
         if bridge.is_finished() {
-            return Ok(());
+            return editor_failed.map_or(Ok(()), Err);
         }
         let event = match bridge.poll_timeout() {
             Some(at) => {
@@ -135,13 +260,12 @@ where
         match event {
             Event::Editor(bytes) => bridge.handle(now, Input::Editor(&bytes)),
             Event::EditorEnd => bridge.handle(now, Input::EditorEnd),
+            Event::Shutdown => bridge.handle(now, Input::Shutdown),
             Event::Stdout(s, bytes) => bridge.handle(now, Input::AgentStdout(id(&s), &bytes)),
             Event::Stderr(s, bytes) => bridge.handle(now, Input::AgentStderr(id(&s), &bytes)),
             Event::StdoutEnd(s) => bridge.handle(now, Input::AgentStdoutEnd(id(&s))),
-            Event::Exit(s, status) => {
-                agents.remove(&s);
-                bridge.handle(now, Input::AgentExit(id(&s), status))
-            }
+            // The agent stays known until the bridge kills what is left of its group.
+            Event::Exit(s, status) => bridge.handle(now, Input::AgentExit(id(&s), status)),
         }
     }
 }
@@ -152,15 +276,16 @@ fn start_agent(
     mut command: Command,
     session: Arc<str>,
     events: channel::Sender<Event>,
-) -> io::Result<channel::Sender<AgentOp>> {
+) -> io::Result<Agent> {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = command.spawn()?;
+    let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
     let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
-    let mut stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+    let mut stdin = Some(child.stdin.take().ok_or_else(|| missing("stdin"))?);
     let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
     let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
     let (stdout_done_tx, stdout_done) = channel::bounded::<()>(1);
@@ -182,9 +307,12 @@ fn start_agent(
             match next {
                 Ok(Ok(AgentOp::Write(bytes))) => {
                     // A failed write means the agent stopped reading; its exit follows.
-                    let _ = stdin.write_all(&bytes).await;
-                    let _ = stdin.flush().await;
+                    if let Some(stdin) = stdin.as_mut() {
+                        let _ = stdin.write_all(&bytes).await;
+                        let _ = stdin.flush().await;
+                    }
                 }
+                Ok(Ok(AgentOp::CloseStdin)) => stdin = None,
                 Ok(Ok(AgentOp::Kill)) => {
                     let _ = child.kill();
                 }
@@ -212,7 +340,7 @@ fn start_agent(
         let _ = events.send(Event::Exit(session, status)).await;
     })
     .detach();
-    Ok(ops)
+    Ok(Agent { ops, group })
 }
 
 type Wrap = fn(Arc<str>, Vec<u8>) -> Event;

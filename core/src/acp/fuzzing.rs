@@ -1,0 +1,674 @@
+//! The fuzz body for the [`Bridge`] (feature `fuzzing`): `fuzz/fuzz_targets/bridge_session.rs`
+//! is a thin wrapper, and `core/tests/acp_fuzz_body.rs` runs it on seeds and on the ACP
+//! transcripts under cargo test.
+//!
+//! The input is the bridge's whole input, interleaved: the first byte picks the
+//! configuration (a session folder, an agent that serves stored output), then each [`Op`] is
+//! a tag byte and its operands ([`decode`]; [`encode`] writes the same format, so seeds can be
+//! made from transcripts with [`ops_from_transcript`]): raw editor bytes, well-formed editor
+//! requests (initialize, session/new, load, prompt, cancel, `_muse/readOutput`, unknown
+//! methods, responses), raw agent bytes, well-formed agent frames (responses to the commands
+//! the bridge actually wrote, shaped by command, and the events of a turn), stderr, the end
+//! of an agent's stdout, its exit, the editor's end, a signal's shutdown, and time passing.
+//! Checked after every op:
+//! - nothing panics;
+//! - every editor action is complete JSON-RPC 2.0 lines: each a JSON object with
+//!   `"jsonrpc":"2.0"` that is a response (an id, and a result or an error with an integer
+//!   code and a string message), a notification or a request (a string method);
+//! - every agent action is complete JSON lines, and names a session that was spawned; no
+//!   session is spawned twice, none after the bridge began to end; an agent's stdin is
+//!   closed at most once and its group killed at most once (ACP-12);
+//! - the output of one input is bounded by its size (see [`MAX_OUT_PER_BYTE`]);
+//! - after a timer input the next timeout is in the future (no busy loop), and once
+//!   finished the bridge stays finished;
+//! - determinism: a second bridge fed the same inputs at the same times gives the same
+//!   actions.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{Action, Bridge, BridgeConfig, Input, SessionId};
+use crate::client::ExitStatus;
+
+/// The session folder of the fuzzed bridge, when the configuration byte asks for one.
+pub const SESSION_DIR: &str = "/state/sessions";
+
+/// Bytes of output one input may give per byte it holds, on top of [`MAX_OUT_PER_LINE`] per
+/// line it holds (a small event can update a card that holds up to 64 KiB, ACP-05).
+pub const MAX_OUT_PER_BYTE: usize = 64;
+
+/// Bytes of output one input may give per line it holds, and per session (an editor's end
+/// or a timer reaches every session).
+pub const MAX_OUT_PER_LINE: usize = 512 * 1024;
+
+/// The stop reasons an `agent_end` carries.
+const STOP_REASONS: [&str; 4] = ["stop", "length", "aborted", "error"];
+
+/// The statuses of todo tasks.
+const TODO_STATUSES: [&str; 5] = ["pending", "in_progress", "completed", "cancelled", "odd"];
+
+/// The most ops read from one input.
+const MAX_OPS: usize = 512;
+
+/// One step of a fuzzed bridge.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Bytes from the editor.
+    Editor(Vec<u8>),
+    /// A well-formed editor message, by kind and two operands.
+    EditorMessage(u8, u8, u8),
+    /// Bytes on a session's agent's stdout (the `n`-th spawned session, modulo).
+    Agent(u8, Vec<u8>),
+    /// A well-formed agent frame for a session, by kind and two operands.
+    AgentFrame(u8, u8, u8, u8),
+    /// Bytes on a session's agent's stderr.
+    Stderr(u8, Vec<u8>),
+    /// A session's agent's stdout ends.
+    AgentEof(u8),
+    /// A session's agent exits with this code.
+    AgentExit(u8, i8),
+    /// The editor's input ends.
+    EditorEnd,
+    /// A signal tells the bridge to end.
+    Shutdown,
+    /// Time passes (ms), then the timer input.
+    Advance(u16),
+}
+
+/// Reads the configuration byte and up to 512 ops from `data`; a truncated op ends it.
+pub fn decode(data: &[u8]) -> (u8, Vec<Op>) {
+    let Some((&config, mut rest)) = data.split_first() else {
+        return (0, Vec::new());
+    };
+    let mut ops = Vec::new();
+    fn take(n: usize, rest: &mut &[u8]) -> Option<Vec<u8>> {
+        let (head, tail) = rest.split_at(n.min(rest.len()));
+        *rest = tail;
+        Some(head.to_vec())
+    }
+    fn byte(rest: &mut &[u8]) -> Option<u8> {
+        let (&b, tail) = rest.split_first()?;
+        *rest = tail;
+        Some(b)
+    }
+    fn len(rest: &mut &[u8]) -> Option<usize> {
+        let lo = byte(rest)?;
+        let hi = byte(rest)?;
+        Some(usize::from(u16::from_le_bytes([lo, hi])))
+    }
+    while ops.len() < MAX_OPS {
+        let Some(tag) = byte(&mut rest) else { break };
+        let op = (|| {
+            Some(match tag % 10 {
+                0 => {
+                    let n = len(&mut rest)?;
+                    Op::Editor(take(n, &mut rest)?)
+                }
+                1 => Op::EditorMessage(byte(&mut rest)?, byte(&mut rest)?, byte(&mut rest)?),
+                2 => {
+                    let s = byte(&mut rest)?;
+                    let n = len(&mut rest)?;
+                    Op::Agent(s, take(n, &mut rest)?)
+                }
+                3 => Op::AgentFrame(
+                    byte(&mut rest)?,
+                    byte(&mut rest)?,
+                    byte(&mut rest)?,
+                    byte(&mut rest)?,
+                ),
+                4 => {
+                    let s = byte(&mut rest)?;
+                    let n = len(&mut rest)?;
+                    Op::Stderr(s, take(n, &mut rest)?)
+                }
+                5 => Op::AgentEof(byte(&mut rest)?),
+                6 => Op::AgentExit(byte(&mut rest)?, byte(&mut rest)? as i8),
+                7 => Op::EditorEnd,
+                8 => Op::Shutdown,
+                _ => Op::Advance(len(&mut rest)? as u16),
+            })
+        })();
+        match op {
+            Some(op) => ops.push(op),
+            None => break,
+        }
+    }
+    (config, ops)
+}
+
+/// Writes `config` and `ops` in the format [`decode`] reads (byte strings over 64 KiB are
+/// split into several ops).
+pub fn encode(config: u8, ops: &[Op]) -> Vec<u8> {
+    let mut out = vec![config];
+    let bytes = |out: &mut Vec<u8>, tag: u8, session: Option<u8>, data: &[u8]| {
+        for piece in data.chunks(usize::from(u16::MAX)) {
+            out.push(tag);
+            out.extend(session);
+            out.extend((piece.len() as u16).to_le_bytes());
+            out.extend_from_slice(piece);
+        }
+    };
+    for op in ops {
+        match op {
+            Op::Editor(data) => bytes(&mut out, 0, None, data),
+            Op::EditorMessage(a, b, c) => out.extend([1, *a, *b, *c]),
+            Op::Agent(s, data) => bytes(&mut out, 2, Some(*s), data),
+            Op::AgentFrame(s, a, b, c) => out.extend([3, *s, *a, *b, *c]),
+            Op::Stderr(s, data) => bytes(&mut out, 4, Some(*s), data),
+            Op::AgentEof(s) => out.extend([5, *s]),
+            Op::AgentExit(s, code) => out.extend([6, *s, *code as u8]),
+            Op::EditorEnd => out.push(7),
+            Op::Shutdown => out.push(8),
+            Op::Advance(ms) => {
+                out.push(9);
+                out.extend(ms.to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+/// The configuration byte and ops of an ACP transcript (`conformance/transcripts/acp-*`,
+/// JSONL: a header with `config.session_dir` and `config.agent_serves_output`, then steps of
+/// `editor`, `editor_end`, `agent_stdout`/`agent_eof`/`agent_exit` of a `session`
+/// `musewire-N`, `timer`, at `at` ms); `None` when it is not one.
+pub fn ops_from_transcript(jsonl: &str) -> Option<(u8, Vec<Op>)> {
+    let mut lines = jsonl.lines().filter(|l| !l.trim().is_empty());
+    let header: Value = serde_json::from_str(lines.next()?).ok()?;
+    if header.get("role")?.as_str()? != "bridge" {
+        return None;
+    }
+    let config = &header["config"];
+    let mut byte = 0u8;
+    if config.get("session_dir").is_some() {
+        byte |= 1;
+    }
+    if config["agent_serves_output"] == json!(true) {
+        byte |= 2;
+    }
+    let mut ops = Vec::new();
+    let mut now = 0u64;
+    for line in lines {
+        let step: Value = serde_json::from_str(line).ok()?;
+        if let Some(at) = step.get("at").and_then(Value::as_u64) {
+            let mut gap = at.saturating_sub(now);
+            now = now.max(at);
+            while gap > 0 {
+                let ms = gap.min(u64::from(u16::MAX));
+                ops.push(Op::Advance(ms as u16));
+                gap -= ms;
+            }
+        }
+        let session = || -> Option<u8> {
+            let name = step.get("session")?.as_str()?;
+            let n: u8 = name.strip_prefix("musewire-")?.parse().ok()?;
+            Some(n.saturating_sub(1))
+        };
+        if let Some(text) = step.get("editor").and_then(Value::as_str) {
+            ops.push(Op::Editor(text.as_bytes().to_vec()));
+        } else if step.get("editor_end").is_some() {
+            ops.push(Op::EditorEnd);
+        } else if let Some(text) = step.get("agent_stdout").and_then(Value::as_str) {
+            ops.push(Op::Agent(session()?, text.as_bytes().to_vec()));
+        } else if step.get("agent_eof").is_some() {
+            ops.push(Op::AgentEof(session()?));
+        } else if let Some(exit) = step.get("agent_exit") {
+            let code = exit.get("code").and_then(Value::as_i64).unwrap_or(-1);
+            ops.push(Op::AgentExit(session()?, code as i8));
+        }
+        // A timer step is the Advance before it (the time moved) or nothing.
+    }
+    Some((byte, ops))
+}
+
+/// A bridge and what the harness knows of it.
+struct Side {
+    bridge: Bridge,
+    /// Agent keys in the order spawned.
+    spawned: Vec<String>,
+    closed: BTreeSet<String>,
+    killed: BTreeSet<String>,
+    /// ACP session ids the editor was given.
+    acp_ids: Vec<String>,
+    /// Per spawned session: (id, type) of each command written to its agent.
+    written: Vec<Vec<(String, String)>>,
+    ending: bool,
+    finished: bool,
+}
+
+impl Side {
+    fn new(config: BridgeConfig) -> Side {
+        Side {
+            bridge: Bridge::new(config),
+            spawned: Vec::new(),
+            closed: BTreeSet::new(),
+            killed: BTreeSet::new(),
+            acp_ids: Vec::new(),
+            written: Vec::new(),
+            ending: false,
+            finished: false,
+        }
+    }
+
+    /// Drains and checks the actions: their count in bytes, and the actions.
+    fn drain(&mut self) -> (usize, Vec<Action>) {
+        let mut out = 0;
+        let mut actions = Vec::new();
+        while let Some(action) = self.bridge.poll_action() {
+            match &action {
+                Action::Editor { bytes } => {
+                    out += bytes.len();
+                    for value in lines(bytes, "editor") {
+                        check_editor_message(&value);
+                        if let Some(id) = value["result"]["sessionId"].as_str() {
+                            self.acp_ids.push(id.to_owned());
+                        }
+                    }
+                }
+                Action::Spawn { session, .. } => {
+                    assert!(!self.ending, "a spawn after the bridge began to end");
+                    let key = session.0.to_string();
+                    assert!(!self.spawned.contains(&key), "{key} spawned twice");
+                    self.spawned.push(key);
+                    self.written.push(Vec::new());
+                }
+                Action::Agent { session, bytes } => {
+                    out += bytes.len();
+                    let i = self.index(session);
+                    for value in lines(bytes, "agent") {
+                        if let (Some(id), Some(kind)) =
+                            (value["id"].as_str(), value["type"].as_str())
+                        {
+                            self.written[i].push((id.to_owned(), kind.to_owned()));
+                        }
+                    }
+                }
+                Action::CloseAgentStdin { session } => {
+                    self.index(session);
+                    let key = session.0.to_string();
+                    assert!(
+                        self.closed.insert(key.clone()),
+                        "{key}'s stdin closed twice"
+                    );
+                }
+                Action::StopAgent { session } => {
+                    self.index(session);
+                    let key = session.0.to_string();
+                    assert!(
+                        self.killed.insert(key.clone()),
+                        "{key}'s group killed twice"
+                    );
+                }
+            }
+            actions.push(action);
+        }
+        if self.finished {
+            assert!(self.bridge.is_finished(), "a finished bridge went on");
+        }
+        self.finished = self.bridge.is_finished();
+        (out, actions)
+    }
+
+    fn index(&self, session: &SessionId) -> usize {
+        self.spawned
+            .iter()
+            .position(|k| **k == *session.0)
+            .unwrap_or_else(|| panic!("an action for {session:?}, never spawned"))
+    }
+
+    /// The `n`-th spawned session's key (modulo), if any.
+    fn session(&self, n: u8) -> Option<(usize, SessionId)> {
+        if self.spawned.is_empty() {
+            return None;
+        }
+        let i = usize::from(n) % self.spawned.len();
+        Some((i, SessionId::new(self.spawned[i].as_str())))
+    }
+
+    /// The `n`-th ACP id given (modulo), or a made-up one.
+    fn acp_id(&self, n: u8) -> String {
+        match self.acp_ids.len() {
+            0 => format!("s-{n}"),
+            len => self.acp_ids[usize::from(n) % len].clone(),
+        }
+    }
+}
+
+/// The JSON lines of an action's bytes: complete (ending in a newline), each an object.
+fn lines(bytes: &[u8], what: &str) -> Vec<Value> {
+    assert_eq!(
+        bytes.last(),
+        Some(&b'\n'),
+        "{what} bytes end with a newline"
+    );
+    bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let value: Value = serde_json::from_slice(line).unwrap_or_else(|e| {
+                panic!(
+                    "{what} line does not parse: {e}: {}",
+                    String::from_utf8_lossy(line)
+                )
+            });
+            assert!(value.is_object(), "{what} line is an object: {value}");
+            value
+        })
+        .collect()
+}
+
+/// A JSON-RPC 2.0 message: a response (id; result or error {code, message}), a request or a
+/// notification (string method).
+fn check_editor_message(value: &Value) {
+    assert_eq!(value["jsonrpc"], "2.0", "{value}");
+    if let Some(method) = value.get("method") {
+        assert!(method.is_string(), "{value}");
+        return;
+    }
+    let id = value.get("id").expect("a response has an id");
+    assert!(
+        id.is_null() || id.is_string() || id.is_i64() || id.is_u64(),
+        "{value}"
+    );
+    match (value.get("result"), value.get("error")) {
+        (Some(_), None) => {}
+        (None, Some(error)) => {
+            assert!(error["code"].is_i64(), "{value}");
+            assert!(error["message"].is_string(), "{value}");
+        }
+        _ => panic!("a response has a result or an error: {value}"),
+    }
+}
+
+/// The harness: two bridges fed alike (determinism), the clock, and the ops' inputs.
+struct Harness {
+    sides: [Side; 2],
+    now: Instant,
+    next_id: u64,
+}
+
+impl Harness {
+    fn new(config: u8) -> Harness {
+        let config = BridgeConfig {
+            session_dir: (config & 1 != 0).then(|| PathBuf::from(SESSION_DIR)),
+            agent_serves_output: config & 2 != 0,
+            ..BridgeConfig::default()
+        };
+        Harness {
+            sides: [Side::new(config.clone()), Side::new(config)],
+            now: Instant::now(),
+            next_id: 1,
+        }
+    }
+
+    /// Hands one input to both bridges and checks what they do.
+    fn feed(&mut self, input: Input<'_>, size: usize, newlines: usize) {
+        let ends = matches!(input, Input::EditorEnd | Input::Shutdown);
+        let timer = matches!(input, Input::Timeout);
+        let mut outs = Vec::new();
+        for side in &mut self.sides {
+            side.bridge.handle(self.now, input.clone());
+            let (bytes, actions) = side.drain();
+            let sessions = side.spawned.len();
+            let bound = MAX_OUT_PER_BYTE * size + MAX_OUT_PER_LINE * (newlines + 1 + sessions);
+            assert!(
+                bytes <= bound,
+                "{bytes} bytes out for an input of {size} bytes, {newlines} lines: over {bound}"
+            );
+            if ends {
+                side.ending = true;
+            }
+            if timer {
+                if let Some(next) = side.bridge.poll_timeout() {
+                    assert!(next > self.now, "a timeout due now was not handled");
+                }
+            }
+            outs.push(actions);
+        }
+        assert_eq!(outs[0], outs[1], "the same inputs gave different actions");
+    }
+
+    fn editor(&mut self, bytes: &[u8]) {
+        let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+        self.feed(Input::Editor(bytes), bytes.len(), newlines);
+    }
+
+    fn op(&mut self, op: Op) {
+        match op {
+            Op::Editor(bytes) => self.editor(&bytes),
+            Op::EditorMessage(kind, a, b) => {
+                let message = self.editor_message(kind, a, b);
+                let mut line = serde_json::to_vec(&message).unwrap_or_default();
+                line.push(b'\n');
+                self.editor(&line);
+            }
+            Op::Agent(n, bytes) => {
+                let Some((_, id)) = self.sides[0].session(n) else {
+                    return;
+                };
+                let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+                self.feed(Input::AgentStdout(id, &bytes), bytes.len(), newlines);
+            }
+            Op::AgentFrame(n, kind, a, b) => {
+                let Some((i, id)) = self.sides[0].session(n) else {
+                    return;
+                };
+                let frame = self.agent_frame(i, kind, a, b);
+                let mut line = serde_json::to_vec(&frame).unwrap_or_default();
+                line.push(b'\n');
+                self.feed(Input::AgentStdout(id, &line), line.len(), 1);
+            }
+            Op::Stderr(n, bytes) => {
+                if let Some((_, id)) = self.sides[0].session(n) {
+                    self.feed(Input::AgentStderr(id, &bytes), bytes.len(), 0);
+                }
+            }
+            Op::AgentEof(n) => {
+                if let Some((_, id)) = self.sides[0].session(n) {
+                    self.feed(Input::AgentStdoutEnd(id), 0, 0);
+                }
+            }
+            Op::AgentExit(n, code) => {
+                if let Some((_, id)) = self.sides[0].session(n) {
+                    let status = ExitStatus::Code(i32::from(code));
+                    self.feed(Input::AgentExit(id, status), 0, 0);
+                }
+            }
+            Op::EditorEnd => self.feed(Input::EditorEnd, 0, 0),
+            Op::Shutdown => self.feed(Input::Shutdown, 0, 0),
+            Op::Advance(ms) => {
+                self.now += Duration::from_millis(u64::from(ms));
+                self.feed(Input::Timeout, 0, 0);
+            }
+        }
+    }
+
+    fn editor_message(&mut self, kind: u8, a: u8, b: u8) -> Value {
+        self.next_id += 1;
+        let id = match b % 4 {
+            0 => json!(self.next_id),
+            1 => json!(format!("r{}", self.next_id)),
+            // Reused ids.
+            2 => json!(u64::from(a % 4)),
+            _ => json!(u64::from(b / 4)),
+        };
+        let session = self.sides[0].acp_id(a);
+        let request = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let prompt = |text: String| {
+            request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+            )
+        };
+        match kind % 14 {
+            0 => {
+                let mut meta = serde_json::Map::new();
+                if a & 1 != 0 {
+                    meta.insert("muse/usage".into(), json!(1));
+                }
+                if a & 2 != 0 {
+                    meta.insert("muse/output".into(), json!(1));
+                }
+                request(
+                    "initialize",
+                    json!({"protocolVersion": 1, "clientCapabilities": {"_meta": meta}}),
+                )
+            }
+            1 => request("session/new", json!({"cwd": "/work", "mcpServers": []})),
+            2 => request("session/new", json!({"cwd": "relative", "mcpServers": []})),
+            3 => request(
+                "session/load",
+                json!({"sessionId": format!("s-{}", a % 4), "cwd": "/work", "mcpServers": []}),
+            ),
+            4 => request(
+                "session/load",
+                json!({"sessionId": session, "cwd": "/work", "mcpServers": []}),
+            ),
+            5 => prompt(format!("hello {a}")),
+            6 => prompt("/status".into()),
+            7 => prompt("x".repeat(usize::from(a) * 1024)),
+            8 => {
+                json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}})
+            }
+            9 => request(
+                "_muse/readOutput",
+                json!({"sessionId": session, "itemId": format!("c{}", a % 4),
+                       "outputRef": format!("o{}", b % 4), "offsetBytes": u64::from(a) * 100,
+                       "lengthBytes": 1000}),
+            ),
+            10 => request("frobnicate", json!({})),
+            11 => json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": "x"}}),
+            12 => json!({"jsonrpc": "2.0", "method": "some/notification", "params": a}),
+            _ => request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": (0..usize::from(a))
+                    .map(|i| json!({"type": "text", "text": i.to_string()}))
+                    .collect::<Vec<_>>()}),
+            ),
+        }
+    }
+
+    /// A frame of session `i`'s agent: a response to a command the bridge wrote (by `a`), or
+    /// an event of a turn.
+    fn agent_frame(&self, i: usize, kind: u8, a: u8, b: u8) -> Value {
+        let written = &self.sides[0].written[i];
+        let call = (!written.is_empty()).then(|| &written[usize::from(a) % written.len()]);
+        let tool = format!("c{}", b % 4);
+        let stored = json!({"sessionId": "agent-1", "itemId": tool, "outputRef": format!("o{}", a % 4),
+            "availability": if b & 4 == 0 { "available" } else { "expired" },
+            "totalBytes": 5000, "previewBytes": 10});
+        match kind % 16 {
+            0 => json!({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1],
+                "capabilities": {"readOutput": b & 1 == 0}}),
+            1..=4 => {
+                let Some((id, command)) = call else {
+                    return json!({"type": "agent_start"});
+                };
+                if kind % 16 == 4 {
+                    return json!({"id": id, "type": "response", "command": command,
+                        "success": false, "error": "failed",
+                        "code": if b & 1 == 0 { "session_busy" } else { "not_found" }});
+                }
+                let messages: Vec<Value> = (0..usize::from(b % 6))
+                    .map(|n| match n % 3 {
+                        0 => json!({"role": "user", "content": format!("u{n}")}),
+                        1 => json!({"role": "assistant", "content": [{"type": "text", "text": "a"},
+                            {"type": "toolCall", "id": tool, "name": "bash", "arguments": {}}],
+                            "usage": {"input": 3, "output": 2, "totalTokens": 5}}),
+                        _ => json!({"role": "toolResult", "toolCallId": tool, "toolName": "bash",
+                            "content": [{"type": "text", "text": "out"}], "isError": false,
+                            "details": {"storedOutput": stored}}),
+                    })
+                    .collect();
+                let data = match command.as_str() {
+                    "get_state" => {
+                        json!({"sessionFile": format!("{SESSION_DIR}/s-{}.jsonl", a % 4),
+                        "sessionName": "title", "model": {"contextWindow": 1000},
+                        "todoPhases": [{"name": "p", "tasks": [{"content": "t", "status": "in_progress"}]}]})
+                    }
+                    "switch_session" => json!({"cancelled": b & 1 == 1}),
+                    "get_messages_page" => {
+                        let mut page = json!({"messages": messages, "totalMessages": 40});
+                        if b & 8 != 0 {
+                            page["nextCursor"] = json!(format!("k{}", a));
+                        }
+                        page
+                    }
+                    "get_session_stats" => json!({"tokens": {"input": 10, "output": 5,
+                        "cacheRead": 1, "cacheWrite": 0, "total": 16}}),
+                    "read_output" => json!({"sessionId": "agent-1", "itemId": tool,
+                        "outputRef": format!("o{}", a % 4), "offsetBytes": 0, "byteLen": 3,
+                        "totalBytes": 3, "text": "abc", "eof": true}),
+                    _ => json!({}),
+                };
+                json!({"id": id, "type": "response", "command": command, "success": true, "data": data})
+            }
+            5 => json!({"type": "agent_start"}),
+            6 => json!({"type": "agent_end", "messages": [{"role": "assistant", "content": [],
+                "stopReason": STOP_REASONS[usize::from(b % 4)]}]}),
+            7 => json!({"type": "message_update", "message": {"role": "assistant", "content": []},
+                "assistantMessageEvent": {"type": if b & 1 == 0 { "text_delta" } else { "thinking_delta" },
+                "delta": "y".repeat(usize::from(a) * 64)}}),
+            8 => json!({"type": "message_end", "message": {"role": "assistant", "content": [],
+                "usage": {"input": a, "output": b, "totalTokens": u16::from(a) + u16::from(b)}}}),
+            9 => json!({"type": "tool_execution_start", "toolCallId": tool, "toolName": "bash",
+                "args": {"command": "ls"}}),
+            10 => json!({"type": "tool_execution_update", "toolCallId": tool, "toolName": "bash",
+                "partialResult": {"content": [{"type": "text", "text": "z".repeat(usize::from(a) * 64)}]}}),
+            11 => json!({"type": "tool_execution_end", "toolCallId": tool, "toolName": "bash",
+                "isError": b & 1 == 1, "result": {"content": [{"type": "text", "text": "done"}],
+                "details": {"storedOutput": stored}}}),
+            12 => json!({"type": "tool_execution_end", "toolCallId": tool, "toolName": "todo",
+                "isError": false, "result": {"content": [], "details": {"phases": [{"name": "p",
+                "tasks": (0..usize::from(a)).map(|n| json!({"content": n.to_string(),
+                "status": TODO_STATUSES[n % 5]}))
+                .collect::<Vec<_>>()}]}}}),
+            13 => {
+                json!({"type": format!("kind_{}", a % 3), "id": format!("i{b}"), "status": "running",
+                "text": "t"})
+            }
+            14 => {
+                json!({"type": "available_commands_update", "commands": [{"name": "c", "description": "d"}]})
+            }
+            _ => json!({"type": "response", "command": "parse", "success": false, "error": "bad"}),
+        }
+    }
+}
+
+/// Runs `ops` on a bridge made by `config` (see [`decode`]) and checks the invariants of the
+/// module docs; then ends it (the editor's end, every agent's exit, the budget's time) and
+/// checks that it is finished.
+pub fn run(config: u8, ops: impl IntoIterator<Item = Op>) {
+    let mut h = Harness::new(config);
+    for op in ops {
+        h.op(op);
+    }
+    h.feed(Input::EditorEnd, 0, 0);
+    let spawned = h.sides[0].spawned.len();
+    for n in 0..spawned {
+        h.op(Op::AgentExit(n as u8, 0));
+    }
+    h.op(Op::Advance(u16::MAX));
+    for side in &h.sides {
+        assert!(
+            side.bridge.is_finished(),
+            "not finished after the editor's end"
+        );
+        if spawned <= usize::from(u8::MAX) {
+            assert_eq!(
+                side.killed.len(),
+                spawned,
+                "every agent's group is killed once"
+            );
+        }
+    }
+}
+
+/// `bridge_session`: the fuzz target's body.
+pub fn bridge_session(data: &[u8]) {
+    let (config, ops) = decode(data);
+    run(config, ops);
+}
