@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use musewire_live::model_server::ModelServer;
-use musewire_live::peers;
+use musewire_live::peers::{self, Pi};
 
 /// How much longer than pi on its own a musewire start may take.
 const SLACK: Duration = Duration::from_secs(2);
@@ -72,25 +72,25 @@ fn time_until(
 }
 
 /// pi on its own: a prompt written at once, until its turn ends.
-fn pi_turn(dir_name: &str, server: &ModelServer) -> Duration {
+fn pi_turn(pi: Pi, dir_name: &str, server: &ModelServer) -> Duration {
     let dir = peers::scratch(dir_name);
     time_until(
-        peers::pi(&dir, &server.base_url()),
+        peers::pi_version(pi, &dir, &server.base_url()),
         &[json!({"id": "p", "type": "prompt", "message": "hello"})],
         |v| v["type"] == "agent_end",
     )
     .0
 }
 
-#[test]
-fn frame_03_musewire_prompt_starts_pi_without_waiting_for_a_ready_frame() {
-    if !peers::installed_or_skip() {
-        return;
-    }
+fn prompt_starts_pi_at_once(version: Pi) {
     let server = ModelServer::start().unwrap();
-    let alone = pi_turn("pi-start-alone-1", &server).max(pi_turn("pi-start-alone-2", &server));
+    let alone = pi_turn(version, "pi-start-alone-1", &server).max(pi_turn(
+        version,
+        "pi-start-alone-2",
+        &server,
+    ));
     let dir = peers::scratch("pi-start-prompt");
-    let pi = peers::pi(&dir, &server.base_url());
+    let pi = peers::pi_version(version, &dir, &server.base_url());
     let mut command = musewire_with(&pi, &["prompt", "hello", "--timeout", "60"]);
     let start = Instant::now();
     let out = command
@@ -111,16 +111,12 @@ fn frame_03_musewire_prompt_starts_pi_without_waiting_for_a_ready_frame() {
     );
 }
 
-#[test]
-fn frame_03_musewire_acp_answers_session_new_with_pi_as_fast_as_pi_starts() {
-    if !peers::installed_or_skip() {
-        return;
-    }
+fn acp_session_new_with_pi_at_once(version: Pi) {
     let server = ModelServer::start().unwrap();
     // pi on its own, to its first answer.
     let alone_dir = peers::scratch("pi-start-acp-alone");
     let (alone, _) = time_until(
-        peers::pi(&alone_dir, &server.base_url()),
+        peers::pi_version(version, &alone_dir, &server.base_url()),
         &[json!({"id": "s", "type": "get_state"})],
         |v| v["type"] == "response",
     );
@@ -128,7 +124,7 @@ fn frame_03_musewire_acp_answers_session_new_with_pi_as_fast_as_pi_starts() {
     // waits for pi's get_state: the start-up is on its path.
     let dir = peers::scratch("pi-start-acp");
     let sessions = dir.join("sessions");
-    let pi = peers::pi(&dir, &server.base_url());
+    let pi = peers::pi_version(version, &dir, &server.base_url());
     let cwd = pi.get_current_dir().unwrap().to_owned();
     let bridge = musewire_with(&pi, &["acp", "--session-dir", sessions.to_str().unwrap()]);
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -141,4 +137,24 @@ fn frame_03_musewire_acp_answers_session_new_with_pi_as_fast_as_pi_starts() {
         took <= alone + SLACK,
         "session/new took {took:?}; pi's first answer on its own {alone:?}"
     );
+}
+
+#[test]
+fn frame_03_musewire_prompt_starts_each_pinned_pi_without_waiting_for_a_ready_frame() {
+    if !peers::installed_or_skip() {
+        return;
+    }
+    for pi in Pi::ALL {
+        prompt_starts_pi_at_once(pi);
+    }
+}
+
+#[test]
+fn frame_03_musewire_acp_answers_session_new_with_each_pinned_pi_as_fast_as_pi_starts() {
+    if !peers::installed_or_skip() {
+        return;
+    }
+    for pi in Pi::ALL {
+        acp_session_new_with_pi_at_once(pi);
+    }
 }
