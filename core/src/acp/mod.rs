@@ -47,6 +47,7 @@ mod notices;
 mod output;
 mod plan;
 mod rpc;
+mod start;
 mod status;
 mod stop;
 
@@ -295,6 +296,8 @@ struct Session {
     exited: bool,
     /// ACP-12: where its agent is in being stopped.
     stop: stop::Stop,
+    /// ACP-13: until when its agent may stay silent.
+    start: start::StartBudget,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -390,11 +393,18 @@ impl Bridge {
                 _ => None,
             })
         });
+        // ACP-13: an agent's start-up budget, while it is silent.
+        let starts = self
+            .sessions
+            .values()
+            .filter(|s| !s.exited)
+            .filter_map(|s| s.start.timeout());
         self.sessions
             .values()
             .filter_map(|s| s.client.poll_timeout())
             .chain(reads)
             .chain(stops)
+            .chain(starts)
             .min()
     }
 
@@ -416,6 +426,11 @@ impl Bridge {
             }
             Input::EditorEnd | Input::Shutdown => self.shut_down(now),
             Input::AgentStdout(id, bytes) => {
+                if let Some(session) = self.sessions.get_mut(&*id.0) {
+                    if !bytes.is_empty() {
+                        session.start.heard();
+                    }
+                }
                 self.session_input(now, &id.0, client::Input::stdout(bytes))
             }
             Input::AgentStderr(id, bytes) => {
@@ -434,12 +449,38 @@ impl Bridge {
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
+                    self.silent_agent(now, &key);
                     self.stop_due(now, &key);
                     self.expire_reads(now, &key);
                     self.session_input(now, &key, client::Input::Timeout);
                 }
             }
         }
+    }
+
+    /// ACP-13: an agent silent past its start-up budget fails what the editor waits for in
+    /// its session, and is stopped.
+    fn silent_agent(&mut self, now: Instant, key: &Arc<str>) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        if session.exited || !session.start.expired(now) {
+            return;
+        }
+        let message = start::silent_agent_message(
+            self.config.client.ready_timeout,
+            &session.client.stderr_tail(),
+        );
+        let error = Error::internal_error().data(json!(message));
+        let mut waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
+            .into_values()
+            .filter_map(|p| p.editor().cloned())
+            .collect();
+        waiting.extend(session.turn.take().map(|turn| turn.editor));
+        for editor in waiting {
+            self.editor(rpc::error_line(&editor, &error));
+        }
+        self.session_input(now, key, client::Input::Call(Call::Stop));
     }
 
     /// ACP-12: the editor has gone or the bridge is told to end: every agent is stopped.
@@ -637,6 +678,7 @@ impl Bridge {
                 seen_outputs: BTreeMap::new(),
                 exited: false,
                 stop: stop::Stop::default(),
+                start: start::StartBudget::new(now, self.config.client.ready_timeout),
             },
         );
         self.actions.push_back(Action::Spawn {

@@ -535,6 +535,11 @@ impl Client {
         }
     }
 
+    /// The tail of what the agent wrote on stderr (CALL-07's bound), trimmed.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr_text()
+    }
+
     fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr_tail)
             .trim_end()

@@ -27,9 +27,10 @@ pub struct AcpArgs {
     /// bundled agent.
     #[arg(long, value_name = "N")]
     max_inline_bytes: Option<u64>,
-    /// How many seconds an agent that says nothing at all (no ready frame, no answer to the
-    /// start-up probe) gets before it is treated as a v1 agent (FRAME-03). An agent that
-    /// answers, with a ready frame or without one (pi), is known at once.
+    /// How many seconds a session's agent may say nothing at all (no ready frame, no answer
+    /// to the start-up probe, FRAME-03): past it, what the editor waits for in that session
+    /// fails with an error saying so and the agent is stopped (ACP-13). An agent that answers,
+    /// with a ready frame or without one (pi), is known at once.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     ready_timeout: u64,
     /// The agent command, run once per session in the session's cwd (default: the bundled

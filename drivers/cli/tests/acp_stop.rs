@@ -334,3 +334,36 @@ fn acp_12_editor_eof_mid_tool_leaves_nothing_running_omp() {
 fn acp_12_sigterm_mid_tool_leaves_nothing_running_omp() {
     over_omp("acp-stop-omp-term", End::Sigterm);
 }
+
+/// ACP-13 with a real silent agent (`sleep`): `session/new` is answered, the prompt fails
+/// within the start-up budget with an error that says why, and the agent is gone after it.
+#[test]
+fn acp_13_a_silent_agent_fails_the_prompt_within_the_budget_and_is_stopped() {
+    let dir = scratch("acp-13-silent");
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.args(["acp", "--ready-timeout", "2", "--", "sleep", "1000"]);
+    let mut bridge = Bridge::start(acp);
+    bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+    let new = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
+    let session = new["result"]["sessionId"]
+        .as_str()
+        .expect("a session")
+        .to_owned();
+    let sleeps: Vec<u32> = children(bridge.child.id());
+    assert_eq!(sleeps.len(), 1, "the agent runs: {sleeps:?}");
+    let started = Instant::now();
+    let answer = bridge.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    let took = started.elapsed();
+    let text = answer["error"]["data"].as_str().unwrap_or_default();
+    assert!(text.contains("said nothing within 2s"), "{answer}");
+    assert!(took < Duration::from_secs(10), "answered after {took:?}");
+    let deadline = Instant::now() + ENDED_WITHIN;
+    while alive(sleeps[0]) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(sleeps[0]), "the silent agent was stopped");
+}
