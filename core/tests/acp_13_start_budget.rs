@@ -42,7 +42,11 @@ fn acp_13_a_prompt_to_an_agent_that_never_spoke_fails_at_the_budget() {
     let text = answer["error"]["data"].as_str().unwrap();
     assert!(text.contains("said nothing within 30s"), "{text}");
     assert!(text.contains("cannot find module"), "{text}");
-    assert_eq!(h.closed, std::slice::from_ref(&session), "the agent is stopped");
+    assert_eq!(
+        h.closed,
+        std::slice::from_ref(&session),
+        "the agent is stopped"
+    );
     // Later requests to the session get a clear error, not a hang.
     h.request(
         4,
