@@ -71,6 +71,18 @@ struct Ask {
     title: String,
 }
 
+impl Dialogs {
+    /// Takes the session's dialogs waiting for the editor, in the order they were asked.
+    fn take_session(&mut self, key: &Arc<str>) -> Vec<(u64, Ask)> {
+        let (mine, others): (BTreeMap<u64, Ask>, BTreeMap<u64, Ask>) =
+            std::mem::take(&mut self.asks)
+                .into_iter()
+                .partition(|(_, ask)| ask.key == *key);
+        self.asks = others;
+        mine.into_iter().collect()
+    }
+}
+
 #[derive(Debug)]
 enum Form {
     /// An approval of a call of this tool: `Approve` or `Deny`.
@@ -518,40 +530,22 @@ impl Bridge {
     /// answered as cancelled (approvals denied); the editor answers its requests `cancelled`
     /// itself, and those answers find nothing.
     pub(super) fn cancel_dialogs(&mut self, now: Instant, key: &Arc<str>) {
-        let open: Vec<u64> = self
-            .dialogs
-            .asks
-            .iter()
-            .filter(|(_, a)| a.key == *key)
-            .map(|(n, _)| *n)
-            .collect();
-        for n in open {
-            if let Some(ask) = self.dialogs.asks.remove(&n) {
-                if let Some(card) = &ask.card {
-                    self.close_card(key, card, false);
-                }
-                self.respond(now, key, &ask.dialog, refusal(&ask.form));
+        for (_, ask) in self.dialogs.take_session(key) {
+            if let Some(card) = &ask.card {
+                self.close_card(key, card, false);
             }
+            self.respond(now, key, &ask.dialog, refusal(&ask.form));
         }
     }
 
     /// The session's agent is gone: its requests are withdrawn from the editor
     /// (`$/cancel_request`), their cards closed `failed`.
     pub(super) fn forget_dialogs(&mut self, key: &Arc<str>) {
-        let open: Vec<u64> = self
-            .dialogs
-            .asks
-            .iter()
-            .filter(|(_, a)| a.key == *key)
-            .map(|(n, _)| *n)
-            .collect();
-        for n in open {
-            if let Some(ask) = self.dialogs.asks.remove(&n) {
-                let cancel = CancelRequestNotification::new(request_id(n));
-                self.editor(rpc::notification_line("$/cancel_request", &cancel));
-                if let Some(card) = &ask.card {
-                    self.close_card(key, card, false);
-                }
+        for (n, ask) in self.dialogs.take_session(key) {
+            let cancel = CancelRequestNotification::new(request_id(n));
+            self.editor(rpc::notification_line("$/cancel_request", &cancel));
+            if let Some(card) = &ask.card {
+                self.close_card(key, card, false);
             }
         }
     }
