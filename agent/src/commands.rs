@@ -10,12 +10,18 @@ use serde_json::{json, Value};
 
 use crate::app::App;
 use crate::bash::BashOutcome;
-use crate::messages;
+use crate::messages::{self, Model};
+use crate::options::THINKING_LEVELS;
 use crate::tools::BUILTIN_TOOLS;
 
 /// The reference's answer to a prompt while a run streams without `streamingBehavior`.
 pub const BUSY: &str =
     "Agent is already processing. Use steer() or followUp() to queue messages, or wait for completion.";
+
+/// The scripted models `get_available_models` offers besides the one in use (all under its
+/// provider): `set_model` switches between them, and each assistant message names the one
+/// in use.
+pub const MODEL_IDS: [&str; 2] = ["scripted", "scripted-large"];
 
 /// The scripted model's context window in tokens (`get_state`, `get_session_stats`).
 pub const CONTEXT_WINDOW: u64 = 1_000_000;
@@ -94,6 +100,35 @@ impl App {
             Command::AbortBash(_) => {
                 self.tools.jobs.kill_all();
                 Ok(None)
+            }
+            Command::GetAvailableModels(_) => {
+                let models: Vec<Value> = self.models().iter().map(|m| self.model_json(m)).collect();
+                Ok(Some(json!({ "models": models })))
+            }
+            Command::SetModel(set) => {
+                let known = self
+                    .models()
+                    .into_iter()
+                    .find(|m| m.provider == set.provider && m.id == set.model_id);
+                match known {
+                    Some(model) => {
+                        let data = self.model_json(&model);
+                        self.runner.set_model(model);
+                        Ok(Some(data))
+                    }
+                    None => fail(format!(
+                        "Model not found: {}/{}",
+                        set.provider, set.model_id
+                    )),
+                }
+            }
+            Command::SetThinkingLevel(level) => {
+                if THINKING_LEVELS.contains(&level.level.as_str()) {
+                    self.options.thinking = Some(level.level);
+                    Ok(None)
+                } else {
+                    fail(format!("Unknown thinking level: {}", level.level))
+                }
             }
             other => fail(format!(
                 "musewire agent does not support the {} command",
@@ -232,6 +267,36 @@ impl App {
     }
 
     /// `get_state`, in the reference's members.
+    /// The models `get_available_models` offers: the one in use first, then the rest of
+    /// [`MODEL_IDS`] under the same provider.
+    fn models(&self) -> Vec<Model> {
+        let current = self.runner.model().clone();
+        let mut models = vec![current.clone()];
+        models.extend(
+            MODEL_IDS
+                .iter()
+                .filter(|id| **id != current.id)
+                .map(|id| Model {
+                    provider: current.provider.clone(),
+                    id: (*id).to_owned(),
+                }),
+        );
+        models
+    }
+
+    /// A model as `get_state`, `get_available_models` and `set_model` give it.
+    fn model_json(&self, model: &Model) -> Value {
+        json!({
+            "id": model.id,
+            "name": format!("musewire scripted model ({})", model.id),
+            "api": messages::API,
+            "provider": model.provider,
+            "reasoning": true,
+            "contextWindow": CONTEXT_WINDOW,
+            "maxTokens": 64_000,
+        })
+    }
+
     fn state(&self) -> Value {
         let mut tools: Vec<Value> = BUILTIN_TOOLS
             .iter()
@@ -243,15 +308,7 @@ impl App {
             |t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}),
         ));
         let mut state = json!({
-            "model": {
-                "id": self.runner.model().id,
-                "name": "musewire scripted model",
-                "api": messages::API,
-                "provider": self.runner.model().provider,
-                "reasoning": true,
-                "contextWindow": CONTEXT_WINDOW,
-                "maxTokens": 64_000,
-            },
+            "model": self.model_json(self.runner.model()),
             "thinkingLevel": self.options.thinking.as_deref().unwrap_or("off"),
             "isStreaming": self.runner.is_streaming(),
             "isCompacting": false,

@@ -130,6 +130,11 @@ impl Runner {
         &self.model
     }
 
+    /// `set_model`: the model later messages report.
+    pub(crate) fn set_model(&mut self, model: Model) {
+        self.model = model;
+    }
+
     /// The run's own timer: the session's deadline while a run goes.
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         self.deadline.filter(|_| self.run.is_some())

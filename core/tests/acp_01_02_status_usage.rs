@@ -14,11 +14,7 @@ fn assistant_end(model: &str, usage: Value) -> Value {
 fn acp_01_status_is_advertised_beside_the_agents_commands() {
     let mut h = Harness::new();
     h.request(1, "initialize", json!({"protocolVersion": 1}));
-    h.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let s = h.answer(2).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let s = h.open(2);
     let first = h.updates().pop().unwrap();
     assert_eq!(first["sessionUpdate"], "available_commands_update");
     assert_eq!(first["availableCommands"][0]["name"], "status");
@@ -59,7 +55,10 @@ fn acp_01_status_is_local_reports_unknowns_and_does_not_run_its_text() {
         .unwrap()
         .to_owned();
     for line in [
-        "requested model: unknown",
+        // ACP-24: what the session is set to, from get_state.
+        "requested model: scripted",
+        "requested provider: musewire",
+        "requested effort: off",
         "last observed model: unknown",
         "approval policy: unknown",
         "root-session tokens: unknown",
@@ -145,11 +144,7 @@ fn acp_02_opt_in_announces_v1_and_sends_cumulative_replacements() {
         h.answer(1).unwrap()["result"]["_meta"]["muse/usage"]["version"],
         1
     );
-    h.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let s = h.answer(2).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let s = h.open(2);
     h.agent_lines(
         &s,
         &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
@@ -206,11 +201,7 @@ fn usage_session(h: &mut Harness) -> String {
         "initialize",
         json!({"protocolVersion": 1, "clientCapabilities": {"_meta": {"muse/usage": 1}}}),
     );
-    h.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let s = h.answer(2).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let s = h.open(2);
     h.agent_lines(
         &s,
         &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],

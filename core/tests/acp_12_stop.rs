@@ -8,17 +8,12 @@ use std::time::Duration;
 
 use acp_support::Harness;
 use musewire_core::acp::{Input, SHUTDOWN_BUDGET, STOP_GRACE};
-use serde_json::json;
 
 /// A harness with two open sessions.
 fn two_sessions() -> (Harness, String, String) {
     let mut h = Harness::new();
     let a = h.session();
-    h.request(3, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let b = h.answer(3).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let b = h.open(3);
     (h, a, b)
 }
 

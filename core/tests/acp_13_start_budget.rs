@@ -13,45 +13,32 @@ use serde_json::json;
 const BUDGET: Duration = Duration::from_secs(30);
 
 #[test]
-fn acp_13_a_prompt_to_an_agent_that_never_spoke_fails_at_the_budget() {
+fn acp_13_session_new_to_an_agent_that_never_spoke_fails_at_the_budget() {
     let mut h = Harness::new();
     h.request(1, "initialize", json!({"protocolVersion": 1}));
+    // ACP-24: session/new waits for the agent's state and models, so a silent agent holds
+    // it, and the start-up budget ends that wait.
     h.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let session = h.answer(2).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let key = h.spawned[0].0.clone();
     h.bridge.handle(
         h.now,
-        Input::AgentStderr(
-            SessionId::new(session.as_str()),
-            b"node: cannot find module\n",
-        ),
+        Input::AgentStderr(SessionId::new(key.as_str()), b"node: cannot find module\n"),
     );
-    h.request(
-        3,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
-    );
-    assert!(h.answer(3).is_none(), "waits while the budget runs");
+    assert!(h.answer(2).is_none(), "waits while the budget runs");
     assert_eq!(h.bridge.poll_timeout(), Some(h.now + BUDGET));
     h.timeout(BUDGET - Duration::from_millis(1));
-    assert!(h.answer(3).is_none());
+    assert!(h.answer(2).is_none());
     h.timeout(Duration::from_millis(1));
-    let answer = h.answer(3).expect("answered at the budget");
+    let answer = h.answer(2).expect("answered at the budget");
     let text = answer["error"]["data"].as_str().unwrap();
     assert!(text.contains("said nothing within 30s"), "{text}");
     assert!(text.contains("cannot find module"), "{text}");
-    assert_eq!(
-        h.closed,
-        std::slice::from_ref(&session),
-        "the agent is stopped"
-    );
-    // Later requests to the session get a clear error, not a hang.
+    assert_eq!(h.closed, std::slice::from_ref(&key), "the agent is stopped");
+    // The session never opened: a prompt to it is a clear error, not a hang.
     h.request(
         4,
         "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "again"}]}),
+        json!({"sessionId": key, "prompt": [{"type": "text", "text": "again"}]}),
     );
     assert!(h.answer(4).unwrap().get("error").is_some());
 }

@@ -12,11 +12,7 @@ use serde_json::{json, Value};
 fn two_sessions() -> (Harness, String, String) {
     let mut h = Harness::new();
     let a = h.session();
-    h.request(3, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let b = h.answer(3).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let b = h.open(3);
     h.agent_lines(
         &b,
         &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],

@@ -64,6 +64,8 @@ fn session_new_spawns_in_cwd_and_rejects_relative_cwd() {
         "session/new",
         json!({"cwd": "/work/x", "mcpServers": []}),
     );
+    let key = h.spawned[0].0.clone();
+    h.answer_opening(&key);
     let id = h.answer(2).unwrap()["result"]["sessionId"]
         .as_str()
         .unwrap()

@@ -376,11 +376,7 @@ fn acp_09_input_and_editor_with_form_elicitation_take_the_text() {
         "initialize",
         json!({"protocolVersion": 1, "clientCapabilities": {"elicitation": {"form": {}}}}),
     );
-    h.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let s = h.answer(2).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let s = h.open(2);
     h.agent_lines(
         &s,
         &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],

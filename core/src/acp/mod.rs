@@ -38,6 +38,11 @@
 //! ```
 
 mod bound;
+mod config;
+pub use config::{
+    approval_policy_of, MAX_MODELS, MODEL_OPTION, OMP_THINKING_LEVELS, PI_THINKING_LEVELS,
+    THOUGHT_OPTION,
+};
 mod dialogs;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -58,10 +63,11 @@ use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
-    ClientCapabilities, ContentBlock, ContentChunk, Error, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, Meta, NewSessionRequest,
-    NewSessionResponse, Plan, PromptRequest, PromptResponse, RequestId, SessionInfoUpdate,
-    SessionNotification, SessionUpdate, StopReason, TextContent,
+    ClientCapabilities, ConfigOptionUpdate, ContentBlock, ContentChunk, Error, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, Meta,
+    NewSessionRequest, NewSessionResponse, Plan, PromptRequest, PromptResponse, RequestId,
+    SessionConfigOptionValue, SessionInfoUpdate, SessionNotification, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -116,6 +122,9 @@ pub struct BridgeConfig {
     /// advertisement rests on this; each session then shows handles and serves reads only
     /// when its agent's ready frame offers `readOutput` too.
     pub agent_serves_output: bool,
+    /// The approval policy the agent command names (omp's `--approval-mode`), shown by
+    /// `/status` (ACP-01, ACP-24); `None` shows `unknown`.
+    pub approval_policy: Option<String>,
 }
 
 /// One input to a [`Bridge`].
@@ -205,9 +214,25 @@ struct Turn {
 /// What the bridge waits for from a session's agent, by our request to it.
 #[derive(Debug)]
 enum Pending {
-    /// `session/new` with a session folder: `get_state` names the agent's session file,
-    /// whose name becomes the ACP session id (ACP-06).
+    /// `session/new`: `get_state` gives the model and thinking level (ACP-24) and, with a
+    /// session folder, names the agent's session file, whose name becomes the ACP session id
+    /// (ACP-06).
     NewState { editor: RequestId },
+    /// `session/new`: `get_available_models` for the model option (ACP-24); the session is
+    /// answered with its id once it comes, or at `deadline` without the model option (then
+    /// a later answer is a `config_option_update`, as [`Pending::Models`]).
+    NewModels {
+        editor: RequestId,
+        acp_id: SessionId,
+        deadline: Instant,
+    },
+    /// `session/load`: `get_available_models` (ACP-24), asked beside the history walk; its
+    /// answer after the load's is a `config_option_update`.
+    Models,
+    /// `session/set_config_option`: `set_model` or `set_thinking_level` (ACP-24).
+    SetConfig { editor: RequestId },
+    /// `session/set_config_option`: `get_state` for what the change left in effect (ACP-24).
+    ConfigState { editor: RequestId },
     /// `session/load`: `switch_session` to the session's file (ACP-06).
     LoadSwitch { editor: RequestId },
     /// `session/load`: `get_state` for the title (ACP-06).
@@ -254,6 +279,9 @@ impl Pending {
     fn editor(&self) -> Option<&RequestId> {
         match self {
             Pending::NewState { editor }
+            | Pending::NewModels { editor, .. }
+            | Pending::SetConfig { editor }
+            | Pending::ConfigState { editor }
             | Pending::LoadSwitch { editor }
             | Pending::LoadState { editor }
             | Pending::LoadPage { editor, .. }
@@ -261,7 +289,7 @@ impl Pending {
             | Pending::LoadStats { editor, .. }
             | Pending::ReadCheck { editor, .. }
             | Pending::Read { editor, .. } => Some(editor),
-            Pending::TurnStats { .. } => None,
+            Pending::TurnStats { .. } | Pending::Models => None,
         }
     }
 
@@ -270,6 +298,7 @@ impl Pending {
         matches!(
             self,
             Pending::NewState { .. }
+                | Pending::NewModels { .. }
                 | Pending::LoadSwitch { .. }
                 | Pending::LoadState { .. }
                 | Pending::LoadPage { .. }
@@ -298,6 +327,8 @@ struct Session {
     stop: stop::Stop,
     /// ACP-13: until when its agent may stay silent.
     start: start::StartBudget,
+    /// ACP-24: its model and thinking level.
+    config: config::Config,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -307,6 +338,10 @@ pub const REPLAY_CUT_NOTICE: &str =
 /// How long a turn's end waits for the agent's `get_session_stats` before answering the
 /// prompt with the bridge's own sum (ACP-02).
 pub const STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long `session/new` waits for the agent's `get_available_models` before it opens
+/// the session without the model option (ACP-24).
+pub const MODELS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most stored outputs a session remembers from its live stream.
 const MAX_SEEN_OUTPUTS: usize = 4096;
@@ -389,7 +424,9 @@ impl Bridge {
             .chain(self.shutdown.timeout().filter(|_| !self.is_finished()));
         let reads = self.sessions.values().flat_map(|s| {
             s.pending.values().filter_map(|p| match p {
-                Pending::Read { deadline, .. } | Pending::TurnStats { deadline } => Some(*deadline),
+                Pending::Read { deadline, .. }
+                | Pending::TurnStats { deadline }
+                | Pending::NewModels { deadline, .. } => Some(*deadline),
                 _ => None,
             })
         });
@@ -539,6 +576,27 @@ impl Bridge {
                 self.actions.push_back(Action::Editor { bytes });
             }
         }
+        // ACP-24: a session whose agent is slow to list its models opens without them.
+        let late_models: Vec<AgentRequest> = session
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::NewModels { deadline, .. } if *deadline <= now))
+            .map(|(r, _)| *r)
+            .collect();
+        let mut opening = Vec::new();
+        for request in late_models {
+            if let Some(Pending::NewModels { editor, acp_id, .. }) =
+                session.pending.insert(request, Pending::Models)
+            {
+                opening.push((editor, acp_id));
+            }
+        }
+        for (editor, acp_id) in opening {
+            self.opened(key, acp_id, &editor);
+        }
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
         let late: Vec<AgentRequest> = session
             .pending
             .iter()
@@ -634,11 +692,8 @@ impl Bridge {
                     return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
                 }
                 let key = self.open_session(now, request.cwd);
-                if self.config.session_dir.is_none() {
-                    self.opened(&key, SessionId::new(key.clone()), id);
-                    return Ok(None);
-                }
-                // ACP-06: the session file's name is the ACP session id.
+                // ACP-24: the model and thinking level; ACP-06: the session file's name is
+                // the ACP session id.
                 self.send(
                     now,
                     &key,
@@ -655,6 +710,10 @@ impl Bridge {
             "session/prompt" => {
                 let request: PromptRequest = params_of(params)?;
                 self.prompt(now, id, request).map(|()| None)
+            }
+            "session/set_config_option" => {
+                let request: SetSessionConfigOptionRequest = params_of(params)?;
+                self.set_config_option(now, id, request).map(|()| None)
             }
             READ_METHOD => self.read_output(now, id, &params).map(|()| None),
             _ => Err(Error::method_not_found().data(json!(method))),
@@ -679,6 +738,7 @@ impl Bridge {
                 exited: false,
                 stop: stop::Stop::default(),
                 start: start::StartBudget::new(now, self.config.client.ready_timeout),
+                config: config::Config::new(self.config.approval_policy.clone()),
             },
         );
         self.actions.push_back(Action::Spawn {
@@ -697,22 +757,26 @@ impl Bridge {
         pending: impl FnOnce(RequestId) -> Pending,
         editor: &RequestId,
     ) {
+        if !self.ask(now, key, command, pending(editor.clone())) {
+            let error = Error::internal_error().data(json!("the agent could not be asked"));
+            self.editor(rpc::error_line(editor, &error));
+        }
+    }
+
+    /// Sends the agent a command whose answer `pending` says what to do with; whether it
+    /// went.
+    fn ask(&mut self, now: Instant, key: &Arc<str>, command: Command, pending: Pending) -> bool {
         let Some(session) = self.sessions.get_mut(key) else {
-            return;
+            return false;
         };
         let sent = session
             .client
             .handle(now, client::Input::Call(Call::Send(command)));
-        match sent.request() {
-            Some(request) => {
-                session.pending.insert(request, pending(editor.clone()));
-            }
-            None => {
-                let error = Error::internal_error().data(json!("the agent could not be asked"));
-                self.editor(rpc::error_line(editor, &error));
-            }
-        }
+        let asked = sent.request().map(|request| {
+            session.pending.insert(request, pending);
+        });
         self.drain(now, key);
+        asked.is_some()
     }
 
     /// The session has its ACP id: `session/new` is answered and `/status` advertised.
@@ -724,9 +788,10 @@ impl Bridge {
         session.mapper.output_session = self.output_meta.then(|| acp_id.0.to_string());
         let commands = session.mapper.facts.commands();
         self.keys.insert(acp_id.0.clone(), key.clone());
+        let options = session.config.options();
         self.editor(rpc::result_line(
             editor,
-            &NewSessionResponse::new(acp_id.clone()),
+            &NewSessionResponse::new(acp_id.clone()).config_options(options),
         ));
         // ACP-01: `/status` is advertised beside the agent's own commands.
         self.editor(commands_line(&acp_id, commands));
@@ -849,6 +914,33 @@ impl Bridge {
             cancel_requested: false,
         });
         self.drain(now, &key);
+        Ok(())
+    }
+
+    /// `session/set_config_option` (ACP-24): the option and value checked against what was
+    /// offered (else invalid params and nothing sent), then `set_model` or
+    /// `set_thinking_level`, then `get_state`; answered with the options then in effect.
+    fn set_config_option(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<(), Error> {
+        let key = self.usable(&request.session_id)?;
+        let Some(session) = self.sessions.get(&key) else {
+            return Err(Error::session_not_found(request.session_id));
+        };
+        let SessionConfigOptionValue::ValueId { value } = &request.value else {
+            return Err(Error::invalid_params().data(json!("these options take a value id")));
+        };
+        let command = session.config.command(&request.config_id.0, &value.0)?;
+        self.send(
+            now,
+            &key,
+            command,
+            |editor| Pending::SetConfig { editor },
+            id,
+        );
         Ok(())
     }
 
@@ -1050,7 +1142,71 @@ impl Bridge {
                     .and_then(|file| self.session_stem(file))
                     .filter(|stem| !self.keys.contains_key(stem.as_str()))
                     .map_or_else(|| SessionId::new(key.clone()), SessionId::new);
+                if let Some(session) = self.sessions.get_mut(key) {
+                    // ACP-24: the levels by the protocol the agent settled on.
+                    let v2 = session.client.protocol() == crate::frame::ProtocolVersion::V2;
+                    session.config.set_protocol(v2);
+                    session.config.state(&state);
+                    session.mapper.facts.requested(&session.config);
+                }
+                self.send(
+                    now,
+                    key,
+                    commands::get_available_models(),
+                    |editor| Pending::NewModels {
+                        editor,
+                        acp_id,
+                        deadline: now + MODELS_BUDGET,
+                    },
+                    &editor,
+                );
+            }
+            (Pending::NewModels { editor, acp_id, .. }, outcome) => {
+                // ACP-24: an agent that offers no models (or refuses the command) gets no
+                // model option, and the session opens all the same.
+                if let (Some(session), Ok(ResponseData::Models(models))) =
+                    (self.sessions.get_mut(key), &outcome)
+                {
+                    session.config.models(&models.models);
+                }
                 self.opened(key, acp_id, &editor);
+            }
+            (Pending::Models, outcome) => {
+                let Some(session) = self.sessions.get_mut(key) else {
+                    return;
+                };
+                if let Ok(ResponseData::Models(models)) = &outcome {
+                    session.config.models(&models.models);
+                    // ACP-24: a load already answered learns of them by an update.
+                    if !session.pending.values().any(Pending::is_opening) {
+                        let update = ConfigOptionUpdate::new(session.config.options());
+                        self.session_update(key, SessionUpdate::ConfigOptionUpdate(update));
+                    }
+                }
+            }
+            (Pending::SetConfig { editor }, Ok(_)) => {
+                self.send(
+                    now,
+                    key,
+                    commands::get_state(),
+                    |editor| Pending::ConfigState { editor },
+                    &editor,
+                );
+            }
+            (Pending::SetConfig { editor }, Err(failure)) => {
+                let error = Error::invalid_params().data(json!(failure.error));
+                self.editor(rpc::error_line(&editor, &error));
+            }
+            (Pending::ConfigState { editor }, outcome) => {
+                let Some(session) = self.sessions.get_mut(key) else {
+                    return;
+                };
+                if let Ok(ResponseData::State(state)) = &outcome {
+                    session.config.state(state);
+                    session.mapper.facts.requested(&session.config);
+                }
+                let response = SetSessionConfigOptionResponse::new(session.config.options());
+                self.editor(rpc::result_line(&editor, &response));
             }
             (Pending::LoadSwitch { editor }, Ok(ResponseData::Cancelled(data)))
                 if !data.cancelled =>
@@ -1072,6 +1228,10 @@ impl Bridge {
                     .get(key)
                     .and_then(|s| s.mapper.output_session.clone());
                 if let Ok(ResponseData::State(state)) = outcome {
+                    if let Some(session) = self.sessions.get_mut(key) {
+                        session.config.state(&state);
+                        session.mapper.facts.requested(&session.config);
+                    }
                     // ACP-02: the window; ACP-06: the agent's todos, for a history that
                     // shows no `todo` result.
                     rebuild.context_window = state.model.as_ref().and_then(|m| m.context_window);
@@ -1085,6 +1245,12 @@ impl Bridge {
                         self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
                     }
                 }
+                // ACP-24: the models, beside the walk.
+                if let Some(session) = self.sessions.get_mut(key) {
+                    let v2 = session.client.protocol() == crate::frame::ProtocolVersion::V2;
+                    session.config.set_protocol(v2);
+                }
+                self.ask(now, key, commands::get_available_models(), Pending::Models);
                 // PAGE-07: an agent that did not negotiate v2 (pi) does not page.
                 let paged = self
                     .sessions
@@ -1204,6 +1370,22 @@ impl Bridge {
                 for bytes in out {
                     self.editor(bytes);
                 }
+            }
+            // ACP-24: without a session folder the id is ours, and a session whose agent
+            // will not tell its state opens all the same.
+            (Pending::NewState { editor }, Err(_)) if self.config.session_dir.is_none() => {
+                let acp_id = SessionId::new(key.clone());
+                self.send(
+                    now,
+                    key,
+                    commands::get_available_models(),
+                    |editor| Pending::NewModels {
+                        editor,
+                        acp_id,
+                        deadline: now + MODELS_BUDGET,
+                    },
+                    &editor,
+                );
             }
             (Pending::NewState { editor } | Pending::LoadSwitch { editor }, outcome) => {
                 let reason = match outcome {
@@ -1434,6 +1616,7 @@ impl Bridge {
         session.mapper.facts = facts;
         session.mapper.facts.agent_commands = agent_commands;
         session.mapper.facts.context_window = rebuild.context_window;
+        session.mapper.facts.requested(&session.config);
         if let Some(stats) = stats {
             session.mapper.facts.session_stats(stats);
         }
@@ -1451,10 +1634,14 @@ impl Bridge {
         }
         let acp_id = session.acp_id.clone();
         let commands = session.mapper.facts.commands();
+        let options = session.config.options();
         for update in updates {
             self.session_update(key, update);
         }
-        self.editor(rpc::result_line(editor, &LoadSessionResponse::new()));
+        self.editor(rpc::result_line(
+            editor,
+            &LoadSessionResponse::new().config_options(options),
+        ));
         self.editor(commands_line(&acp_id, commands));
     }
 
@@ -1528,7 +1715,17 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
                     }
                 }
             }
-            for update in session.mapper.event(&event) {
+            let mut updates = session.mapper.event(&event);
+            // ACP-24: a level the agent changed itself moves the option.
+            if let AgentEvent::ThinkingLevelChanged(level) = &event {
+                let level = level.thinking_level.as_ref().or(level.level.as_ref());
+                if level.is_some_and(|l| session.config.thinking_changed(l)) {
+                    session.mapper.facts.requested(&session.config);
+                    let options = ConfigOptionUpdate::new(session.config.options());
+                    updates.push(SessionUpdate::ConfigOptionUpdate(options));
+                }
+            }
+            for update in updates {
                 let notification = SessionNotification::new(id.clone(), update);
                 out.push(rpc::notification_line("session/update", &notification));
             }
@@ -1602,7 +1799,16 @@ fn frame_updates(session: &mut Session, frame: &AgentFrame) -> Vec<SessionUpdate
             }
             _ => Vec::new(),
         },
-        AgentFrame::ConfigUpdate(update) => vec![mapper.notice(&notices::config_update(update))],
+        // ACP-10, ACP-24: a change a command made is shown, and the options follow it.
+        AgentFrame::ConfigUpdate(update) => {
+            let mut updates = vec![mapper.notice(&notices::config_update(update))];
+            if session.config.update(update) {
+                mapper.facts.requested(&session.config);
+                let options = ConfigOptionUpdate::new(session.config.options());
+                updates.push(SessionUpdate::ConfigOptionUpdate(options));
+            }
+            updates
+        }
         AgentFrame::ExtensionError(error) => {
             vec![mapper.notice(&notices::extension_error(error))]
         }

@@ -43,9 +43,32 @@ pub struct Facts {
     pub plan_size: Option<usize>,
     /// The agent's own commands, last advertised.
     pub agent_commands: Vec<AvailableCommand>,
+    /// The model the session is set to (`get_state`, `set_model`, `config_update`: ACP-24).
+    pub requested_model: Option<String>,
+    /// Its provider.
+    pub requested_provider: Option<String>,
+    /// The thinking level the session is set to (ACP-24).
+    pub requested_effort: Option<String>,
+    /// The approval policy the agent was started with (`--approval-mode`), when known.
+    pub approval_policy: Option<String>,
 }
 
 impl Facts {
+    /// Takes the model, provider, thinking level and approval policy the session is set to
+    /// (ACP-24) for `/status`.
+    pub(crate) fn requested(&mut self, config: &super::config::Config) {
+        if let Some((model, provider)) = config.model() {
+            self.requested_model = Some(model.to_owned());
+            self.requested_provider = provider.map(str::to_owned);
+        }
+        if let Some(level) = config.thinking() {
+            self.requested_effort = Some(level.to_owned());
+        }
+        if let Some(policy) = &config.approval_policy {
+            self.approval_policy = Some(policy.clone());
+        }
+    }
+
     /// Takes an assistant message's model and usage, once per message (at `message_end`);
     /// true when it carried usage.
     pub fn assistant_message(&mut self, message: &AgentMessage, turn_id: &str) -> bool {
@@ -164,14 +187,17 @@ impl Facts {
         };
         [
             "Status (local command: no model turn was started)".to_owned(),
-            "requested model: unknown".into(),
-            "requested provider: unknown".into(),
-            "requested effort: unknown".into(),
+            format!("requested model: {}", or_unknown(&self.requested_model)),
+            format!(
+                "requested provider: {}",
+                or_unknown(&self.requested_provider)
+            ),
+            format!("requested effort: {}", or_unknown(&self.requested_effort)),
             "requested mode: unknown".into(),
             format!("last observed model: {}", or_unknown(&self.model)),
             format!("last observed provider: {}", or_unknown(&self.provider)),
             format!("last observed effort: {}", or_unknown(&self.effort)),
-            "approval policy: unknown".into(),
+            format!("approval policy: {}", or_unknown(&self.approval_policy)),
             format!("root-session tokens: {tokens}"),
             format!("context pressure: {}", self.pressure()),
             format!("plan size: {plan}"),

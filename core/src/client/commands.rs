@@ -56,6 +56,11 @@ pub fn get_state() -> Command {
     Command::GetState(NoArgs::default())
 }
 
+/// `get_available_models`: the models the agent offers (ACP-24).
+pub fn get_available_models() -> Command {
+    Command::GetAvailableModels(NoArgs::default())
+}
+
 /// `get_session_stats`: the session's message counts and token totals (ACP-02).
 pub fn get_session_stats() -> Command {
     Command::GetSessionStats(NoArgs::default())

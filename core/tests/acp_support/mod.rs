@@ -92,20 +92,81 @@ impl Harness {
         self.drain();
     }
 
-    /// initialize + session/new + the agent's ready frame: the session id.
+    /// initialize + session/new + the agent's ready frame and its answers to the bridge's
+    /// `get_state` and `get_available_models` (ACP-24): the session id.
     pub fn session(&mut self) -> String {
         self.request(1, "initialize", json!({"protocolVersion": 1}));
         self.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+        let key = self.spawned.last().expect("an agent was spawned").0.clone();
+        self.agent_lines(
+            &key,
+            &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
+        );
+        self.answer_opening(&key);
         let id = self.answer(2).unwrap()["result"]["sessionId"]
             .as_str()
             .unwrap()
             .to_owned();
-        self.agent_lines(
-            &id,
-            &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
-        );
         self.editor.clear();
         id
+    }
+
+    /// session/new (request `id`, cwd `/tmp`), the agent's ready frame and its answers to
+    /// what the opening asks (ACP-24): the session id.
+    pub fn open(&mut self, id: u64) -> String {
+        self.request(id, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
+        let key = self.spawned.last().expect("an agent was spawned").0.clone();
+        self.agent_lines(
+            &key,
+            &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
+        );
+        self.answer_opening(&key);
+        self.answer(id).expect("session/new answered")["result"]["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_owned()
+    }
+
+    /// The bridge's last request of this type to the agent, if any.
+    pub fn asked(&self, command: &str) -> Option<Value> {
+        self.agent
+            .iter()
+            .rev()
+            .find(|m| m["type"] == command && m["id"] != "req_0")
+            .cloned()
+    }
+
+    /// Answers what a session's opening asks (ACP-24): `get_state` with the model
+    /// `musewire/scripted` at thinking level `off`, then `get_available_models` with
+    /// `musewire/scripted` and `musewire/scripted-large`.
+    pub fn answer_opening(&mut self, key: &str) {
+        if self.asked("get_state").is_none() {
+            // Commands wait for the agent's first word (FRAME-03, FRAME-04).
+            self.agent_lines(
+                key,
+                &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
+            );
+        }
+        let state = self
+            .asked("get_state")
+            .expect("the bridge asked for the state");
+        self.agent_lines(
+            key,
+            &[
+                json!({"id": state["id"], "type": "response", "command": "get_state",
+                "success": true, "data": {"model": model("scripted"), "thinkingLevel": "off"}}),
+            ],
+        );
+        let models = self
+            .asked("get_available_models")
+            .expect("the bridge asked for the models");
+        self.agent_lines(
+            key,
+            &[
+                json!({"id": models["id"], "type": "response", "command": "get_available_models",
+                "success": true, "data": {"models": [model("scripted"), model("scripted-large")]}}),
+            ],
+        );
     }
 
     /// Sends a prompt (request id 10) and acknowledges it: the agent's request id.
@@ -168,6 +229,11 @@ impl Harness {
     pub fn answer(&self, id: u64) -> Option<Value> {
         self.editor.iter().find(|m| m["id"] == json!(id)).cloned()
     }
+}
+
+/// A model of provider `musewire` as the agent describes it.
+pub fn model(id: &str) -> Value {
+    json!({"id": id, "name": id, "provider": "musewire", "reasoning": true})
 }
 
 /// An assistant message with this stop reason.

@@ -69,6 +69,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
             return Err("--max-inline-bytes applies to the bundled agent only".into());
         }
         let mut agent = args.agent;
+        // ACP-24: `/status` names the approval policy the agent was started with.
+        config.approval_policy = musewire_core::acp::approval_policy_of(&agent);
         // An agent of our choosing loads sessions only when asked to keep them in our folder:
         // omp takes `--session-dir DIR` and names its files `<timestamp>_<id>.jsonl` there,
         // which its `get_state` reports as `sessionFile` (RULES.md, note on ACP-06).
