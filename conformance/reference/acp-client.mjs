@@ -12,7 +12,8 @@
 // and `omp-approval` (omp with --approval-mode always-ask: a bash call allowed once, rejected
 // once, allowed always, then run again unasked; then `/session`, a builtin omp answers itself,
 // and a model turn after it); their permission requests are answered by option kind, so the
-// same scenario runs against omp's own ACP mode.
+// same scenario runs against omp's own ACP mode. `config` (ACP-24): the model and thinking
+// options, set to ACP_MODEL and `high`, a refused value, a turn (ACP_PROMPT) and /status.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -109,7 +110,7 @@ await acp
       : { outcome: { outcome: "cancelled" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -176,6 +177,20 @@ async function extraScenario(ctx) {
     // ACP-10: a builtin command omp answers itself (local-only), then a model turn again.
     out.local = await prompt(ctx, session.sessionId, "/session");
     out.after = await errorOf(prompt(ctx, session.sessionId, "[[text still here]]"));
+    return;
+  }
+  if (scenario === "config") {
+    // ACP-24: the options session/new gives, a model and a level set, a value not offered,
+    // then a turn (ACP_PROMPT) on the model set (ACP_MODEL) and /status.
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.configOptions = session.configOptions;
+    const setOption = (configId, value) =>
+      errorOf(ctx.request("session/set_config_option", { sessionId: session.sessionId, configId, value }));
+    out.setModel = await setOption("model", process.env.ACP_MODEL);
+    out.setThought = await setOption("thought_level", "high");
+    out.bad = await setOption("model", "no/such-model");
+    out.turn = await prompt(ctx, session.sessionId, process.env.ACP_PROMPT);
+    out.status = await prompt(ctx, session.sessionId, "/status");
     return;
   }
   if (scenario === "omp-load-create") {

@@ -129,12 +129,13 @@ fn isolated(program: &Path, dir: &Path) -> Command {
     command
 }
 
-/// `omp --mode rpc` (under bun) using the model server at `base_url` as provider `fake`.
+/// `omp --mode rpc` (under bun) using the model server at `base_url` as provider `fake`,
+/// on `fake-model` (`fake-model-2`, which reasons, is the other model it offers).
 pub fn omp(dir: &Path, base_url: &str) -> Command {
     let agent_dir = dir.join("home/.omp/agent");
     std::fs::create_dir_all(&agent_dir).expect("agent dir");
     let models = format!(
-        "providers:\n  fake:\n    baseUrl: {base_url}\n    api: openai-completions\n    apiKey: sk-fake\n    compat: {{supportsUsageInStreaming: true, supportsDeveloperRole: false, supportsStore: false}}\n    models:\n      - {{id: fake-model, name: Fake Model, reasoning: false, contextWindow: 1000000, maxTokens: 4096}}\n"
+        "providers:\n  fake:\n    baseUrl: {base_url}\n    api: openai-completions\n    apiKey: sk-fake\n    compat: {{supportsUsageInStreaming: true, supportsDeveloperRole: false, supportsStore: false}}\n    models:\n      - {{id: fake-model, name: Fake Model, reasoning: false, contextWindow: 1000000, maxTokens: 4096}}\n      - {{id: fake-model-2, name: Fake Model Two, reasoning: true, contextWindow: 1000000, maxTokens: 4096}}\n"
     );
     std::fs::write(agent_dir.join("models.yml"), models).expect("models.yml");
     let mut command = isolated(&node_modules().join(".bin/bun"), dir);
@@ -160,7 +161,8 @@ pub fn pi_version(pi: Pi, dir: &Path, base_url: &str) -> Command {
     let models = serde_json::json!({"providers": {"fake": {
         "baseUrl": base_url, "api": "openai-completions", "apiKey": "sk-fake",
         "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false, "supportsUsageInStreaming": true},
-        "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": false, "contextWindow": 1000000, "maxTokens": 4096}]}}});
+        "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": false, "contextWindow": 1000000, "maxTokens": 4096},
+            {"id": "fake-model-2", "name": "Fake Model Two", "reasoning": true, "contextWindow": 1000000, "maxTokens": 4096}]}}});
     std::fs::write(agent_dir.join("models.json"), models.to_string()).expect("models.json");
     let mut command = isolated(&pi.runtime(), dir);
     command

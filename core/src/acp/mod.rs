@@ -39,6 +39,7 @@
 
 mod bound;
 mod config;
+mod sessions;
 pub use config::{
     approval_policy_of, MAX_MODELS, MODEL_OPTION, OMP_THINKING_LEVELS, PI_THINKING_LEVELS,
     THOUGHT_OPTION,
@@ -63,11 +64,13 @@ use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
-    ClientCapabilities, ConfigOptionUpdate, ContentBlock, ContentChunk, Error, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, Meta,
-    NewSessionRequest, NewSessionResponse, Plan, PromptRequest, PromptResponse, RequestId,
-    SessionConfigOptionValue, SessionInfoUpdate, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason, TextContent,
+    ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk, Error,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    Meta, NewSessionRequest, NewSessionResponse, Plan, PromptRequest, PromptResponse, RequestId,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionConfigOptionValue, SessionInfoUpdate, SessionNotification, SessionResumeCapabilities,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason,
+    TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -225,6 +228,7 @@ enum Pending {
         editor: RequestId,
         acp_id: SessionId,
         deadline: Instant,
+        resumed: bool,
     },
     /// `session/load`: `get_available_models` (ACP-24), asked beside the history walk; its
     /// answer after the load's is a `config_option_update`.
@@ -234,7 +238,10 @@ enum Pending {
     /// `session/set_config_option`: `get_state` for what the change left in effect (ACP-24).
     ConfigState { editor: RequestId },
     /// `session/load`: `switch_session` to the session's file (ACP-06).
-    LoadSwitch { editor: RequestId },
+    /// `session/resume` too (ACP-25): without the replay (`replay` false).
+    LoadSwitch { editor: RequestId, replay: bool },
+    /// `session/resume`: `get_state` for the options and the title (ACP-24, ACP-25).
+    ResumeState { editor: RequestId },
     /// `session/load`: `get_state` for the title (ACP-06).
     LoadState { editor: RequestId },
     /// `session/load`: a history page (ACP-06).
@@ -282,7 +289,8 @@ impl Pending {
             | Pending::NewModels { editor, .. }
             | Pending::SetConfig { editor }
             | Pending::ConfigState { editor }
-            | Pending::LoadSwitch { editor }
+            | Pending::LoadSwitch { editor, .. }
+            | Pending::ResumeState { editor }
             | Pending::LoadState { editor }
             | Pending::LoadPage { editor, .. }
             | Pending::LoadLegacy { editor, .. }
@@ -300,6 +308,7 @@ impl Pending {
             Pending::NewState { .. }
                 | Pending::NewModels { .. }
                 | Pending::LoadSwitch { .. }
+                | Pending::ResumeState { .. }
                 | Pending::LoadState { .. }
                 | Pending::LoadPage { .. }
                 | Pending::LoadLegacy { .. }
@@ -585,14 +594,18 @@ impl Bridge {
             .collect();
         let mut opening = Vec::new();
         for request in late_models {
-            if let Some(Pending::NewModels { editor, acp_id, .. }) =
-                session.pending.insert(request, Pending::Models)
+            if let Some(Pending::NewModels {
+                editor,
+                acp_id,
+                resumed,
+                ..
+            }) = session.pending.insert(request, Pending::Models)
             {
-                opening.push((editor, acp_id));
+                opening.push((editor, acp_id, resumed));
             }
         }
-        for (editor, acp_id) in opening {
-            self.opened(key, acp_id, &editor);
+        for (editor, acp_id, resumed) in opening {
+            self.opened(key, acp_id, &editor, resumed);
         }
         let Some(session) = self.sessions.get_mut(key) else {
             return;
@@ -669,8 +682,14 @@ impl Bridge {
                 self.client_capabilities = Some(request.client_capabilities);
                 self.client_meta = request.meta;
                 // ACP-06: loading works where the agent keeps its sessions in our folder.
-                let capabilities =
-                    AgentCapabilities::new().load_session(self.config.session_dir.is_some());
+                // ACP-25: close always; resume where loading works.
+                let stored = self.config.session_dir.is_some();
+                let sessions = SessionCapabilities::new()
+                    .close(SessionCloseCapabilities::new())
+                    .resume(stored.then(SessionResumeCapabilities::new));
+                let capabilities = AgentCapabilities::new()
+                    .load_session(stored)
+                    .session_capabilities(sessions);
                 let mut response = InitializeResponse::new(ProtocolVersion::V1)
                     .agent_capabilities(capabilities)
                     .agent_info(Implementation::new("musewire", env!("CARGO_PKG_VERSION")));
@@ -710,6 +729,14 @@ impl Bridge {
             "session/prompt" => {
                 let request: PromptRequest = params_of(params)?;
                 self.prompt(now, id, request).map(|()| None)
+            }
+            "session/close" => {
+                let request: CloseSessionRequest = params_of(params)?;
+                self.close_session(now, id, &request).map(|()| None)
+            }
+            "session/resume" => {
+                let request: ResumeSessionRequest = params_of(params)?;
+                self.resume(now, id, request).map(|()| None)
             }
             "session/set_config_option" => {
                 let request: SetSessionConfigOptionRequest = params_of(params)?;
@@ -780,7 +807,7 @@ impl Bridge {
     }
 
     /// The session has its ACP id: `session/new` is answered and `/status` advertised.
-    fn opened(&mut self, key: &Arc<str>, acp_id: SessionId, editor: &RequestId) {
+    fn opened(&mut self, key: &Arc<str>, acp_id: SessionId, editor: &RequestId, resumed: bool) {
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
@@ -789,10 +816,19 @@ impl Bridge {
         let commands = session.mapper.facts.commands();
         self.keys.insert(acp_id.0.clone(), key.clone());
         let options = session.config.options();
-        self.editor(rpc::result_line(
-            editor,
-            &NewSessionResponse::new(acp_id.clone()).config_options(options),
-        ));
+        let answer = if resumed {
+            // ACP-25: a resumed session's answer has no id of its own.
+            rpc::result_line(
+                editor,
+                &ResumeSessionResponse::new().config_options(options),
+            )
+        } else {
+            rpc::result_line(
+                editor,
+                &NewSessionResponse::new(acp_id.clone()).config_options(options),
+            )
+        };
+        self.editor(answer);
         // ACP-01: `/status` is advertised beside the agent's own commands.
         self.editor(commands_line(&acp_id, commands));
     }
@@ -805,10 +841,10 @@ impl Bridge {
         id: &RequestId,
         request: LoadSessionRequest,
     ) -> Result<(), Error> {
-        let Some(dir) = self.config.session_dir.clone() else {
+        if self.config.session_dir.is_none() {
             return Err(Error::method_not_found()
                 .data(json!("this agent keeps no sessions the bridge can load")));
-        };
+        }
         if !request.cwd.is_absolute() {
             return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
         }
@@ -816,15 +852,33 @@ impl Bridge {
         if !is_session_file_name(name) {
             return Err(Error::session_not_found(request.session_id.clone()));
         }
-        if self.keys.contains_key(name) {
-            return Err(Error::invalid_request().data(json!("the session is already open")));
-        }
-        let key = self.open_session(now, request.cwd);
+        // ACP-25: a session that is open is loaded again, in a new agent.
+        self.reload(now, &request.session_id);
+        self.switch_to(now, id, &request.session_id, request.cwd, true);
+        Ok(())
+    }
+
+    /// A stored session opened in a new agent in `cwd` (ACP-06, ACP-25): the agent is
+    /// switched to the session's file in our folder, then the session is replayed (a load)
+    /// or not (a resume). The id is checked by the caller.
+    pub(super) fn switch_to(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        session_id: &SessionId,
+        cwd: PathBuf,
+        replay: bool,
+    ) {
+        let Some(dir) = self.config.session_dir.clone() else {
+            return;
+        };
+        let name = &*session_id.0;
+        let key = self.open_session(now, cwd);
         if let Some(session) = self.sessions.get_mut(&key) {
-            session.acp_id = request.session_id.clone();
+            session.acp_id = session_id.clone();
             session.mapper.output_session = self.output_meta.then(|| name.to_owned());
         }
-        self.keys.insert(request.session_id.0.clone(), key.clone());
+        self.keys.insert(session_id.0.clone(), key.clone());
         let path = dir.join(format!("{name}.jsonl"));
         let switch = Command::SwitchSession(SwitchSession {
             session_path: path.to_string_lossy().into_owned(),
@@ -834,10 +888,9 @@ impl Bridge {
             now,
             &key,
             switch,
-            |editor| Pending::LoadSwitch { editor },
+            |editor| Pending::LoadSwitch { editor, replay },
             id,
         );
-        Ok(())
     }
 
     /// The name of a session file directly in our session folder, `.jsonl` dropped, when it
@@ -1157,11 +1210,20 @@ impl Bridge {
                         editor,
                         acp_id,
                         deadline: now + MODELS_BUDGET,
+                        resumed: false,
                     },
                     &editor,
                 );
             }
-            (Pending::NewModels { editor, acp_id, .. }, outcome) => {
+            (
+                Pending::NewModels {
+                    editor,
+                    acp_id,
+                    resumed,
+                    ..
+                },
+                outcome,
+            ) => {
                 // ACP-24: an agent that offers no models (or refuses the command) gets no
                 // model option, and the session opens all the same.
                 if let (Some(session), Ok(ResponseData::Models(models))) =
@@ -1169,7 +1231,7 @@ impl Bridge {
                 {
                     session.config.models(&models.models);
                 }
-                self.opened(key, acp_id, &editor);
+                self.opened(key, acp_id, &editor, resumed);
             }
             (Pending::Models, outcome) => {
                 let Some(session) = self.sessions.get_mut(key) else {
@@ -1208,7 +1270,51 @@ impl Bridge {
                 let response = SetSessionConfigOptionResponse::new(session.config.options());
                 self.editor(rpc::result_line(&editor, &response));
             }
-            (Pending::LoadSwitch { editor }, Ok(ResponseData::Cancelled(data)))
+            (Pending::LoadSwitch { editor, replay }, Ok(ResponseData::Cancelled(data)))
+                if !data.cancelled && !replay =>
+            {
+                self.send(
+                    now,
+                    key,
+                    commands::get_state(),
+                    |editor| Pending::ResumeState { editor },
+                    &editor,
+                );
+            }
+            (Pending::ResumeState { editor }, outcome) => {
+                let Some(session) = self.sessions.get_mut(key) else {
+                    return;
+                };
+                let v2 = session.client.protocol() == crate::frame::ProtocolVersion::V2;
+                session.config.set_protocol(v2);
+                let mut title = None;
+                if let Ok(ResponseData::State(state)) = &outcome {
+                    session.config.state(state);
+                    session.mapper.facts.requested(&session.config);
+                    session.mapper.facts.context_window =
+                        state.model.as_ref().and_then(|m| m.context_window);
+                    title = state.session_name.clone().filter(|t| !t.is_empty());
+                }
+                let acp_id = session.acp_id.clone();
+                // ACP-25: the title, as a load shows it; nothing is replayed.
+                if let Some(title) = title {
+                    let update = SessionInfoUpdate::new().title(title);
+                    self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
+                }
+                self.send(
+                    now,
+                    key,
+                    commands::get_available_models(),
+                    |editor| Pending::NewModels {
+                        editor,
+                        acp_id,
+                        deadline: now + MODELS_BUDGET,
+                        resumed: true,
+                    },
+                    &editor,
+                );
+            }
+            (Pending::LoadSwitch { editor, .. }, Ok(ResponseData::Cancelled(data)))
                 if !data.cancelled =>
             {
                 // ACP-06: the obsolete plan is cleared before new state is shown.
@@ -1383,11 +1489,12 @@ impl Bridge {
                         editor,
                         acp_id,
                         deadline: now + MODELS_BUDGET,
+                        resumed: false,
                     },
                     &editor,
                 );
             }
-            (Pending::NewState { editor } | Pending::LoadSwitch { editor }, outcome) => {
+            (Pending::NewState { editor } | Pending::LoadSwitch { editor, .. }, outcome) => {
                 let reason = match outcome {
                     Err(failure) => failure.to_string(),
                     Ok(_) => "the agent did not open the session".to_owned(),

@@ -127,6 +127,24 @@ impl Harness {
             .to_owned()
     }
 
+    /// Answers what a `session/resume` asks (ACP-25): the ready frame, `switch_session`,
+    /// then as [`Harness::answer_opening`].
+    pub fn answer_opening_after_switch(&mut self, key: &str) {
+        self.agent_lines(
+            key,
+            &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
+        );
+        let switch = self.asked("switch_session").expect("switch_session asked");
+        self.agent_lines(
+            key,
+            &[
+                json!({"id": switch["id"], "type": "response", "command": "switch_session",
+                "success": true, "data": {"cancelled": false}}),
+            ],
+        );
+        self.answer_opening(key);
+    }
+
     /// The bridge's last request of this type to the agent, if any.
     pub fn asked(&self, command: &str) -> Option<Value> {
         self.agent

@@ -228,7 +228,11 @@ fn acp_06_session_load_after_restarting_the_bridge_bundled_agent() {
     );
     let second = run_scenario("load-resume", &args, &[("ACP_SESSION", id.as_ref())])
         .expect("the SDK was there a moment ago");
-    assert_eq!(second["load"]["result"], json!({}), "{second:#}");
+    // ACP-24: the load answers with the session's options.
+    assert!(
+        second["load"]["result"]["configOptions"].is_array(),
+        "{second:#}"
+    );
     let loaded = second["loadUpdates"].as_array().unwrap();
     let plans: Vec<&Value> = loaded
         .iter()
@@ -466,7 +470,11 @@ fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
         &[("ACP_SESSION", id.as_ref())],
     )
     .expect("the SDK was there a moment ago");
-    assert_eq!(second["load"]["result"], json!({}), "{second:#}");
+    // ACP-24: the load answers with the session's options.
+    assert!(
+        second["load"]["result"]["configOptions"].is_array(),
+        "{second:#}"
+    );
     let loaded = second["loadUpdates"].as_array().unwrap();
     assert_eq!(loaded[0]["sessionUpdate"], "plan", "{second:#}");
     assert_eq!(loaded[0]["entries"], json!([]));
@@ -833,4 +841,114 @@ fn acp_06_cli_session_folder_is_private_and_flags_are_checked() {
     let out = acp(&["--session-dir".as_ref(), link.as_os_str()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("symlink is refused"));
+}
+
+/// The option of `options` with this id.
+fn config_option<'a>(options: &'a Value, id: &str) -> &'a Value {
+    options
+        .as_array()
+        .and_then(|o| o.iter().find(|o| o["id"] == id))
+        .unwrap_or_else(|| panic!("no {id} option in {options:#}"))
+}
+
+fn option_values(option: &Value) -> Vec<String> {
+    option["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// ACP-24 through the official client with the bundled agent: session/new offers its two
+/// models and omp's thinking levels (it speaks v2); setting the model moves the next turn
+/// onto it (`/status` observes it on the assistant message), a level is set, and a value not
+/// offered is refused.
+#[test]
+fn acp_24_the_sdk_client_picks_the_bundled_agents_model_and_thinking_level() {
+    let model = std::ffi::OsStr::new("musewire/scripted-large");
+    let prompt = std::ffi::OsStr::new("hello");
+    let Some(out) = run_scenario(
+        "config",
+        &[],
+        &[("ACP_MODEL", model), ("ACP_PROMPT", prompt)],
+    ) else {
+        return;
+    };
+    let options = &out["configOptions"];
+    let models = config_option(options, "model");
+    assert_eq!(models["category"], "model");
+    assert_eq!(models["currentValue"], "musewire/scripted", "{options:#}");
+    assert_eq!(
+        option_values(models),
+        ["musewire/scripted", "musewire/scripted-large"]
+    );
+    let thought = config_option(options, "thought_level");
+    assert_eq!(option_values(thought).last().unwrap(), "max");
+    let set = &out["setModel"]["result"]["configOptions"];
+    assert_eq!(
+        config_option(set, "model")["currentValue"],
+        "musewire/scripted-large",
+        "{out:#}"
+    );
+    let set = &out["setThought"]["result"]["configOptions"];
+    assert_eq!(config_option(set, "thought_level")["currentValue"], "high");
+    assert_eq!(out["bad"]["code"], -32602, "{out:#}");
+    assert_eq!(out["turn"]["stopReason"], "end_turn");
+    let status = text_of(&out["status"], "agent_message_chunk");
+    assert!(
+        status.contains("last observed model: scripted-large"),
+        "{status}"
+    );
+    assert!(status.contains("requested effort: high"), "{status}");
+}
+
+/// ACP-24 over a live agent on the scripted model server: the model picked in the editor is
+/// the model the next request names.
+fn model_switch_reaches_the_model_server(tag: &str, pi: Option<musewire_live::peers::Pi>) {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch(tag);
+    let agent = match pi {
+        None => musewire_live::peers::omp(&dir, &server.base_url()),
+        Some(pi) => musewire_live::peers::pi_version(pi, &dir, &server.base_url()),
+    };
+    let os = std::ffi::OsStr::new;
+    let mut program: Vec<&std::ffi::OsStr> =
+        vec![os(env!("CARGO_BIN_EXE_musewire")), os("acp"), os("--")];
+    program.push(agent.get_program());
+    program.extend(agent.get_args());
+    let env = [
+        ("ACP_MODEL", os("fake/fake-model-2")),
+        ("ACP_PROMPT", os("[[text switched]]")),
+    ];
+    let Some(out) = run_scenario_omp("config", &agent, &program, &env) else {
+        return;
+    };
+    let models = config_option(&out["configOptions"], "model");
+    assert_eq!(models["currentValue"], "fake/fake-model", "{out:#}");
+    assert!(option_values(models).contains(&"fake/fake-model-2".to_owned()));
+    let set = &out["setModel"]["result"]["configOptions"];
+    assert_eq!(
+        config_option(set, "model")["currentValue"],
+        "fake/fake-model-2",
+        "{out:#}"
+    );
+    assert_eq!(out["bad"]["code"], -32602, "{out:#}");
+    assert_eq!(out["turn"]["stopReason"], "end_turn", "{out:#}");
+    let last = server.requests().pop().expect("the model was called");
+    assert_eq!(last["model"], "fake-model-2", "{last:#}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn acp_24_the_model_picked_over_omp_rpc_is_the_one_the_model_server_is_asked_for() {
+    model_switch_reaches_the_model_server("acp-config-omp", None);
+}
+
+#[test]
+fn acp_24_the_model_picked_over_pi_rpc_is_the_one_the_model_server_is_asked_for() {
+    model_switch_reaches_the_model_server("acp-config-pi", Some(musewire_live::peers::Pi::V1_6));
 }

@@ -1,0 +1,104 @@
+//! The editor's session lifecycle beyond new and load (ACP-25): `session/close` stops a
+//! session's agent and forgets the session, `session/resume` switches an agent to a stored
+//! session without replaying it, and a `session/load` of an open session loads it again.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_client_protocol_schema::v1::{
+    CloseSessionRequest, CloseSessionResponse, Error, PromptResponse, RequestId,
+    ResumeSessionRequest, ResumeSessionResponse, SessionId, StopReason,
+};
+use serde_json::json;
+
+use super::{is_session_file_name, rpc, Bridge};
+use crate::client::{self, Call};
+
+impl Bridge {
+    /// `session/close` (ACP-25): a running turn ends `cancelled`, what waits on the agent
+    /// fails, the editor's open dialogs are withdrawn, and the agent is stopped (ACP-12);
+    /// the session is forgotten, so later requests to it are `session not found`.
+    pub(super) fn close_session(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        request: &CloseSessionRequest,
+    ) -> Result<(), Error> {
+        let key = self
+            .keys
+            .get(&*request.session_id.0)
+            .cloned()
+            .ok_or_else(|| Error::session_not_found(request.session_id.clone()))?;
+        self.end_session(now, &key, "the session was closed");
+        self.editor(rpc::result_line(id, &CloseSessionResponse::new()));
+        Ok(())
+    }
+
+    /// Ends an open session's use: its turn answered `cancelled`, its other waiting requests
+    /// failed with `why`, its dialogs withdrawn, its agent stopped, its id forgotten.
+    pub(super) fn end_session(&mut self, now: Instant, key: &Arc<str>, why: &str) {
+        self.forget_dialogs(key);
+        self.keys.retain(|_, k| k != key);
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let error = Error::invalid_request().data(json!(why));
+        let waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
+            .into_values()
+            .filter_map(|p| p.editor().cloned())
+            .collect();
+        let turn = session.turn.take();
+        for editor in waiting {
+            self.editor(rpc::error_line(&editor, &error));
+        }
+        if let Some(turn) = turn {
+            let answer = PromptResponse::new(StopReason::Cancelled);
+            self.editor(rpc::result_line(&turn.editor, &answer));
+        }
+        self.session_input(now, key, client::Input::Call(Call::Stop));
+        self.stop_agent(now, key);
+    }
+
+    /// `session/resume` (ACP-25): like `session/load` without the replay. An open session
+    /// is answered at once with its options; else an agent is started in the cwd and
+    /// switched to the session's file, and the answer carries the options (ACP-24).
+    pub(super) fn resume(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        request: ResumeSessionRequest,
+    ) -> Result<(), Error> {
+        if self.config.session_dir.is_none() {
+            return Err(Error::method_not_found()
+                .data(json!("this agent keeps no sessions the bridge can resume")));
+        }
+        if !request.cwd.is_absolute() {
+            return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
+        }
+        let name = &*request.session_id.0;
+        if !is_session_file_name(name) {
+            return Err(Error::session_not_found(request.session_id.clone()));
+        }
+        if self.keys.contains_key(name) {
+            let key = self.usable(&request.session_id)?;
+            let options = self
+                .sessions
+                .get(&key)
+                .map(|s| s.config.options())
+                .unwrap_or_default();
+            let response = ResumeSessionResponse::new().config_options(options);
+            self.editor(rpc::result_line(id, &response));
+            return Ok(());
+        }
+        self.switch_to(now, id, &request.session_id, request.cwd, false);
+        Ok(())
+    }
+
+    /// A `session/load` of a session that is open (ACP-25): the open one is ended (its turn
+    /// `cancelled`, its agent stopped), then it is loaded again in a new agent.
+    pub(super) fn reload(&mut self, now: Instant, session_id: &SessionId) {
+        if let Some(key) = self.keys.get(&*session_id.0).cloned() {
+            self.end_session(now, &key, "the session was loaded again");
+        }
+    }
+}
