@@ -55,7 +55,7 @@ fn acp_25_close_ends_the_turn_stops_the_agent_and_forgets_the_session() {
     assert!(h.answer(20).unwrap()["result"].is_object());
     assert_eq!(
         h.closed,
-        [s.clone()],
+        std::slice::from_ref(&s),
         "its agent's stdin is closed (ACP-12)"
     );
     // Later requests to it: a clear error.
@@ -169,7 +169,7 @@ fn acp_25_loading_an_open_session_loads_it_again_in_a_new_agent() {
     );
     // The open one ends: its turn cancelled, its agent stopped; a new agent loads it.
     assert_eq!(h.answer(10).unwrap()["result"]["stopReason"], "cancelled");
-    assert_eq!(h.closed, [first]);
+    assert_eq!(h.closed, std::slice::from_ref(&first));
     assert_eq!(h.spawned.len(), 2);
     let second = h.spawned[1].0.clone();
     h.agent_lines(
