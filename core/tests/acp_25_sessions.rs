@@ -3,7 +3,7 @@
 mod acp_support;
 
 use acp_support::{model, Harness};
-use musewire_core::acp::{Bridge, BridgeConfig};
+use musewire_core::acp::{Bridge, BridgeConfig, Input, SessionFile};
 use serde_json::{json, Value};
 
 fn with_folder() -> Harness {
@@ -179,4 +179,79 @@ fn acp_25_loading_an_open_session_loads_it_again_in_a_new_agent() {
     let switch = h.asked("switch_session").unwrap();
     assert_eq!(switch["sessionPath"], "/state/sessions/s-1.jsonl");
     assert!(h.answer(5).is_none(), "the load goes on: no -32600");
+}
+
+fn session_file(name: &str, modified_ms: u64, cwd: &str, title: &str) -> SessionFile {
+    SessionFile {
+        name: name.into(),
+        modified_ms: Some(modified_ms),
+        head: format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"cwd\":\"{cwd}\",\"title\":\"{title}\"}}\n"
+        )
+        .into_bytes(),
+        tail: Vec::new(),
+    }
+}
+
+#[test]
+fn acp_26_list_reads_the_folder_once_and_answers_every_waiting_list() {
+    let mut h = with_folder();
+    let caps = &h.answer(1).unwrap()["result"]["agentCapabilities"]["sessionCapabilities"];
+    assert!(caps["list"].is_object(), "{caps}");
+    h.request(2, "session/list", json!({}));
+    h.request(3, "session/list", json!({"cwd": "/b"}));
+    assert_eq!(
+        h.folder_reads,
+        [std::path::PathBuf::from("/state/sessions")],
+        "one read for both"
+    );
+    assert!(h.answer(2).is_none());
+    h.bridge.handle(
+        h.now,
+        Input::SessionFolder(Ok(vec![
+            session_file("old.jsonl", 1_700_000_000_000, "/a", "Old work"),
+            session_file("new.jsonl", 1_700_000_060_000, "/b", "New work"),
+        ])),
+    );
+    h.drain();
+    let all = &h.answer(2).unwrap()["result"]["sessions"];
+    assert_eq!(all[0]["sessionId"], "new");
+    assert_eq!(all[0]["cwd"], "/b");
+    assert_eq!(all[0]["title"], "New work");
+    assert_eq!(all[0]["updatedAt"], "2023-11-14T22:14:20.000Z");
+    assert_eq!(all[1]["sessionId"], "old");
+    let b = h.answer(3).unwrap()["result"]["sessions"].clone();
+    assert_eq!(b.as_array().unwrap().len(), 1, "{b}");
+    // A listed session loads by its id.
+    h.request(
+        4,
+        "session/load",
+        json!({"sessionId": "new", "cwd": "/b", "mcpServers": []}),
+    );
+    assert_eq!(h.spawned.len(), 1);
+}
+
+#[test]
+fn acp_26_list_failures_are_typed() {
+    let mut h = Harness::new();
+    h.request(1, "initialize", json!({"protocolVersion": 1}));
+    h.request(2, "session/list", json!({}));
+    assert_eq!(h.answer(2).unwrap()["error"]["code"], -32601);
+    let mut h = with_folder();
+    h.request(3, "session/list", json!({"cwd": "relative"}));
+    assert_eq!(h.answer(3).unwrap()["error"]["code"], -32602);
+    h.request(4, "session/list", json!({"cursor": "not-ours"}));
+    h.bridge.handle(h.now, Input::SessionFolder(Ok(Vec::new())));
+    h.drain();
+    assert_eq!(h.answer(4).unwrap()["error"]["code"], -32602);
+    h.request(5, "session/list", json!({}));
+    h.bridge
+        .handle(h.now, Input::SessionFolder(Err("permission denied".into())));
+    h.drain();
+    let error = &h.answer(5).unwrap()["error"];
+    assert_eq!(error["code"], -32603);
+    assert!(error["data"]
+        .as_str()
+        .unwrap()
+        .contains("permission denied"));
 }

@@ -39,10 +39,14 @@
 
 mod bound;
 mod config;
+mod list;
 mod sessions;
 pub use config::{
     approval_policy_of, MAX_MODELS, MODEL_OPTION, OMP_THINKING_LEVELS, PI_THINKING_LEVELS,
     THOUGHT_OPTION,
+};
+pub use list::{
+    SessionFile, MAX_SESSION_FILES, SESSIONS_PAGE, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
 #[cfg(feature = "fuzzing")]
@@ -65,12 +69,12 @@ use std::time::Instant;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
     ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk, Error,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    Meta, NewSessionRequest, NewSessionResponse, Plan, PromptRequest, PromptResponse, RequestId,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionConfigOptionValue, SessionInfoUpdate, SessionNotification, SessionResumeCapabilities,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason,
-    TextContent,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptRequest,
+    PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionConfigOptionValue, SessionInfoUpdate, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -152,6 +156,9 @@ pub enum Input<'a> {
     AgentExit(SessionId, ExitStatus),
     /// The time of [`Bridge::poll_timeout`] has come.
     Timeout,
+    /// The session folder as [`Action::ReadSessionFolder`] asked: its `*.jsonl` regular
+    /// files (symlinks not followed), or why it could not be read (ACP-26).
+    SessionFolder(Result<Vec<SessionFile>, String>),
 }
 
 /// Work for the driver, in order. Serialised (for transcripts) as
@@ -189,6 +196,14 @@ pub enum Action {
     CloseAgentStdin {
         /// The session.
         session: SessionId,
+    },
+    /// Read the session folder for `session/list` (ACP-26): the name, modification time,
+    /// first [`SESSION_FILE_HEAD_BYTES`] and last [`SESSION_FILE_TAIL_BYTES`] of each of its
+    /// `*.jsonl` regular files (no symlink followed, at most [`MAX_SESSION_FILES`], the
+    /// newest), handed back as [`Input::SessionFolder`]. One is asked at a time.
+    ReadSessionFolder {
+        /// The folder ([`BridgeConfig::session_dir`]).
+        dir: PathBuf,
     },
     /// Kill the session's agent and every process left in its process group (ACP-12: the
     /// driver starts each agent as the leader of a process group of its own). Comes once
@@ -338,6 +353,8 @@ struct Session {
     start: start::StartBudget,
     /// ACP-24: its model and thinking level.
     config: config::Config,
+    /// ACP-26: the title the agent's stream last gave.
+    title: Option<String>,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -377,6 +394,8 @@ pub struct Bridge {
     dialogs: dialogs::Dialogs,
     /// ACP-12: the bridge's end, begun with the editor's.
     shutdown: stop::Shutdown,
+    /// ACP-26: the `session/list` requests waiting for the folder's read.
+    listing: Vec<(RequestId, ListSessionsRequest)>,
     actions: VecDeque<Action>,
 }
 
@@ -396,6 +415,7 @@ impl Bridge {
             editor_ended: false,
             dialogs: dialogs::Dialogs::default(),
             shutdown: stop::Shutdown::default(),
+            listing: Vec::new(),
             actions: VecDeque::new(),
         }
     }
@@ -492,6 +512,7 @@ impl Bridge {
                 }
                 self.session_input(now, &id.0, client::Input::exit(status));
             }
+            Input::SessionFolder(files) => self.listed(files),
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
@@ -686,6 +707,7 @@ impl Bridge {
                 let stored = self.config.session_dir.is_some();
                 let sessions = SessionCapabilities::new()
                     .close(SessionCloseCapabilities::new())
+                    .list(stored.then(SessionListCapabilities::new))
                     .resume(stored.then(SessionResumeCapabilities::new));
                 let capabilities = AgentCapabilities::new()
                     .load_session(stored)
@@ -730,6 +752,10 @@ impl Bridge {
                 let request: PromptRequest = params_of(params)?;
                 self.prompt(now, id, request).map(|()| None)
             }
+            "session/list" => {
+                let request: ListSessionsRequest = params_of(params)?;
+                self.list(id, request).map(|()| None)
+            }
             "session/close" => {
                 let request: CloseSessionRequest = params_of(params)?;
                 self.close_session(now, id, &request).map(|()| None)
@@ -766,6 +792,7 @@ impl Bridge {
                 stop: stop::Stop::default(),
                 start: start::StartBudget::new(now, self.config.client.ready_timeout),
                 config: config::Config::new(self.config.approval_policy.clone()),
+                title: None,
             },
         );
         self.actions.push_back(Action::Spawn {
@@ -1897,9 +1924,14 @@ fn frame_updates(session: &mut Session, frame: &AgentFrame) -> Vec<SessionUpdate
             let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
             vec![SessionUpdate::AgentMessageChunk(chunk)]
         }
+        // ACP-26: a title reaches the editor when it changes.
         AgentFrame::SessionInfoUpdate(info) => match info.title.as_deref() {
             Some(title) if !title.is_empty() => {
                 let title = map::title(&map::withhold_credential_uris(title), None, None);
+                if session.title.as_deref() == Some(title.as_str()) {
+                    return Vec::new();
+                }
+                session.title = Some(title.clone());
                 vec![SessionUpdate::SessionInfoUpdate(
                     SessionInfoUpdate::new().title(title),
                 )]
@@ -1953,6 +1985,11 @@ fn end_turn(session: &mut Session, stats: Option<&SessionStatsData>, out: &mut V
     }
     if let Some(update) = facts.context_update() {
         updates.push(SessionUpdate::UsageUpdate(update));
+    }
+    // ACP-26: the session's `updatedAt`, the time of its last message.
+    if let Some(ms) = facts.last_message_ms {
+        let update = SessionInfoUpdate::new().updated_at(list::rfc3339(ms));
+        updates.push(SessionUpdate::SessionInfoUpdate(update));
     }
     for update in updates {
         let notification = SessionNotification::new(id.clone(), update);

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
-    CloseSessionRequest, CloseSessionResponse, Error, PromptResponse, RequestId,
-    ResumeSessionRequest, ResumeSessionResponse, SessionId, StopReason,
+    CloseSessionRequest, CloseSessionResponse, Error, ListSessionsRequest, PromptResponse,
+    RequestId, ResumeSessionRequest, ResumeSessionResponse, SessionId, StopReason,
 };
 use serde_json::json;
 
-use super::{is_session_file_name, rpc, Bridge};
+use super::list::{self, SessionFile};
+use super::{is_session_file_name, rpc, Action, Bridge};
 use crate::client::{self, Call};
 
 impl Bridge {
@@ -102,3 +103,51 @@ impl Bridge {
         }
     }
 }
+
+impl Bridge {
+    /// `session/list` (ACP-26): with a session folder, its files are read (one read for
+    /// every list waiting) and each request answered from them.
+    pub(super) fn list(
+        &mut self,
+        id: &RequestId,
+        request: ListSessionsRequest,
+    ) -> Result<(), Error> {
+        let Some(dir) = self.config.session_dir.clone() else {
+            return Err(Error::method_not_found()
+                .data(json!("this agent keeps no sessions the bridge can list")));
+        };
+        if request.cwd.as_ref().is_some_and(|c| !c.is_absolute()) {
+            return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
+        }
+        if self.listing.len() >= MAX_WAITING_LISTS {
+            return Err(Error::invalid_request().data(json!("too many session lists waiting")));
+        }
+        self.listing.push((id.clone(), request));
+        if self.listing.len() == 1 {
+            self.actions.push_back(Action::ReadSessionFolder { dir });
+        }
+        Ok(())
+    }
+
+    /// The folder was read (ACP-26): every waiting list is answered.
+    pub(super) fn listed(&mut self, files: Result<Vec<SessionFile>, String>) {
+        for (id, request) in std::mem::take(&mut self.listing) {
+            let line = match &files {
+                Ok(files) => match list::answer(files, &request) {
+                    Ok(response) => rpc::result_line(&id, &response),
+                    Err(error) => rpc::error_line(&id, &error),
+                },
+                Err(why) => rpc::error_line(
+                    &id,
+                    &Error::internal_error().data(json!(format!(
+                        "the session folder could not be read: {why}"
+                    ))),
+                ),
+            };
+            self.editor(line);
+        }
+    }
+}
+
+/// The most `session/list` requests waiting for one read of the folder.
+const MAX_WAITING_LISTS: usize = 64;

@@ -51,6 +51,9 @@ pub struct Facts {
     pub requested_effort: Option<String>,
     /// The approval policy the agent was started with (`--approval-mode`), when known.
     pub approval_policy: Option<String>,
+    /// The time of the last assistant message (ms since the Unix epoch, as the agent
+    /// stamped it): the session's `updatedAt` at a turn's end (ACP-26).
+    pub last_message_ms: Option<u64>,
 }
 
 impl Facts {
@@ -80,6 +83,9 @@ impl Facts {
         }
         if let Some(provider) = &assistant.provider {
             self.provider = Some(provider.clone());
+        }
+        if assistant.timestamp.is_some() {
+            self.last_message_ms = assistant.timestamp;
         }
         if let Some(usage) = &assistant.usage {
             let prompt = usage.input.unwrap_or(0)

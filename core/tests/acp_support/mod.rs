@@ -20,6 +20,8 @@ pub struct Harness {
     pub closed: Vec<String>,
     /// Sessions whose agent's group was killed (ACP-12), in order.
     pub stopped: Vec<String>,
+    /// Session folders the bridge asked to read (ACP-26), in order.
+    pub folder_reads: Vec<std::path::PathBuf>,
 }
 
 impl Harness {
@@ -32,6 +34,7 @@ impl Harness {
             spawned: Vec::new(),
             closed: Vec::new(),
             stopped: Vec::new(),
+            folder_reads: Vec::new(),
         }
     }
 
@@ -52,6 +55,7 @@ impl Harness {
                 Action::Spawn { session, cwd } => self.spawned.push((session.0.to_string(), cwd)),
                 Action::CloseAgentStdin { session } => self.closed.push(session.0.to_string()),
                 Action::StopAgent { session } => self.stopped.push(session.0.to_string()),
+                Action::ReadSessionFolder { dir } => self.folder_reads.push(dir),
             }
         }
     }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use musewire_core::acp::{Action, Bridge, BridgeConfig, Input};
+use musewire_core::acp::{Action, Bridge, BridgeConfig, Input, SessionFile};
 use musewire_core::client::ExitStatus;
 use rustix::process::{kill_process_group, Pid, Signal};
 use signal_hook::iterator::Signals;
@@ -42,6 +42,8 @@ enum Event {
     Exit(Arc<str>, ExitStatus),
     /// The loop is told to end (a signal).
     Shutdown,
+    /// The session folder was read (ACP-26).
+    SessionFolder(Result<Vec<SessionFile>, String>),
 }
 
 /// What the loop asks of one agent's task.
@@ -192,6 +194,17 @@ where
                         editor_gone = true;
                     }
                 }
+                // ACP-26: read off the loop, handed back as an event.
+                Action::ReadSessionFolder { dir } => {
+                    let events = events.clone();
+                    smol::spawn(async move {
+                        let files =
+                            smol::unblock(move || crate::session_folder::read_session_folder(&dir))
+                                .await;
+                        let _ = events.send(Event::SessionFolder(files)).await;
+                    })
+                    .detach();
+                }
                 Action::Spawn { session, cwd } => {
                     let mut command = agent(&cwd);
                     // ACP-12: a group of its own, killed whole when it is stopped.
@@ -261,6 +274,7 @@ where
             Event::Editor(bytes) => bridge.handle(now, Input::Editor(&bytes)),
             Event::EditorEnd => bridge.handle(now, Input::EditorEnd),
             Event::Shutdown => bridge.handle(now, Input::Shutdown),
+            Event::SessionFolder(files) => bridge.handle(now, Input::SessionFolder(files)),
             Event::Stdout(s, bytes) => bridge.handle(now, Input::AgentStdout(id(&s), &bytes)),
             Event::Stderr(s, bytes) => bridge.handle(now, Input::AgentStderr(id(&s), &bytes)),
             Event::StdoutEnd(s) => bridge.handle(now, Input::AgentStdoutEnd(id(&s))),

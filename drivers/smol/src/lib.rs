@@ -46,6 +46,7 @@ pub mod agent_stdio;
 mod driver;
 mod handlers;
 mod pipe;
+pub mod session_folder;
 
 use std::future::Future;
 use std::io;
