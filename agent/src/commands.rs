@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::app::App;
 use crate::bash::BashOutcome;
 use crate::messages;
+use crate::run::UserPrompt;
 use crate::tools::BUILTIN_TOOLS;
 
 /// The reference's answer to a prompt while a run streams without `streamingBehavior`.
@@ -31,15 +32,27 @@ impl App {
                 if self.runner.is_streaming() && prompt.streaming_behavior.is_none() {
                     fail(BUSY.to_owned())
                 } else {
-                    return self.prompt(now, request, prompt.message);
+                    return self.prompt(
+                        now,
+                        request,
+                        UserPrompt::new(prompt.message, prompt.images.as_deref()),
+                    );
                 }
             }
             Command::Steer(m) | Command::FollowUp(m) => {
-                return self.prompt(now, request, m.message)
+                return self.prompt(
+                    now,
+                    request,
+                    UserPrompt::new(m.message, m.images.as_deref()),
+                )
             }
             Command::AbortAndPrompt(m) => {
                 self.abort_run(now);
-                return self.prompt(now, request, m.message);
+                return self.prompt(
+                    now,
+                    request,
+                    UserPrompt::new(m.message, m.images.as_deref()),
+                );
             }
             Command::Abort(_) => {
                 self.abort_run(now);
@@ -122,7 +135,7 @@ impl App {
 
     /// A prompt is acknowledged first (CALL-03); it starts a run, or is queued while one
     /// runs.
-    fn prompt(&mut self, now: Instant, request: RequestId, message: String) {
+    fn prompt(&mut self, now: Instant, request: RequestId, message: UserPrompt) {
         self.respond(now, request, Ok(None));
         let (runner, mut ctx) = self.parts();
         runner.prompt(&mut ctx, now, message);

@@ -160,6 +160,9 @@ pub struct ConfigSpec {
     /// [`BridgeConfig::agent_serves_output`] (bridge role).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_serves_output: Option<bool>,
+    /// [`BridgeConfig::agent_takes_images`] (bridge role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_takes_images: Option<bool>,
 }
 
 impl ConfigSpec {
@@ -193,6 +196,7 @@ impl ConfigSpec {
         let bridge_fields = [
             ("session_dir", self.session_dir.is_some()),
             ("agent_serves_output", self.agent_serves_output.is_some()),
+            ("agent_takes_images", self.agent_takes_images.is_some()),
         ];
         // A bridge takes the client fields for each session's client.
         let foreign: Vec<_> = match role {
@@ -235,6 +239,7 @@ impl ConfigSpec {
             client: self.to_config(),
             session_dir: self.session_dir.clone(),
             agent_serves_output: self.agent_serves_output.unwrap_or(false),
+            agent_takes_images: self.agent_takes_images.unwrap_or(false),
         }
     }
 

@@ -395,6 +395,7 @@ impl Harness {
         let config = BridgeConfig {
             session_dir: (config & 1 != 0).then(|| PathBuf::from(SESSION_DIR)),
             agent_serves_output: config & 2 != 0,
+            agent_takes_images: config & 4 != 0,
             ..BridgeConfig::default()
         };
         Harness {

@@ -46,6 +46,7 @@ mod map;
 mod notices;
 mod output;
 mod plan;
+mod prompt;
 mod rpc;
 mod start;
 mod status;
@@ -60,8 +61,8 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
     ClientCapabilities, ContentBlock, ContentChunk, Error, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, LoadSessionResponse, Meta, NewSessionRequest,
-    NewSessionResponse, Plan, PromptRequest, PromptResponse, RequestId, SessionInfoUpdate,
-    SessionNotification, SessionUpdate, StopReason, TextContent,
+    NewSessionResponse, Plan, PromptCapabilities, PromptRequest, PromptResponse, RequestId,
+    SessionInfoUpdate, SessionNotification, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -80,6 +81,11 @@ pub use map::Mapper;
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
+pub use prompt::{
+    agent_takes_images, convert as prompt_content, decoded_len, PromptContent, AUDIO_NOTE,
+    CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
+    MAX_PROMPT_IMAGES, MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
+};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
@@ -95,7 +101,8 @@ use crate::output::{
 };
 use crate::spill::SaveFailure;
 use crate::wire::{
-    AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SessionStatsData, SwitchSession,
+    AgentEvent, AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionStatsData,
+    SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
 use rpc::{Incoming, Line};
@@ -116,6 +123,10 @@ pub struct BridgeConfig {
     /// advertisement rests on this; each session then shows handles and serves reads only
     /// when its agent's ready frame offers `readOutput` too.
     pub agent_serves_output: bool,
+    /// Whether the configured agent takes prompt images (omp, pi, the bundled agent:
+    /// [`agent_takes_images`]): `initialize` advertises `promptCapabilities.image` on it, and
+    /// images reach the agent only then (ACP-14).
+    pub agent_takes_images: bool,
 }
 
 /// One input to a [`Bridge`].
@@ -611,8 +622,14 @@ impl Bridge {
                 self.client_capabilities = Some(request.client_capabilities);
                 self.client_meta = request.meta;
                 // ACP-06: loading works where the agent keeps its sessions in our folder.
-                let capabilities =
-                    AgentCapabilities::new().load_session(self.config.session_dir.is_some());
+                let capabilities = AgentCapabilities::new()
+                    .load_session(self.config.session_dir.is_some())
+                    // ACP-14, ACP-15, ACP-16: exactly what reaches the agent.
+                    .prompt_capabilities(
+                        PromptCapabilities::new()
+                            .image(self.config.agent_takes_images)
+                            .embedded_context(true),
+                    );
                 let mut response = InitializeResponse::new(ProtocolVersion::V1)
                     .agent_capabilities(capabilities)
                     .agent_info(Implementation::new("musewire", env!("CARGO_PKG_VERSION")));
@@ -822,7 +839,9 @@ impl Bridge {
                 Error::invalid_request().data(json!("a prompt is already running in this session"))
             );
         }
-        let text = prompt_text(&request.prompt);
+        // ACP-14..16: too many images or image bytes is refused before anything is sent.
+        let content = prompt::convert(&request.prompt, self.config.agent_takes_images)?;
+        let text = content.message;
         if is_status_prompt(&text) {
             // ACP-01: answered here; no model turn, and the text after it is not executed.
             let status = session.mapper.facts.status_text();
@@ -836,13 +855,26 @@ impl Bridge {
             ));
             return Ok(());
         }
+        let command = Command::Prompt(Prompt {
+            message: text,
+            images: (!content.images.is_empty()).then_some(content.images),
+            ..Prompt::default()
+        });
         let started = session
             .client
-            .handle(now, client::Input::Call(Call::Prompt(text, None)));
+            .handle(now, client::Input::Call(Call::Send(command)));
         let prompt = started
             .request()
             .ok_or_else(|| Error::internal_error().data(json!("the prompt was not sent")))?;
         session.mapper.start_turn();
+        // ACP-14..16: what did not reach the agent is said in the turn.
+        for note in &content.notes {
+            let update = session.mapper.notice(note);
+            let notification = SessionNotification::new(session_id.clone(), update);
+            self.actions.push_back(Action::Editor {
+                bytes: rpc::notification_line("session/update", &notification),
+            });
+        }
         session.turn = Some(Turn {
             editor: id.clone(),
             prompt,
@@ -1653,19 +1685,6 @@ fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {
         let reason = session.mapper.stop_reason(turn.cancel_requested);
         out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason)));
     }
-}
-
-/// The prompt's text for the agent: text blocks as they are, links and resources by uri.
-fn prompt_text(blocks: &[ContentBlock]) -> String {
-    let parts: Vec<String> = blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            ContentBlock::ResourceLink(link) => Some(link.uri.clone()),
-            _ => None,
-        })
-        .collect();
-    parts.join("\n")
 }
 
 fn params_of<T: DeserializeOwned>(params: Value) -> Result<T, Error> {

@@ -68,6 +68,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());
         }
+        // ACP-14: omp and pi take prompt images; another agent is not assumed to.
+        config.agent_takes_images = musewire_core::acp::agent_takes_images(&args.agent);
         let mut agent = args.agent;
         // An agent of our choosing loads sessions only when asked to keep them in our folder:
         // omp takes `--session-dir DIR` and names its files `<timestamp>_<id>.jsonl` there,
@@ -80,6 +82,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         }
         return Ok((config, Agent::Command(agent)));
     }
+    // ACP-14: the bundled agent takes images (its echo says what it saw of each).
+    config.agent_takes_images = true;
     let mut bundled = Vec::new();
     let dir = match args.session_dir {
         Some(dir) => Some(private_dir(&dir)?),
