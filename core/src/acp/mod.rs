@@ -38,10 +38,12 @@
 //! ```
 
 mod bound;
+mod card;
 mod dialogs;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod history;
+mod kind;
 mod map;
 mod notices;
 mod output;
@@ -72,6 +74,7 @@ use serde_json::{json, Value};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
 pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
@@ -684,6 +687,8 @@ impl Bridge {
         let key: Arc<str> = format!("musewire-{}", self.next_session).into();
         let mut mapper = Mapper::new();
         mapper.usage_meta = self.usage_meta;
+        // ACP-17, ACP-18: card paths are absolute against the session's cwd.
+        mapper.cwd = Some(cwd.clone());
         self.sessions.insert(
             key.clone(),
             Session {
@@ -1103,6 +1108,7 @@ impl Bridge {
                     .sessions
                     .get(key)
                     .and_then(|s| s.mapper.output_session.clone());
+                rebuild.replay.cwd = self.sessions.get(key).and_then(|s| s.mapper.cwd.clone());
                 if let Ok(ResponseData::State(state)) = outcome {
                     // ACP-02: the window; ACP-06: the agent's todos, for a history that
                     // shows no `todo` result.
