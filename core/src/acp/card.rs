@@ -18,7 +18,8 @@ pub const MAX_CARD_LOCATIONS: usize = 64;
 
 /// The diffs a call's arguments give (ACP-17): a `write`'s `path` and `content` (the old
 /// text unknown: `null`, as for a new file); an `edit`'s replacements, pi's `edits[]
-/// {oldText, newText}` (or a single `oldText`/`newText`), each a diff of the replaced part.
+/// {oldText, newText}` (or a single `oldText`/`newText`; omp's replace mode `old_string`/
+/// `new_string`), each a diff of the replaced part.
 pub(crate) fn argument_diffs(name: &str, args: Option<&Value>, cwd: Option<&Path>) -> Vec<Diff> {
     let Some(args) = args else {
         return Vec::new();
@@ -33,8 +34,8 @@ pub(crate) fn argument_diffs(name: &str, args: Option<&Value>, cwd: Option<&Path
         },
         "edit" => {
             let pair = |edit: &Value| {
-                let old = edit.get("oldText").and_then(Value::as_str)?;
-                let new = edit.get("newText").and_then(Value::as_str)?;
+                let old = text(edit, ["oldText", "old_string"])?;
+                let new = text(edit, ["newText", "new_string"])?;
                 Some(diff(path.clone(), Some(old), new))
             };
             let mut diffs: Vec<Diff> = match args.get("edits").and_then(Value::as_array) {
@@ -79,6 +80,12 @@ pub(crate) fn result_diffs(details: Option<&Value>, cwd: Option<&Path>) -> Vec<D
 /// A diff with both texts bounded to 64 KiB with the truncation notice (ACP-05, ACP-17).
 fn diff(path: PathBuf, old: Option<&str>, new: &str) -> Diff {
     Diff::new(path, bound_snapshot(new)).old_text(old.map(bound_snapshot))
+}
+
+/// The first of `keys` that is a string member of `value`.
+fn text<'a>(value: &'a Value, keys: [&str; 2]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| value.get(*k).and_then(Value::as_str))
 }
 
 /// Diffs as card content.
