@@ -1037,3 +1037,108 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
     assert_eq!(out["bridgeExit"], 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// ACP-14, 15, 17, 18 live over each pinned `pi --mode rpc` (a model that takes images)
+/// with the scripted model server: the image reaches the model request as an `image_url`,
+/// the embedded context and the link reach its text; pi's `write` gives a diff from its
+/// arguments, its `edit` a diff of each replacement from its `edits[]` and the first changed
+/// line as the location's line; a `read`'s `offset` is the location's line.
+#[test]
+fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    for pi in musewire_live::peers::Pi::ALL {
+        let server = musewire_live::model_server::ModelServer::start().expect("model server");
+        let dir = musewire_live::peers::scratch(&format!("acp-{}-content", pi.name()));
+        let agent = musewire_live::peers::pi_version(pi, &dir, &server.base_url());
+        // A model that takes images.
+        let models = dir.join("home/.pi/agent/models.json");
+        let text = std::fs::read_to_string(&models).unwrap();
+        let text = text.replace(
+            "\"reasoning\":false",
+            "\"reasoning\":false,\"input\":[\"text\",\"image\"]",
+        );
+        assert!(text.contains("\"image\""), "{text}");
+        std::fs::write(&models, text).unwrap();
+        let work = dir.join("work");
+        std::fs::write(work.join("old.txt"), "alpha\nbeta\ngamma\n").unwrap();
+        let cards = json!([
+            r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
+            r#"[[tool edit {"path":"old.txt","edits":[{"oldText":"gamma","newText":"delta"}]}]]"#,
+            r#"[[tool read {"path":"old.txt","offset":2}]]"#,
+        ])
+        .to_string();
+        let mut program: Vec<&std::ffi::OsStr> = vec![
+            env!("CARGO_BIN_EXE_musewire").as_ref(),
+            "acp".as_ref(),
+            "--".as_ref(),
+            agent.get_program(),
+        ];
+        program.extend(agent.get_args());
+        let env = [
+            ("ACP_CONTENT_TEXT", "[[text seen]]".as_ref()),
+            ("ACP_CARD_PROMPTS", cards.as_ref()),
+        ];
+        let Some(out) = run_scenario_omp("content", &agent, &program, &env) else {
+            return;
+        };
+        let pi = pi.version();
+        check_content_turns(&out);
+        let requests = server.requests();
+        let turn = requests
+            .iter()
+            .find(|r| r.to_string().contains("remember the milk"))
+            .unwrap_or_else(|| panic!("pi {pi}: a model request with the prompt"));
+        let user = turn["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|m| m["role"] == "user")
+            .unwrap()
+            .to_string();
+        assert!(
+            user.contains(r#""type":"image_url""#) && user.contains("data:image/"),
+            "pi {pi}: the image reached the model: {user}"
+        );
+        assert!(user.contains("<context uri="), "pi {pi}: {user}");
+        assert!(
+            user.contains("[@lib.rs](file:///work/lib.rs)"),
+            "pi {pi}: {user}"
+        );
+
+        let diff_of = |n: usize| -> (Vec<Value>, Value) {
+            let updates = card_updates(&out, n);
+            let done = updates.last().cloned().expect("a card");
+            let diffs = done["content"]
+                .as_array()
+                .map(|c| c.iter().filter(|c| c["type"] == "diff").cloned().collect())
+                .unwrap_or_default();
+            (diffs, done)
+        };
+        let (diffs, done) = diff_of(0);
+        assert_eq!(done["status"], "completed", "pi {pi}: {done:#}");
+        assert_eq!(diffs.len(), 1, "pi {pi}: {done:#}");
+        assert_eq!(diffs[0]["path"], json!(work.join("new.txt")));
+        assert_eq!(diffs[0]["newText"], "fresh\n");
+        let (diffs, done) = diff_of(1);
+        assert_eq!(done["status"], "completed", "pi {pi}: {done:#}");
+        assert_eq!(diffs.len(), 1, "pi {pi}: {done:#}");
+        assert_eq!(diffs[0]["path"], json!(work.join("old.txt")));
+        assert_eq!(diffs[0]["oldText"], "gamma");
+        assert_eq!(diffs[0]["newText"], "delta");
+        assert_eq!(
+            done["locations"],
+            json!([{"path": work.join("old.txt"), "line": 3}]),
+            "pi {pi}: {done:#}"
+        );
+        let read = card_updates(&out, 2);
+        assert!(
+            read.iter()
+                .any(|u| u["locations"] == json!([{"path": work.join("old.txt"), "line": 2}])),
+            "pi {pi}: {read:#?}"
+        );
+        assert_eq!(out["bridgeExit"], 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
