@@ -951,3 +951,38 @@ impl Replay {
         out.push(opening_card(id, name, args, intent, self.cwd.as_deref()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(value: Value) -> AgentMessage {
+        serde_json::from_value(value).expect("a history message")
+    }
+
+    #[test]
+    fn acp_17_18_19_a_replayed_card_carries_diffs_locations_and_raw_output() {
+        let mut replay = Replay {
+            cwd: Some(PathBuf::from("/work")),
+            ..Replay::default()
+        };
+        let call = message(json!({"role": "assistant", "content": [{"type": "toolCall",
+            "id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "hi\n"}}]}));
+        let opened = serde_json::to_value(replay.message(&call)).unwrap();
+        assert_eq!(opened[0]["locations"], json!([{"path": "/work/a.txt"}]));
+        let result = message(
+            json!({"role": "toolResult", "toolCallId": "w1", "toolName": "write",
+            "content": [{"type": "text", "text": "ok"}], "isError": false}),
+        );
+        let done = serde_json::to_value(replay.message(&result)).unwrap();
+        let done = &done[0];
+        assert_eq!(done["status"], "completed");
+        assert_eq!(
+            done["content"][0],
+            json!({"type": "diff", "path": "/work/a.txt", "newText": "hi\n"})
+        );
+        assert_eq!(done["locations"], json!([{"path": "/work/a.txt"}]));
+        assert_eq!(done["rawOutput"]["content"][0]["text"], "ok");
+    }
+}
