@@ -1150,3 +1150,83 @@ fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// ACP-14, 15 side by side with omp's own ACP mode (`omp --mode acp`), the same prompt of
+/// text, two images, embedded text and a link through the official client, each over the
+/// scripted model server: the model requests carry as many images, and the embedded text
+/// in both; ours marks it with its uri and type and keeps the link as a mention.
+#[test]
+fn acp_14_15_side_by_side_prompt_content_musewire_acp_and_omp_mode_acp() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    // The last user message of the content turn's model request, for `musewire acp --
+    // omp --mode rpc` (`acp_mode` false) or `omp --mode acp`.
+    let run = |acp_mode: bool| -> Option<String> {
+        let server = musewire_live::model_server::ModelServer::start().expect("model server");
+        let tag = if acp_mode { "theirs" } else { "ours" };
+        let dir = musewire_live::peers::scratch(&format!("acp-side-content-{tag}"));
+        let agent = musewire_live::peers::omp(&dir, &server.base_url());
+        let models = dir.join("home/.omp/agent/models.yml");
+        let text = std::fs::read_to_string(&models).unwrap();
+        let text = text.replace(
+            "reasoning: false,",
+            "reasoning: false, input: [text, image],",
+        );
+        std::fs::write(&models, text).unwrap();
+        let mut program: Vec<&std::ffi::OsStr> = Vec::new();
+        if acp_mode {
+            program.push(agent.get_program());
+            program.extend(
+                agent
+                    .get_args()
+                    .map(|a| if a == "rpc" { "acp".as_ref() } else { a }),
+            );
+        } else {
+            program.extend([
+                env!("CARGO_BIN_EXE_musewire").as_ref(),
+                "acp".as_ref(),
+                "--".as_ref(),
+                agent.get_program(),
+            ]);
+            program.extend(agent.get_args());
+        }
+        let env = [("ACP_CONTENT_TEXT", "[[text seen]]".as_ref())];
+        let out = run_scenario_omp("content", &agent, &program, &env)?;
+        assert_eq!(out["content"]["stopReason"], "end_turn", "{tag}: {out:#}");
+        let requests = server.requests();
+        let turn = requests
+            .iter()
+            .find(|r| r.to_string().contains("remember the milk"))
+            .unwrap_or_else(|| panic!("{tag}: a model request with the prompt"));
+        let user = turn["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|m| m["role"] == "user")
+            .unwrap()
+            .to_string();
+        let _ = std::fs::remove_dir_all(&dir);
+        Some(user)
+    };
+    let Some(ours) = run(false) else { return };
+    let Some(theirs) = run(true) else { return };
+    let images = |user: &str| user.matches(r#""type":"image_url""#).count();
+    assert!(images(&ours) >= 1, "{ours}");
+    assert_eq!(
+        images(&ours),
+        images(&theirs),
+        "ours {ours}\ntheirs {theirs}"
+    );
+    assert_eq!(
+        ours.contains("undecodable image/jpeg"),
+        theirs.contains("undecodable image/jpeg"),
+        "the blob went as an image in both"
+    );
+    assert!(theirs.contains("remember the milk"), "{theirs}");
+    assert!(
+        ours.contains(r#"<context uri=\"file:///work/notes.md\""#),
+        "{ours}"
+    );
+    assert!(ours.contains("[@lib.rs](file:///work/lib.rs)"), "{ours}");
+}
