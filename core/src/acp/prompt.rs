@@ -59,7 +59,7 @@ pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptCont
     let mut image_bytes = 0usize;
     let mut image = |data: &str, mime: &str, out: &mut PromptContent| -> Result<(), Error> {
         if !takes_images {
-            out.notes.push(IMAGE_NOT_TAKEN_NOTE.to_owned());
+            note(&mut out.notes, IMAGE_NOT_TAKEN_NOTE.to_owned());
             return Ok(());
         }
         if out.images.len() >= MAX_PROMPT_IMAGES {
@@ -84,7 +84,7 @@ pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptCont
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
             ContentBlock::Image(img) => image(&img.data, &img.mime_type, &mut out)?,
-            ContentBlock::Audio(_) => out.notes.push(AUDIO_NOTE.to_owned()),
+            ContentBlock::Audio(_) => note(&mut out.notes, AUDIO_NOTE.to_owned()),
             ContentBlock::ResourceLink(link) => parts.push(mention(
                 &link.name,
                 &link.uri,
@@ -107,7 +107,7 @@ pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptCont
                         context_cut = true;
                         let head = cut_to_bytes(&marked, room - context_bytes);
                         parts.push(format!("{head}\n{CONTEXT_CUT_NOTICE}"));
-                        out.notes.push(CONTEXT_CUT_NOTICE.to_owned());
+                        note(&mut out.notes, CONTEXT_CUT_NOTICE.to_owned());
                     }
                 }
                 EmbeddedResourceResource::BlobResourceContents(blob) => {
@@ -120,17 +120,19 @@ pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptCont
                                 label(blob.mime_type.as_deref().unwrap_or("no type")),
                             );
                             parts.push(note.clone());
-                            out.notes.push(note);
+                            self::note(&mut out.notes, note);
                         }
                     }
                 }
-                _ => out.notes.push(
+                _ => note(
+                    &mut out.notes,
                     "[embedded resource not sent: of a kind this adapter does not know]".into(),
                 ),
             },
-            _ => out
-                .notes
-                .push("[content not sent: of a kind this adapter does not know]".into()),
+            _ => note(
+                &mut out.notes,
+                "[content not sent: of a kind this adapter does not know]".into(),
+            ),
         }
     }
     out.message = parts.join("\n");
@@ -157,6 +159,13 @@ pub fn decoded_len(data: &str) -> usize {
         .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
         .count();
     chars / 4 * 3 + (chars % 4).saturating_sub(1)
+}
+
+/// Adds a note for the turn once (the same note twice is said once).
+fn note(notes: &mut Vec<String>, line: String) {
+    if !notes.contains(&line) {
+        notes.push(line);
+    }
 }
 
 fn is_image_type(mime: &str) -> bool {
@@ -224,6 +233,20 @@ mod tests {
         assert_eq!(decoded_len("aGk="), 2);
         assert_eq!(decoded_len("aGVsbG8="), 5);
         assert_eq!(decoded_len("aGVsbG8h"), 6);
+    }
+
+    #[test]
+    fn acp_16_the_same_note_is_said_once() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+            {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"},
+            {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"},
+        ]))
+        .unwrap();
+        let content = convert(&blocks, false).unwrap();
+        assert_eq!(content.notes, [IMAGE_NOT_TAKEN_NOTE, AUDIO_NOTE]);
+        assert!(content.images.is_empty());
     }
 
     #[test]
