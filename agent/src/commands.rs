@@ -12,6 +12,7 @@ use crate::app::App;
 use crate::bash::BashOutcome;
 use crate::messages::{self, Model};
 use crate::options::THINKING_LEVELS;
+use crate::run::UserPrompt;
 use crate::tools::BUILTIN_TOOLS;
 
 /// The reference's answer to a prompt while a run streams without `streamingBehavior`.
@@ -37,15 +38,27 @@ impl App {
                 if self.runner.is_streaming() && prompt.streaming_behavior.is_none() {
                     fail(BUSY.to_owned())
                 } else {
-                    return self.prompt(now, request, prompt.message);
+                    return self.prompt(
+                        now,
+                        request,
+                        UserPrompt::new(prompt.message, prompt.images.as_deref()),
+                    );
                 }
             }
             Command::Steer(m) | Command::FollowUp(m) => {
-                return self.prompt(now, request, m.message)
+                return self.prompt(
+                    now,
+                    request,
+                    UserPrompt::new(m.message, m.images.as_deref()),
+                )
             }
             Command::AbortAndPrompt(m) => {
                 self.abort_run(now);
-                return self.prompt(now, request, m.message);
+                return self.prompt(
+                    now,
+                    request,
+                    UserPrompt::new(m.message, m.images.as_deref()),
+                );
             }
             Command::Abort(_) => {
                 self.abort_run(now);
@@ -157,7 +170,7 @@ impl App {
 
     /// A prompt is acknowledged first (CALL-03); it starts a run, or is queued while one
     /// runs.
-    fn prompt(&mut self, now: Instant, request: RequestId, message: String) {
+    fn prompt(&mut self, now: Instant, request: RequestId, message: UserPrompt) {
         self.respond(now, request, Ok(None));
         let (runner, mut ctx) = self.parts();
         runner.prompt(&mut ctx, now, message);

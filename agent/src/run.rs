@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use musewire_core::agent::{Agent, HostCallId, SettledToolResult};
 use musewire_core::spill::{SpillOwner, SpillSource};
-use musewire_core::wire::ToolResult;
+use musewire_core::wire::{ContentBlock, ToolResult};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -88,12 +88,44 @@ impl Ctx<'_> {
     }
 }
 
+/// A user prompt: its text, and what the model sees of each attached image (the echo says
+/// `[image: MIME, N bytes]` per image, N its decoded bytes, so a host can see images arrive).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct UserPrompt {
+    pub(crate) text: String,
+    pub(crate) images: Vec<String>,
+}
+
+impl UserPrompt {
+    /// A prompt of `text` with these `images` (`{type:"image", data, mimeType}` blocks).
+    pub(crate) fn new(text: String, images: Option<&[ContentBlock]>) -> Self {
+        let images = images
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Image(image) => Some(format!(
+                    "[image: {}, {} bytes]",
+                    image
+                        .mime_type
+                        .chars()
+                        .filter(|c| !c.is_control())
+                        .take(128)
+                        .collect::<String>(),
+                    musewire_core::acp::decoded_len(&image.data)
+                )),
+                _ => None,
+            })
+            .collect();
+        UserPrompt { text, images }
+    }
+}
+
 /// The run part of the App. See the [module docs](self).
 #[derive(Debug)]
 pub(crate) struct Runner {
     run: Option<Run>,
     /// Prompts queued while a run streams (`streamingBehavior`, `steer`, `follow_up`).
-    queue: VecDeque<String>,
+    queue: VecDeque<UserPrompt>,
     /// `bashExecution` messages finished during a run, added when it ends.
     deferred: Vec<Value>,
     next_call: u64,
@@ -153,7 +185,7 @@ impl Runner {
     }
 
     /// A prompt: it starts a run, or is queued while one runs.
-    pub(crate) fn prompt(&mut self, ctx: &mut Ctx<'_>, now: Instant, message: String) {
+    pub(crate) fn prompt(&mut self, ctx: &mut Ctx<'_>, now: Instant, message: UserPrompt) {
         if self.run.is_some() {
             self.queue.push_back(message);
         } else {
@@ -171,7 +203,7 @@ impl Runner {
     }
 
     /// Starts a run on a prompt.
-    fn start(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: String) {
+    fn start(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: UserPrompt) {
         self.run = Some(Run {
             first_message: ctx.sessions.current.messages.len(),
             ..Run::default()
@@ -180,7 +212,7 @@ impl Runner {
         if self.deadline_passed(now) {
             // Past `--max-time` the reference's loop stops before calling the model: the
             // prompt is recorded and the run ends (AGENT-03).
-            let user = messages::user(prompt, ctx.millis(now));
+            let user = messages::user(prompt.text, ctx.millis(now));
             ctx.emit(now, json!({"type": "message_start", "message": user}));
             ctx.emit(now, json!({"type": "message_end", "message": user}));
             ctx.push_history(now, user);
@@ -191,12 +223,21 @@ impl Runner {
         self.user_turn(ctx, now, prompt);
     }
 
-    fn user_turn(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: String) {
+    fn user_turn(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: UserPrompt) {
         ctx.emit(now, json!({"type": "turn_start"}));
         // The script first: the prompt then moves into the history, never copied whole
         // (AGENT-04).
-        let script = Script::parse(&prompt);
-        let user = messages::user(prompt, ctx.millis(now));
+        let mut script = Script::parse(&prompt.text);
+        if let Script::Echo(text) = &mut script {
+            // The echo says what it saw of each image (ACP-14's test double).
+            for image in &prompt.images {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(image);
+            }
+        }
+        let user = messages::user(prompt.text, ctx.millis(now));
         ctx.emit(now, json!({"type": "message_start", "message": user}));
         ctx.emit(now, json!({"type": "message_end", "message": user}));
         ctx.push_history(now, user);

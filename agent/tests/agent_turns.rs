@@ -65,6 +65,24 @@ fn call_03_an_echo_streams_the_prompt_word_by_word_between_message_start_and_end
     assert_eq!(state["sessionId"], "session-1");
 }
 
+/// The echo says what it saw of each attached image (ACP-14's test double): its media type
+/// and decoded size, after the prompt's text; a steered prompt's images too.
+#[test]
+fn acp_14_the_echo_says_each_image() {
+    let mut pair = Pair::new();
+    pair.events.clear();
+    let command = json!({"type": "prompt", "message": "look", "images": [
+        {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/jpeg"}]});
+    pair.client.send(pair.now, cmd(command)).unwrap();
+    pair.drive_until(|events| events.contains(&ClientEvent::TurnFinished));
+    let frames = pair.frames();
+    assert_eq!(
+        deltas(&frames, "text_delta").concat(),
+        "look\n[image: image/png, 5 bytes]\n[image: image/jpeg, 2 bytes]"
+    );
+}
+
 #[test]
 fn think_streams_thinking_deltas_then_the_text() {
     let mut pair = Pair::new();

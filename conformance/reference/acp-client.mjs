@@ -14,6 +14,9 @@
 // and a model turn after it); their permission requests are answered by option kind, so the
 // same scenario runs against omp's own ACP mode. `config` (ACP-24): the model and thinking
 // options, set to ACP_MODEL and `high`, a refused value, a turn (ACP_PROMPT) and /status.
+// One more (ACP-14..19): `content` (a prompt of text ACP_CONTENT_TEXT, two images, embedded
+// text, a resource link and audio; 21 images, refused; a turn after it; then the prompts
+// ACP_CARD_PROMPTS, a JSON list, one turn each, for their tool cards).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -110,7 +113,7 @@ await acp
       : { outcome: { outcome: "cancelled" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -145,6 +148,32 @@ async function extraScenario(ctx) {
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta },
     clientInfo: { name: "musewire-acp-test", version: "1" },
   });
+  if (scenario === "content") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const blocks = async blocks => {
+      updates = [];
+      const response = await ctx.request("session/prompt", { sessionId: session.sessionId, prompt: blocks });
+      return { stopReason: response.stopReason, updates };
+    };
+    // A 1x1 PNG, and two bytes as a JPEG blob.
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    out.content = await blocks([
+      { type: "text", text: process.env.ACP_CONTENT_TEXT },
+      { type: "image", data: png, mimeType: "image/png" },
+      { type: "resource", resource: { uri: "file:///work/a.jpg", blob: "aGk=", mimeType: "image/jpeg" } },
+      { type: "resource", resource: { uri: "file:///work/notes.md", text: "remember the milk", mimeType: "text/markdown" } },
+      { type: "resource_link", name: "lib.rs", uri: "file:///work/lib.rs", title: "Library", size: 42 },
+      { type: "audio", data: "aGk=", mimeType: "audio/wav" },
+    ]);
+    const image = { type: "image", data: "aGk=", mimeType: "image/png" };
+    out.tooMany = await errorOf(blocks(Array.from({ length: 21 }, () => image)));
+    out.after = await blocks([{ type: "text", text: process.env.ACP_CONTENT_TEXT }]);
+    out.cards = [];
+    for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
+      out.cards.push(await prompt(ctx, session.sessionId, text));
+    }
+    return;
+  }
   if (scenario === "load-create") {
     const session = await ctx.request("session/new", { cwd, mcpServers: [] });
     out.sessionId = session.sessionId;

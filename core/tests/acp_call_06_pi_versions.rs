@@ -139,8 +139,15 @@ fn acp_05_call_06_pi_1_6_tool_turn_opens_one_card_and_settles_silently() {
         .filter(|u| u["sessionUpdate"] == "tool_call")
         .collect();
     assert_eq!(cards.len(), 2, "{updates:#?}");
-    assert_eq!(cards[0]["title"], "bash: echo hi");
+    // ACP-19: opened pending as the arguments stream, titled when they are complete.
+    assert_eq!(cards[0]["title"], "bash");
     assert_eq!(cards[0]["kind"], "execute");
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["toolCallId"] == cards[0]["toolCallId"] && u["title"] == "bash: echo hi"),
+        "{updates:#?}"
+    );
     assert_eq!(cards[1]["toolCallId"], "item-n1");
     let done = updates
         .iter()

@@ -54,7 +54,8 @@ fn texts(h: &Harness) -> String {
         .collect()
 }
 
-/// A session in a turn whose assistant message has a `bash` call `c1`.
+/// A session in a turn whose assistant message has a `bash` call `c1`: its card opened
+/// `pending` when its arguments were complete (ACP-19); what the editor saw is cleared.
 fn turn_with_call(h: &mut Harness) -> String {
     let s = h.session();
     h.prompt(&s, "run it");
@@ -62,6 +63,16 @@ fn turn_with_call(h: &mut Harness) -> String {
         &s,
         &[tool_call_end("c1", "bash", json!({"command": "echo hi"}))],
     );
+    let u = h.updates();
+    assert_eq!(u.len(), 1, "{u:#?}");
+    assert_eq!(u[0]["sessionUpdate"], "tool_call");
+    assert_eq!(u[0]["toolCallId"], "c1");
+    // ACP's default status is pending: the schema leaves it out.
+    assert!(matches!(u[0].get("status"), None | Some(Value::String(_))));
+    assert_ne!(u[0]["status"], "in_progress");
+    assert_eq!(u[0]["kind"], "execute");
+    assert_eq!(u[0]["title"], "bash: echo hi");
+    h.editor.clear();
     s
 }
 
@@ -71,13 +82,7 @@ fn acp_08_an_approval_asks_about_its_call_opened_pending_and_allow_once_approves
     let s = turn_with_call(&mut h);
     h.agent_lines(&s, &[approval("u1")]);
     let u = h.updates();
-    assert_eq!(u.len(), 1, "{u:#?}");
-    assert_eq!(u[0]["sessionUpdate"], "tool_call");
-    assert_eq!(u[0]["toolCallId"], "c1");
-    // ACP's default status is pending: the schema leaves it out.
-    assert!(matches!(u[0].get("status"), None | Some(Value::String(_))));
-    assert_ne!(u[0]["status"], "in_progress");
-    assert_eq!(u[0]["kind"], "execute");
+    assert!(u.is_empty(), "the pending card is open already: {u:#?}");
     let requests = asked(&h, "session/request_permission");
     assert_eq!(requests.len(), 1);
     let params = &requests[0]["params"];

@@ -163,6 +163,9 @@ pub struct ConfigSpec {
     /// [`BridgeConfig::approval_policy`] (bridge role).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_policy: Option<String>,
+    /// [`BridgeConfig::agent_takes_images`] (bridge role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_takes_images: Option<bool>,
 }
 
 impl ConfigSpec {
@@ -197,6 +200,7 @@ impl ConfigSpec {
             ("session_dir", self.session_dir.is_some()),
             ("agent_serves_output", self.agent_serves_output.is_some()),
             ("approval_policy", self.approval_policy.is_some()),
+            ("agent_takes_images", self.agent_takes_images.is_some()),
         ];
         // A bridge takes the client fields for each session's client.
         let foreign: Vec<_> = match role {
@@ -240,6 +244,7 @@ impl ConfigSpec {
             session_dir: self.session_dir.clone(),
             agent_serves_output: self.agent_serves_output.unwrap_or(false),
             approval_policy: self.approval_policy.clone(),
+            agent_takes_images: self.agent_takes_images.unwrap_or(false),
         }
     }
 

@@ -395,6 +395,7 @@ impl Harness {
         let config = BridgeConfig {
             session_dir: (config & 1 != 0).then(|| PathBuf::from(SESSION_DIR)),
             agent_serves_output: config & 2 != 0,
+            agent_takes_images: config & 4 != 0,
             ..BridgeConfig::default()
         };
         Harness {
@@ -542,6 +543,23 @@ impl Harness {
             10 => request("frobnicate", json!({})),
             11 => json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": "x"}}),
             12 => json!({"jsonrpc": "2.0", "method": "some/notification", "params": a}),
+            // ACP-14..16: images (past the bounds too), context, links, audio, blobs.
+            _ if b & 1 == 1 => {
+                let blocks: Vec<Value> = (0..usize::from(a % 32))
+                    .map(|i| match (i + usize::from(b)) % 6 {
+                        0 => json!({"type": "image", "data": "A".repeat(usize::from(b) * 4096), "mimeType": "image/png"}),
+                        1 => json!({"type": "resource", "resource": {"uri": "file:///w/a", "text": "x".repeat(usize::from(a) * 4096)}}),
+                        2 => json!({"type": "resource", "resource": {"uri": "file:///w/b", "blob": "aGk=", "mimeType": if i % 2 == 0 { "image/jpeg" } else { "application/zip" }}}),
+                        3 => json!({"type": "resource_link", "name": "n\u{7}", "uri": "https://u:p@h/x", "size": i}),
+                        4 => json!({"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}),
+                        _ => json!({"type": "text", "text": i.to_string()}),
+                    })
+                    .collect();
+                request(
+                    "session/prompt",
+                    json!({"sessionId": session, "prompt": blocks}),
+                )
+            }
             _ => request(
                 "session/prompt",
                 json!({"sessionId": session, "prompt": (0..usize::from(a))
@@ -614,10 +632,29 @@ impl Harness {
                 "delta": "y".repeat(usize::from(a) * 64)}}),
             8 => json!({"type": "message_end", "message": {"role": "assistant", "content": [],
                 "usage": {"input": a, "output": b, "totalTokens": u16::from(a) + u16::from(b)}}}),
+            // ACP-19: a call's arguments streamed, then complete.
+            9 if b & 8 != 0 => {
+                let call = json!({"type": "toolCall", "id": tool, "name": "edit", "arguments":
+                    {"path": "../x", "edits": [{"oldText": "a", "newText": "b".repeat(usize::from(a) * 512)}]}});
+                let message = json!({"role": "assistant", "content": [call]});
+                let event = if b & 16 == 0 {
+                    json!({"type": "toolcall_start", "contentIndex": 0, "partial": message})
+                } else {
+                    json!({"type": "toolcall_end", "contentIndex": 0, "toolCall": call})
+                };
+                json!({"type": "message_update", "message": message, "assistantMessageEvent": event})
+            }
             9 => json!({"type": "tool_execution_start", "toolCallId": tool, "toolName": "bash",
                 "args": {"command": "ls"}}),
             10 => json!({"type": "tool_execution_update", "toolCallId": tool, "toolName": "bash",
                 "partialResult": {"content": [{"type": "text", "text": "z".repeat(usize::from(a) * 64)}]}}),
+            // ACP-17, ACP-18: an edit's per-file results.
+            11 if b & 2 != 0 => json!({"type": "tool_execution_end", "toolCallId": tool,
+                "toolName": "edit", "isError": b & 1 == 1, "result": {"content": [],
+                "details": {"perFileResults": (0..usize::from(a % 80)).map(|n| json!({
+                    "path": format!("f{}/../{n}", b), "oldText": "o", "newText": "n".repeat(n * 1024),
+                    "firstChangedLine": n}))
+                .collect::<Vec<_>>()}}}),
             11 => json!({"type": "tool_execution_end", "toolCallId": tool, "toolName": "bash",
                 "isError": b & 1 == 1, "result": {"content": [{"type": "text", "text": "done"}],
                 "details": {"storedOutput": stored}}}),

@@ -1,6 +1,7 @@
-//! One session's agent events as ACP `session/update`s (ACP-03..05).
+//! One session's agent events as ACP `session/update`s (ACP-03..05, ACP-17..19).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
@@ -9,6 +10,10 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 
 use super::bound::{bound_snapshot, cut_to_bytes, Surface};
+use super::card::{
+    argument_diffs, argument_locations, diff_content, raw_output, result_diffs, result_locations,
+};
+use super::kind::tool_kind;
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;
 use crate::blocks::{show_tool_result, uri_may_carry_credential, Source, ToolResult};
@@ -33,6 +38,18 @@ struct MessageCall {
 /// The most calls of one assistant message an approval can be tied to.
 const MAX_MESSAGE_CALLS: usize = 256;
 
+/// A tool card the editor has open (ACP-05).
+#[derive(Debug, Default)]
+struct OpenCard {
+    /// The card is `pending`: its arguments stream, or it waits for its approval (ACP-08,
+    /// ACP-19); it turns `in_progress` when the tool runs.
+    pending: bool,
+    name: String,
+    /// The call's arguments, once known: its diffs and locations come from them (ACP-17,
+    /// ACP-18).
+    args: Option<Value>,
+}
+
 /// Maps one session's agent events to `session/update`s.
 #[derive(Debug, Default)]
 pub struct Mapper {
@@ -41,9 +58,8 @@ pub struct Mapper {
     /// Thinking blocks of the current message that streamed deltas (ACP-04: a completion-only
     /// block is shown once, at its end).
     thinking_streamed: BTreeSet<u64>,
-    /// Tool cards open, by call id (ACP-05); true while the card waits, `pending`, for its
-    /// approval (ACP-08).
-    tools: BTreeMap<String, bool>,
+    /// Tool cards open, by call id (ACP-05).
+    tools: BTreeMap<String, OpenCard>,
     /// The tool calls of the current assistant message that have not finished, in order:
     /// what an approval dialog can be about (ACP-08).
     calls: Vec<MessageCall>,
@@ -70,6 +86,9 @@ pub struct Mapper {
     pub output_session: Option<String>,
     /// What the session has observed (ACP-01, ACP-02).
     pub facts: Facts,
+    /// The session's working directory: card paths are made absolute against it (ACP-17,
+    /// ACP-18).
+    pub cwd: Option<PathBuf>,
 }
 
 impl Mapper {
@@ -112,18 +131,29 @@ impl Mapper {
         let title = title(&call.name, Some(&call.arguments), call.intent.as_deref());
         let mut fields = ToolCallUpdateFields::new()
             .title(title)
-            .kind(tool_kind(&call.name))
+            .kind(tool_kind(&call.name, Some(&call.arguments)))
             .raw_input(withhold_in_value(&call.arguments));
-        let opening = if self.tools.contains_key(&id) {
+        let opening = if let Some(card) = self.tools.get(&id) {
+            if card.pending {
+                fields = fields.status(ToolCallStatus::Pending);
+            }
             None
         } else {
-            self.tools.insert(id.clone(), true);
+            self.tools.insert(
+                id.clone(),
+                OpenCard {
+                    pending: true,
+                    name: call.name.clone(),
+                    args: Some(call.arguments.clone()),
+                },
+            );
             fields = fields.status(ToolCallStatus::Pending);
             let SessionUpdate::ToolCall(card) = opening_card(
                 &id,
                 &call.name,
                 Some(&call.arguments),
                 call.intent.as_deref(),
+                self.cwd.as_deref(),
             ) else {
                 return None;
             };
@@ -188,8 +218,32 @@ impl Mapper {
                 }
             }
             AgentEvent::MessageUpdate(update) => {
-                if let AssistantMessageEvent::ToolCallEnd(end) = &update.assistant_message_event {
-                    self.note_call(&end.tool_call);
+                match &update.assistant_message_event {
+                    AssistantMessageEvent::ToolCallStart(start) => {
+                        let partial = start.partial.as_deref().map(|p| &p.content[..]);
+                        let message = match &update.message {
+                            Some(AgentMessage::Assistant(m)) => Some(&m.content[..]),
+                            _ => None,
+                        };
+                        let block = start.content_index.and_then(|i| {
+                            let i = usize::try_from(i).ok()?;
+                            partial.or(message)?.get(i)
+                        });
+                        let named = match block {
+                            Some(WireBlock::ToolCall(call)) => {
+                                Some((call.id.as_str(), call.name.as_str()))
+                            }
+                            _ => start.id.as_deref().zip(start.tool_name.as_deref()),
+                        };
+                        if let Some((id, name)) = named.filter(|(id, _)| !id.is_empty()) {
+                            self.streaming_call(id, name, &mut out);
+                        }
+                    }
+                    AssistantMessageEvent::ToolCallEnd(end) => {
+                        self.note_call(&end.tool_call);
+                        self.streamed_call(&end.tool_call, &mut out);
+                    }
+                    _ => {}
                 }
                 self.message_update(&update.assistant_message_event, &mut out)
             }
@@ -218,6 +272,20 @@ impl Mapper {
                 }
             }
             AgentEvent::AgentEnd(end) => {
+                // ACP-19: a call still pending when the run ends never ran.
+                let never_ran: Vec<String> = self
+                    .tools
+                    .iter()
+                    .filter(|(_, card)| card.pending)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in never_ran {
+                    self.tools.remove(&id);
+                    let fields = ToolCallUpdateFields::new().status(ToolCallStatus::Failed);
+                    out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                        id, fields,
+                    )));
+                }
                 if let Some(message) = end
                     .messages
                     .iter()
@@ -229,7 +297,7 @@ impl Mapper {
                 }
             }
             AgentEvent::ToolExecutionStart(start) => {
-                self.run_tool(&start.tool_call_id, &mut out);
+                self.run_tool(&start.tool_call_id, start.args.as_ref(), &mut out);
                 self.open_tool(
                     &start.tool_call_id,
                     &start.tool_name,
@@ -239,7 +307,7 @@ impl Mapper {
                 );
             }
             AgentEvent::ToolExecutionUpdate(update) => {
-                self.run_tool(&update.tool_call_id, &mut out);
+                self.run_tool(&update.tool_call_id, update.args.as_ref(), &mut out);
                 self.open_tool(
                     &update.tool_call_id,
                     &update.tool_name,
@@ -263,15 +331,20 @@ impl Mapper {
             }
             AgentEvent::ToolExecutionEnd(end) => {
                 self.open_tool(&end.tool_call_id, &end.tool_name, None, None, &mut out);
-                self.tools.remove(&end.tool_call_id);
+                let card = self.tools.remove(&end.tool_call_id).unwrap_or_default();
                 self.calls.retain(|c| c.id != end.tool_call_id);
                 let failed = end.is_error == Some(true);
                 let details = end.result.as_ref().and_then(|r| r.get("details"));
                 out.push(finished_card(
-                    &end.tool_call_id,
-                    failed,
-                    end.result.as_ref(),
-                    details,
+                    &Finished {
+                        id: &end.tool_call_id,
+                        name: &end.tool_name,
+                        args: card.args.as_ref(),
+                        failed,
+                        result: end.result.as_ref(),
+                        details,
+                        cwd: self.cwd.as_deref(),
+                    },
                     self.output_session.as_deref(),
                 ));
                 // ACP-03: the todo tool's phases replace the plan.
@@ -411,16 +484,89 @@ impl Mapper {
         }
     }
 
-    /// A card that waited for its approval runs now: `in_progress` (ACP-08).
-    fn run_tool(&mut self, id: &str, out: &mut Vec<SessionUpdate>) {
-        if let Some(pending) = self.tools.get_mut(id).filter(|p| **p) {
-            *pending = false;
-            let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+    /// A card that was pending (its arguments streamed, or it waited for its approval) runs
+    /// now: `in_progress` (ACP-08, ACP-19); with what the arguments show when the card had
+    /// none yet.
+    fn run_tool(&mut self, id: &str, args: Option<&Value>, out: &mut Vec<SessionUpdate>) {
+        let cwd = self.cwd.clone();
+        if let Some(card) = self.tools.get_mut(id).filter(|c| c.pending) {
+            card.pending = false;
+            let mut fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+            if let (None, Some(args)) = (&card.args, args) {
+                card.args = Some(args.clone());
+                fields = described(fields, &card.name, args, None, cwd.as_deref());
+            }
             out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                 id.to_owned(),
                 fields,
             )));
         }
+    }
+
+    /// The model starts streaming a call's arguments: its card opens `pending`, titled with
+    /// the tool's name (ACP-19).
+    fn streaming_call(&mut self, id: &str, name: &str, out: &mut Vec<SessionUpdate>) {
+        if self.tools.contains_key(id) {
+            return;
+        }
+        self.tools.insert(
+            id.to_owned(),
+            OpenCard {
+                pending: true,
+                name: name.to_owned(),
+                args: None,
+            },
+        );
+        out.push(SessionUpdate::ToolCall(
+            ToolCall::new(id.to_owned(), title(name, None, None))
+                .kind(tool_kind(name, None))
+                .status(ToolCallStatus::Pending),
+        ));
+    }
+
+    /// A call's arguments are complete (`toolcall_end`): its card, still `pending`, gets its
+    /// title, kind, raw input, locations and argument diffs (ACP-17..19); opened so when the
+    /// editor has not seen it.
+    fn streamed_call(&mut self, call: &crate::wire::ToolCall, out: &mut Vec<SessionUpdate>) {
+        let cwd = self.cwd.clone();
+        let Some(card) = self.tools.get_mut(&call.id) else {
+            self.tools.insert(
+                call.id.clone(),
+                OpenCard {
+                    pending: true,
+                    name: call.name.clone(),
+                    args: Some(call.arguments.clone()),
+                },
+            );
+            let SessionUpdate::ToolCall(card) = opening_card(
+                &call.id,
+                &call.name,
+                Some(&call.arguments),
+                call.intent.as_deref(),
+                cwd.as_deref(),
+            ) else {
+                return;
+            };
+            out.push(SessionUpdate::ToolCall(
+                card.status(ToolCallStatus::Pending),
+            ));
+            return;
+        };
+        if card.args.is_some() {
+            return;
+        }
+        card.args = Some(call.arguments.clone());
+        let fields = described(
+            ToolCallUpdateFields::new(),
+            &call.name,
+            &call.arguments,
+            call.intent.as_deref(),
+            cwd.as_deref(),
+        );
+        out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call.id.clone(),
+            fields,
+        )));
     }
 
     /// Opens the card of a call id not seen yet (ACP-05: every update goes to a card the
@@ -436,42 +582,129 @@ impl Mapper {
         if self.tools.contains_key(id) {
             return;
         }
-        self.tools.insert(id.to_owned(), false);
-        out.push(opening_card(id, name, args, intent));
+        self.tools.insert(
+            id.to_owned(),
+            OpenCard {
+                pending: false,
+                name: name.to_owned(),
+                args: args.cloned(),
+            },
+        );
+        out.push(opening_card(id, name, args, intent, self.cwd.as_deref()));
     }
 }
 
-/// A tool card as it opens, live or replayed (ACP-05): its title, kind, in progress, and
-/// its arguments with credentials withheld.
-fn opening_card(id: &str, name: &str, args: Option<&Value>, intent: Option<&str>) -> SessionUpdate {
+/// An update's fields with what a call's arguments show: its title, kind, raw input
+/// (credentials withheld), locations (ACP-18) and argument diffs (ACP-17).
+fn described(
+    fields: ToolCallUpdateFields,
+    name: &str,
+    args: &Value,
+    intent: Option<&str>,
+    cwd: Option<&Path>,
+) -> ToolCallUpdateFields {
+    let kind = tool_kind(name, Some(args));
+    let mut fields = fields
+        .title(title(name, Some(args), intent))
+        .kind(kind)
+        .raw_input(withhold_in_value(args));
+    let locations = argument_locations(kind, Some(args), cwd);
+    if !locations.is_empty() {
+        fields = fields.locations(locations);
+    }
+    let diffs = argument_diffs(name, Some(args), cwd);
+    if !diffs.is_empty() {
+        fields = fields.content(diff_content(diffs));
+    }
+    fields
+}
+
+/// A tool card as it opens, live or replayed (ACP-05): its title, kind (ACP-18), in
+/// progress, its arguments with credentials withheld, the locations and diffs they give
+/// (ACP-17, ACP-18).
+fn opening_card(
+    id: &str,
+    name: &str,
+    args: Option<&Value>,
+    intent: Option<&str>,
+    cwd: Option<&Path>,
+) -> SessionUpdate {
+    let kind = tool_kind(name, args);
     let mut call = ToolCall::new(id.to_owned(), title(name, args, intent))
-        .kind(tool_kind(name))
+        .kind(kind)
         .status(ToolCallStatus::InProgress);
     if let Some(args) = args {
         call = call.raw_input(withhold_in_value(args));
     }
+    let locations = argument_locations(kind, args, cwd);
+    if !locations.is_empty() {
+        call = call.locations(locations);
+    }
+    let diffs = argument_diffs(name, args, cwd);
+    if !diffs.is_empty() {
+        call = call.content(diff_content(diffs));
+    }
     SessionUpdate::ToolCall(call)
 }
 
-/// A tool card's final update, live (`tool_execution_end`) or replayed (a `toolResult`):
-/// completed or failed; the result's text, bounded, replaces the content (ACP-05: with no
-/// final text, what was seen stays, so no content field); the stored output's handle on the
-/// card when the editor negotiated it (`output_session`, OUT-02).
-fn finished_card(
-    id: &str,
+/// What a tool card's final update is made of.
+struct Finished<'a> {
+    id: &'a str,
+    name: &'a str,
+    /// The call's arguments, when known.
+    args: Option<&'a Value>,
     failed: bool,
-    result: Option<&Value>,
-    details: Option<&Value>,
-    output_session: Option<&str>,
-) -> SessionUpdate {
+    result: Option<&'a Value>,
+    details: Option<&'a Value>,
+    cwd: Option<&'a Path>,
+}
+
+/// A tool card's final update, live (`tool_execution_end`) or replayed (a `toolResult`):
+/// completed or failed; the diffs (ACP-17: the details', else the arguments', none for a
+/// failed call) and the result's text, bounded, replace the content (ACP-05: with neither,
+/// what was seen stays, so no content field); the locations of the arguments and details
+/// (ACP-18); the result as `rawOutput`, bounded (ACP-19); the stored output's handle on the
+/// card when the editor negotiated it (`output_session`, OUT-02).
+fn finished_card(card: &Finished<'_>, output_session: Option<&str>) -> SessionUpdate {
+    let Finished {
+        id,
+        name,
+        args,
+        failed,
+        result,
+        details,
+        cwd,
+    } = *card;
     let status = if failed {
         ToolCallStatus::Failed
     } else {
         ToolCallStatus::Completed
     };
     let mut fields = ToolCallUpdateFields::new().status(status);
+    let mut content = Vec::new();
+    if !failed {
+        let mut diffs = result_diffs(details, cwd);
+        if diffs.is_empty() {
+            diffs = argument_diffs(name, args, cwd);
+        }
+        content = diff_content(diffs);
+    }
     if let Some(text) = result.and_then(|r| result_text(r, failed)) {
-        fields = fields.content(vec![text_content(bound_snapshot(&text))]);
+        content.push(text_content(bound_snapshot(&text)));
+    }
+    if !content.is_empty() {
+        fields = fields.content(content);
+    }
+    let locations = result_locations(
+        details,
+        argument_locations(tool_kind(name, args), args, cwd),
+        cwd,
+    );
+    if !locations.is_empty() {
+        fields = fields.locations(locations);
+    }
+    if let Some(result) = result {
+        fields = fields.raw_output(raw_output(result));
     }
     let mut update = ToolCallUpdate::new(id.to_owned(), fields);
     if let (Some(session), Some(stored)) = (output_session, super::history::stored_output(details))
@@ -577,7 +810,7 @@ pub(crate) fn withhold_credential_uris(text: &str) -> String {
 }
 
 /// A JSON value with [`withhold_credential_uris`] applied to every string in it.
-fn withhold_in_value(value: &Value) -> Value {
+pub(crate) fn withhold_in_value(value: &Value) -> Value {
     match value {
         Value::String(text) => Value::String(withhold_credential_uris(text)),
         Value::Array(items) => Value::Array(items.iter().map(withhold_in_value).collect()),
@@ -587,18 +820,6 @@ fn withhold_in_value(value: &Value) -> Value {
                 .collect(),
         ),
         other => other.clone(),
-    }
-}
-
-fn tool_kind(name: &str) -> ToolKind {
-    match name {
-        "read" | "ls" => ToolKind::Read,
-        "edit" | "write" | "notebook" => ToolKind::Edit,
-        "bash" | "python" | "eval" => ToolKind::Execute,
-        "grep" | "find" | "glob" | "search" => ToolKind::Search,
-        "fetch" | "web_search" => ToolKind::Fetch,
-        "todo" | "think" => ToolKind::Think,
-        _ => ToolKind::Other,
     }
 }
 
@@ -614,8 +835,13 @@ fn tool_kind(name: &str) -> ToolKind {
 pub(crate) struct Replay {
     /// Tool cards opened by the replay, so a result does not open its call twice.
     opened: BTreeSet<String>,
+    /// The calls opened whose results have not come yet: their name and arguments, for the
+    /// result's diffs and locations (ACP-17, ACP-18).
+    calls: BTreeMap<String, (String, Value)>,
     /// The editor's session id when cards carry stored-output handles (OUT-02).
     pub(crate) output_session: Option<String>,
+    /// The session's working directory (ACP-17, ACP-18).
+    pub(crate) cwd: Option<PathBuf>,
 }
 
 /// The most replayed tool call ids remembered (each at most one card either way).
@@ -680,12 +906,21 @@ impl Replay {
                     None,
                     &mut out,
                 );
-                let content = serde_json::json!({"content": result.content});
+                let mut content = serde_json::json!({"content": result.content});
+                if let Some(details) = &result.details {
+                    content["details"] = details.clone();
+                }
+                let call = self.calls.remove(&result.tool_call_id);
                 out.push(finished_card(
-                    &result.tool_call_id,
-                    result.is_error == Some(true),
-                    Some(&content),
-                    result.details.as_ref(),
+                    &Finished {
+                        id: &result.tool_call_id,
+                        name: &result.tool_name,
+                        args: call.as_ref().map(|(_, args)| args),
+                        failed: result.is_error == Some(true),
+                        result: Some(&content),
+                        details: result.details.as_ref(),
+                        cwd: self.cwd.as_deref(),
+                    },
                     self.output_session.as_deref(),
                 ));
             }
@@ -708,7 +943,46 @@ impl Replay {
         }
         if self.opened.len() < MAX_REPLAY_OPENED {
             self.opened.insert(id.to_owned());
+            if let Some(args) = args {
+                self.calls
+                    .insert(id.to_owned(), (name.to_owned(), args.clone()));
+            }
         }
-        out.push(opening_card(id, name, args, intent));
+        out.push(opening_card(id, name, args, intent, self.cwd.as_deref()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(value: Value) -> AgentMessage {
+        serde_json::from_value(value).expect("a history message")
+    }
+
+    #[test]
+    fn acp_17_18_19_a_replayed_card_carries_diffs_locations_and_raw_output() {
+        let mut replay = Replay {
+            cwd: Some(PathBuf::from("/work")),
+            ..Replay::default()
+        };
+        let call = message(json!({"role": "assistant", "content": [{"type": "toolCall",
+            "id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "hi\n"}}]}));
+        let opened = serde_json::to_value(replay.message(&call)).unwrap();
+        assert_eq!(opened[0]["locations"], json!([{"path": "/work/a.txt"}]));
+        let result = message(
+            json!({"role": "toolResult", "toolCallId": "w1", "toolName": "write",
+            "content": [{"type": "text", "text": "ok"}], "isError": false}),
+        );
+        let done = serde_json::to_value(replay.message(&result)).unwrap();
+        let done = &done[0];
+        assert_eq!(done["status"], "completed");
+        assert_eq!(
+            done["content"][0],
+            json!({"type": "diff", "path": "/work/a.txt", "newText": "hi\n"})
+        );
+        assert_eq!(done["locations"], json!([{"path": "/work/a.txt"}]));
+        assert_eq!(done["rawOutput"]["content"][0]["text"], "ok");
     }
 }

@@ -38,6 +38,7 @@
 //! ```
 
 mod bound;
+mod card;
 mod config;
 mod list;
 mod sessions;
@@ -52,10 +53,12 @@ mod dialogs;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod history;
+mod kind;
 mod map;
 mod notices;
 mod output;
 mod plan;
+mod prompt;
 mod rpc;
 mod start;
 mod status;
@@ -70,11 +73,11 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
     ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk, Error,
     Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptRequest,
-    PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigOptionValue, SessionInfoUpdate, SessionListCapabilities,
-    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, StopReason, TextContent,
+    LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptCapabilities,
+    PromptRequest, PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionConfigOptionValue, SessionInfoUpdate,
+    SessionListCapabilities, SessionNotification, SessionResumeCapabilities, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -84,6 +87,7 @@ use serde_json::{json, Value};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
 pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
@@ -93,6 +97,11 @@ pub use map::Mapper;
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
+pub use prompt::{
+    agent_takes_images, convert as prompt_content, decoded_len, PromptContent, AUDIO_NOTE,
+    CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
+    MAX_PROMPT_IMAGES, MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
+};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
@@ -108,7 +117,8 @@ use crate::output::{
 };
 use crate::spill::SaveFailure;
 use crate::wire::{
-    AgentEvent, AgentFrame, Command, ReadOutput, ResponseData, SessionStatsData, SwitchSession,
+    AgentEvent, AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionStatsData,
+    SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
 use rpc::{Incoming, Line};
@@ -132,6 +142,10 @@ pub struct BridgeConfig {
     /// The approval policy the agent command names (omp's `--approval-mode`), shown by
     /// `/status` (ACP-01, ACP-24); `None` shows `unknown`.
     pub approval_policy: Option<String>,
+    /// Whether the configured agent takes prompt images (omp, pi, the bundled agent:
+    /// [`agent_takes_images`]): `initialize` advertises `promptCapabilities.image` on it, and
+    /// images reach the agent only then (ACP-14).
+    pub agent_takes_images: bool,
 }
 
 /// One input to a [`Bridge`].
@@ -703,7 +717,7 @@ impl Bridge {
                 self.client_capabilities = Some(request.client_capabilities);
                 self.client_meta = request.meta;
                 // ACP-06: loading works where the agent keeps its sessions in our folder.
-                // ACP-25: close always; resume where loading works.
+                // ACP-25: close always; resume and list where loading works.
                 let stored = self.config.session_dir.is_some();
                 let sessions = SessionCapabilities::new()
                     .close(SessionCloseCapabilities::new())
@@ -711,7 +725,13 @@ impl Bridge {
                     .resume(stored.then(SessionResumeCapabilities::new));
                 let capabilities = AgentCapabilities::new()
                     .load_session(stored)
-                    .session_capabilities(sessions);
+                    .session_capabilities(sessions)
+                    // ACP-14, ACP-15, ACP-16: exactly what reaches the agent.
+                    .prompt_capabilities(
+                        PromptCapabilities::new()
+                            .image(self.config.agent_takes_images)
+                            .embedded_context(true),
+                    );
                 let mut response = InitializeResponse::new(ProtocolVersion::V1)
                     .agent_capabilities(capabilities)
                     .agent_info(Implementation::new("musewire", env!("CARGO_PKG_VERSION")));
@@ -779,6 +799,8 @@ impl Bridge {
         let key: Arc<str> = format!("musewire-{}", self.next_session).into();
         let mut mapper = Mapper::new();
         mapper.usage_meta = self.usage_meta;
+        // ACP-17, ACP-18: card paths are absolute against the session's cwd.
+        mapper.cwd = Some(cwd.clone());
         self.sessions.insert(
             key.clone(),
             Session {
@@ -967,7 +989,9 @@ impl Bridge {
                 Error::invalid_request().data(json!("a prompt is already running in this session"))
             );
         }
-        let text = prompt_text(&request.prompt);
+        // ACP-14..16: too many images or image bytes is refused before anything is sent.
+        let content = prompt::convert(&request.prompt, self.config.agent_takes_images)?;
+        let text = content.message;
         if is_status_prompt(&text) {
             // ACP-01: answered here; no model turn, and the text after it is not executed.
             let status = session.mapper.facts.status_text();
@@ -981,13 +1005,26 @@ impl Bridge {
             ));
             return Ok(());
         }
+        let command = Command::Prompt(Prompt {
+            message: text,
+            images: (!content.images.is_empty()).then_some(content.images),
+            ..Prompt::default()
+        });
         let started = session
             .client
-            .handle(now, client::Input::Call(Call::Prompt(text, None)));
+            .handle(now, client::Input::Call(Call::Send(command)));
         let prompt = started
             .request()
             .ok_or_else(|| Error::internal_error().data(json!("the prompt was not sent")))?;
         session.mapper.start_turn();
+        // ACP-14..16: what did not reach the agent is said in the turn.
+        for note in &content.notes {
+            let update = session.mapper.notice(note);
+            let notification = SessionNotification::new(session_id.clone(), update);
+            self.actions.push_back(Action::Editor {
+                bytes: rpc::notification_line("session/update", &notification),
+            });
+        }
         session.turn = Some(Turn {
             editor: id.clone(),
             prompt,
@@ -1360,6 +1397,7 @@ impl Bridge {
                     .sessions
                     .get(key)
                     .and_then(|s| s.mapper.output_session.clone());
+                rebuild.replay.cwd = self.sessions.get(key).and_then(|s| s.mapper.cwd.clone());
                 if let Ok(ResponseData::State(state)) = outcome {
                     if let Some(session) = self.sessions.get_mut(key) {
                         session.config.state(&state);
@@ -2003,19 +2041,6 @@ fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {
         let reason = session.mapper.stop_reason(turn.cancel_requested);
         out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason)));
     }
-}
-
-/// The prompt's text for the agent: text blocks as they are, links and resources by uri.
-fn prompt_text(blocks: &[ContentBlock]) -> String {
-    let parts: Vec<String> = blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            ContentBlock::ResourceLink(link) => Some(link.uri.clone()),
-            _ => None,
-        })
-        .collect();
-    parts.join("\n")
 }
 
 fn params_of<T: DeserializeOwned>(params: Value) -> Result<T, Error> {

@@ -68,6 +68,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());
         }
+        // ACP-14: omp and pi take prompt images; another agent is not assumed to.
+        config.agent_takes_images = musewire_core::acp::agent_takes_images(&args.agent);
         let mut agent = args.agent;
         // ACP-24: `/status` names the approval policy the agent was started with.
         config.approval_policy = musewire_core::acp::approval_policy_of(&agent);
@@ -82,6 +84,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         }
         return Ok((config, Agent::Command(agent)));
     }
+    // ACP-14: the bundled agent takes images (its echo says what it saw of each).
+    config.agent_takes_images = true;
     let mut bundled = Vec::new();
     let dir = match args.session_dir {
         Some(dir) => Some(private_dir(&dir)?),

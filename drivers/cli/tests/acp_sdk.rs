@@ -147,9 +147,11 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
         .iter()
         .find(|u| u["sessionUpdate"] == "tool_call")
         .expect("a tool_call");
+    // The last update closes the card (ACP-19: the ones before it describe the call as its
+    // arguments complete, then run it).
     let done = bash
         .iter()
-        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .rfind(|u| u["sessionUpdate"] == "tool_call_update")
         .expect("an update");
     assert_eq!(call["toolCallId"], done["toolCallId"]);
     assert_eq!(call["kind"], "execute");
@@ -750,7 +752,13 @@ fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remember
         .unwrap();
     assert!(allow[opened].get("status").is_none(), "{:#}", allow[opened]);
     assert_eq!(requests[0]["toolCall"]["status"], "pending");
-    assert_eq!(allow[opened + 1]["status"], "in_progress");
+    // ACP-19: the next status of the card is in_progress (updates without one describe the
+    // call as its arguments complete).
+    let next_status = allow[opened + 1..]
+        .iter()
+        .find(|u| u.get("status").is_some())
+        .expect("the card runs");
+    assert_eq!(next_status["status"], "in_progress", "{:#}", out["allow"]);
     assert!(serde_json::to_string(&out["allow"])
         .unwrap()
         .contains("allowed"));
@@ -841,6 +849,394 @@ fn acp_06_cli_session_folder_is_private_and_flags_are_checked() {
     let out = acp(&["--session-dir".as_ref(), link.as_os_str()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("symlink is refused"));
+}
+
+/// Checks the `content` scenario's prompt turns, for any agent: the typed refusal of 21
+/// images (ACP-14), the audio note (ACP-16), and a turn after the refusal.
+fn check_content_turns(out: &Value) {
+    let caps = &out["initialize"]["agentCapabilities"]["promptCapabilities"];
+    assert_eq!(caps["image"], true, "{out:#}");
+    assert_eq!(caps["embeddedContext"], true);
+    assert_eq!(caps["audio"], false);
+    assert_eq!(out["content"]["stopReason"], "end_turn", "{out:#}");
+    let said = text_of(&out["content"], "agent_message_chunk");
+    assert!(
+        said.contains("[audio not sent: this agent's prompts carry text and images only]"),
+        "{said}"
+    );
+    assert_eq!(out["tooMany"]["code"], -32602, "{:#}", out["tooMany"]);
+    assert_eq!(out["tooMany"]["data"]["code"], "too_many_images");
+    assert_eq!(out["tooMany"]["data"]["limit"], 20);
+    assert_eq!(out["after"]["stopReason"], "end_turn", "{out:#}");
+}
+
+/// The updates of card turn `n` of the `content` scenario for the card of tool kind `kind`.
+fn card_updates(out: &Value, n: usize) -> Vec<Value> {
+    out["cards"][n]["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["toolCallId"].is_string())
+        .cloned()
+        .collect()
+}
+
+/// ACP-14, 15, 16, 18, 19 through the official client over the bundled agent: images (an
+/// image block and an image blob) reach the agent, whose echo says what it saw; embedded
+/// text and a resource link reach it as context and a mention; audio is noted; 21 images
+/// are refused with a typed error and the next turn runs; a `read` card carries its file as
+/// a location with the line, opened pending and run in progress.
+#[test]
+fn acp_14_16_18_19_prompt_content_and_cards_through_the_sdk_bundled_agent() {
+    let dir = scratch("acp-sdk-content");
+    std::fs::write(dir.join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    let cards = json!([r#"call read {"path":"notes.txt","offset":2,"limit":1}"#]).to_string();
+    let env = [
+        ("ACP_CWD", dir.as_os_str()),
+        ("ACP_CONTENT_TEXT", "look".as_ref()),
+        ("ACP_CARD_PROMPTS", cards.as_ref()),
+    ];
+    let Some(out) = run_scenario("content", &[], &env) else {
+        return;
+    };
+    check_content_turns(&out);
+    let echo = text_of(&out["content"], "agent_message_chunk");
+    assert!(echo.contains("[image: image/png, 70 bytes]"), "{echo}");
+    assert!(echo.contains("[image: image/jpeg, 2 bytes]"), "{echo}");
+    assert!(
+        echo.contains("<context uri=\"file:///work/notes.md\" mimeType=\"text/markdown\">\nremember the milk\n</context>"),
+        "{echo}"
+    );
+    assert!(
+        echo.contains("[@lib.rs](file:///work/lib.rs) (\"Library\", 42 bytes)"),
+        "{echo}"
+    );
+    assert_eq!(text_of(&out["after"], "agent_message_chunk"), "look");
+    let read = card_updates(&out, 0);
+    let path = dir.join("notes.txt");
+    let with_location = read
+        .iter()
+        .find(|u| u["locations"].is_array())
+        .expect("a location");
+    assert_eq!(
+        with_location["locations"],
+        json!([{"path": path, "line": 2}]),
+        "{read:#?}"
+    );
+    assert_eq!(read[0]["kind"], "read");
+    assert!(
+        read.iter().any(|u| u["status"] == "in_progress"),
+        "{read:#?}"
+    );
+    let last = read.last().unwrap();
+    assert_eq!(last["status"], "completed", "{read:#?}");
+    assert!(last["rawOutput"]["content"].is_array(), "{last:#}");
+}
+
+/// ACP-14, 15, 16, 17, 18 live over `omp --mode rpc` (a model that takes images) with the
+/// scripted model server: the image reaches the model request as an `image_url` data uri
+/// (the image blob reaches omp as an image too), the embedded context and the link reach its text, audio is noted;
+/// a `write` gives a diff from its arguments (no old text), an `edit` (omp's replace mode)
+/// a diff of the whole file from its details, a `read` a location with its selector's line.
+#[test]
+fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-omp-content");
+    let mut agent = musewire_live::peers::omp(&dir, &server.base_url());
+    // A model that takes images (omp drops them for a text-only one), and omp's replace-mode
+    // edit (`path`, `old_string`, `new_string`).
+    let models = dir.join("home/.omp/agent/models.yml");
+    let text = std::fs::read_to_string(&models).unwrap();
+    let text = text.replace(
+        "reasoning: false,",
+        "reasoning: false, input: [text, image],",
+    );
+    std::fs::write(&models, text).unwrap();
+    agent.env("PI_EDIT_VARIANT", "replace");
+    let work = dir.join("work");
+    std::fs::write(work.join("old.txt"), "alpha\nbeta\n").unwrap();
+    let cards = json!([
+        r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
+        r#"[[tool edit {"path":"old.txt","old_string":"beta","new_string":"gamma"}]]"#,
+        r#"[[tool read {"path":"old.txt:2"}]]"#,
+    ])
+    .to_string();
+    let mut program: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_musewire").as_ref(),
+        "acp".as_ref(),
+        "--".as_ref(),
+        agent.get_program(),
+    ];
+    program.extend(agent.get_args());
+    let env = [
+        ("ACP_CONTENT_TEXT", "[[text seen]]".as_ref()),
+        ("ACP_CARD_PROMPTS", cards.as_ref()),
+    ];
+    let Some(out) = run_scenario_omp("content", &agent, &program, &env) else {
+        return;
+    };
+    check_content_turns(&out);
+    assert!(
+        text_of(&out["content"], "agent_message_chunk").contains("seen"),
+        "{out:#}"
+    );
+    // The model request of the content turn: its last user message.
+    let requests = server.requests();
+    let turn = requests
+        .iter()
+        .find(|r| r.to_string().contains("remember the milk"))
+        .expect("a model request with the prompt");
+    let user = turn["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()
+        .to_string();
+    // omp re-encodes the PNG (as WebP) before it reaches the model; the two-byte "JPEG"
+    // blob reached omp as an image, which omp says it could not decode.
+    assert!(
+        user.contains(r#"{"type":"image_url","image_url":{"url":"data:image/"#),
+        "the image reached the model: {user}"
+    );
+    assert!(user.contains("undecodable image/jpeg data"), "{user}");
+    assert!(
+        user.contains(r#"<context uri=\"file:///work/notes.md\" mimeType=\"text/markdown\">"#),
+        "{user}"
+    );
+    assert!(user.contains("[@lib.rs](file:///work/lib.rs)"), "{user}");
+    assert!(
+        !requests
+            .iter()
+            .any(|r| r.to_string().matches("image_url").count() >= 21),
+        "the refused prompt reached no model"
+    );
+
+    // ACP-17: the write's diff from its arguments.
+    let write = card_updates(&out, 0);
+    let new_path = work.join("new.txt");
+    let done = write.last().expect("the write's card");
+    assert_eq!(done["status"], "completed", "{write:#?}");
+    let diff = done["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "diff")
+        .unwrap_or_else(|| panic!("a diff: {write:#?}"));
+    assert_eq!(diff["path"], json!(new_path));
+    assert_eq!(diff["newText"], "fresh\n");
+    assert!(diff.get("oldText").is_none_or(Value::is_null));
+    assert_eq!(write[0]["kind"], "edit");
+    // ACP-17: the edit's diff of the whole file, from omp's details.
+    let edit = card_updates(&out, 1);
+    let done = edit.last().expect("the edit's card");
+    assert_eq!(done["status"], "completed", "{edit:#?}");
+    let diff = done["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "diff")
+        .unwrap_or_else(|| panic!("a diff: {edit:#?}"));
+    assert_eq!(diff["path"], json!(work.join("old.txt")), "{edit:#?}");
+    assert_eq!(diff["oldText"], "alpha\nbeta\n", "{edit:#?}");
+    assert_eq!(diff["newText"], "alpha\ngamma\n", "{edit:#?}");
+    // ACP-18: the read's location, with the selector's line.
+    let read = card_updates(&out, 2);
+    assert!(
+        read.iter()
+            .any(|u| u["locations"] == json!([{"path": work.join("old.txt"), "line": 2}])),
+        "{read:#?}"
+    );
+    assert_eq!(out["bridgeExit"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ACP-14, 15, 17, 18 live over each pinned `pi --mode rpc` (a model that takes images)
+/// with the scripted model server: the image reaches the model request as an `image_url`,
+/// the embedded context and the link reach its text; pi's `write` gives a diff from its
+/// arguments, its `edit` a diff of each replacement from its `edits[]` and the first changed
+/// line as the location's line; a `read`'s `offset` is the location's line.
+#[test]
+fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    for pi in musewire_live::peers::Pi::ALL {
+        let server = musewire_live::model_server::ModelServer::start().expect("model server");
+        let dir = musewire_live::peers::scratch(&format!("acp-{}-content", pi.name()));
+        let agent = musewire_live::peers::pi_version(pi, &dir, &server.base_url());
+        // A model that takes images.
+        let models = dir.join("home/.pi/agent/models.json");
+        let text = std::fs::read_to_string(&models).unwrap();
+        let text = text.replace(
+            "\"reasoning\":false",
+            "\"reasoning\":false,\"input\":[\"text\",\"image\"]",
+        );
+        assert!(text.contains("\"image\""), "{text}");
+        std::fs::write(&models, text).unwrap();
+        let work = dir.join("work");
+        std::fs::write(work.join("old.txt"), "alpha\nbeta\ngamma\n").unwrap();
+        let cards = json!([
+            r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
+            r#"[[tool edit {"path":"old.txt","edits":[{"oldText":"gamma","newText":"delta"}]}]]"#,
+            r#"[[tool read {"path":"old.txt","offset":2}]]"#,
+        ])
+        .to_string();
+        let mut program: Vec<&std::ffi::OsStr> = vec![
+            env!("CARGO_BIN_EXE_musewire").as_ref(),
+            "acp".as_ref(),
+            "--".as_ref(),
+            agent.get_program(),
+        ];
+        program.extend(agent.get_args());
+        let env = [
+            ("ACP_CONTENT_TEXT", "[[text seen]]".as_ref()),
+            ("ACP_CARD_PROMPTS", cards.as_ref()),
+        ];
+        let Some(out) = run_scenario_omp("content", &agent, &program, &env) else {
+            return;
+        };
+        let pi = pi.version();
+        check_content_turns(&out);
+        let requests = server.requests();
+        let turn = requests
+            .iter()
+            .find(|r| r.to_string().contains("remember the milk"))
+            .unwrap_or_else(|| panic!("pi {pi}: a model request with the prompt"));
+        let user = turn["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|m| m["role"] == "user")
+            .unwrap()
+            .to_string();
+        assert!(
+            user.contains(r#""type":"image_url""#) && user.contains("data:image/"),
+            "pi {pi}: the image reached the model: {user}"
+        );
+        assert!(user.contains("<context uri="), "pi {pi}: {user}");
+        assert!(
+            user.contains("[@lib.rs](file:///work/lib.rs)"),
+            "pi {pi}: {user}"
+        );
+
+        let diff_of = |n: usize| -> (Vec<Value>, Value) {
+            let updates = card_updates(&out, n);
+            let done = updates.last().cloned().expect("a card");
+            let diffs = done["content"]
+                .as_array()
+                .map(|c| c.iter().filter(|c| c["type"] == "diff").cloned().collect())
+                .unwrap_or_default();
+            (diffs, done)
+        };
+        let (diffs, done) = diff_of(0);
+        assert_eq!(done["status"], "completed", "pi {pi}: {done:#}");
+        assert_eq!(diffs.len(), 1, "pi {pi}: {done:#}");
+        assert_eq!(diffs[0]["path"], json!(work.join("new.txt")));
+        assert_eq!(diffs[0]["newText"], "fresh\n");
+        let (diffs, done) = diff_of(1);
+        assert_eq!(done["status"], "completed", "pi {pi}: {done:#}");
+        assert_eq!(diffs.len(), 1, "pi {pi}: {done:#}");
+        assert_eq!(diffs[0]["path"], json!(work.join("old.txt")));
+        assert_eq!(diffs[0]["oldText"], "gamma");
+        assert_eq!(diffs[0]["newText"], "delta");
+        assert_eq!(
+            done["locations"],
+            json!([{"path": work.join("old.txt"), "line": 3}]),
+            "pi {pi}: {done:#}"
+        );
+        let read = card_updates(&out, 2);
+        assert!(
+            read.iter()
+                .any(|u| u["locations"] == json!([{"path": work.join("old.txt"), "line": 2}])),
+            "pi {pi}: {read:#?}"
+        );
+        assert_eq!(out["bridgeExit"], 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// ACP-14, 15 side by side with omp's own ACP mode (`omp --mode acp`), the same prompt of
+/// text, two images, embedded text and a link through the official client, each over the
+/// scripted model server: the model requests carry as many images, and the embedded text
+/// in both; ours marks it with its uri and type and keeps the link as a mention.
+#[test]
+fn acp_14_15_side_by_side_prompt_content_musewire_acp_and_omp_mode_acp() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    // The last user message of the content turn's model request, for `musewire acp --
+    // omp --mode rpc` (`acp_mode` false) or `omp --mode acp`.
+    let run = |acp_mode: bool| -> Option<String> {
+        let server = musewire_live::model_server::ModelServer::start().expect("model server");
+        let tag = if acp_mode { "theirs" } else { "ours" };
+        let dir = musewire_live::peers::scratch(&format!("acp-side-content-{tag}"));
+        let agent = musewire_live::peers::omp(&dir, &server.base_url());
+        let models = dir.join("home/.omp/agent/models.yml");
+        let text = std::fs::read_to_string(&models).unwrap();
+        let text = text.replace(
+            "reasoning: false,",
+            "reasoning: false, input: [text, image],",
+        );
+        std::fs::write(&models, text).unwrap();
+        let mut program: Vec<&std::ffi::OsStr> = Vec::new();
+        if acp_mode {
+            program.push(agent.get_program());
+            program.extend(
+                agent
+                    .get_args()
+                    .map(|a| if a == "rpc" { "acp".as_ref() } else { a }),
+            );
+        } else {
+            program.extend([
+                env!("CARGO_BIN_EXE_musewire").as_ref(),
+                "acp".as_ref(),
+                "--".as_ref(),
+                agent.get_program(),
+            ]);
+            program.extend(agent.get_args());
+        }
+        let env = [("ACP_CONTENT_TEXT", "[[text seen]]".as_ref())];
+        let out = run_scenario_omp("content", &agent, &program, &env)?;
+        assert_eq!(out["content"]["stopReason"], "end_turn", "{tag}: {out:#}");
+        let requests = server.requests();
+        let turn = requests
+            .iter()
+            .find(|r| r.to_string().contains("remember the milk"))
+            .unwrap_or_else(|| panic!("{tag}: a model request with the prompt"));
+        let user = turn["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|m| m["role"] == "user")
+            .unwrap()
+            .to_string();
+        let _ = std::fs::remove_dir_all(&dir);
+        Some(user)
+    };
+    let Some(ours) = run(false) else { return };
+    let Some(theirs) = run(true) else { return };
+    let images = |user: &str| user.matches(r#""type":"image_url""#).count();
+    assert!(images(&ours) >= 1, "{ours}");
+    assert_eq!(
+        images(&ours),
+        images(&theirs),
+        "ours {ours}\ntheirs {theirs}"
+    );
+    assert_eq!(
+        ours.contains("undecodable image/jpeg"),
+        theirs.contains("undecodable image/jpeg"),
+        "the blob went as an image in both"
+    );
+    assert!(theirs.contains("remember the milk"), "{theirs}");
+    assert!(
+        ours.contains(r#"<context uri=\"file:///work/notes.md\""#),
+        "{ours}"
+    );
+    assert!(ours.contains("[@lib.rs](file:///work/lib.rs)"), "{ours}");
 }
 
 /// The option of `options` with this id.
