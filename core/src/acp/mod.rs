@@ -39,6 +39,7 @@
 
 mod bound;
 mod dialogs;
+mod flow;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod history;
@@ -47,6 +48,7 @@ mod notices;
 mod output;
 mod plan;
 mod rpc;
+mod silence;
 mod start;
 mod status;
 mod stop;
@@ -75,12 +77,14 @@ pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
 };
+pub use flow::{EDITOR_HIGH_WATER, EDITOR_READ_LIMIT};
 pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
 pub use map::Mapper;
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
+pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
 
@@ -116,6 +120,8 @@ pub struct BridgeConfig {
     /// advertisement rests on this; each session then shows handles and serves reads only
     /// when its agent's ready frame offers `readOutput` too.
     pub agent_serves_output: bool,
+    /// How long a session's agent may say nothing while the editor waits on it (ACP-21).
+    pub silence_budget: SilenceBudget,
 }
 
 /// One input to a [`Bridge`].
@@ -140,6 +146,9 @@ pub enum Input<'a> {
     AgentExit(SessionId, ExitStatus),
     /// The time of [`Bridge::poll_timeout`] has come.
     Timeout,
+    /// The driver wrote this many bytes of the [`Action::Editor`] lines to the editor
+    /// (ACP-20: what waits decides whether the agents are read, [`Bridge::reads_agent`]).
+    EditorWritten(usize),
 }
 
 /// Work for the driver, in order. Serialised (for transcripts) as
@@ -247,6 +256,9 @@ enum Pending {
         params: ReadParams,
         deadline: Instant,
     },
+    /// ACP-21: `get_state` asked of an agent silent for half its budget; the answer (any
+    /// byte) only shows it is alive.
+    Probe,
 }
 
 impl Pending {
@@ -261,7 +273,7 @@ impl Pending {
             | Pending::LoadStats { editor, .. }
             | Pending::ReadCheck { editor, .. }
             | Pending::Read { editor, .. } => Some(editor),
-            Pending::TurnStats { .. } => None,
+            Pending::TurnStats { .. } | Pending::Probe => None,
         }
     }
 
@@ -298,6 +310,8 @@ struct Session {
     stop: stop::Stop,
     /// ACP-13: until when its agent may stay silent.
     start: start::StartBudget,
+    /// ACP-21: since when its agent has said nothing.
+    silence: silence::Silence,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -333,6 +347,8 @@ pub struct Bridge {
     dialogs: dialogs::Dialogs,
     /// ACP-12: the bridge's end, begun with the editor's.
     shutdown: stop::Shutdown,
+    /// ACP-20: the editor bytes given to the driver and not yet written.
+    editor_queue: flow::EditorQueue,
     actions: VecDeque<Action>,
 }
 
@@ -352,6 +368,7 @@ impl Bridge {
             editor_ended: false,
             dialogs: dialogs::Dialogs::default(),
             shutdown: stop::Shutdown::default(),
+            editor_queue: flow::EditorQueue::default(),
             actions: VecDeque::new(),
         }
     }
@@ -375,7 +392,11 @@ impl Bridge {
     /// The next action, if any.
     #[must_use]
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        let action = self.actions.pop_front();
+        if let Some(Action::Editor { bytes }) = &action {
+            self.editor_queue.queued(bytes.len());
+        }
+        action
     }
 
     /// When [`Input::Timeout`] is next due: a session's client's timer, a read's budget, a
@@ -397,7 +418,7 @@ impl Bridge {
         let starts = self
             .sessions
             .values()
-            .filter(|s| !s.exited)
+            .filter(|s| !s.exited && !self.agents_held())
             .filter_map(|s| s.start.timeout());
         self.sessions
             .values()
@@ -405,6 +426,7 @@ impl Bridge {
             .chain(reads)
             .chain(stops)
             .chain(starts)
+            .chain(self.silence_timeouts())
             .min()
     }
 
@@ -429,6 +451,7 @@ impl Bridge {
                 if let Some(session) = self.sessions.get_mut(&*id.0) {
                     if !bytes.is_empty() {
                         session.start.heard();
+                        session.silence.restart(now);
                     }
                 }
                 self.session_input(now, &id.0, client::Input::stdout(bytes))
@@ -446,10 +469,12 @@ impl Bridge {
                 }
                 self.session_input(now, &id.0, client::Input::exit(status));
             }
+            Input::EditorWritten(bytes) => self.editor_written(now, bytes),
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
                     self.silent_agent(now, &key);
+                    self.stopped_answering(now, &key);
                     self.stop_due(now, &key);
                     self.expire_reads(now, &key);
                     self.session_input(now, &key, client::Input::Timeout);
@@ -461,6 +486,10 @@ impl Bridge {
     /// ACP-13: an agent silent past its start-up budget fails what the editor waits for in
     /// its session, and is stopped.
     fn silent_agent(&mut self, now: Instant, key: &Arc<str>) {
+        // ACP-20: an agent that is not read is not silent.
+        if self.agents_held() {
+            return;
+        }
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
@@ -679,6 +708,7 @@ impl Bridge {
                 exited: false,
                 stop: stop::Stop::default(),
                 start: start::StartBudget::new(now, self.config.client.ready_timeout),
+                silence: silence::Silence::new(now),
             },
         );
         self.actions.push_back(Action::Spawn {
@@ -700,6 +730,7 @@ impl Bridge {
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
+        session.begin_waiting(now);
         let sent = session
             .client
             .handle(now, client::Input::Call(Call::Send(command)));
@@ -836,6 +867,7 @@ impl Bridge {
             ));
             return Ok(());
         }
+        session.begin_waiting(now);
         let started = session
             .client
             .handle(now, client::Input::Call(Call::Prompt(text, None)));
@@ -1191,6 +1223,8 @@ impl Bridge {
                 };
                 self.loaded(key, &editor, *rebuild, complete, stats.as_ref());
             }
+            // ACP-21: the probe's answer only showed the agent alive.
+            (Pending::Probe, _) => {}
             (Pending::TurnStats { .. }, outcome) => {
                 // ACP-02: the agent's totals replace; a failed command keeps our own sum.
                 let stats = match outcome {
