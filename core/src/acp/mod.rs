@@ -782,8 +782,17 @@ impl Bridge {
         if !is_session_file_name(name) {
             return Err(Error::session_not_found(request.session_id.clone()));
         }
-        if self.keys.contains_key(name) {
-            return Err(Error::invalid_request().data(json!("the session is already open")));
+        // ACP-22: a session whose agent has exited (or was stopped) is loaded again in a
+        // new agent; one that runs is open.
+        if let Some(key) = self.keys.get(name) {
+            let gone = self
+                .sessions
+                .get(key)
+                .is_none_or(|s| s.exited || s.client.is_closed());
+            if !gone {
+                return Err(Error::invalid_request().data(json!("the session is already open")));
+            }
+            self.keys.remove(name);
         }
         let key = self.open_session(now, request.cwd);
         if let Some(session) = self.sessions.get_mut(&key) {
