@@ -367,3 +367,69 @@ fn acp_13_a_silent_agent_fails_the_prompt_within_the_budget_and_is_stopped() {
     }
     assert!(!alive(sleeps[0]), "the silent agent was stopped");
 }
+
+/// ACP-21 with a real agent that stops answering (the flooding fake agent's `sink` mode:
+/// its ready frame, then it reads nothing and says nothing): the prompt fails within the
+/// prompt budget (`--silence-timeout 2`) with an error that says why, and the agent is gone
+/// after it.
+#[test]
+fn acp_21_a_prompt_to_an_agent_that_stops_answering_fails_within_the_budget() {
+    let dir = scratch("acp-21-stopped-answering");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../flood/flood_agent.py");
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.args([
+        "acp",
+        "--silence-timeout",
+        "2",
+        "--",
+        "python3",
+        script,
+        "sink",
+    ]);
+    let mut bridge = Bridge::start(acp);
+    bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+    let new = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
+    let session = new["result"]["sessionId"]
+        .as_str()
+        .expect("a session")
+        .to_owned();
+    let agents = children(bridge.child.id());
+    assert_eq!(agents.len(), 1, "the agent runs: {agents:?}");
+    let started = Instant::now();
+    let answer = bridge.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    let took = started.elapsed();
+    let text = answer["error"]["data"].as_str().unwrap_or_default();
+    assert!(text.contains("stopped answering"), "{answer}");
+    assert!(text.contains("for 2s"), "{answer}");
+    assert!(took < Duration::from_secs(10), "answered after {took:?}");
+    let deadline = Instant::now() + ENDED_WITHIN;
+    while alive(agents[0]) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(agents[0]), "the agent was stopped");
+}
+
+/// ACP-21: the budget is on silence, not on the turn's length: a `bash` tool that runs
+/// silently for three times the budget (`sleep 6` with `--silence-timeout 2`) ends its turn
+/// as usual, the bundled agent answering the bridge's `get_state` meanwhile.
+#[test]
+fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn() {
+    let dir = scratch("acp-21-long-tool");
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.args(["acp", "--silence-timeout", "2", "--session-dir"])
+        .arg(dir.join("sessions"));
+    let mut bridge = Bridge::start(acp);
+    bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+    let new = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
+    let session = new["result"]["sessionId"].clone();
+    let answer = bridge.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "bash sleep 6"}]}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+}
