@@ -433,3 +433,43 @@ fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn() {
     );
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
 }
+
+/// ACP-21 over omp on the scripted model: a silent `bash` tool of three times the budget ends
+/// its turn, omp answering the bridge's `get_state` while the tool runs.
+#[test]
+fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_omp() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-21-long-tool-omp");
+    let omp = musewire_live::peers::omp(&dir, &server.base_url());
+    let cwd = omp
+        .get_current_dir()
+        .expect("omp runs in a folder")
+        .to_owned();
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.args(["acp", "--silence-timeout", "2", "--"])
+        .arg(omp.get_program())
+        .args(omp.get_args())
+        .current_dir(&cwd)
+        .env_clear();
+    for (key, value) in omp.get_envs() {
+        if let Some(value) = value {
+            acp.env(key, value);
+        }
+    }
+    let mut bridge = Bridge::start(acp);
+    bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+    let new = bridge.call(2, "session/new", json!({"cwd": cwd, "mcpServers": []}));
+    let session = new["result"]["sessionId"].clone();
+    let args = json!({"command": "sleep 6"});
+    let answer = bridge.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session,
+            "prompt": [{"type": "text", "text": format!("[[tool bash {args}]]")}]}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let _ = std::fs::remove_dir_all(dir);
+}
