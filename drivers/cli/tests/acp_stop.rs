@@ -434,27 +434,28 @@ fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn() {
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
 }
 
-/// ACP-21 over omp on the scripted model: a silent `bash` tool of three times the budget ends
-/// its turn, omp answering the bridge's `get_state` while the tool runs.
-#[test]
-fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_omp() {
+/// ACP-21 over a real agent (`peer` makes its command) on the scripted model: a silent
+/// `bash` tool of two and a half times the budget (4 s: a loaded machine may keep a bun
+/// agent from answering within a second) ends its turn, the agent answering the bridge's
+/// `get_state` while the tool runs.
+fn silent_tool_over(name: &str, peer: fn(&Path, &str) -> Command) {
     if !musewire_live::peers::installed_or_skip() {
         return;
     }
     let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch("acp-21-long-tool-omp");
-    let omp = musewire_live::peers::omp(&dir, &server.base_url());
-    let cwd = omp
+    let dir = musewire_live::peers::scratch(name);
+    let agent = peer(&dir, &server.base_url());
+    let cwd = agent
         .get_current_dir()
-        .expect("omp runs in a folder")
+        .expect("the agent runs in a folder")
         .to_owned();
     let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
-    acp.args(["acp", "--silence-timeout", "2", "--"])
-        .arg(omp.get_program())
-        .args(omp.get_args())
+    acp.args(["acp", "--silence-timeout", "4", "--"])
+        .arg(agent.get_program())
+        .args(agent.get_args())
         .current_dir(&cwd)
         .env_clear();
-    for (key, value) in omp.get_envs() {
+    for (key, value) in agent.get_envs() {
         if let Some(value) = value {
             acp.env(key, value);
         }
@@ -463,7 +464,7 @@ fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_omp() {
     bridge.call(1, "initialize", json!({"protocolVersion": 1}));
     let new = bridge.call(2, "session/new", json!({"cwd": cwd, "mcpServers": []}));
     let session = new["result"]["sessionId"].clone();
-    let args = json!({"command": "sleep 6"});
+    let args = json!({"command": "sleep 10"});
     let answer = bridge.call(
         3,
         "session/prompt",
@@ -472,4 +473,14 @@ fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_omp() {
     );
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_omp() {
+    silent_tool_over("acp-21-long-tool-omp", musewire_live::peers::omp);
+}
+
+#[test]
+fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_pi() {
+    silent_tool_over("acp-21-long-tool-pi", musewire_live::peers::pi);
 }
