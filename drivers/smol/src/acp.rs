@@ -8,7 +8,7 @@
 //!
 //! Every queue is bounded (ACP-20): one reader task a pipe, each holding at most one chunk
 //! it read, in one bounded channel to the loop. The editor's and each agent's stdout reader
-//! read a chunk only when the loop has given them a turn ([`Gate`]), which it does once the
+//! read a chunk only when the loop has given them a turn (a gate), which it does once the
 //! chunk before has been handed in and while the bridge says to read that source
 //! ([`Bridge::reads_editor`], [`Bridge::reads_agent`]). The loop never waits on the editor's
 //! stdout: it writes what it can while it waits for inputs, and tells the bridge what was
