@@ -40,6 +40,9 @@ const READ_CHUNK: usize = 64 * 1024;
 /// The inputs on their way to the loop, at most (each reader task holds one more).
 const EVENT_QUEUE: usize = 64;
 
+/// How long the bridge's last lines may take to reach the editor once it is finished.
+const LAST_WRITE_GRACE: Duration = Duration::from_millis(500);
+
 /// How long an exited agent's stdout may stay open (a grandchild holding it) before the
 /// exit is reported anyway.
 const STDOUT_GRACE: Duration = Duration::from_secs(2);
@@ -144,6 +147,15 @@ impl EditorOut {
             None if self.unflushed => out.flush().await.map(|()| Wrote::Flushed),
             None => future::pending().await,
         }
+    }
+
+    /// Writes all that waits, and flushes.
+    async fn drain<W: AsyncWrite + Unpin>(&mut self, out: &mut W) -> io::Result<()> {
+        while let Some(line) = self.lines.pop_front() {
+            out.write_all(&line[self.offset..]).await?;
+            self.offset = 0;
+        }
+        out.flush().await
     }
 
     /// `n` bytes of the first line were written.
@@ -340,6 +352,16 @@ where
                 .open(bridge.reads_agent(&SessionId::new(key.clone())));
         }
         if bridge.is_finished() {
+            // The bridge's last lines (a prompt failed as its agent stopped) go out, unless
+            // the editor does not read them within the grace.
+            if editor_failed.is_none() {
+                let drain = out.drain(&mut editor_out);
+                let grace = async {
+                    smol::Timer::after(LAST_WRITE_GRACE).await;
+                    Ok(())
+                };
+                editor_failed = future::or(drain, grace).await.err();
+            }
             return editor_failed.map_or(Ok(()), Err);
         }
         let timeout = bridge.poll_timeout();
