@@ -11,6 +11,9 @@
 
 use std::time::Instant;
 
+use agent_client_protocol_schema::v1::Error;
+use serde_json::json;
+
 use super::start::StartBudget;
 use super::{Bridge, SessionId};
 
@@ -22,6 +25,11 @@ pub const EDITOR_HIGH_WATER: usize = 1 << 20;
 /// read either (ACP-20): 16 MiB. Only an editor that keeps writing requests while it reads
 /// none of the answers gets there.
 pub const EDITOR_READ_LIMIT: usize = 16 << 20;
+
+/// The most editor requests that may wait on one session's agent (ACP-23): past it, more
+/// are refused at once, so neither the bridge's bookkeeping nor the agent's stdin queue
+/// grows without bound while an agent does not read.
+pub const MAX_WAITING_REQUESTS: usize = 64;
 
 /// The bytes given to the driver for the editor and not yet written.
 #[derive(Debug, Default, Clone, Copy)]
@@ -93,6 +101,21 @@ impl Bridge {
                 session.start = StartBudget::new(now, ready_timeout);
             }
         }
+    }
+
+    /// ACP-23: an error when [`MAX_WAITING_REQUESTS`] of the editor's requests already wait
+    /// on the session's agent.
+    pub(super) fn room_for_request(&self, key: &str) -> Result<(), Error> {
+        let waiting = self.sessions.get(key).map_or(0, |s| {
+            s.pending.values().filter(|p| p.editor().is_some()).count()
+        });
+        if waiting < MAX_WAITING_REQUESTS {
+            return Ok(());
+        }
+        Err(Error::internal_error().data(json!(format!(
+            "too many requests wait on this session's agent ({MAX_WAITING_REQUESTS}): \
+             try again once it has answered"
+        ))))
     }
 
     /// Whether the agents are held (ACP-20): their silence budgets do not run.

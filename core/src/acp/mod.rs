@@ -77,7 +77,7 @@ pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
 };
-pub use flow::{EDITOR_HIGH_WATER, EDITOR_READ_LIMIT};
+pub use flow::{EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS};
 pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
 pub use map::Mapper;
 pub use notices::MAX_NOTICE_BYTES;
@@ -917,6 +917,8 @@ impl Bridge {
         if !offers {
             return Err(output::output_error(&OutputError::Unavailable));
         }
+        // ACP-23: what waits on one agent is bounded.
+        self.room_for_request(&key)?;
         self.send(
             now,
             &key,

@@ -462,6 +462,8 @@ fn start_agent(
         Some((stdout_done_tx, turns)),
     );
     pipe(stderr, session.clone(), events.clone(), Event::Stderr, None);
+    // Bounded by the bridge rather than here (ACP-23): it writes an agent a prompt and an
+    // abort a turn, at most 64 requests and 64 dialog answers waiting, a probe a silence.
     let (ops, op_rx) = channel::unbounded::<AgentOp>();
     smol::spawn(async move {
         let status = loop {
