@@ -2,7 +2,10 @@
 //! shell waits on `sleep 30`; then the editor closes the bridge's stdin, or stops reading its
 //! stdout, or the bridge gets SIGTERM. Within the rule's 3 s the bridge has exited and no process is left, counted from
 //! `/proc`: none of the agent's process group, none of the shell's, and not the sleep. Over
-//! the bundled agent and over omp on the scripted model (conformance/live).
+//! the bundled agent and over omp on the scripted model (conformance/live). Then the bounded
+//! waits on a silent agent with real processes: ACP-13 (an agent that never speaks) and
+//! ACP-21 (one that stops answering; a silent tool longer than the budget, over the bundled
+//! agent, omp and pi).
 
 mod process;
 
