@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ACP-20 flood bench: the peak RSS of `musewire acp` while its agents stream endlessly and
-# the editor reads nothing (issue: "the bridge's memory is bounded whatever the editor and
-# the agents do"). Each session's agent is drivers/flood/flood_agent.py in `stream` mode
+# the editor reads nothing (the bridge's memory is to be bounded whatever the editor and the
+# agents do). Each session's agent is drivers/flood/flood_agent.py in `stream` mode
 # (after a prompt, assistant messages for ever until an abort); the editor (python3, below)
 # opens the sessions, prompts each, then stops reading for $SECONDS_HELD seconds while
 # /proc/PID/status is sampled; then it cancels every session, reads everything, and checks
