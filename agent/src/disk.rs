@@ -8,7 +8,8 @@
 //! followed (the work goes on in the folder first opened). Session files are made
 //! exclusively (`O_EXCL`), mode 0600; appends are one `write` of whole lines each, made as
 //! the entry is added, so an entry is in the file (the kernel's) before the agent writes
-//! anything after it, and a crash of the agent loses no entry it has reported.
+//! anything after it, and a crash of the agent loses no entry it has reported; at each run's
+//! end the file is synced to its device.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -58,6 +59,12 @@ impl Disk {
                 file.write_all(&bytes)
                     .and_then(|()| file.flush())
                     .map_err(|e| format!("cannot append to {}: {e}", path.display()))?;
+                Ok(IoOutcome::Done)
+            }),
+            IoWork::SyncSession { name } => self.session_work(&name, |dir, path| {
+                let file = open_file(dir, &name, path, OFlags::WRONLY | OFlags::APPEND)?;
+                file.sync_data()
+                    .map_err(|e| format!("cannot sync {}: {e}", path.display()))?;
                 Ok(IoOutcome::Done)
             }),
             IoWork::LoadSession { name } => self.session_work(&name, |dir, path| {
@@ -305,6 +312,10 @@ mod tests {
             bytes: b"more\n".to_vec(),
         });
         assert_eq!(append, IoOutcome::Done);
+        let sync = disk.perform(IoWork::SyncSession {
+            name: "s.jsonl".into(),
+        });
+        assert_eq!(sync, IoOutcome::Done);
         let cut = disk.perform(IoWork::TruncateSession {
             name: "s.jsonl".into(),
             len: 5,

@@ -60,6 +60,13 @@ pub enum IoWork {
         /// The lines, each ending in `\n`.
         bytes: Vec<u8>,
     },
+    /// Flushes the session file `name` to its device (`fdatasync`), never through a symlink:
+    /// done at each run's end, so a finished turn survives a crash of the machine, not only
+    /// of the agent. Answered by [`IoOutcome::Done`] or [`IoOutcome::Failed`].
+    SyncSession {
+        /// The file's name in the session folder.
+        name: String,
+    },
     /// Reads the session file `name` whole (a regular file, not a symlink, at most
     /// [`MAX_SESSION_FILE_BYTES`]). Answered by [`IoOutcome::Loaded`] or
     /// [`IoOutcome::Failed`].

@@ -283,6 +283,8 @@ impl Runner {
         for message in std::mem::take(&mut self.deferred) {
             ctx.push_history(now, message);
         }
+        // Whole lines are in the file already; the finished run is synced too.
+        ctx.sessions.sync(ctx.io);
     }
 
     /// The model calls a tool: the call is streamed, the tool starts, and the turn goes on

@@ -33,7 +33,7 @@
 //! ## A line that is not an entry
 //!
 //! Each entry is written with one `write` as it is added, so a crash between entries leaves
-//! whole lines only. A last line without its `\n` (a write torn by a crash) is dropped when
+//! whole lines only; at each run's end the file is synced to its device (`fdatasync`). A last line without its `\n` (a write torn by a crash) is dropped when
 //! the file is read, and the file is cut back to its last whole line before anything is
 //! appended. Any other line that is not an entry (not JSON, not an object with a known
 //! shape) makes the whole file refused, naming the line: a history is never replayed with
@@ -224,6 +224,14 @@ impl Sessions {
         let id = format!("entry-{}", self.next_entry);
         let parent = self.current.last_entry.replace(id.clone());
         (id, parent)
+    }
+
+    /// A run ended: the session's file, when it has one, is synced to its device.
+    pub(crate) fn sync(&self, io: &mut IoQueue) {
+        if let FileState::Open(name) = &self.current.file {
+            let name = name.clone();
+            self.write(IoWork::SyncSession { name }, io);
+        }
     }
 
     /// Adds a message to the history, and its entry to the session's file.

@@ -93,8 +93,8 @@ fn every_acp_rule_has_a_bridge_transcript() {
         .flat_map(|t| t.header.rules)
         .collect();
     let wanted: Vec<String> = [
-        "ACP-01", "ACP-02", "ACP-03", "ACP-04", "ACP-05", "ACP-06", "ACP-07", "ACP-12", "OUT-01",
-        "OUT-02", "OUT-06", "OUT-07",
+        "ACP-01", "ACP-02", "ACP-03", "ACP-04", "ACP-05", "ACP-06", "ACP-07", "ACP-12", "ACP-21",
+        "OUT-01", "OUT-02", "OUT-06", "OUT-07",
     ]
     .map(String::from)
     .to_vec();

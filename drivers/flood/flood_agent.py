@@ -11,6 +11,12 @@ picks the behaviour:
             dropping it) only between two of them: while its stdout is not read, it reads
             nothing
 
+  stream    an ACP session's endless turn: answers each command at once; after a prompt,
+            streams assistant messages (message_start, a 4 KiB text delta, message_end)
+            for ever, until an `abort` ends the turn (agent_end). With FAKE_PROGRESS set
+            (a folder), the bytes written so far go to FAKE_PROGRESS/<pid> every 256 KiB, and
+            FAKE_PROGRESS/<pid>.aborted is made as soon as an `abort` is read
+
 With FAKE_HOST_TOOL set, a host_tool_call to the tool of that name (id "h1") follows the
 ready frame.
 """
@@ -39,6 +45,66 @@ if os.environ.get("FAKE_HOST_TOOL"):
 if MODE == "sink":
     while True:
         time.sleep(60)
+
+if MODE == "stream":
+    lock = threading.Lock()
+    turn = threading.Event()
+    aborted = threading.Event()
+    folder = os.environ.get("FAKE_PROGRESS")
+
+    def note(name, text):
+        if folder:
+            path = os.path.join(folder, name)
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(path + ".tmp", path)
+
+    def answer(command):
+        reply = {"type": "response", "command": command["type"], "success": True}
+        if "id" in command:
+            reply["id"] = command["id"]
+        with lock:
+            send(reply)
+
+    def commands_in():
+        for line in sys.stdin.buffer:
+            command = json.loads(line)
+            if command["type"] == "abort":
+                note("%d.aborted" % os.getpid(), "1")
+                aborted.set()
+            answer(command)
+            if command["type"] == "prompt":
+                with lock:
+                    send({"type": "agent_start"})
+                turn.set()
+        os._exit(0)
+
+    threading.Thread(target=commands_in, daemon=True).start()
+    empty = {"role": "assistant", "content": [], "stopReason": "stop"}
+    burst = b"".join(
+        json.dumps(frame).encode() + b"\n"
+        for frame in [
+            {"type": "message_start", "message": empty},
+            {"type": "message_update", "message": empty,
+             "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0,
+                                       "delta": "x" * 4096}},
+            {"type": "message_end", "message": empty},
+        ]
+    )
+    written = 0
+    while True:
+        turn.wait()
+        while not aborted.is_set():
+            with lock:
+                out.write(burst)
+                out.flush()
+            written += len(burst)
+            if written % (256 * 1024) < len(burst):
+                note(str(os.getpid()), str(written))
+        with lock:
+            send({"type": "agent_end", "messages": []})
+        turn.clear()
+        aborted.clear()
 
 if MODE == "lockstep":
     import select

@@ -245,6 +245,7 @@ impl ConfigSpec {
             agent_serves_output: self.agent_serves_output.unwrap_or(false),
             approval_policy: self.approval_policy.clone(),
             agent_takes_images: self.agent_takes_images.unwrap_or(false),
+            ..BridgeConfig::default()
         }
     }
 

@@ -481,6 +481,11 @@ impl Harness {
             Op::EditorEnd => self.feed(Input::EditorEnd, 0, 0),
             Op::Shutdown => self.feed(Input::Shutdown, 0, 0),
             Op::Advance(ms) => {
+                // The editor reads as time passes: an odd number of ms, half of what waits
+                // (ACP-20: the agents may be held and released).
+                let waiting = self.sides[0].bridge.editor_waiting();
+                let written = if ms % 2 == 1 { waiting / 2 } else { waiting };
+                self.feed(Input::EditorWritten(written), 0, 0);
                 self.now += Duration::from_millis(u64::from(ms));
                 self.feed(Input::Timeout, 0, 0);
             }

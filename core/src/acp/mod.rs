@@ -50,6 +50,7 @@ pub use list::{
     SessionFile, MAX_SESSION_FILES, SESSIONS_PAGE, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
+mod flow;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod history;
@@ -60,6 +61,7 @@ mod output;
 mod plan;
 mod prompt;
 mod rpc;
+mod silence;
 mod start;
 mod status;
 mod stop;
@@ -92,6 +94,7 @@ pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
 };
+pub use flow::{EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS};
 pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
 pub use map::Mapper;
 pub use notices::MAX_NOTICE_BYTES;
@@ -103,6 +106,7 @@ pub use prompt::{
     MAX_PROMPT_IMAGES, MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
 };
 pub use rpc::MAX_EDITOR_LINE_BYTES;
+pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
 
@@ -146,6 +150,8 @@ pub struct BridgeConfig {
     /// [`agent_takes_images`]): `initialize` advertises `promptCapabilities.image` on it, and
     /// images reach the agent only then (ACP-14).
     pub agent_takes_images: bool,
+    /// How long a session's agent may say nothing while the editor waits on it (ACP-21).
+    pub silence_budget: SilenceBudget,
 }
 
 /// One input to a [`Bridge`].
@@ -173,6 +179,9 @@ pub enum Input<'a> {
     /// The session folder as [`Action::ReadSessionFolder`] asked: its `*.jsonl` regular
     /// files (symlinks not followed), or why it could not be read (ACP-26).
     SessionFolder(Result<Vec<SessionFile>, String>),
+    /// The driver wrote this many bytes of the [`Action::Editor`] lines to the editor
+    /// (ACP-20: what waits decides whether the agents are read, [`Bridge::reads_agent`]).
+    EditorWritten(usize),
 }
 
 /// Work for the driver, in order. Serialised (for transcripts) as
@@ -308,6 +317,9 @@ enum Pending {
         params: ReadParams,
         deadline: Instant,
     },
+    /// ACP-21: `get_state` asked of an agent silent for half its budget; the answer (any
+    /// byte) only shows it is alive.
+    Probe,
 }
 
 impl Pending {
@@ -326,7 +338,7 @@ impl Pending {
             | Pending::LoadStats { editor, .. }
             | Pending::ReadCheck { editor, .. }
             | Pending::Read { editor, .. } => Some(editor),
-            Pending::TurnStats { .. } | Pending::Models => None,
+            Pending::TurnStats { .. } | Pending::Models | Pending::Probe => None,
         }
     }
 
@@ -369,6 +381,8 @@ struct Session {
     config: config::Config,
     /// ACP-26: the title the agent's stream last gave.
     title: Option<String>,
+    /// ACP-21: since when its agent has said nothing.
+    silence: silence::Silence,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -410,6 +424,8 @@ pub struct Bridge {
     shutdown: stop::Shutdown,
     /// ACP-26: the `session/list` requests waiting for the folder's read.
     listing: Vec<(RequestId, ListSessionsRequest)>,
+    /// ACP-20: the editor bytes given to the driver and not yet written.
+    editor_queue: flow::EditorQueue,
     actions: VecDeque<Action>,
 }
 
@@ -430,6 +446,7 @@ impl Bridge {
             dialogs: dialogs::Dialogs::default(),
             shutdown: stop::Shutdown::default(),
             listing: Vec::new(),
+            editor_queue: flow::EditorQueue::default(),
             actions: VecDeque::new(),
         }
     }
@@ -453,7 +470,11 @@ impl Bridge {
     /// The next action, if any.
     #[must_use]
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        let action = self.actions.pop_front();
+        if let Some(Action::Editor { bytes }) = &action {
+            self.editor_queue.queued(bytes.len());
+        }
+        action
     }
 
     /// When [`Input::Timeout`] is next due: a session's client's timer, a read's budget, a
@@ -477,7 +498,7 @@ impl Bridge {
         let starts = self
             .sessions
             .values()
-            .filter(|s| !s.exited)
+            .filter(|s| !s.exited && !self.agents_held())
             .filter_map(|s| s.start.timeout());
         self.sessions
             .values()
@@ -485,6 +506,7 @@ impl Bridge {
             .chain(reads)
             .chain(stops)
             .chain(starts)
+            .chain(self.silence_timeouts())
             .min()
     }
 
@@ -509,6 +531,7 @@ impl Bridge {
                 if let Some(session) = self.sessions.get_mut(&*id.0) {
                     if !bytes.is_empty() {
                         session.start.heard();
+                        session.silence.restart(now);
                     }
                 }
                 self.session_input(now, &id.0, client::Input::stdout(bytes))
@@ -527,10 +550,12 @@ impl Bridge {
                 self.session_input(now, &id.0, client::Input::exit(status));
             }
             Input::SessionFolder(files) => self.listed(files),
+            Input::EditorWritten(bytes) => self.editor_written(now, bytes),
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
                     self.silent_agent(now, &key);
+                    self.stopped_answering(now, &key);
                     self.stop_due(now, &key);
                     self.expire_reads(now, &key);
                     self.session_input(now, &key, client::Input::Timeout);
@@ -542,6 +567,10 @@ impl Bridge {
     /// ACP-13: an agent silent past its start-up budget fails what the editor waits for in
     /// its session, and is stopped.
     fn silent_agent(&mut self, now: Instant, key: &Arc<str>) {
+        // ACP-20: an agent that is not read is not silent.
+        if self.agents_held() {
+            return;
+        }
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
@@ -815,6 +844,7 @@ impl Bridge {
                 start: start::StartBudget::new(now, self.config.client.ready_timeout),
                 config: config::Config::new(self.config.approval_policy.clone()),
                 title: None,
+                silence: silence::Silence::new(now),
             },
         );
         self.actions.push_back(Action::Spawn {
@@ -845,6 +875,7 @@ impl Bridge {
         let Some(session) = self.sessions.get_mut(key) else {
             return false;
         };
+        session.begin_waiting(now);
         let sent = session
             .client
             .handle(now, client::Input::Call(Call::Send(command)));
@@ -1010,6 +1041,7 @@ impl Bridge {
             images: (!content.images.is_empty()).then_some(content.images),
             ..Prompt::default()
         });
+        session.begin_waiting(now);
         let started = session
             .client
             .handle(now, client::Input::Call(Call::Send(command)));
@@ -1085,6 +1117,8 @@ impl Bridge {
         if !offers {
             return Err(output::output_error(&OutputError::Unavailable));
         }
+        // ACP-23: what waits on one agent is bounded.
+        self.room_for_request(&key)?;
         self.send(
             now,
             &key,
@@ -1528,6 +1562,8 @@ impl Bridge {
                 };
                 self.loaded(key, &editor, *rebuild, complete, stats.as_ref());
             }
+            // ACP-21: the probe's answer only showed the agent alive.
+            (Pending::Probe, _) => {}
             (Pending::TurnStats { .. }, outcome) => {
                 // ACP-02: the agent's totals replace; a failed command keeps our own sum.
                 let stats = match outcome {

@@ -1,4 +1,4 @@
-//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [-- AGENT…]`: serve the Agent
+//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [--silence-timeout SECS] [-- AGENT…]`: serve the Agent
 //! Client Protocol on stdio, one agent process per ACP session (the bundled `musewire agent
 //! --mode rpc` by default). Only I/O: the protocol is `musewire_core::acp::Bridge`, the loop
 //! `musewire_smol::acp::serve_acp_stdio`. On SIGTERM, SIGINT or SIGHUP every agent is stopped
@@ -33,6 +33,13 @@ pub struct AcpArgs {
     /// with a ready frame or without one (pi), is known at once.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     ready_timeout: u64,
+    /// The prompt budget, on silence: how many seconds a session's agent may write nothing
+    /// while the editor waits on it (a prompt, a load, a read). Half-way it is asked
+    /// `get_state`, which a live agent answers even during a long tool; silent for all of
+    /// it, what the editor waits for fails with an error saying so and the agent is stopped
+    /// (ACP-21). A turn may run as long as the agent keeps saying something.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    silence_timeout: u64,
     /// The agent command, run once per session in the session's cwd (default: the bundled
     /// `musewire agent --mode rpc`).
     #[arg(last = true, value_name = "AGENT")]
@@ -64,6 +71,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
     agent_command(&args.agent)?;
     let mut config = BridgeConfig::default();
     config.client.ready_timeout = std::time::Duration::from_secs(args.ready_timeout);
+    config.silence_budget =
+        musewire_core::acp::SilenceBudget(std::time::Duration::from_secs(args.silence_timeout));
     if !args.agent.is_empty() {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());

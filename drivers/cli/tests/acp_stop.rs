@@ -2,7 +2,10 @@
 //! shell waits on `sleep 30`; then the editor closes the bridge's stdin, or stops reading its
 //! stdout, or the bridge gets SIGTERM. Within the rule's 3 s the bridge has exited and no process is left, counted from
 //! `/proc`: none of the agent's process group, none of the shell's, and not the sleep. Over
-//! the bundled agent and over omp on the scripted model (conformance/live).
+//! the bundled agent and over omp on the scripted model (conformance/live). Then the bounded
+//! waits on a silent agent with real processes: ACP-13 (an agent that never speaks) and
+//! ACP-21 (one that stops answering; a silent tool longer than the budget, over the bundled
+//! agent, omp and pi).
 
 mod process;
 
@@ -229,6 +232,15 @@ fn nothing_outlives_the_bridge(acp: Command, cwd: &Path, file: &Path, prompt: &s
     let status = bridge.exited_within(ENDED_WITHIN);
     let status =
         status.unwrap_or_else(|| panic!("the bridge did not exit within {ENDED_WITHIN:?}"));
+    if let End::EditorEof = end {
+        // The running prompt's answer reached the editor before the bridge ended.
+        let answered = std::iter::from_fn(|| bridge.lines.recv_timeout(WAIT).ok())
+            .any(|l| l["id"] == json!(3));
+        assert!(
+            answered,
+            "the running prompt was answered before the bridge ended"
+        );
+    }
     match end {
         End::EditorEof => assert_eq!(status.code(), Some(0), "{status:?}"),
         End::Sigterm => assert_eq!(
@@ -366,4 +378,121 @@ fn acp_13_a_silent_agent_fails_the_prompt_within_the_budget_and_is_stopped() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!alive(sleeps[0]), "the silent agent was stopped");
+}
+
+/// ACP-21 with a real agent that stops answering (the flooding fake agent's `sink` mode:
+/// its ready frame, then it reads nothing and says nothing): the prompt fails within the
+/// prompt budget (`--silence-timeout 2`) with an error that says why, and the agent is gone
+/// after it.
+#[test]
+fn acp_21_a_prompt_to_an_agent_that_stops_answering_fails_within_the_budget() {
+    let dir = scratch("acp-21-stopped-answering");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../flood/flood_agent.py");
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.args([
+        "acp",
+        "--silence-timeout",
+        "2",
+        "--",
+        "python3",
+        script,
+        "sink",
+    ]);
+    let mut bridge = Bridge::start(acp);
+    bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+    let new = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
+    let session = new["result"]["sessionId"]
+        .as_str()
+        .expect("a session")
+        .to_owned();
+    let agents = children(bridge.child.id());
+    assert_eq!(agents.len(), 1, "the agent runs: {agents:?}");
+    let started = Instant::now();
+    let answer = bridge.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    let took = started.elapsed();
+    let text = answer["error"]["data"].as_str().unwrap_or_default();
+    assert!(text.contains("stopped answering"), "{answer}");
+    assert!(text.contains("for 2s"), "{answer}");
+    assert!(took < Duration::from_secs(10), "answered after {took:?}");
+    let deadline = Instant::now() + ENDED_WITHIN;
+    while alive(agents[0]) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(agents[0]), "the agent was stopped");
+}
+
+/// ACP-21: the budget is on silence, not on the turn's length: a `bash` tool that runs
+/// silently for three times the budget (`sleep 6` with `--silence-timeout 2`) ends its turn
+/// as usual, the bundled agent answering the bridge's `get_state` meanwhile.
+#[test]
+fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn() {
+    let dir = scratch("acp-21-long-tool");
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.args(["acp", "--silence-timeout", "2", "--session-dir"])
+        .arg(dir.join("sessions"));
+    let mut bridge = Bridge::start(acp);
+    bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+    let new = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
+    let session = new["result"]["sessionId"].clone();
+    let answer = bridge.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "bash sleep 6"}]}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+}
+
+/// ACP-21 over a real agent (`peer` makes its command) on the scripted model: a silent
+/// `bash` tool of two and a half times the budget (4 s: a loaded machine may keep a bun
+/// agent from answering within a second) ends its turn, the agent answering the bridge's
+/// `get_state` while the tool runs.
+fn silent_tool_over(name: &str, peer: fn(&Path, &str) -> Command) {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch(name);
+    let agent = peer(&dir, &server.base_url());
+    let cwd = agent
+        .get_current_dir()
+        .expect("the agent runs in a folder")
+        .to_owned();
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.args(["acp", "--silence-timeout", "4", "--"])
+        .arg(agent.get_program())
+        .args(agent.get_args())
+        .current_dir(&cwd)
+        .env_clear();
+    for (key, value) in agent.get_envs() {
+        if let Some(value) = value {
+            acp.env(key, value);
+        }
+    }
+    let mut bridge = Bridge::start(acp);
+    bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+    let new = bridge.call(2, "session/new", json!({"cwd": cwd, "mcpServers": []}));
+    let session = new["result"]["sessionId"].clone();
+    let args = json!({"command": "sleep 10"});
+    let answer = bridge.call(
+        3,
+        "session/prompt",
+        json!({"sessionId": session,
+            "prompt": [{"type": "text", "text": format!("[[tool bash {args}]]")}]}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_omp() {
+    silent_tool_over("acp-21-long-tool-omp", musewire_live::peers::omp);
+}
+
+#[test]
+fn acp_21_a_silent_tool_longer_than_the_budget_ends_its_turn_pi() {
+    silent_tool_over("acp-21-long-tool-pi", musewire_live::peers::pi);
 }

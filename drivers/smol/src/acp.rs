@@ -5,8 +5,16 @@
 //! agent's process group), and sleeps until the next input or the bridge's next timeout.
 //! Each agent is started as the leader of a process group of its own, so that killing the
 //! group ends whatever the agent left running in it (ACP-12).
+//!
+//! Every queue is bounded (ACP-20): one reader task a pipe, each holding at most one chunk
+//! it read, in one bounded channel to the loop. The editor's and each agent's stdout reader
+//! read a chunk only when the loop has given them a turn (a gate), which it does once the
+//! chunk before has been handed in and while the bridge says to read that source
+//! ([`Bridge::reads_editor`], [`Bridge::reads_agent`]). The loop never waits on the editor's
+//! stdout: it writes what it can while it waits for inputs, and tells the bridge what was
+//! written ([`Input::EditorWritten`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -25,6 +33,15 @@ use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::process::{Command, Stdio};
 
 use crate::agent_stdio::TERMINATING_SIGNALS;
+
+/// The bytes one read of a pipe takes at most.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The inputs on their way to the loop, at most (each reader task holds one more).
+const EVENT_QUEUE: usize = 64;
+
+/// How long the bridge's last lines may take to reach the editor once it is finished.
+const LAST_WRITE_GRACE: Duration = Duration::from_millis(500);
 
 /// How long an exited agent's stdout may stay open (a grandchild holding it) before the
 /// exit is reported anyway.
@@ -46,6 +63,14 @@ enum Event {
     SessionFolder(Result<Vec<SessionFile>, String>),
 }
 
+/// What the loop's wait ended with.
+enum Waited {
+    Wrote(Wrote),
+    WriteFailed(io::Error),
+    Event(Event),
+    Timeout,
+}
+
 /// What the loop asks of one agent's task.
 enum AgentOp {
     Write(Vec<u8>),
@@ -60,6 +85,94 @@ struct Agent {
     ops: channel::Sender<AgentOp>,
     /// Its process group (its pid: it leads a group of its own).
     group: Option<Pid>,
+    /// Its stdout reader's turns.
+    stdout: Gate,
+}
+
+/// A reader's turns to read (ACP-20): the reader reads one chunk a turn; the loop gives it
+/// the next once the chunk has been handed in, while the bridge says to read its source.
+struct Gate {
+    turns: channel::Sender<()>,
+    /// Its chunk was handed in and its next turn not given yet.
+    owed: bool,
+}
+
+impl Gate {
+    /// A gate and the reader's end of it, the first turn given.
+    fn new() -> (Gate, channel::Receiver<()>) {
+        let (turns, rx) = channel::bounded(1);
+        let _ = turns.try_send(());
+        (Gate { turns, owed: false }, rx)
+    }
+
+    /// The reader's chunk was handed in.
+    fn handed_in(&mut self) {
+        self.owed = true;
+    }
+
+    /// Gives the reader its next turn, if owed and `reads`.
+    fn open(&mut self, reads: bool) {
+        if self.owed && reads {
+            self.owed = false;
+            let _ = self.turns.try_send(());
+        }
+    }
+}
+
+/// What the loop has for the editor: lines the bridge gave, not yet written.
+#[derive(Default)]
+struct EditorOut {
+    lines: VecDeque<Vec<u8>>,
+    /// How much of the first line is written.
+    offset: usize,
+    /// Written since the last flush.
+    unflushed: bool,
+}
+
+/// What came of a step of writing to the editor.
+enum Wrote {
+    /// This many bytes were written.
+    Bytes(usize),
+    /// The writer was flushed.
+    Flushed,
+}
+
+impl EditorOut {
+    /// Writes some of what waits (or flushes once all is written); pending for ever when
+    /// there is nothing to do. Cancel-safe: a write that did not complete wrote nothing.
+    async fn step<W: AsyncWrite + Unpin>(&self, out: &mut W) -> io::Result<Wrote> {
+        match self.lines.front() {
+            Some(line) => match out.write(&line[self.offset..]).await? {
+                0 => Err(io::ErrorKind::WriteZero.into()),
+                n => Ok(Wrote::Bytes(n)),
+            },
+            None if self.unflushed => out.flush().await.map(|()| Wrote::Flushed),
+            None => future::pending().await,
+        }
+    }
+
+    /// Writes all that waits, and flushes.
+    async fn drain<W: AsyncWrite + Unpin>(&mut self, out: &mut W) -> io::Result<()> {
+        while let Some(line) = self.lines.pop_front() {
+            out.write_all(&line[self.offset..]).await?;
+            self.offset = 0;
+        }
+        out.flush().await
+    }
+
+    /// `n` bytes of the first line were written.
+    fn wrote(&mut self, n: usize) {
+        self.offset += n;
+        self.unflushed = true;
+        while self
+            .lines
+            .front()
+            .is_some_and(|line| self.offset >= line.len())
+        {
+            let line = self.lines.pop_front().unwrap_or_default();
+            self.offset -= line.len();
+        }
+    }
 }
 
 /// What ended [`serve_acp_stdio`].
@@ -94,8 +207,9 @@ where
     let seen = caught.clone();
     let served = serve_acp_until(
         config,
-        smol::Unblock::new(io::stdin()),
-        smol::Unblock::new(io::stdout()),
+        // ACP-20: what is in flight to and from the editor is bounded here too.
+        smol::Unblock::with_capacity(READ_CHUNK, io::stdin()),
+        smol::Unblock::with_capacity(READ_CHUNK, io::stdout()),
         agent,
         async move {
             if let Ok(signal) = rx.recv().await {
@@ -144,7 +258,7 @@ where
     F: Fn(&Path) -> std::process::Command,
     S: Future<Output = ()> + Send + 'static,
 {
-    let (events, inbox) = channel::unbounded::<Event>();
+    let (events, inbox) = channel::bounded::<Event>(EVENT_QUEUE);
     let shutdown_events = events.clone();
     smol::spawn(async move {
         shutdown.await;
@@ -152,9 +266,13 @@ where
     })
     .detach();
     let editor_events = events.clone();
+    let (mut editor_gate, editor_turns) = Gate::new();
     smol::spawn(async move {
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = vec![0u8; READ_CHUNK];
         loop {
+            if editor_turns.recv().await.is_err() {
+                return;
+            }
             match editor_in.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
@@ -177,21 +295,13 @@ where
     // A failed write to the editor: it has gone, which ends the bridge as its input's end
     // does (ACP-12: the agents are stopped first); the error is returned at the end.
     let mut editor_failed: Option<io::Error> = None;
+    let mut out = EditorOut::default();
     loop {
-        let mut editor_gone = false;
         while let Some(action) = bridge.poll_action() {
             match action {
                 Action::Editor { bytes } => {
-                    if editor_failed.is_some() {
-                        continue;
-                    }
-                    let written = async {
-                        editor_out.write_all(&bytes).await?;
-                        editor_out.flush().await
-                    };
-                    if let Err(error) = written.await {
-                        editor_failed = Some(error);
-                        editor_gone = true;
+                    if editor_failed.is_none() {
+                        out.lines.push_back(bytes);
                     }
                 }
                 // ACP-26: read off the loop, handed back as an event.
@@ -247,35 +357,89 @@ where
                 }
             }
         }
-        if editor_gone {
-            bridge.handle(Instant::now(), Input::EditorEnd);
-            continue;
+        // ACP-20: the readers the bridge reads get their next turn.
+        editor_gate.open(bridge.reads_editor());
+        for (key, agent) in agents.iter_mut() {
+            agent
+                .stdout
+                .open(bridge.reads_agent(&SessionId::new(key.clone())));
         }
         if bridge.is_finished() {
+            // The bridge's last lines (a prompt failed as its agent stopped) go out, unless
+            // the editor does not read them within the grace.
+            if editor_failed.is_none() {
+                let drain = out.drain(&mut editor_out);
+                let grace = async {
+                    smol::Timer::after(LAST_WRITE_GRACE).await;
+                    Ok(())
+                };
+                editor_failed = future::or(drain, grace).await.err();
+            }
             return editor_failed.map_or(Ok(()), Err);
         }
-        let event = match bridge.poll_timeout() {
-            Some(at) => {
-                future::or(async { inbox.recv().await.ok() }, async {
-                    smol::Timer::at(at).await;
-                    None
-                })
-                .await
-            }
-            None => inbox.recv().await.ok(),
-        };
+        let timeout = bridge.poll_timeout();
+        let waited = future::or(
+            async {
+                match out.step(&mut editor_out).await {
+                    Ok(wrote) => Waited::Wrote(wrote),
+                    Err(error) => Waited::WriteFailed(error),
+                }
+            },
+            async {
+                let event = match timeout {
+                    Some(at) => {
+                        future::or(async { inbox.recv().await.ok() }, async {
+                            smol::Timer::at(at).await;
+                            None
+                        })
+                        .await
+                    }
+                    None => inbox.recv().await.ok(),
+                };
+                event.map_or(Waited::Timeout, Waited::Event)
+            },
+        )
+        .await;
         let now = Instant::now();
-        let Some(event) = event else {
-            bridge.handle(now, Input::Timeout);
-            continue;
+        let event = match waited {
+            Waited::Wrote(Wrote::Bytes(n)) => {
+                out.wrote(n);
+                bridge.handle(now, Input::EditorWritten(n));
+                continue;
+            }
+            Waited::Wrote(Wrote::Flushed) => {
+                out.unflushed = false;
+                continue;
+            }
+            // The editor has gone, which ends the bridge as its input's end does (ACP-12:
+            // the agents are stopped first); the error is returned at the end.
+            Waited::WriteFailed(error) => {
+                editor_failed = Some(error);
+                out = EditorOut::default();
+                bridge.handle(now, Input::EditorEnd);
+                continue;
+            }
+            Waited::Timeout => {
+                bridge.handle(now, Input::Timeout);
+                continue;
+            }
+            Waited::Event(event) => event,
         };
         let id = |s: &Arc<str>| SessionId::new(s.clone());
         match event {
-            Event::Editor(bytes) => bridge.handle(now, Input::Editor(&bytes)),
+            Event::Editor(bytes) => {
+                editor_gate.handed_in();
+                bridge.handle(now, Input::Editor(&bytes))
+            }
             Event::EditorEnd => bridge.handle(now, Input::EditorEnd),
             Event::Shutdown => bridge.handle(now, Input::Shutdown),
             Event::SessionFolder(files) => bridge.handle(now, Input::SessionFolder(files)),
-            Event::Stdout(s, bytes) => bridge.handle(now, Input::AgentStdout(id(&s), &bytes)),
+            Event::Stdout(s, bytes) => {
+                if let Some(agent) = agents.get_mut(&s) {
+                    agent.stdout.handed_in();
+                }
+                bridge.handle(now, Input::AgentStdout(id(&s), &bytes))
+            }
             Event::Stderr(s, bytes) => bridge.handle(now, Input::AgentStderr(id(&s), &bytes)),
             Event::StdoutEnd(s) => bridge.handle(now, Input::AgentStdoutEnd(id(&s))),
             // The agent stays known until the bridge kills what is left of its group.
@@ -303,14 +467,17 @@ fn start_agent(
     let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
     let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
     let (stdout_done_tx, stdout_done) = channel::bounded::<()>(1);
+    let (gate, turns) = Gate::new();
     pipe(
         stdout,
         session.clone(),
         events.clone(),
         Event::Stdout,
-        Some(stdout_done_tx),
+        Some((stdout_done_tx, turns)),
     );
     pipe(stderr, session.clone(), events.clone(), Event::Stderr, None);
+    // Bounded by the bridge rather than here (ACP-23): it writes an agent a prompt and an
+    // abort a turn, at most 64 requests and 64 dialog answers waiting, a probe a silence.
     let (ops, op_rx) = channel::unbounded::<AgentOp>();
     smol::spawn(async move {
         let status = loop {
@@ -354,21 +521,33 @@ fn start_agent(
         let _ = events.send(Event::Exit(session, status)).await;
     })
     .detach();
-    Ok(Agent { ops, group })
+    Ok(Agent {
+        ops,
+        group,
+        stdout: gate,
+    })
 }
 
 type Wrap = fn(Arc<str>, Vec<u8>) -> Event;
 
+/// Reads `from` into the loop's events: stdout (`gated`: its end said, and read only on its
+/// gate's turns, ACP-20) or stderr (read whenever the loop takes the events).
 fn pipe<R: AsyncRead + Unpin + Send + 'static>(
     mut from: R,
     session: Arc<str>,
     events: channel::Sender<Event>,
     wrap: Wrap,
-    done: Option<channel::Sender<()>>,
+    gated: Option<(channel::Sender<()>, channel::Receiver<()>)>,
 ) {
     smol::spawn(async move {
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = vec![0u8; READ_CHUNK];
+        let (done, turns) = gated.unzip();
         loop {
+            if let Some(turns) = &turns {
+                if turns.recv().await.is_err() {
+                    return;
+                }
+            }
             match from.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
