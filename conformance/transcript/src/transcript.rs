@@ -235,6 +235,7 @@ impl ConfigSpec {
             client: self.to_config(),
             session_dir: self.session_dir.clone(),
             agent_serves_output: self.agent_serves_output.unwrap_or(false),
+            ..BridgeConfig::default()
         }
     }
 

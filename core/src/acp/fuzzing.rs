@@ -286,6 +286,13 @@ impl Side {
                         }
                     }
                 }
+                // MCP-01: the fuzzed sessions name no MCP servers, but a server's lines
+                // would be JSON all the same.
+                Action::McpWrite { bytes, .. } => {
+                    out += bytes.len();
+                    lines(bytes, "mcp");
+                }
+                Action::McpSpawn { .. } | Action::McpStop { .. } => {}
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
                     let key = session.0.to_string();

@@ -21,7 +21,9 @@
 //! asked of the editor (`dialogs`: approvals tied to their tool call and other choices as
 //! `session/request_permission`, text as form elicitation, ACP-08, ACP-09), and what it says
 //! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
-//! retries, ACP-10, ACP-11).
+//! retries, ACP-10, ACP-11). The editor's MCP servers of a session (`mcpServers`, stdio) are
+//! started with it and their tools given to its agent as host tools (`mcp`, MCP-01..09: one
+//! [`crate::mcp::McpServer`] each, its process named by a server key).
 //!
 //! ```
 //! use std::time::Instant;
@@ -43,6 +45,7 @@ mod dialogs;
 pub mod fuzzing;
 mod history;
 mod map;
+mod mcp;
 mod notices;
 mod output;
 mod plan;
@@ -77,6 +80,7 @@ pub use dialogs::{
 };
 pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
 pub use map::Mapper;
+pub use mcp::{is_mcp_server_key, McpLaunch, McpRead, MAX_MCP_SERVERS};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
@@ -116,6 +120,8 @@ pub struct BridgeConfig {
     /// advertisement rests on this; each session then shows handles and serves reads only
     /// when its agent's ready frame offers `readOutput` too.
     pub agent_serves_output: bool,
+    /// The MCP servers' start-up budget (MCP-02); `None`: [`crate::mcp::INIT_BUDGET`].
+    pub mcp_init_budget: Option<std::time::Duration>,
 }
 
 /// One input to a [`Bridge`].
@@ -138,6 +144,9 @@ pub enum Input<'a> {
     AgentStdoutEnd(SessionId),
     /// A session's agent exited (or could not be spawned: [`ExitStatus::Unknown`]).
     AgentExit(SessionId, ExitStatus),
+    /// An MCP server's process (named by the server key of its [`Action::McpSpawn`]) did
+    /// something (MCP-01).
+    Mcp(&'a str, McpRead<'a>),
     /// The time of [`Bridge::poll_timeout`] has come.
     Timeout,
 }
@@ -185,6 +194,27 @@ pub enum Action {
     StopAgent {
         /// The session.
         session: SessionId,
+    },
+    /// Start an MCP server (MCP-01) as the leader of a process group of its own, and report
+    /// its stdout, its end and its exit as [`Input::Mcp`] under this server key.
+    McpSpawn {
+        /// The server key (`AGENT_KEY/mcp-N`).
+        server: String,
+        /// What to run, and where.
+        launch: McpLaunch,
+    },
+    /// Write these bytes to the MCP server's stdin.
+    McpWrite {
+        /// The server key.
+        server: String,
+        /// Complete JSON-RPC lines.
+        #[serde(serialize_with = "as_text")]
+        bytes: Vec<u8>,
+    },
+    /// Kill the MCP server's process group (MCP-01, MCP-06). Comes once per server.
+    McpStop {
+        /// The server key.
+        server: String,
     },
 }
 
@@ -298,6 +328,8 @@ struct Session {
     stop: stop::Stop,
     /// ACP-13: until when its agent may stay silent.
     start: start::StartBudget,
+    /// MCP-01: the editor's MCP servers of this session.
+    mcp: mcp::SessionMcp,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -399,12 +431,14 @@ impl Bridge {
             .values()
             .filter(|s| !s.exited)
             .filter_map(|s| s.start.timeout());
+        let mcp = self.sessions.values().filter_map(|s| s.mcp.poll_timeout());
         self.sessions
             .values()
             .filter_map(|s| s.client.poll_timeout())
             .chain(reads)
             .chain(stops)
             .chain(starts)
+            .chain(mcp)
             .min()
     }
 
@@ -445,13 +479,16 @@ impl Bridge {
                     self.actions.extend(kill);
                 }
                 self.session_input(now, &id.0, client::Input::exit(status));
+                self.mcp_stop(now, &id.0);
             }
+            Input::Mcp(server, read) => self.mcp_read(now, server, read),
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
                     self.silent_agent(now, &key);
                     self.stop_due(now, &key);
                     self.expire_reads(now, &key);
+                    self.mcp_timeout(now, &key);
                     self.session_input(now, &key, client::Input::Timeout);
                 }
             }
@@ -492,6 +529,7 @@ impl Bridge {
         for key in self.session_keys() {
             self.session_input(now, &key, client::Input::Call(Call::Stop));
             self.stop_agent(now, &key);
+            self.mcp_stop(now, &key);
         }
     }
 
@@ -633,7 +671,8 @@ impl Bridge {
                 if !request.cwd.is_absolute() {
                     return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
                 }
-                let key = self.open_session(now, request.cwd);
+                let key = self.open_session(now, request.cwd.clone());
+                self.mcp_start(now, &key, request.mcp_servers, &request.cwd);
                 if self.config.session_dir.is_none() {
                     self.opened(&key, SessionId::new(key.clone()), id);
                     return Ok(None);
@@ -679,6 +718,7 @@ impl Bridge {
                 exited: false,
                 stop: stop::Stop::default(),
                 start: start::StartBudget::new(now, self.config.client.ready_timeout),
+                mcp: mcp::SessionMcp::default(),
             },
         );
         self.actions.push_back(Action::Spawn {
@@ -730,6 +770,7 @@ impl Bridge {
         ));
         // ACP-01: `/status` is advertised beside the agent's own commands.
         self.editor(commands_line(&acp_id, commands));
+        self.mcp_opened(key);
     }
 
     /// `session/load` (ACP-06): the agent is started in the cwd and switched to the
@@ -754,11 +795,12 @@ impl Bridge {
         if self.keys.contains_key(name) {
             return Err(Error::invalid_request().data(json!("the session is already open")));
         }
-        let key = self.open_session(now, request.cwd);
+        let key = self.open_session(now, request.cwd.clone());
         if let Some(session) = self.sessions.get_mut(&key) {
             session.acp_id = request.session_id.clone();
             session.mapper.output_session = self.output_meta.then(|| name.to_owned());
         }
+        self.mcp_start(now, &key, request.mcp_servers, &request.cwd);
         self.keys.insert(request.session_id.0.clone(), key.clone());
         let path = dir.join(format!("{name}.jsonl"));
         let switch = Command::SwitchSession(SwitchSession {
@@ -959,6 +1001,18 @@ impl Bridge {
                 }) if session.pending.contains_key(&request) => {
                     let pending = session.pending.remove(&request).expect("checked");
                     self.answer(now, key, pending, outcome);
+                }
+                // MCP-05, MCP-08: host tool calls go to the session's MCP servers.
+                client::Action::Event(ClientEvent::HostToolCall(call)) => {
+                    self.mcp_call(now, key, call)
+                }
+                client::Action::Event(ClientEvent::HostToolCancelled { id }) => {
+                    self.mcp_cancel(now, key, id)
+                }
+                client::Action::Event(ClientEvent::Response {
+                    request, outcome, ..
+                }) if session.mcp.is_registration(request) => {
+                    self.mcp_registered(key, request, outcome.err())
                 }
                 // ACP-08, ACP-09: dialogs go to the editor.
                 client::Action::Event(

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use musewire_core::acp::{Action, Bridge, Input};
+use musewire_core::acp::{Action, Bridge, Input, McpLaunch, McpRead};
 use musewire_core::client::ExitStatus;
 use serde_json::{json, Value};
 
@@ -20,6 +20,12 @@ pub struct Harness {
     pub closed: Vec<String>,
     /// Sessions whose agent's group was killed (ACP-12), in order.
     pub stopped: Vec<String>,
+    /// MCP servers started (MCP-01): server key and launch.
+    pub mcp_spawned: Vec<(String, McpLaunch)>,
+    /// What went to MCP servers: server key and message.
+    pub mcp: Vec<(String, Value)>,
+    /// MCP servers stopped, in order.
+    pub mcp_stopped: Vec<String>,
 }
 
 impl Harness {
@@ -32,6 +38,9 @@ impl Harness {
             spawned: Vec::new(),
             closed: Vec::new(),
             stopped: Vec::new(),
+            mcp_spawned: Vec::new(),
+            mcp: Vec::new(),
+            mcp_stopped: Vec::new(),
         }
     }
 
@@ -52,6 +61,15 @@ impl Harness {
                 Action::Spawn { session, cwd } => self.spawned.push((session.0.to_string(), cwd)),
                 Action::CloseAgentStdin { session } => self.closed.push(session.0.to_string()),
                 Action::StopAgent { session } => self.stopped.push(session.0.to_string()),
+                Action::McpSpawn { server, launch } => self.mcp_spawned.push((server, launch)),
+                Action::McpWrite { server, bytes } => {
+                    assert_eq!(bytes.last(), Some(&b'\n'));
+                    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                        self.mcp
+                            .push((server.clone(), serde_json::from_slice(line).unwrap()));
+                    }
+                }
+                Action::McpStop { server } => self.mcp_stopped.push(server),
             }
         }
     }
@@ -81,6 +99,22 @@ impl Harness {
             self.now,
             Input::AgentStdout(SessionId::new(session), &bytes),
         );
+        self.drain();
+    }
+
+    /// Lines from an MCP server's stdout.
+    pub fn mcp_lines(&mut self, server: &str, frames: &[Value]) {
+        let mut bytes = Vec::new();
+        for frame in frames {
+            bytes.extend(serde_json::to_vec(frame).unwrap());
+            bytes.push(b'\n');
+        }
+        self.mcp_read(server, McpRead::Stdout(&bytes));
+    }
+
+    /// Something an MCP server's process did.
+    pub fn mcp_read(&mut self, server: &str, read: McpRead<'_>) {
+        self.bridge.handle(self.now, Input::Mcp(server, read));
         self.drain();
     }
 
