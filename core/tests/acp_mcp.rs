@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 
 const SERVER: &str = "musewire-1/mcp-0";
 
-/// initialize + session/new with the given servers + the agent's ready frame: the session id.
+/// initialize + session/new (request 2) with the given servers + the agent's ready frame:
+/// the session id (its agent key, no session folder); `session/new` may still be held (MCP-02).
 fn session(h: &mut Harness, servers: Value) -> String {
     h.request(1, "initialize", json!({"protocolVersion": 1}));
     h.request(
@@ -21,10 +22,7 @@ fn session(h: &mut Harness, servers: Value) -> String {
         "session/new",
         json!({"cwd": "/work/p", "mcpServers": servers}),
     );
-    let id = h.answer(2).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = "musewire-1".to_owned();
     h.agent_lines(
         &id,
         &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
@@ -84,7 +82,10 @@ fn mcp_01_03_05_a_stdio_server_is_started_its_tools_registered_and_called() {
     assert_eq!(launch.env, [("K".to_owned(), "v".to_owned())]);
     assert_eq!(launch.cwd, PathBuf::from("/work/p"));
     assert_eq!(h.mcp[0].1["method"], "initialize");
+    // MCP-02: session/new waits for the server, so its tools are there for the first prompt.
+    assert!(h.answer(2).is_none());
     serve_tools(&mut h);
+    assert_eq!(h.answer(2).unwrap()["result"]["sessionId"], id.as_str());
     let registered = agent_sent(&h, "set_host_tools");
     assert_eq!(registered.len(), 1, "{:?}", h.agent);
     let tools = registered[0]["tools"].as_array().unwrap();
@@ -157,8 +158,10 @@ fn mcp_06_09_a_server_dying_mid_call_answers_the_call_withdraws_its_tools_and_sa
 fn mcp_06_a_server_that_never_answers_initialize_is_noted_and_stopped() {
     let mut h = Harness::new();
     session(&mut h, everything());
+    assert!(h.answer(2).is_none());
     h.editor.clear();
     h.timeout(Duration::from_secs(10));
+    assert!(h.answer(2).unwrap()["result"]["sessionId"].is_string());
     assert_eq!(
         notices(&h),
         ["[MCP: MCP server \"every thing\" did not answer initialize within 10 s]\n"]
@@ -183,12 +186,18 @@ fn mcp_01_09_http_entries_are_noted_and_servers_stop_with_the_session() {
         "session/new",
         json!({"cwd": "/work/p", "mcpServers": servers}),
     );
+    assert_eq!(h.mcp_spawned.len(), 1);
+    assert_eq!(h.mcp_spawned[0].0, "musewire-1/mcp-1");
+    // A server without tools has started once it answers initialize.
+    assert!(h.answer(2).is_none());
+    h.mcp_lines(
+        "musewire-1/mcp-1",
+        &[json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{}}})],
+    );
     let id = h.answer(2).unwrap()["result"]["sessionId"]
         .as_str()
         .unwrap()
         .to_owned();
-    assert_eq!(h.mcp_spawned.len(), 1);
-    assert_eq!(h.mcp_spawned[0].0, "musewire-1/mcp-1");
     assert_eq!(
         notices(&h),
         [

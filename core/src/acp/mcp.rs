@@ -14,6 +14,8 @@ use std::time::Instant;
 
 use agent_client_protocol_schema::v1::McpServer as McpEntry;
 
+use agent_client_protocol_schema::v1::{RequestId, SessionId};
+
 use super::{notices, Action, Bridge};
 use crate::client::{self, Call, CommandFailure, RequestId as AgentRequest};
 use crate::mcp::{self, McpConfig, McpServer, TOOL_PREFIX};
@@ -60,6 +62,8 @@ pub(crate) struct SessionMcp {
     registered: Option<Vec<HostToolDefinition>>,
     /// Our `set_host_tools` requests not answered yet.
     registering: BTreeSet<AgentRequest>,
+    /// `session/new`'s answer, held while a server starts (MCP-02).
+    held_open: Option<(SessionId, RequestId)>,
 }
 
 impl SessionMcp {
@@ -241,6 +245,27 @@ impl Bridge {
         self.mcp_drain(now, key);
     }
 
+    /// MCP-02: `session/new` is answered once every server of the session has started (its
+    /// tools registered before the first prompt) or failed, within the start-up budget; true
+    /// when the answer is held.
+    pub(crate) fn mcp_hold_open(
+        &mut self,
+        key: &Arc<str>,
+        acp_id: &SessionId,
+        editor: &RequestId,
+    ) -> bool {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return false;
+        };
+        if session.mcp.held_open.is_some()
+            || !session.mcp.servers.values().any(McpServer::is_starting)
+        {
+            return false;
+        }
+        session.mcp.held_open = Some((acp_id.clone(), editor.clone()));
+        true
+    }
+
     /// MCP-03: the agent answered a `set_host_tools`; a refusal is noted (MCP-09).
     pub(crate) fn mcp_registered(
         &mut self,
@@ -333,6 +358,14 @@ impl Bridge {
         }
         if wrote {
             self.drain(now, key);
+        }
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        if !session.mcp.servers.values().any(McpServer::is_starting) {
+            if let Some((acp_id, editor)) = session.mcp.held_open.take() {
+                self.opened(key, acp_id, &editor);
+            }
         }
         self.mcp_opened(key);
     }

@@ -757,6 +757,9 @@ impl Bridge {
 
     /// The session has its ACP id: `session/new` is answered and `/status` advertised.
     fn opened(&mut self, key: &Arc<str>, acp_id: SessionId, editor: &RequestId) {
+        if self.mcp_hold_open(key, &acp_id, editor) {
+            return;
+        }
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };

@@ -250,6 +250,17 @@ impl McpServer {
         &self.tools.definitions
     }
 
+    /// Whether the server is starting: `initialize` or the first listing not answered yet.
+    pub fn is_starting(&self) -> bool {
+        matches!(
+            self.state,
+            State::Initializing { .. }
+                | State::Ready {
+                    first_listing: Some(_)
+                }
+        )
+    }
+
     /// Whether the server has failed or been stopped.
     pub fn is_gone(&self) -> bool {
         matches!(self.state, State::Gone { .. })
