@@ -81,6 +81,9 @@ impl ToolSet {
                 label: tool.title.filter(|t| !t.trim().is_empty()),
                 description,
                 parameters: tool.input_schema,
+                // Shown to the model with the agent's own tools, as the editor's MCP tools
+                // are in other agents (omp would otherwise mount it under `xd://`).
+                load_mode: Some("essential".into()),
                 ..HostToolDefinition::default()
             });
             set.mcp_names.insert(name, tool.name);
