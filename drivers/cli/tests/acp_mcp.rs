@@ -321,3 +321,52 @@ fn mcp_03_05_omp_calls_server_everythings_echo_and_the_result_reaches_the_model(
     assert!(tools.contains("mcp__everything__echo"), "{tools}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// pi (0.73.1 and 1.6.0) has no host tools: its answer to `set_host_tools` is "Unknown
+/// command", so the editor is told the servers' tools did not reach the agent (MCP-03,
+/// MCP-09) rather than left to find out, and the session works on.
+fn pi_refuses_the_tools(pi: peers::Pi) {
+    if !servers_installed() || !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().expect("model server");
+    let dir = peers::scratch(&format!("acp-mcp-{}", pi.name()));
+    let agent = peers::pi_version(pi, &dir, &server.base_url());
+    let cwd = agent.get_current_dir().unwrap().to_path_buf();
+    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    acp.arg("acp")
+        .arg("--")
+        .arg(agent.get_program())
+        .args(agent.get_args())
+        .env_clear()
+        .current_dir(&cwd);
+    for (key, value) in agent.get_envs() {
+        if let Some(value) = value {
+            acp.env(key, value);
+        }
+    }
+    let mut bridge = Bridge::start(acp);
+    let session = bridge.session(&cwd, json!([node_server("everything", "everything", &[])]));
+    let mut all = bridge.message_text();
+    while !all.contains("[MCP: the agent refused the MCP servers' tools (set_host_tools)") {
+        let line = bridge
+            .lines
+            .recv_timeout(WAIT)
+            .expect("the refusal's notice");
+        bridge.seen.push(line);
+        all = bridge.message_text();
+    }
+    let text = bridge.prompt(3, &session, "[[text still working]]");
+    assert!(text.contains("still working"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn mcp_03_09_pi_0_73_refuses_host_tools_and_the_editor_is_told() {
+    pi_refuses_the_tools(peers::Pi::V0_73);
+}
+
+#[test]
+fn mcp_03_09_pi_1_6_refuses_host_tools_and_the_editor_is_told() {
+    pi_refuses_the_tools(peers::Pi::V1_6);
+}
