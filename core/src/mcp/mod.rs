@@ -426,7 +426,6 @@ impl McpServer {
         let Ok(result) = serde_json::from_value::<InitializeResult>(result) else {
             return self.fail("answered initialize with something that is not its result");
         };
-        let _ = (&result.protocol_version, &result.server_info);
         self.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         if result.capabilities.tools.is_none() {
             self.state = State::Ready {

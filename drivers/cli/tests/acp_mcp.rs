@@ -370,3 +370,47 @@ fn mcp_03_09_pi_0_73_refuses_host_tools_and_the_editor_is_told() {
 fn mcp_03_09_pi_1_6_refuses_host_tools_and_the_editor_is_told() {
     pi_refuses_the_tools(peers::Pi::V1_6);
 }
+
+/// MCP-05 (HOST-03): `session/cancel` mid-call: the agent withdraws the host tool call, the
+/// bridge cancels the `tools/call` at the server, the turn ends `cancelled`, and the server
+/// goes on serving the next call.
+#[test]
+fn mcp_05_a_cancelled_turn_cancels_the_server_call() {
+    if !servers_installed() {
+        return;
+    }
+    let dir = scratch("acp-mcp-cancel");
+    let work = dir.join("work");
+    let mut bridge = Bridge::start(bundled(&dir, &[]));
+    let session = bridge.session(&work, json!([node_server("everything", "everything", &[])]));
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+        "sessionId": session,
+        "prompt": [{"type": "text", "text": "call mcp__everything__trigger-long-running-operation {\"duration\":30,\"steps\":3}"}]}});
+    writeln!(bridge.stdin.as_mut().unwrap(), "{request}").unwrap();
+    // The call has started once its card is open.
+    loop {
+        let line = bridge.lines.recv_timeout(WAIT).expect("the tool's card");
+        if line["params"]["update"]["sessionUpdate"] == "tool_call" {
+            break;
+        }
+    }
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
+    writeln!(bridge.stdin.as_mut().unwrap(), "{cancel}").unwrap();
+    let answer = loop {
+        let line = bridge
+            .lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the prompt's answer well before the 30 s operation ends");
+        if line["id"] == json!(3) {
+            break line;
+        }
+    };
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    let text = bridge.prompt(
+        4,
+        &session,
+        r#"call mcp__everything__echo {"message":"after the cancel"}"#,
+    );
+    assert!(text.contains("returned: Echo: after the cancel"), "{text}");
+}
