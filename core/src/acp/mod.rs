@@ -154,7 +154,8 @@ pub enum Input<'a> {
 /// Work for the driver, in order. Serialised (for transcripts) as
 /// `{"action":"editor","bytes":LINE}`, `{"action":"spawn","session","cwd"}`,
 /// `{"action":"agent","session","bytes"}`, `{"action":"close_agent_stdin","session"}`,
-/// `{"action":"stop_agent","session"}`, bytes as text.
+/// `{"action":"stop_agent","session"}`, `{"action":"mcp_spawn","server","launch"}`,
+/// `{"action":"mcp_write","server","bytes"}`, `{"action":"mcp_stop","server"}`, bytes as text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
