@@ -221,3 +221,35 @@ fn mcp_08_a_call_no_server_owns_is_answered_at_once() {
         "no running MCP server of this session has the tool \"mcp__nobody__x\""
     );
 }
+
+#[test]
+fn mcp_03_a_name_two_servers_give_is_registered_once_and_called_on_the_first() {
+    let mut h = Harness::new();
+    let servers = json!([
+        {"name": "a", "command": "/bin/a", "args": [], "env": []},
+        {"name": "a_", "command": "/bin/b", "args": [], "env": []}
+    ]);
+    let id = session(&mut h, servers);
+    for (server, tool) in [("musewire-1/mcp-0", "_b"), ("musewire-1/mcp-1", "b")] {
+        h.mcp_lines(
+            server,
+            &[json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}})],
+        );
+        h.mcp_lines(
+            server,
+            &[json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":tool,"inputSchema":{"type":"object"}}]}})],
+        );
+    }
+    let registered = agent_sent(&h, "set_host_tools");
+    let last = registered.last().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = last.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mcp__a___b"]);
+    h.mcp.clear();
+    host_call(&mut h, &id, "host-tool-1", "mcp__a___b");
+    assert_eq!(h.mcp.len(), 1);
+    assert_eq!(h.mcp[0].0, "musewire-1/mcp-0");
+    assert_eq!(h.mcp[0].1["params"]["name"], "_b");
+}

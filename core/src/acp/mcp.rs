@@ -17,7 +17,7 @@ use agent_client_protocol_schema::v1::McpServer as McpEntry;
 use agent_client_protocol_schema::v1::{RequestId, SessionId};
 
 use super::{notices, Action, Bridge};
-use crate::client::{self, Call, CommandFailure, RequestId as AgentRequest};
+use crate::client::{self, Call, CallResult, CommandFailure, RequestId as AgentRequest};
 use crate::mcp::{self, McpConfig, McpServer, TOOL_PREFIX};
 use crate::wire::{HostToolCall, HostToolDefinition, ToolResult};
 
@@ -204,11 +204,22 @@ impl Bridge {
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
-        let owner = session
+        // The server that registered the name; else one whose prefix it has (a server
+        // starting or gone answers with why).
+        let registered = session
             .mcp
             .servers
-            .values_mut()
-            .find(|s| !s.is_gone() && s.owns(&call.tool_name));
+            .values()
+            .position(|s| s.tools().iter().any(|t| t.name == call.tool_name));
+        let by_prefix = || {
+            session
+                .mcp
+                .servers
+                .values()
+                .position(|s| s.owns(&call.tool_name))
+        };
+        let index = registered.or_else(by_prefix);
+        let owner = index.and_then(|i| session.mcp.servers.values_mut().nth(i));
         match owner {
             Some(server) => server.handle(
                 now,
@@ -333,12 +344,13 @@ impl Bridge {
         }
         if changed {
             // MCP-03: the union of the session's servers' tools, sent when it changed.
-            let tools: Vec<HostToolDefinition> = session
-                .mcp
-                .servers
-                .values()
-                .flat_map(|s| s.tools().iter().cloned())
-                .collect();
+            // A name two servers give (`a_` and `a` can meet) goes to the first.
+            let mut tools: Vec<HostToolDefinition> = Vec::new();
+            for tool in session.mcp.servers.values().flat_map(|s| s.tools()) {
+                if !tools.iter().any(|t| t.name == tool.name) {
+                    tools.push(tool.clone());
+                }
+            }
             let first = session.mcp.registered.is_none();
             if session.mcp.registered.as_ref() != Some(&tools) && !(first && tools.is_empty()) {
                 session.mcp.registered = Some(tools.clone());
@@ -350,8 +362,14 @@ impl Bridge {
             if !session.exited {
                 let registers = matches!(call, Call::SetHostTools(_));
                 let sent = session.client.handle(now, client::Input::Call(call));
-                if let Some(request) = sent.request().filter(|_| registers) {
-                    session.mcp.registering.insert(request);
+                match sent {
+                    CallResult::Request(Ok(request)) if registers => {
+                        session.mcp.registering.insert(request);
+                    }
+                    CallResult::Request(Err(error)) => session.mcp.held.push(format!(
+                        "the MCP servers' tools could not be registered with the agent: {error}"
+                    )),
+                    _ => {}
                 }
                 wrote = true;
             }
