@@ -100,6 +100,7 @@ pub mod agent;
 pub mod blocks;
 pub mod client;
 pub mod frame;
+pub mod mcp;
 mod outcome;
 pub mod output;
 pub mod paging;

@@ -21,10 +21,7 @@ fn acp_23_reads_past_the_bound_are_refused_at_once() {
         json!({"protocolVersion": 1, "clientCapabilities": {"_meta": {"muse/output": 1}}}),
     );
     h.request(2, "session/new", json!({"cwd": "/tmp", "mcpServers": []}));
-    let session = h.answer(2).unwrap()["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let session = h.spawned[0].0.clone();
     h.agent_lines(
         &session,
         &[
@@ -32,6 +29,9 @@ fn acp_23_reads_past_the_bound_are_refused_at_once() {
             "readOutput": {"version": 1, "maxLengthBytes": 1048576}}),
         ],
     );
+    // ACP-24: what the opening asks.
+    h.answer_opening(&session);
+    assert!(h.answer(2).unwrap()["result"]["sessionId"] == session.as_str());
     let read = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "_muse/readOutput",
             "params": {"sessionId": session, "itemId": "c1",

@@ -26,6 +26,12 @@ pub fn installed_or_skip() -> bool {
     ok
 }
 
+/// The entry point of a pinned reference MCP server (`everything` or `filesystem`), run with
+/// node.
+pub fn mcp_server(name: &str) -> PathBuf {
+    node_modules().join(format!("@modelcontextprotocol/server-{name}/dist/index.js"))
+}
+
 fn omp_cli() -> PathBuf {
     node_modules().join("@oh-my-pi/pi-coding-agent/dist/cli.js")
 }

@@ -154,6 +154,22 @@ impl Session {
                     }
                     Input::EditorEnd => b.handle(now, acp::Input::EditorEnd),
                     Input::Timer => b.handle(now, acp::Input::Timeout),
+                    // MCP-01: a session input under a server key is that MCP server's.
+                    Input::Session { session, input } if acp::is_mcp_server_key(session) => {
+                        let server = session.as_str();
+                        match input {
+                            SessionInput::Stdout(bytes) => in_reads(bytes, cuts, |r| {
+                                b.handle(now, acp::Input::Mcp(server, acp::McpRead::Stdout(r)))
+                            }),
+                            SessionInput::Stderr(_) => {}
+                            SessionInput::Eof => {
+                                b.handle(now, acp::Input::Mcp(server, acp::McpRead::StdoutEnd))
+                            }
+                            SessionInput::Exit(_) => {
+                                b.handle(now, acp::Input::Mcp(server, acp::McpRead::Exit))
+                            }
+                        }
+                    }
                     Input::Session { session, input } => {
                         let id = || acp::SessionId::new(session.as_str());
                         match input {

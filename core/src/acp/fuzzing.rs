@@ -207,6 +207,12 @@ pub fn ops_from_transcript(jsonl: &str) -> Option<(u8, Vec<Op>)> {
             let n: u8 = name.strip_prefix("musewire-")?.parse().ok()?;
             Some(n.saturating_sub(1))
         };
+        // An MCP server's steps (MCP-01) are not modelled here: `mcp::fuzzing` fuzzes the
+        // MCP client; the bridge's seeds keep the editor's and the agents' steps.
+        let server = step.get("session").and_then(Value::as_str);
+        if server.is_some_and(super::is_mcp_server_key) {
+            continue;
+        }
         if let Some(text) = step.get("editor").and_then(Value::as_str) {
             ops.push(Op::Editor(text.as_bytes().to_vec()));
         } else if step.get("editor_end").is_some() {
@@ -286,6 +292,15 @@ impl Side {
                         }
                     }
                 }
+                // MCP-01: the fuzzed sessions name no MCP servers, but a server's lines
+                // would be JSON all the same.
+                Action::McpWrite { bytes, .. } => {
+                    out += bytes.len();
+                    lines(bytes, "mcp");
+                }
+                Action::McpSpawn { .. } | Action::McpStop { .. } => {}
+                // ACP-26: the fuzzed editor lists no sessions (no session folder).
+                Action::ReadSessionFolder { .. } => {}
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
                     let key = session.0.to_string();

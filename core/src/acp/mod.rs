@@ -21,7 +21,9 @@
 //! asked of the editor (`dialogs`: approvals tied to their tool call and other choices as
 //! `session/request_permission`, text as form elicitation, ACP-08, ACP-09), and what it says
 //! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
-//! retries, ACP-10, ACP-11).
+//! retries, ACP-10, ACP-11). The editor's MCP servers of a session (`mcpServers`, stdio) are
+//! started with it and their tools given to its agent as host tools (`mcp`, MCP-01..09: one
+//! [`crate::mcp::McpServer`] each, its process named by a server key).
 //!
 //! ```
 //! use std::time::Instant;
@@ -56,6 +58,7 @@ pub mod fuzzing;
 mod history;
 mod kind;
 mod map;
+mod mcp;
 mod notices;
 mod output;
 mod plan;
@@ -97,6 +100,7 @@ pub use dialogs::{
 pub use flow::{EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS};
 pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
 pub use map::Mapper;
+pub use mcp::{is_mcp_server_key, McpLaunch, McpRead, MAX_MCP_SERVERS};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
@@ -152,6 +156,8 @@ pub struct BridgeConfig {
     pub agent_takes_images: bool,
     /// How long a session's agent may say nothing while the editor waits on it (ACP-21).
     pub silence_budget: SilenceBudget,
+    /// The MCP servers' start-up budget (MCP-02); `None`: [`crate::mcp::INIT_BUDGET`].
+    pub mcp_init_budget: Option<std::time::Duration>,
 }
 
 /// One input to a [`Bridge`].
@@ -174,6 +180,9 @@ pub enum Input<'a> {
     AgentStdoutEnd(SessionId),
     /// A session's agent exited (or could not be spawned: [`ExitStatus::Unknown`]).
     AgentExit(SessionId, ExitStatus),
+    /// An MCP server's process (named by the server key of its [`Action::McpSpawn`]) did
+    /// something (MCP-01).
+    Mcp(&'a str, McpRead<'a>),
     /// The time of [`Bridge::poll_timeout`] has come.
     Timeout,
     /// The session folder as [`Action::ReadSessionFolder`] asked: its `*.jsonl` regular
@@ -187,7 +196,8 @@ pub enum Input<'a> {
 /// Work for the driver, in order. Serialised (for transcripts) as
 /// `{"action":"editor","bytes":LINE}`, `{"action":"spawn","session","cwd"}`,
 /// `{"action":"agent","session","bytes"}`, `{"action":"close_agent_stdin","session"}`,
-/// `{"action":"stop_agent","session"}`, bytes as text.
+/// `{"action":"stop_agent","session"}`, `{"action":"mcp_spawn","server","launch"}`,
+/// `{"action":"mcp_write","server","bytes"}`, `{"action":"mcp_stop","server"}`, bytes as text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
@@ -235,6 +245,27 @@ pub enum Action {
     StopAgent {
         /// The session.
         session: SessionId,
+    },
+    /// Start an MCP server (MCP-01) as the leader of a process group of its own, and report
+    /// its stdout, its end and its exit as [`Input::Mcp`] under this server key.
+    McpSpawn {
+        /// The server key (`AGENT_KEY/mcp-N`).
+        server: String,
+        /// What to run, and where.
+        launch: McpLaunch,
+    },
+    /// Write these bytes to the MCP server's stdin.
+    McpWrite {
+        /// The server key.
+        server: String,
+        /// Complete JSON-RPC lines.
+        #[serde(serialize_with = "as_text")]
+        bytes: Vec<u8>,
+    },
+    /// Kill the MCP server's process group (MCP-01, MCP-06). Comes once per server.
+    McpStop {
+        /// The server key.
+        server: String,
     },
 }
 
@@ -383,6 +414,8 @@ struct Session {
     title: Option<String>,
     /// ACP-21: since when its agent has said nothing.
     silence: silence::Silence,
+    /// MCP-01: the editor's MCP servers of this session.
+    mcp: mcp::SessionMcp,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
@@ -500,6 +533,7 @@ impl Bridge {
             .values()
             .filter(|s| !s.exited && !self.agents_held())
             .filter_map(|s| s.start.timeout());
+        let mcp = self.sessions.values().filter_map(|s| s.mcp.poll_timeout());
         self.sessions
             .values()
             .filter_map(|s| s.client.poll_timeout())
@@ -507,6 +541,7 @@ impl Bridge {
             .chain(stops)
             .chain(starts)
             .chain(self.silence_timeouts())
+            .chain(mcp)
             .min()
     }
 
@@ -548,9 +583,11 @@ impl Bridge {
                     self.actions.extend(kill);
                 }
                 self.session_input(now, &id.0, client::Input::exit(status));
+                self.mcp_stop(now, &id.0);
             }
             Input::SessionFolder(files) => self.listed(files),
             Input::EditorWritten(bytes) => self.editor_written(now, bytes),
+            Input::Mcp(server, read) => self.mcp_read(now, server, read),
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
@@ -558,6 +595,7 @@ impl Bridge {
                     self.stopped_answering(now, &key);
                     self.stop_due(now, &key);
                     self.expire_reads(now, &key);
+                    self.mcp_timeout(now, &key);
                     self.session_input(now, &key, client::Input::Timeout);
                 }
             }
@@ -602,6 +640,7 @@ impl Bridge {
         for key in self.session_keys() {
             self.session_input(now, &key, client::Input::Call(Call::Stop));
             self.stop_agent(now, &key);
+            self.mcp_stop(now, &key);
         }
     }
 
@@ -781,7 +820,8 @@ impl Bridge {
                 if !request.cwd.is_absolute() {
                     return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
                 }
-                let key = self.open_session(now, request.cwd);
+                let key = self.open_session(now, request.cwd.clone());
+                self.mcp_start(now, &key, request.mcp_servers, &request.cwd);
                 // ACP-24: the model and thinking level; ACP-06: the session file's name is
                 // the ACP session id.
                 self.send(
@@ -845,6 +885,7 @@ impl Bridge {
                 config: config::Config::new(self.config.approval_policy.clone()),
                 title: None,
                 silence: silence::Silence::new(now),
+                mcp: mcp::SessionMcp::default(),
             },
         );
         self.actions.push_back(Action::Spawn {
@@ -888,6 +929,9 @@ impl Bridge {
 
     /// The session has its ACP id: `session/new` is answered and `/status` advertised.
     fn opened(&mut self, key: &Arc<str>, acp_id: SessionId, editor: &RequestId, resumed: bool) {
+        if self.mcp_hold_open(key, &acp_id, editor, resumed) {
+            return;
+        }
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
@@ -911,6 +955,7 @@ impl Bridge {
         self.editor(answer);
         // ACP-01: `/status` is advertised beside the agent's own commands.
         self.editor(commands_line(&acp_id, commands));
+        self.mcp_opened(key);
     }
 
     /// `session/load` (ACP-06): the agent is started in the cwd and switched to the
@@ -934,7 +979,14 @@ impl Bridge {
         }
         // ACP-25: a session that is open is loaded again, in a new agent.
         self.reload(now, &request.session_id);
-        self.switch_to(now, id, &request.session_id, request.cwd, true);
+        self.switch_to(
+            now,
+            id,
+            &request.session_id,
+            request.cwd,
+            request.mcp_servers,
+            true,
+        );
         Ok(())
     }
 
@@ -947,17 +999,19 @@ impl Bridge {
         id: &RequestId,
         session_id: &SessionId,
         cwd: PathBuf,
+        mcp_servers: Vec<agent_client_protocol_schema::v1::McpServer>,
         replay: bool,
     ) {
         let Some(dir) = self.config.session_dir.clone() else {
             return;
         };
         let name = &*session_id.0;
-        let key = self.open_session(now, cwd);
+        let key = self.open_session(now, cwd.clone());
         if let Some(session) = self.sessions.get_mut(&key) {
             session.acp_id = session_id.clone();
             session.mapper.output_session = self.output_meta.then(|| name.to_owned());
         }
+        self.mcp_start(now, &key, mcp_servers, &cwd);
         self.keys.insert(session_id.0.clone(), key.clone());
         let path = dir.join(format!("{name}.jsonl"));
         let switch = Command::SwitchSession(SwitchSession {
@@ -1202,6 +1256,18 @@ impl Bridge {
                 }) if session.pending.contains_key(&request) => {
                     let pending = session.pending.remove(&request).expect("checked");
                     self.answer(now, key, pending, outcome);
+                }
+                // MCP-05, MCP-08: host tool calls go to the session's MCP servers.
+                client::Action::Event(ClientEvent::HostToolCall(call)) => {
+                    self.mcp_call(now, key, call)
+                }
+                client::Action::Event(ClientEvent::HostToolCancelled { id }) => {
+                    self.mcp_cancel(now, key, id)
+                }
+                client::Action::Event(ClientEvent::Response {
+                    request, outcome, ..
+                }) if session.mcp.is_registration(request) => {
+                    self.mcp_registered(key, request, outcome.err())
                 }
                 // ACP-08, ACP-09: dialogs go to the editor.
                 client::Action::Event(

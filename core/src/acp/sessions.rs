@@ -91,7 +91,14 @@ impl Bridge {
             self.editor(rpc::result_line(id, &response));
             return Ok(());
         }
-        self.switch_to(now, id, &request.session_id, request.cwd, false);
+        self.switch_to(
+            now,
+            id,
+            &request.session_id,
+            request.cwd,
+            request.mcp_servers,
+            false,
+        );
         Ok(())
     }
 

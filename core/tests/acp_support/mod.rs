@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use musewire_core::acp::{Action, Bridge, Input};
+use musewire_core::acp::{Action, Bridge, Input, McpLaunch, McpRead};
 use musewire_core::client::ExitStatus;
 use serde_json::{json, Value};
 
@@ -22,6 +22,12 @@ pub struct Harness {
     pub stopped: Vec<String>,
     /// Session folders the bridge asked to read (ACP-26), in order.
     pub folder_reads: Vec<std::path::PathBuf>,
+    /// MCP servers started (MCP-01): server key and launch.
+    pub mcp_spawned: Vec<(String, McpLaunch)>,
+    /// What went to MCP servers: server key and message.
+    pub mcp: Vec<(String, Value)>,
+    /// MCP servers stopped, in order.
+    pub mcp_stopped: Vec<String>,
 }
 
 impl Harness {
@@ -35,6 +41,9 @@ impl Harness {
             closed: Vec::new(),
             stopped: Vec::new(),
             folder_reads: Vec::new(),
+            mcp_spawned: Vec::new(),
+            mcp: Vec::new(),
+            mcp_stopped: Vec::new(),
         }
     }
 
@@ -56,6 +65,15 @@ impl Harness {
                 Action::CloseAgentStdin { session } => self.closed.push(session.0.to_string()),
                 Action::StopAgent { session } => self.stopped.push(session.0.to_string()),
                 Action::ReadSessionFolder { dir } => self.folder_reads.push(dir),
+                Action::McpSpawn { server, launch } => self.mcp_spawned.push((server, launch)),
+                Action::McpWrite { server, bytes } => {
+                    assert_eq!(bytes.last(), Some(&b'\n'));
+                    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                        self.mcp
+                            .push((server.clone(), serde_json::from_slice(line).unwrap()));
+                    }
+                }
+                Action::McpStop { server } => self.mcp_stopped.push(server),
             }
         }
     }
@@ -85,6 +103,22 @@ impl Harness {
             self.now,
             Input::AgentStdout(SessionId::new(session), &bytes),
         );
+        self.drain();
+    }
+
+    /// Lines from an MCP server's stdout.
+    pub fn mcp_lines(&mut self, server: &str, frames: &[Value]) {
+        let mut bytes = Vec::new();
+        for frame in frames {
+            bytes.extend(serde_json::to_vec(frame).unwrap());
+            bytes.push(b'\n');
+        }
+        self.mcp_read(server, McpRead::Stdout(&bytes));
+    }
+
+    /// Something an MCP server's process did.
+    pub fn mcp_read(&mut self, server: &str, read: McpRead<'_>) {
+        self.bridge.handle(self.now, Input::Mcp(server, read));
         self.drain();
     }
 

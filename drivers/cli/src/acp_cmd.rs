@@ -1,4 +1,4 @@
-//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [--silence-timeout SECS] [-- AGENT…]`: serve the Agent
+//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [--silence-timeout SECS] [--mcp-start-timeout SECS] [-- AGENT…]`: serve the Agent
 //! Client Protocol on stdio, one agent process per ACP session (the bundled `musewire agent
 //! --mode rpc` by default). Only I/O: the protocol is `musewire_core::acp::Bridge`, the loop
 //! `musewire_smol::acp::serve_acp_stdio`. On SIGTERM, SIGINT or SIGHUP every agent is stopped
@@ -40,6 +40,10 @@ pub struct AcpArgs {
     /// (ACP-21). A turn may run as long as the agent keeps saying something.
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     silence_timeout: u64,
+    /// How many seconds each of the editor's MCP servers may take to answer `initialize` and
+    /// list its tools (MCP-02): past it the server is stopped and the editor told.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    mcp_start_timeout: u64,
     /// The agent command, run once per session in the session's cwd (default: the bundled
     /// `musewire agent --mode rpc`).
     #[arg(last = true, value_name = "AGENT")]
@@ -73,6 +77,7 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
     config.client.ready_timeout = std::time::Duration::from_secs(args.ready_timeout);
     config.silence_budget =
         musewire_core::acp::SilenceBudget(std::time::Duration::from_secs(args.silence_timeout));
+    config.mcp_init_budget = Some(std::time::Duration::from_secs(args.mcp_start_timeout));
     if !args.agent.is_empty() {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());

@@ -23,7 +23,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use musewire_core::acp::{Action, Bridge, BridgeConfig, Input, SessionFile};
+use musewire_core::acp::{
+    is_mcp_server_key, Action, Bridge, BridgeConfig, Input, McpRead, SessionFile,
+};
 use musewire_core::client::ExitStatus;
 use rustix::process::{kill_process_group, Pid, Signal};
 use signal_hook::iterator::Signals;
@@ -292,6 +294,8 @@ where
 
     let mut bridge = Bridge::new(config);
     let mut agents: BTreeMap<Arc<str>, Agent> = BTreeMap::new();
+    // MCP-01: the sessions' MCP servers, by server key, piped as the agents are.
+    let mut servers: BTreeMap<Arc<str>, Agent> = BTreeMap::new();
     // A failed write to the editor: it has gone, which ends the bridge as its input's end
     // does (ACP-12: the agents are stopped first); the error is returned at the end.
     let mut editor_failed: Option<io::Error> = None;
@@ -349,10 +353,39 @@ where
                 // and its number comes round again only after the pid space has.
                 Action::StopAgent { session } => {
                     if let Some(agent) = agents.remove(&session.0) {
-                        if let Some(group) = agent.group {
-                            let _ = kill_process_group(group, Signal::KILL);
+                        kill(&agent);
+                    }
+                }
+                // MCP-01: in the session's cwd, a group of its own, killed whole at its stop.
+                Action::McpSpawn { server, launch } => {
+                    let key: Arc<str> = server.into();
+                    let mut command = std::process::Command::new(&launch.command);
+                    command
+                        .args(&launch.args)
+                        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+                        .current_dir(&launch.cwd)
+                        .process_group(0);
+                    match start_agent(command.into(), key.clone(), events.clone()) {
+                        Ok(started) => {
+                            servers.insert(key, started);
                         }
-                        let _ = agent.ops.try_send(AgentOp::Kill);
+                        Err(error) => {
+                            eprintln!(
+                                "musewire acp: cannot start the MCP server {}: {error}",
+                                launch.command.display()
+                            );
+                            let _ = events.try_send(Event::Exit(key, ExitStatus::Unknown));
+                        }
+                    }
+                }
+                Action::McpWrite { server, bytes } => {
+                    if let Some(server) = servers.get(server.as_str()) {
+                        let _ = server.ops.try_send(AgentOp::Write(bytes));
+                    }
+                }
+                Action::McpStop { server } => {
+                    if let Some(server) = servers.remove(server.as_str()) {
+                        kill(&server);
                     }
                 }
             }
@@ -427,6 +460,17 @@ where
         };
         let id = |s: &Arc<str>| SessionId::new(s.clone());
         match event {
+            // An MCP server's stderr is its own log: not read.
+            Event::Stderr(s, _) if is_mcp_server_key(&s) => {}
+            Event::Stdout(s, bytes) if is_mcp_server_key(&s) => {
+                bridge.handle(now, Input::Mcp(&s, McpRead::Stdout(&bytes)))
+            }
+            Event::StdoutEnd(s) if is_mcp_server_key(&s) => {
+                bridge.handle(now, Input::Mcp(&s, McpRead::StdoutEnd))
+            }
+            Event::Exit(s, _) if is_mcp_server_key(&s) => {
+                bridge.handle(now, Input::Mcp(&s, McpRead::Exit))
+            }
             Event::Editor(bytes) => {
                 editor_gate.handed_in();
                 bridge.handle(now, Input::Editor(&bytes))
@@ -448,7 +492,16 @@ where
     }
 }
 
-/// Spawns one agent and the tasks that pipe it: stdout and stderr readers, and a task that
+/// Kills a process's group, then the process itself. The group's id is not reused while a
+/// member lives; an empty group is ESRCH.
+fn kill(process: &Agent) {
+    if let Some(group) = process.group {
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+    let _ = process.ops.try_send(AgentOp::Kill);
+}
+
+/// Spawns one agent (or MCP server) and the tasks that pipe it: stdout and stderr readers, and a task that
 /// writes its stdin, kills it when asked, and reports its exit after its stdout has ended.
 fn start_agent(
     mut command: Command,
