@@ -474,3 +474,45 @@ fn call06_an_assistant_messages_usage_cost_is_typed_and_written_back_as_sent() {
     let back = serde_json::to_value(&message).unwrap();
     assert_eq!(back, serde_json::from_str::<Value>(sent).unwrap());
 }
+
+/// CALL-06: a `message_update`'s message so far (`message`, the event's `partial`) is kept
+/// as received and typed when asked; it writes back as received, lone surrogates included,
+/// and the `Value` entry point gives the same frame.
+#[test]
+fn call06_message_update_message_is_typed_when_asked() {
+    let json = r#"{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"a\ud83d \"q\"\n"}],"api":"a","provider":"p","model":"m","stopReason":"stop","timestamp":1},"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"\n","partial":{"role":"assistant","content":[{"type":"text","text":"a\ud83d \"q\"\n"}],"api":"a","provider":"p","model":"m","stopReason":"stop","timestamp":1}}}"#;
+    let frame = AgentFrame::from_slice(json.as_bytes()).unwrap();
+    let AgentFrame::Event(AgentEvent::MessageUpdate(update)) = &frame else {
+        panic!("{frame:?}")
+    };
+    let AgentMessage::Assistant(message) = update.message.as_ref().unwrap().get().unwrap() else {
+        panic!("not an assistant message")
+    };
+    let ContentBlock::Text(text) = &message.content[0] else {
+        panic!("{:?}", message.content)
+    };
+    assert_eq!(display_text(&text.text), "a\u{FFFD} \"q\"\n");
+    let AssistantMessageEvent::TextDelta(delta) = &update.assistant_message_event else {
+        panic!()
+    };
+    let partial = delta.partial.as_ref().unwrap().get().unwrap();
+    assert_eq!(partial.content, message.content);
+    assert_eq!(frame.to_vec(), json.as_bytes());
+    let value = parse_value(json.as_bytes()).unwrap();
+    assert_eq!(AgentFrame::from_value(value).unwrap(), frame);
+
+    // A typed value makes one, and two equal messages written differently are equal.
+    let made = Lazy::new(&partial).unwrap();
+    assert_eq!(made.get().unwrap(), partial);
+    assert_eq!(&made, delta.partial.as_ref().unwrap());
+    let spaced: Lazy<AssistantMessage> =
+        serde_json::from_str(&format!(" {} ", made.json().replace(",", " , "))).unwrap();
+    assert_ne!(spaced.json(), made.json());
+    assert_eq!(spaced, made);
+
+    // A member that is not JSON still fails the frame, as a typed read did.
+    assert!(AgentFrame::from_slice(
+        br#"{"type":"message_update","message":{"role":,"assistantMessageEvent":{"type":"start"}}"#
+    )
+    .is_err());
+}
