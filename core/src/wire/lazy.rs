@@ -17,8 +17,9 @@ use serde_json::value::RawValue;
 /// lone surrogate as its stand-in, see [Lone surrogates](super#lone-surrogates)), typed by
 /// [`Lazy::get`].
 ///
-/// It serialises as that text (so a frame writes back with the member as received), and
-/// two are equal when their texts are, or else when their typed values are.
+/// It serialises as its typed value does (so a frame, a transcript, writes exactly as when
+/// the member was typed on arrival; as the text itself when it does not type), and two are
+/// equal when their texts are, or else when their typed values are.
 pub struct Lazy<T> {
     raw: Box<RawValue>,
     typed: PhantomData<fn() -> T>,
@@ -77,9 +78,12 @@ impl<T: DeserializeOwned + PartialEq> PartialEq for Lazy<T> {
     }
 }
 
-impl<T> Serialize for Lazy<T> {
+impl<T: DeserializeOwned + Serialize> Serialize for Lazy<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.raw.serialize(serializer)
+        match self.get() {
+            Ok(value) => value.serialize(serializer),
+            Err(_) => self.raw.serialize(serializer),
+        }
     }
 }
 
