@@ -423,15 +423,22 @@ fn call06_get_state_reads_every_member_of_omps_session_state_typed_and_writes_it
     assert_eq!(state.fast_mode_enabled, Some(true));
     assert_eq!(state.fast_mode_active, Some(false));
     assert_eq!(state.tokens_per_second, Some(12.into()));
+    // The long members nobody reads on the host path are typed when asked.
     assert_eq!(
-        state.system_prompt.as_deref(),
-        Some(&["be brief".to_owned()][..])
+        state.system_prompt.as_ref().map(|p| p.get().unwrap()),
+        Some(vec!["be brief".to_owned()])
     );
     let tools = state.dump_tools.as_deref().unwrap();
     assert_eq!(tools[0].name.as_deref(), Some("bash"));
     assert_eq!(tools[0].description.as_deref(), Some("Run"));
-    assert_eq!(tools[0].parameters, Some(json!({"type": "object"})));
-    assert_eq!(tools[0].examples, Some(vec![json!({"command": "ls"})]));
+    assert_eq!(
+        tools[0].parameters.as_ref().map(|p| p.get().unwrap()),
+        Some(json!({"type": "object"}))
+    );
+    assert_eq!(
+        tools[0].examples.as_ref().map(|e| e.get().unwrap()),
+        Some(vec![json!({"command": "ls"})])
+    );
     assert_eq!(state.context_usage.as_ref().unwrap().tokens, Some(5230));
     // Only what this version does not know is left in `extra`; nothing is lost on the way
     // back (an integer stays an integer).
@@ -473,4 +480,46 @@ fn call06_an_assistant_messages_usage_cost_is_typed_and_written_back_as_sent() {
     assert_eq!(cost.extra.get("later"), Some(&json!("kept")));
     let back = serde_json::to_value(&message).unwrap();
     assert_eq!(back, serde_json::from_str::<Value>(sent).unwrap());
+}
+
+/// CALL-06: a `message_update`'s message so far (`message`, the event's `partial`) is kept
+/// as received and typed when asked; it writes back the same value, lone surrogates
+/// included, and the `Value` entry point gives the same frame.
+#[test]
+fn call06_message_update_message_is_typed_when_asked() {
+    let json = r#"{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"a\ud83d \"q\"\n"}],"api":"a","provider":"p","model":"m","stopReason":"stop","timestamp":1},"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"\n","partial":{"role":"assistant","content":[{"type":"text","text":"a\ud83d \"q\"\n"}],"api":"a","provider":"p","model":"m","stopReason":"stop","timestamp":1}}}"#;
+    let frame = AgentFrame::from_slice(json.as_bytes()).unwrap();
+    let AgentFrame::Event(AgentEvent::MessageUpdate(update)) = &frame else {
+        panic!("{frame:?}")
+    };
+    let AgentMessage::Assistant(message) = update.message.as_ref().unwrap().get().unwrap() else {
+        panic!("not an assistant message")
+    };
+    let ContentBlock::Text(text) = &message.content[0] else {
+        panic!("{:?}", message.content)
+    };
+    assert_eq!(display_text(&text.text), "a\u{FFFD} \"q\"\n");
+    let AssistantMessageEvent::TextDelta(delta) = &update.assistant_message_event else {
+        panic!()
+    };
+    let partial = delta.partial.as_ref().unwrap().get().unwrap();
+    assert_eq!(partial.content, message.content);
+    let value = parse_value(json.as_bytes()).unwrap();
+    assert_eq!(frame.to_value(), value);
+    assert_eq!(AgentFrame::from_value(value).unwrap(), frame);
+
+    // A typed value makes one, and two equal messages written differently are equal.
+    let made = Lazy::new(&partial).unwrap();
+    assert_eq!(made.get().unwrap(), partial);
+    assert_eq!(&made, delta.partial.as_ref().unwrap());
+    let spaced: Lazy<AssistantMessage> =
+        serde_json::from_str(&format!(" {} ", made.json().replace(",", " , "))).unwrap();
+    assert_ne!(spaced.json(), made.json());
+    assert_eq!(spaced, made);
+
+    // A member that is not JSON still fails the frame, as a typed read did.
+    assert!(AgentFrame::from_slice(
+        br#"{"type":"message_update","message":{"role":,"assistantMessageEvent":{"type":"start"}}"#
+    )
+    .is_err());
 }

@@ -292,9 +292,14 @@ impl State {
         }
         // What follows a reassembled payload does not depend on its envelope: checking late,
         // it goes up unchecked, and its check gives the fatal errors later. Unscanned, a `\u`
-        // escape anywhere may be a surrogate's; checked here, the scan says.
+        // escape anywhere may be a surrogate's (one starting `\ud`); checked here, the scan
+        // says.
         let late = self.checks_late();
-        let surrogate_escape = late && self.escape.find(&payload).is_some();
+        let surrogate_escape = late
+            && self
+                .escape
+                .find_iter(&payload)
+                .any(|at| matches!(payload.get(at + 2), Some(b'd' | b'D')));
         let mut frame = Frame::unchecked(payload, true, surrogate_escape);
         if !late {
             if let Err(error) = frame.check() {

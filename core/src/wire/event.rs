@@ -4,6 +4,7 @@
 use serde_json::{Number, Value};
 
 use super::codec::{wire_enum, wire_struct};
+use super::lazy::Lazy;
 use super::message::{AgentMessage, AssistantMessage, ImageContent, ToolCall, ToolResultMessage};
 
 wire_struct! {
@@ -61,8 +62,9 @@ wire_struct! {
 wire_struct! {
     /// `message_update`: a streamed assistant message and the delta that changed it.
     pub struct MessageUpdate {
-        /// The message so far (oh-my-pi, pi 0.73; pi 1.6 sends the delta only).
-        opt message: AgentMessage = "message",
+        /// The message so far (oh-my-pi, pi 0.73; pi 1.6 sends the delta only), typed when
+        /// asked ([`Lazy::get`]): it grows with every update, and the deltas say what changed.
+        opt message: Lazy<AgentMessage> = "message",
         /// What changed.
         req assistant_message_event: AssistantMessageEvent = "assistantMessageEvent",
         /// The response's cumulative usage so far, as sent (pi 1.6).
@@ -79,8 +81,8 @@ wire_struct! {
         opt id: String = "id",
         /// The tool's name, on `toolcall_start` (pi 1.6).
         opt tool_name: String = "toolName",
-        /// The message so far.
-        opt partial: Box<AssistantMessage> = "partial",
+        /// The message so far, typed when asked ([`Lazy::get`]).
+        opt partial: Lazy<AssistantMessage> = "partial",
     }
 }
 
@@ -91,8 +93,8 @@ wire_struct! {
         req content_index: u64 = "contentIndex",
         /// The appended text (partial JSON for tool calls).
         req delta: String = "delta",
-        /// The message so far.
-        opt partial: Box<AssistantMessage> = "partial",
+        /// The message so far, typed when asked ([`Lazy::get`]).
+        opt partial: Lazy<AssistantMessage> = "partial",
     }
 }
 
@@ -103,8 +105,8 @@ wire_struct! {
         req content_index: u64 = "contentIndex",
         /// The block's whole text.
         req content: String = "content",
-        /// The message so far.
-        opt partial: Box<AssistantMessage> = "partial",
+        /// The message so far, typed when asked ([`Lazy::get`]).
+        opt partial: Lazy<AssistantMessage> = "partial",
     }
 }
 
@@ -115,8 +117,8 @@ wire_struct! {
         req content_index: u64 = "contentIndex",
         /// The image.
         req content: Box<ImageContent> = "content",
-        /// The message so far.
-        opt partial: Box<AssistantMessage> = "partial",
+        /// The message so far, typed when asked ([`Lazy::get`]).
+        opt partial: Lazy<AssistantMessage> = "partial",
     }
 }
 
@@ -127,8 +129,8 @@ wire_struct! {
         req content_index: u64 = "contentIndex",
         /// The tool call.
         req tool_call: Box<ToolCall> = "toolCall",
-        /// The message so far.
-        opt partial: Box<AssistantMessage> = "partial",
+        /// The message so far, typed when asked ([`Lazy::get`]).
+        opt partial: Lazy<AssistantMessage> = "partial",
     }
 }
 

@@ -13,7 +13,8 @@
 //! an older musewire.
 //!
 //! Deep, open-ended payloads (tool arguments and details, JSON Schemas, provider metadata)
-//! stay [`serde_json::Value`].
+//! stay [`serde_json::Value`]. The message so far that each `message_update` repeats is a
+//! [`Lazy`]: kept as its text and typed when asked.
 //!
 //! Every text `JSON.parse` accepts is typed, lone surrogate escapes (`"\ud83d"`) included:
 //! the model holds each as a stand-in character and writes it back as the same escape (see
@@ -56,6 +57,7 @@ mod frame;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod host;
+mod lazy;
 mod message;
 pub(crate) mod reader;
 mod response;
@@ -66,6 +68,7 @@ pub use command::*;
 pub use event::*;
 pub use frame::*;
 pub use host::*;
+pub use lazy::Lazy;
 pub use message::*;
 pub use response::*;
 pub use surrogate::{display_text, lone_surrogate, parse_value, stand_in, to_vec, ESCAPE_MARK};

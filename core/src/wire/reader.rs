@@ -17,11 +17,15 @@
 //! serde_json itself (so `-0`, floats with `float_roundtrip`, out-of-range numbers are
 //! exactly serde_json's). It is at least as strict as serde_json: when it cannot read a
 //! text, or meets anything it does not mimic (a nesting deeper than [`MAX_DEPTH`], an
-//! externally tagged enum written as an object, byte buffers, serde_json's private raw
-//! value tokens), it gives up, and [`from_str`] parses the text again with serde_json,
+//! externally tagged enum written as an object, byte buffers, serde_json's other private
+//! tokens), it gives up, and [`from_str`] parses the text again with serde_json,
 //! whose result (value or error, with its line and column) is then the answer. So a text
 //! this reader accepts gives the same value as `serde_json::from_str`, and a text it
 //! refuses gives serde_json's own result.
+//!
+//! A raw value (serde_json's `RawValue`, which [`Lazy`](super::Lazy) holds) is the value's
+//! text from its first byte to its last, as serde_json gives it, checked as a skipped value
+//! is; a skipped string is checked without being decoded.
 
 use std::fmt;
 
@@ -248,22 +252,7 @@ impl<'de> Reader<'de> {
             b'\\' => {}
             _ => return Err(GaveUp),
         }
-        let mut search = first;
-        let end = loop {
-            let quote = search + memchr(b'"', &bytes[search..]).ok_or(GaveUp)?;
-            let backslashes = bytes[first..quote]
-                .iter()
-                .rev()
-                .take_while(|&&b| b == b'\\')
-                .count();
-            if backslashes % 2 == 0 {
-                break quote;
-            }
-            search = quote + 1;
-        };
-        if has_control(&bytes[first..end]) {
-            return Err(GaveUp);
-        }
+        let end = self.string_end(first)?;
         let mut out = String::with_capacity(end - start);
         let mut run = start; // the unescaped run not yet copied starts here
         let mut at = first; // a backslash
@@ -311,6 +300,66 @@ impl<'de> Reader<'de> {
         out.push_str(&self.text[run..end]);
         self.pos = end + 1;
         Ok(Text::Owned(out))
+    }
+
+    /// The closing quote of a string whose first backslash is at `first` (the first quote
+    /// behind an even number of backslashes, found with one SIMD search); gives up on a
+    /// control character before it, which JSON does not allow raw.
+    fn string_end(&self, first: usize) -> Result<usize, GaveUp> {
+        let bytes = self.bytes;
+        let mut search = first;
+        let end = loop {
+            let quote = search + memchr(b'"', &bytes[search..]).ok_or(GaveUp)?;
+            let backslashes = bytes[first..quote]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                break quote;
+            }
+            search = quote + 1;
+        };
+        if has_control(&bytes[first..end]) {
+            return Err(GaveUp);
+        }
+        Ok(end)
+    }
+
+    /// Steps over a string (`self.pos` at its opening quote) checked as [`Reader::string`]
+    /// checks it (each escape well-formed, no raw control character), without decoding it.
+    /// serde_json accepts every string this accepts: a lone surrogate escape too, as
+    /// serde_json's own skip does.
+    fn skip_string(&mut self) -> Result<(), GaveUp> {
+        let bytes = self.bytes;
+        let first = next_special(bytes, self.pos + 1, special_bytes).ok_or(GaveUp)?;
+        match bytes[first] {
+            b'"' => {
+                self.pos = first + 1;
+                return Ok(());
+            }
+            b'\\' => {}
+            _ => return Err(GaveUp),
+        }
+        let end = self.string_end(first)?;
+        let mut at = first; // a backslash
+        loop {
+            let escaped = bytes[at + 1];
+            let mut next = at + 2;
+            if ESCAPED[usize::from(escaped)] == 0 {
+                if escaped != b'u' {
+                    return Err(GaveUp);
+                }
+                hex4(&bytes[next..end]).ok_or(GaveUp)?;
+                next += 4;
+            }
+            match next_special(&bytes[..end], next, backslashes) {
+                Some(found) => at = found,
+                None => break,
+            }
+        }
+        self.pos = end + 1;
+        Ok(())
     }
 
     /// Reads a number (`self.pos` at its first byte): a plain non-negative integer of up to
@@ -437,6 +486,16 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, GaveUp> {
+        if name == RAW_VALUE_TOKEN {
+            // A raw value (`wire::Lazy`): the value's text, checked as a skipped value is,
+            // handed over as serde_json hands it (a map of one member, the token).
+            let start = {
+                self.peek()?;
+                self.pos
+            };
+            self.deserialize_ignored_any(de::IgnoredAny)?;
+            return visitor.visit_map(RawText(Some(&self.text[start..self.pos])));
+        }
         not_serde_json_token(name)?;
         visitor.visit_newtype_struct(self)
     }
@@ -505,8 +564,13 @@ impl<'de> Deserializer<'de> for &mut Reader<'de> {
     }
 
     fn deserialize_ignored_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, GaveUp> {
-        // Checked as strictly as a value read (serde_json checks a skipped value too).
-        self.deserialize_any(de::IgnoredAny)?;
+        // Checked as strictly as a value read (serde_json checks a skipped value too); a
+        // string is checked without being decoded.
+        if self.peek()? == b'"' {
+            self.skip_string()?;
+        } else {
+            self.deserialize_any(de::IgnoredAny)?;
+        }
         visitor.visit_unit()
     }
 
@@ -579,6 +643,33 @@ impl<'de> MapAccess<'de> for Items<'_, 'de> {
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, GaveUp> {
         self.reader.expect(b':')?;
         seed.deserialize(&mut *self.reader)
+    }
+}
+
+/// The newtype name serde_json's `RawValue` asks for (its format, not its API: a map of one
+/// member named the token, whose value is the raw text).
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A raw value's text, as the one member serde_json's `RawValue` reads.
+struct RawText<'de>(Option<&'de str>);
+
+impl<'de> MapAccess<'de> for RawText<'de> {
+    type Error = GaveUp;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, GaveUp> {
+        if self.0.is_none() {
+            return Ok(None);
+        }
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(RAW_VALUE_TOKEN))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, GaveUp> {
+        let text = self.0.take().ok_or(GaveUp)?;
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(text))
     }
 }
 

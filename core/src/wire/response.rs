@@ -9,6 +9,7 @@ use serde_json::{Map, Number, Value};
 
 use super::codec::{self, wire_struct, KeySeed, Prefix};
 use super::event::CompactionResult;
+use super::lazy::Lazy;
 use super::message::AgentMessage;
 use crate::output::ReadResult;
 
@@ -159,8 +160,9 @@ wire_struct! {
         /// Output tokens per second of the latest assistant message (oh-my-pi; `null`,
         /// kept in `extra`, when there is none).
         opt tokens_per_second: Number = "tokensPerSecond",
-        /// The system prompt, for a session dump (oh-my-pi).
-        opt system_prompt: Vec<String> = "systemPrompt",
+        /// The system prompt, for a session dump (oh-my-pi), typed when asked
+        /// ([`Lazy::get`]): long, and read by no one on the host path.
+        opt system_prompt: Lazy<Vec<String>> = "systemPrompt",
         /// The agent's tools, for a session dump (oh-my-pi and the bundled agent).
         opt dump_tools: Vec<DumpTool> = "dumpTools",
         /// The context's occupancy (oh-my-pi).
@@ -176,10 +178,10 @@ wire_struct! {
         opt name: String = "name",
         /// What the tool does, for the model.
         opt description: String = "description",
-        /// JSON Schema of its arguments, as sent.
-        opt parameters: Value = "parameters",
-        /// Example calls, as sent.
-        opt examples: Vec<Value> = "examples",
+        /// JSON Schema of its arguments, as sent, read when asked ([`Lazy::get`]).
+        opt parameters: Lazy<Value> = "parameters",
+        /// Example calls, as sent, read when asked.
+        opt examples: Lazy<Vec<Value>> = "examples",
     }
 }
 

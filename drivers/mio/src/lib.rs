@@ -6,9 +6,9 @@
 //! protocol rule: it reads, hands bytes in, performs the actions the core asks for, and sleeps
 //! until the next readiness or the core's next timeout.
 //!
-//! [`AgentProcess::spawn`] drives its agent on a thread of its own; a [`Reactor`] drives many
-//! agents on one thread, one poll over all their pipes ([`Reactor::spawn`] gives the same
-//! handle; issue 13 item 2). Calls block their caller, or are made now and taken later
+//! A [`Reactor`] drives many agents on one thread, one poll over all their pipes
+//! ([`Reactor::spawn`]); [`AgentProcess::spawn`] gives the same handle, its agent on the
+//! process's shared reactor (one loop thread for every agent spawned so, while any runs). Calls block their caller, or are made now and taken later
 //! ([`AgentProcess::submit`], [`AgentProcess::submit_to`] with a [`Completions`] queue), so
 //! one application thread can keep calls open on many agents at once.
 //!
@@ -231,8 +231,23 @@ fn timed_out(deadline: Option<(Instant, Duration)>) -> CallError {
     CallError::Timeout(deadline.map_or(Duration::MAX, |(_, timeout)| timeout))
 }
 
-/// A running agent, driven by a loop thread: its own ([`AgentProcess::spawn`]) or a
-/// [`Reactor`]'s shared with other agents ([`Reactor::spawn`]), the same either way. Dropping
+/// The reactor [`AgentProcess::spawn`] starts agents on, while any of them holds it.
+static SHARED: Mutex<std::sync::Weak<Reactor>> = Mutex::new(std::sync::Weak::new());
+
+/// The shared reactor: the one its agents hold, or a new one when none does.
+fn shared_reactor() -> io::Result<Arc<Reactor>> {
+    let mut slot = reactor::lock(&SHARED);
+    if let Some(reactor) = slot.upgrade() {
+        return Ok(reactor);
+    }
+    let reactor = Arc::new(Reactor::new()?);
+    *slot = Arc::downgrade(&reactor);
+    Ok(reactor)
+}
+
+/// A running agent, driven by a reactor's loop thread: the process's shared one
+/// ([`AgentProcess::spawn`]) or one the application made ([`Reactor::spawn`]), the same
+/// either way. Dropping
 /// it kills the agent (and waits for its exit).
 ///
 /// `Send` and `Sync` (issue 13 item 2): one handle serves several threads at once, say one
@@ -247,15 +262,17 @@ pub struct AgentProcess {
     /// Where the agent's end is heard (its exit status, or the error that ended it); `None`
     /// once heard.
     ended: Option<Mutex<mpsc::Receiver<reactor::Done>>>,
-    /// The reactor of its own, when spawned alone: its thread ends with the agent.
-    own: Option<Reactor>,
+    /// The shared reactor, when spawned by [`AgentProcess::spawn`]: its thread ends with the
+    /// last agent spawned so.
+    own: Option<Arc<Reactor>>,
     /// Backpressure on the events (issue 14, item 3).
     flow: Arc<Flow>,
 }
 
 impl AgentProcess {
-    /// Spawns `command` with piped stdio and starts driving it on a thread of its own (a
-    /// [`Reactor`] of one agent).
+    /// Spawns `command` with piped stdio and starts driving it on the process's shared
+    /// [`Reactor`]: one loop thread for every agent spawned so, started with the first and
+    /// ended after the last (a host holding many agents has no I/O thread per agent).
     pub fn spawn(command: Command, config: ClientConfig) -> io::Result<AgentProcess> {
         Self::alone(command, config, None)
     }
@@ -270,13 +287,13 @@ impl AgentProcess {
         Self::alone(command, config, Some(path))
     }
 
-    /// Starts the agent on a reactor of its own.
+    /// Starts the agent on the shared reactor.
     fn alone(
         command: Command,
         config: ClientConfig,
         record: Option<&std::path::Path>,
     ) -> io::Result<AgentProcess> {
-        let reactor = Reactor::new()?;
+        let reactor = shared_reactor()?;
         let mut agent = Self::start(&reactor, command, config, record)?;
         agent.own = Some(reactor);
         Ok(agent)
@@ -471,7 +488,8 @@ impl AgentProcess {
         self.join()
     }
 
-    /// Waits for the agent to be done (and, alone, for its reactor's thread to end).
+    /// Waits for the agent to be done (and, the last on the shared reactor, for its thread
+    /// to end).
     fn join(&mut self) -> io::Result<std::process::ExitStatus> {
         let status = match self.ended.take() {
             Some(ended) => ended
@@ -481,7 +499,7 @@ impl AgentProcess {
                 .unwrap_or_else(|_| Err(io::Error::other("the driver thread ended"))),
             None => Err(io::Error::other("already joined")),
         };
-        if let Some(reactor) = self.own.take() {
+        if let Some(reactor) = self.own.take().and_then(Arc::into_inner) {
             reactor.join();
         }
         status

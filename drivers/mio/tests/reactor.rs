@@ -24,6 +24,8 @@ fn main() {
     common::run_agent_if_child();
     issue13_item2_one_reactor_thread_drives_twenty_agents();
     println!("test issue13_item2_one_reactor_thread_drives_twenty_agents ... ok");
+    spawned_agents_share_one_loop_thread();
+    println!("test spawned_agents_share_one_loop_thread ... ok");
     issue13_item3_mio_stops_taking_calls_past_the_write_backlog();
     println!("test issue13_item3_mio_stops_taking_calls_past_the_write_backlog ... ok");
     issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor();
@@ -47,6 +49,36 @@ fn kill(agent: &AgentProcess) {
         .status()
         .expect("kill runs");
     assert!(status.success(), "{status:?}");
+}
+
+/// `AgentProcess::spawn` puts every agent on the process's shared reactor: one loop thread
+/// for all of them, started with the first and ended after the last.
+fn spawned_agents_share_one_loop_thread() {
+    let before = threads();
+    let agents: Vec<AgentProcess> = (0..AGENTS)
+        .map(|_| AgentProcess::spawn(bundled_agent(), Default::default()))
+        .collect::<std::io::Result<_>>()
+        .expect("spawned");
+    assert_eq!(
+        threads(),
+        before + 1,
+        "one loop thread for every spawned agent"
+    );
+    for agent in &agents {
+        let state = agent.get_state(WAIT).expect("get_state");
+        assert_eq!(state.is_streaming, Some(false), "{state:?}");
+    }
+    let mut agents = agents;
+    agents
+        .pop()
+        .expect("an agent")
+        .shutdown(WAIT)
+        .expect("shut down");
+    assert_eq!(threads(), before + 1, "the loop goes on for the others");
+    drop(agents);
+    eventually("the loop thread gone with the last agent", || {
+        threads() == before
+    });
 }
 
 fn issue13_item2_one_reactor_thread_drives_twenty_agents() {
