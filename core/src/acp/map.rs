@@ -220,8 +220,11 @@ impl Mapper {
             AgentEvent::MessageUpdate(update) => {
                 match &update.assistant_message_event {
                     AssistantMessageEvent::ToolCallStart(start) => {
-                        let partial = start.partial.as_deref().map(|p| &p.content[..]);
-                        let message = match &update.message {
+                        // The partial message is typed only here, once a call starts.
+                        let partial = start.partial.as_ref().and_then(|p| p.get().ok());
+                        let message = update.message.as_ref().and_then(|m| m.get().ok());
+                        let partial = partial.as_ref().map(|p| &p.content[..]);
+                        let message = match &message {
                             Some(AgentMessage::Assistant(m)) => Some(&m.content[..]),
                             _ => None,
                         };
