@@ -293,11 +293,16 @@ fn acp_05_06_acpx_persistent_session_prompt_list_cancel_and_close() {
 
     let closed = acpx.run(&["sessions", "close"]).ok();
     assert_eq!(closed.trim(), id);
+    // ACP-26: with `sessionCapabilities.list` advertised acpx lists through the agent's
+    // `session/list`: the closed session is still stored there (and loadable), with its cwd
+    // and its `updatedAt`. An acpx that lists its own records marks it closed.
     let listed = acpx.run(&["sessions", "list"]).ok();
+    let work = acpx.work.to_string_lossy().into_owned();
     assert!(
-        listed
-            .lines()
-            .any(|l| l.starts_with(&format!("{id} [closed]"))),
+        listed.lines().any(|l| {
+            l.starts_with(&format!("{id} [closed]"))
+                || (l.starts_with(&format!("{id}\t")) && l.contains(&work) && l.contains("Z"))
+        }),
         "{listed}"
     );
 }
