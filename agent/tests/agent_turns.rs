@@ -394,8 +394,7 @@ fn call_08_every_other_command_fails_clearly() {
     let mut pair = Pair::new();
     for command in [
         json!({"type": "compact"}),
-        json!({"type": "set_model", "provider": "p", "modelId": "m"}),
-        json!({"type": "get_available_models"}),
+        json!({"type": "cycle_model"}),
         json!({"type": "export_html"}),
         json!({"type": "login", "providerId": "x"}),
         json!({"type": "get_fork_messages"}),

@@ -1646,7 +1646,7 @@ impl Bridge {
             }
             // ACP-24: without a session folder the id is ours, and a session whose agent
             // will not tell its state opens all the same.
-            (Pending::NewState { editor }, Err(_)) if self.config.session_dir.is_none() => {
+            (Pending::NewState { editor }, _) if self.config.session_dir.is_none() => {
                 let acp_id = SessionId::new(key.clone());
                 self.send(
                     now,

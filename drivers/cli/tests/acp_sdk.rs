@@ -119,7 +119,7 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     assert_eq!(out["echo"]["stopReason"], "end_turn");
     assert!(kinds(&out["echo"])
         .iter()
-        .all(|k| k == "agent_message_chunk" || k == "usage_update"));
+        .all(|k| k == "agent_message_chunk" || k == "usage_update" || k == "session_info_update"));
     // ACP-02: the bundled agent reports its window, so the turn ends with a standard
     // usage_update (no cost).
     let usage: Vec<&Value> = out["echo"]["updates"]

@@ -347,37 +347,30 @@ fn acp_12_sigterm_mid_tool_leaves_nothing_running_omp() {
     over_omp("acp-stop-omp-term", End::Sigterm);
 }
 
-/// ACP-13 with a real silent agent (`sleep`): `session/new` is answered, the prompt fails
-/// within the start-up budget with an error that says why, and the agent is gone after it.
+/// ACP-13 with a real silent agent (`sleep`): `session/new`, which waits on the agent's state
+/// (ACP-24), fails within the start-up budget with an error that says why, and the agent is
+/// gone after it.
 #[test]
-fn acp_13_a_silent_agent_fails_the_prompt_within_the_budget_and_is_stopped() {
+fn acp_13_a_silent_agent_fails_session_new_within_the_budget_and_is_stopped() {
     let dir = scratch("acp-13-silent");
     let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
     acp.args(["acp", "--ready-timeout", "2", "--", "sleep", "1000"]);
     let mut bridge = Bridge::start(acp);
     bridge.call(1, "initialize", json!({"protocolVersion": 1}));
-    let new = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
-    let session = new["result"]["sessionId"]
-        .as_str()
-        .expect("a session")
-        .to_owned();
-    let sleeps: Vec<u32> = children(bridge.child.id());
-    assert_eq!(sleeps.len(), 1, "the agent runs: {sleeps:?}");
     let started = Instant::now();
-    let answer = bridge.call(
-        3,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
-    );
+    let answer = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
     let took = started.elapsed();
     let text = answer["error"]["data"].as_str().unwrap_or_default();
     assert!(text.contains("said nothing within 2s"), "{answer}");
     assert!(took < Duration::from_secs(10), "answered after {took:?}");
     let deadline = Instant::now() + ENDED_WITHIN;
-    while alive(sleeps[0]) && Instant::now() < deadline {
+    while !children(bridge.child.id()).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!alive(sleeps[0]), "the silent agent was stopped");
+    assert!(
+        children(bridge.child.id()).is_empty(),
+        "the silent agent was stopped"
+    );
 }
 
 /// ACP-21 with a real agent that stops answering (the flooding fake agent's `sink` mode:
@@ -400,29 +393,22 @@ fn acp_21_a_prompt_to_an_agent_that_stops_answering_fails_within_the_budget() {
     ]);
     let mut bridge = Bridge::start(acp);
     bridge.call(1, "initialize", json!({"protocolVersion": 1}));
-    let new = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
-    let session = new["result"]["sessionId"]
-        .as_str()
-        .expect("a session")
-        .to_owned();
-    let agents = children(bridge.child.id());
-    assert_eq!(agents.len(), 1, "the agent runs: {agents:?}");
+    // ACP-24: session/new waits on the agent's state, so it is what the budget fails.
     let started = Instant::now();
-    let answer = bridge.call(
-        3,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
-    );
+    let answer = bridge.call(2, "session/new", json!({"cwd": dir, "mcpServers": []}));
     let took = started.elapsed();
     let text = answer["error"]["data"].as_str().unwrap_or_default();
     assert!(text.contains("stopped answering"), "{answer}");
     assert!(text.contains("for 2s"), "{answer}");
     assert!(took < Duration::from_secs(10), "answered after {took:?}");
     let deadline = Instant::now() + ENDED_WITHIN;
-    while alive(agents[0]) && Instant::now() < deadline {
+    while !children(bridge.child.id()).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!alive(agents[0]), "the agent was stopped");
+    assert!(
+        children(bridge.child.id()).is_empty(),
+        "the agent was stopped"
+    );
 }
 
 /// ACP-21: the budget is on silence, not on the turn's length: a `bash` tool that runs

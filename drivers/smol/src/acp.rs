@@ -397,6 +397,11 @@ where
                 .stdout
                 .open(bridge.reads_agent(&SessionId::new(key.clone())));
         }
+        // An MCP server's lines answer the bridge's own requests and go to an agent, not the
+        // editor: always read (their requests bound them, MCP-05).
+        for server in servers.values_mut() {
+            server.stdout.open(true);
+        }
         if bridge.is_finished() {
             // The bridge's last lines (a prompt failed as its agent stopped) go out, unless
             // the editor does not read them within the grace.
@@ -463,6 +468,9 @@ where
             // An MCP server's stderr is its own log: not read.
             Event::Stderr(s, _) if is_mcp_server_key(&s) => {}
             Event::Stdout(s, bytes) if is_mcp_server_key(&s) => {
+                if let Some(server) = servers.get_mut(&s) {
+                    server.stdout.handed_in();
+                }
                 bridge.handle(now, Input::Mcp(&s, McpRead::Stdout(&bytes)))
             }
             Event::StdoutEnd(s) if is_mcp_server_key(&s) => {
