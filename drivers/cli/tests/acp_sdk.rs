@@ -194,10 +194,13 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     assert!(out["cancel"]["ms"].as_u64().unwrap() < 4000);
     let cancel = out["cancel"]["updates"].as_array().unwrap();
     assert_eq!(cancel[0]["sessionUpdate"], "tool_call");
-    // Every tool update goes to the one call id; the turn's end adds its usage_update.
+    // Every tool update goes to the one call id; the turn's end adds its usage_update and
+    // its updatedAt (ACP-26).
     assert!(cancel
         .iter()
-        .filter(|u| u["sessionUpdate"] != "usage_update")
+        .filter(
+            |u| u["sessionUpdate"] != "usage_update" && u["sessionUpdate"] != "session_info_update"
+        )
         .all(|u| u["toolCallId"] == cancel[0]["toolCallId"]));
 
     // The bridge ends when the editor closes its input.
