@@ -966,17 +966,7 @@ impl Bridge {
         id: &RequestId,
         request: LoadSessionRequest,
     ) -> Result<(), Error> {
-        if self.config.session_dir.is_none() {
-            return Err(Error::method_not_found()
-                .data(json!("this agent keeps no sessions the bridge can load")));
-        }
-        if !request.cwd.is_absolute() {
-            return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
-        }
-        let name = &*request.session_id.0;
-        if !is_session_file_name(name) {
-            return Err(Error::session_not_found(request.session_id.clone()));
-        }
+        self.check_stored(&request.session_id, &request.cwd, "load")?;
         // ACP-25: a session that is open is loaded again, in a new agent.
         self.reload(now, &request.session_id);
         self.switch_to(

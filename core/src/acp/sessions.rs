@@ -60,6 +60,29 @@ impl Bridge {
         self.stop_agent(now, key);
     }
 
+    /// What `session/load` and `session/resume` check before anything starts (ACP-06,
+    /// ACP-25): a session folder (else method not found, naming `what` the bridge cannot
+    /// do), an absolute cwd, and an id that names a file of the folder.
+    pub(super) fn check_stored(
+        &self,
+        session_id: &SessionId,
+        cwd: &std::path::Path,
+        what: &str,
+    ) -> Result<(), Error> {
+        if self.config.session_dir.is_none() {
+            return Err(Error::method_not_found().data(json!(format!(
+                "this agent keeps no sessions the bridge can {what}"
+            ))));
+        }
+        if !cwd.is_absolute() {
+            return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
+        }
+        if !is_session_file_name(&session_id.0) {
+            return Err(Error::session_not_found(session_id.clone()));
+        }
+        Ok(())
+    }
+
     /// `session/resume` (ACP-25): like `session/load` without the replay. An open session
     /// is answered at once with its options; else an agent is started in the cwd and
     /// switched to the session's file, and the answer carries the options (ACP-24).
@@ -69,18 +92,8 @@ impl Bridge {
         id: &RequestId,
         request: ResumeSessionRequest,
     ) -> Result<(), Error> {
-        if self.config.session_dir.is_none() {
-            return Err(Error::method_not_found()
-                .data(json!("this agent keeps no sessions the bridge can resume")));
-        }
-        if !request.cwd.is_absolute() {
-            return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
-        }
-        let name = &*request.session_id.0;
-        if !is_session_file_name(name) {
-            return Err(Error::session_not_found(request.session_id.clone()));
-        }
-        if self.keys.contains_key(name) {
+        self.check_stored(&request.session_id, &request.cwd, "resume")?;
+        if self.keys.contains_key(&*request.session_id.0) {
             let key = self.usable(&request.session_id)?;
             let options = self
                 .sessions
