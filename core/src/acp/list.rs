@@ -153,8 +153,9 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     a.components().eq(b.components())
 }
 
-/// Milliseconds since the Unix epoch as RFC 3339 in UTC (`2026-12-01T13:55:00.000Z`).
-pub(crate) fn rfc3339(ms: u64) -> String {
+/// Milliseconds since the Unix epoch as RFC 3339 in UTC (`2026-12-01T13:55:00.000Z`): the
+/// form omp writes its timestamps in, and `updatedAt`'s (ACP-26).
+pub fn rfc3339(ms: u64) -> String {
     let secs = ms / 1000;
     let days = secs / 86_400;
     let rem = secs % 86_400;

@@ -49,7 +49,8 @@ pub use config::{
     THOUGHT_OPTION,
 };
 pub use list::{
-    SessionFile, MAX_SESSION_FILES, SESSIONS_PAGE, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
+    rfc3339, SessionFile, MAX_SESSION_FILES, SESSIONS_PAGE, SESSION_FILE_HEAD_BYTES,
+    SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
 mod flow;
