@@ -236,6 +236,20 @@ impl Config {
     }
 }
 
+impl super::Session {
+    /// ACP-24: the levels by the protocol the agent settled on.
+    pub(super) fn learn_protocol(&mut self) {
+        let v2 = self.client.protocol() == crate::frame::ProtocolVersion::V2;
+        self.config.set_protocol(v2);
+    }
+
+    /// ACP-24: a `get_state` answer's model and level, which `/status` shows too (ACP-01).
+    pub(super) fn learn_state(&mut self, state: &SessionState) {
+        self.config.state(state);
+        self.mapper.facts.requested(&self.config);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

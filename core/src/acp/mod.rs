@@ -1351,11 +1351,8 @@ impl Bridge {
                     .filter(|stem| !self.keys.contains_key(stem.as_str()))
                     .map_or_else(|| SessionId::new(key.clone()), SessionId::new);
                 if let Some(session) = self.sessions.get_mut(key) {
-                    // ACP-24: the levels by the protocol the agent settled on.
-                    let v2 = session.client.protocol() == crate::frame::ProtocolVersion::V2;
-                    session.config.set_protocol(v2);
-                    session.config.state(&state);
-                    session.mapper.facts.requested(&session.config);
+                    session.learn_protocol();
+                    session.learn_state(&state);
                 }
                 self.send(
                     now,
@@ -1419,8 +1416,7 @@ impl Bridge {
                     return;
                 };
                 if let Ok(ResponseData::State(state)) = &outcome {
-                    session.config.state(state);
-                    session.mapper.facts.requested(&session.config);
+                    session.learn_state(state);
                 }
                 let response = SetSessionConfigOptionResponse::new(session.config.options());
                 self.editor(rpc::result_line(&editor, &response));
@@ -1440,12 +1436,10 @@ impl Bridge {
                 let Some(session) = self.sessions.get_mut(key) else {
                     return;
                 };
-                let v2 = session.client.protocol() == crate::frame::ProtocolVersion::V2;
-                session.config.set_protocol(v2);
+                session.learn_protocol();
                 let mut title = None;
                 if let Ok(ResponseData::State(state)) = &outcome {
-                    session.config.state(state);
-                    session.mapper.facts.requested(&session.config);
+                    session.learn_state(state);
                     session.mapper.facts.context_window =
                         state.model.as_ref().and_then(|m| m.context_window);
                     title = state.session_name.clone().filter(|t| !t.is_empty());
@@ -1491,8 +1485,7 @@ impl Bridge {
                 rebuild.replay.cwd = self.sessions.get(key).and_then(|s| s.mapper.cwd.clone());
                 if let Ok(ResponseData::State(state)) = outcome {
                     if let Some(session) = self.sessions.get_mut(key) {
-                        session.config.state(&state);
-                        session.mapper.facts.requested(&session.config);
+                        session.learn_state(&state);
                     }
                     // ACP-02: the window; ACP-06: the agent's todos, for a history that
                     // shows no `todo` result.
@@ -1509,8 +1502,7 @@ impl Bridge {
                 }
                 // ACP-24: the models, beside the walk.
                 if let Some(session) = self.sessions.get_mut(key) {
-                    let v2 = session.client.protocol() == crate::frame::ProtocolVersion::V2;
-                    session.config.set_protocol(v2);
+                    session.learn_protocol();
                 }
                 self.ask(now, key, commands::get_available_models(), Pending::Models);
                 // PAGE-07: an agent that did not negotiate v2 (pi) does not page.
