@@ -10,6 +10,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
+# The dry run verifies each package against the ones made before it through a local registry
+# (target/package/tmp-registry). Cargo unpacks that registry's crates under
+# $CARGO_HOME/registry/src/-HASH/ and never unpacks a name and version again once it is there,
+# nor rebuilds a registry crate it has built: an earlier run's musewire-core 0.1.0 would be
+# verified against in place of this one. Both go first.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for unpacked in "$cargo_home"/registry/src/-*/musewire-[0-9]* "$cargo_home"/registry/src/-*/musewire-[a-z]*-[0-9]*; do
+  [ -d "$unpacked" ] && rm -rf "$unpacked"
+done
+rm -rf target/package
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
