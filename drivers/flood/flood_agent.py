@@ -14,7 +14,8 @@ picks the behaviour:
   stream    an ACP session's endless turn: answers each command at once; after a prompt,
             streams assistant messages (message_start, a 4 KiB text delta, message_end)
             for ever, until an `abort` ends the turn (agent_end). With FAKE_PROGRESS set
-            (a folder), the bytes written so far go to FAKE_PROGRESS/<pid> every 256 KiB, and
+            (a folder), the bytes written so far go to FAKE_PROGRESS/<pid> every 16 KiB (finer
+            than a pipe's 64 KiB, so an agent held back after a pipe's worth is seen), and
             FAKE_PROGRESS/<pid>.aborted is made as soon as an `abort` is read
 
 With FAKE_HOST_TOOL set, a host_tool_call to the tool of that name (id "h1") follows the
@@ -99,7 +100,7 @@ if MODE == "stream":
                 out.write(burst)
                 out.flush()
             written += len(burst)
-            if written % (256 * 1024) < len(burst):
+            if written % (16 * 1024) < len(burst):
                 note(str(os.getpid()), str(written))
         with lock:
             send({"type": "agent_end", "messages": []})

@@ -18,7 +18,7 @@ pub fn scratch(driver: &str, name: &str) -> PathBuf {
     dir.join("progress")
 }
 
-/// What the fake agent has written so far (it says every 256 KiB in its progress file).
+/// What the fake agent has written so far (it says every 256 KiB in its progress file; every 16 KiB in `stream` mode).
 pub fn written(progress: &Path) -> u64 {
     std::fs::read_to_string(progress)
         .ok()
