@@ -16,7 +16,9 @@
 // options, set to ACP_MODEL and `high`, a refused value, a turn (ACP_PROMPT) and /status.
 // One more (ACP-14..19): `content` (a prompt of text ACP_CONTENT_TEXT, two images, embedded
 // text, a resource link and audio; 21 images, refused; a turn after it; then the prompts
-// ACP_CARD_PROMPTS, a JSON list, one turn each, for their tool cards).
+// ACP_CARD_PROMPTS, a JSON list, one turn each, for their tool cards). `queue` (ACP-27): a
+// prompt sent while ACP_QUEUE_LONG (a tool call that takes a while) runs, then one queued behind
+// a second long turn that is cancelled, then a turn after; every update and answer in `log`.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -92,6 +94,8 @@ await acp
       out.commands = ctx.params.update.availableCommands.map(c => c.name);
     } else {
       updates.push(ctx.params.update);
+      const u = ctx.params.update;
+      if (scenario === "queue") out.log.push({ update: u.sessionUpdate, text: u.content?.text ?? null });
     }
   })
   // omp's own ACP mode asks before it runs a tool: allowed once, as an editor user would, so
@@ -113,7 +117,7 @@ await acp
       : { outcome: { outcome: "cancelled" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -172,6 +176,29 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
     }
+    return;
+  }
+  if (scenario === "queue") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const ask = (name, text) =>
+      ctx.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] }).then(
+        r => out.log.push({ answer: name, stopReason: r.stopReason }),
+        e => out.log.push({ answer: name, error: e.message }),
+      );
+    const toolSeen = () => out.log.filter(e => e.update === "tool_call").length;
+    out.log = [];
+    const long = process.env.ACP_QUEUE_LONG;
+    const first = ask("first", long);
+    await until(() => toolSeen() >= 1, 20_000);
+    const queued = ask("queued", process.env.ACP_QUEUE_TEXT ?? "hello queued");
+    await Promise.all([first, queued]);
+    const cancelled = ask("cancelled", long);
+    await until(() => toolSeen() >= 2, 20_000);
+    const behind = ask("behind", "never said");
+    await until(() => out.log.filter(e => e.text?.startsWith("Queued:")).length >= 2, 20_000);
+    await ctx.notify("session/cancel", { sessionId: session.sessionId });
+    await Promise.all([cancelled, behind]);
+    await ask("after", process.env.ACP_QUEUE_AFTER ?? "still here");
     return;
   }
   if (scenario === "load-create") {

@@ -162,7 +162,7 @@ fn prompt_failure_and_agent_exit_answer_with_errors() {
 }
 
 #[test]
-fn prompt_for_unknown_session_and_second_prompt_are_refused() {
+fn acp_27_a_prompt_for_an_unknown_session_is_refused_and_a_second_is_queued() {
     let mut h = Harness::new();
     let s = h.session();
     h.request(
@@ -177,5 +177,8 @@ fn prompt_for_unknown_session_and_second_prompt_are_refused() {
         "session/prompt",
         json!({"sessionId": s, "prompt": [{"type": "text", "text": "b"}]}),
     );
-    assert_eq!(h.answer(6).unwrap()["error"]["code"], -32600);
+    assert!(h.answer(6).is_none(), "queued behind the running prompt");
+    let sent = h.agent.last().unwrap();
+    assert_eq!(sent["type"], "prompt");
+    assert_eq!(sent["streamingBehavior"], "followUp");
 }

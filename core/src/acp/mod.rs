@@ -21,7 +21,8 @@
 //! asked of the editor (`dialogs`: approvals tied to their tool call and other choices as
 //! `session/request_permission`, text as form elicitation, ACP-08, ACP-09), and what it says
 //! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
-//! retries, ACP-10, ACP-11). The editor's MCP servers of a session (`mcpServers`, stdio) are
+//! retries, ACP-10, ACP-11). A prompt while one runs is queued as the agent's follow-up and
+//! answered after it (`queue`, ACP-27). The editor's MCP servers of a session (`mcpServers`, stdio) are
 //! started with it and their tools given to its agent as host tools (`mcp`, MCP-01..09: one
 //! [`crate::mcp::McpServer`] each, its process named by a server key).
 //!
@@ -64,6 +65,7 @@ mod notices;
 mod output;
 mod plan;
 mod prompt;
+mod queue;
 mod rpc;
 mod silence;
 mod start;
@@ -110,6 +112,7 @@ pub use prompt::{
     CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
     MAX_PROMPT_IMAGES, MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
 };
+pub use queue::MAX_QUEUED_PROMPTS;
 pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
@@ -127,7 +130,7 @@ use crate::output::{
 use crate::spill::SaveFailure;
 use crate::wire::{
     AgentEvent, AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionStatsData,
-    SwitchSession,
+    StreamingBehavior, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
 use rpc::{Incoming, Line};
@@ -282,6 +285,9 @@ struct Turn {
     /// Our `prompt` command to the agent.
     prompt: AgentRequest,
     cancel_requested: bool,
+    /// Its user message's `message_start` was seen (ACP-27: the next user message of the
+    /// run is a queued prompt's).
+    user_seen: bool,
 }
 
 /// What the bridge waits for from a session's agent, by our request to it.
@@ -398,6 +404,8 @@ struct Session {
     client: Client,
     mapper: Mapper,
     turn: Option<Turn>,
+    /// ACP-27: prompts sent as follow-ups behind the turn, oldest first.
+    queued: VecDeque<Turn>,
     /// Our requests to the agent that the bridge answers the editor from.
     pending: BTreeMap<AgentRequest, Pending>,
     /// Stored outputs this session's tool results showed, by reference: the live evidence
@@ -625,7 +633,7 @@ impl Bridge {
             .into_values()
             .filter_map(|p| p.editor().cloned())
             .collect();
-        waiting.extend(session.turn.take().map(|turn| turn.editor));
+        waiting.extend(queue::take_prompts(session));
         for editor in waiting {
             self.editor(rpc::error_line(&editor, &error));
         }
@@ -878,6 +886,7 @@ impl Bridge {
                 client: Client::new(self.config.client.clone(), now),
                 mapper,
                 turn: None,
+                queued: VecDeque::new(),
                 pending: BTreeMap::new(),
                 seen_outputs: BTreeMap::new(),
                 exited: false,
@@ -1060,10 +1069,12 @@ impl Bridge {
         let Some(session) = self.sessions.get_mut(&key) else {
             return Err(Error::session_not_found(session_id));
         };
-        if session.turn.is_some() {
-            return Err(
-                Error::invalid_request().data(json!("a prompt is already running in this session"))
-            );
+        let in_use = |t: &Turn| t.editor == *id;
+        if session.turn.iter().chain(&session.queued).any(in_use) {
+            // ACP-07: two prompts of one id could not be told apart in their answers.
+            return Err(Error::invalid_request().data(json!(
+                "a prompt of this request id is running or queued in this session"
+            )));
         }
         // ACP-14..16: too many images or image bytes is refused before anything is sent.
         let content = prompt::convert(&request.prompt, self.config.agent_takes_images)?;
@@ -1081,9 +1092,19 @@ impl Bridge {
             ));
             return Ok(());
         }
+        if session.turn.is_some() && session.queued.len() >= MAX_QUEUED_PROMPTS {
+            // ACP-27: what may wait behind the running prompt is bounded.
+            return Err(Error::invalid_request().data(json!(format!(
+                "{MAX_QUEUED_PROMPTS} prompts are queued in this session already: \
+                 try again once one has been answered"
+            ))));
+        }
+        // ACP-27: behind a running prompt, the agent queues it as a follow-up.
+        let queued = session.turn.is_some();
         let command = Command::Prompt(Prompt {
             message: text,
             images: (!content.images.is_empty()).then_some(content.images),
+            streaming_behavior: queued.then_some(StreamingBehavior::FollowUp),
             ..Prompt::default()
         });
         session.begin_waiting(now);
@@ -1093,20 +1114,29 @@ impl Bridge {
         let prompt = started
             .request()
             .ok_or_else(|| Error::internal_error().data(json!("the prompt was not sent")))?;
-        session.mapper.start_turn();
-        // ACP-14..16: what did not reach the agent is said in the turn.
-        for note in &content.notes {
+        let turn = Turn {
+            editor: id.clone(),
+            prompt,
+            cancel_requested: false,
+            user_seen: false,
+        };
+        let mut notes = content.notes;
+        if queued {
+            notes.insert(0, queue::QUEUED_NOTICE.to_owned());
+            session.queued.push_back(turn);
+        } else {
+            session.mapper.start_turn();
+            session.turn = Some(turn);
+        }
+        // ACP-14..16: what did not reach the agent is said in the turn (ACP-27: the running
+        // one, for a prompt queued behind it).
+        for note in &notes {
             let update = session.mapper.notice(note);
             let notification = SessionNotification::new(session_id.clone(), update);
             self.actions.push_back(Action::Editor {
                 bytes: rpc::notification_line("session/update", &notification),
             });
         }
-        session.turn = Some(Turn {
-            editor: id.clone(),
-            prompt,
-            cancel_requested: false,
-        });
         self.drain(now, &key);
         Ok(())
     }
@@ -1932,6 +1962,10 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
     let is_prompt = |request: &AgentRequest, turn: &Option<Turn>| {
         turn.as_ref().is_some_and(|t| t.prompt == *request)
     };
+    // ACP-27: a queued prompt's own answer.
+    if queue::queued_answer(session, &event, out) {
+        return false;
+    }
     match event {
         ClientEvent::Frame {
             frame: AgentFrame::Ready(_),
@@ -1972,6 +2006,8 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
                     }
                 }
             }
+            // ACP-27: the run goes on with a queued prompt: the running one is answered.
+            queue::user_message_starts(session, &event, out);
             let mut updates = session.mapper.event(&event);
             // ACP-24: a level the agent changed itself moves the option.
             if let AgentEvent::ThinkingLevelChanged(level) = &event {
@@ -1998,6 +2034,8 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
             if let Some(turn) = session.turn.take() {
                 let error = Error::internal_error().data(json!(failure.to_string()));
                 out.push(rpc::error_line(&turn.editor, &error));
+                // ACP-27: what was queued behind it runs on its own.
+                queue::turn_answered(session, false, out);
             }
         }
         // ACP-10: a prompt the agent answered itself (a builtin command) ends the turn,
@@ -2022,11 +2060,14 @@ fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8
         }
         // CALL-09: the turn is over; the prompt is answered with its stop reason once the
         // end-of-turn usage is known (ACP-02).
-        ClientEvent::TurnFinished => return session.turn.is_some(),
+        ClientEvent::TurnFinished => {
+            // ACP-27: a queued prompt not started in this run starts one of its own.
+            return !queue::run_ended_with_queue(session, out) && session.turn.is_some();
+        }
         ClientEvent::Closed { error } => {
-            if let Some(turn) = session.turn.take() {
-                let error = Error::internal_error().data(json!(error.to_string()));
-                out.push(rpc::error_line(&turn.editor, &error));
+            let error = Error::internal_error().data(json!(error.to_string()));
+            for editor in queue::take_prompts(session) {
+                out.push(rpc::error_line(&editor, &error));
             }
         }
         _ => {}
@@ -2125,6 +2166,7 @@ fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {
     if let Some(turn) = session.turn.take() {
         let reason = session.mapper.stop_reason(turn.cancel_requested);
         out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason)));
+        queue::turn_answered(session, turn.cancel_requested, out);
     }
 }
 

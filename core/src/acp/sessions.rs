@@ -48,13 +48,14 @@ impl Bridge {
             .into_values()
             .filter_map(|p| p.editor().cloned())
             .collect();
-        let turn = session.turn.take();
+        // ACP-27: the queued prompts are cancelled with the running one.
+        let prompts = super::queue::take_prompts(session);
         for editor in waiting {
             self.editor(rpc::error_line(&editor, &error));
         }
-        if let Some(turn) = turn {
+        for editor in prompts {
             let answer = PromptResponse::new(StopReason::Cancelled);
-            self.editor(rpc::result_line(&turn.editor, &answer));
+            self.editor(rpc::result_line(&editor, &answer));
         }
         self.session_input(now, key, client::Input::Call(Call::Stop));
         self.stop_agent(now, key);

@@ -165,7 +165,7 @@ impl Bridge {
                     .into_values()
                     .filter_map(|p| p.editor().cloned())
                     .collect();
-                waiting.extend(session.turn.take().map(|turn| turn.editor));
+                waiting.extend(super::queue::take_prompts(session));
                 for editor in waiting {
                     self.editor(rpc::error_line(&editor, &error));
                 }

@@ -1351,3 +1351,96 @@ fn acp_24_the_model_picked_over_omp_rpc_is_the_one_the_model_server_is_asked_for
 fn acp_24_the_model_picked_over_pi_rpc_is_the_one_the_model_server_is_asked_for() {
     model_switch_reaches_the_model_server("acp-config-pi", Some(musewire_live::peers::Pi::V1_6));
 }
+
+/// Checks the `queue` scenario's log (ACP-27): the prompt sent while the long one ran is
+/// shown queued in the running turn and answered after it, its reply (`queued_text`) between
+/// the two answers; the one queued behind the cancelled turn is answered `cancelled` after
+/// it; the turn after ends `end_turn`.
+fn check_queue_log(out: &Value, queued_text: &str) {
+    let log = out["log"].as_array().expect("a log");
+    let at = |what: &dyn Fn(&Value) -> bool| {
+        log.iter()
+            .position(what)
+            .unwrap_or_else(|| panic!("not in the log: {out:#}"))
+    };
+    let answer = |name: &str| {
+        let i = at(&|e| e["answer"] == name);
+        (i, log[i]["stopReason"].as_str().unwrap_or("").to_owned())
+    };
+    let note = at(&|e| {
+        e["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Queued: this prompt runs when the current one ends."))
+    });
+    let (first, first_reason) = answer("first");
+    let (queued, queued_reason) = answer("queued");
+    assert!(note < first && first < queued, "{out:#}");
+    assert_eq!(first_reason, "end_turn", "{out:#}");
+    assert_eq!(queued_reason, "end_turn", "{out:#}");
+    let reply: String = log[first..queued]
+        .iter()
+        .filter(|e| e["update"] == "agent_message_chunk")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(reply.contains(queued_text), "{reply:?}: {out:#}");
+    let (cancelled, cancelled_reason) = answer("cancelled");
+    let (behind, behind_reason) = answer("behind");
+    assert!(queued < cancelled && cancelled < behind, "{out:#}");
+    assert_eq!(cancelled_reason, "cancelled", "{out:#}");
+    assert_eq!(behind_reason, "cancelled", "{out:#}");
+    let (_, after_reason) = answer("after");
+    assert_eq!(after_reason, "end_turn", "{out:#}");
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// ACP-27 with the bundled agent: a prompt while a `bash sleep 1` turn runs is queued as a
+/// follow-up and answered after it; one behind a cancelled turn is cancelled with it.
+#[test]
+fn acp_27_a_prompt_while_one_runs_is_queued_bundled_agent() {
+    let Some(out) = run_scenario("queue", &[], &[("ACP_QUEUE_LONG", "bash sleep 1".as_ref())])
+    else {
+        return;
+    };
+    check_queue_log(&out, "hello queued");
+    // The bundled agent drops what was queued at an abort: the turn after is its own.
+    let after: String = out["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip_while(|e| e["answer"] != "behind")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(!after.contains("never said"), "{after:?}");
+}
+
+/// ACP-27 over omp 18.2.3's RPC mode (scripted model): omp takes the follow-up after the
+/// running turn, in the same run.
+#[test]
+fn acp_27_a_prompt_while_one_runs_is_queued_over_omp_rpc() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-omp-queue");
+    let agent = musewire_live::peers::omp(&dir, &server.base_url());
+    let mut program: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_musewire").as_ref(),
+        "acp".as_ref(),
+        "--".as_ref(),
+        agent.get_program(),
+    ];
+    program.extend(agent.get_args());
+    let env: [(&str, &std::ffi::OsStr); 3] = [
+        (
+            "ACP_QUEUE_LONG",
+            r#"[[tool bash {"command":"sleep 1"}]]"#.as_ref(),
+        ),
+        ("ACP_QUEUE_TEXT", "[[text hello queued]]".as_ref()),
+        ("ACP_QUEUE_AFTER", "[[text still here]]".as_ref()),
+    ];
+    let Some(out) = run_scenario_omp("queue", &agent, &program, &env) else {
+        return;
+    };
+    check_queue_log(&out, "hello queued");
+    let _ = std::fs::remove_dir_all(&dir);
+}
