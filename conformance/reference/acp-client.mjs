@@ -19,6 +19,9 @@
 // ACP_CARD_PROMPTS, a JSON list, one turn each, for their tool cards). `queue` (ACP-27): a
 // prompt sent while ACP_QUEUE_LONG (a tool call that takes a while) runs, then one queued behind
 // a second long turn that is cancelled, then a turn after; every update and answer in `log`.
+// `sessions` (ACP-25, ACP-26; needs --session-dir): two sessions with a turn each, listed,
+// one closed (then prompted and closed again), the other resumed, prompted, loaded while open,
+// and a list with a cursor not of this list.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -117,7 +120,7 @@ await acp
       : { outcome: { outcome: "cancelled" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -176,6 +179,29 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
     }
+    return;
+  }
+  if (scenario === "sessions") {
+    const a = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const b = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.a = a.sessionId;
+    out.b = b.sessionId;
+    out.promptA = await prompt(ctx, a.sessionId, "hello from a");
+    out.promptB = await prompt(ctx, b.sessionId, "hello from b");
+    out.list = await errorOf(ctx.request("session/list", { cwd }));
+    out.listElsewhere = await errorOf(ctx.request("session/list", { cwd: "/nowhere/else" }));
+    out.close = await errorOf(ctx.request("session/close", { sessionId: b.sessionId }));
+    out.promptClosed = await errorOf(prompt(ctx, b.sessionId, "anyone?"));
+    out.closeAgain = await errorOf(ctx.request("session/close", { sessionId: b.sessionId }));
+    updates = [];
+    out.resume = await errorOf(ctx.request("session/resume", { sessionId: a.sessionId, cwd, mcpServers: [] }));
+    out.resumeUpdates = updates;
+    out.afterResume = await prompt(ctx, a.sessionId, "after resume");
+    updates = [];
+    out.reload = await errorOf(ctx.request("session/load", { sessionId: a.sessionId, cwd, mcpServers: [] }));
+    out.reloadUpdates = updates;
+    out.afterReload = await prompt(ctx, a.sessionId, "after reload");
+    out.badCursor = await errorOf(ctx.request("session/list", { cwd, cursor: "not-a-cursor" }));
     return;
   }
   if (scenario === "queue") {
