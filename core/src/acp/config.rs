@@ -4,12 +4,19 @@
 //! becomes `set_model` or `set_thinking_level`, and a change the agent makes itself
 //! (`config_update`, `thinking_level_changed`) a `config_option_update`.
 
+use std::sync::Arc;
+use std::time::Instant;
+
 use agent_client_protocol_schema::v1::{
-    Error, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption,
+    ConfigOptionUpdate, Error, RequestId, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigOptionValue, SessionConfigSelectOption, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use serde_json::{json, Value};
 
-use crate::wire::{Command, ConfigUpdate, Level, ModelInfo, SessionState, SetModel};
+use super::{rpc, Bridge, Pending};
+use crate::client::CommandFailure;
+use crate::wire::{Command, ConfigUpdate, Level, ModelInfo, ResponseData, SessionState, SetModel};
 
 /// The id of the model option.
 pub const MODEL_OPTION: &str = "model";
@@ -247,6 +254,71 @@ impl super::Session {
     pub(super) fn learn_state(&mut self, state: &SessionState) {
         self.config.state(state);
         self.mapper.facts.requested(&self.config);
+    }
+}
+
+impl Bridge {
+    /// `session/set_config_option` (ACP-24): the option and value checked against what was
+    /// offered (else invalid params and nothing sent), then `set_model` or
+    /// `set_thinking_level`, then `get_state`; answered with the options then in effect.
+    pub(super) fn set_config_option(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<(), Error> {
+        let key = self.usable(&request.session_id)?;
+        let Some(session) = self.sessions.get(&key) else {
+            return Err(Error::session_not_found(request.session_id));
+        };
+        let SessionConfigOptionValue::ValueId { value } = &request.value else {
+            return Err(Error::invalid_params().data(json!("these options take a value id")));
+        };
+        let command = session.config.command(&request.config_id.0, &value.0)?;
+        self.send(
+            now,
+            &key,
+            command,
+            |editor| Pending::SetConfig { editor },
+            id,
+        );
+        Ok(())
+    }
+
+    /// ACP-24: the models asked beside a load; a load already answered learns of them by an update.
+    pub(super) fn models_answered(
+        &mut self,
+        key: &Arc<str>,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        if let Ok(ResponseData::Models(models)) = &outcome {
+            session.config.models(&models.models);
+            // ACP-24: a load already answered learns of them by an update.
+            if !session.pending.values().any(Pending::is_opening) {
+                let update = ConfigOptionUpdate::new(session.config.options());
+                self.session_update(key, SessionUpdate::ConfigOptionUpdate(update));
+            }
+        }
+    }
+
+    /// ACP-24: what a change left in effect answers `session/set_config_option`.
+    pub(super) fn config_state(
+        &mut self,
+        key: &Arc<str>,
+        editor: RequestId,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        if let Ok(ResponseData::State(state)) = &outcome {
+            session.learn_state(state);
+        }
+        let response = SetSessionConfigOptionResponse::new(session.config.options());
+        self.editor(rpc::result_line(&editor, &response));
     }
 }
 

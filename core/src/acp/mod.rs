@@ -59,18 +59,22 @@ mod flow;
 pub mod fuzzing;
 mod history;
 mod kind;
+mod load;
 mod map;
 mod mcp;
 mod notices;
+mod open;
 mod output;
 mod plan;
 mod prompt;
 mod queue;
+mod reads;
 mod rpc;
 mod silence;
 mod start;
 mod status;
 mod stop;
+mod turn;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -83,9 +87,9 @@ use agent_client_protocol_schema::v1::{
     Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
     LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptCapabilities,
     PromptRequest, PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionConfigOptionValue, SessionInfoUpdate,
-    SessionListCapabilities, SessionNotification, SessionResumeCapabilities, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason, TextContent,
+    SessionCapabilities, SessionCloseCapabilities, SessionInfoUpdate, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -133,7 +137,9 @@ use crate::wire::{
     StreamingBehavior, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
+use open::is_session_file_name;
 use rpc::{Incoming, Line};
+use turn::{commands_line, end_turn, session_event};
 
 /// How a [`Bridge`] starts.
 #[derive(Debug, Clone, Default)]
@@ -674,77 +680,6 @@ impl Bridge {
         self.sessions.keys().cloned().collect()
     }
 
-    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; ACP-02: a turn's
-    /// `get_session_stats` past its budget leaves the bridge's own sum and the prompt is
-    /// answered. A late answer is dropped.
-    fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
-            return;
-        };
-        let late_stats: Vec<AgentRequest> = session
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::TurnStats { deadline } if *deadline <= now))
-            .map(|(r, _)| *r)
-            .collect();
-        if !late_stats.is_empty() {
-            let mut out = Vec::new();
-            for request in late_stats {
-                session.pending.remove(&request);
-            }
-            end_turn(session, None, &mut out);
-            for bytes in out {
-                self.actions.push_back(Action::Editor { bytes });
-            }
-        }
-        // ACP-24: a session whose agent is slow to list its models opens without them.
-        let late_models: Vec<AgentRequest> = session
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::NewModels { deadline, .. } if *deadline <= now))
-            .map(|(r, _)| *r)
-            .collect();
-        let mut opening = Vec::new();
-        for request in late_models {
-            if let Some(Pending::NewModels {
-                editor,
-                acp_id,
-                resumed,
-                ..
-            }) = session.pending.insert(request, Pending::Models)
-            {
-                opening.push((editor, acp_id, resumed));
-            }
-        }
-        for (editor, acp_id, resumed) in opening {
-            self.opened(key, acp_id, &editor, resumed);
-        }
-        let Some(session) = self.sessions.get_mut(key) else {
-            return;
-        };
-        let late: Vec<AgentRequest> = session
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::Read { deadline, .. } if *deadline <= now))
-            .map(|(r, _)| *r)
-            .collect();
-        for request in late {
-            if let Some(editor) = session
-                .pending
-                .remove(&request)
-                .and_then(|p| p.editor().cloned())
-            {
-                let error = output::typed_error(
-                    OutputErrorCode::ReadTimedOut.as_str(),
-                    "the stored output was not read within the 20-second read budget",
-                );
-                self.actions.push_back(Action::Editor {
-                    bytes: rpc::error_line(&editor, &error),
-                });
-            }
-        }
-    }
-
     fn editor_line(&mut self, now: Instant, line: Line<'_>) {
         let text = match line {
             Line::Text(text) => text,
@@ -871,40 +806,6 @@ impl Bridge {
         }
     }
 
-    /// Starts a session's agent in `cwd`; its key.
-    fn open_session(&mut self, now: Instant, cwd: PathBuf) -> Arc<str> {
-        self.next_session += 1;
-        let key: Arc<str> = format!("musewire-{}", self.next_session).into();
-        let mut mapper = Mapper::new();
-        mapper.usage_meta = self.usage_meta;
-        // ACP-17, ACP-18: card paths are absolute against the session's cwd.
-        mapper.cwd = Some(cwd.clone());
-        self.sessions.insert(
-            key.clone(),
-            Session {
-                acp_id: SessionId::new(""),
-                client: Client::new(self.config.client.clone(), now),
-                mapper,
-                turn: None,
-                queued: VecDeque::new(),
-                pending: BTreeMap::new(),
-                seen_outputs: BTreeMap::new(),
-                exited: false,
-                stop: stop::Stop::default(),
-                start: start::StartBudget::new(now, self.config.client.ready_timeout),
-                config: config::Config::new(self.config.approval_policy.clone()),
-                title: None,
-                silence: silence::Silence::new(now),
-                mcp: mcp::SessionMcp::default(),
-            },
-        );
-        self.actions.push_back(Action::Spawn {
-            session: SessionId::new(key.clone()),
-            cwd,
-        });
-        key
-    }
-
     /// Sends the agent a command whose answer the bridge turns into the editor's.
     fn send(
         &mut self,
@@ -937,108 +838,6 @@ impl Bridge {
         asked.is_some()
     }
 
-    /// The session has its ACP id: `session/new` is answered and `/status` advertised.
-    fn opened(&mut self, key: &Arc<str>, acp_id: SessionId, editor: &RequestId, resumed: bool) {
-        if self.mcp_hold_open(key, &acp_id, editor, resumed) {
-            return;
-        }
-        let Some(session) = self.sessions.get_mut(key) else {
-            return;
-        };
-        session.acp_id = acp_id.clone();
-        session.mapper.output_session = self.output_meta.then(|| acp_id.0.to_string());
-        let commands = session.mapper.facts.commands();
-        self.keys.insert(acp_id.0.clone(), key.clone());
-        let options = session.config.options();
-        let answer = if resumed {
-            // ACP-25: a resumed session's answer has no id of its own.
-            rpc::result_line(
-                editor,
-                &ResumeSessionResponse::new().config_options(options),
-            )
-        } else {
-            rpc::result_line(
-                editor,
-                &NewSessionResponse::new(acp_id.clone()).config_options(options),
-            )
-        };
-        self.editor(answer);
-        // ACP-01: `/status` is advertised beside the agent's own commands.
-        self.editor(commands_line(&acp_id, commands));
-        self.mcp_opened(key);
-    }
-
-    /// `session/load` (ACP-06): the agent is started in the cwd and switched to the
-    /// session's file in our folder; then the title, the latest plan and usage are rebuilt.
-    fn load(
-        &mut self,
-        now: Instant,
-        id: &RequestId,
-        request: LoadSessionRequest,
-    ) -> Result<(), Error> {
-        self.check_stored(&request.session_id, &request.cwd, "load")?;
-        // ACP-25: a session that is open is loaded again, in a new agent.
-        self.reload(now, &request.session_id);
-        self.switch_to(
-            now,
-            id,
-            &request.session_id,
-            request.cwd,
-            request.mcp_servers,
-            true,
-        );
-        Ok(())
-    }
-
-    /// A stored session opened in a new agent in `cwd` (ACP-06, ACP-25): the agent is
-    /// switched to the session's file in our folder, then the session is replayed (a load)
-    /// or not (a resume). The id is checked by the caller.
-    pub(super) fn switch_to(
-        &mut self,
-        now: Instant,
-        id: &RequestId,
-        session_id: &SessionId,
-        cwd: PathBuf,
-        mcp_servers: Vec<agent_client_protocol_schema::v1::McpServer>,
-        replay: bool,
-    ) {
-        let Some(dir) = self.config.session_dir.clone() else {
-            return;
-        };
-        let name = &*session_id.0;
-        let key = self.open_session(now, cwd.clone());
-        if let Some(session) = self.sessions.get_mut(&key) {
-            session.acp_id = session_id.clone();
-            session.mapper.output_session = self.output_meta.then(|| name.to_owned());
-        }
-        self.mcp_start(now, &key, mcp_servers, &cwd);
-        self.keys.insert(session_id.0.clone(), key.clone());
-        let path = dir.join(format!("{name}.jsonl"));
-        let switch = Command::SwitchSession(SwitchSession {
-            session_path: path.to_string_lossy().into_owned(),
-            ..SwitchSession::default()
-        });
-        self.send(
-            now,
-            &key,
-            switch,
-            |editor| Pending::LoadSwitch { editor, replay },
-            id,
-        );
-    }
-
-    /// The name of a session file directly in our session folder, `.jsonl` dropped, when it
-    /// is a safe file name (ACP-06).
-    fn session_stem(&self, file: &str) -> Option<String> {
-        let dir = self.config.session_dir.as_deref()?;
-        let file = std::path::Path::new(file);
-        if file.parent() != Some(dir) {
-            return None;
-        }
-        let stem = file.file_name()?.to_str()?.strip_suffix(".jsonl")?;
-        is_session_file_name(stem).then(|| stem.to_owned())
-    }
-
     /// The agent key of an ACP session the editor may use: known, open and not opening.
     fn usable(&self, session_id: &SessionId) -> Result<Arc<str>, Error> {
         let key = self
@@ -1058,156 +857,6 @@ impl Bridge {
         Ok(key.clone())
     }
 
-    fn prompt(
-        &mut self,
-        now: Instant,
-        id: &RequestId,
-        request: PromptRequest,
-    ) -> Result<(), Error> {
-        let session_id = request.session_id;
-        let key = self.usable(&session_id)?;
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return Err(Error::session_not_found(session_id));
-        };
-        let in_use = |t: &Turn| t.editor == *id;
-        if session.turn.iter().chain(&session.queued).any(in_use) {
-            // ACP-07: two prompts of one id could not be told apart in their answers.
-            return Err(Error::invalid_request().data(json!(
-                "a prompt of this request id is running or queued in this session"
-            )));
-        }
-        // ACP-14..16: too many images or image bytes is refused before anything is sent.
-        let content = prompt::convert(&request.prompt, self.config.agent_takes_images)?;
-        let text = content.message;
-        if is_status_prompt(&text) {
-            // ACP-01: answered here; no model turn, and the text after it is not executed.
-            let status = session.mapper.facts.status_text();
-            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(status)));
-            let update =
-                SessionNotification::new(session_id, SessionUpdate::AgentMessageChunk(chunk));
-            self.editor(rpc::notification_line("session/update", &update));
-            self.editor(rpc::result_line(
-                id,
-                &PromptResponse::new(StopReason::EndTurn),
-            ));
-            return Ok(());
-        }
-        if session.turn.is_some() && session.queued.len() >= MAX_QUEUED_PROMPTS {
-            // ACP-27: what may wait behind the running prompt is bounded.
-            return Err(Error::invalid_request().data(json!(format!(
-                "{MAX_QUEUED_PROMPTS} prompts are queued in this session already: \
-                 try again once one has been answered"
-            ))));
-        }
-        // ACP-27: behind a running prompt, the agent queues it as a follow-up.
-        let queued = session.turn.is_some();
-        let command = Command::Prompt(Prompt {
-            message: text,
-            images: (!content.images.is_empty()).then_some(content.images),
-            streaming_behavior: queued.then_some(StreamingBehavior::FollowUp),
-            ..Prompt::default()
-        });
-        session.begin_waiting(now);
-        let started = session
-            .client
-            .handle(now, client::Input::Call(Call::Send(command)));
-        let prompt = started
-            .request()
-            .ok_or_else(|| Error::internal_error().data(json!("the prompt was not sent")))?;
-        let turn = Turn {
-            editor: id.clone(),
-            prompt,
-            cancel_requested: false,
-            user_seen: false,
-        };
-        let mut notes = content.notes;
-        if queued {
-            notes.insert(0, queue::QUEUED_NOTICE.to_owned());
-            session.queued.push_back(turn);
-        } else {
-            session.mapper.start_turn();
-            session.turn = Some(turn);
-        }
-        // ACP-14..16: what did not reach the agent is said in the turn (ACP-27: the running
-        // one, for a prompt queued behind it).
-        for note in &notes {
-            let update = session.mapper.notice(note);
-            let notification = SessionNotification::new(session_id.clone(), update);
-            self.actions.push_back(Action::Editor {
-                bytes: rpc::notification_line("session/update", &notification),
-            });
-        }
-        self.drain(now, &key);
-        Ok(())
-    }
-
-    /// `session/set_config_option` (ACP-24): the option and value checked against what was
-    /// offered (else invalid params and nothing sent), then `set_model` or
-    /// `set_thinking_level`, then `get_state`; answered with the options then in effect.
-    fn set_config_option(
-        &mut self,
-        now: Instant,
-        id: &RequestId,
-        request: SetSessionConfigOptionRequest,
-    ) -> Result<(), Error> {
-        let key = self.usable(&request.session_id)?;
-        let Some(session) = self.sessions.get(&key) else {
-            return Err(Error::session_not_found(request.session_id));
-        };
-        let SessionConfigOptionValue::ValueId { value } = &request.value else {
-            return Err(Error::invalid_params().data(json!("these options take a value id")));
-        };
-        let command = session.config.command(&request.config_id.0, &value.0)?;
-        self.send(
-            now,
-            &key,
-            command,
-            |editor| Pending::SetConfig { editor },
-            id,
-        );
-        Ok(())
-    }
-
-    /// `_muse/readOutput` (OUT-01, 06, 07): the params checked, the session known and open,
-    /// the reference looked up in at most 20 pages of 100 of the agent's history, then read
-    /// by the agent's `read_output` within 20 seconds. Every failure is a typed error; no
-    /// turn is started and nothing is changed.
-    fn read_output(&mut self, now: Instant, id: &RequestId, params: &Value) -> Result<(), Error> {
-        if !self.output_meta {
-            // OUT-01: nothing was advertised, so there is no such method.
-            return Err(Error::method_not_found().data(json!(READ_METHOD)));
-        }
-        let params = ReadParams::from_value(params).map_err(|e| output::output_error(&e))?;
-        let session_id = SessionId::new(params.session_id.as_str());
-        let key = self.usable(&session_id).map_err(|_| {
-            output::typed_error(
-                output::SESSION_NOT_FOUND,
-                "the session is not open in this adapter (load it first)",
-            )
-        })?;
-        let offers = self
-            .sessions
-            .get(&key)
-            .is_some_and(|s| s.client.serves_read_output());
-        if !offers {
-            return Err(output::output_error(&OutputError::Unavailable));
-        }
-        // ACP-23: what waits on one agent is bounded.
-        self.room_for_request(&key)?;
-        self.send(
-            now,
-            &key,
-            Walk::first(),
-            |editor| Pending::ReadCheck {
-                editor,
-                params,
-                walk: Walk::default(),
-            },
-            id,
-        );
-        Ok(())
-    }
-
     fn notification(&mut self, now: Instant, method: &str, params: Value) {
         // Unknown notifications, and ones that don't parse, are ignored.
         if method != "session/cancel" {
@@ -1222,23 +871,6 @@ impl Bridge {
         // ACP-08: what waits for the editor is denied first.
         self.cancel_dialogs(now, &key);
         self.cancel_turn(now, &key);
-    }
-
-    /// The session's turn is cancelled: the agent is told to abort, once.
-    fn cancel_turn(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
-            return;
-        };
-        let Some(turn) = session.turn.as_mut() else {
-            return;
-        };
-        if !turn.cancel_requested {
-            turn.cancel_requested = true;
-            session
-                .client
-                .handle(now, client::Input::Call(Call::Send(commands::abort())));
-            self.drain(now, key);
-        }
     }
 
     fn session_input(&mut self, now: Instant, key: &Arc<str>, input: client::Input<'_>) {
@@ -1328,35 +960,6 @@ impl Bridge {
         }
     }
 
-    /// ACP-02: a turn ended; the agent's `get_session_stats` gives the cumulative usage
-    /// before the prompt is answered (a command that cannot be sent: the bridge's own sum).
-    fn turn_stats(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
-            return;
-        };
-        let sent = session.client.handle(
-            now,
-            client::Input::Call(Call::Send(commands::get_session_stats())),
-        );
-        match sent.request() {
-            Some(request) => {
-                let deadline = now + STATS_BUDGET;
-                session
-                    .pending
-                    .insert(request, Pending::TurnStats { deadline });
-            }
-            None => {
-                let mut out = Vec::new();
-                end_turn(session, None, &mut out);
-                for bytes in out {
-                    self.editor(bytes);
-                }
-            }
-        }
-        self.drain(now, key);
-    }
-
-    /// The agent answered a request the bridge made for the editor.
     fn answer(
         &mut self,
         now: Instant,
@@ -1365,37 +968,12 @@ impl Bridge {
         outcome: Result<ResponseData, CommandFailure>,
     ) {
         match (pending, outcome) {
+            // Opening: `session/new` (`open`).
             (Pending::NewState { editor }, Ok(ResponseData::State(state))) => {
-                // ACP-02: the context window, when the agent reports one.
-                if let Some(session) = self.sessions.get_mut(key) {
-                    session.mapper.facts.context_window =
-                        state.model.as_ref().and_then(|m| m.context_window);
-                }
-                // ACP-06: the name of the agent's session file in our folder (`<id>.jsonl`
-                // of the bundled agent, `<timestamp>_<id>.jsonl` of omp) without `.jsonl`, so
-                // that a load finds the file again; else our key (not loadable).
-                let acp_id = state
-                    .session_file
-                    .as_deref()
-                    .and_then(|file| self.session_stem(file))
-                    .filter(|stem| !self.keys.contains_key(stem.as_str()))
-                    .map_or_else(|| SessionId::new(key.clone()), SessionId::new);
-                if let Some(session) = self.sessions.get_mut(key) {
-                    session.learn_protocol();
-                    session.learn_state(&state);
-                }
-                self.send(
-                    now,
-                    key,
-                    commands::get_available_models(),
-                    |editor| Pending::NewModels {
-                        editor,
-                        acp_id,
-                        deadline: now + MODELS_BUDGET,
-                        resumed: false,
-                    },
-                    &editor,
-                );
+                self.opened_state(now, key, editor, *state)
+            }
+            (Pending::NewState { editor }, _) if self.config.session_dir.is_none() => {
+                self.opened_without_state(now, key, editor)
             }
             (
                 Pending::NewModels {
@@ -1405,188 +983,34 @@ impl Bridge {
                     ..
                 },
                 outcome,
-            ) => {
-                // ACP-24: an agent that offers no models (or refuses the command) gets no
-                // model option, and the session opens all the same.
-                if let (Some(session), Ok(ResponseData::Models(models))) =
-                    (self.sessions.get_mut(key), &outcome)
-                {
-                    session.config.models(&models.models);
-                }
-                self.opened(key, acp_id, &editor, resumed);
-            }
-            (Pending::Models, outcome) => {
-                let Some(session) = self.sessions.get_mut(key) else {
-                    return;
-                };
-                if let Ok(ResponseData::Models(models)) = &outcome {
-                    session.config.models(&models.models);
-                    // ACP-24: a load already answered learns of them by an update.
-                    if !session.pending.values().any(Pending::is_opening) {
-                        let update = ConfigOptionUpdate::new(session.config.options());
-                        self.session_update(key, SessionUpdate::ConfigOptionUpdate(update));
-                    }
-                }
-            }
-            (Pending::SetConfig { editor }, Ok(_)) => {
-                self.send(
-                    now,
-                    key,
-                    commands::get_state(),
-                    |editor| Pending::ConfigState { editor },
-                    &editor,
-                );
-            }
-            (Pending::SetConfig { editor }, Err(failure)) => {
-                let error = Error::invalid_params().data(json!(failure.error));
-                self.editor(rpc::error_line(&editor, &error));
-            }
-            (Pending::ConfigState { editor }, outcome) => {
-                let Some(session) = self.sessions.get_mut(key) else {
-                    return;
-                };
-                if let Ok(ResponseData::State(state)) = &outcome {
-                    session.learn_state(state);
-                }
-                let response = SetSessionConfigOptionResponse::new(session.config.options());
-                self.editor(rpc::result_line(&editor, &response));
-            }
+            ) => self.opened_models(key, editor, acp_id, resumed, outcome),
+            // `session/resume` (`open`, `sessions`).
             (Pending::LoadSwitch { editor, replay }, Ok(ResponseData::Cancelled(data)))
                 if !data.cancelled && !replay =>
             {
-                self.send(
-                    now,
-                    key,
-                    commands::get_state(),
-                    |editor| Pending::ResumeState { editor },
-                    &editor,
-                );
+                self.resume_switched(now, key, editor)
             }
             (Pending::ResumeState { editor }, outcome) => {
-                let Some(session) = self.sessions.get_mut(key) else {
-                    return;
-                };
-                session.learn_protocol();
-                let mut title = None;
-                if let Ok(ResponseData::State(state)) = &outcome {
-                    session.learn_state(state);
-                    session.mapper.facts.context_window =
-                        state.model.as_ref().and_then(|m| m.context_window);
-                    title = state.session_name.clone().filter(|t| !t.is_empty());
-                }
-                let acp_id = session.acp_id.clone();
-                // ACP-25: the title, as a load shows it; nothing is replayed.
-                if let Some(title) = title {
-                    let update = SessionInfoUpdate::new().title(title);
-                    self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
-                }
-                self.send(
-                    now,
-                    key,
-                    commands::get_available_models(),
-                    |editor| Pending::NewModels {
-                        editor,
-                        acp_id,
-                        deadline: now + MODELS_BUDGET,
-                        resumed: true,
-                    },
-                    &editor,
-                );
+                self.resume_state(now, key, editor, outcome)
             }
+            // `session/load` (`load`).
             (Pending::LoadSwitch { editor, .. }, Ok(ResponseData::Cancelled(data)))
                 if !data.cancelled =>
             {
-                // ACP-06: the obsolete plan is cleared before new state is shown.
-                self.session_update(key, SessionUpdate::Plan(Plan::new(Vec::new())));
-                self.send(
-                    now,
-                    key,
-                    commands::get_state(),
-                    |editor| Pending::LoadState { editor },
-                    &editor,
-                );
+                self.load_switched(now, key, editor)
             }
-            (Pending::LoadState { editor }, outcome) => {
-                let mut rebuild = Box::<Rebuild>::default();
-                rebuild.replay.output_session = self
-                    .sessions
-                    .get(key)
-                    .and_then(|s| s.mapper.output_session.clone());
-                rebuild.replay.cwd = self.sessions.get(key).and_then(|s| s.mapper.cwd.clone());
-                if let Ok(ResponseData::State(state)) = outcome {
-                    if let Some(session) = self.sessions.get_mut(key) {
-                        session.learn_state(&state);
-                    }
-                    // ACP-02: the window; ACP-06: the agent's todos, for a history that
-                    // shows no `todo` result.
-                    rebuild.context_window = state.model.as_ref().and_then(|m| m.context_window);
-                    rebuild.state_plan = state
-                        .todo_phases
-                        .as_ref()
-                        .and_then(Value::as_array)
-                        .map(|phases| plan_from_phases(phases));
-                    if let Some(title) = state.session_name.filter(|t| !t.is_empty()) {
-                        let update = SessionInfoUpdate::new().title(title);
-                        self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
-                    }
-                }
-                // ACP-24: the models, beside the walk.
-                if let Some(session) = self.sessions.get_mut(key) {
-                    session.learn_protocol();
-                }
-                self.ask(now, key, commands::get_available_models(), Pending::Models);
-                // PAGE-07: an agent that did not negotiate v2 (pi) does not page.
-                let paged = self
-                    .sessions
-                    .get(key)
-                    .is_some_and(|s| s.client.protocol() == crate::frame::ProtocolVersion::V2);
-                if paged {
-                    self.send(
-                        now,
-                        key,
-                        Walk::first(),
-                        |editor| Pending::LoadPage {
-                            editor,
-                            walk: Walk::default(),
-                            rebuild,
-                        },
-                        &editor,
-                    );
-                } else {
-                    self.load_legacy(now, key, editor, rebuild);
-                }
+            (Pending::NewState { editor } | Pending::LoadSwitch { editor, .. }, outcome) => {
+                self.open_failed(now, key, editor, outcome)
             }
+            (Pending::LoadState { editor }, outcome) => self.load_state(now, key, editor, outcome),
             (
                 Pending::LoadPage {
                     editor,
-                    mut walk,
-                    mut rebuild,
+                    walk,
+                    rebuild,
                 },
                 Ok(ResponseData::MessagesPage(page)),
-            ) => {
-                // ACP-06: the conversation replayed as the pages come, before the answer.
-                for update in rebuild.page(&page.messages) {
-                    self.session_update(key, update);
-                }
-                match walk.after(&page) {
-                    Next::Page(command) => self.send(
-                        now,
-                        key,
-                        command,
-                        |editor| Pending::LoadPage {
-                            editor,
-                            walk,
-                            rebuild,
-                        },
-                        &editor,
-                    ),
-                    Next::End => self.load_stats(now, key, editor, rebuild, true),
-                    Next::OutOfBudget => {
-                        self.replay_cut(key);
-                        self.load_stats(now, key, editor, rebuild, false)
-                    }
-                }
-            }
+            ) => self.load_page(now, key, editor, walk, rebuild, page),
             // PAGE-07: paging refused in a way that falls back (busy, stale, not offered):
             // the whole history through `get_messages`, messages already replayed once.
             (
@@ -1604,28 +1028,8 @@ impl Bridge {
                 },
                 _,
             ) => self.load_stats(now, key, editor, rebuild, false),
-            (
-                Pending::LoadLegacy {
-                    editor,
-                    mut rebuild,
-                },
-                outcome,
-            ) => {
-                let complete = match crate::client::history::legacy(outcome) {
-                    Ok(messages) => {
-                        // ACP-06: within the same budget as the pages, the oldest first.
-                        let shown = messages.len().min(MAX_REPLAY_MESSAGES);
-                        for update in rebuild.page(&messages[..shown]) {
-                            self.session_update(key, update);
-                        }
-                        if shown < messages.len() {
-                            self.replay_cut(key);
-                        }
-                        shown == messages.len()
-                    }
-                    Err(_) => false,
-                };
-                self.load_stats(now, key, editor, rebuild, complete)
+            (Pending::LoadLegacy { editor, rebuild }, outcome) => {
+                self.load_whole_history(now, key, editor, rebuild, outcome)
             }
             (
                 Pending::LoadStats {
@@ -1641,57 +1045,27 @@ impl Bridge {
                 };
                 self.loaded(key, &editor, *rebuild, complete, stats.as_ref());
             }
-            // ACP-21: the probe's answer only showed the agent alive.
-            (Pending::Probe, _) => {}
-            (Pending::TurnStats { .. }, outcome) => {
-                // ACP-02: the agent's totals replace; a failed command keeps our own sum.
-                let stats = match outcome {
-                    Ok(ResponseData::SessionStats(stats)) => Some(stats),
-                    _ => None,
-                };
-                let mut out = Vec::new();
-                if let Some(session) = self.sessions.get_mut(key) {
-                    end_turn(session, stats.as_ref(), &mut out);
-                }
-                for bytes in out {
-                    self.editor(bytes);
-                }
-            }
-            // ACP-24: without a session folder the id is ours, and a session whose agent
-            // will not tell its state opens all the same.
-            (Pending::NewState { editor }, _) if self.config.session_dir.is_none() => {
-                let acp_id = SessionId::new(key.clone());
+            // The options (`config`).
+            (Pending::Models, outcome) => self.models_answered(key, outcome),
+            (Pending::SetConfig { editor }, Ok(_)) => {
                 self.send(
                     now,
                     key,
-                    commands::get_available_models(),
-                    |editor| Pending::NewModels {
-                        editor,
-                        acp_id,
-                        deadline: now + MODELS_BUDGET,
-                        resumed: false,
-                    },
+                    commands::get_state(),
+                    |editor| Pending::ConfigState { editor },
                     &editor,
                 );
             }
-            (Pending::NewState { editor } | Pending::LoadSwitch { editor, .. }, outcome) => {
-                let reason = match outcome {
-                    Err(failure) => failure.to_string(),
-                    Ok(_) => "the agent did not open the session".to_owned(),
-                };
-                let error = match self.sessions.get(key).map(|s| s.acp_id.clone()) {
-                    Some(id) if !id.0.is_empty() => {
-                        Error::session_not_found(id).data(json!(reason))
-                    }
-                    _ => Error::internal_error().data(json!(reason)),
-                };
+            (Pending::SetConfig { editor }, Err(failure)) => {
+                let error = Error::invalid_params().data(json!(failure.error));
                 self.editor(rpc::error_line(&editor, &error));
-                self.keys.retain(|_, k| k != key);
-                if let Some(session) = self.sessions.get_mut(key) {
-                    session.client.handle(now, client::Input::Call(Call::Stop));
-                }
-                self.drain(now, key);
             }
+            (Pending::ConfigState { editor }, outcome) => self.config_state(key, editor, outcome),
+            // The turn (`turn`).
+            (Pending::TurnStats { .. }, outcome) => self.turn_stats_answered(key, outcome),
+            // ACP-21: the probe's answer only showed the agent alive.
+            (Pending::Probe, _) => {}
+            // Reads (`reads`).
             (
                 Pending::ReadCheck {
                     editor,
@@ -1701,235 +1075,9 @@ impl Bridge {
                 outcome,
             ) => self.read_check(now, key, editor, params, &mut walk, outcome),
             (Pending::Read { editor, params, .. }, outcome) => {
-                let line = match outcome {
-                    // The page, typed by the client (OUT-10).
-                    Ok(ResponseData::ReadOutput(mut result)) => {
-                        // OUT-04: the three ids as the editor sent them.
-                        result.session_id = params.session_id.clone();
-                        rpc::result_line(&editor, &result)
-                    }
-                    // A page the wire model could not type: say what does not read.
-                    Ok(ResponseData::Other(data)) => {
-                        match serde_json::from_value::<ReadResult>(data) {
-                            // OUT-04: the three ids as the editor sent them.
-                            Ok(mut result) => {
-                                result.session_id = params.session_id.clone();
-                                rpc::result_line(&editor, &result)
-                            }
-                            Err(e) => rpc::error_line(
-                                &editor,
-                                &output::typed_error(
-                                    "bad_read",
-                                    &format!("the agent's page does not read: {e}"),
-                                ),
-                            ),
-                        }
-                    }
-                    Ok(_) => rpc::error_line(
-                        &editor,
-                        &output::typed_error("bad_read", "the agent's answer is not a page"),
-                    ),
-                    Err(failure) => {
-                        let code = failure
-                            .code
-                            .as_ref()
-                            .map_or("bad_read".to_owned(), |c| c.to_string());
-                        rpc::error_line(&editor, &output::typed_error(&code, &failure.error))
-                    }
-                };
-                self.editor(line);
+                self.read_answered(editor, params, outcome)
             }
         }
-    }
-
-    /// OUT-06: one history page of a read's check.
-    fn read_check(
-        &mut self,
-        now: Instant,
-        key: &Arc<str>,
-        editor: RequestId,
-        params: ReadParams,
-        walk: &mut Walk,
-        outcome: Result<ResponseData, CommandFailure>,
-    ) {
-        let found = match outcome {
-            Ok(ResponseData::MessagesPage(page)) => {
-                match history::find_stored(&page.messages, &params.item_id, &params.output_ref) {
-                    Some(found) => Some(found),
-                    None => match walk.after(&page) {
-                        Next::Page(command) => {
-                            let walk = std::mem::take(walk);
-                            return self.send(
-                                now,
-                                key,
-                                command,
-                                |editor| Pending::ReadCheck {
-                                    editor,
-                                    params,
-                                    walk,
-                                },
-                                &editor,
-                            );
-                        }
-                        // Outside the budget: not found, never guessed.
-                        Next::End | Next::OutOfBudget => Some(Err(OutputError::Unknown)),
-                    },
-                }
-            }
-            // The agent cannot page now (it streams): what this session's tool results
-            // showed is the evidence.
-            _ => None,
-        };
-        let found = found.unwrap_or_else(|| {
-            let seen = self
-                .sessions
-                .get(key)
-                .and_then(|s| s.seen_outputs.get(params.output_ref.as_str()).cloned());
-            match seen {
-                Some(stored) if stored.item_id == params.item_id => Ok(stored),
-                Some(_) => Err(OutputError::Foreign),
-                None => Err(OutputError::Unknown),
-            }
-        });
-        let stored = match found {
-            Ok(stored) => stored,
-            Err(e) => return self.editor(rpc::error_line(&editor, &output::output_error(&e))),
-        };
-        match stored.availability {
-            Availability::Available => {}
-            Availability::Expired => {
-                return self.editor(rpc::error_line(
-                    &editor,
-                    &output::output_error(&OutputError::Expired),
-                ))
-            }
-            Availability::Unavailable => {
-                return self.editor(rpc::error_line(
-                    &editor,
-                    &output::output_error(&OutputError::Unavailable),
-                ))
-            }
-        }
-        // The agent's own session id for the output, which the editor's may not be.
-        let command = Command::ReadOutput(ReadOutput {
-            session_id: stored.session_id.clone(),
-            item_id: params.item_id.clone(),
-            output_ref: params.output_ref.to_string(),
-            offset_bytes: params.offset_bytes,
-            length_bytes: Some(params.length_bytes),
-            ..ReadOutput::default()
-        });
-        let deadline = now + READ_BUDGET;
-        self.send(
-            now,
-            key,
-            command,
-            |editor| Pending::Read {
-                editor,
-                params,
-                deadline,
-            },
-            &editor,
-        );
-    }
-
-    /// A load's history walk is over: `get_session_stats` for the cumulative usage (ACP-02).
-    /// ACP-06: the replay says where it stopped.
-    fn replay_cut(&mut self, key: &Arc<str>) {
-        let notice = ContentChunk::new(ContentBlock::Text(TextContent::new(REPLAY_CUT_NOTICE)));
-        self.session_update(key, SessionUpdate::AgentMessageChunk(notice));
-    }
-
-    /// `session/load` from an agent that does not page: `get_messages` (PAGE-07, ACP-06).
-    fn load_legacy(
-        &mut self,
-        now: Instant,
-        key: &Arc<str>,
-        editor: RequestId,
-        rebuild: Box<Rebuild>,
-    ) {
-        self.send(
-            now,
-            key,
-            crate::client::history::legacy_command(),
-            |editor| Pending::LoadLegacy { editor, rebuild },
-            &editor,
-        );
-    }
-
-    fn load_stats(
-        &mut self,
-        now: Instant,
-        key: &Arc<str>,
-        editor: RequestId,
-        rebuild: Box<Rebuild>,
-        complete: bool,
-    ) {
-        self.send(
-            now,
-            key,
-            commands::get_session_stats(),
-            |editor| Pending::LoadStats {
-                editor,
-                rebuild,
-                complete,
-            },
-            &editor,
-        );
-    }
-
-    /// A load's end (ACP-06): the rebuilt facts shown (or left unknown), then the answer.
-    /// The history's facts count only when the walk reached its end (`complete`); the agent's
-    /// `get_session_stats` totals replace the cumulative usage (ACP-02) and its `get_state`
-    /// todos stand in for a history with no `todo` result.
-    fn loaded(
-        &mut self,
-        key: &Arc<str>,
-        editor: &RequestId,
-        rebuild: Rebuild,
-        complete: bool,
-        stats: Option<&SessionStatsData>,
-    ) {
-        let Some(session) = self.sessions.get_mut(key) else {
-            return;
-        };
-        let mut updates = Vec::new();
-        let agent_commands = std::mem::take(&mut session.mapper.facts.agent_commands);
-        let (facts, plan) = if complete {
-            (rebuild.facts, rebuild.plan.or(rebuild.state_plan))
-        } else {
-            (Facts::default(), rebuild.state_plan)
-        };
-        session.mapper.facts = facts;
-        session.mapper.facts.agent_commands = agent_commands;
-        session.mapper.facts.context_window = rebuild.context_window;
-        session.mapper.facts.requested(&session.config);
-        if let Some(stats) = stats {
-            session.mapper.facts.session_stats(stats);
-        }
-        if let Some(plan) = plan {
-            session.mapper.facts.plan_size = Some(plan.entries.len());
-            updates.push(SessionUpdate::Plan(plan));
-        }
-        if session.mapper.usage_meta {
-            if let Some(update) = session.mapper.facts.usage_update() {
-                updates.push(SessionUpdate::SessionInfoUpdate(update));
-            }
-        }
-        if let Some(update) = session.mapper.facts.context_update() {
-            updates.push(SessionUpdate::UsageUpdate(update));
-        }
-        let acp_id = session.acp_id.clone();
-        let commands = session.mapper.facts.commands();
-        let options = session.config.options();
-        for update in updates {
-            self.session_update(key, update);
-        }
-        self.editor(rpc::result_line(
-            editor,
-            &LoadSessionResponse::new().config_options(options),
-        ));
-        self.editor(commands_line(&acp_id, commands));
     }
 
     fn session_update(&mut self, key: &Arc<str>, update: SessionUpdate) {
@@ -1944,250 +1092,6 @@ impl Bridge {
     }
 }
 
-/// Whether an ACP session id names a session file of our folder: 1..=128 ASCII letters,
-/// digits, `-`, `_` and `.`, not starting with `.` (ACP-06: the id becomes
-/// `<dir>/<id>.jsonl`, so it can't name another folder).
-fn is_session_file_name(id: &str) -> bool {
-    (1..=128).contains(&id.len())
-        && !id.starts_with('.')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-/// One client event of a session: `session/update`s, or the prompt's answer; true when the
-/// prompt's turn ended and waits for the end-of-turn usage (ACP-02).
-fn session_event(session: &mut Session, event: ClientEvent, out: &mut Vec<Vec<u8>>) -> bool {
-    let id = &session.acp_id.clone();
-    let is_prompt = |request: &AgentRequest, turn: &Option<Turn>| {
-        turn.as_ref().is_some_and(|t| t.prompt == *request)
-    };
-    // ACP-27: a queued prompt's own answer.
-    if queue::queued_answer(session, &event, out) {
-        return false;
-    }
-    match event {
-        ClientEvent::Frame {
-            frame: AgentFrame::Ready(_),
-        } => {
-            // OUT-01: no handles unless this agent serves stored-output reads (its client
-            // knows).
-            let serves = session.client.serves_read_output();
-            session.mapper.output_session = session.mapper.output_session.take().filter(|_| serves);
-        }
-        ClientEvent::Frame {
-            frame: AgentFrame::AvailableCommandsUpdate(update),
-        } => {
-            session.mapper.facts.agent_commands = status::agent_commands(&update.commands);
-            if !id.0.is_empty() {
-                out.push(commands_line(id, session.mapper.facts.commands()));
-            }
-        }
-        // Issue 12 item 3: an item of a kind this version does not know.
-        ClientEvent::Frame {
-            frame: AgentFrame::Unknown(item) | AgentFrame::Event(AgentEvent::Unknown(item)),
-        } => {
-            for update in session.mapper.unknown_item(&item) {
-                let notification = SessionNotification::new(id.clone(), update);
-                out.push(rpc::notification_line("session/update", &notification));
-            }
-        }
-        ClientEvent::Frame {
-            frame: AgentFrame::Event(event),
-        } => {
-            if let AgentEvent::ToolExecutionEnd(end) = &event {
-                // OUT-06: what this session's tool results showed, bounded.
-                let details = end.result.as_ref().and_then(|r| r.get("details"));
-                if let Some(stored) = history::stored_output(details) {
-                    if session.seen_outputs.len() < MAX_SEEN_OUTPUTS {
-                        session
-                            .seen_outputs
-                            .insert(stored.output_ref.to_string(), stored);
-                    }
-                }
-            }
-            // ACP-27: the run goes on with a queued prompt: the running one is answered.
-            queue::user_message_starts(session, &event, out);
-            let mut updates = session.mapper.event(&event);
-            // ACP-24: a level the agent changed itself moves the option.
-            if let AgentEvent::ThinkingLevelChanged(level) = &event {
-                let level = level.thinking_level.as_ref().or(level.level.as_ref());
-                if level.is_some_and(|l| session.config.thinking_changed(l)) {
-                    session.mapper.facts.requested(&session.config);
-                    let options = ConfigOptionUpdate::new(session.config.options());
-                    updates.push(SessionUpdate::ConfigOptionUpdate(options));
-                }
-            }
-            for update in updates {
-                let notification = SessionNotification::new(id.clone(), update);
-                out.push(rpc::notification_line("session/update", &notification));
-            }
-        }
-        ClientEvent::Response {
-            request,
-            outcome: Err(failure),
-            ..
-        }
-        | ClientEvent::PromptFailed { request, failure }
-            if is_prompt(&request, &session.turn) =>
-        {
-            if let Some(turn) = session.turn.take() {
-                let error = Error::internal_error().data(json!(failure.to_string()));
-                out.push(rpc::error_line(&turn.editor, &error));
-                // ACP-27: what was queued behind it runs on its own.
-                queue::turn_answered(session, false, out);
-            }
-        }
-        // ACP-10: a prompt the agent answered itself (a builtin command) ends the turn,
-        // acknowledged so (`agentInvoked: false`) or later (`prompt_result`).
-        ClientEvent::PromptLocalOnly { request } if is_prompt(&request, &session.turn) => {
-            finish_turn(session, out);
-        }
-        // CALL-03: `agentInvoked: false` (omp) or `disposition: "handled"` (pi 1.6).
-        ClientEvent::Response {
-            request,
-            outcome: Ok(ResponseData::Prompt(data)),
-            ..
-        } if data.is_local() && is_prompt(&request, &session.turn) => {
-            finish_turn(session, out);
-        }
-        // ACP-10, ACP-11: what the agent says outside the model's text.
-        ClientEvent::Frame { frame } => {
-            for update in frame_updates(session, &frame) {
-                let notification = SessionNotification::new(id.clone(), update);
-                out.push(rpc::notification_line("session/update", &notification));
-            }
-        }
-        // CALL-09: the turn is over; the prompt is answered with its stop reason once the
-        // end-of-turn usage is known (ACP-02).
-        ClientEvent::TurnFinished => {
-            // ACP-27: a queued prompt not started in this run starts one of its own.
-            return !queue::run_ended_with_queue(session, out) && session.turn.is_some();
-        }
-        ClientEvent::Closed { error } => {
-            let error = Error::internal_error().data(json!(error.to_string()));
-            for editor in queue::take_prompts(session) {
-                out.push(rpc::error_line(&editor, &error));
-            }
-        }
-        _ => {}
-    }
-    false
-}
-
-/// What a frame that is no event shows (ACP-10, ACP-11): a builtin command's output, the
-/// title, a config change, an extension's error.
-fn frame_updates(session: &mut Session, frame: &AgentFrame) -> Vec<SessionUpdate> {
-    let mapper = &mut session.mapper;
-    match frame {
-        AgentFrame::CommandOutput(output) if !output.text.is_empty() => {
-            let mut text = bound_snapshot(&output.text);
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
-            vec![SessionUpdate::AgentMessageChunk(chunk)]
-        }
-        // ACP-26: a title reaches the editor when it changes.
-        AgentFrame::SessionInfoUpdate(info) => match info.title.as_deref() {
-            Some(title) if !title.is_empty() => {
-                let title = map::title(&map::withhold_credential_uris(title), None, None);
-                if session.title.as_deref() == Some(title.as_str()) {
-                    return Vec::new();
-                }
-                session.title = Some(title.clone());
-                vec![SessionUpdate::SessionInfoUpdate(
-                    SessionInfoUpdate::new().title(title),
-                )]
-            }
-            _ => Vec::new(),
-        },
-        // ACP-10, ACP-24: a change a command made is shown, and the options follow it.
-        AgentFrame::ConfigUpdate(update) => {
-            let mut updates = vec![mapper.notice(&notices::config_update(update))];
-            if session.config.update(update) {
-                mapper.facts.requested(&session.config);
-                let options = ConfigOptionUpdate::new(session.config.options());
-                updates.push(SessionUpdate::ConfigOptionUpdate(options));
-            }
-            updates
-        }
-        AgentFrame::ExtensionError(error) => {
-            vec![mapper.notice(&notices::extension_error(error))]
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// An `available_commands_update` notification.
-fn commands_line(id: &SessionId, commands: Vec<AvailableCommand>) -> Vec<u8> {
-    let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
-    rpc::notification_line(
-        "session/update",
-        &SessionNotification::new(id.clone(), update),
-    )
-}
-
-/// The end of a model turn (ACP-02): the agent's totals (`get_session_stats`) replace the
-/// cumulative usage, else the bridge's own sum stands; then the `muse/usage` metadata (when
-/// negotiated), the standard `usage_update` (when the window is known) and the prompt's
-/// answer.
-fn end_turn(session: &mut Session, stats: Option<&SessionStatsData>, out: &mut Vec<Vec<u8>>) {
-    if session.turn.is_none() {
-        return;
-    }
-    let id = session.acp_id.clone();
-    let facts = &mut session.mapper.facts;
-    if let Some(stats) = stats {
-        facts.session_stats(stats);
-    }
-    let mut updates = Vec::new();
-    if session.mapper.usage_meta {
-        if let Some(update) = facts.usage_update() {
-            updates.push(SessionUpdate::SessionInfoUpdate(update));
-        }
-    }
-    if let Some(update) = facts.context_update() {
-        updates.push(SessionUpdate::UsageUpdate(update));
-    }
-    // ACP-26: the session's `updatedAt`, the time of its last message.
-    if let Some(ms) = facts.last_message_ms {
-        let update = SessionInfoUpdate::new().updated_at(list::rfc3339(ms));
-        updates.push(SessionUpdate::SessionInfoUpdate(update));
-    }
-    for update in updates {
-        let notification = SessionNotification::new(id.clone(), update);
-        out.push(rpc::notification_line("session/update", &notification));
-    }
-    finish_turn(session, out);
-}
-
-fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {
-    if let Some(turn) = session.turn.take() {
-        let reason = session.mapper.stop_reason(turn.cancel_requested);
-        out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason)));
-        queue::turn_answered(session, turn.cancel_requested, out);
-    }
-}
-
 fn params_of<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
     serde_json::from_value(params).map_err(|e| Error::invalid_params().data(json!(e.to_string())))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_session_file_name;
-
-    #[test]
-    fn acp_06_a_session_id_names_a_file_of_the_folder_only() {
-        for good in ["s-1", "session-12", "2026-01-01T00.00_abc", "a.b"] {
-            assert!(is_session_file_name(good), "{good}");
-        }
-        let long = "x".repeat(129);
-        for bad in [
-            "", ".hidden", "..", "../x", "a/b", "a\\b", "a b", "é", "a\0", &long,
-        ] {
-            assert!(!is_session_file_name(bad), "{bad:?}");
-        }
-    }
 }

@@ -1,0 +1,299 @@
+//! `session/load` (ACP-06): the agent switched to the session's file, the plan cleared, the
+//! conversation replayed and the title, latest plan and usage rebuilt from a bounded walk of
+//! the history, no model turn.
+
+use super::*;
+use crate::wire::MessagesPageData;
+
+impl Bridge {
+    /// `session/load` (ACP-06): the agent is started in the cwd and switched to the
+    /// session's file in our folder; then the title, the latest plan and usage are rebuilt.
+    pub(super) fn load(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        request: LoadSessionRequest,
+    ) -> Result<(), Error> {
+        self.check_stored(&request.session_id, &request.cwd, "load")?;
+        // ACP-25: a session that is open is loaded again, in a new agent.
+        self.reload(now, &request.session_id);
+        self.switch_to(
+            now,
+            id,
+            &request.session_id,
+            request.cwd,
+            request.mcp_servers,
+            true,
+        );
+        Ok(())
+    }
+
+    /// A stored session opened in a new agent in `cwd` (ACP-06, ACP-25): the agent is
+    /// switched to the session's file in our folder, then the session is replayed (a load)
+    /// or not (a resume). The id is checked by the caller.
+    pub(super) fn switch_to(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        session_id: &SessionId,
+        cwd: PathBuf,
+        mcp_servers: Vec<agent_client_protocol_schema::v1::McpServer>,
+        replay: bool,
+    ) {
+        let Some(dir) = self.config.session_dir.clone() else {
+            return;
+        };
+        let name = &*session_id.0;
+        let key = self.open_session(now, cwd.clone());
+        if let Some(session) = self.sessions.get_mut(&key) {
+            session.acp_id = session_id.clone();
+            session.mapper.output_session = self.output_meta.then(|| name.to_owned());
+        }
+        self.mcp_start(now, &key, mcp_servers, &cwd);
+        self.keys.insert(session_id.0.clone(), key.clone());
+        let path = dir.join(format!("{name}.jsonl"));
+        let switch = Command::SwitchSession(SwitchSession {
+            session_path: path.to_string_lossy().into_owned(),
+            ..SwitchSession::default()
+        });
+        self.send(
+            now,
+            &key,
+            switch,
+            |editor| Pending::LoadSwitch { editor, replay },
+            id,
+        );
+    }
+
+    /// A load's history walk is over: `get_session_stats` for the cumulative usage (ACP-02).
+    /// ACP-06: the replay says where it stopped.
+    pub(super) fn replay_cut(&mut self, key: &Arc<str>) {
+        let notice = ContentChunk::new(ContentBlock::Text(TextContent::new(REPLAY_CUT_NOTICE)));
+        self.session_update(key, SessionUpdate::AgentMessageChunk(notice));
+    }
+
+    /// `session/load` from an agent that does not page: `get_messages` (PAGE-07, ACP-06).
+    pub(super) fn load_legacy(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        rebuild: Box<Rebuild>,
+    ) {
+        self.send(
+            now,
+            key,
+            crate::client::history::legacy_command(),
+            |editor| Pending::LoadLegacy { editor, rebuild },
+            &editor,
+        );
+    }
+
+    pub(super) fn load_stats(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        rebuild: Box<Rebuild>,
+        complete: bool,
+    ) {
+        self.send(
+            now,
+            key,
+            commands::get_session_stats(),
+            |editor| Pending::LoadStats {
+                editor,
+                rebuild,
+                complete,
+            },
+            &editor,
+        );
+    }
+
+    /// A load's end (ACP-06): the rebuilt facts shown (or left unknown), then the answer.
+    /// The history's facts count only when the walk reached its end (`complete`); the agent's
+    /// `get_session_stats` totals replace the cumulative usage (ACP-02) and its `get_state`
+    /// todos stand in for a history with no `todo` result.
+    pub(super) fn loaded(
+        &mut self,
+        key: &Arc<str>,
+        editor: &RequestId,
+        rebuild: Rebuild,
+        complete: bool,
+        stats: Option<&SessionStatsData>,
+    ) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let mut updates = Vec::new();
+        let agent_commands = std::mem::take(&mut session.mapper.facts.agent_commands);
+        let (facts, plan) = if complete {
+            (rebuild.facts, rebuild.plan.or(rebuild.state_plan))
+        } else {
+            (Facts::default(), rebuild.state_plan)
+        };
+        session.mapper.facts = facts;
+        session.mapper.facts.agent_commands = agent_commands;
+        session.mapper.facts.context_window = rebuild.context_window;
+        session.mapper.facts.requested(&session.config);
+        if let Some(stats) = stats {
+            session.mapper.facts.session_stats(stats);
+        }
+        if let Some(plan) = plan {
+            session.mapper.facts.plan_size = Some(plan.entries.len());
+            updates.push(SessionUpdate::Plan(plan));
+        }
+        if session.mapper.usage_meta {
+            if let Some(update) = session.mapper.facts.usage_update() {
+                updates.push(SessionUpdate::SessionInfoUpdate(update));
+            }
+        }
+        if let Some(update) = session.mapper.facts.context_update() {
+            updates.push(SessionUpdate::UsageUpdate(update));
+        }
+        let acp_id = session.acp_id.clone();
+        let commands = session.mapper.facts.commands();
+        let options = session.config.options();
+        for update in updates {
+            self.session_update(key, update);
+        }
+        self.editor(rpc::result_line(
+            editor,
+            &LoadSessionResponse::new().config_options(options),
+        ));
+        self.editor(commands_line(&acp_id, commands));
+    }
+}
+
+impl Bridge {
+    /// ACP-06: the agent switched to the session's file: the plan cleared, `get_state` next.
+    pub(super) fn load_switched(&mut self, now: Instant, key: &Arc<str>, editor: RequestId) {
+        // ACP-06: the obsolete plan is cleared before new state is shown.
+        self.session_update(key, SessionUpdate::Plan(Plan::new(Vec::new())));
+        self.send(
+            now,
+            key,
+            commands::get_state(),
+            |editor| Pending::LoadState { editor },
+            &editor,
+        );
+    }
+
+    /// ACP-06: a load's `get_state`: the title, window and todos, the models beside the walk, then the first page (or the whole history from an agent that does not page).
+    pub(super) fn load_state(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let mut rebuild = Box::<Rebuild>::default();
+        rebuild.replay.output_session = self
+            .sessions
+            .get(key)
+            .and_then(|s| s.mapper.output_session.clone());
+        rebuild.replay.cwd = self.sessions.get(key).and_then(|s| s.mapper.cwd.clone());
+        if let Ok(ResponseData::State(state)) = outcome {
+            if let Some(session) = self.sessions.get_mut(key) {
+                session.learn_state(&state);
+            }
+            // ACP-02: the window; ACP-06: the agent's todos, for a history that
+            // shows no `todo` result.
+            rebuild.context_window = state.model.as_ref().and_then(|m| m.context_window);
+            rebuild.state_plan = state
+                .todo_phases
+                .as_ref()
+                .and_then(Value::as_array)
+                .map(|phases| plan_from_phases(phases));
+            if let Some(title) = state.session_name.filter(|t| !t.is_empty()) {
+                let update = SessionInfoUpdate::new().title(title);
+                self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
+            }
+        }
+        // ACP-24: the models, beside the walk.
+        if let Some(session) = self.sessions.get_mut(key) {
+            session.learn_protocol();
+        }
+        self.ask(now, key, commands::get_available_models(), Pending::Models);
+        // PAGE-07: an agent that did not negotiate v2 (pi) does not page.
+        let paged = self
+            .sessions
+            .get(key)
+            .is_some_and(|s| s.client.protocol() == crate::frame::ProtocolVersion::V2);
+        if paged {
+            self.send(
+                now,
+                key,
+                Walk::first(),
+                |editor| Pending::LoadPage {
+                    editor,
+                    walk: Walk::default(),
+                    rebuild,
+                },
+                &editor,
+            );
+        } else {
+            self.load_legacy(now, key, editor, rebuild);
+        }
+    }
+
+    /// ACP-06: a history page replayed; the next page, or the stats at the end or past the budget.
+    pub(super) fn load_page(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        mut walk: Walk,
+        mut rebuild: Box<Rebuild>,
+        page: MessagesPageData,
+    ) {
+        // ACP-06: the conversation replayed as the pages come, before the answer.
+        for update in rebuild.page(&page.messages) {
+            self.session_update(key, update);
+        }
+        match walk.after(&page) {
+            Next::Page(command) => self.send(
+                now,
+                key,
+                command,
+                |editor| Pending::LoadPage {
+                    editor,
+                    walk,
+                    rebuild,
+                },
+                &editor,
+            ),
+            Next::End => self.load_stats(now, key, editor, rebuild, true),
+            Next::OutOfBudget => {
+                self.replay_cut(key);
+                self.load_stats(now, key, editor, rebuild, false)
+            }
+        }
+    }
+
+    /// ACP-06, PAGE-07: the whole history from `get_messages`, replayed within the same budget.
+    pub(super) fn load_whole_history(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        mut rebuild: Box<Rebuild>,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let complete = match crate::client::history::legacy(outcome) {
+            Ok(messages) => {
+                // ACP-06: within the same budget as the pages, the oldest first.
+                let shown = messages.len().min(MAX_REPLAY_MESSAGES);
+                for update in rebuild.page(&messages[..shown]) {
+                    self.session_update(key, update);
+                }
+                if shown < messages.len() {
+                    self.replay_cut(key);
+                }
+                shown == messages.len()
+            }
+            Err(_) => false,
+        };
+        self.load_stats(now, key, editor, rebuild, complete)
+    }
+}

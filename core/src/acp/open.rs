@@ -1,0 +1,272 @@
+//! Opening a session (`session/new`, and the opening `session/resume` shares, ACP-06,
+//! ACP-24, ACP-25): its agent started in its cwd, its state and models asked, its ACP id (its
+//! session file's name with a session folder), its answer with the config options.
+
+use super::*;
+use crate::wire::SessionState;
+
+impl Bridge {
+    /// Starts a session's agent in `cwd`; its key.
+    pub(super) fn open_session(&mut self, now: Instant, cwd: PathBuf) -> Arc<str> {
+        self.next_session += 1;
+        let key: Arc<str> = format!("musewire-{}", self.next_session).into();
+        let mut mapper = Mapper::new();
+        mapper.usage_meta = self.usage_meta;
+        // ACP-17, ACP-18: card paths are absolute against the session's cwd.
+        mapper.cwd = Some(cwd.clone());
+        self.sessions.insert(
+            key.clone(),
+            Session {
+                acp_id: SessionId::new(""),
+                client: Client::new(self.config.client.clone(), now),
+                mapper,
+                turn: None,
+                queued: VecDeque::new(),
+                pending: BTreeMap::new(),
+                seen_outputs: BTreeMap::new(),
+                exited: false,
+                stop: stop::Stop::default(),
+                start: start::StartBudget::new(now, self.config.client.ready_timeout),
+                config: config::Config::new(self.config.approval_policy.clone()),
+                title: None,
+                silence: silence::Silence::new(now),
+                mcp: mcp::SessionMcp::default(),
+            },
+        );
+        self.actions.push_back(Action::Spawn {
+            session: SessionId::new(key.clone()),
+            cwd,
+        });
+        key
+    }
+
+    /// The session has its ACP id: `session/new` is answered and `/status` advertised.
+    pub(super) fn opened(
+        &mut self,
+        key: &Arc<str>,
+        acp_id: SessionId,
+        editor: &RequestId,
+        resumed: bool,
+    ) {
+        if self.mcp_hold_open(key, &acp_id, editor, resumed) {
+            return;
+        }
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        session.acp_id = acp_id.clone();
+        session.mapper.output_session = self.output_meta.then(|| acp_id.0.to_string());
+        let commands = session.mapper.facts.commands();
+        self.keys.insert(acp_id.0.clone(), key.clone());
+        let options = session.config.options();
+        let answer = if resumed {
+            // ACP-25: a resumed session's answer has no id of its own.
+            rpc::result_line(
+                editor,
+                &ResumeSessionResponse::new().config_options(options),
+            )
+        } else {
+            rpc::result_line(
+                editor,
+                &NewSessionResponse::new(acp_id.clone()).config_options(options),
+            )
+        };
+        self.editor(answer);
+        // ACP-01: `/status` is advertised beside the agent's own commands.
+        self.editor(commands_line(&acp_id, commands));
+        self.mcp_opened(key);
+    }
+
+    /// The name of a session file directly in our session folder, `.jsonl` dropped, when it
+    /// is a safe file name (ACP-06).
+    pub(super) fn session_stem(&self, file: &str) -> Option<String> {
+        let dir = self.config.session_dir.as_deref()?;
+        let file = std::path::Path::new(file);
+        if file.parent() != Some(dir) {
+            return None;
+        }
+        let stem = file.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+        is_session_file_name(stem).then(|| stem.to_owned())
+    }
+}
+
+/// Whether an ACP session id names a session file of our folder: 1..=128 ASCII letters,
+/// digits, `-`, `_` and `.`, not starting with `.` (ACP-06: the id becomes
+/// `<dir>/<id>.jsonl`, so it can't name another folder).
+pub(super) fn is_session_file_name(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+impl Bridge {
+    /// ACP-06, ACP-24: `get_state` answered at `session/new`: the context window, the ACP id from the session file, then the models.
+    pub(super) fn opened_state(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        state: SessionState,
+    ) {
+        // ACP-02: the context window, when the agent reports one.
+        if let Some(session) = self.sessions.get_mut(key) {
+            session.mapper.facts.context_window =
+                state.model.as_ref().and_then(|m| m.context_window);
+        }
+        // ACP-06: the name of the agent's session file in our folder (`<id>.jsonl`
+        // of the bundled agent, `<timestamp>_<id>.jsonl` of omp) without `.jsonl`, so
+        // that a load finds the file again; else our key (not loadable).
+        let acp_id = state
+            .session_file
+            .as_deref()
+            .and_then(|file| self.session_stem(file))
+            .filter(|stem| !self.keys.contains_key(stem.as_str()))
+            .map_or_else(|| SessionId::new(key.clone()), SessionId::new);
+        if let Some(session) = self.sessions.get_mut(key) {
+            session.learn_protocol();
+            session.learn_state(&state);
+        }
+        self.send(
+            now,
+            key,
+            commands::get_available_models(),
+            |editor| Pending::NewModels {
+                editor,
+                acp_id,
+                deadline: now + MODELS_BUDGET,
+                resumed: false,
+            },
+            &editor,
+        );
+    }
+
+    /// ACP-24: without a session folder the id is ours, and a session whose agent will not tell its state opens all the same.
+    pub(super) fn opened_without_state(&mut self, now: Instant, key: &Arc<str>, editor: RequestId) {
+        let acp_id = SessionId::new(key.clone());
+        self.send(
+            now,
+            key,
+            commands::get_available_models(),
+            |editor| Pending::NewModels {
+                editor,
+                acp_id,
+                deadline: now + MODELS_BUDGET,
+                resumed: false,
+            },
+            &editor,
+        );
+    }
+
+    /// ACP-24: the models answered (or not) at an opening: the session opens.
+    pub(super) fn opened_models(
+        &mut self,
+        key: &Arc<str>,
+        editor: RequestId,
+        acp_id: SessionId,
+        resumed: bool,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        // ACP-24: an agent that offers no models (or refuses the command) gets no
+        // model option, and the session opens all the same.
+        if let (Some(session), Ok(ResponseData::Models(models))) =
+            (self.sessions.get_mut(key), &outcome)
+        {
+            session.config.models(&models.models);
+        }
+        self.opened(key, acp_id, &editor, resumed);
+    }
+
+    /// ACP-25: a resume switched the agent to its file: `get_state` next.
+    pub(super) fn resume_switched(&mut self, now: Instant, key: &Arc<str>, editor: RequestId) {
+        self.send(
+            now,
+            key,
+            commands::get_state(),
+            |editor| Pending::ResumeState { editor },
+            &editor,
+        );
+    }
+
+    /// ACP-24, ACP-25: a resume's `get_state`: the options and the title, nothing replayed; the models next.
+    pub(super) fn resume_state(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        session.learn_protocol();
+        let mut title = None;
+        if let Ok(ResponseData::State(state)) = &outcome {
+            session.learn_state(state);
+            session.mapper.facts.context_window =
+                state.model.as_ref().and_then(|m| m.context_window);
+            title = state.session_name.clone().filter(|t| !t.is_empty());
+        }
+        let acp_id = session.acp_id.clone();
+        // ACP-25: the title, as a load shows it; nothing is replayed.
+        if let Some(title) = title {
+            let update = SessionInfoUpdate::new().title(title);
+            self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
+        }
+        self.send(
+            now,
+            key,
+            commands::get_available_models(),
+            |editor| Pending::NewModels {
+                editor,
+                acp_id,
+                deadline: now + MODELS_BUDGET,
+                resumed: true,
+            },
+            &editor,
+        );
+    }
+
+    /// ACP-06: an agent that did not open the session: the editor's request fails, the agent is stopped.
+    pub(super) fn open_failed(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let reason = match outcome {
+            Err(failure) => failure.to_string(),
+            Ok(_) => "the agent did not open the session".to_owned(),
+        };
+        let error = match self.sessions.get(key).map(|s| s.acp_id.clone()) {
+            Some(id) if !id.0.is_empty() => Error::session_not_found(id).data(json!(reason)),
+            _ => Error::internal_error().data(json!(reason)),
+        };
+        self.editor(rpc::error_line(&editor, &error));
+        self.keys.retain(|_, k| k != key);
+        if let Some(session) = self.sessions.get_mut(key) {
+            session.client.handle(now, client::Input::Call(Call::Stop));
+        }
+        self.drain(now, key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_session_file_name;
+
+    #[test]
+    fn acp_06_a_session_id_names_a_file_of_the_folder_only() {
+        for good in ["s-1", "session-12", "2026-01-01T00.00_abc", "a.b"] {
+            assert!(is_session_file_name(good), "{good}");
+        }
+        let long = "x".repeat(129);
+        for bad in [
+            "", ".hidden", "..", "../x", "a/b", "a\\b", "a b", "é", "a\0", &long,
+        ] {
+            assert!(!is_session_file_name(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! `_muse/readOutput` (OUT-01, 06, 07): a stored output's page, checked against the agent's
+//! history and read by the agent's `read_output` within its budget, every failure typed.
+
+use super::*;
+
+impl Bridge {
+    /// `_muse/readOutput` (OUT-01, 06, 07): the params checked, the session known and open,
+    /// the reference looked up in at most 20 pages of 100 of the agent's history, then read
+    /// by the agent's `read_output` within 20 seconds. Every failure is a typed error; no
+    /// turn is started and nothing is changed.
+    pub(super) fn read_output(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        params: &Value,
+    ) -> Result<(), Error> {
+        if !self.output_meta {
+            // OUT-01: nothing was advertised, so there is no such method.
+            return Err(Error::method_not_found().data(json!(READ_METHOD)));
+        }
+        let params = ReadParams::from_value(params).map_err(|e| output::output_error(&e))?;
+        let session_id = SessionId::new(params.session_id.as_str());
+        let key = self.usable(&session_id).map_err(|_| {
+            output::typed_error(
+                output::SESSION_NOT_FOUND,
+                "the session is not open in this adapter (load it first)",
+            )
+        })?;
+        let offers = self
+            .sessions
+            .get(&key)
+            .is_some_and(|s| s.client.serves_read_output());
+        if !offers {
+            return Err(output::output_error(&OutputError::Unavailable));
+        }
+        // ACP-23: what waits on one agent is bounded.
+        self.room_for_request(&key)?;
+        self.send(
+            now,
+            &key,
+            Walk::first(),
+            |editor| Pending::ReadCheck {
+                editor,
+                params,
+                walk: Walk::default(),
+            },
+            id,
+        );
+        Ok(())
+    }
+
+    /// OUT-06: one history page of a read's check.
+    pub(super) fn read_check(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        params: ReadParams,
+        walk: &mut Walk,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let found = match outcome {
+            Ok(ResponseData::MessagesPage(page)) => {
+                match history::find_stored(&page.messages, &params.item_id, &params.output_ref) {
+                    Some(found) => Some(found),
+                    None => match walk.after(&page) {
+                        Next::Page(command) => {
+                            let walk = std::mem::take(walk);
+                            return self.send(
+                                now,
+                                key,
+                                command,
+                                |editor| Pending::ReadCheck {
+                                    editor,
+                                    params,
+                                    walk,
+                                },
+                                &editor,
+                            );
+                        }
+                        // Outside the budget: not found, never guessed.
+                        Next::End | Next::OutOfBudget => Some(Err(OutputError::Unknown)),
+                    },
+                }
+            }
+            // The agent cannot page now (it streams): what this session's tool results
+            // showed is the evidence.
+            _ => None,
+        };
+        let found = found.unwrap_or_else(|| {
+            let seen = self
+                .sessions
+                .get(key)
+                .and_then(|s| s.seen_outputs.get(params.output_ref.as_str()).cloned());
+            match seen {
+                Some(stored) if stored.item_id == params.item_id => Ok(stored),
+                Some(_) => Err(OutputError::Foreign),
+                None => Err(OutputError::Unknown),
+            }
+        });
+        let stored = match found {
+            Ok(stored) => stored,
+            Err(e) => return self.editor(rpc::error_line(&editor, &output::output_error(&e))),
+        };
+        match stored.availability {
+            Availability::Available => {}
+            Availability::Expired => {
+                return self.editor(rpc::error_line(
+                    &editor,
+                    &output::output_error(&OutputError::Expired),
+                ))
+            }
+            Availability::Unavailable => {
+                return self.editor(rpc::error_line(
+                    &editor,
+                    &output::output_error(&OutputError::Unavailable),
+                ))
+            }
+        }
+        // The agent's own session id for the output, which the editor's may not be.
+        let command = Command::ReadOutput(ReadOutput {
+            session_id: stored.session_id.clone(),
+            item_id: params.item_id.clone(),
+            output_ref: params.output_ref.to_string(),
+            offset_bytes: params.offset_bytes,
+            length_bytes: Some(params.length_bytes),
+            ..ReadOutput::default()
+        });
+        let deadline = now + READ_BUDGET;
+        self.send(
+            now,
+            key,
+            command,
+            |editor| Pending::Read {
+                editor,
+                params,
+                deadline,
+            },
+            &editor,
+        );
+    }
+
+    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; ACP-02: a turn's
+    /// `get_session_stats` past its budget leaves the bridge's own sum and the prompt is
+    /// answered. A late answer is dropped.
+    pub(super) fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let late_stats: Vec<AgentRequest> = session
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::TurnStats { deadline } if *deadline <= now))
+            .map(|(r, _)| *r)
+            .collect();
+        if !late_stats.is_empty() {
+            let mut out = Vec::new();
+            for request in late_stats {
+                session.pending.remove(&request);
+            }
+            end_turn(session, None, &mut out);
+            for bytes in out {
+                self.actions.push_back(Action::Editor { bytes });
+            }
+        }
+        // ACP-24: a session whose agent is slow to list its models opens without them.
+        let late_models: Vec<AgentRequest> = session
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::NewModels { deadline, .. } if *deadline <= now))
+            .map(|(r, _)| *r)
+            .collect();
+        let mut opening = Vec::new();
+        for request in late_models {
+            if let Some(Pending::NewModels {
+                editor,
+                acp_id,
+                resumed,
+                ..
+            }) = session.pending.insert(request, Pending::Models)
+            {
+                opening.push((editor, acp_id, resumed));
+            }
+        }
+        for (editor, acp_id, resumed) in opening {
+            self.opened(key, acp_id, &editor, resumed);
+        }
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let late: Vec<AgentRequest> = session
+            .pending
+            .iter()
+            .filter(|(_, p)| matches!(p, Pending::Read { deadline, .. } if *deadline <= now))
+            .map(|(r, _)| *r)
+            .collect();
+        for request in late {
+            if let Some(editor) = session
+                .pending
+                .remove(&request)
+                .and_then(|p| p.editor().cloned())
+            {
+                let error = output::typed_error(
+                    OutputErrorCode::ReadTimedOut.as_str(),
+                    "the stored output was not read within the 20-second read budget",
+                );
+                self.actions.push_back(Action::Editor {
+                    bytes: rpc::error_line(&editor, &error),
+                });
+            }
+        }
+    }
+}
+
+impl Bridge {
+    /// OUT-04, OUT-07, OUT-10: the agent's `read_output` answers the editor's read.
+    pub(super) fn read_answered(
+        &mut self,
+        editor: RequestId,
+        params: ReadParams,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        let line = match outcome {
+            // The page, typed by the client (OUT-10).
+            Ok(ResponseData::ReadOutput(mut result)) => {
+                // OUT-04: the three ids as the editor sent them.
+                result.session_id = params.session_id.clone();
+                rpc::result_line(&editor, &result)
+            }
+            // A page the wire model could not type: say what does not read.
+            Ok(ResponseData::Other(data)) => {
+                match serde_json::from_value::<ReadResult>(data) {
+                    // OUT-04: the three ids as the editor sent them.
+                    Ok(mut result) => {
+                        result.session_id = params.session_id.clone();
+                        rpc::result_line(&editor, &result)
+                    }
+                    Err(e) => rpc::error_line(
+                        &editor,
+                        &output::typed_error(
+                            "bad_read",
+                            &format!("the agent's page does not read: {e}"),
+                        ),
+                    ),
+                }
+            }
+            Ok(_) => rpc::error_line(
+                &editor,
+                &output::typed_error("bad_read", "the agent's answer is not a page"),
+            ),
+            Err(failure) => {
+                let code = failure
+                    .code
+                    .as_ref()
+                    .map_or("bad_read".to_owned(), |c| c.to_string());
+                rpc::error_line(&editor, &output::typed_error(&code, &failure.error))
+            }
+        };
+        self.editor(line);
+    }
+}
