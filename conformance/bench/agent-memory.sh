@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peak RSS and wall time of `musewire agent` under the inputs of issue 14 item 12 (AGENT-04):
+# Peak RSS and wall time of `musewire agent` under large inputs (AGENT-04):
 # a valid 60 MB prompt (v1, and v2 as hosts negotiate it), `read /dev/zero` and `bash yes`
 # (each killed by its pid after 3 s). Usage: conformance/bench/agent-memory.sh [MUSEWIRE]
 # (default: target/release/musewire). Needs GNU time (/usr/bin/time) and python3.

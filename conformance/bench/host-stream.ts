@@ -1,4 +1,4 @@
-// Reference side of the single-session host-path benchmark (issue 10 "Keep", issue 13 item 1).
+// Reference side of the single-session host-path benchmark.
 //
 //   cat STREAM | conformance/peers/node_modules/.bin/bun conformance/bench/host-stream.ts
 //

@@ -16,10 +16,9 @@
 #      host       host_stream (the typed musewire Client, typed events; an example of
 #                 conformance/live)
 #    with the peak RSS of the tool (GNU time -v), and prints MB/s (MB = 10^6 bytes), the ratios
-#    and the targets: framing >= 4x reference and within 1.25x of the pipe (issue 13 item 4),
-#    typed >= 4x reference (issue 10 "Keep"), peak RSS <= 32 MiB + 2 x the largest logical
-#    frame, and the host path (the typed Client against the reference RpcClient, issue 13)
-#    >= 4x.
+#    and the targets: framing >= 4x reference and within 1.25x of the pipe, typed >= 4x
+#    reference, peak RSS <= 32 MiB + 2 x the largest logical frame, and the host path (the
+#    typed Client against the reference RpcClient) >= 4x.
 #
 # Environment: RUNS (default 3), BENCH_SCALE (default 1; e.g. 0.02 for a quick check of the
 # script itself, written to a separate file), BENCH_STRICT=1 to exit 1 when a target is missed,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 13 item 1): N `musewire agent` sessions driven from one host process
-# by the smol driver, by the mio driver, and by the reference RpcClient under bun, one after
-# the other in the same run; prints a table and the ratios to the reference.
+# Scale benchmark: N `musewire agent` sessions driven from one host process by the smol
+# driver, by the mio driver, and by the reference RpcClient under bun, one after the other in
+# the same run; prints a table and the ratios to the reference.
 #
 #   bash conformance/bench/scale.sh            # N=200
 #   SESSIONS=50 bash conformance/bench/scale.sh

@@ -1,6 +1,6 @@
-// Reference side of the scale benchmark (issue 13 item 1): N `musewire agent` sessions driven
-// from this one bun process by the reference agent's own client, `RpcClient` (oh-my-pi
-// 18.2.3, src/modes/rpc/rpc-client.ts, imported from the installed package, never copied).
+// Reference side of the scale benchmark: N `musewire agent` sessions driven from this one bun
+// process by the reference agent's own client, `RpcClient` (oh-my-pi 18.2.3,
+// src/modes/rpc/rpc-client.ts, imported from the installed package, never copied).
 //
 //   bun conformance/bench/scale.ts MUSEWIRE_BIN [SESSIONS=200] [CALLS=50] [WORDS=64]
 //

@@ -83,8 +83,8 @@ fn every_agent_rule_has_an_agent_transcript() {
     assert!(missing.is_empty(), "no agent transcript covers {missing:?}");
 }
 
-/// The ACP bridge's rules, each named by a bridge transcript's header (issue 12: "core
-/// transcripts for every ACP and OUT rule" the bridge serves).
+/// The ACP bridge's rules, each named by a bridge transcript's header (a core transcript for
+/// every ACP and OUT rule the bridge serves).
 #[test]
 fn every_acp_rule_has_a_bridge_transcript() {
     let named: BTreeSet<String> = all()
@@ -241,9 +241,9 @@ fn malformed_steps_are_refused_with_their_line() {
     }
 }
 
-/// Issue 11 item 1: a session whose client spills a host tool result, recorded with the
-/// core's `Recorder` (as the drivers record), replays exactly: the spill policy is in the
-/// header and the driver's `spill_done` answer is an input of the transcript.
+/// A session whose client spills a host tool result, recorded with the core's `Recorder` (as
+/// the drivers record), replays exactly: the spill policy is in the header and the driver's
+/// `spill_done` answer is an input of the transcript.
 #[test]
 fn spill_03_a_recorded_client_spill_replays() {
     use std::time::{Duration, Instant};

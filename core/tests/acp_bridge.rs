@@ -1,4 +1,4 @@
-//! The ACP bridge's transport and methods (issue 12 items 1 and 2; ACP-07 ours).
+//! The ACP bridge's transport and methods (ACP-07, ours).
 
 mod acp_support;
 

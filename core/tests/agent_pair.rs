@@ -530,11 +530,11 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
     );
 }
 
-/// Issue 11 item 1: the client applies the spill policy to a host tool result before it is
-/// sent. Over the cap it asks its driver for a spill write (SPILL-03: owner, source from the
-/// call, the full text), and the agent receives the preview and the notice once the save is
-/// answered; a failed save sends the original result (SPILL-05); within the cap nothing is
-/// asked; a cancel while saving sends nothing (HOST-03).
+/// The client applies the spill policy to a host tool result before it is sent. Over the cap it
+/// asks its driver for a spill write (SPILL-03: owner, source from the call, the full text),
+/// and the agent receives the preview and the notice once the save is answered; a failed save
+/// sends the original result (SPILL-05); within the cap nothing is asked; a cancel while saving
+/// sends nothing (HOST-03).
 #[test]
 fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
     let mut pair = Pair::new();

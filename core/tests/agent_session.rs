@@ -163,7 +163,7 @@ fn frame_14_a_line_that_is_not_json_gets_the_parse_failure_and_reading_goes_on()
 }
 
 #[test]
-fn frame_14_issue14_9_a_command_holding_lone_surrogates_is_accepted_and_answered_with_its_id() {
+fn frame_14_a_command_holding_lone_surrogates_is_accepted_and_answered_with_its_id() {
     // JSON.parse takes a lone surrogate escape (a cut emoji): the command is delivered, and
     // whatever the agent writes back holds the same escapes, so the host matches its id.
     let mut h = Harness::fresh();

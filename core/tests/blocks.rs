@@ -565,7 +565,7 @@ mod blocks {
     }
 
     #[test]
-    fn block_07_issue14_11_credential_names_matched_by_their_words_are_withheld() {
+    fn block_07_credential_names_matched_by_their_words_are_withheld() {
         for name in [
             "auth_token",
             "authToken",

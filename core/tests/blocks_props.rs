@@ -63,7 +63,7 @@ mod blocks {
         "https://app.example/login",
         "//cdn.example/proxy",
     ];
-    /// BLOCK-07: names matched by their words, not by the list (issue 14 item 11).
+    /// BLOCK-07: names matched by their words, not by the list.
     const WORD_MATCHED: [&str; 18] = [
         "auth_token",
         "authToken",

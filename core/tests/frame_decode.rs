@@ -361,8 +361,8 @@ fn frame_09_sequence_rules() {
     }
 }
 
-/// FRAME-15 (issue 14, item 13): the sequence truncated by the end of the stream is fatal and
-/// labelled FRAME-15, as RULES.md says, not FRAME-09.
+/// FRAME-15: the sequence truncated by the end of the stream is fatal and labelled FRAME-15, as
+/// RULES.md says, not FRAME-09.
 #[test]
 fn frame_15_a_sequence_truncated_by_end_of_stream_is_labelled_frame_15() {
     let p = vec![1u8; 256 * 1024];
@@ -536,7 +536,8 @@ fn frame_15_eof_inside_a_sequence_is_fatal_and_noise_inside_keeps_it_open() {
     );
 }
 
-/// Decodes `input` with a late check (issue 13 item 2), and returns every event.
+/// Decodes `input` with a late check (`StreamDecoder::set_late_check`), and returns every
+/// event.
 fn decode_late(input: &[u8], protocol: ProtocolVersion) -> Vec<DecodeEvent> {
     let mut decoder = StreamDecoder::with_config(musewire_core::frame::DecoderConfig {
         protocol,
@@ -565,9 +566,9 @@ fn checked(events: Vec<DecodeEvent>) -> Vec<DecodeEvent> {
 
 #[test]
 fn frame_13_a_late_check_hands_plain_lines_up_unchecked_and_checks_them_as_at_once() {
-    // FRAME-01, FRAME-13 with the late check the Client uses (issue 13 item 2): plain lines
-    // go up unchecked, their envelope unread; checking them gives what the decoder gives at
-    // once: the frame with its envelope, a NotJson error, or the fatal NotAnObject.
+    // FRAME-01, FRAME-13 with the late check the Client uses: plain lines go up unchecked,
+    // their envelope unread; checking them gives what the decoder gives at once: the frame with
+    // its envelope, a NotJson error, or the fatal NotAnObject.
     let input =
         b"{\"type\":\"response\",\"id\":\"7\",\"command\":\"get_state\"}\n{not json\n[1,2]\n";
     let late = decode_late(input, V1);

@@ -63,9 +63,9 @@ fn call06_corpus_frames_round_trip() {
         for (i, frame) in frames(&path).iter().enumerate() {
             let name = format!("{}#{i}", path.file_name().unwrap().to_string_lossy());
             if serde_json::from_slice::<Value>(frame.payload()).is_err() {
-                // A lone surrogate escape: JSON.parse takes it, a Rust string cannot hold
-                // it; the typed model holds it as a stand-in and writes it back unchanged
-                // (issue 10 item 2).
+                // A lone surrogate escape: JSON.parse takes it, a Rust string cannot hold it;
+                // the typed model holds it as a stand-in and writes it back unchanged
+                // (CALL-06).
                 let typed = AgentFrame::from_slice(frame.payload())
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
                 // The framing layer's parse reads it too.

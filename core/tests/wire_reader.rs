@@ -1,8 +1,8 @@
-//! The wire model's JSON reader (issue 10 "Keep": the typed decode path's speed) gives
-//! exactly serde_json's result: the same typed frame or value for every text serde_json
-//! reads, and serde_json's own error (message and position) for every text it refuses.
-//! Checked on the realistic samples, on random objects written compact and pretty, and on
-//! the same texts with one byte changed (mostly no longer JSON).
+//! The wire model's JSON reader (there for the typed decode path's speed) gives exactly
+//! serde_json's result: the same typed frame or value for every text serde_json reads, and
+//! serde_json's own error (message and position) for every text it refuses. Checked on the
+//! realistic samples, on random objects written compact and pretty, and on the same texts with
+//! one byte changed (mostly no longer JSON).
 
 mod wire_samples;
 
@@ -88,7 +88,7 @@ fn object() -> impl Strategy<Value = Value> {
 }
 
 #[test]
-fn issue10_reader_reads_every_sample_as_serde_json() {
+fn wire_reader_reads_every_sample_as_serde_json() {
     for (name, json) in wire_samples::AGENT_FRAMES {
         same_as_serde_json(json.as_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let pretty =
@@ -98,7 +98,7 @@ fn issue10_reader_reads_every_sample_as_serde_json() {
 }
 
 #[test]
-fn issue10_reader_edge_cases_as_serde_json() {
+fn wire_reader_edge_cases_as_serde_json() {
     let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
     let texts: Vec<String> = vec![
         r#"{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"a\"b\\c\/d\b\f\n\r\t\u0041\u00e9\u2603"}]}}"#.into(),
@@ -125,7 +125,7 @@ fn issue10_reader_edge_cases_as_serde_json() {
 
 proptest! {
     #[test]
-    fn issue10_reader_matches_serde_json_on_random_objects(
+    fn wire_reader_matches_serde_json_on_random_objects(
         object in object(),
         pretty in any::<bool>(),
         mutation in prop::option::of((any::<prop::sample::Index>(), any::<u8>())),
@@ -156,7 +156,7 @@ mod fuzz_body {
     use super::wire_samples;
 
     #[test]
-    fn issue10_wire_reader_body_on_samples() {
+    fn wire_reader_fuzz_body_on_samples() {
         for (_, json) in wire_samples::AGENT_FRAMES {
             wire_reader(json.as_bytes());
             wire_reader(&json.as_bytes()[..json.len() / 2]);
@@ -169,7 +169,7 @@ mod fuzz_body {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         #[test]
-        fn issue10_wire_reader_body_on_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        fn wire_reader_fuzz_body_on_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..300)) {
             wire_reader(&data);
         }
     }

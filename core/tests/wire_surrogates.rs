@@ -1,4 +1,4 @@
-//! Issue 10 item 2 / issue 14 item 9 (CALL-06): every frame `JSON.parse` accepts is typed.
+//! Lone surrogates (CALL-06): every frame `JSON.parse` accepts is typed.
 //! A lone surrogate escape (`"\ud83d"`, what `JSON.stringify` writes for a cut emoji) is held
 //! by the typed model and written back unchanged, as `JSON.stringify(JSON.parse(text))`
 //! writes it.
@@ -52,7 +52,7 @@ fn message_end(texts: &[&str]) -> String {
 }
 
 #[test]
-fn issue10_2_lone_high_surrogate_in_nested_message_content_is_typed_and_written_back() {
+fn call_06_lone_high_surrogate_in_nested_message_content_is_typed_and_written_back() {
     let json = message_end(&[r"cut \ud83d"]);
     let frame = agent_exact(&json);
     let texts = message_end_text(&frame);
@@ -64,7 +64,7 @@ fn issue10_2_lone_high_surrogate_in_nested_message_content_is_typed_and_written_
 }
 
 #[test]
-fn issue10_2_lone_low_reversed_pairs_and_pairs_split_across_fields() {
+fn call_06_lone_low_reversed_pairs_and_pairs_split_across_fields() {
     // A lone low surrogate, a reversed pair, two highs in a row, and a pair split across
     // two content blocks: each written back as the escapes it was.
     let json = message_end(&[
@@ -92,7 +92,7 @@ fn issue10_2_lone_low_reversed_pairs_and_pairs_split_across_fields() {
 }
 
 #[test]
-fn issue10_2_lone_surrogates_in_values_member_names_and_unknown_frames() {
+fn call_06_lone_surrogates_in_values_member_names_and_unknown_frames() {
     // Tool arguments (a `Value`), an unknown member's name and value, a text delta.
     agent_exact(
         r#"{"type":"message_update","message":{"role":"assistant","content":[{"type":"toolCall","id":"t\udc00","name":"write","arguments":{"path\ud800":["\udfff",{"k":"\ud83d"}]}}],"api":"a","provider":"p","model":"m","stopReason":"stop","timestamp":1},"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"\ud83d"},"new\udbff":"\udc00x"}"#,
@@ -105,7 +105,7 @@ fn issue10_2_lone_surrogates_in_values_member_names_and_unknown_frames() {
 }
 
 #[test]
-fn issue10_2_escapes_are_written_as_json_stringify_writes_them() {
+fn call_06_escapes_are_written_as_json_stringify_writes_them() {
     // Uppercase hex and escaped pairs are read; the write is JSON.stringify's: a lone
     // surrogate as a lowercase escape, a pair as its character.
     let frame = AgentFrame::from_slice(
@@ -119,7 +119,7 @@ fn issue10_2_escapes_are_written_as_json_stringify_writes_them() {
 }
 
 #[test]
-fn issue10_2_real_characters_of_the_stand_in_range_are_not_taken_for_surrogates() {
+fn call_06_real_characters_of_the_stand_in_range_are_not_taken_for_surrogates() {
     let json = "{\"type\":\"command_output\",\"text\":\"\u{10F7FF}\u{10F800}\u{10FFFF} \\ud800\"}";
     let frame = agent_exact(json);
     let AgentFrame::CommandOutput(output) = &frame else {
@@ -132,7 +132,7 @@ fn issue10_2_real_characters_of_the_stand_in_range_are_not_taken_for_surrogates(
 }
 
 #[test]
-fn issue14_9_commands_and_host_frames_with_lone_surrogates_are_typed_and_written_back() {
+fn frame_14_commands_and_host_frames_with_lone_surrogates_are_typed_and_written_back() {
     let json = r#"{"id":"p\ud83d","type":"prompt","message":"cut \ud83d and \ude00"}"#;
     let (id, command) = Command::from_slice_with_id(json.as_bytes()).unwrap();
     let Command::Prompt(prompt) = &command else {
@@ -149,7 +149,7 @@ fn issue14_9_commands_and_host_frames_with_lone_surrogates_are_typed_and_written
 }
 
 #[test]
-fn issue10_2_a_host_builds_text_with_a_lone_surrogate_through_stand_in() {
+fn a_host_builds_text_with_a_lone_surrogate_through_stand_in() {
     let message = format!("half {}", stand_in(0xD83D).unwrap());
     let command = Command::Prompt(wire::Prompt {
         message,
@@ -245,9 +245,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     /// The mapping never panics on any input, and leaves alone every text serde_json reads
-    /// that holds no plane-16 character (issue 10 item 2; no panics on bad input).
+    /// that holds no plane-16 character (no panics on bad input).
     #[test]
-    fn issue10_2_the_mapping_is_total_and_changes_nothing_else(
+    fn the_surrogate_mapping_is_total_and_changes_nothing_else(
         text in "[\\\\\"{}:,a-fu0-9D\u{10F7FF}\u{10FFFF}\u{1F600} ]{0,24}",
         bytes in proptest::collection::vec(any::<u8>(), 0..24),
     ) {
@@ -263,11 +263,11 @@ proptest! {
         }
     }
 
-    /// Issue 10 item 2: any string of code units, however a writer escapes it, is typed in
-    /// a prompt command and in nested message content, shown with each lone surrogate as
-    /// U+FFFD, and written back as JSON.stringify writes it.
+    /// CALL-06: any string of code units, however a writer escapes it, is typed in a prompt
+    /// command and in nested message content, shown with each lone surrogate as U+FFFD, and
+    /// written back as JSON.stringify writes it.
     #[test]
-    fn issue10_2_any_surrogate_escapes_round_trip(pieces in proptest::collection::vec(piece(), 0..12)) {
+    fn call_06_any_surrogate_escapes_round_trip(pieces in proptest::collection::vec(piece(), 0..12)) {
         let units = units(&pieces);
         let literal = any_spelling(&pieces);
         let canonical = js_stringify(&units);

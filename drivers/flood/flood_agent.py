@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A fake agent for the drivers' backpressure tests (issue 13 item 3). The first argument
-picks the behaviour:
+"""A fake agent for the drivers' backpressure tests (bounded queues). The first argument picks
+the behaviour:
 
   flood N   writes its ready frame, then N bytes of event frames (4 KiB each); answers every
             command with an empty success at once, between two of them (one writer, so an

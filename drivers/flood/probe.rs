@@ -1,6 +1,6 @@
-//! What the drivers' backpressure tests (issue 13 item 3) share about the flooding fake agent
-//! (`flood_agent.py`, beside this file): where it is, and how to watch it and this process.
-//! Included by each driver's tests with `#[path = "../../flood/probe.rs"] mod probe;`.
+//! What the drivers' backpressure tests share about the flooding fake agent (`flood_agent.py`,
+//! beside this file): where it is, and how to watch it and this process. Included by each
+//! driver's tests with `#[path = "../../flood/probe.rs"] mod probe;`.
 
 #![allow(dead_code)]
 

@@ -1,6 +1,5 @@
-//! Single-session host path (issue 10 "Keep", issue 13 item 1): the typed
-//! [`Client`](musewire_core::client::Client) fed an agent's stdout from a pipe, as a host
-//! does: `cat STREAM | host_stream`.
+//! Single-session host path benchmark: the typed [`Client`](musewire_core::client::Client) fed
+//! an agent's stdout from a pipe, as a host does: `cat STREAM | host_stream`.
 //!
 //! Reads stdin in 64 KiB reads (the drivers' read size), hands each read to the client as
 //! [`Input::Stdout`], drains every action (typed [`ClientEvent`]s with [`AgentFrame`]s), and

@@ -1,5 +1,5 @@
-//! Scale benchmark, host side (issue 13 item 1): N `musewire agent` sessions driven from this
-//! one process by the smol driver or the mio driver.
+//! Scale benchmark, host side: N `musewire agent` sessions driven from this one process by the
+//! smol driver or the mio driver.
 //!
 //! ```text
 //! scale --driver smol|mio [--tasks global|local] [--sessions 200] [--calls 50] [--words 64] [--agent target/release/musewire]

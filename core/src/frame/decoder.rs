@@ -130,7 +130,7 @@ impl StreamDecoder {
     }
 
     /// Whether to hand up plain lines unchecked (default: off), for a consumer that parses
-    /// every frame anyway and so need not have its JSON read twice (issue 13 item 2).
+    /// every frame anyway and so need not have its JSON read twice (the typed Client does).
     ///
     /// When on, a line that is valid UTF-8, holds neither `rpc_chunk` nor a `\u` escape,
     /// comes while no chunk sequence is open, and cannot be the negotiation response the

@@ -1,5 +1,5 @@
-//! The wire model's JSON reader: the same values serde_json gives, read faster (issue 10
-//! "Keep", issue 13 item 2).
+//! The wire model's JSON reader: the same values serde_json gives, read faster (for the typed
+//! decode path).
 //!
 //! Almost all of a frame's bytes are string contents (tool output, message text), and most
 //! of those strings hold escapes (`\n`, `\t`, `\"`). serde_json copies such a string piece

@@ -1,5 +1,5 @@
 //! Lone surrogates in the typed model: every frame `JSON.parse` accepts is typed, and writes
-//! back unchanged (issue 10 item 2, issue 14 item 9).
+//! back unchanged (CALL-06).
 //!
 //! # The problem
 //!

@@ -17,7 +17,7 @@ pub struct BlocksArgs {
     #[arg(long)]
     json: bool,
     /// The cap, in characters, the live copy's text is cut at. The live copy is printed with
-    /// `--json` only, so the cap needs it (issue 14, item 13).
+    /// `--json` only, so the cap needs it (without it: a usage error, exit 2).
     #[arg(long, default_value_t = DEFAULT_CAP_CHARS, requires = "json")]
     cap: usize,
     /// The id of the server that delivered the result (default: no server, a module's result).
@@ -68,7 +68,7 @@ pub fn run(args: BlocksArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = writeln!(stdout, "{out}").and_then(|()| stdout.flush()) {
-        // Issue 14, item 10: a failed write is said, not only exited on.
+        // A failed write is said, not only exited on.
         eprintln!("musewire blocks: writing the output: {e}");
         return ExitCode::FAILURE;
     }

@@ -116,7 +116,8 @@ struct Screen {
     json: bool,
     colour: bool,
     out: std::io::Stdout,
-    /// The first write that failed (issue 14, item 10): the turn stops and the command fails.
+    /// The first write that failed: the turn stops and the command fails (a write failure is an
+    /// error, never ignored).
     failed: Option<std::io::Error>,
 }
 
@@ -134,7 +135,7 @@ impl Screen {
         }
     }
 
-    /// The agent's text, dimmed on a terminal, control characters made visible (item 8).
+    /// The agent's text, dimmed on a terminal, control characters made visible.
     fn dim(&mut self, text: &str) {
         let text = visible(text);
         if self.colour {
@@ -144,7 +145,7 @@ impl Screen {
         }
     }
 
-    /// The agent's text, control characters made visible (item 8).
+    /// The agent's text, control characters made visible.
     fn text(&mut self, text: &str) {
         self.write(&visible(text));
     }
@@ -228,8 +229,8 @@ impl Screen {
     }
 }
 
-/// The line that says where a spilled tool result was stored and how to fetch it whole (issue
-/// 11 item 6).
+/// The line that says where a spilled tool result was stored and how to fetch it whole
+/// (`musewire fetch-output`).
 fn stored_output_line(stored: &StoredOutput) -> String {
     let availability = match stored.availability {
         Availability::Available => String::new(),
@@ -265,7 +266,7 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-/// What a person must see on stderr whatever the mode (issue 14, item 13): framing warnings
+/// What a person must see on stderr whatever the mode, `--json` or not: framing warnings
 /// (FRAME-02, lines that are not JSON, garbage before `ready`) and responses that match no
 /// request (CALL-02).
 fn report(event: &ClientEvent) {
@@ -306,7 +307,7 @@ fn shorten(text: &str, max: usize) -> String {
     }
 }
 
-/// How long after start a silent agent gets a word on stderr (issue 14, item 13).
+/// How long after start a silent agent gets a word on stderr (FRAME-03: what it waits for).
 const READY_NOTICE_AFTER: Duration = Duration::from_secs(1);
 
 fn prompt(args: PromptArgs) -> Result<(), String> {
@@ -327,7 +328,8 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
         screen.text("\n");
     }
     // After a turn that ended well the agent may finish in its own time; otherwise (a
-    // timeout, an error, an agent that stopped reading) it is stopped at once (item 7).
+    // timeout, an error, an agent that stopped reading) it is stopped at once, so that
+    // `--timeout` holds with no grace added on top.
     session::end(agent, outcome.is_ok());
     outcome.and_then(|()| screen.check())
 }
@@ -374,7 +376,7 @@ fn ready(
     }
 }
 
-/// Why a call made no progress, said once (issue 14, item 13: no `prompt: prompt:`).
+/// Why a call made no progress, said once (never `musewire prompt: prompt: …`).
 fn failed(args: &PromptArgs, command: &str, error: CallError) -> String {
     match error {
         CallError::Timeout(_) => format!("no answer to {command} within {}s", args.timeout),

@@ -1,7 +1,7 @@
-//! The agent a tool starts, and how it ends (issue 14, items 2 and 7): the agent runs in a
-//! process group of its own, so that whatever way the tool ends (the turn done, a timeout, an
-//! error, SIGTERM, SIGINT or SIGHUP) the agent and everything it started end with it; and the
-//! tool never waits on the agent's end longer than it said it would.
+//! The agent a tool starts, and how it ends: the agent runs in a process group of its own, so
+//! that whatever way the tool ends (the turn done, a timeout, an error, SIGTERM, SIGINT or
+//! SIGHUP) the agent and everything it started end with it; and the tool never waits on
+//! the agent's end longer than it said it would.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicI32, Ordering};

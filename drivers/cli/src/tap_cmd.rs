@@ -47,8 +47,7 @@ pub fn run(args: TapArgs) -> ExitCode {
 struct Shared {
     driven: Driven<()>,
     transcript: std::fs::File,
-    /// Writing the transcript failed: said once, the tap goes on forwarding and exits 1
-    /// (issue 14, item 10).
+    /// Writing the transcript failed: said once, the tap goes on forwarding and exits 1.
     failed: bool,
 }
 
@@ -86,7 +85,7 @@ impl Shared {
 
 /// The longest host line the tap holds, LF included: what the agent takes on stdin (FRAME-14's
 /// cap). A longer line is forwarded as it comes, reported as over the limit (FRAME-02) and
-/// not recorded, so the host direction is bounded like the agent direction (issue 14, item 4).
+/// not recorded, so the host direction is bounded like the agent direction.
 const HOST_LINE_LIMIT: usize = musewire_core::agent::DEFAULT_MAX_INPUT_LINE_BYTES;
 
 /// A command's `type`, read without building the rest of the line.
@@ -149,7 +148,8 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    // Whatever way the tap ends, the agent and what it started end with it (issue 14 item 2).
+    // Whatever way the tap ends, the agent and what it started end with it (its own
+    // process group, `session::prepare`).
     session::prepare(&mut command)?;
     let mut child = command
         .spawn()

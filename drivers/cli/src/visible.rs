@@ -1,6 +1,6 @@
-//! Text from the agent shown to a person (issue 14, item 8): control characters made visible,
-//! so that no escape sequence (CSI, OSC), carriage return, backspace or bell the agent writes
-//! reaches the terminal. `--json` output is exact and never goes through here.
+//! Text from the agent shown to a person: control characters made visible, so that no escape
+//! sequence (CSI, OSC), carriage return, backspace or bell the agent writes reaches the
+//! terminal. `--json` output is exact and never goes through here.
 
 use std::borrow::Cow;
 

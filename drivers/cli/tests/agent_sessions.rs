@@ -1,8 +1,8 @@
-//! `musewire agent --session-dir DIR` restarted as a process (issue 11 item 5, AGENT-05
-//! ours): the session file `get_state` names, a second one from `new_session`, ids unique
-//! across restarts, `switch_session` back restoring `get_messages` exactly, the modes `stat`
-//! sees, and a folder that is a symlink refused before anything starts. The App-level cases
-//! (refusals, torn lines, planted symlinks) are in `agent/tests/agent_sessions.rs`.
+//! `musewire agent --session-dir DIR` restarted as a process (AGENT-05, ours): the session file
+//! `get_state` names, a second one from `new_session`, ids unique across restarts,
+//! `switch_session` back restoring `get_messages` exactly, the modes `stat` sees, and a folder
+//! that is a symlink refused before anything starts. The App-level cases (refusals, torn lines,
+//! planted symlinks) are in `agent/tests/agent_sessions.rs`.
 
 mod process;
 

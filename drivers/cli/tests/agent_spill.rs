@@ -1,13 +1,12 @@
-//! Issue 11's live test of the bundled agent's spill and `read_output`: `musewire agent
-//! --mode rpc --max-inline-bytes 4096 --spill-dir DIR` runs a `bash` tool that prints about
-//! 10 MB; the model-facing result (`tool_execution_end` and the history) is a preview within
-//! the cap with the exact notice and `details.storedOutput` (SPILL-03, OUT-02); the whole
-//! output is read back page by page with `read_output` through the reader walk and is the
-//! command's output byte for byte (OUT-04, OUT-10); the spill files are private (SPILL-06).
-//! Then the agent is restarted on the same `--session-dir` and `--spill-dir`: the reference is
-//! unknown to it until `switch_session` loads the session, whose history names the stored
-//! output, and the whole output is read again (OUT-08); after a `new_session` the old
-//! reference stays readable.
+//! A live test of the bundled agent's spill and `read_output`: `musewire agent --mode rpc
+//! --max-inline-bytes 4096 --spill-dir DIR` runs a `bash` tool that prints about 10 MB; the
+//! model-facing result (`tool_execution_end` and the history) is a preview within the cap with
+//! the exact notice and `details.storedOutput` (SPILL-03, OUT-02); the whole output is read
+//! back page by page with `read_output` through the reader walk and is the command's output
+//! byte for byte (OUT-04, OUT-10); the spill files are private (SPILL-06). Then the agent is
+//! restarted on the same `--session-dir` and `--spill-dir`: the reference is unknown to it
+//! until `switch_session` loads the session, whose history names the stored output, and the
+//! whole output is read again (OUT-08); after a `new_session` the old reference stays readable.
 
 mod process;
 
@@ -61,7 +60,7 @@ fn check_preview(text: &str, output: &str) -> String {
 }
 
 #[test]
-fn issue_11_spill_03_06_out_04_08_10_a_10_mb_bash_output_is_spilled_and_read_back_whole() {
+fn spill_03_06_out_04_08_10_a_10_mb_bash_output_is_spilled_and_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
     let spill_dir = dir.path().join("spill");
     let cap = CAP.to_string();

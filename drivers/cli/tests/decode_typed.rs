@@ -1,7 +1,8 @@
 //! `musewire decode --summary --typed`: every logical frame is counted once and parsed once,
 //! whether the parser thread or the framing thread parses it (the framing thread takes a batch
 //! itself once the bytes waiting for the parser pass its bound), and a frame the typed model
-//! refuses counts as an error (FRAME-10 reassembly, issue 10 "Keep", issue 13 item 4).
+//! refuses counts as an error (FRAME-10 reassembly, with the frames large enough to be
+//! chunked).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -36,7 +37,7 @@ fn update(n: usize, size: usize) -> String {
 }
 
 #[test]
-fn issue13_item4_typed_summary_counts_every_frame_once_on_both_threads() {
+fn frame_10_typed_summary_counts_every_frame_once_on_both_threads() {
     let mut logical = String::from(
         "{\"id\":\"n\",\"type\":\"response\",\"command\":\"negotiate_protocol\",\"success\":true,\"data\":{\"protocolVersion\":2}}\n",
     );

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A small misbehaving agent for the CLI's fault tests (issue 14). It speaks just enough of the
-RPC protocol (newline-delimited JSON on stdio) to drive `musewire prompt` and `musewire
-messages` into each fault. The first argument picks the behaviour:
+"""A small misbehaving agent for the CLI's fault tests (`faults_cli.rs`). It speaks just
+enough of the RPC protocol (newline-delimited JSON on stdio) to drive `musewire prompt` and
+`musewire messages` into each fault. The first argument picks the behaviour:
 
   v1            no ready frame (a v1 agent, FRAME-03); answers a prompt with one text delta
   garbage       a line that is not JSON before its ready frame, then like v1

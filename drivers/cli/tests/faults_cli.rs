@@ -1,6 +1,6 @@
-//! Issue 14, host and CLI side: the `musewire` binary under faults and bad input, against the
-//! small misbehaving agent in `fake_agent.py` (or a shell line). Each test is named by the
-//! rule or the issue item it keeps.
+//! The `musewire` binary, host and CLI side, under faults and bad input, against the small
+//! misbehaving agent in `fake_agent.py` (or a shell line). Each test is named by the rule it
+//! keeps, or by the behaviour where no numbered rule covers it.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -87,10 +87,10 @@ fn until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
-/// Issue 14 item 2: SIGTERM or SIGINT to `musewire prompt` ends the agent it started and the
+/// SIGTERM or SIGINT to `musewire prompt` ends the agent it started and the
 /// agent's children (the agent runs in a process group of its own, which the CLI ends).
 #[test]
-fn issue14_item2_a_signal_to_prompt_ends_the_agent_and_its_children() {
+fn a_signal_to_prompt_ends_the_agent_and_its_children() {
     for signal in ["TERM", "INT"] {
         let dir = scratch(&format!("signal-{signal}"));
         let pids_file = dir.join("pids");
@@ -134,10 +134,10 @@ fn issue14_item2_a_signal_to_prompt_ends_the_agent_and_its_children() {
     }
 }
 
-/// Issue 14 item 2: SIGTERM to `musewire tap` ends the agent it started and the agent's
+/// SIGTERM to `musewire tap` ends the agent it started and the agent's
 /// children, as for `prompt`.
 #[test]
-fn issue14_item2_a_signal_to_tap_ends_the_agent_and_its_children() {
+fn a_signal_to_tap_ends_the_agent_and_its_children() {
     let dir = scratch("signal-tap");
     let pids_file = dir.join("pids");
     let mut tap = musewire()
@@ -176,10 +176,10 @@ fn issue14_item2_a_signal_to_tap_ends_the_agent_and_its_children() {
     }
 }
 
-/// Issue 14 item 3: when nothing reads `musewire prompt`'s stdout, it stops reading the agent
+/// When nothing reads `musewire prompt`'s stdout, it stops reading the agent
 /// (whose pipe then fills, so it waits): memory stays bounded however much the agent writes.
 #[test]
-fn issue14_item3_prompt_stops_reading_the_agent_when_its_output_is_not_taken() {
+fn prompt_stops_reading_the_agent_when_its_output_is_not_taken() {
     const FLOOD: u64 = 400 << 20;
     const BOUND: u64 = 64 << 20;
     for mode in [&[][..], &["--json"][..]] {
@@ -231,7 +231,7 @@ fn issue14_item3_prompt_stops_reading_the_agent_when_its_output_is_not_taken() {
     }
 }
 
-/// Issue 14 item 4: `musewire tap` holds at most the agent's input cap of a host line; a
+/// `musewire tap` holds at most the agent's input cap of a host line; a
 /// longer line is forwarded, reported as over the limit (FRAME-02), not as "not JSON", and
 /// the session goes on.
 #[test]
@@ -295,7 +295,7 @@ fn frame_02_tap_bounds_a_host_line_and_reports_it_over_the_limit() {
     );
 }
 
-/// PAGE-09 (issue 14 item 5): `musewire messages` against an agent that pages forever (a
+/// PAGE-09: `musewire messages` against an agent that pages forever (a
 /// fresh cursor every page, more messages than its `totalMessages`) stops with an error.
 #[test]
 fn page_09_messages_stops_on_an_agent_that_pages_forever() {
@@ -315,7 +315,7 @@ fn page_09_messages_stops_on_an_agent_that_pages_forever() {
     assert!(out.stdout.is_empty());
 }
 
-/// HOST-09 (issue 14 item 6): a host tool result over the agent's limit (its ready frame says
+/// HOST-09: a host tool result over the agent's limit (its ready frame says
 /// 1 MiB, v1) fails the call at once with a clear error instead of hanging the turn.
 #[test]
 fn host_09_prompt_fails_an_oversized_host_tool_result_at_once() {
@@ -347,11 +347,11 @@ fn host_09_prompt_fails_an_oversized_host_tool_result_at_once() {
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
-/// Issue 14 item 7: `--timeout` holds when the agent closes stdout but keeps running (its
+/// `--timeout` holds when the agent closes stdout but keeps running (its
 /// child holding stderr) and when it stops reading, with no grace added on top; a timeout too
 /// large for the clock and `--timeout 0` both mean no timeout, without a panic.
 #[test]
-fn issue14_item7_timeout_is_honoured_and_never_overflows() {
+fn prompt_timeout_is_honoured_and_never_overflows() {
     let started = Instant::now();
     let out = musewire()
         .args(["prompt", "hi", "--timeout", "3", "--"])
@@ -397,11 +397,11 @@ fn issue14_item7_timeout_is_honoured_and_never_overflows() {
     }
 }
 
-/// Issue 14 item 8: terminal escapes, carriage returns and other C0/C1 controls from the agent
+/// Terminal escapes, carriage returns and other C0/C1 controls from the agent
 /// are made visible in text mode (its text, notify messages, its stderr tail); `--json` keeps
 /// them exact.
 #[test]
-fn issue14_item8_agent_control_characters_never_reach_the_terminal() {
+fn agent_control_characters_never_reach_the_terminal() {
     let out = musewire()
         .args(["prompt", "go", "--timeout", "30", "--"])
         .args(fake(&["escapes"]))
@@ -443,11 +443,11 @@ fn issue14_item8_agent_control_characters_never_reach_the_terminal() {
         .any(|e| e["event"] == "ui_request" && e["message"] == "note\x1b]0;pwned\x07\x1b[2J"));
 }
 
-/// Issue 14 item 10: write failures are errors: `prompt` to a full device exits non-zero with
+/// Write failures are errors: `prompt` to a full device exits non-zero with
 /// a message; `tap -o /dev/full` says so once and exits non-zero; `blocks` to a full device
 /// exits 1 with a message.
 #[test]
-fn issue14_item10_write_failures_exit_non_zero_with_one_message() {
+fn write_failures_exit_non_zero_with_one_message() {
     let full = || {
         std::fs::OpenOptions::new()
             .write(true)
@@ -564,7 +564,7 @@ fn frame_03_prompt_says_what_it_waits_for_and_reports_garbage_before_ready() {
     );
 }
 
-/// Issue 14 item 13, FRAME-02 and CALL-02: text-mode `prompt` reports an over-limit line and
+/// FRAME-02 and CALL-02: text-mode `prompt` reports an over-limit line and
 /// a response that matches no request on stderr.
 #[test]
 fn frame_02_call_02_text_prompt_reports_warnings_and_unmatched_responses() {
@@ -584,11 +584,11 @@ fn frame_02_call_02_text_prompt_reports_warnings_and_unmatched_responses() {
     );
 }
 
-/// Issue 14 item 13: usage errors exit 2 (a bad `--host-tool`, `blocks --cap` without
+/// Usage errors exit 2 (a bad `--host-tool`, `blocks --cap` without
 /// `--json`); an error is said once, not as `musewire prompt: prompt: …`; `--help` names what
 /// the tool does.
 #[test]
-fn issue14_item13_usage_errors_messages_and_help() {
+fn usage_errors_exit_2_are_said_once_and_help_names_each_tool() {
     let out = musewire()
         .args(["prompt", "hi", "--host-tool", "nonsense"])
         .output()

@@ -1,6 +1,6 @@
-//! `musewire fetch-output` and the stored-output line of `musewire prompt` (issue 11 items 4
-//! and 6; OUT-10, ours), against `output_agent.py`, a stand-in agent that serves one stored
-//! output with `read_output` in pages shorter than asked.
+//! `musewire fetch-output` and the stored-output line of `musewire prompt` (OUT-10, ours),
+//! against `output_agent.py`, a stand-in agent that serves one stored output with
+//! `read_output` in pages shorter than asked.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -296,7 +296,7 @@ fn out_10_fetch_output_switches_the_bundled_agent_then_asks_only_when_offered() 
 }
 
 #[test]
-fn issue_11_out_08_10_prompt_then_fetch_output_from_the_restarted_bundled_agent() {
+fn out_08_10_prompt_then_fetch_output_from_the_restarted_bundled_agent() {
     // The bundled agent spills a bash output (SPILL-03); `musewire prompt` prints where it
     // went and the fetch-output line; a restarted agent on the same folders knows the
     // reference only once switched to the session (OUT-08), and then serves it whole.

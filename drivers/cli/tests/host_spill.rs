@@ -1,8 +1,8 @@
-//! Issue 11 item 1, end to end: a host whose `ClientConfig` sets a spill policy answers a
-//! host tool call of the bundled agent with a result far over the cap. Each driver saves it in
-//! the local store (SPILL-06: 0600 in 0700 folders, under the agent's session) and the agent's
-//! history gets the head/tail preview and the notice naming the stored file (SPILL-03), the
-//! whole text byte for byte in the file; the application is told (`HostToolResultSettled`).
+//! The host's spill policy, end to end: a host whose `ClientConfig` sets a spill policy answers
+//! a host tool call of the bundled agent with a result far over the cap. Each driver saves it
+//! in the local store (SPILL-06: 0600 in 0700 folders, under the agent's session) and the
+//! agent's history gets the head/tail preview and the notice naming the stored file (SPILL-03),
+//! the whole text byte for byte in the file; the application is told (`HostToolResultSettled`).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,10 +1,9 @@
-//! Interop (issue 5 part 3): the reference agent's own TypeScript client, `RpcClient` of
-//! oh-my-pi 18.2.3 run by the pinned bun (conformance/reference/interop.ts), drives
-//! `musewire agent`: start and automatic v2 negotiation (FRAME-03..05), prompts to the end
-//! of the turn (CALL-03, CALL-09), a host tool it registers and our model calls (HOST-01,
-//! HOST-02), `bash` over 1 MiB (FRAME-11) and `abortBash` (CALL-05), the paged
-//! `getMessages()` drain over a history larger than 1 MiB (PAGE-01..07), a failure for an
-//! unsupported command (CALL-08) and `newSession`.
+//! Interop: the reference agent's own TypeScript client, `RpcClient` of oh-my-pi 18.2.3 run by
+//! the pinned bun (conformance/reference/interop.ts), drives `musewire agent`: start and
+//! automatic v2 negotiation (FRAME-03..05), prompts to the end of the turn (CALL-03, CALL-09),
+//! a host tool it registers and our model calls (HOST-01, HOST-02), `bash` over 1 MiB
+//! (FRAME-11) and `abortBash` (CALL-05), the paged `getMessages()` drain over a history larger
+//! than 1 MiB (PAGE-01..07), a failure for an unsupported command (CALL-08) and `newSession`.
 //!
 //! Needs the peers (`bash conformance/peers/install.sh`). Without them the test prints a skip
 //! notice and passes, unless the `CI` environment variable is set, when it fails.

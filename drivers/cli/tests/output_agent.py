@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in agent serving one stored output with `read_output` (OUT-10, ours), for the host
-side's tests (issue 11 items 4 and 6) until the bundled agent serves it. v1 only, newline-
-delimited JSON on stdio.
+side's `read_output` / `fetch-output` tests. v1 only, newline-delimited JSON on stdio.
 
   output_agent.py MODE FILE [SESSION_ID]
 

@@ -1,6 +1,6 @@
 //! The agent side on this process's stdio: a loop over a [`musewire_core::agent::Agent`] for a
 //! Rust program that wants to *be* an `<agent> --mode rpc`, as lsp-server's
-//! `Connection::stdio()` is for a language server (issue 10 item 5).
+//! `Connection::stdio()` is for a language server.
 //!
 //! The program implements [`AgentProgram`] (its agent, and what it does with the agent's
 //! events); [`AgentStdio::run`] then reads stdin, hands it in as [`Input`]s, writes the

@@ -66,7 +66,7 @@ pub(crate) fn prepare(
         r.set_nonblocking(true)?;
     }
     stdin.set_nonblocking(true)?;
-    // Bounded (issue 13 item 3): past it a call waits for the loop to take operations again.
+    // Bounded: past it a call waits for the loop to take operations again.
     let (ops_tx, ops) = mpsc::sync_channel(OPS_QUEUE);
     let base = link.id() * TOKENS;
     let caller = Caller {
@@ -137,7 +137,7 @@ struct Io {
     running: Running,
     /// How running handlers reach the loop.
     caller: Caller,
-    /// Backpressure on events (issue 14, item 3): what the application has taken.
+    /// Backpressure on events: what the application has taken.
     flow: Arc<Flow>,
 }
 
@@ -226,8 +226,8 @@ impl Agent {
     }
 
     /// Takes the application's operations while the bytes waiting for the agent's stdin stay
-    /// under the core's bound ([`Driven::takes_ops`], issue 13 item 3); past it they wait in
-    /// the bounded queue, and a caller waits for room in it.
+    /// under the core's bound ([`Driven::takes_ops`]); past it they wait in the bounded queue,
+    /// and a caller waits for room in it.
     fn take_ops(&mut self) -> io::Result<()> {
         let mut took = false;
         while self.driven.takes_ops(self.io.out.len()) {

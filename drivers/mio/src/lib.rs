@@ -12,7 +12,7 @@
 //! ([`AgentProcess::submit`], [`AgentProcess::submit_to`] with a [`Completions`] queue), so
 //! one application thread can keep calls open on many agents at once.
 //!
-//! # Bounded queues (issue 13 item 3)
+//! # Bounded queues
 //! - **Events the application does not take.** Once the loop has read
 //!   [`BACKLOG_BYTES`] (2 MiB) of the agent's stdout past
 //!   the last event taken, it stops reading that agent's stdout until an event is taken (the
@@ -93,7 +93,7 @@ pub(crate) struct Caller {
 
 /// Room in an agent's operations queue, for callers that wait for it: the loop says when it
 /// took operations while a caller waits ([`Room::made`]), so a call waits for room no longer
-/// than its timeout (issue 13 item 3).
+/// than its timeout.
 #[derive(Default)]
 pub(crate) struct Room {
     /// Callers waiting for room.
@@ -220,8 +220,8 @@ fn hear_until(
     }
 }
 
-/// The deadline of a call made now with `timeout`; `None` (as long as it takes) when it is
-/// too long to add to now (issue 14, item 7).
+/// The deadline of a call made now with `timeout`; `None` (as long as it takes) when it is too
+/// long to add to now (a timeout too large for the clock means no timeout, never a panic).
 fn deadline(timeout: Duration) -> Option<(Instant, Duration)> {
     Some((Instant::now().checked_add(timeout)?, timeout))
 }
@@ -250,9 +250,9 @@ fn shared_reactor() -> io::Result<Arc<Reactor>> {
 /// either way. Dropping
 /// it kills the agent (and waits for its exit).
 ///
-/// `Send` and `Sync` (issue 13 item 2): one handle serves several threads at once, say one
-/// making blocking calls while another takes events ([`AgentProcess::next_event`]); share
-/// it by reference (`std::thread::scope`) or in an `Arc`.
+/// `Send` and `Sync`: one handle serves several threads at once, say one making blocking calls
+/// while another takes events ([`AgentProcess::next_event`]); share it by reference
+/// (`std::thread::scope`) or in an `Arc`.
 pub struct AgentProcess {
     pid: u32,
     caller: Caller,
@@ -265,7 +265,7 @@ pub struct AgentProcess {
     /// The shared reactor, when spawned by [`AgentProcess::spawn`]: its thread ends with the
     /// last agent spawned so.
     own: Option<Arc<Reactor>>,
-    /// Backpressure on the events (issue 14, item 3).
+    /// Backpressure on the events: what the application has taken.
     flow: Arc<Flow>,
 }
 
@@ -390,13 +390,12 @@ impl AgentProcess {
         methods::heard(self.caller.call(call, true, deadline(timeout))?)
     }
 
-    /// Makes `call` now and returns at once: its answer, typed as `T` (the type its row of
-    /// the method table gives, say `SessionState` for `commands::get_state()`), is taken
-    /// later from the [`Pending`] (issue 13 item 2: calls open on many agents from one
-    /// thread). For calls that make a request and wait for its answer (the `wait` rows);
-    /// a call that makes none (an answer to a host request, say) is taken as
-    /// [`CallError::Ended`]. Blocks only while the agent's operations queue is full (see
-    /// the crate docs).
+    /// Makes `call` now and returns at once: its answer, typed as `T` (the type its row of the
+    /// method table gives, say `SessionState` for `commands::get_state()`), is taken later from
+    /// the [`Pending`] (so one thread can keep calls open on many agents). For calls that make
+    /// a request and wait for its answer (the `wait` rows); a call that makes none (an answer
+    /// to a host request, say) is taken as [`CallError::Ended`]. Blocks only while the agent's
+    /// operations queue is full (see the crate docs).
     pub fn submit<T: FromAnswer>(&self, call: Call) -> Result<Pending<T>, CallError> {
         self.submit_notifying(call, None)
     }

@@ -1,6 +1,6 @@
 //! A one-value channel between the loop thread and a blocked caller: what a call returned, or
-//! the answer to the request a waited call made, on the same channel (issue 13 items 2 and 3:
-//! the caller wakes once a call).
+//! the answer to the request a waited call made, on the same channel (the caller wakes once a
+//! call).
 //!
 //! Cheaper than `std::sync::mpsc` for one value: one allocation (the shared slot), and a
 //! wake only when the receiver sleeps. And the sender can tell that the receiver gave up
@@ -212,7 +212,7 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn issue13_a_value_sent_from_another_thread_is_received() {
+    fn a_value_sent_from_another_thread_is_received() {
         let (tx, rx) = channel();
         let sender = thread::spawn(move || {
             thread::sleep(Duration::from_millis(20));
@@ -223,7 +223,7 @@ mod tests {
     }
 
     #[test]
-    fn issue13_a_dropped_sender_closes_and_a_deadline_times_out() {
+    fn a_dropped_sender_closes_and_a_deadline_times_out() {
         let (tx, rx) = channel::<u32>();
         let soon = Instant::now() + Duration::from_millis(30);
         assert_eq!(rx.recv_until(Some(soon)), Err(RecvError::Timeout));
@@ -233,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn issue13_item3_the_sender_sees_a_receiver_that_gave_up() {
+    fn the_sender_sees_a_receiver_that_gave_up() {
         let (tx, rx) = channel::<u32>();
         assert!(!tx.is_withdrawn());
         drop(rx);
@@ -242,7 +242,7 @@ mod tests {
     }
 
     #[test]
-    fn issue13_the_channel_closes_with_its_last_sender_and_takes_the_first_value() {
+    fn the_channel_closes_with_its_last_sender_and_takes_the_first_value() {
         let (tx, rx) = channel::<u32>();
         let second = tx.clone();
         drop(tx);
@@ -258,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn issue13_item2_a_settled_slot_puts_its_tag_once_and_none_once_its_receiver_is_gone() {
+    fn a_settled_slot_puts_its_tag_once_and_none_once_its_receiver_is_gone() {
         use musewire_core::client::Flow;
         let flow = Arc::new(Flow::default());
         let (queue, tags) = mpsc::channel();

@@ -1,5 +1,5 @@
-//! Calls made now and taken later (issue 13 item 2): one thread can keep calls open on many
-//! agents at once, instead of a thread blocked on each.
+//! Calls made now and taken later: one thread can keep calls open on many agents at once,
+//! instead of a thread blocked on each.
 //!
 //! [`AgentProcess::submit`] makes a call and returns at once with its [`Pending`] answer;
 //! [`AgentProcess::submit_to`] also puts a tag of the caller's choosing on a [`Completions`]

@@ -1,7 +1,7 @@
-//! The loop thread (issue 13 item 2): one `mio::Poll` over the pipes of every agent on it,
-//! one waker for their handles, the earliest of their deadlines. Each agent's own part (its
-//! reading, writing, and the core's bookkeeping) is an [`Agent`](crate::event_loop::Agent);
-//! this keeps only the poll, the wait, and which agent each wake is for.
+//! The loop thread: one `mio::Poll` over the pipes of every agent on it, one waker for their
+//! handles, the earliest of their deadlines. Each agent's own part (its reading, writing, and
+//! the core's bookkeeping) is an [`Agent`](crate::event_loop::Agent); this keeps only the poll,
+//! the wait, and which agent each wake is for.
 //!
 //! # Tokens
 //! An agent gets an id when it is spawned (never reused); its pipes are registered under the
@@ -53,10 +53,9 @@ const WAKE: Token = Token(0);
 /// ended it.
 pub(crate) type Done = io::Result<ExitStatus>;
 
-/// One thread that drives many agents (issue 13 item 2): [`Reactor::spawn`] starts an agent on
-/// it and gives back its [`AgentProcess`], the same handle as [`AgentProcess::spawn`] gives
-/// (which is an agent on a reactor of its own). The module docs of `reactor.rs` give the poll
-/// order.
+/// One thread that drives many agents: [`Reactor::spawn`] starts an agent on it and gives back
+/// its [`AgentProcess`], the same handle as [`AgentProcess::spawn`] gives (which is an agent on
+/// a reactor of its own). The module docs of `reactor.rs` give the poll order.
 ///
 /// The thread ends once the `Reactor` is dropped and every agent on it is done (an agent is
 /// done once it has exited: dropping its handle kills it). An agent that exits is removed from

@@ -1,7 +1,7 @@
-//! Bounded memory in the mio host driver under a flooding agent and a stalled application
-//! (issue 13 item 3): while the application takes no events the loop stops reading the
-//! agent's stdout past the backlog, a call is still answered meanwhile, and taking events
-//! lets the agent go on. The fake agent is the drivers' (`drivers/flood/flood_agent.py`).
+//! Bounded memory in the mio host driver under a flooding agent and a stalled application:
+//! while the application takes no events the loop stops reading the agent's stdout past the
+//! backlog, a call is still answered meanwhile, and taking events lets the agent go on. The
+//! fake agent is the drivers' (`drivers/flood/flood_agent.py`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,7 +36,7 @@ fn held_back(progress: &Path) -> Option<u64> {
 }
 
 #[test]
-fn issue13_item3_mio_stops_reading_a_flooding_agent_while_events_are_not_taken() {
+fn mio_stops_reading_a_flooding_agent_while_events_are_not_taken() {
     let progress = scratch("flood");
     let agent = AgentProcess::spawn(flood_agent(&progress), Default::default()).unwrap();
     let stalled = held_back(&progress).expect("the agent was held back");
@@ -62,7 +62,7 @@ fn issue13_item3_mio_stops_reading_a_flooding_agent_while_events_are_not_taken()
 }
 
 #[test]
-fn issue13_item3_mio_answers_a_call_while_events_are_held_back() {
+fn mio_answers_a_call_while_events_are_held_back() {
     let progress = scratch("call");
     let agent = AgentProcess::spawn(flood_agent(&progress), Default::default()).unwrap();
     let stalled = held_back(&progress).expect("the agent was held back");

@@ -1,6 +1,6 @@
-//! Events reach the application in batches, one a read of the agent's output (issue 13 item
-//! 2: one wake of a waiting thread a batch, not one an event), and never behind an answer:
-//! every event the agent wrote before a call's answer can be taken once the call returned.
+//! Events reach the application in batches, one a read of the agent's output (one wake of a
+//! waiting thread a batch, not one an event), and never behind an answer: every event the agent
+//! wrote before a call's answer can be taken once the call returned.
 
 use std::process::Command;
 use std::time::Duration;
@@ -40,7 +40,7 @@ fn notes(events: &[ClientEvent]) -> Vec<u64> {
 }
 
 #[test]
-fn issue13_item2_the_events_before_an_answer_can_be_taken_once_it_is_heard() {
+fn the_events_before_an_answer_can_be_taken_once_it_is_heard() {
     let mut command = Command::new("python3");
     command.args(["-c", AGENT]);
     let agent = AgentProcess::spawn(command, Default::default()).expect("spawn");

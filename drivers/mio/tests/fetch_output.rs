@@ -1,5 +1,5 @@
-//! `AgentProcess::read_output` and `fetch_output` on the blocking driver (OUT-10, ours; issue
-//! 11 item 4), against the stand-in agent `drivers/cli/tests/output_agent.py`.
+//! `AgentProcess::read_output` and `fetch_output` on the blocking driver (OUT-10, ours),
+//! against the stand-in agent `drivers/cli/tests/output_agent.py`.
 
 #[path = "../../cli/tests/output_agent/mod.rs"]
 mod output_agent;

@@ -1,9 +1,9 @@
-//! Calls made now and taken later (issue 13 item 2): one thread keeps calls open on many
-//! agents at once ([`AgentProcess::submit_to`] and [`Completions`]), against the bundled
-//! agent (`musewire agent`) and a fake agent that never answers.
+//! Calls made now and taken later: one thread keeps calls open on many agents at once
+//! ([`AgentProcess::submit_to`] and [`Completions`]), against the bundled agent
+//! (`musewire agent`) and a fake agent that never answers.
 //!
-//! The test binary is its own agent (see `common`). The tests run one after the other, as
-//! they count this process's threads.
+//! The test binary is its own agent (see `common`). The tests run one after the other, as they
+//! count this process's threads.
 
 use std::process::Command;
 use std::time::Duration;
@@ -21,17 +21,17 @@ const ROUNDS: usize = 5;
 
 fn main() {
     common::run_agent_if_child();
-    issue13_item2_one_thread_keeps_calls_open_on_many_agents();
-    println!("test issue13_item2_one_thread_keeps_calls_open_on_many_agents ... ok");
-    issue13_item2_a_pending_answer_can_wait_again_and_ends_with_its_agent();
-    println!("test issue13_item2_a_pending_answer_can_wait_again_and_ends_with_its_agent ... ok");
+    one_thread_keeps_calls_open_on_many_agents();
+    println!("test one_thread_keeps_calls_open_on_many_agents ... ok");
+    a_pending_answer_can_wait_again_and_ends_with_its_agent();
+    println!("test a_pending_answer_can_wait_again_and_ends_with_its_agent ... ok");
 }
 
 fn get_state() -> Call {
     Call::Send(commands::get_state())
 }
 
-fn issue13_item2_one_thread_keeps_calls_open_on_many_agents() {
+fn one_thread_keeps_calls_open_on_many_agents() {
     let reactor = Reactor::new().expect("reactor");
     let agents: Vec<AgentProcess> = (0..AGENTS)
         .map(|_| {
@@ -85,7 +85,7 @@ fn issue13_item2_one_thread_keeps_calls_open_on_many_agents() {
     assert_eq!(threads(), before);
 }
 
-fn issue13_item2_a_pending_answer_can_wait_again_and_ends_with_its_agent() {
+fn a_pending_answer_can_wait_again_and_ends_with_its_agent() {
     // A fake agent: its ready frame, then it reads commands and never answers.
     let mut command = Command::new("python3");
     command.args([

@@ -1,8 +1,8 @@
-//! Many agents on one mio thread (issue 13 item 2) and the bound on writes the agent does not
-//! take (issue 13 item 3), against the bundled agent (`musewire agent`).
+//! Many agents on one mio thread and the bound on writes the agent does not take, against the
+//! bundled agent (`musewire agent`).
 //!
-//! The test binary is its own agent (see `common`). The tests run one after the other, as
-//! they count this process's threads.
+//! The test binary is its own agent (see `common`). The tests run one after the other, as they
+//! count this process's threads.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,16 +22,14 @@ const CALLERS: usize = 4;
 
 fn main() {
     common::run_agent_if_child();
-    issue13_item2_one_reactor_thread_drives_twenty_agents();
-    println!("test issue13_item2_one_reactor_thread_drives_twenty_agents ... ok");
+    one_reactor_thread_drives_twenty_agents();
+    println!("test one_reactor_thread_drives_twenty_agents ... ok");
     spawned_agents_share_one_loop_thread();
     println!("test spawned_agents_share_one_loop_thread ... ok");
-    issue13_item3_mio_stops_taking_calls_past_the_write_backlog();
-    println!("test issue13_item3_mio_stops_taking_calls_past_the_write_backlog ... ok");
-    issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor();
-    println!(
-        "test issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor ... ok"
-    );
+    mio_stops_taking_calls_past_the_write_backlog();
+    println!("test mio_stops_taking_calls_past_the_write_backlog ... ok");
+    a_flooding_agent_does_not_starve_the_others_on_its_reactor();
+    println!("test a_flooding_agent_does_not_starve_the_others_on_its_reactor ... ok");
 }
 
 /// Waits up to `WAIT` for `done`.
@@ -81,7 +79,7 @@ fn spawned_agents_share_one_loop_thread() {
     });
 }
 
-fn issue13_item2_one_reactor_thread_drives_twenty_agents() {
+fn one_reactor_thread_drives_twenty_agents() {
     let before = threads();
     let reactor = Reactor::new().expect("reactor");
     let with_reactor = threads();
@@ -163,7 +161,7 @@ fn issue13_item2_one_reactor_thread_drives_twenty_agents() {
     eventually("the reactor thread ended", || threads() == before);
 }
 
-fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
+fn mio_stops_taking_calls_past_the_write_backlog() {
     // An agent that never reads its stdin nor says it is ready: every line is held.
     let mut command = Command::new("sleep");
     command.arg("30");
@@ -194,7 +192,7 @@ fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
         );
 
         // A call with a timeout waits for room no longer than its timeout, and is then
-        // dropped unsent (issue 13 item 3): the queue stays as full as it was.
+        // dropped unsent: the queue stays as full as it was.
         for timeout in [Duration::from_millis(1), Duration::from_millis(200)] {
             let start = Instant::now();
             let result = agent.prompt(message, timeout);
@@ -231,7 +229,7 @@ fn issue13_item3_mio_stops_taking_calls_past_the_write_backlog() {
 /// more than it can in the test's time.
 const FLOOD: u64 = 4 << 30;
 
-fn issue13_item2_a_flooding_agent_does_not_starve_the_others_on_its_reactor() {
+fn a_flooding_agent_does_not_starve_the_others_on_its_reactor() {
     let progress = probe::scratch("mio", "starve");
     let written = || probe::written(&progress);
     let reactor = Reactor::new().expect("reactor");

@@ -1,6 +1,6 @@
-//! One `AgentProcess` shared by two threads at once (issue 13 item 2: "blocking calls from
-//! any thread"): one makes `get_state` calls in a loop and prompts, the other takes the
-//! events, against the bundled agent (`musewire agent`).
+//! One `AgentProcess` shared by two threads at once (blocking calls from any thread): one makes
+//! `get_state` calls in a loop and prompts, the other takes the events, against the bundled
+//! agent (`musewire agent`).
 //!
 //! The test binary is its own agent (see `common`).
 
@@ -15,13 +15,11 @@ const CALLS: usize = 200;
 
 fn main() {
     common::run_agent_if_child();
-    issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events();
-    println!(
-        "test issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events ... ok"
-    );
+    one_handle_calls_from_one_thread_while_another_takes_events();
+    println!("test one_handle_calls_from_one_thread_while_another_takes_events ... ok");
 }
 
-fn issue13_item2_one_handle_calls_from_one_thread_while_another_takes_events() {
+fn one_handle_calls_from_one_thread_while_another_takes_events() {
     let agent = AgentProcess::spawn(common::bundled_agent(), Default::default()).expect("spawned");
     let (states, turn) = std::thread::scope(|scope| {
         // Shared by reference: the handle is Sync.

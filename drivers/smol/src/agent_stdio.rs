@@ -1,7 +1,7 @@
 //! The agent side on this process's stdio, async on smol: a loop over a
 //! [`musewire_core::agent::Agent`] for a Rust program that wants to *be* an
-//! `<agent> --mode rpc`, as lsp-server's `Connection::stdio()` is for a language server (issue
-//! 10 item 5). It runs the same [`AgentProgram`]s as the mio driver's loop.
+//! `<agent> --mode rpc`, as lsp-server's `Connection::stdio()` is for a language server. It
+//! runs the same [`AgentProgram`]s as the mio driver's loop.
 //!
 //! [`AgentStdio::run`] reads stdin, hands it in as [`Input`]s, writes the agent's lines to
 //! stdout and keeps the timers, with backpressure: a line is taken from the agent only when

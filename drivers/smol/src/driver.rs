@@ -2,12 +2,12 @@
 //! until the next input or the core's next timeout. It writes to the agent's stdin as one of
 //! the things it waits on, so a slow reader on the agent's side never stops it from reading.
 //!
-//! Both queues are bounded (issue 13 item 3; see the crate docs): the bytes waiting for the
-//! agent's stdin stop the task from taking the application's operations once there are
-//! [`WRITE_BACKLOG_BYTES`] of them (the bounded operation queue then makes a call wait), and
-//! the events the application has not taken stop it from reading the agent's stdout once
-//! [`BACKLOG_BYTES`](musewire_core::client::BACKLOG_BYTES) were read past the last event taken, except while a caller waits for
-//! an answer ([`Backlog`](musewire_core::client::Backlog)).
+//! Both queues are bounded (see the crate docs): the bytes waiting for the agent's stdin stop
+//! the task from taking the application's operations once there are [`WRITE_BACKLOG_BYTES`] of
+//! them (the bounded operation queue then makes a call wait), and the events the application
+//! has not taken stop it from reading the agent's stdout once
+//! [`BACKLOG_BYTES`](musewire_core::client::BACKLOG_BYTES) were read past the last event taken,
+//! except while a caller waits for an answer ([`Backlog`](musewire_core::client::Backlog)).
 //!
 //! The loop's bookkeeping (the work of each input, the operations, the stop and the exit,
 //! the backpressure) is the core's [`Driven`]; this task keeps only its I/O, as
@@ -252,7 +252,7 @@ impl Io {
     /// for what waits for it, an operation (when `take_ops`), a stop, a resume, the deadline.
     /// Every source stays registered across wakes (the pipes are read on readiness, the
     /// channels and the timer polled in place), so a wake costs no failed reads and no new
-    /// registrations (issue 13 item 2).
+    /// registrations.
     async fn wait(
         &mut self,
         held: bool,

@@ -30,14 +30,14 @@ impl Updates {
     /// Sends a partial result (with a `content` array); false when the call is no longer
     /// open or the session has ended.
     ///
-    /// Bounded as every call is (issue 13 item 3, see the crate docs): the update is queued
-    /// for the agent's stdin once the driver takes it, and it takes none while
+    /// Bounded as every call is (see the crate docs): the update is queued for the agent's
+    /// stdin once the driver takes it, and it takes none while
     /// [`WRITE_BACKLOG_BYTES`](crate::WRITE_BACKLOG_BYTES) wait there (at most
     /// [`OPS_QUEUE`](crate::OPS_QUEUE) operations wait for it beyond that). When full, the
-    /// returned future is pending until the agent reads: a handler that floods updates goes
-    /// at the agent's pace, holding at most one update of its own in memory. Meanwhile the
-    /// driver reads the agent's stdout on, whether or not the application takes events, so
-    /// an agent that reads its stdin only as its stdout is read cannot deadlock the handler.
+    /// returned future is pending until the agent reads: a handler that floods updates goes at
+    /// the agent's pace, holding at most one update of its own in memory. Meanwhile the driver
+    /// reads the agent's stdout on, whether or not the application takes events, so an agent
+    /// that reads its stdin only as its stdout is read cannot deadlock the handler.
     pub async fn send(&self, partial_result: ToolResult) -> bool {
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
         let heard = self.caller.call(call, false).await;

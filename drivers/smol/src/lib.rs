@@ -6,7 +6,7 @@
 //! no protocol rule: it reads the agent's pipes, hands bytes in, performs the actions the
 //! core asks for, and sleeps until the next input or the core's next timeout.
 //!
-//! # Bounded queues (issue 13 item 3)
+//! # Bounded queues
 //! Memory stays bounded whichever side is slow:
 //! - **Events the application does not take.** Once the driver has read [`BACKLOG_BYTES`]
 //!   (2 MiB) of the agent's stdout past the last event the application took, it stops

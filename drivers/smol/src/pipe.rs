@@ -1,5 +1,5 @@
 //! The read end of one of the agent's output pipes, read only when the reactor says it is
-//! readable (issue 13 item 2).
+//! readable.
 //!
 //! `AsyncRead::poll_read` on a child's pipe tries a `read` first on every poll and asks the
 //! reactor only when that fails: a driver that waits on stdout, stderr, its stdin, its

@@ -1,6 +1,6 @@
-//! The smol driver's agent-side stdio loop (issue 10 item 5): a program built on
-//! `core::agent::Agent` answers a host over a socket pair standing for its stdio, and the
-//! `smol_agent` example over its real stdio.
+//! The smol driver's agent-side stdio loop: a program built on `core::agent::Agent` answers a
+//! host over a socket pair standing for its stdio, and the `smol_agent` example over its real
+//! stdio.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -70,7 +70,7 @@ fn join(thread: std::thread::JoinHandle<std::io::Result<Ended>>) -> Ended {
 }
 
 #[test]
-fn issue10_item5_an_agent_on_the_smol_loop_answers_commands() {
+fn frame_03_an_agent_on_the_smol_loop_writes_ready_then_answers_commands() {
     let (host, seen, thread) = agent_on_the_loop();
     smol::block_on(async {
         let mut writer = host.clone();
@@ -125,7 +125,7 @@ fn agent_01_stdin_eof_ends_the_smol_loop_once_everything_is_written() {
 }
 
 #[test]
-fn issue10_item5_the_smol_loop_stops_reading_stdin_while_the_host_does_not_read_stdout() {
+fn the_smol_loop_stops_reading_stdin_while_the_host_does_not_read_stdout() {
     let (host, seen, thread) = agent_on_the_loop();
     let command = b"{\"id\":\"x\",\"type\":\"get_state\"}\n";
     let chunk: Vec<u8> = command.repeat(64 * 1024 / command.len());
@@ -178,9 +178,9 @@ fn issue10_item5_the_smol_loop_stops_reading_stdin_while_the_host_does_not_read_
 }
 
 /// The `smol_agent` example (built with the tests) on this process's real stdio, driven by the
-/// smol host driver: a prompt's turn comes back as assistant text (issue 10 items 5 and 6).
+/// smol host driver: a prompt's turn comes back as assistant text.
 #[test]
-fn issue10_item6_the_smol_agent_example_answers_a_prompt_over_its_stdio() {
+fn the_smol_agent_example_answers_a_prompt_over_its_stdio() {
     let exe = std::env::current_exe().unwrap();
     let example = exe
         .parent()

@@ -1,6 +1,6 @@
-//! Bounded queues in the smol host driver (issue 13 item 3): a flooding agent whose events
-//! the application does not take is held back (the driver stops reading its stdout), a call
-//! is still answered meanwhile, and writes to an agent that does not read wait.
+//! Bounded queues in the smol host driver: a flooding agent whose events the application does
+//! not take is held back (the driver stops reading its stdout), a call is still answered
+//! meanwhile, and writes to an agent that does not read wait.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -36,7 +36,7 @@ async fn held_back(progress: &Path) -> Option<u64> {
 }
 
 #[test]
-fn issue13_item3_smol_stops_reading_a_flooding_agent_while_events_are_not_taken() {
+fn smol_stops_reading_a_flooding_agent_while_events_are_not_taken() {
     let progress = scratch("flood");
     smol::block_on(async {
         let command = fake(&["flood", &FLOOD.to_string()], Some(&progress));
@@ -67,7 +67,7 @@ fn issue13_item3_smol_stops_reading_a_flooding_agent_while_events_are_not_taken(
 }
 
 #[test]
-fn issue13_item3_smol_answers_a_call_while_events_are_held_back() {
+fn smol_answers_a_call_while_events_are_held_back() {
     let progress = scratch("call");
     smol::block_on(async {
         let command = fake(&["flood", &FLOOD.to_string()], Some(&progress));
@@ -90,8 +90,7 @@ fn issue13_item3_smol_answers_a_call_while_events_are_held_back() {
 }
 
 #[test]
-fn issue13_item3_smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clearly_once_it_is_gone()
-{
+fn smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clearly_once_it_is_gone() {
     smol::block_on(async {
         let agent = AgentProcess::spawn(fake(&["sink"], None), Default::default()).unwrap();
         let line = vec![b'x'; 64 << 10];

@@ -1,7 +1,6 @@
-//! Bounded queues in the smol host driver (issue 13 item 3): a call waiting for room in the
-//! write queue is never deadlocked by the events held back. Its own test binary: the events
-//! read while the calls wait pile up by design, which would blur the peak memory measured in
-//! `backpressure.rs`.
+//! Bounded queues in the smol host driver: a call waiting for room in the write queue is never
+//! deadlocked by the events held back. Its own test binary: the events read while the calls
+//! wait pile up by design, which would blur the peak memory measured in `backpressure.rs`.
 
 use std::time::Duration;
 
@@ -19,7 +18,7 @@ fn fake(args: &[&str]) -> smol::process::Command {
 }
 
 #[test]
-fn issue13_item3_smol_a_call_waiting_for_room_is_not_deadlocked_by_events_held_back() {
+fn smol_a_call_waiting_for_room_is_not_deadlocked_by_events_held_back() {
     // The agent reads its stdin only while its stdout is read; the application writes to it
     // without taking a single event. Were stdout held back while the calls wait for room in
     // the write queue, neither side would ever move.

@@ -1,6 +1,6 @@
-//! Bounded queues in the smol host driver (issue 13 item 3): a host tool handler that floods
-//! updates (`Updates::send`) goes at the agent's pace, held back when the agent does not read
-//! (bounded memory), and is never deadlocked by the events held back while it waits.
+//! Bounded queues in the smol host driver: a host tool handler that floods updates
+//! (`Updates::send`) goes at the agent's pace, held back when the agent does not read (bounded
+//! memory), and is never deadlocked by the events held back while it waits.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -46,7 +46,7 @@ fn flood(agent: &AgentProcess, updates: usize) -> (Arc<AtomicUsize>, Arc<AtomicU
 }
 
 #[test]
-fn issue13_item3_smol_a_flooding_tool_handler_waits_for_an_agent_that_does_not_read() {
+fn smol_a_flooding_tool_handler_waits_for_an_agent_that_does_not_read() {
     smol::block_on(async {
         let agent = AgentProcess::spawn(fake("sink"), Default::default()).unwrap();
         let (sent, done) = flood(&agent, 256);
@@ -73,7 +73,7 @@ fn issue13_item3_smol_a_flooding_tool_handler_waits_for_an_agent_that_does_not_r
 }
 
 #[test]
-fn issue13_item3_smol_a_flooding_tool_handler_is_not_deadlocked_by_events_held_back() {
+fn smol_a_flooding_tool_handler_is_not_deadlocked_by_events_held_back() {
     // The agent reads its stdin only while its stdout is read, and the application takes no
     // event: were stdout held back while the handler's updates wait for room in the write
     // queue, neither side would ever move.

@@ -237,7 +237,7 @@ impl LocalStore {
     }
 
     /// The store a host's driver keeps for `config`'s spill policy of host tool results
-    /// (issue 11 item 1): at [`ClientConfig::spill_dir`] (a private temp directory when
+    /// (SPILL-03, SPILL-06): at [`ClientConfig::spill_dir`] (a private temp directory when
     /// `None`), or none when the policy has no store.
     pub fn for_client(config: &ClientConfig) -> Option<Self> {
         config

@@ -1,7 +1,7 @@
-//! A host session's local files, written once for both drivers (issue 10 item 4): the
-//! transcript a recording appends to, with the core's [`Recorder`] that writes its lines, and
-//! the spill store of host tool results (SPILL-06). A driver opens them with the session's
-//! client; its [`Driven`] then writes them itself ([`LocalFiles`]), so the driver's own
+//! A host session's local files, written once for both drivers: the transcript a recording
+//! appends to, with the core's [`Recorder`] that writes its lines, and the spill store of host
+//! tool results (SPILL-06). A driver opens them with the session's client; its [`Driven`] then
+//! writes them itself ([`LocalFiles`]), so the driver's own
 //! [`Plumbing`](musewire_core::client::Plumbing) is left with its process and pipes.
 
 use std::fs::File;

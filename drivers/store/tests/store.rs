@@ -428,8 +428,8 @@ fn out_07_a_symlink_in_place_of_a_stored_output_is_not_read() {
     assert_eq!(error.output_error(), OutputError::Unavailable);
 }
 
-/// The store's part of reading after a restart (issue 11 item 5): its files are found again
-/// by reference under the session's directory. History replay is not the store's.
+/// The store's part of reading after a restart: its files are found again by reference under
+/// the session's directory. History replay is not the store's.
 #[test]
 fn spill_06_a_restarted_store_on_the_same_root_still_reads_its_outputs() {
     let dir = tempfile::tempdir().unwrap();
@@ -470,8 +470,8 @@ fn spill_06_a_restarted_store_on_the_same_root_still_reads_its_outputs() {
     assert!(files(parent.path()).is_empty(), "a read makes nothing");
 }
 
-/// The issue's size: a 10 MB result spills to a preview within the cap, and the walk at the
-/// largest page reads it back byte for byte (sha256 equal).
+/// A 10 MB result spills to a preview within the cap, and the walk at the largest page reads it
+/// back byte for byte (sha256 equal).
 #[test]
 fn spill_03_06_out_04_ten_megabytes_round_trip() {
     use sha2::{Digest, Sha256};
@@ -491,11 +491,11 @@ fn spill_03_06_out_04_ten_megabytes_round_trip() {
     assert!(preview.len() <= 1000);
 }
 
-/// A host session's files (issue 10 item 4: written once for both drivers): recording, the
-/// transcript file is created at once, the client's recorder writes a header saying the
-/// driver's description, and the files append what they are given.
+/// A host session's files (written once for both drivers): recording, the transcript file is
+/// created at once, the client's recorder writes a header saying the driver's description, and
+/// the files append what they are given.
 #[test]
-fn issue_10_4_session_files_record_into_the_transcript_file() {
+fn session_files_record_into_the_transcript_file() {
     use musewire_core::client::{Driven, Input};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");
@@ -527,7 +527,7 @@ fn issue_10_4_session_files_record_into_the_transcript_file() {
 
 /// Not recording: no recorder, no file, and recording nothing succeeds.
 #[test]
-fn issue_10_4_session_files_without_recording_write_nothing() {
+fn session_files_without_recording_write_nothing() {
     use musewire_core::client::{Driven, Input};
     let dir = tempfile::tempdir().unwrap();
     let config = ClientConfig::default();
@@ -543,7 +543,7 @@ fn issue_10_4_session_files_without_recording_write_nothing() {
 /// A transcript file that can't be created is the opening's error (as the drivers' spawn
 /// reported it before).
 #[test]
-fn issue_10_4_session_files_a_transcript_that_cannot_be_created_fails_the_opening() {
+fn session_files_a_transcript_that_cannot_be_created_fails_the_opening() {
     use musewire_core::client::Driven;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("missing").join("session.jsonl");
@@ -556,10 +556,10 @@ fn issue_10_4_session_files_a_transcript_that_cannot_be_created_fails_the_openin
     assert_eq!(opened.unwrap_err().kind(), io::ErrorKind::NotFound);
 }
 
-/// Security (issue 10 item 4): a transcript is created private (0600), and a symlink planted
-/// where it goes is refused, never followed (its target is left untouched).
+/// Security: a transcript is created private (0600), and a symlink planted where it goes is
+/// refused, never followed (its target is left untouched).
 #[test]
-fn issue_10_4_session_files_a_transcript_is_private_and_never_written_through_a_symlink() {
+fn session_files_a_transcript_is_private_and_never_written_through_a_symlink() {
     use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");

@@ -1,7 +1,7 @@
 //! The stand-in agent `output_agent.py` as the drivers' `read_output` / `fetch_output` tests
-//! use it (OUT-10, ours; issue 11 item 4): its command line, the output it serves and the
-//! reference naming it. Shared by `drivers/mio/tests/fetch_output.rs` and
-//! `drivers/smol/tests/fetch_output.rs` (`#[path]`), which keep only how they drive it.
+//! use it (OUT-10, ours): its command line, the output it serves and the reference naming it.
+//! Shared by `drivers/mio/tests/fetch_output.rs` and `drivers/smol/tests/fetch_output.rs`
+//! (`#[path]`), which keep only how they drive it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
