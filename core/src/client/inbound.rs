@@ -19,7 +19,7 @@ use crate::wire::{
 
 impl Client {
     /// Hands in bytes read from the agent's stdout.
-    pub fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
+    pub(super) fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
         if self.phase == Phase::Closed {
             return;
         }

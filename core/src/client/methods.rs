@@ -94,8 +94,8 @@ macro_rules! driver_methods {
         answer ui_respond(id: &str, answer: $crate::wire::UiResponse) =
             $crate::client::Call::UiRespond(id.into(), answer);
         /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
-        /// [`Client::send_raw_line`](musewire_core::client::Client::send_raw_line)); false
-        /// once the session has closed.
+        /// [`Call::RawLine`](musewire_core::client::Call::RawLine)); false once the session
+        /// has closed.
         answer send_raw_line(line: &[u8]) = $crate::client::Call::RawLine(line.to_vec());
         );
     };

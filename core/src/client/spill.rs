@@ -3,7 +3,7 @@
 //!
 //! A host tool's answer can be as large as any tool's, and it goes to the agent's model as it
 //! is. With [`ClientConfig::spill`](super::ClientConfig::spill) set, the client applies
-//! [`spill::plan`] to each result handed to [`Client::host_tool_result`], as an agent does to
+//! [`spill::plan`] to each result handed in as [`Call::HostToolResult`](super::Call::HostToolResult), as an agent does to
 //! its own tools' results (the source is the call's `toolName` and `toolCallId`, its label the
 //! tool's name): off, within the cap, not all text, or a tool that is never spilled, the
 //! result goes out unchanged at once; over the cap the client asks the driver for an
