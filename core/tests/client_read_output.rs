@@ -1,4 +1,4 @@
-//! The host side of `read_output` (OUT-10, ours; issue 11 items 4 and 6): the ready frame's
+//! The host side of `read_output` (OUT-10, ours): the ready frame's
 //! offer, the client's refusal before writing, the typed page and failure code, and the
 //! drivers' shared whole-output fetch (`OutputFetch`) against a fake agent in-process.
 

@@ -695,7 +695,7 @@ fn page_07_inconsistent_total_and_repeated_cursor_fail_without_fallback() {
     }
 }
 
-/// PAGE-09 (ours), issue 14 item 5: an agent that pages forever, a fresh cursor on every page
+/// PAGE-09 (ours): an agent that pages forever, a fresh cursor on every page
 /// and more messages than its `totalMessages`, ends the walk with a typed error once the pages
 /// would hold more than the total; an empty page that goes on ends it too.
 #[test]
@@ -1245,7 +1245,7 @@ fn page_07_call_06_a_message_of_another_shape_is_kept_not_fatal() {
     assert_eq!(serde_json::to_value(messages).unwrap(), odd);
 }
 
-/// HOST-09 (ours), issue 14 item 6: a host answer over what the agent's ready frame says it
+/// HOST-09 (ours): a host answer over what the agent's ready frame says it
 /// takes (maxFrameBytes in v1, maxReassembledFrameBytes in v2) would be dropped by the agent
 /// and its call would hang; the client sends an error answer in its place at once and warns
 /// the application. An answer within the limit goes out as it is.
@@ -1333,7 +1333,7 @@ fn call_06_text_delta_reads_typed_and_untyped_message_updates() {
 
 #[test]
 fn call_02_a_member_written_twice_reads_as_its_last_as_javascript_reads_it() {
-    // FRAME-01/CALL-02 with the late check (issue 13): the Client reads a plain line once,
+    // FRAME-01/CALL-02 with the late check: the Client reads a plain line once,
     // typed; a member written twice still reads as its last, as the envelope (and
     // JavaScript) reads it. A response whose last `id` is null is no answer to req_1…
     let mut h = Harness::new(ClientConfig {

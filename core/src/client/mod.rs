@@ -208,7 +208,7 @@ impl Client {
             follow_negotiation: self.config.observe,
         });
         // Every frame gets the typed parse here, which checks its JSON as it reads: the
-        // framing layer need not read a plain line first (issue 13 item 2).
+        // framing layer need not read a plain line first.
         self.decoder.set_late_check(true);
         self.protocol = ProtocolVersion::V1;
         self.agent_limits = limits::AgentLimits::default();
@@ -242,7 +242,7 @@ impl Client {
     }
 
     /// Bytes of lines held until the session is ready (CALL-05's "held"): a driver that
-    /// bounds what waits for the agent's stdin counts them with its own (issue 13 item 3).
+    /// bounds what waits for the agent's stdin counts them with its own.
     pub fn held_bytes(&self) -> usize {
         self.held.iter().map(Vec::len).sum()
     }
