@@ -333,11 +333,9 @@ fn issue_10_item_5_the_app_hands_its_file_work_out_and_does_none_itself() {
     // the App's file work.
     pair.events.clear();
     let request = pair
-        .client
-        .send(
-            pair.now,
-            common::cmd(json!({"type": "prompt", "message": "read /no/such/file"})),
-        )
+        .request(musewire_core::client::Call::Send(common::cmd(
+            json!({"type": "prompt", "message": "read /no/such/file"}),
+        )))
         .unwrap();
     pair.drive();
     let mut work = Vec::new();

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{cmd, deltas, types, wire_value, Pair, CLOCK_MS};
-use musewire_core::client::ClientEvent;
+use musewire_core::client::{Call, ClientEvent};
 use musewire_core::wire::{AgentFrame, HostUriResult};
 use serde_json::{json, Value};
 
@@ -74,7 +74,7 @@ fn acp_14_the_echo_says_each_image() {
     let command = json!({"type": "prompt", "message": "look", "images": [
         {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
         {"type": "image", "data": "aGk=", "mimeType": "image/jpeg"}]});
-    pair.client.send(pair.now, cmd(command)).unwrap();
+    pair.request(Call::Send(cmd(command))).unwrap();
     pair.drive_until(|events| events.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     assert_eq!(
@@ -174,12 +174,10 @@ fn host_04_05_read_of_a_host_uri_goes_to_the_host() {
         .unwrap();
     assert_eq!(schemes, json!({"schemes": ["notes"]}));
     pair.events.clear();
-    pair.client
-        .send(
-            pair.now,
-            cmd(json!({"type": "prompt", "message": "read notes://today"})),
-        )
-        .unwrap();
+    pair.request(Call::Send(cmd(
+        json!({"type": "prompt", "message": "read notes://today"}),
+    )))
+    .unwrap();
     pair.drive();
     let id = pair
         .events
@@ -202,7 +200,7 @@ fn host_04_05_read_of_a_host_uri_goes_to_the_host() {
         content: Some("buy milk".into()),
         ..Default::default()
     };
-    assert!(pair.client.host_uri_result(pair.now, &id, answer));
+    assert!(pair.reply(Call::HostUriResult(id.clone(), answer)));
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     let end = frames
@@ -222,17 +220,14 @@ fn host_01_02_call_runs_a_host_tool_with_its_updates() {
     let mut pair = Pair::new();
     let tools =
         [json!({"name": "lookup", "description": "Look up", "parameters": {"type": "object"}})];
-    pair.client
-        .set_host_tools(pair.now, &wire_value::<Vec<_>>(json!(tools)))
+    pair.request(Call::SetHostTools(wire_value(json!(tools))))
         .unwrap();
     pair.drive();
     pair.events.clear();
-    pair.client
-        .send(
-            pair.now,
-            cmd(json!({"type": "prompt", "message": "call lookup {\"q\": \"x\"}"})),
-        )
-        .unwrap();
+    pair.request(Call::Send(cmd(
+        json!({"type": "prompt", "message": "call lookup {\"q\": \"x\"}"}),
+    )))
+    .unwrap();
     pair.drive();
     let (id, tool_call_id) = pair
         .events
@@ -250,13 +245,12 @@ fn host_01_02_call_runs_a_host_tool_with_its_updates() {
         .expect("a host tool call");
     assert_eq!(tool_call_id, "call-1");
     let partial = json!({"content": [{"type": "text", "text": "looking"}]});
-    assert!(pair
-        .client
-        .host_tool_update(pair.now, &id, wire_value(partial.clone())));
+    assert!(pair.reply(Call::HostToolUpdate(
+        id.clone(),
+        wire_value(partial.clone())
+    )));
     let result = json!({"content": [{"type": "text", "text": "found it"}]});
-    assert!(pair
-        .client
-        .host_tool_result(pair.now, &id, wire_value(result), false));
+    assert!(pair.reply(Call::HostToolResult(id.clone(), wire_value(result), false)));
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     let update = frames
@@ -310,21 +304,20 @@ fn todo_emits_the_todo_tool_with_its_phases_and_sets_the_todos() {
 fn call_04_a_prompt_while_streaming_needs_a_streaming_behavior_and_is_then_queued() {
     let mut pair = Pair::new();
     let tools = [json!({"name": "wait", "description": "Waits", "parameters": {}})];
-    pair.client
-        .set_host_tools(pair.now, &wire_value::<Vec<_>>(json!(tools)))
+    pair.request(Call::SetHostTools(wire_value(json!(tools))))
         .unwrap();
     pair.drive();
     pair.events.clear();
     pair.send(json!({"type": "prompt", "message": "call wait {}"}));
     // The Client refuses to send it (CALL-04); written raw, the agent refuses it too.
     assert!(pair
-        .client
-        .send(pair.now, cmd(json!({"type": "prompt", "message": "again"})))
+        .request(Call::Send(cmd(
+            json!({"type": "prompt", "message": "again"})
+        )))
         .is_err());
-    assert!(pair.client.send_raw_line(
-        pair.now,
-        br#"{"id":"raw-1","type":"prompt","message":"again"}"#
-    ));
+    assert!(pair.reply(Call::RawLine(
+        br#"{"id":"raw-1","type":"prompt","message":"again"}"#.to_vec()
+    )));
     pair.drive();
     assert!(pair.events.iter().any(|e| matches!(e,
         ClientEvent::Unmatched { frame } if frame.to_value()["error"] == musewire_agent::BUSY && frame.to_value()["id"] == "raw-1")));
@@ -339,8 +332,7 @@ fn call_04_a_prompt_while_streaming_needs_a_streaming_behavior_and_is_then_queue
         })
         .unwrap();
     let result = json!({"content": [{"type": "text", "text": "done"}]});
-    pair.client
-        .host_tool_result(pair.now, &id, wire_value(result), false);
+    pair.reply(Call::HostToolResult(id.clone(), wire_value(result), false));
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     assert_eq!(
@@ -367,8 +359,7 @@ fn call_04_a_prompt_while_streaming_needs_a_streaming_behavior_and_is_then_queue
 fn host_03_abort_withdraws_the_host_tool_and_ends_the_run() {
     let mut pair = Pair::new();
     let tools = [json!({"name": "wait", "description": "Waits", "parameters": {}})];
-    pair.client
-        .set_host_tools(pair.now, &wire_value::<Vec<_>>(json!(tools)))
+    pair.request(Call::SetHostTools(wire_value(json!(tools))))
         .unwrap();
     pair.drive();
     pair.events.clear();

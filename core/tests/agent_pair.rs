@@ -12,7 +12,8 @@ use musewire_core::agent::{
     RequestId as AgentRequest,
 };
 use musewire_core::client::{
-    commands, Action, Client, ClientConfig, ClientEvent, HistorySource, Input,
+    commands, Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent,
+    HistorySource, Input, RequestId,
 };
 use musewire_core::frame::ProtocolVersion;
 use musewire_core::output::StoredOutput;
@@ -115,7 +116,7 @@ impl Pair {
                         if line.starts_with(br#"{"type":"rpc_chunk""#) {
                             self.chunk_lines += 1;
                         }
-                        self.client.handle_stdout(self.now, &line)
+                        self.client.handle(self.now, Input::stdout(&line));
                     }
                     AgentAction::Event(event) => self.application(event),
                     other => panic!("no spill or output read without a store: {other:?}"),
@@ -128,9 +129,30 @@ impl Pair {
         panic!("the pair did not settle");
     }
 
+    /// Hands in one input to the client at the pair's time.
+    fn input(&mut self, input: Input<'_>) -> CallResult {
+        self.client.handle(self.now, input)
+    }
+
+    /// Makes a call that asks for a request: the request made, or why it was refused.
+    fn request(&mut self, call: Call) -> Result<RequestId, ClientError> {
+        match self.input(Input::Call(call)) {
+            CallResult::Request(result) => result,
+            other => panic!("a request call returned {other:?}"),
+        }
+    }
+
+    /// Makes a call that answers the agent: whether the answer went out.
+    fn answer(&mut self, call: Call) -> bool {
+        match self.input(Input::Call(call)) {
+            CallResult::Sent(sent) => sent,
+            other => panic!("an answer call returned {other:?}"),
+        }
+    }
+
     fn advance(&mut self, ms: u64) {
         self.now += Duration::from_millis(ms);
-        self.client.handle_timeout(self.now);
+        self.client.handle(self.now, Input::Timeout);
         self.agent.handle_timeout(self.now);
         self.drive();
     }
@@ -258,8 +280,7 @@ fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
     }));
     pair.history = vec![json!({"role": "user", "content": "z".repeat(3 << 20)})];
     let request = pair
-        .client
-        .send(pair.now, Command::GetMessages(Default::default()))
+        .request(Call::Send(Command::GetMessages(Default::default())))
         .unwrap();
     pair.drive();
     let Ok(ResponseData::Messages(data)) = pair.response(request) else {
@@ -271,8 +292,8 @@ fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
     );
     assert!(pair.chunk_lines >= 12, "sent as rpc_chunk lines");
     // CALL-01 across the pair: a bash answered after a later command.
-    let bash = pair.client.send(pair.now, commands::bash("true")).unwrap();
-    let state = pair.client.send(pair.now, commands::get_state()).unwrap();
+    let bash = pair.request(Call::Send(commands::bash("true"))).unwrap();
+    let state = pair.request(Call::Send(commands::get_state())).unwrap();
     pair.drive();
     assert!(pair.response(state).is_ok());
     let held = pair.held_bash.pop().unwrap();
@@ -293,7 +314,7 @@ fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
 fn page_07_pair_the_clients_walk_drains_the_agents_pages_into_the_whole_history() {
     let mut pair = Pair::new();
     pair.history = varied_history(700);
-    pair.client.read_history(pair.now).unwrap();
+    pair.request(Call::ReadHistory).unwrap();
     pair.drive();
     let (source, outcome) = pair.history_result();
     assert_eq!(source, HistorySource::Pages);
@@ -311,7 +332,7 @@ fn page_07_pair_busy_or_stale_pages_fall_back_to_get_messages() {
     let mut pair = Pair::new();
     pair.history = varied_history(300);
     pair.busy = true;
-    pair.client.read_history(pair.now).unwrap();
+    pair.request(Call::ReadHistory).unwrap();
     pair.drive();
     let (source, outcome) = pair.history_result();
     assert_eq!(source, HistorySource::Legacy, "session_busy falls back");
@@ -320,7 +341,7 @@ fn page_07_pair_busy_or_stale_pages_fall_back_to_get_messages() {
     let mut pair = Pair::new();
     pair.history = varied_history(600);
     pair.grow_after_pages = Some(1);
-    pair.client.read_history(pair.now).unwrap();
+    pair.request(Call::ReadHistory).unwrap();
     pair.drive();
     let (source, outcome) = pair.history_result();
     assert_eq!(source, HistorySource::Legacy, "stale_cursor falls back");
@@ -333,7 +354,7 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
     let tools = [wire(
         json!({"name": "lookup", "description": "Look up", "parameters": {"type": "object"}}),
     )];
-    let set = pair.client.set_host_tools(pair.now, &tools).unwrap();
+    let set = pair.request(Call::SetHostTools(tools.to_vec())).unwrap();
     pair.drive();
     let data = pair.response(set).unwrap();
     assert!(matches!(data, ResponseData::HostTools(_)), "{data:?}");
@@ -361,17 +382,15 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
         ("lookup", &json!({"q": "x"}))
     );
     let id = id.clone();
-    assert!(pair.client.host_tool_update(
-        pair.now,
-        &id,
+    assert!(pair.answer(Call::HostToolUpdate(
+        id.clone(),
         wire(json!({"content": [{"type": "text", "text": "…"}]}))
-    ));
-    assert!(pair.client.host_tool_result(
-        pair.now,
-        &id,
+    )));
+    assert!(pair.answer(Call::HostToolResult(
+        id.clone(),
         wire(json!({"content": [{"type": "text", "text": "no such row"}]})),
         true
-    ));
+    )));
     pair.drive();
     assert_eq!(
         pair.take_agent_events(),
@@ -398,23 +417,20 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
     assert!(
         matches!(events.last(), Some(ClientEvent::HostToolCancelled { id }) if *id == call.wire())
     );
-    assert!(!pair.client.host_tool_result(
-        pair.now,
-        &call.wire(),
+    assert!(!pair.answer(Call::HostToolResult(
+        call.wire(),
         wire(json!({"content": []})),
         false
-    ));
+    )));
 }
 
 #[test]
 fn host_04_05_pair_host_uris_are_read_and_written() {
     let mut pair = Pair::new();
     let set = pair
-        .client
-        .set_host_uri_schemes(
-            pair.now,
-            &[wire(json!({"scheme": "Notes", "writable": true}))],
-        )
+        .request(Call::SetHostUriSchemes(vec![wire(
+            json!({"scheme": "Notes", "writable": true}),
+        )]))
         .unwrap();
     pair.drive();
     let data = pair.response(set).unwrap();
@@ -438,7 +454,7 @@ fn host_04_05_pair_host_uris_are_read_and_written() {
         content: Some("ok".into()),
         ..Default::default()
     };
-    assert!(pair.client.host_uri_result(pair.now, &write.wire(), answer));
+    assert!(pair.answer(Call::HostUriResult(write.wire(), answer)));
     pair.drive();
     let events = pair.take_agent_events();
     assert!(
@@ -469,9 +485,7 @@ fn host_06_pair_dialogs_are_answered_or_time_out_on_both_sides() {
         "{request:?}"
     );
     let id = request.id().expect("a dialog has an id").to_owned();
-    assert!(pair
-        .client
-        .ui_respond(pair.now, &id, UiResponse::value(&id, "b")));
+    assert!(pair.answer(Call::UiRespond(id.clone(), UiResponse::value(&id, "b"))));
     pair.drive();
     let events = pair.take_agent_events();
     let [AgentEvent::DialogResolved { dialog: d, outcome }] = &events[..] else {
@@ -501,14 +515,10 @@ fn host_06_pair_dialogs_are_answered_or_time_out_on_both_sides() {
 #[test]
 fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
     let mut pair = Pair::new();
-    pair.client
-        .set_host_tools(
-            pair.now,
-            &[wire(
-                json!({"name": "t", "description": "d", "parameters": {}}),
-            )],
-        )
-        .unwrap();
+    pair.request(Call::SetHostTools(vec![wire(
+        json!({"name": "t", "description": "d", "parameters": {}}),
+    )]))
+    .unwrap();
     pair.drive();
     let call = pair
         .agent
@@ -516,7 +526,7 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
         .unwrap();
     pair.drive();
     pair.take_agent_events();
-    pair.client.stop(pair.now);
+    pair.input(Input::Call(Call::Stop));
     pair.drive();
     assert_eq!(
         pair.take_agent_events(),
@@ -553,7 +563,7 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
     let tools = [wire(
         json!({"name": "dump", "description": "Dump", "parameters": {"type": "object"}}),
     )];
-    pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.request(Call::SetHostTools(tools.to_vec())).unwrap();
     pair.drive();
     pair.take_agent_events();
     let text = "0123456789".repeat(100);
@@ -570,9 +580,7 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // Spilled: the write names the owner and the call; nothing is sent until it is answered.
     let call = call_host(&mut pair, "tc-1");
-    assert!(pair
-        .client
-        .host_tool_result(pair.now, &call.wire(), result(&text), false));
+    assert!(pair.answer(Call::HostToolResult(call.wire(), result(&text), false)));
     pair.drive();
     assert_eq!(pair.take_agent_events(), []);
     let (id, write) = pair.client_spills.pop().expect("a spill write");
@@ -618,8 +626,7 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // A failed save: the original result goes on, as a success (SPILL-05), and is logged.
     let call = call_host(&mut pair, "tc-2");
-    pair.client
-        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
     pair.drive();
     let (id, _) = pair.client_spills.pop().expect("a spill write");
     pair.client.handle(
@@ -641,8 +648,7 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // Within the cap: sent at once, nothing asked, nothing logged.
     let call = call_host(&mut pair, "tc-3");
-    pair.client
-        .host_tool_result(pair.now, &call.wire(), result("short"), false);
+    pair.answer(Call::HostToolResult(call.wire(), result("short"), false));
     pair.drive();
     assert!(pair.client_spills.is_empty());
     assert_eq!(pair.take_agent_events().len(), 1);
@@ -650,8 +656,7 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // Cancelled while saving: the host hears of it, and the save's answer sends nothing.
     let call = call_host(&mut pair, "tc-4");
-    pair.client
-        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
     pair.drive();
     assert!(pair.agent.cancel_host_tool(pair.now, call));
     pair.drive();
@@ -679,13 +684,12 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
     pair.client = Client::new(config, pair.now);
     pair.agent = Agent::new(AgentConfig::default());
     pair.drive();
-    pair.client.set_host_tools(pair.now, &tools).unwrap();
+    pair.request(Call::SetHostTools(tools.to_vec())).unwrap();
     pair.drive();
     pair.take_agent_events();
     pair.take_client_events();
     let call = call_host(&mut pair, "tc-5");
-    pair.client
-        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
     pair.drive();
     assert!(pair.client_spills.is_empty());
     assert!(matches!(
@@ -695,12 +699,11 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
     ));
     pair.take_agent_events();
     pair.state = json!({"sessionId": "agent-session"});
-    let state = pair.client.send(pair.now, commands::get_state()).unwrap();
+    let state = pair.request(Call::Send(commands::get_state())).unwrap();
     pair.drive();
     assert!(pair.response(state).is_ok());
     let call = call_host(&mut pair, "tc-6");
-    pair.client
-        .host_tool_result(pair.now, &call.wire(), result(&text), false);
+    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
     pair.drive();
     let (_, write) = pair.client_spills.pop().expect("a spill write");
     assert_eq!(write.owner.session_id, "agent-session");

@@ -1,9 +1,12 @@
-//! A small harness around `Client` for the client tests.
+//! A small harness around `Client` for the client tests: every input goes in through
+//! `Client::handle`, as a driver hands it in.
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{Action, Client, ClientConfig, ClientEvent};
+use musewire_core::client::{
+    Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent, Input, RequestId,
+};
 use musewire_core::wire::Command;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -59,16 +62,40 @@ impl Harness {
         h
     }
 
+    /// Hands in one input at the harness's time.
+    pub fn input(&mut self, input: Input<'_>) -> CallResult {
+        self.client.handle(self.now, input)
+    }
+
+    /// Makes a call that asks for a request ([`Call::Send`], [`Call::Prompt`], …): the
+    /// request made, or why it was refused.
+    pub fn request(&mut self, call: Call) -> Result<RequestId, ClientError> {
+        match self.input(Input::Call(call)) {
+            CallResult::Request(result) => result,
+            other => panic!("a request call returned {other:?}"),
+        }
+    }
+
+    /// Makes a call that answers the agent ([`Call::HostToolResult`], [`Call::UiRespond`],
+    /// …): whether the answer went out.
+    pub fn answer(&mut self, call: Call) -> bool {
+        match self.input(Input::Call(call)) {
+            CallResult::Sent(sent) => sent,
+            other => panic!("an answer call returned {other:?}"),
+        }
+    }
+
     /// The agent writes one line.
     pub fn agent(&mut self, line: &str) {
         let mut bytes = line.as_bytes().to_vec();
         bytes.push(b'\n');
-        self.client.handle_stdout(self.now, &bytes);
+        self.input(Input::stdout(&bytes));
     }
 
+    /// Time passes, then the timer is handed in.
     pub fn advance(&mut self, ms: u64) {
         self.now += Duration::from_millis(ms);
-        self.client.handle_timeout(self.now);
+        self.input(Input::Timeout);
     }
 
     pub fn drain(&mut self) -> Vec<Action> {

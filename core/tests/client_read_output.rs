@@ -1,4 +1,4 @@
-//! The host side of `read_output` (OUT-10, ours; issue 11 items 4 and 6): the ready frame's
+//! The host side of `read_output` (OUT-10, ours): the ready frame's
 //! offer, the client's refusal before writing, the typed page and failure code, and the
 //! drivers' shared whole-output fetch (`OutputFetch`) against a fake agent in-process.
 
@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use client_common::*;
 use musewire_core::client::{
-    commands, Action, Answered, CallError, CallResult, ClientConfig, ClientError, ClientEvent,
-    FetchError, FetchProgress, FromAnswer, OutputFetch,
+    commands, Action, Answered, Call, CallError, CallResult, ClientConfig, ClientError,
+    ClientEvent, FetchError, FetchProgress, FromAnswer, Input, OutputFetch,
 };
 use musewire_core::output::{
     read_result, Availability, Encoding, OutputCatalog, OutputError, OutputErrorCode, OutputRef,
@@ -88,7 +88,7 @@ fn out_10_offered_read_output_is_sent_and_its_page_is_typed() {
     let mut h = session(READY_OFFER);
     assert!(h.client.serves_read_output());
     assert_eq!(h.client.read_output_max_bytes(), Some(1_048_576));
-    let id = h.client.send(h.now, read_command(0, Some(4))).unwrap();
+    let id = h.request(Call::Send(read_command(0, Some(4)))).unwrap();
     let (written, _) = h.split();
     assert_eq!(
         written,
@@ -138,7 +138,7 @@ fn out_10_not_offered_is_refused_before_anything_is_written() {
         let mut h = session(&ready);
         assert!(!h.client.serves_read_output(), "{ready}");
         assert_eq!(
-            h.client.send(h.now, read_command(0, None)),
+            h.request(Call::Send(read_command(0, None))),
             Err(ClientError::ReadOutputNotOffered)
         );
         // An untyped command of that type is the same command.
@@ -147,7 +147,7 @@ fn out_10_not_offered_is_refused_before_anything_is_written() {
             json!({"sessionId": "s-1"}).as_object().unwrap().clone(),
         );
         assert_eq!(
-            h.client.send(h.now, untyped),
+            h.request(Call::Send(untyped)),
             Err(ClientError::ReadOutputNotOffered)
         );
         assert!(h.drain().is_empty(), "nothing written, no event");
@@ -155,7 +155,7 @@ fn out_10_not_offered_is_refused_before_anything_is_written() {
     // An agent without a ready frame (v1-only).
     let mut h = Harness::v1();
     assert_eq!(
-        h.client.send(h.now, read_command(0, None)),
+        h.request(Call::Send(read_command(0, None))),
         Err(ClientError::ReadOutputNotOffered)
     );
     assert!(h.drain().is_empty());
@@ -165,7 +165,7 @@ fn out_10_not_offered_is_refused_before_anything_is_written() {
     // FRAME-03's start-up probe goes as the agent starts, before anything else.
     assert_eq!(h.split().0.len(), 1);
     assert_eq!(
-        h.client.send(h.now, read_command(0, None)),
+        h.request(Call::Send(read_command(0, None))),
         Err(ClientError::ReadOutputBeforeReady)
     );
     h.agent(READY_OFFER);
@@ -182,7 +182,7 @@ fn out_10_offer_is_known_from_the_ready_frame_while_negotiating() {
     h.agent(READY_OFFER);
     h.drain();
     assert!(h.client.serves_read_output());
-    let id = h.client.send(h.now, read_command(0, Some(10))).unwrap();
+    let id = h.request(Call::Send(read_command(0, Some(10)))).unwrap();
     assert!(h.split().0.is_empty(), "held until ready");
     h.agent(r#"{"id":"req_1","type":"response","command":"negotiate_protocol","success":true,"data":{"protocolVersion":2}}"#);
     let (written, _) = h.split();
@@ -195,7 +195,7 @@ fn out_10_offer_is_known_from_the_ready_frame_while_negotiating() {
 fn out_10_offer_is_forgotten_on_restart() {
     let mut h = session(READY_OFFER);
     assert!(h.client.serves_read_output());
-    h.client.restart(h.now);
+    h.input(Input::Call(Call::Restart));
     h.drain();
     assert!(!h.client.serves_read_output());
     h.agent(READY_V2);
@@ -203,7 +203,7 @@ fn out_10_offer_is_forgotten_on_restart() {
     h.agent(r#"{"id":"req_2","type":"response","command":"negotiate_protocol","success":true,"data":{"protocolVersion":2}}"#);
     h.drain();
     assert_eq!(
-        h.client.send(h.now, read_command(0, None)),
+        h.request(Call::Send(read_command(0, None))),
         Err(ClientError::ReadOutputNotOffered)
     );
 }
@@ -213,20 +213,20 @@ fn out_10_params_the_agent_would_refuse_are_refused_before_writing() {
     let small = READY_OFFER.replace(r#""maxLengthBytes":1048576"#, r#""maxLengthBytes":100"#);
     let mut h = session(&small);
     assert_eq!(h.client.read_output_max_bytes(), Some(100));
-    let over = h.client.send(h.now, read_command(0, Some(101)));
+    let over = h.request(Call::Send(read_command(0, Some(101))));
     assert!(
         matches!(&over, Err(ClientError::InvalidReadOutput(OutputError::InvalidParams { field, .. })) if field == "lengthBytes"),
         "{over:?}"
     );
     // OUT-03: the default length (65,536) is over this agent's maximum too.
-    assert!(h.client.send(h.now, read_command(0, None)).is_err());
+    assert!(h.request(Call::Send(read_command(0, None))).is_err());
     // OUT-09: a path or a URI is not a reference.
     let mut path = read_command(0, Some(10));
     if let Command::ReadOutput(read) = &mut path {
         read.output_ref = "/etc/passwd".into();
     }
     assert_eq!(
-        h.client.send(h.now, path),
+        h.request(Call::Send(path)),
         Err(ClientError::InvalidReadOutput(
             OutputError::PathNotReference
         ))
@@ -236,12 +236,12 @@ fn out_10_params_the_agent_would_refuse_are_refused_before_writing() {
         read.output_ref = "file:///etc/passwd".into();
     }
     assert_eq!(
-        h.client.send(h.now, uri),
+        h.request(Call::Send(uri)),
         Err(ClientError::InvalidReadOutput(OutputError::UriNotReference))
     );
     assert!(h.drain().is_empty(), "nothing written");
     // Within the maximum it goes.
-    assert!(h.client.send(h.now, read_command(0, Some(100))).is_ok());
+    assert!(h.request(Call::Send(read_command(0, Some(100)))).is_ok());
     assert_eq!(h.split().0.len(), 1);
 }
 
@@ -249,7 +249,7 @@ fn out_10_params_the_agent_would_refuse_are_refused_before_writing() {
 fn out_10_a_failed_read_has_its_code_typed() {
     let mut h = session(READY_OFFER);
     for code in OutputErrorCode::ALL {
-        let id = h.client.send(h.now, read_command(0, None)).unwrap();
+        let id = h.request(Call::Send(read_command(0, None))).unwrap();
         h.drain();
         h.agent(
             &json!({"id": id.wire(), "type": "response", "command": "read_output",
@@ -361,9 +361,8 @@ impl FakeAgent {
     }
 
     /// One page's round trip through the client, as a driver's call makes it.
-    fn request(&mut self, call: musewire_core::client::Call) -> Result<ReadResult, CallError> {
-        let now = self.h.now;
-        let id = match self.h.client.call(now, call) {
+    fn request(&mut self, call: Call) -> Result<ReadResult, CallError> {
+        let id = match self.h.input(Input::Call(call)) {
             CallResult::Request(Ok(id)) => id,
             CallResult::Request(Err(e)) => return Err(CallError::Refused(e)),
             other => panic!("a request: {other:?}"),
@@ -575,7 +574,7 @@ fn out_10_fetch_from_an_agent_that_does_not_offer_it_is_refused_at_once() {
     let fetch = OutputFetch::stored(&agent.stored, 10).unwrap();
     let mut fetch = fetch;
     let call = fetch.next_call().unwrap();
-    let CallResult::Request(Err(refused)) = agent.h.client.call(agent.h.now, call) else {
+    let CallResult::Request(Err(refused)) = agent.h.input(Input::Call(call)) else {
         panic!("refused")
     };
     assert!(agent.h.drain().is_empty(), "nothing written");

@@ -4,8 +4,8 @@ mod client_common;
 
 use client_common::*;
 use musewire_core::client::{
-    Action, ClientConfig, ClientError, ClientEvent, CommandFailure, ExitStatus, HistorySource,
-    RequestId, SessionError, StreamingBehavior,
+    Action, Call, ClientConfig, ClientError, ClientEvent, CommandFailure, ExitStatus,
+    HistorySource, Input, RequestId, SessionError, StreamingBehavior,
 };
 use musewire_core::frame::ProtocolVersion;
 use musewire_core::wire::{
@@ -28,8 +28,7 @@ fn frame_03_04_ready_offering_v2_is_negotiated_first_and_commands_wait() {
         vec![json!({"id": "req_0", "type": "get_state"})]
     );
     let state = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     assert!(h.split().0.is_empty(), "held until ready");
     h.agent(READY_V2);
@@ -75,10 +74,9 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_as_soon_as_it_answers_the_probe
         h.split().0,
         vec![json!({"id": "req_0", "type": "get_state"})]
     );
-    let prompt = h.client.prompt(h.now, "hi", None).unwrap();
+    let prompt = h.request(Call::Prompt("hi".into(), None)).unwrap();
     let messages = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_messages"})))
+        .request(Call::Send(cmd(json!({"type": "get_messages"}))))
         .unwrap();
     assert_eq!(h.split(), (vec![], vec![]), "held, nothing more asked");
     // pi: no ready frame; its answer to the probe is its first frame.
@@ -105,10 +103,9 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_as_soon_as_it_answers_the_probe
     );
     assert_eq!(h.client.poll_timeout(), None, "no ready timer left");
     // A failure is an answer too (an agent without get_state); a restart asks again.
-    h.client.restart(h.now);
+    h.input(Input::Call(Call::Restart));
     h.drain();
-    h.client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+    h.request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     assert!(h.split().0.is_empty());
     h.agent(r#"{"id":"req_0","type":"response","command":"get_state","success":false,"error":"Unknown command: get_state"}"#);
@@ -129,8 +126,7 @@ fn frame_03_the_probe_can_be_turned_off_and_is_never_sent_without_a_ready_wait()
         start_probe: false,
         ..ClientConfig::default()
     });
-    h.client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+    h.request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     assert_eq!(h.split(), (vec![], vec![]));
     h.agent(READY_V2);
@@ -184,7 +180,7 @@ fn frame_05_chunks_right_after_the_negotiation_response_in_the_same_read_are_rea
             &json!({"type": "message_end", "message": {"text": "x".repeat(2 << 20)}}),
         ),
     );
-    h.client.handle_stdout(h.now, &bytes);
+    h.input(Input::stdout(&bytes));
     let (_, events) = h.split();
     assert_eq!(
         events[0],
@@ -202,8 +198,7 @@ fn frame_05_a_chunk_before_negotiation_is_fatal_and_fails_pending_requests() {
     let mut h = Harness::new(ClientConfig::default());
     h.agent(r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}"#);
     let state = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.drain();
     h.agent(r#"{"type":"rpc_chunk","chunkId":"rpc-1","index":0,"count":2,"byteLength":1048576,"data":"AAAA"}"#);
@@ -228,7 +223,7 @@ fn frame_05_a_chunk_before_negotiation_is_fatal_and_fails_pending_requests() {
         ]
     );
     assert_eq!(
-        h.client.send(h.now, cmd(json!({"type": "get_state"}))),
+        h.request(Call::Send(cmd(json!({"type": "get_state"})))),
         Err(ClientError::Closed)
     );
 }
@@ -253,8 +248,7 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
     // Either its first frame is something else…
     let mut h = Harness::new(ClientConfig::default());
     let id = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.drain();
     h.agent(r#"{"type":"agent_start"}"#);
@@ -268,8 +262,7 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
     assert_eq!(written, vec![json!({"id": id.wire(), "type": "get_state"})]);
     // …or the ready timeout passes: the bound for an agent that says nothing at all.
     let mut h = Harness::new(ClientConfig::default());
-    h.client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+    h.request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     assert_eq!(h.split().0.len(), 1, "the probe");
     assert_eq!(
@@ -293,12 +286,12 @@ fn frame_03_an_agent_without_a_ready_frame_is_v1_only() {
 fn call_01_responses_are_matched_on_id_not_order() {
     let mut h = Harness::v2();
     let bash = h
-        .client
-        .send(h.now, cmd(json!({"type": "bash", "command": "sleep 1"})))
+        .request(Call::Send(cmd(
+            json!({"type": "bash", "command": "sleep 1"}),
+        )))
         .unwrap();
     let state = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     assert_ne!(bash, state);
     h.drain();
@@ -323,12 +316,10 @@ fn call_01_responses_are_matched_on_id_not_order() {
 fn call_02_idless_failures_match_the_one_pending_request_of_that_command() {
     let mut h = Harness::v1();
     let unknown = h
-        .client
-        .send(h.now, cmd(json!({"type": "frobnicate"})))
+        .request(Call::Send(cmd(json!({"type": "frobnicate"}))))
         .unwrap();
     let state = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.drain();
     h.agent(r#"{"type":"response","command":"frobnicate","success":false,"error":"Unknown command: frobnicate"}"#);
@@ -349,11 +340,9 @@ fn call_02_idless_failures_match_the_one_pending_request_of_that_command() {
     let (_, events) = h.split();
     assert!(matches!(&events[..], [ClientEvent::Response { request, .. }] if *request == state));
     // …and with two pending, nothing is guessed: it is surfaced as unmatched.
-    h.client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+    h.request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
-    h.client
-        .send(h.now, cmd(json!({"type": "bash", "command": "x"})))
+    h.request(Call::Send(cmd(json!({"type": "bash", "command": "x"}))))
         .unwrap();
     h.drain();
     h.agent(r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: y"}"#);
@@ -364,9 +353,9 @@ fn call_02_idless_failures_match_the_one_pending_request_of_that_command() {
 #[test]
 fn call_03_prompt_acknowledgement_local_only_result_and_late_failure() {
     let mut h = Harness::v2();
-    let local = h.client.prompt(h.now, "/help", None).unwrap();
-    let agent = h.client.prompt(h.now, "hello", None).unwrap();
-    let later = h.client.prompt(h.now, "/retry", None).unwrap();
+    let local = h.request(Call::Prompt("/help".into(), None)).unwrap();
+    let agent = h.request(Call::Prompt("hello".into(), None)).unwrap();
+    let later = h.request(Call::Prompt("/retry".into(), None)).unwrap();
     h.drain();
     h.agent(&response(
         &local.wire(),
@@ -409,13 +398,15 @@ fn call_04_prompt_while_streaming_must_choose_steer_or_follow_up() {
     h.agent(r#"{"type":"agent_start"}"#);
     assert!(h.client.is_streaming());
     assert_eq!(
-        h.client.prompt(h.now, "more", None),
+        h.request(Call::Prompt("more".into(), None)),
         Err(ClientError::StreamingBehaviorRequired)
     );
     h.drain();
-    h.client
-        .prompt(h.now, "more", Some(StreamingBehavior::FollowUp))
-        .unwrap();
+    h.request(Call::Prompt(
+        "more".into(),
+        Some(StreamingBehavior::FollowUp),
+    ))
+    .unwrap();
     let (written, _) = h.split();
     assert_eq!(written[0]["streamingBehavior"], "followUp");
 }
@@ -423,12 +414,12 @@ fn call_04_prompt_while_streaming_must_choose_steer_or_follow_up() {
 #[test]
 fn call_05_abort_bash_is_sent_at_once_whatever_is_pending() {
     let mut h = Harness::v2();
-    h.client
-        .send(h.now, cmd(json!({"type": "bash", "command": "sleep 100"})))
-        .unwrap();
+    h.request(Call::Send(cmd(
+        json!({"type": "bash", "command": "sleep 100"}),
+    )))
+    .unwrap();
     h.drain();
-    h.client
-        .send(h.now, cmd(json!({"type": "abort_bash"})))
+    h.request(Call::Send(cmd(json!({"type": "abort_bash"}))))
         .unwrap();
     let (written, _) = h.split();
     assert_eq!(written[0]["type"], "abort_bash");
@@ -470,12 +461,11 @@ fn call_06_unknown_frames_and_fields_are_passed_on() {
 fn call_07_exit_fails_pending_requests_with_status_and_stderr_and_the_client_restarts() {
     let mut h = Harness::v2();
     let state = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.drain();
-    h.client.handle_stderr(h.now, b"panic: out of tokens\n");
-    h.client.handle_exit(h.now, ExitStatus::Code(3), b"");
+    h.input(Input::stderr(b"panic: out of tokens\n"));
+    h.input(Input::exit(ExitStatus::Code(3)));
     let (_, events) = h.split();
     let error = SessionError::Exited {
         status: ExitStatus::Code(3),
@@ -499,10 +489,9 @@ fn call_07_exit_fails_pending_requests_with_status_and_stderr_and_the_client_res
             ClientEvent::Closed { error },
         ]
     );
-    h.client.restart(h.now);
+    h.input(Input::Call(Call::Restart));
     let again = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     assert!(again > state, "ids stay unique across restarts");
 }
@@ -510,11 +499,10 @@ fn call_07_exit_fails_pending_requests_with_status_and_stderr_and_the_client_res
 #[test]
 fn call_07_stdout_eof_closes_after_a_grace_period_without_an_exit_status() {
     let mut h = Harness::v2();
-    h.client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+    h.request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.drain();
-    h.client.handle_stdout_eof(h.now);
+    h.input(Input::StdoutEnd);
     assert!(h.split().1.is_empty());
     h.advance(100);
     let (_, events) = h.split();
@@ -530,11 +518,9 @@ fn call_07_stdout_eof_closes_after_a_grace_period_without_an_exit_status() {
 fn call_08_failure_codes_are_exposed() {
     let mut h = Harness::v2();
     let page = h
-        .client
-        .send(
-            h.now,
-            cmd(json!({"type": "get_messages_page", "cursor": "x"})),
-        )
+        .request(Call::Send(cmd(
+            json!({"type": "get_messages_page", "cursor": "x"}),
+        )))
         .unwrap();
     h.drain();
     h.agent(&json!({"id": page.wire(), "type": "response", "command": "get_messages_page", "success": false, "error": "RPC message cursor is stale", "code": "stale_cursor"}).to_string());
@@ -578,7 +564,7 @@ fn page(id: &str, ns: &[i64], next: Option<&str>, total: i64) -> String {
 #[test]
 fn page_07_history_drains_pages_of_256() {
     let mut h = Harness::v2();
-    let walk = h.client.read_history(h.now).unwrap();
+    let walk = h.request(Call::ReadHistory).unwrap();
     let (written, _) = h.split();
     assert_eq!(
         written,
@@ -614,7 +600,7 @@ fn page_07_history_drains_pages_of_256() {
 fn page_07_busy_or_stale_falls_back_to_get_messages_and_discards_pages() {
     for code in ["session_busy", "stale_cursor"] {
         let mut h = Harness::v2();
-        let walk = h.client.read_history(h.now).unwrap();
+        let walk = h.request(Call::ReadHistory).unwrap();
         h.drain();
         h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
         h.drain();
@@ -646,7 +632,7 @@ fn page_07_an_agent_that_does_not_page_falls_back_to_get_messages() {
     // A v2 agent without get_messages_page answers as omp and pi answer an unknown command:
     // id-less, matched by its command (CALL-02).
     let mut h = Harness::v2();
-    let walk = h.client.read_history(h.now).unwrap();
+    let walk = h.request(Call::ReadHistory).unwrap();
     h.drain();
     h.agent(r#"{"type":"response","command":"get_messages_page","success":false,"error":"Unknown command: get_messages_page"}"#);
     let (written, _) = h.split();
@@ -688,7 +674,7 @@ fn page_07_inconsistent_total_and_repeated_cursor_fail_without_fallback() {
     ];
     for (second, message) in cases {
         let mut h = Harness::v2();
-        let walk = h.client.read_history(h.now).unwrap();
+        let walk = h.request(Call::ReadHistory).unwrap();
         h.drain();
         h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
         h.drain();
@@ -709,7 +695,7 @@ fn page_07_inconsistent_total_and_repeated_cursor_fail_without_fallback() {
     }
 }
 
-/// PAGE-09 (ours), issue 14 item 5: an agent that pages forever, a fresh cursor on every page
+/// PAGE-09 (ours): an agent that pages forever, a fresh cursor on every page
 /// and more messages than its `totalMessages`, ends the walk with a typed error once the pages
 /// would hold more than the total; an empty page that goes on ends it too.
 #[test]
@@ -726,7 +712,7 @@ fn page_09_a_walk_past_the_advertised_total_or_on_empty_pages_fails() {
     ];
     for (second, message) in cases {
         let mut h = Harness::v2();
-        let walk = h.client.read_history(h.now).unwrap();
+        let walk = h.request(Call::ReadHistory).unwrap();
         h.drain();
         h.agent(&page("req_3", &[1, 2], Some("c1"), 3));
         h.drain();
@@ -748,7 +734,7 @@ fn page_09_a_walk_past_the_advertised_total_or_on_empty_pages_fails() {
     // The endless agent: one message per page, a fresh cursor every time, a total of 5. The
     // walk asks for at most five pages, then fails on the sixth message.
     let mut h = Harness::v2();
-    let walk = h.client.read_history(h.now).unwrap();
+    let walk = h.request(Call::ReadHistory).unwrap();
     h.drain();
     let mut asked = 0;
     let mut outcome = None;
@@ -781,7 +767,7 @@ fn page_09_a_walk_past_the_advertised_total_or_on_empty_pages_fails() {
 #[test]
 fn page_07_v1_only_agents_use_get_messages_directly_and_direct_page_calls_never_fall_back() {
     let mut h = Harness::v1();
-    let walk = h.client.read_history(h.now).unwrap();
+    let walk = h.request(Call::ReadHistory).unwrap();
     let (written, _) = h.split();
     assert_eq!(
         written,
@@ -794,8 +780,7 @@ fn page_07_v1_only_agents_use_get_messages_directly_and_direct_page_calls_never_
     );
     let mut h = Harness::v2();
     let direct = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_messages_page"})))
+        .request(Call::Send(cmd(json!({"type": "get_messages_page"}))))
         .unwrap();
     h.drain();
     h.agent(&json!({"id": direct.wire(), "type": "response", "command": "get_messages_page", "success": false, "error": "busy", "code": "session_busy"}).to_string());
@@ -811,7 +796,7 @@ fn host_01_host_tools_are_checked_before_sending() {
         json!({"name": " ", "description": "d", "parameters": {}}),
     )];
     assert_eq!(
-        h.client.set_host_tools(h.now, &bad),
+        h.request(Call::SetHostTools(bad.to_vec())),
         Err(ClientError::InvalidHostTool(
             "Host tool at index 0 must provide a non-empty name".into()
         ))
@@ -820,7 +805,7 @@ fn host_01_host_tools_are_checked_before_sending() {
         json!({"name": "t", "description": "", "parameters": {}}),
     )];
     assert_eq!(
-        h.client.set_host_tools(h.now, &bad),
+        h.request(Call::SetHostTools(bad.to_vec())),
         Err(ClientError::InvalidHostTool(
             "Host tool \"t\" must provide a non-empty description".into()
         ))
@@ -829,20 +814,16 @@ fn host_01_host_tools_are_checked_before_sending() {
         json!({"name": "t", "description": "d", "parameters": []}),
     )];
     assert_eq!(
-        h.client.set_host_tools(h.now, &bad),
+        h.request(Call::SetHostTools(bad.to_vec())),
         Err(ClientError::InvalidHostTool(
             "Host tool \"t\" must provide a JSON Schema object".into()
         ))
     );
     assert!(h.split().0.is_empty());
-    h.client
-        .set_host_tools(
-            h.now,
-            &[wire(
-                json!({"name": " t ", "description": " d ", "parameters": {"type": "object"}}),
-            )],
-        )
-        .unwrap();
+    h.request(Call::SetHostTools(vec![wire(
+        json!({"name": " t ", "description": " d ", "parameters": {"type": "object"}}),
+    )]))
+    .unwrap();
     let (written, _) = h.split();
     assert_eq!(
         written[0]["tools"],
@@ -867,18 +848,18 @@ fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_
         })
     );
     let content = json!({"content": [{"type": "text", "text": "partial"}]});
-    assert!(h
-        .client
-        .host_tool_update(h.now, "h1", wire(content.clone())));
-    assert!(h.client.host_tool_result(
-        h.now,
-        "h1",
+    assert!(h.answer(Call::HostToolUpdate("h1".into(), wire(content.clone()))));
+    assert!(h.answer(Call::HostToolResult(
+        "h1".into(),
         wire(json!({"content": [{"type": "text", "text": "no"}]})),
         true
-    ));
+    )));
     assert!(
-        !h.client
-            .host_tool_result(h.now, "h1", ToolResult::default(), false),
+        !h.answer(Call::HostToolResult(
+            "h1".into(),
+            ToolResult::default(),
+            false
+        )),
         "already finished"
     );
     let (written, _) = h.split();
@@ -895,12 +876,12 @@ fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_
         events,
         vec![ClientEvent::HostToolCancelled { id: "h2".into() }]
     );
-    assert!(!h
-        .client
-        .host_tool_result(h.now, "h2", ToolResult::default(), false));
-    assert!(!h
-        .client
-        .host_tool_update(h.now, "nope", ToolResult::default()));
+    assert!(!h.answer(Call::HostToolResult(
+        "h2".into(),
+        ToolResult::default(),
+        false
+    )));
+    assert!(!h.answer(Call::HostToolUpdate("nope".into(), ToolResult::default())));
     assert!(h.split().0.is_empty());
 }
 
@@ -908,35 +889,30 @@ fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_
 fn host_04_schemes_are_normalised_and_security_is_reserved() {
     let mut h = Harness::v2();
     assert_eq!(
-        h.client
-            .set_host_uri_schemes(h.now, &[wire(json!({"scheme": " Security "}))]),
+        h.request(Call::SetHostUriSchemes(vec![wire(
+            json!({"scheme": " Security "})
+        )])),
         Err(ClientError::InvalidHostUriScheme(
             "Host URI scheme is reserved by OMP: security://".into()
         ))
     );
     assert_eq!(
-        h.client
-            .set_host_uri_schemes(h.now, &[wire(json!({"scheme": "1x"}))]),
+        h.request(Call::SetHostUriSchemes(vec![wire(json!({"scheme": "1x"}))])),
         Err(ClientError::InvalidHostUriScheme(
             "Host URI scheme contains invalid characters: 1x".into()
         ))
     );
     assert_eq!(
-        h.client
-            .set_host_uri_schemes(h.now, &[wire(json!({"scheme": ""}))]),
+        h.request(Call::SetHostUriSchemes(vec![wire(json!({"scheme": ""}))])),
         Err(ClientError::InvalidHostUriScheme(
             "Host URI scheme must be a non-empty string".into()
         ))
     );
-    h.client
-        .set_host_uri_schemes(
-            h.now,
-            &[
-                wire(json!({"scheme": " Notes+V1 ", "writable": true})),
-                wire(json!({"scheme": "notes+v1"})),
-            ],
-        )
-        .unwrap();
+    h.request(Call::SetHostUriSchemes(vec![
+        wire(json!({"scheme": " Notes+V1 ", "writable": true})),
+        wire(json!({"scheme": "notes+v1"})),
+    ]))
+    .unwrap();
     let (written, _) = h.split();
     assert_eq!(written[0]["schemes"], json!([{"scheme": "notes+v1"}]));
 }
@@ -963,10 +939,10 @@ fn host_05_uri_requests_are_answered_once_and_cancels_withdraw_them() {
         content: Some("text".into()),
         ..Default::default()
     };
-    assert!(h.client.host_uri_result(h.now, "u1", fields.clone()));
-    assert!(!h.client.host_uri_result(h.now, "u1", fields.clone()));
+    assert!(h.answer(Call::HostUriResult("u1".into(), fields.clone())));
+    assert!(!h.answer(Call::HostUriResult("u1".into(), fields.clone())));
     h.agent(r#"{"type":"host_uri_cancel","id":"x","targetId":"u2"}"#);
-    assert!(!h.client.host_uri_result(h.now, "u2", fields));
+    assert!(!h.answer(Call::HostUriResult("u2".into(), fields)));
     let (written, events) = h.split();
     assert_eq!(
         written,
@@ -1002,17 +978,18 @@ fn host_06_dialogs_time_out_are_cancelled_and_notices_need_no_answer() {
     );
     let answer = UiResponse::confirmed("ignored", true);
     assert!(
-        !h.client.ui_respond(h.now, "d1", answer.clone()),
+        !h.answer(Call::UiRespond("d1".into(), answer.clone())),
         "timed out: dropped"
     );
     assert!(
-        !h.client.ui_respond(h.now, "n1", answer.clone()),
+        !h.answer(Call::UiRespond("n1".into(), answer.clone())),
         "a notice takes no answer"
     );
     h.agent(r#"{"type":"extension_ui_request","id":"c","method":"cancel","targetId":"d2"}"#);
-    assert!(h
-        .client
-        .ui_respond(h.now, "d3", UiResponse::value("ignored", "typed")));
+    assert!(h.answer(Call::UiRespond(
+        "d3".into(),
+        UiResponse::value("ignored", "typed")
+    )));
     let (written, events) = h.split();
     assert_eq!(
         events,
@@ -1073,7 +1050,7 @@ fn call_09_a_pi_agent_end_that_will_retry_does_not_end_the_turn() {
 #[test]
 fn call_03_a_prompt_pi_handled_itself_is_local_only() {
     let mut h = Harness::v1();
-    let prompt = h.client.prompt(h.now, "/ext", None).unwrap();
+    let prompt = h.request(Call::Prompt("/ext".into(), None)).unwrap();
     h.drain();
     h.agent(&response(
         &prompt.wire(),
@@ -1117,8 +1094,7 @@ fn frame_13_a_non_json_line_is_reported_with_its_prefix_and_the_session_goes_on(
 fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_in_v1() {
     let mut h = Harness::new(ClientConfig::default());
     let state = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.agent(READY_V2);
     h.drain();
@@ -1147,11 +1123,10 @@ fn frame_04_an_unanswered_negotiation_gives_up_at_the_ready_timeout_and_goes_on_
 #[test]
 fn call_07_restart_of_a_live_session_fails_what_is_pending_and_stops_the_old_agent() {
     let mut h = Harness::v2();
-    h.client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+    h.request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.drain();
-    h.client.restart(h.now);
+    h.input(Input::Call(Call::Restart));
     let actions = h.drain();
     // The old agent is stopped; the new one gets FRAME-03's probe.
     let probe = br#"{"id":"req_0","type":"get_state"}
@@ -1175,8 +1150,8 @@ fn call_07_the_stderr_tail_starts_on_a_character() {
         ..ClientConfig::default()
     });
     h.drain();
-    h.client.handle_stderr(h.now, "ééé".as_bytes()); // 6 bytes: the cut falls inside the first é
-    h.client.handle_exit(h.now, ExitStatus::Code(1), b"");
+    h.input(Input::stderr("ééé".as_bytes())); // 6 bytes: the cut falls inside the first é
+    h.input(Input::exit(ExitStatus::Code(1)));
     let (_, events) = h.split();
     assert!(
         matches!(events.last(), Some(ClientEvent::Closed { error: SessionError::Exited { stderr, .. } }) if stderr == "éé"),
@@ -1200,10 +1175,9 @@ fn frame_05_an_observer_follows_the_negotiation_it_sees_and_never_negotiates_its
     h.agent(READY_V2);
     let (written, _) = h.split();
     assert!(written.is_empty(), "an observer sends nothing of its own");
-    assert!(h.client.send_raw_line(
-        h.now,
-        br#"{"id":"host-1","type":"negotiate_protocol","protocolVersion":2}"#
-    ));
+    assert!(h.answer(Call::RawLine(
+        br#"{"id":"host-1","type":"negotiate_protocol","protocolVersion":2}"#.to_vec()
+    )));
     h.drain();
     let mut bytes = response(
         "host-1",
@@ -1219,7 +1193,7 @@ fn frame_05_an_observer_follows_the_negotiation_it_sees_and_never_negotiates_its
             &json!({"type": "message_end", "message": {"text": "x".repeat(2 << 20)}}),
         ),
     );
-    h.client.handle_stdout(h.now, &bytes);
+    h.input(Input::stdout(&bytes));
     let (_, events) = h.split();
     assert!(
         matches!(&events[0], ClientEvent::Unmatched { frame: AgentFrame::Response(r) } if r.id.as_deref() == Some("host-1"))
@@ -1238,7 +1212,7 @@ fn page_07_call_06_a_message_of_another_shape_is_kept_not_fatal() {
     let odd = json!([{"role": "assistant", "content": "hi"}, 7, {"role": "user", "content": "ok", "timestamp": 1}]);
     // v1: get_messages.
     let mut h = Harness::v1();
-    let walk = h.client.read_history(h.now).unwrap();
+    let walk = h.request(Call::ReadHistory).unwrap();
     h.drain();
     h.agent(&json!({"id": "req_2", "type": "response", "command": "get_messages", "success": true, "data": {"messages": odd}}).to_string());
     let (_, events) = h.split();
@@ -1255,7 +1229,7 @@ fn page_07_call_06_a_message_of_another_shape_is_kept_not_fatal() {
     assert_eq!(serde_json::to_value(messages).unwrap(), odd);
     // v2: one page.
     let mut h = Harness::v2();
-    let walk = h.client.read_history(h.now).unwrap();
+    let walk = h.request(Call::ReadHistory).unwrap();
     h.drain();
     h.agent(&json!({"id": "req_3", "type": "response", "command": "get_messages_page", "success": true, "data": {"messages": odd, "totalMessages": 3}}).to_string());
     let (_, events) = h.split();
@@ -1271,7 +1245,7 @@ fn page_07_call_06_a_message_of_another_shape_is_kept_not_fatal() {
     assert_eq!(serde_json::to_value(messages).unwrap(), odd);
 }
 
-/// HOST-09 (ours), issue 14 item 6: a host answer over what the agent's ready frame says it
+/// HOST-09 (ours): a host answer over what the agent's ready frame says it
 /// takes (maxFrameBytes in v1, maxReassembledFrameBytes in v2) would be dropped by the agent
 /// and its call would hang; the client sends an error answer in its place at once and warns
 /// the application. An answer within the limit goes out as it is.
@@ -1293,12 +1267,12 @@ fn host_09_an_answer_over_the_agents_limit_fails_the_call_at_once() {
         h.drain();
         let text = "a".repeat(big);
         let result = ToolResult::text(text.clone());
-        assert!(h.client.host_tool_result(h.now, "h1", result, false));
+        assert!(h.answer(Call::HostToolResult("h1".into(), result, false)));
         let fields = HostUriResult {
             content: Some(text),
             ..Default::default()
         };
-        assert!(h.client.host_uri_result(h.now, "u1", fields));
+        assert!(h.answer(Call::HostUriResult("u1".into(), fields)));
         let (written, events) = h.split();
         assert_eq!(written.len(), 2, "one answer each");
         assert_eq!(written[0]["type"], "host_tool_result");
@@ -1318,9 +1292,11 @@ fn host_09_an_answer_over_the_agents_limit_fails_the_call_at_once() {
         assert_eq!(warned, ["HOST-09", "HOST-09"]);
         // Within the limit: sent as it is.
         let small = json!({"content": [{"type": "text", "text": "ok"}]});
-        assert!(h
-            .client
-            .host_tool_result(h.now, "h2", wire(small.clone()), false));
+        assert!(h.answer(Call::HostToolResult(
+            "h2".into(),
+            wire(small.clone()),
+            false
+        )));
         let (written, events) = h.split();
         assert_eq!(
             written,
@@ -1357,7 +1333,7 @@ fn call_06_text_delta_reads_typed_and_untyped_message_updates() {
 
 #[test]
 fn call_02_a_member_written_twice_reads_as_its_last_as_javascript_reads_it() {
-    // FRAME-01/CALL-02 with the late check (issue 13): the Client reads a plain line once,
+    // FRAME-01/CALL-02 with the late check: the Client reads a plain line once,
     // typed; a member written twice still reads as its last, as the envelope (and
     // JavaScript) reads it. A response whose last `id` is null is no answer to req_1…
     let mut h = Harness::new(ClientConfig {
@@ -1365,8 +1341,7 @@ fn call_02_a_member_written_twice_reads_as_its_last_as_javascript_reads_it() {
         ..ClientConfig::default()
     });
     let id = h
-        .client
-        .send(h.now, cmd(json!({"type": "get_state"})))
+        .request(Call::Send(cmd(json!({"type": "get_state"}))))
         .unwrap();
     h.split();
     let wire = id.wire();

@@ -1,11 +1,11 @@
 //! The loop bookkeeping every driver shares ([`Driven`]) over a stand-in driver:
-//! - the session's local files (issue 10 item 4): what [`Driven::input`] records is appended
-//!   to its [`LocalFiles`], apart from the driver's [`Plumbing`], and a session that is not
+//! - the session's local files: what [`Driven::input`] records is appended to its
+//!   [`LocalFiles`], apart from the driver's [`Plumbing`], and a session that is not
 //!   recording appends nothing;
-//! - a call its caller gave up on before the loop took it is never made (issue 13 item 3):
-//!   the driver's [`Plumbing::withdrawn`] says so (a mio call that timed out while the queue
-//!   was full, a smol call future dropped), and [`Driven::op`] then neither hands the call to
-//!   the client nor replies.
+//! - a call its caller gave up on before the loop took it is never made: the driver's
+//!   [`Plumbing::withdrawn`] says so (a mio call that timed out while the queue was full, a
+//!   smol call future dropped), and [`Driven::op`] then neither hands the call to the client
+//!   nor replies.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -104,7 +104,7 @@ fn session(record: bool) -> Vec<u8> {
 }
 
 #[test]
-fn issue_10_4_what_the_loop_records_goes_to_the_session_files() {
+fn what_the_loop_records_goes_to_the_session_files() {
     let now = Instant::now();
     let config = ClientConfig::default();
     let recorder = Recorder::new(now, &config, &["FRAME-03"], "a test");
@@ -125,12 +125,12 @@ fn issue_10_4_what_the_loop_records_goes_to_the_session_files() {
 }
 
 #[test]
-fn issue_10_4_a_session_not_recording_gives_its_files_nothing() {
+fn a_session_not_recording_gives_its_files_nothing() {
     assert_eq!(session(false), b"");
 }
 
 #[test]
-fn issue13_item3_a_withdrawn_call_is_never_made() {
+fn a_withdrawn_call_is_never_made() {
     let now = Instant::now();
     let mut driven: Driven<Reply> = Driven::new(
         Client::new(ClientConfig::default(), now),
@@ -160,7 +160,7 @@ fn issue13_item3_a_withdrawn_call_is_never_made() {
     assert!(written.contains("still wanted"), "{written}");
     assert!(!written.contains("gave up"), "{written}");
     // A waited call that made its request hears nothing yet: its answer comes on the same
-    // channel, once (issue 13: one wake a round trip).
+    // channel, once (one wake a round trip).
     assert!(io.replies.is_empty() && io.answers.is_empty());
     let sent: serde_json::Value = serde_json::from_str(written.trim()).unwrap();
     let response = format!(

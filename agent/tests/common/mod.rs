@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 use musewire_agent::disk::Disk;
 use musewire_agent::{App, Options};
 use musewire_core::agent::AgentProgram;
-use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, HistorySource, RequestId};
+use musewire_core::client::{
+    Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent, HistorySource, Input,
+    RequestId,
+};
 use musewire_core::frame::ProtocolVersion;
 use serde::Serialize;
 use serde_json::Value;
@@ -92,7 +95,7 @@ impl Pair {
                 if line.starts_with(br#"{"type":"rpc_chunk""#) {
                     self.chunk_lines += 1;
                 }
-                self.client.handle_stdout(self.now, &line);
+                self.client.handle(self.now, Input::stdout(&line));
             }
             if !progressed {
                 return;
@@ -118,9 +121,30 @@ impl Pair {
         }
     }
 
+    /// Hands in one input to the client at the pair's time.
+    pub fn input(&mut self, input: Input<'_>) -> CallResult {
+        self.client.handle(self.now, input)
+    }
+
+    /// Makes a call that asks for a request: the request made, or why it was refused.
+    pub fn request(&mut self, call: Call) -> Result<RequestId, ClientError> {
+        match self.input(Input::Call(call)) {
+            CallResult::Request(result) => result,
+            other => panic!("a request call returned {other:?}"),
+        }
+    }
+
+    /// Makes a call that answers the agent: whether the answer went out.
+    pub fn reply(&mut self, call: Call) -> bool {
+        match self.input(Input::Call(call)) {
+            CallResult::Sent(sent) => sent,
+            other => panic!("an answer call returned {other:?}"),
+        }
+    }
+
     /// Sends a command; returns its request.
     pub fn send(&mut self, command: Value) -> RequestId {
-        let request = self.client.send(self.now, cmd(command)).expect("sent");
+        let request = self.request(Call::Send(cmd(command))).expect("sent");
         self.drive();
         request
     }
@@ -142,11 +166,9 @@ impl Pair {
     pub fn turn(&mut self, message: &str) -> Vec<Value> {
         self.events.clear();
         let request = self
-            .client
-            .send(
-                self.now,
-                cmd(serde_json::json!({"type": "prompt", "message": message})),
-            )
+            .request(Call::Send(cmd(
+                serde_json::json!({"type": "prompt", "message": message}),
+            )))
             .unwrap();
         self.drive_until(|events| events.contains(&ClientEvent::TurnFinished));
         assert_eq!(response(&self.events, request), Some(Ok(Value::Null)));
@@ -167,7 +189,7 @@ impl Pair {
     /// Reads the whole history as the client does (PAGE-07).
     pub fn history(&mut self) -> (HistorySource, Vec<Value>) {
         self.events.clear();
-        self.client.read_history(self.now).unwrap();
+        self.request(Call::ReadHistory).unwrap();
         self.drive_until(|events| {
             events
                 .iter()

@@ -45,7 +45,7 @@ pub trait Host {
     fn call(&self, command: WireCommand) -> Result<Value, Failure>;
     /// Sends a command; its response arrives as an event.
     fn send(&self, command: WireCommand) -> RequestId;
-    /// Writes a line unchecked (`Client::send_raw_line`).
+    /// Writes a line unchecked (`Call::RawLine`).
     fn send_raw_line(&self, line: &[u8]) -> bool;
     /// The whole history (PAGE-07).
     fn messages(&self) -> Result<Vec<Value>, Failure>;

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::map::{title, withhold_credential_uris};
 use super::{notices, rpc, Bridge};
-use crate::client::ClientEvent;
+use crate::client::{Call, ClientEvent, Input};
 use crate::wire::{SelectRequest, UiRequest, UiResponse};
 
 /// The method the bridge asks a choice with (ACP-08, ACP-09).
@@ -553,7 +553,8 @@ impl Bridge {
     /// Answers the agent's dialog (nothing when it is no longer open).
     fn respond(&mut self, now: Instant, key: &Arc<str>, dialog: &str, answer: UiResponse) {
         if let Some(session) = self.sessions.get_mut(key) {
-            session.client.ui_respond(now, dialog, answer);
+            let answer = Call::UiRespond(dialog.to_owned(), answer);
+            session.client.handle(now, Input::Call(answer));
             self.drain(now, key);
         }
     }

@@ -139,7 +139,7 @@ pub enum ClientEvent {
     },
     /// The result of a whole-history read (PAGE-07).
     History {
-        /// The request [`Client::read_history`](super::Client::read_history) returned.
+        /// The request [`Call::ReadHistory`](super::Call::ReadHistory) returned.
         request: RequestId,
         /// Where the messages came from.
         source: HistorySource,

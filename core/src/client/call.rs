@@ -13,33 +13,79 @@ use crate::wire::{
     Command, HostToolDefinition, HostUriResult, HostUriSchemeDefinition, ToolResult, UiResponse,
 };
 
-/// A call of the application on a [`Client`].
+/// A call of the application on a [`Client`], handed in as [`Input::Call`] through
+/// [`Client::handle`]; what it returned is the [`CallResult`] `handle` gives back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
-    /// [`Client::send`].
+    /// Sends a command, typed by the wire model; a command this version does not know goes as
+    /// [`Command::other`] (CALL-06). Sent at once (CALL-05), or held until the session is
+    /// ready. Returns [`CallResult::Request`]: the response arrives as
+    /// [`ClientEvent::Response`](super::ClientEvent::Response) with the returned id (CALL-01),
+    /// its data typed by the command. Refused ([`ClientError`]) once the session has closed,
+    /// for a command without a type, for a prompt without a streaming behaviour while the
+    /// agent streams (CALL-04), and for a `read_output` unless the agent offered it (OUT-10;
+    /// before the ready frame the offer is not known, so it is refused then too).
     Send(Command),
-    /// [`Client::prompt`].
+    /// Sends a prompt with this message (CALL-03, CALL-04): while the agent streams, the
+    /// behaviour must be given. Returns [`CallResult::Request`], as [`Call::Send`].
     Prompt(String, Option<StreamingBehavior>),
-    /// [`Client::read_history`].
+    /// Reads the whole history (PAGE-07): pages after v2, `get_messages` otherwise or on
+    /// fallback. Returns [`CallResult::Request`]; the result arrives as one
+    /// [`ClientEvent::History`](super::ClientEvent::History) with the returned id.
     ReadHistory,
-    /// [`Client::set_host_tools`].
+    /// Replaces the host-owned tools (HOST-01), after checking them as the agent will
+    /// ([`ClientError::InvalidHostTool`] when it would refuse one). Returns
+    /// [`CallResult::Request`].
     SetHostTools(Vec<HostToolDefinition>),
-    /// [`Client::set_host_uri_schemes`].
+    /// Replaces the host URI schemes (HOST-04), normalised as the agent will
+    /// ([`ClientError::InvalidHostUriScheme`] when it would refuse one). Returns
+    /// [`CallResult::Request`].
     SetHostUriSchemes(Vec<HostUriSchemeDefinition>),
-    /// [`Client::host_tool_update`].
+    /// Sends a partial result for the open host tool call with this id (HOST-02). Returns
+    /// [`CallResult::Sent`]: false, sending nothing, when the call is not open (cancelled,
+    /// finished or unknown: HOST-03).
     HostToolUpdate(String, ToolResult),
-    /// [`Client::host_tool_result`].
+    /// Sends the result of the open host tool call with this id and closes it (HOST-02);
+    /// `true` rejects the call with the result's text. Returns [`CallResult::Sent`]: false,
+    /// sending nothing, for a call that is not open (HOST-03). With
+    /// [`ClientConfig::spill`](super::ClientConfig::spill) a result over the cap is saved
+    /// first and sent as a preview once the driver has answered the
+    /// [`Action::SpillWrite`](super::Action::SpillWrite) (SPILL-01..05). A result over what
+    /// the agent takes is replaced by an error result and reported as a HOST-09 warning.
     HostToolResult(String, ToolResult, bool),
-    /// [`Client::host_uri_result`].
+    /// Answers the open host URI request with this id (HOST-05); the answer's `id` is set to
+    /// it. Returns [`CallResult::Sent`]: false, sending nothing, for a request that is not
+    /// open. An answer over what the agent takes is replaced by an error and reported as a
+    /// HOST-09 warning.
     HostUriResult(String, HostUriResult),
-    /// [`Client::ui_respond`].
+    /// Answers the open extension UI dialog with this id (HOST-06) with `{value}`,
+    /// `{confirmed}` or `{cancelled: true}`; the answer's `id` is set to it. Returns
+    /// [`CallResult::Sent`]: false, sending nothing, for a dialog that is not open
+    /// (answered, withdrawn, timed out, or unknown).
     UiRespond(String, UiResponse),
-    /// [`Client::send_raw_line`] (for tests and tools).
+    /// Writes these bytes and a line feed to the agent as they are, bypassing every check:
+    /// for tests and tools that need to send what a well-behaved host never would (a line
+    /// that is not JSON, say). No request is made; the agent's id-less answer to a line it
+    /// cannot parse (command `parse`) follows CALL-02: with no request pending it arrives as
+    /// [`ClientEvent::Unmatched`](super::ClientEvent::Unmatched). Held until the session is
+    /// ready, like commands. Returns [`CallResult::Sent`]: false, writing nothing, once the
+    /// session has closed.
     RawLine(Vec<u8>),
-    /// [`Client::stop`].
+    /// Stops the session from the host's side: every pending request fails with
+    /// [`SessionError::Stopped`](super::SessionError::Stopped), and
+    /// [`Action::StopAgent`](super::Action::StopAgent) asks the driver to stop the agent.
+    /// Returns [`CallResult::Done`].
     Stop,
-    /// [`Client::restart`].
+    /// Starts over for a new agent process (CALL-07): a closed client can be started again.
+    /// Request ids keep counting, so they stay unique across restarts. Anything still pending
+    /// is failed first (as [`Call::Stop`]). Returns [`CallResult::Done`].
     Restart,
+}
+
+impl From<Call> for Input<'_> {
+    fn from(call: Call) -> Self {
+        Input::Call(call)
+    }
 }
 
 /// What a [`Call`] returned.
@@ -75,9 +121,10 @@ impl CallResult {
 }
 
 impl Client {
-    /// Hands in one input at `now`: the one method every driver, recording and replay goes
-    /// through. Then drain [`Client::poll_action`] and read [`Client::poll_timeout`]. What a
-    /// call returns is [`CallResult::Done`] for every other input.
+    /// Hands in one input at `now`: the one method through which every change of the
+    /// client's state goes, for every driver, recording and replay. Then drain
+    /// [`Client::poll_action`] and read [`Client::poll_timeout`]. An [`Input::Call`] returns
+    /// what its [`Call`] returned; every other input returns [`CallResult::Done`].
     pub fn handle(&mut self, now: Instant, input: Input<'_>) -> CallResult {
         match input {
             Input::Stdout(bytes) => self.handle_stdout(now, &bytes),
@@ -92,7 +139,7 @@ impl Client {
     }
 
     /// Makes `call` at `now` (the [`Input::Call`] of [`Client::handle`]).
-    pub fn call(&mut self, now: Instant, call: Call) -> CallResult {
+    fn call(&mut self, now: Instant, call: Call) -> CallResult {
         match call {
             Call::Send(command) => CallResult::Request(self.send(now, command)),
             Call::Prompt(message, behavior) => {

@@ -1,5 +1,5 @@
 //! Builders for the commands hosts send most, as the typed [`Command`]s that
-//! [`Client::send`](super::Client::send) takes; the drivers' typed methods are built on these.
+//! [`Call::Send`](super::Call::Send) takes; the drivers' typed methods are built on these.
 
 use serde_json::Value;
 

@@ -25,13 +25,13 @@ pub const REAP_TICK: Duration = Duration::from_millis(5);
 
 /// How often, at most, a driver asks for the agent's exit while its output is open: an agent
 /// whose output is open is nearly always running, and the question is a system call
-/// (`wait4`) that a busy loop would otherwise make on every wake (issue 13: three per round
+/// (`wait4`) that a busy loop would otherwise make on every wake (three per round
 /// trip).
 pub const EXIT_CHECK_WHILE_OPEN: Duration = Duration::from_millis(50);
 
 /// How many bytes may wait for the agent's stdin (queued by the driver, or held by the client
-/// until the agent is ready) before a driver stops taking the application's operations (issue
-/// 13 item 3): its bounded queue of operations then makes a caller wait. One operation's own
+/// until the agent is ready) before a driver stops taking the application's operations:
+/// its bounded queue of operations then makes a caller wait. One operation's own
 /// bytes may go past it (a large prompt is written whole). See [`Driven::takes_ops`].
 pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
 
@@ -67,7 +67,7 @@ pub enum Work<W> {
 
 /// What a driver's loop does for the client, in its own I/O: the one thing a driver writes
 /// itself. [`Driven::input`], [`Driven::op`] and [`Driven::reap`] run the loop's bookkeeping
-/// over it, the same in every driver (issue 10 item 4): the work of each input in order, the
+/// over it, the same in every driver: the work of each input in order, the
 /// application's operations, the stop and the exit (CALL-07), and the backpressure on
 /// events ([`Backlog`]).
 pub trait Plumbing {
@@ -105,8 +105,8 @@ pub trait Plumbing {
 
 /// A session's local files, the same for every driver and apart from its own I/O
 /// ([`Plumbing`]): the transcript its recorder's lines are appended to, and the spill store
-/// of host tool results (issue 10 item 4; `musewire_store::SessionFiles` is the one
-/// implementation with files). The core only hands them bytes; it opens nothing.
+/// of host tool results (`musewire_store::SessionFiles` is the one implementation
+/// with files). The core only hands them bytes; it opens nothing.
 pub trait LocalFiles {
     /// Appends transcript bytes to the recording (called only when recording).
     fn record(&mut self, transcript: &[u8]) -> std::io::Result<()>;
@@ -228,7 +228,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
         W: Clone,
     {
         match op {
-            // A call its caller gave up before it was taken is not made (issue 13 item 3).
+            // A call its caller gave up before it was taken is not made.
             Op::Call { reply, .. } if io.withdrawn(&reply) => {}
             Op::Call { call, wait, reply } => {
                 let waiter = wait.then(|| reply.clone());
@@ -319,7 +319,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
 
     /// Whether the driver takes the application's next operation while `queued` bytes wait
     /// for the agent's stdin: only while they and the bytes the client holds until the agent
-    /// is ready stay under [`WRITE_BACKLOG_BYTES`] (issue 13 item 3).
+    /// is ready stay under [`WRITE_BACKLOG_BYTES`].
     pub fn takes_ops(&self, queued: usize) -> bool {
         queued.saturating_add(self.client.held_bytes()) < WRITE_BACKLOG_BYTES
     }

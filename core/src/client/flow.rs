@@ -1,4 +1,4 @@
-//! Backpressure on events (issue 14 item 3, issue 13 item 3), written once for every driver:
+//! Backpressure on events, written once for every driver:
 //! when the application stops taking events, the driver's loop stops reading the agent's
 //! stdout once it has read [`BACKLOG_BYTES`] past the last event taken, so the agent's pipe
 //! fills and the agent waits, instead of the events piling up in memory. Reading goes on

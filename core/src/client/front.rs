@@ -46,8 +46,8 @@ pub enum Op<R> {
 /// coincide).
 pub type RequestKey = (HostRequestKind, String);
 
-/// What a caller hears on the one channel its call came with (issue 13: one wake a round
-/// trip): what the call returned when it made no request to wait for (or was not a `wait`
+/// What a caller hears on the one channel its call came with (one wake a round trip):
+/// what the call returned when it made no request to wait for (or was not a `wait`
 /// call), else the answer to the request it made. See
 /// [`Plumbing::hear`](super::Plumbing::hear) and [`methods::heard`](super::methods::heard).
 #[derive(Debug)]
@@ -336,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn issue10_item4_a_registered_tool_handler_takes_its_call_and_host_03_a_cancel_stops_it() {
+    fn host_02_a_registered_tool_handler_takes_its_call_and_host_03_a_cancel_stops_it() {
         let mut registered = Registry::default();
         registered.set_tool("clock", "the clock handler");
         let registered = Mutex::new(registered);
@@ -370,7 +370,7 @@ mod tests {
     }
 
     #[test]
-    fn issue10_item4_a_handler_answer_becomes_the_call_of_its_kind() {
+    fn host_02_a_handler_answer_becomes_the_call_of_its_kind() {
         let key = (HostRequestKind::Ui, "u1".to_owned());
         assert_eq!(HandlerAnswer::Ui(None).into_call(&key), None);
         let key = (HostRequestKind::Tool, "h1".to_owned());

@@ -9,7 +9,7 @@
 //! - pending state is bounded: [`Client::pending_requests`] never exceeds what the session
 //!   asked for (one per command, two per history read, one for the negotiation);
 //! - no request is answered twice, and no answer names a request the application never made;
-//! - after [`Client::handle_timeout`] the next timeout is in the future (no busy loop);
+//! - after [`Input::Timeout`] the next timeout is in the future (no busy loop);
 //! - once the session closes, every request the application made got exactly one
 //!   `Response` or `History` event.
 
@@ -19,7 +19,10 @@ use std::time::{Duration, Instant};
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{json, Value};
 
-use super::{Action, Client, ClientConfig, ClientEvent, ExitStatus, RequestId, StreamingBehavior};
+use super::{
+    Action, Call, CallResult, Client, ClientConfig, ClientEvent, ExitStatus, Input, RequestId,
+    StreamingBehavior,
+};
 use crate::frame::{FrameEncoder, ProtocolVersion};
 use crate::wire::{Command, HostUriResult, HostUriSchemeDefinition, ToolResult, UiResponse};
 
@@ -128,7 +131,7 @@ pub enum Op {
     HostUriResult(u8),
     /// `ui_respond` for `d<n>`.
     UiRespond(u8),
-    /// Time passes (ms, times 16), then `handle_timeout`.
+    /// Time passes (ms, times 16), then the timer (`Input::Timeout`).
     Advance(u16),
     /// Stdout ends.
     Eof,
@@ -217,8 +220,13 @@ impl Harness {
         }
     }
 
-    fn requested(&mut self, result: Result<RequestId, super::ClientError>, weight: usize) {
-        if let Ok(id) = result {
+    /// Hands `input` in at the harness's time, as every driver does.
+    fn input(&mut self, input: Input<'_>) -> CallResult {
+        self.client.handle(self.now, input)
+    }
+
+    fn requested(&mut self, result: CallResult, weight: usize) {
+        if let Some(id) = result.request() {
             assert!(
                 self.answers.insert(id, 0).is_none(),
                 "request id {id:?} reused"
@@ -233,8 +241,8 @@ impl Harness {
         } else {
             cut % bytes.len()
         };
-        self.client.handle_stdout(self.now, &bytes[..cut]);
-        self.client.handle_stdout(self.now, &bytes[cut..]);
+        self.input(Input::stdout(&bytes[..cut]));
+        self.input(Input::stdout(&bytes[cut..]));
     }
 
     fn written(&self, which: u16) -> Option<(String, String)> {
@@ -363,9 +371,10 @@ impl Harness {
     }
 
     fn op(&mut self, op: Op) {
-        let now = self.now;
         match op {
-            Op::Raw(bytes) => self.client.handle_stdout(now, &bytes),
+            Op::Raw(bytes) => {
+                self.input(Input::stdout(&bytes));
+            }
             Op::Frame(frame, cut) => {
                 let Some(value) = self.frame(frame) else {
                     return;
@@ -377,7 +386,9 @@ impl Harness {
                 }
                 self.stdout(&bytes, usize::from(cut));
             }
-            Op::Stderr(bytes) => self.client.handle_stderr(now, &bytes),
+            Op::Stderr(bytes) => {
+                self.input(Input::stderr(&bytes));
+            }
             Op::Send(kind) => {
                 let command = match kind % 8 {
                     0 => json!({"type": "get_state"}),
@@ -392,7 +403,7 @@ impl Harness {
                 let command = Command::from_value_with_id(command.clone())
                     .map(|(_, c)| c)
                     .unwrap_or(Command::Unknown(command));
-                let result = self.client.send(now, command);
+                let result = self.input(Input::Call(Call::Send(command)));
                 self.requested(result, 1);
             }
             Op::Prompt(behavior) => {
@@ -403,11 +414,11 @@ impl Harness {
                         StreamingBehavior::FollowUp
                     }
                 });
-                let result = self.client.prompt(now, "hi", behavior);
+                let result = self.input(Input::Call(Call::Prompt("hi".into(), behavior)));
                 self.requested(result, 1);
             }
             Op::ReadHistory => {
-                let result = self.client.read_history(now);
+                let result = self.input(Input::Call(Call::ReadHistory));
                 self.requested(result, 2);
             }
             Op::SetHostTools(valid) => {
@@ -417,60 +428,66 @@ impl Harness {
                     json!({"name": " ", "description": "d", "parameters": {}})
                 };
                 let tool = serde_json::from_value(tool).expect("a tool definition");
-                let result = self.client.set_host_tools(now, &[tool]);
+                let result = self.input(Input::Call(Call::SetHostTools(vec![tool])));
                 self.requested(result, 1);
             }
             Op::SetHostUriSchemes(valid) => {
                 let scheme = if valid { " DB " } else { "security" };
-                let result = self.client.set_host_uri_schemes(
-                    now,
-                    &[HostUriSchemeDefinition {
+                let result = self.input(Input::Call(Call::SetHostUriSchemes(vec![
+                    HostUriSchemeDefinition {
                         scheme: scheme.into(),
                         ..Default::default()
-                    }],
-                );
+                    },
+                ])));
                 self.requested(result, 1);
             }
             Op::HostToolUpdate(n) => {
-                self.client
-                    .host_tool_update(now, &format!("h{}", n % 8), ToolResult::default());
+                self.input(Input::Call(Call::HostToolUpdate(
+                    format!("h{}", n % 8),
+                    ToolResult::default(),
+                )));
             }
             Op::HostToolResult(n, error) => {
-                self.client.host_tool_result(
-                    now,
-                    &format!("h{}", n % 8),
+                self.input(Input::Call(Call::HostToolResult(
+                    format!("h{}", n % 8),
                     ToolResult::default(),
                     error,
-                );
+                )));
             }
             Op::HostUriResult(n) => {
                 let result = HostUriResult {
                     content: Some("x".into()),
                     ..Default::default()
                 };
-                self.client
-                    .host_uri_result(now, &format!("u{}", n % 8), result);
+                self.input(Input::Call(Call::HostUriResult(
+                    format!("u{}", n % 8),
+                    result,
+                )));
             }
             Op::UiRespond(n) => {
                 let id = format!("d{}", n % 8);
                 let answer = UiResponse::confirmed(id.clone(), true);
-                self.client.ui_respond(now, &id, answer);
+                self.input(Input::Call(Call::UiRespond(id, answer)));
             }
             Op::Advance(ms) => {
                 self.now += Duration::from_millis(u64::from(ms) * 16);
-                self.client.handle_timeout(self.now);
+                self.input(Input::Timeout);
                 if let Some(next) = self.client.poll_timeout() {
                     assert!(next > self.now, "a timeout due now was not handled");
                 }
             }
-            Op::Eof => self.client.handle_stdout_eof(now),
-            Op::Exit(code) => {
-                self.client
-                    .handle_exit(now, ExitStatus::Code(i32::from(code)), b"tail")
+            Op::Eof => {
+                self.input(Input::StdoutEnd);
             }
-            Op::Stop => self.client.stop(now),
+            Op::Exit(code) => {
+                let exit = Input::Exit(ExitStatus::Code(i32::from(code)), b"tail"[..].into());
+                self.input(exit);
+            }
+            Op::Stop => {
+                self.input(Input::Call(Call::Stop));
+            }
             Op::Restart => {
-                self.client.restart(now);
+                self.input(Input::Call(Call::Restart));
                 // The old session's requests were all failed by now.
                 self.drain();
                 self.restarted();
@@ -494,8 +511,8 @@ pub fn run(ops: impl IntoIterator<Item = Op>) {
         h.op(op);
     }
     // End the session: every request must then be answered exactly once.
-    h.client.handle_stdout_eof(h.now);
-    h.client.handle_exit(h.now, ExitStatus::Code(0), b"");
+    h.input(Input::StdoutEnd);
+    h.input(Input::exit(ExitStatus::Code(0)));
     h.drain();
     assert!(h.client.is_closed());
     for (request, count) in &h.answers {

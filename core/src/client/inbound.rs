@@ -19,7 +19,7 @@ use crate::wire::{
 
 impl Client {
     /// Hands in bytes read from the agent's stdout.
-    pub fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
+    pub(super) fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
         if self.phase == Phase::Closed {
             return;
         }
@@ -51,7 +51,7 @@ impl Client {
     }
 
     fn on_frame(&mut self, now: Instant, mut frame: Frame) {
-        // The decoder checks late (issue 13 item 2): a plain line comes unchecked, and the
+        // The decoder checks late: a plain line comes unchecked, and the
         // typed parse, which takes only JSON, reads it once; the framing check runs only
         // when that parse fails (a frame checked already passes it at once), and gives the
         // error the decoder would have given.

@@ -15,17 +15,23 @@ use crate::spill::{SaveFailure, Saved, SpillId};
 /// One input to a [`Client`](super::Client).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input<'a> {
-    /// Bytes read from the agent's stdout.
+    /// Bytes read from the agent's stdout: frames, in any cuts (FRAME-01).
     Stdout(Cow<'a, [u8]>),
-    /// Bytes read from the agent's stderr (the client keeps a bounded tail).
+    /// Bytes read from the agent's stderr: the client keeps a bounded tail
+    /// ([`Client::stderr_tail`](super::Client::stderr_tail)) for errors.
     Stderr(Cow<'a, [u8]>),
-    /// The end of the agent's stdout (CALL-07).
+    /// The end of the agent's stdout (CALL-07). The session closes when the exit status
+    /// arrives, or shortly after without it.
     StdoutEnd,
-    /// The agent's exit, with whatever stderr the driver still holds (CALL-07).
+    /// The agent's exit, with whatever stderr the driver still holds (CALL-07). Drivers hand
+    /// in all of stdout first. Every pending request fails with an error naming the status
+    /// and the stderr tail.
     Exit(ExitStatus, Cow<'a, [u8]>),
-    /// The time of [`Client::poll_timeout`](super::Client::poll_timeout) has come.
+    /// The time of [`Client::poll_timeout`](super::Client::poll_timeout) has come: the
+    /// ready timeout, dialog timeouts, the exit grace.
     Timeout,
-    /// A call of the application.
+    /// A call of the application; what it returned is what
+    /// [`Client::handle`](super::Client::handle) returns.
     Call(Call),
     /// The driver's answer to an [`Action::SpillWrite`](super::Action::SpillWrite)
     /// (SPILL-03, SPILL-05): what the store saved, or why it could not.

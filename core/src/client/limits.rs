@@ -1,4 +1,4 @@
-//! What the agent takes on its stdin, as its ready frame says (HOST-09, ours; issue 14 item 6):
+//! What the agent takes on its stdin, as its ready frame says (HOST-09, ours):
 //! a host answer whose line is over that limit would be dropped by the agent and its call would
 //! wait forever, so the client sends an error answer in its place, at once, and tells the
 //! application.

@@ -1,4 +1,4 @@
-//! The typed methods of a driver's handle, written once as a table (issue 10 item 4): each
+//! The typed methods of a driver's handle, written once as a table: each
 //! row names a method, its arguments, what it returns and the [`Call`](super::Call) it makes.
 //! [`driver_methods!`](crate::driver_methods) writes each row in a driver's flavour: a
 //! blocking method with a timeout (mio), an async one (smol). What a method does is the
@@ -94,8 +94,8 @@ macro_rules! driver_methods {
         answer ui_respond(id: &str, answer: $crate::wire::UiResponse) =
             $crate::client::Call::UiRespond(id.into(), answer);
         /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
-        /// [`Client::send_raw_line`](musewire_core::client::Client::send_raw_line)); false
-        /// once the session has closed.
+        /// [`Call::RawLine`](musewire_core::client::Call::RawLine)); false once the session
+        /// has closed.
         answer send_raw_line(line: &[u8]) = $crate::client::Call::RawLine(line.to_vec());
         );
     };
@@ -172,8 +172,8 @@ pub fn answer_sent(heard: Option<Heard>) -> Result<bool, CallError> {
     }
 }
 
-/// Checks, at compile time, that a driver's handle serves several threads at once (issue 13
-/// item 2): `const _: () = send_and_sync::<AgentProcess>();`.
+/// Checks, at compile time, that a driver's handle serves several threads at once:
+/// `const _: () = send_and_sync::<AgentProcess>();`.
 pub const fn send_and_sync<T: Send + Sync>() {}
 
 #[cfg(test)]
@@ -183,8 +183,8 @@ mod tests {
     use crate::wire::ResponseData;
 
     #[test]
-    fn issue10_item4_a_rows_result_is_read_the_same_in_every_driver() {
-        // Issue 13: a call is heard on one channel (one wake a round trip).
+    fn a_rows_result_is_read_the_same_in_every_driver() {
+        // A call is heard on one channel (one wake a round trip).
         let answer = || Heard::Answer(Ok(Answered::Data(ResponseData::Other(1.into()))));
         // A `wait` row: the answer, typed; a failure; no request made (refused, or the
         // session had ended); a channel that closed.

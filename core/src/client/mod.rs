@@ -5,7 +5,9 @@
 //! order and the time rule): the driver hands in every [`Input`] through [`Client::handle`]
 //! (the agent's stdout and stderr, their end, the agent's exit, timers, and the application's
 //! [`Call`]s), then drains [`Client::poll_action`] (bytes to write, typed [`ClientEvent`]s, a
-//! request to stop the agent) and sleeps until [`Client::poll_timeout`]. Frames reach the
+//! request to stop the agent) and sleeps until [`Client::poll_timeout`]. `handle` is the only
+//! way in: every change of the client's state is an [`Input`], so the inputs a [`Recorder`]
+//! writes down replay the session exactly; the other methods only read. Frames reach the
 //! application typed on the wire model ([`crate::wire::AgentFrame`], unknown types and members
 //! kept, CALL-06), responses with their data typed by the command
 //! ([`crate::wire::ResponseData`]), failures with their [`crate::wire::ErrorCode`].
@@ -193,10 +195,8 @@ impl Client {
         client
     }
 
-    /// Starts over for a new agent process (CALL-07): a closed client can be started again.
-    /// Request ids keep counting, so they stay unique across restarts. Anything still pending
-    /// is failed first.
-    pub fn restart(&mut self, now: Instant) {
+    /// [`Call::Restart`]; also the start of a new client.
+    fn restart(&mut self, now: Instant) {
         if self.phase != Phase::Closed {
             self.close(SessionError::Stopped);
             self.actions.push_back(Action::StopAgent);
@@ -208,7 +208,7 @@ impl Client {
             follow_negotiation: self.config.observe,
         });
         // Every frame gets the typed parse here, which checks its JSON as it reads: the
-        // framing layer need not read a plain line first (issue 13 item 2).
+        // framing layer need not read a plain line first.
         self.decoder.set_late_check(true);
         self.protocol = ProtocolVersion::V1;
         self.agent_limits = limits::AgentLimits::default();
@@ -242,7 +242,7 @@ impl Client {
     }
 
     /// Bytes of lines held until the session is ready (CALL-05's "held"): a driver that
-    /// bounds what waits for the agent's stdin counts them with its own (issue 13 item 3).
+    /// bounds what waits for the agent's stdin counts them with its own.
     pub fn held_bytes(&self) -> usize {
         self.held.iter().map(Vec::len).sum()
     }
@@ -257,12 +257,8 @@ impl Client {
         self.pending.len() + self.walks.len()
     }
 
-    /// Sends a command, typed by the wire model; a command this version does not know goes as
-    /// [`Command::other`] (CALL-06). Sent at once (CALL-05), or held until the session is
-    /// ready. The response arrives as [`ClientEvent::Response`] with the returned id (CALL-01),
-    /// its data typed by the command. A `read_output` is refused unless the agent offered it
-    /// (OUT-10); before the ready frame the offer is not known, so it is refused then too.
-    pub fn send(&mut self, now: Instant, command: Command) -> Result<RequestId, ClientError> {
+    /// [`Call::Send`].
+    fn send(&mut self, now: Instant, command: Command) -> Result<RequestId, ClientError> {
         let _ = now;
         if self.phase == Phase::Closed {
             return Err(ClientError::Closed);
@@ -279,8 +275,8 @@ impl Client {
         Ok(self.request(command, Purpose::App))
     }
 
-    /// Sends a prompt (CALL-03, CALL-04). While the agent streams, `behavior` must be given.
-    pub fn prompt(
+    /// [`Call::Prompt`].
+    fn prompt(
         &mut self,
         now: Instant,
         message: &str,
@@ -296,8 +292,8 @@ impl Client {
         )
     }
 
-    /// Replaces the host-owned tools (HOST-01), after checking them as the agent will.
-    pub fn set_host_tools(
+    /// [`Call::SetHostTools`].
+    fn set_host_tools(
         &mut self,
         now: Instant,
         tools: &[HostToolDefinition],
@@ -312,8 +308,8 @@ impl Client {
         )
     }
 
-    /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
-    pub fn set_host_uri_schemes(
+    /// [`Call::SetHostUriSchemes`].
+    fn set_host_uri_schemes(
         &mut self,
         now: Instant,
         schemes: &[HostUriSchemeDefinition],
@@ -329,9 +325,8 @@ impl Client {
         )
     }
 
-    /// Reads the whole history (PAGE-07): pages after v2, `get_messages` otherwise or on
-    /// fallback. The result arrives as one [`ClientEvent::History`] with the returned id.
-    pub fn read_history(&mut self, now: Instant) -> Result<RequestId, ClientError> {
+    /// [`Call::ReadHistory`].
+    fn read_history(&mut self, now: Instant) -> Result<RequestId, ClientError> {
         let _ = now;
         if self.phase == Phase::Closed {
             return Err(ClientError::Closed);
@@ -346,9 +341,8 @@ impl Client {
         Ok(walk)
     }
 
-    /// Sends a partial result for an open host tool call (HOST-02). Returns false, sending
-    /// nothing, when the call is not open (cancelled, finished or unknown: HOST-03).
-    pub fn host_tool_update(&mut self, now: Instant, id: &str, partial_result: ToolResult) -> bool {
+    /// [`Call::HostToolUpdate`].
+    fn host_tool_update(&mut self, now: Instant, id: &str, partial_result: ToolResult) -> bool {
         let _ = now;
         if !self.host_calls.contains_key(id) {
             return false;
@@ -361,13 +355,8 @@ impl Client {
         true
     }
 
-    /// Sends the result of an open host tool call and closes it (HOST-02); `is_error` rejects
-    /// the call with the result's text. Returns false, sending nothing, for a call that is not
-    /// open (HOST-03). With [`ClientConfig::spill`] a result over the cap is saved first and
-    /// sent as a preview once the driver has answered the [`Action::SpillWrite`]
-    /// (SPILL-01..05, see the `spill` section of the [module docs](self)). A result over what
-    /// the agent takes is replaced by an error result and reported as a HOST-09 warning.
-    pub fn host_tool_result(
+    /// [`Call::HostToolResult`].
+    fn host_tool_result(
         &mut self,
         now: Instant,
         id: &str,
@@ -384,10 +373,8 @@ impl Client {
         true
     }
 
-    /// Answers an open host URI request (HOST-05); the answer's `id` is set to `id`. Returns
-    /// false, sending nothing, for a request that is not open. An answer over what the agent
-    /// takes is replaced by an error and reported as a HOST-09 warning.
-    pub fn host_uri_result(&mut self, now: Instant, id: &str, mut result: HostUriResult) -> bool {
+    /// [`Call::HostUriResult`].
+    fn host_uri_result(&mut self, now: Instant, id: &str, mut result: HostUriResult) -> bool {
         let _ = now;
         if !self.host_uri_requests.remove(id) {
             return false;
@@ -401,10 +388,8 @@ impl Client {
         true
     }
 
-    /// Answers an open extension UI dialog (HOST-06) with `{value}`, `{confirmed}` or
-    /// `{cancelled: true}`; the answer's `id` is set to `id`. Returns false, sending nothing,
-    /// for a dialog that is not open (answered, withdrawn, timed out, or unknown).
-    pub fn ui_respond(&mut self, now: Instant, id: &str, mut answer: UiResponse) -> bool {
+    /// [`Call::UiRespond`].
+    fn ui_respond(&mut self, now: Instant, id: &str, mut answer: UiResponse) -> bool {
         let _ = now;
         if self.dialogs.remove(id).is_none() {
             return false;
@@ -414,13 +399,8 @@ impl Client {
         true
     }
 
-    /// Writes `bytes` and a line feed to the agent as they are, bypassing every check: for
-    /// tests and tools that need to send what a well-behaved host never would (a line that is
-    /// not JSON, say). No request is made; the agent's id-less answer to a line it cannot parse
-    /// (command `parse`) follows CALL-02: with no request pending it arrives as
-    /// [`ClientEvent::Unmatched`]. Held until the session is ready, like commands. Returns
-    /// false, writing nothing, once the session has closed.
-    pub fn send_raw_line(&mut self, now: Instant, bytes: &[u8]) -> bool {
+    /// [`Call::RawLine`].
+    fn send_raw_line(&mut self, now: Instant, bytes: &[u8]) -> bool {
         let _ = now;
         let mut line = bytes.to_vec();
         line.push(b'\n');
@@ -432,9 +412,8 @@ impl Client {
         true
     }
 
-    /// Stops the session from the host's side: every pending request fails with
-    /// [`SessionError::Stopped`]; the driver stops the agent.
-    pub fn stop(&mut self, now: Instant) {
+    /// [`Call::Stop`].
+    fn stop(&mut self, now: Instant) {
         let _ = now;
         if self.phase != Phase::Closed {
             self.close(SessionError::Stopped);
@@ -442,8 +421,8 @@ impl Client {
         }
     }
 
-    /// Hands in bytes the agent wrote on stderr; the client keeps a bounded tail for errors.
-    pub fn handle_stderr(&mut self, now: Instant, bytes: &[u8]) {
+    /// [`Input::Stderr`]: the client keeps a bounded tail for errors.
+    fn handle_stderr(&mut self, now: Instant, bytes: &[u8]) {
         let _ = now;
         self.stderr_tail.extend_from_slice(bytes);
         let keep = self.config.stderr_tail_bytes;
@@ -463,7 +442,7 @@ impl Client {
         self.actions.pop_front()
     }
 
-    /// When [`Client::handle_timeout`] is next due.
+    /// When [`Input::Timeout`] is next due: the driver hands it in at that time.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let phase = match self.phase {
@@ -476,8 +455,8 @@ impl Client {
         phase.into_iter().chain(dialog).min()
     }
 
-    /// Hands in the passing of time: the ready timeout, dialog timeouts, the exit grace.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    /// [`Input::Timeout`]: the ready timeout, dialog timeouts, the exit grace.
+    fn handle_timeout(&mut self, now: Instant) {
         match self.phase {
             Phase::AwaitingReady { deadline } if now >= deadline => {
                 self.become_ready(ProtocolVersion::V1)
@@ -510,9 +489,9 @@ impl Client {
         }
     }
 
-    /// Hands in the end of the agent's stdout. The session closes when the exit status
-    /// arrives, or shortly after without it (CALL-07).
-    pub fn handle_stdout_eof(&mut self, now: Instant) {
+    /// [`Input::StdoutEnd`]: the session closes when the exit status arrives, or shortly
+    /// after without it (CALL-07).
+    fn handle_stdout_eof(&mut self, now: Instant) {
         if self.phase == Phase::Closed {
             return;
         }
@@ -525,9 +504,9 @@ impl Client {
         }
     }
 
-    /// Hands in the agent's exit. Drivers hand in all of stdout first. Every pending request
-    /// fails with an error naming the status and the stderr tail (CALL-07).
-    pub fn handle_exit(&mut self, now: Instant, status: ExitStatus, stderr_tail: &[u8]) {
+    /// [`Input::Exit`]: every pending request fails with an error naming the status and the
+    /// stderr tail (CALL-07).
+    fn handle_exit(&mut self, now: Instant, status: ExitStatus, stderr_tail: &[u8]) {
         self.handle_stderr(now, stderr_tail);
         if self.phase != Phase::Closed {
             let stderr = self.stderr_text();

@@ -1,12 +1,13 @@
-//! The spill policy applied to the host's own tool results before they are sent (issue 11
-//! item 1; SPILL-01..05 on the host side).
+//! The spill policy applied to the host's own tool results before they are sent
+//! (SPILL-01..05 on the host side).
 //!
 //! A host tool's answer can be as large as any tool's, and it goes to the agent's model as it
 //! is. With [`ClientConfig::spill`](super::ClientConfig::spill) set, the client applies
-//! [`spill::plan`] to each result handed to [`Client::host_tool_result`], as an agent does to
-//! its own tools' results (the source is the call's `toolName` and `toolCallId`, its label the
-//! tool's name): off, within the cap, not all text, or a tool that is never spilled, the
-//! result goes out unchanged at once; over the cap the client asks the driver for an
+//! [`spill::plan`] to each result handed in as
+//! [`Call::HostToolResult`](super::Call::HostToolResult), as an agent does to its own tools'
+//! results (the source is the call's `toolName` and `toolCallId`, its label the tool's
+//! name): off, within the cap, not all text, or a tool that is never spilled, the result goes
+//! out unchanged at once; over the cap the client asks the driver for an
 //! [`Action::SpillWrite`](super::Action::SpillWrite) and sends the head/tail preview and the
 //! notice when the driver answers with [`Input::SpillDone`](super::Input::SpillDone), the
 //! original result when the save failed (a spill never turns a result into an error,
