@@ -1,5 +1,5 @@
 //! Bounded reads of the agent's history (ACP-06, OUT-06): at most [`MAX_HISTORY_PAGES`]
-//! pages of [`HISTORY_PAGE_LIMIT`] messages through `get_messages_page`, each page's
+//! pages of [`WALK_PAGE_MESSAGES`] messages through `get_messages_page`, each page's
 //! `nextCursor` relayed as the agent wrote it, never made up.
 //!
 //! omp's and the bundled agent's pages run forward from the oldest message and their cursors
@@ -23,10 +23,11 @@ use crate::wire::{AgentMessage, Command, MessagesPageData};
 
 /// The most pages a walk reads (ACP-06, OUT-06).
 pub const MAX_HISTORY_PAGES: u32 = 20;
-/// The messages asked for per page (ACP-06, OUT-06).
-pub const HISTORY_PAGE_LIMIT: u32 = 100;
+/// The messages the bridge asks for per page of a walk: a load's replay (ACP-06) or a read's
+/// check (OUT-06).
+pub const WALK_PAGE_MESSAGES: u32 = 100;
 /// The most messages a load replays, paged or not (ACP-06): the pages' budget.
-pub const MAX_REPLAY_MESSAGES: usize = (MAX_HISTORY_PAGES * HISTORY_PAGE_LIMIT) as usize;
+pub const MAX_REPLAY_MESSAGES: usize = (MAX_HISTORY_PAGES * WALK_PAGE_MESSAGES) as usize;
 
 /// Where a walk goes after a page.
 #[derive(Debug, PartialEq)]
@@ -48,7 +49,7 @@ pub(crate) struct Walk {
 impl Walk {
     /// The first page's command.
     pub(crate) fn first() -> Command {
-        commands::messages_page(None, Some(HISTORY_PAGE_LIMIT))
+        commands::messages_page(None, Some(WALK_PAGE_MESSAGES))
     }
 
     /// Counts a page and says what comes next.
@@ -59,7 +60,7 @@ impl Walk {
             Some(_) if self.pages >= MAX_HISTORY_PAGES => Next::OutOfBudget,
             Some(cursor) => Next::Page(commands::messages_page(
                 Some(cursor),
-                Some(HISTORY_PAGE_LIMIT),
+                Some(WALK_PAGE_MESSAGES),
             )),
         }
     }
@@ -150,6 +151,12 @@ mod tests {
     use super::*;
     use crate::output::Availability;
     use serde_json::json;
+
+    #[test]
+    fn acp_06_the_replay_cut_notice_names_the_walk_budget() {
+        let budget = format!("{MAX_HISTORY_PAGES} pages of {WALK_PAGE_MESSAGES} messages");
+        assert!(super::super::REPLAY_CUT_NOTICE.contains(&budget));
+    }
 
     fn page(messages: Value, next: Option<&str>) -> MessagesPageData {
         let mut data = json!({"messages": messages, "totalMessages": 1000});

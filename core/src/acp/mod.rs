@@ -15,9 +15,9 @@
 //!
 //! Besides prompts: `session/load` (ACP-06: the agent switched to the session's file, the
 //! plan cleared, the conversation replayed and the title, latest plan and usage rebuilt from
-//! at most 20 pages of 100 history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
+//! at most [`MAX_HISTORY_PAGES`] pages of [`WALK_PAGE_MESSAGES`] history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
 //! `initialize`, each read checked against the history, then the agent's `read_output`
-//! within 20 s, failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
+//! within [`READ_BUDGET`], failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
 //! asked of the editor (`dialogs`: approvals tied to their tool call and other choices as
 //! `session/request_permission`, text as form elicitation, ACP-08, ACP-09), and what it says
 //! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
@@ -105,7 +105,7 @@ pub use dialogs::{
     PERMISSION_METHOD, TEXT_FIELD,
 };
 pub use flow::{EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS};
-pub use history::{HISTORY_PAGE_LIMIT, MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES};
+pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use map::Mapper;
 pub use mcp::{is_mcp_server_key, McpLaunch, McpRead, MAX_MCP_SERVERS};
 pub use notices::MAX_NOTICE_BYTES;
@@ -433,7 +433,8 @@ struct Session {
     mcp: mcp::SessionMcp,
 }
 
-/// The notice a load's replay ends with when the history goes on past the budget (ACP-06).
+/// The notice a load's replay ends with when the history goes on past the budget (ACP-06):
+/// [`MAX_HISTORY_PAGES`] pages of [`WALK_PAGE_MESSAGES`].
 pub const REPLAY_CUT_NOTICE: &str =
     "[… history replay stopped after 20 pages of 100 messages: later messages are not shown]";
 

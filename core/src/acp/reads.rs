@@ -5,8 +5,9 @@ use super::*;
 
 impl Bridge {
     /// `_muse/readOutput` (OUT-01, 06, 07): the params checked, the session known and open,
-    /// the reference looked up in at most 20 pages of 100 of the agent's history, then read
-    /// by the agent's `read_output` within 20 seconds. Every failure is a typed error; no
+    /// the reference looked up in at most [`MAX_HISTORY_PAGES`] pages of
+    /// [`WALK_PAGE_MESSAGES`] of the agent's history, then read by the agent's `read_output`
+    /// within [`READ_BUDGET`]. Every failure is a typed error; no
     /// turn is started and nothing is changed.
     pub(super) fn read_output(
         &mut self,
@@ -140,7 +141,7 @@ impl Bridge {
         );
     }
 
-    /// OUT-07: a read past its 20-second budget fails as `read_timed_out`; ACP-02: a turn's
+    /// OUT-07: a read past its [`READ_BUDGET`] fails as `read_timed_out`; ACP-02: a turn's
     /// `get_session_stats` past its budget leaves the bridge's own sum and the prompt is
     /// answered. A late answer is dropped.
     pub(super) fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
@@ -202,7 +203,10 @@ impl Bridge {
             {
                 let error = output::typed_error(
                     OutputErrorCode::ReadTimedOut.as_str(),
-                    "the stored output was not read within the 20-second read budget",
+                    &format!(
+                        "the stored output was not read within the {}-second read budget",
+                        READ_BUDGET.as_secs()
+                    ),
                 );
                 self.actions.push_back(Action::Editor {
                     bytes: rpc::error_line(&editor, &error),

@@ -13,8 +13,9 @@ use crate::wire::{
     AgentMessage, Command, ErrorCode, GetMessagesPage, MessagesPageData, NoArgs, ResponseData,
 };
 
-/// Page size of the walk (PAGE-07), and the most the agent serves (PAGE-01).
-pub const HISTORY_PAGE_LIMIT: u64 = 256;
+/// The most messages an agent serves in one `get_messages_page` (PAGE-01), and the page size
+/// of the client's history walk (PAGE-07, [`ClientConfig::history_page_limit`](super::ClientConfig)).
+pub const MAX_PAGE_MESSAGES: u64 = 256;
 
 const BUSY: &str = "Cannot page messages while the session is changing";
 const STALE: &str = "RPC message cursor is stale";

@@ -79,7 +79,7 @@ pub use front::{
     tool_answer, ui_answer, uri_answer, Handler, HandlerAnswer, Handlers, Heard, HostRequest,
     HostToolAnswer, Op, Registered, RequestKey,
 };
-pub use history::HISTORY_PAGE_LIMIT;
+pub use history::MAX_PAGE_MESSAGES;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 pub use input::Input;
 pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};

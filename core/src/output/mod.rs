@@ -84,7 +84,7 @@ pub const DEFAULT_READ_BYTES: u64 = 65_536;
 /// The largest safe integer of JavaScript, 2^53 − 1: the largest offset (OUT-03).
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
-/// How long a driver may take over one read (the seed's 20-second read budget).
+/// How long a driver may take over one read (the seed's read budget, OUT-07).
 pub const READ_BUDGET: Duration = Duration::from_secs(20);
 
 /// The media type of spilled tool text.
@@ -149,7 +149,7 @@ pub enum OutputError {
         reason: String,
     },
     /// The driver did not answer the read within [`READ_BUDGET`] (OUT-10, ours).
-    #[error("the read did not finish within its 20-second budget")]
+    #[error("the read did not finish within its {}-second budget", READ_BUDGET.as_secs())]
     ReadTimedOut,
 }
 

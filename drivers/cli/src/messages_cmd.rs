@@ -3,7 +3,7 @@
 use std::io::{BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 
-use musewire_core::client::{ClientConfig, ClientEvent, HISTORY_PAGE_LIMIT};
+use musewire_core::client::{ClientConfig, ClientEvent, MAX_PAGE_MESSAGES};
 use musewire_mio::AgentProcess;
 
 use crate::agent_command::agent_command;
@@ -16,7 +16,7 @@ pub struct MessagesArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<std::path::PathBuf>,
     /// Messages per page (1 to 256) when the agent pages (protocol v2).
-    #[arg(long, default_value_t = HISTORY_PAGE_LIMIT, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, default_value_t = MAX_PAGE_MESSAGES, value_parser = clap::value_parser!(u64).range(1..=MAX_PAGE_MESSAGES))]
     page_size: u64,
     /// Give up after this many seconds; 0 waits as long as it takes.
     #[arg(long, default_value_t = 300)]
