@@ -68,7 +68,7 @@ pub struct Mapper {
     /// The last text the turn showed did not end its line: a notice starts on a line of its
     /// own (ACP-11).
     mid_line: bool,
-    /// Cards of unknown item kinds shown, by id (issue 12 item 3).
+    /// Cards of unknown item kinds shown, by id (ACP-05).
     unknown_items: BTreeSet<String>,
     /// Unknown items shown without an id of their own.
     unnamed_items: u64,
@@ -383,7 +383,7 @@ impl Mapper {
     }
 
     /// An agent frame of a kind this version does not know (`type` not one of the wire
-    /// model's), shown as a card with its kind, status and a fallback text (issue 12 item 3,
+    /// model's), shown as a card with its kind, status and a fallback text (ACP-05,
     /// seed 003: "public unknown item kinds display kind/status/fallback text"). A frame with
     /// no string `type`, or a known type whose members did not parse, is not an item and
     /// shows nothing. The card's id is the item's `id` (or `itemId`), so a later frame of the

@@ -166,7 +166,7 @@ pub(super) fn session_event(
                 out.push(commands_line(id, session.mapper.facts.commands()));
             }
         }
-        // Issue 12 item 3: an item of a kind this version does not know.
+        // ACP-05: an item of a kind this version does not know.
         ClientEvent::Frame {
             frame: AgentFrame::Unknown(item) | AgentFrame::Event(AgentEvent::Unknown(item)),
         } => {

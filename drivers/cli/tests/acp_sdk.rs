@@ -1,4 +1,4 @@
-//! Issue 12 item 4: the official ACP client, `@agentclientprotocol/sdk` 2.4.0 run by node
+//! The official ACP client, `@agentclientprotocol/sdk` 2.4.0 run by node
 //! (conformance/reference/acp-client.mjs, the 2.x `client().connectWith(…)` API), drives
 //! `musewire acp` over the bundled agent: initialize, session/new, a streamed echo, thinking
 //! (ACP-04), a tool call and its update on the same id (ACP-05), a todo plan (ACP-03),
@@ -812,7 +812,7 @@ fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
     );
 }
 
-/// `musewire acp`'s flags (issue 12 item 7): `--max-inline-bytes` is for the bundled agent
+/// `musewire acp`'s flags: `--max-inline-bytes` is for the bundled agent
 /// only; the session folder is created private (0700); a symlink there is refused.
 #[cfg(unix)]
 #[test]
