@@ -239,8 +239,17 @@ fn acp_22_an_agent_killed_mid_turn_fails_the_prompt_and_its_session_loads_again(
         "the error names the exit: {failed}"
     );
     // The bundled agent runs its shells in groups of their own (AGENT-02) and kills them
-    // at its stdin's end; killed with SIGKILL it cannot, and the bridge does not know their
-    // groups: the test ends the sleep itself.
+    // at its stdin's end; killed with SIGKILL it cannot. The bridge adopted them (a child
+    // subreaper, Linux) and ends them with their agent.
+    #[cfg(target_os = "linux")]
+    {
+        let left = all_end(&[sleep]);
+        assert!(
+            left.is_empty(),
+            "the dead agent's shell outlived it: {left:?}"
+        );
+    }
+    #[cfg(not(target_os = "linux"))]
     let _ = Command::new("kill")
         .args(["-KILL", &sleep.to_string()])
         .status();

@@ -30,6 +30,8 @@ use musewire_core::client::ExitStatus;
 use rustix::process::{kill_process_group, Pid, Signal};
 use signal_hook::iterator::Signals;
 use smol::channel;
+
+use crate::orphans::Orphans;
 use smol::future;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::process::{Command, Stdio};
@@ -207,7 +209,9 @@ where
         })?;
     let caught = Arc::new(AtomicI32::new(0));
     let seen = caught.clone();
-    let served = serve_acp_until(
+    // ACP-22: this process is the bridge's own: its agents' orphans are its to end.
+    let served = serve(
+        Orphans::adopt(),
         config,
         // ACP-20: what is in flight to and from the editor is bounded here too.
         smol::Unblock::with_capacity(READ_CHUNK, io::stdin()),
@@ -248,6 +252,33 @@ where
 /// [`serve_acp`], also ending when `shutdown` completes: every agent is then stopped as when
 /// the editor's input ends (ACP-12), and the loop ends once they have exited.
 pub async fn serve_acp_until<R, W, F, S>(
+    config: BridgeConfig,
+    editor_in: R,
+    editor_out: W,
+    agent: F,
+    shutdown: S,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+    F: Fn(&Path) -> std::process::Command,
+    S: Future<Output = ()> + Send + 'static,
+{
+    serve(
+        Orphans::left_alone(),
+        config,
+        editor_in,
+        editor_out,
+        agent,
+        shutdown,
+    )
+    .await
+}
+
+/// The loop of [`serve_acp_until`], sweeping `orphans` (ACP-22) when the bridge owns the
+/// process.
+async fn serve<R, W, F, S>(
+    orphans: Orphans,
     config: BridgeConfig,
     mut editor_in: R,
     mut editor_out: W,
@@ -403,6 +434,7 @@ where
             server.stdout.open(true);
         }
         if bridge.is_finished() {
+            sweep(&orphans, &agents, &servers);
             // The bridge's last lines (a prompt failed as its agent stopped) go out, unless
             // the editor does not read them within the grace.
             if editor_failed.is_none() {
@@ -477,6 +509,7 @@ where
                 bridge.handle(now, Input::Mcp(&s, McpRead::StdoutEnd))
             }
             Event::Exit(s, _) if is_mcp_server_key(&s) => {
+                sweep(&orphans, &agents, &servers);
                 bridge.handle(now, Input::Mcp(&s, McpRead::Exit))
             }
             Event::Editor(bytes) => {
@@ -495,9 +528,29 @@ where
             Event::Stderr(s, bytes) => bridge.handle(now, Input::AgentStderr(id(&s), &bytes)),
             Event::StdoutEnd(s) => bridge.handle(now, Input::AgentStdoutEnd(id(&s))),
             // The agent stays known until the bridge kills what is left of its group.
-            Event::Exit(s, status) => bridge.handle(now, Input::AgentExit(id(&s), status)),
+            Event::Exit(s, status) => {
+                // ACP-22: what it left running ends with it.
+                sweep(&orphans, &agents, &servers);
+                bridge.handle(now, Input::AgentExit(id(&s), status))
+            }
         }
     }
+}
+
+/// ACP-22: the bridge's children that are none of its agents or servers are orphans of dead
+/// agents: ended (when the bridge adopted them).
+fn sweep(
+    orphans: &Orphans,
+    agents: &BTreeMap<Arc<str>, Agent>,
+    servers: &BTreeMap<Arc<str>, Agent>,
+) {
+    let ours = |pid: i32| {
+        agents
+            .values()
+            .chain(servers.values())
+            .any(|a| a.group.is_some_and(|g| g.as_raw_nonzero().get() == pid))
+    };
+    orphans.sweep(ours);
 }
 
 /// Kills a process's group, then the process itself. The group's id is not reused while a

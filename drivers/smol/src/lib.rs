@@ -45,6 +45,7 @@ pub mod acp;
 pub mod agent_stdio;
 mod driver;
 mod handlers;
+mod orphans;
 mod pipe;
 pub mod session_folder;
 
