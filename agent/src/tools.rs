@@ -11,7 +11,9 @@ use std::time::Instant;
 use musewire_core::agent::{
     Agent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId, HostUriOperation,
 };
-use serde_json::{json, Value};
+use musewire_core::wire::{ConfirmRequest, ToolCall, ToolResult, UiRequest};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::bash::{BashOutcome, JobId, Jobs};
 use crate::io::{IoFor, IoId, IoOutcome, IoQueue, IoWork};
@@ -33,14 +35,6 @@ pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
     ("todo", "Set the todo list (op \"init\")"),
 ];
 
-/// A tool call of the model.
-#[derive(Debug, Clone)]
-pub(crate) struct ToolCall {
-    pub(crate) id: String,
-    pub(crate) name: String,
-    pub(crate) arguments: Value,
-}
-
 /// What answers a tool call that did not finish at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pending {
@@ -59,7 +53,7 @@ pub(crate) enum Pending {
 }
 
 /// A finished tool: its result and whether it is an error.
-pub(crate) type Finished = (Value, bool);
+pub(crate) type Finished = (ToolResult, bool);
 
 /// How long the `ask` tool's dialog waits for the host unless its `timeout` argument
 /// (milliseconds) says otherwise.
@@ -158,8 +152,12 @@ fn ask(
     question: &str,
     timeout_ms: u64,
 ) -> Result<Pending, Finished> {
-    let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": timeout_ms});
-    let request = serde_json::from_value(request).map_err(|e| failure(e.to_string()))?;
+    let request = UiRequest::Confirm(ConfirmRequest {
+        title: question.to_owned(),
+        message: Some(question.to_owned()),
+        timeout: Some(timeout_ms.into()),
+        ..ConfirmRequest::default()
+    });
     match agent.ui_dialog(now, request) {
         Ok(dialog) => Ok(Pending::Dialog(dialog)),
         Err(error) => Err(failure(error.to_string())),
@@ -235,19 +233,57 @@ pub(crate) fn bash_finished(outcome: BashOutcome) -> Finished {
     } else if let Some(code) = outcome.exit_code.filter(|c| *c != 0) {
         text.push_str(&format!("\n\nCommand exited with code {code}"));
     }
-    let mut details = json!({"exitCode": outcome.exit_code, "cancelled": outcome.cancelled});
-    if outcome.cut_bytes > 0 {
-        details["truncated"] = json!(true);
-        details["cutBytes"] = json!(outcome.cut_bytes);
-    }
-    (text_result(text, Some(details)), is_error)
+    let cut = outcome.cut_bytes > 0;
+    let details = BashDetails {
+        exit_code: outcome.exit_code,
+        cancelled: outcome.cancelled,
+        truncated: cut.then_some(true),
+        cut_bytes: cut.then_some(outcome.cut_bytes),
+    };
+    (text_result(text, Some(details_json(&details))), is_error)
 }
 
-/// A host tool's result (HOST-02) or its failure (HOST-07).
+/// The `details` of the model's `bash` tool's result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BashDetails {
+    exit_code: Option<i32>,
+    cancelled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cut_bytes: Option<u64>,
+}
+
+/// A tool's own `details`, as the JSON a tool result carries.
+pub(crate) fn details_json(details: &impl Serialize) -> Value {
+    serde_json::to_value(details).expect("tool details serialise")
+}
+
+/// A host tool's result (HOST-02) or its failure (HOST-07). A result without the shape of
+/// a tool result keeps its members (`details` among them) beside an empty `content`.
 pub(crate) fn host_tool_finished(outcome: Result<Value, String>) -> Finished {
     match outcome {
-        Ok(result) => (result, false),
+        Ok(result) => (tool_result_of(result), false),
         Err(error) => failure(error),
+    }
+}
+
+fn tool_result_of(result: Value) -> ToolResult {
+    match serde_json::from_value::<ToolResult>(result.clone()) {
+        Ok(typed) => typed,
+        Err(_) => {
+            let mut extra = match result {
+                Value::Object(members) => members,
+                _ => Map::new(),
+            };
+            extra.shift_remove("content");
+            ToolResult {
+                details: extra.shift_remove("details"),
+                extra,
+                ..ToolResult::default()
+            }
+        }
     }
 }
 
@@ -255,15 +291,26 @@ pub(crate) fn host_tool_finished(outcome: Result<Value, String>) -> Finished {
 pub(crate) fn host_uri_finished(outcome: Result<HostUriContent, String>) -> Finished {
     match outcome {
         Ok(content) => {
-            let mut details = json!({
-                "contentType": content.content_type,
-                "immutable": content.immutable,
-            });
-            if let Some(notes) = content.notes {
-                details["notes"] = json!(notes);
-            }
-            (text_result(content.content, Some(details)), false)
+            let details = UriDetails {
+                content_type: content.content_type,
+                immutable: content.immutable,
+                notes: content.notes,
+            };
+            (
+                text_result(content.content, Some(details_json(&details))),
+                false,
+            )
         }
         Err(error) => failure(error),
     }
+}
+
+/// The `details` of a host URI `read`'s result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UriDetails {
+    content_type: String,
+    immutable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notes: Option<Vec<String>>,
 }

@@ -139,6 +139,8 @@ wire_struct! {
         opt interrupt_mode: String = "interruptMode",
         /// Session file.
         opt session_file: String = "sessionFile",
+        /// The folder session files are kept in (the bundled agent's `--session-dir`).
+        opt session_dir: String = "sessionDir",
         /// Session id.
         opt session_id: String = "sessionId",
         /// Session name.
@@ -383,6 +385,8 @@ wire_struct! {
         opt total_messages: u64 = "totalMessages",
         /// Token totals over the session's assistant messages.
         opt tokens: SessionTokens = "tokens",
+        /// Premium requests made (oh-my-pi).
+        opt premium_requests: u64 = "premiumRequests",
         /// Cost.
         opt cost: Number = "cost",
         /// The context's occupancy (oh-my-pi).
