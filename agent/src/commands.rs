@@ -84,9 +84,9 @@ impl App {
                 }
             }
             Command::GetState(_) => Ok(Some(ResponseData::State(Box::new(self.state())))),
-            Command::GetSessionStats(_) => {
-                Ok(Some(ResponseData::SessionStats(self.session_stats())))
-            }
+            Command::GetSessionStats(_) => Ok(Some(ResponseData::SessionStats(Box::new(
+                self.session_stats(),
+            )))),
             Command::SetTodos(todos) => {
                 let millis = self.millis(now);
                 self.sessions.set_todos(millis, todos.phases, &mut self.io);

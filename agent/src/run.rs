@@ -336,7 +336,7 @@ impl Runner {
                     assistant,
                     on: Pending::Done,
                 };
-                self.tool_finished(ctx, now, waiting, finished);
+                self.tool_finished(ctx, now, waiting, *finished);
             }
         }
     }

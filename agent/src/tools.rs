@@ -82,46 +82,46 @@ pub(crate) struct ToolCtx<'a> {
 
 impl Tools {
     /// Starts a tool call: `Ok` with what will answer it, or `Err` with the result when it
-    /// is known at once.
+    /// is known at once (boxed: a result is large beside what answers a call).
     pub(crate) fn execute(
         &mut self,
         now: Instant,
         ctx: ToolCtx<'_>,
         call: &ToolCall,
-    ) -> Result<Pending, Finished> {
+    ) -> Result<Pending, Box<Finished>> {
         let args = &call.arguments;
         let arg = |key: &str| args.get(key).and_then(Value::as_str);
         match call.name.as_str() {
             "bash" => match arg("command") {
                 Some(command) => Ok(Pending::Bash(self.jobs.spawn(command))),
-                None => Err(failure("bash needs a string \"command\"")),
+                None => Err(Box::new(failure("bash needs a string \"command\""))),
             },
             "read" => match (arg("path"), ReadWindow::of_arguments(args)) {
                 (Some(path), Ok(window)) => read(now, ctx, path, window),
-                (None, _) => Err(failure("read needs a string \"path\"")),
-                (_, Err(error)) => Err(failure(error)),
+                (None, _) => Err(Box::new(failure("read needs a string \"path\""))),
+                (_, Err(error)) => Err(Box::new(failure(error))),
             },
             "ask" => match arg("question") {
                 Some(question) => {
                     let timeout = args.get("timeout").and_then(Value::as_u64);
                     ask(now, ctx.agent, question, timeout.unwrap_or(ASK_TIMEOUT_MS))
                 }
-                None => Err(failure("ask needs a string \"question\"")),
+                None => Err(Box::new(failure("ask needs a string \"question\""))),
             },
             "todo" => match todo::run(args) {
                 Ok((result, phases)) => {
                     ctx.sessions.set_todos(ctx.millis, phases, ctx.io);
-                    Err((result, false))
+                    Err(Box::new((result, false)))
                 }
-                Err(error) => Err(failure(error)),
+                Err(error) => Err(Box::new(failure(error))),
             },
             name if ctx.agent.host_tools().any(|t| t.name == name) => {
                 match ctx.agent.call_host_tool(now, &call.id, name, args.clone()) {
                     Ok(host) => Ok(Pending::Host(host)),
-                    Err(error) => Err(failure(error.to_string())),
+                    Err(error) => Err(Box::new(failure(error.to_string()))),
                 }
             }
-            name => Err(failure(format!("Tool {name} not found"))),
+            name => Err(Box::new(failure(format!("Tool {name} not found")))),
         }
     }
 
@@ -151,7 +151,7 @@ fn ask(
     agent: &mut Agent,
     question: &str,
     timeout_ms: u64,
-) -> Result<Pending, Finished> {
+) -> Result<Pending, Box<Finished>> {
     let request = UiRequest::Confirm(ConfirmRequest {
         title: question.to_owned(),
         message: Some(question.to_owned()),
@@ -160,7 +160,7 @@ fn ask(
     });
     match agent.ui_dialog(now, request) {
         Ok(dialog) => Ok(Pending::Dialog(dialog)),
-        Err(error) => Err(failure(error.to_string())),
+        Err(error) => Err(Box::new(failure(error.to_string()))),
     }
 }
 
@@ -172,7 +172,7 @@ fn read(
     ctx: ToolCtx<'_>,
     path: &str,
     window: ReadWindow,
-) -> Result<Pending, Finished> {
+) -> Result<Pending, Box<Finished>> {
     let scheme = path
         .split_once(':')
         .map(|(s, _)| s.to_ascii_lowercase())
@@ -183,7 +183,7 @@ fn read(
             .request_host_uri(now, path, HostUriOperation::Read)
         {
             Ok(request) => Ok(Pending::Uri(request)),
-            Err(error) => Err(failure(error.to_string())),
+            Err(error) => Err(Box::new(failure(error.to_string()))),
         };
     }
     let file = path.strip_prefix("file://").unwrap_or(path);

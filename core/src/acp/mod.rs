@@ -1609,7 +1609,7 @@ impl Bridge {
                     Ok(ResponseData::SessionStats(stats)) => Some(stats),
                     _ => None,
                 };
-                self.loaded(key, &editor, *rebuild, complete, stats.as_ref());
+                self.loaded(key, &editor, *rebuild, complete, stats.as_deref());
             }
             // ACP-21: the probe's answer only showed the agent alive.
             (Pending::Probe, _) => {}
@@ -1621,7 +1621,7 @@ impl Bridge {
                 };
                 let mut out = Vec::new();
                 if let Some(session) = self.sessions.get_mut(key) {
-                    end_turn(session, stats.as_ref(), &mut out);
+                    end_turn(session, stats.as_deref(), &mut out);
                 }
                 for bytes in out {
                     self.editor(bytes);

@@ -548,7 +548,7 @@ pub enum ResponseData {
     /// `bash`.
     Bash(BashData),
     /// `get_session_stats`.
-    SessionStats(SessionStatsData),
+    SessionStats(Box<SessionStatsData>),
     /// `export_html`.
     Path(PathData),
     /// `branch`, `fork`.
@@ -612,7 +612,10 @@ impl<'de> DeserializeSeed<'de> for DataSeed<'_> {
             "cycle_thinking_level" => R::CycleThinkingLevel(Option::deserialize(d)?),
             "compact" => typed!(Compaction),
             "bash" => typed!(Bash),
-            "get_session_stats" => typed!(SessionStats),
+            "get_session_stats" => match Option::deserialize(d)? {
+                Some(v) => R::SessionStats(Box::new(v)),
+                None => R::Other(Value::Null),
+            },
             "export_html" => typed!(Path),
             "branch" | "fork" => typed!(Branch),
             "get_branch_messages" | "get_fork_messages" => typed!(BranchMessages),
