@@ -20,6 +20,7 @@ use musewire_core::agent::{
 };
 use musewire_core::output::stored_outputs_in_history;
 use musewire_core::spill::SpillPolicy;
+use musewire_core::wire::AgentMessage;
 use serde_json::Value;
 
 use crate::bash::{BashOutcome, JobId, Jobs, Notify, MAX_SPILLED_OUTPUT_BYTES};
@@ -163,14 +164,16 @@ impl App {
         runner.abort(&mut ctx, now);
         self.sessions.replace(name, loaded, &mut self.io);
         // OUT-08: the loaded history's stored outputs are readable again (history replay).
-        let outputs = stored_outputs_in_history(&self.sessions.current.messages);
+        let history: Vec<Value> = (self.sessions.current.messages.iter())
+            .map(|message| serde_json::to_value(message).expect("a message serialises"))
+            .collect();
+        let outputs = stored_outputs_in_history(&history);
         self.agent.register_outputs(now, outputs);
-        let data = serde_json::json!({"cancelled": false});
-        self.respond(now, request, Ok(Some(data)));
+        self.respond(now, request, Ok(Some(crate::commands::not_cancelled())));
     }
 
     /// The current history.
-    pub fn messages(&self) -> &[Value] {
+    pub fn messages(&self) -> &[AgentMessage] {
         &self.sessions.current.messages
     }
 
@@ -280,7 +283,7 @@ impl App {
     }
 }
 
-/// The App is an agent program (issue 10 item 5): the stdio loop of either driver runs it,
+/// The App is an agent program: the stdio loop of either driver runs it,
 /// and its tests step it the same way ([`AgentProgram::next_line`], [`AgentProgram::handle_turn`]).
 /// On its own it has no spill store: a spill write fails (SPILL-05, the original result goes
 /// on) and a stored-output read finds the output unavailable (the defaults);

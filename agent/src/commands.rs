@@ -4,9 +4,12 @@
 use std::time::Instant;
 
 use musewire_core::agent::{CommandFailure, PageSource, RequestId};
-use musewire_core::wire::{AgentMessage, Command, ContentBlock, Usage};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use musewire_core::wire::{
+    AgentMessage, BashData, BashExecutionMessage, CancelledData, Command, ContentBlock,
+    ContextUsage, DumpTool, LastAssistantTextData, Lazy, MessagesData, ModelInfo, ModelsData,
+    ResponseData, SessionState, SessionStatsData, SessionTokens, TodosData, Usage,
+};
+use serde_json::{Map, Number, Value};
 
 use crate::app::App;
 use crate::bash::BashOutcome;
@@ -27,7 +30,7 @@ pub const MODEL_IDS: [&str; 2] = ["scripted", "scripted-large"];
 /// The scripted model's context window in tokens (`get_state`, `get_session_stats`).
 pub const CONTEXT_WINDOW: u64 = 1_000_000;
 
-fn fail(error: String) -> Result<Option<Value>, CommandFailure> {
+fn fail(error: String) -> Result<Option<ResponseData>, CommandFailure> {
     Err(CommandFailure { error, code: None })
 }
 
@@ -68,7 +71,7 @@ impl App {
                 self.abort_run(now);
                 let millis = self.millis(now);
                 self.sessions.start_new(millis, &mut self.io);
-                Ok(Some(json!({"cancelled": false})))
+                Ok(Some(not_cancelled()))
             }
             // Answered once the file is read (AGENT-05).
             Command::SwitchSession(switch) => {
@@ -80,16 +83,22 @@ impl App {
                     Err(error) => fail(format!("switch_session: {error}")),
                 }
             }
-            Command::GetState(_) => Ok(Some(self.state())),
-            Command::GetSessionStats(_) => Ok(Some(self.session_stats())),
+            Command::GetState(_) => Ok(Some(ResponseData::State(Box::new(self.state())))),
+            Command::GetSessionStats(_) => Ok(Some(ResponseData::SessionStats(Box::new(
+                self.session_stats(),
+            )))),
             Command::SetTodos(todos) => {
                 let millis = self.millis(now);
                 self.sessions.set_todos(millis, todos.phases, &mut self.io);
-                Ok(Some(json!({"todoPhases": self.sessions.current.todos})))
+                Ok(Some(ResponseData::Todos(TodosData {
+                    todo_phases: self.sessions.current.todos.clone(),
+                    ..TodosData::default()
+                })))
             }
-            Command::GetMessages(_) => {
-                Ok(Some(json!({"messages": self.sessions.current.messages})))
-            }
+            Command::GetMessages(_) => Ok(Some(ResponseData::Messages(MessagesData {
+                messages: self.sessions.current.messages.clone(),
+                ..MessagesData::default()
+            }))),
             Command::GetMessagesPage(_) => {
                 let source = PageSource {
                     busy: self.runner.is_streaming(),
@@ -102,9 +111,12 @@ impl App {
                     .expect("a pending page request");
                 return;
             }
-            Command::GetLastAssistantText(_) => Ok(Some(
-                json!({"text": messages::last_assistant_text(&self.sessions.current.messages)}),
-            )),
+            Command::GetLastAssistantText(_) => Ok(Some(ResponseData::LastAssistantText(
+                LastAssistantTextData {
+                    text: messages::last_assistant_text(&self.sessions.current.messages),
+                    ..LastAssistantTextData::default()
+                },
+            ))),
             Command::Bash(bash) => {
                 let job = self.tools.jobs.spawn(&bash.command);
                 self.rpc_bash.insert(job, (request, bash.command));
@@ -115,8 +127,11 @@ impl App {
                 Ok(None)
             }
             Command::GetAvailableModels(_) => {
-                let models: Vec<Value> = self.models().iter().map(|m| self.model_json(m)).collect();
-                Ok(Some(json!({ "models": models })))
+                let models = self.models().iter().map(model_info).collect();
+                Ok(Some(ResponseData::Models(ModelsData {
+                    models,
+                    ..ModelsData::default()
+                })))
             }
             Command::SetModel(set) => {
                 let known = self
@@ -125,9 +140,9 @@ impl App {
                     .find(|m| m.provider == set.provider && m.id == set.model_id);
                 match known {
                     Some(model) => {
-                        let data = self.model_json(&model);
+                        let data = model_info(&model);
                         self.runner.set_model(model);
-                        Ok(Some(data))
+                        Ok(Some(ResponseData::Model(data)))
                     }
                     None => fail(format!(
                         "Model not found: {}/{}",
@@ -161,7 +176,7 @@ impl App {
         &mut self,
         now: Instant,
         request: RequestId,
-        outcome: Result<Option<Value>, CommandFailure>,
+        outcome: Result<Option<ResponseData>, CommandFailure>,
     ) {
         self.agent
             .respond(now, request, outcome)
@@ -185,21 +200,24 @@ impl App {
         command: String,
         outcome: BashOutcome,
     ) {
-        let data = json!({
-            "output": outcome.output,
-            "exitCode": outcome.exit_code,
-            "cancelled": outcome.cancelled,
-            "truncated": outcome.cut_bytes > 0,
-        });
-        self.respond(now, request, Ok(Some(data)));
-        let message = json!({
-            "role": "bashExecution",
-            "command": command,
-            "output": outcome.output,
-            "exitCode": outcome.exit_code,
-            "cancelled": outcome.cancelled,
-            "truncated": outcome.cut_bytes > 0,
-            "timestamp": self.millis(now),
+        let truncated = outcome.cut_bytes > 0;
+        let exit_code = outcome.exit_code.map(i64::from);
+        let data = BashData {
+            output: outcome.output.clone(),
+            exit_code,
+            cancelled: Some(outcome.cancelled),
+            truncated: Some(truncated),
+            ..BashData::default()
+        };
+        self.respond(now, request, Ok(Some(ResponseData::Bash(data))));
+        let message = AgentMessage::BashExecution(BashExecutionMessage {
+            command,
+            output: outcome.output,
+            exit_code,
+            cancelled: Some(outcome.cancelled),
+            truncated: Some(truncated),
+            timestamp: Some(self.millis(now)),
+            ..BashExecutionMessage::default()
         });
         let (runner, mut ctx) = self.parts();
         runner.add_after_run(&mut ctx, now, message);
@@ -209,17 +227,17 @@ impl App {
     /// summed over the history's assistant messages' usage (what the ACP bridge takes as the
     /// cumulative usage, ACP-02); `contextUsage.tokens` is the last call's input + cacheRead +
     /// cacheWrite.
-    fn session_stats(&self) -> Value {
+    fn session_stats(&self) -> SessionStatsData {
         let messages = &self.sessions.current.messages;
         let (mut users, mut assistants, mut calls, mut results) = (0u64, 0u64, 0u64, 0u64);
         let mut sum = Usage::default();
         let mut cost = 0f64;
         let mut context = 0u64;
         for message in messages {
-            match AgentMessage::deserialize(message) {
-                Ok(AgentMessage::User(_)) => users += 1,
-                Ok(AgentMessage::ToolResult(_)) => results += 1,
-                Ok(AgentMessage::Assistant(assistant)) => {
+            match message {
+                AgentMessage::User(_) => users += 1,
+                AgentMessage::ToolResult(_) => results += 1,
+                AgentMessage::Assistant(assistant) => {
                     assistants += 1;
                     calls += assistant
                         .content
@@ -250,33 +268,36 @@ impl App {
                 _ => {}
             }
         }
-        let mut stats = json!({
-            "sessionId": self.sessions.current.id,
-            "userMessages": users,
-            "assistantMessages": assistants,
-            "toolCalls": calls,
-            "toolResults": results,
-            "totalMessages": messages.len(),
-            "tokens": {
-                "input": sum.input.unwrap_or(0),
-                "output": sum.output.unwrap_or(0),
-                "reasoning": 0,
-                "cacheRead": sum.cache_read.unwrap_or(0),
-                "cacheWrite": sum.cache_write.unwrap_or(0),
-                "total": sum.total_tokens.unwrap_or(0),
-            },
-            "premiumRequests": 0,
-            "cost": cost,
-            "contextUsage": {
-                "tokens": context,
-                "contextWindow": CONTEXT_WINDOW,
-                "percent": context as f64 * 100.0 / CONTEXT_WINDOW as f64,
-            },
-        });
-        if let Some(file) = self.session_file() {
-            stats["sessionFile"] = json!(file.to_string_lossy());
+        let tokens = SessionTokens {
+            input: Some(sum.input.unwrap_or(0)),
+            output: Some(sum.output.unwrap_or(0)),
+            reasoning: Some(0),
+            cache_read: Some(sum.cache_read.unwrap_or(0)),
+            cache_write: Some(sum.cache_write.unwrap_or(0)),
+            total: Some(sum.total_tokens.unwrap_or(0)),
+            ..SessionTokens::default()
+        };
+        SessionStatsData {
+            session_file: self
+                .session_file()
+                .map(|f| f.to_string_lossy().into_owned()),
+            session_id: Some(self.sessions.current.id.clone()),
+            user_messages: Some(users),
+            assistant_messages: Some(assistants),
+            tool_calls: Some(calls),
+            tool_results: Some(results),
+            total_messages: Some(messages.len() as u64),
+            tokens: Some(tokens),
+            premium_requests: Some(0),
+            cost: Number::from_f64(cost),
+            context_usage: Some(ContextUsage {
+                tokens: Some(context),
+                context_window: Some(CONTEXT_WINDOW),
+                percent: Number::from_f64(context as f64 * 100.0 / CONTEXT_WINDOW as f64),
+                ..ContextUsage::default()
+            }),
+            ..SessionStatsData::default()
         }
-        stats
     }
 
     /// `get_state`, in the reference's members.
@@ -297,58 +318,79 @@ impl App {
         models
     }
 
-    /// A model as `get_state`, `get_available_models` and `set_model` give it.
-    fn model_json(&self, model: &Model) -> Value {
-        json!({
-            "id": model.id,
-            "name": format!("musewire scripted model ({})", model.id),
-            "api": messages::API,
-            "provider": model.provider,
-            "reasoning": true,
-            "contextWindow": CONTEXT_WINDOW,
-            "maxTokens": 64_000,
-        })
-    }
-
-    fn state(&self) -> Value {
-        let mut tools: Vec<Value> = BUILTIN_TOOLS
+    /// `get_state`, in the reference's members.
+    fn state(&self) -> SessionState {
+        let object = || {
+            let mut schema = Map::new();
+            schema.insert("type".into(), "object".into());
+            Value::Object(schema)
+        };
+        let tool = |name: &str, description: &str, parameters: &Value| DumpTool {
+            name: Some(name.to_owned()),
+            description: Some(description.to_owned()),
+            parameters: Some(Lazy::new(parameters).expect("a schema serialises")),
+            ..DumpTool::default()
+        };
+        let mut tools: Vec<DumpTool> = BUILTIN_TOOLS
             .iter()
-            .map(|(name, description)| {
-                json!({"name": name, "description": description, "parameters": {"type": "object"}})
-            })
+            .map(|(name, description)| tool(name, description, &object()))
             .collect();
-        tools.extend(self.agent.host_tools().map(
-            |t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}),
-        ));
-        let mut state = json!({
-            "model": self.model_json(self.runner.model()),
-            "thinkingLevel": self.options.thinking.as_deref().unwrap_or("off"),
-            "isStreaming": self.runner.is_streaming(),
-            "isCompacting": false,
-            "steeringMode": "one-at-a-time",
-            "followUpMode": "one-at-a-time",
-            "interruptMode": "immediate",
-            "sessionId": self.sessions.current.id,
-            "autoCompactionEnabled": false,
-            "queuedMessageCount": self.runner.queued(),
-            "todoPhases": self.sessions.current.todos,
-            "fastModeEnabled": false,
-            "fastModeActive": false,
-            "tokensPerSecond": null,
-            "messageCount": self.sessions.current.messages.len(),
-            "dumpTools": tools,
-        });
-        if let Some(dir) = self
+        tools.extend(
+            self.agent
+                .host_tools()
+                .map(|t| tool(&t.name, &t.description, &t.parameters)),
+        );
+        let session_dir = self
             .options
             .session_dir
             .as_ref()
-            .filter(|_| !self.options.no_session)
-        {
-            state["sessionDir"] = json!(dir.to_string_lossy());
-        }
-        if let Some(file) = self.session_file() {
-            state["sessionFile"] = json!(file.to_string_lossy());
-        }
+            .filter(|_| !self.options.no_session);
+        let mut state = SessionState {
+            model: Some(model_info(self.runner.model())),
+            thinking_level: Some(self.options.thinking.as_deref().unwrap_or("off").to_owned()),
+            is_streaming: Some(self.runner.is_streaming()),
+            is_compacting: Some(false),
+            steering_mode: Some("one-at-a-time".into()),
+            follow_up_mode: Some("one-at-a-time".into()),
+            interrupt_mode: Some("immediate".into()),
+            session_file: self
+                .session_file()
+                .map(|f| f.to_string_lossy().into_owned()),
+            session_dir: session_dir.map(|d| d.to_string_lossy().into_owned()),
+            session_id: Some(self.sessions.current.id.clone()),
+            auto_compaction_enabled: Some(false),
+            message_count: Some(self.sessions.current.messages.len() as u64),
+            queued_message_count: Some(self.runner.queued() as u64),
+            todo_phases: Some(Value::Array(self.sessions.current.todos.clone())),
+            fast_mode_enabled: Some(false),
+            fast_mode_active: Some(false),
+            dump_tools: Some(tools),
+            ..SessionState::default()
+        };
+        // No assistant message has a rate: `null`, as omp sends it.
+        state.extra.insert("tokensPerSecond".into(), Value::Null);
         state
+    }
+}
+
+/// `{cancelled: false}`: a session was started or loaded.
+pub(crate) fn not_cancelled() -> ResponseData {
+    ResponseData::Cancelled(CancelledData {
+        cancelled: false,
+        ..CancelledData::default()
+    })
+}
+
+/// A model as `get_state`, `get_available_models` and `set_model` give it.
+fn model_info(model: &Model) -> ModelInfo {
+    ModelInfo {
+        id: model.id.clone(),
+        name: Some(format!("musewire scripted model ({})", model.id)),
+        api: Some(messages::API.to_owned()),
+        provider: Some(model.provider.clone()),
+        reasoning: Some(true),
+        context_window: Some(CONTEXT_WINDOW),
+        max_tokens: Some(64_000),
+        ..ModelInfo::default()
     }
 }

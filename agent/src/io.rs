@@ -1,4 +1,4 @@
-//! The agent's I/O seam (issue 10 item 5): the file work [`App`](crate::App) hands out and
+//! The agent's I/O seam: the file work [`App`](crate::App) hands out and
 //! the answers the loop hands back, so that the App itself never touches a disk (its only
 //! other I/O are the shell commands it runs).
 //!

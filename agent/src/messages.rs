@@ -1,15 +1,19 @@
-//! The messages the agent keeps in its history, in the reference's shapes (see
-//! `musewire_core::wire::AgentMessage`).
+//! The messages the agent keeps in its history, in the reference's shapes
+//! ([`musewire_core::wire::AgentMessage`]).
 
-use serde_json::{json, Value};
+use musewire_core::wire::{
+    AgentMessage, AssistantMessage, ContentBlock, MessageContent, ToolResult, ToolResultMessage,
+    Usage, UsageCost, UserMessage,
+};
+use serde_json::Value;
 
 /// A user message, holding `text` itself (not a copy).
-pub fn user(text: String, timestamp: u64) -> Value {
-    let mut message = serde_json::Map::new();
-    message.insert("role".into(), "user".into());
-    message.insert("content".into(), Value::String(text));
-    message.insert("timestamp".into(), timestamp.into());
-    Value::Object(message)
+pub fn user(text: String, timestamp: u64) -> AgentMessage {
+    AgentMessage::User(UserMessage {
+        content: MessageContent::Text(text),
+        timestamp: Some(timestamp),
+        ..UserMessage::default()
+    })
 }
 
 /// What the scripted model reports about itself on each assistant message.
@@ -24,80 +28,92 @@ pub struct Model {
 /// The model's API name.
 pub const API: &str = "musewire-script";
 
-/// An assistant message with these content blocks.
-pub fn assistant(model: &Model, content: Vec<Value>, stop: &str, timestamp: u64) -> Value {
+/// An assistant message with these content blocks: its usage counts their words as output
+/// tokens, at no cost.
+pub fn assistant(
+    model: &Model,
+    content: Vec<ContentBlock>,
+    stop: &str,
+    timestamp: u64,
+) -> AssistantMessage {
     let output: u64 = content.iter().map(block_words).sum();
-    json!({
-        "role": "assistant",
-        "content": content,
-        "api": API,
-        "provider": model.provider,
-        "model": model.id,
-        "usage": {
-            "input": 0, "output": output, "cacheRead": 0, "cacheWrite": 0, "totalTokens": output,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": stop,
-        "timestamp": timestamp,
-    })
+    let zero = || Some(0u64.into());
+    AssistantMessage {
+        content,
+        api: Some(API.to_owned()),
+        provider: Some(model.provider.clone()),
+        model: Some(model.id.clone()),
+        usage: Some(Usage {
+            input: Some(0),
+            output: Some(output),
+            cache_read: Some(0),
+            cache_write: Some(0),
+            total_tokens: Some(output),
+            cost: Some(UsageCost {
+                input: zero(),
+                output: zero(),
+                cache_read: zero(),
+                cache_write: zero(),
+                total: zero(),
+                ..UsageCost::default()
+            }),
+            ..Usage::default()
+        }),
+        stop_reason: Some(stop.to_owned()),
+        timestamp: Some(timestamp),
+        ..AssistantMessage::default()
+    }
 }
 
-fn block_words(block: &Value) -> u64 {
-    ["text", "thinking"]
-        .iter()
-        .filter_map(|k| block.get(k).and_then(Value::as_str))
-        .map(|t| t.split_whitespace().count() as u64)
-        .sum()
+fn block_words(block: &ContentBlock) -> u64 {
+    let text = match block {
+        ContentBlock::Text(text) => &text.text,
+        ContentBlock::Thinking(thinking) => &thinking.thinking,
+        _ => return 0,
+    };
+    text.split_whitespace().count() as u64
 }
 
-/// A tool result message answering `tool_call_id`.
+/// A tool result message answering `tool_call_id`: the result's content and details.
 pub fn tool_result(
     tool_call_id: &str,
     tool_name: &str,
-    result: &Value,
+    result: &ToolResult,
     is_error: bool,
     timestamp: u64,
-) -> Value {
-    let mut message = json!({
-        "role": "toolResult",
-        "toolCallId": tool_call_id,
-        "toolName": tool_name,
-        "content": result.get("content").cloned().unwrap_or_else(|| json!([])),
-    });
-    if let Some(details) = result.get("details") {
-        message["details"] = details.clone();
+) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: tool_call_id.to_owned(),
+        tool_name: tool_name.to_owned(),
+        content: result.content.clone(),
+        details: result.details.clone(),
+        is_error: Some(is_error),
+        timestamp: Some(timestamp),
+        ..ToolResultMessage::default()
     }
-    message["isError"] = is_error.into();
-    message["timestamp"] = timestamp.into();
-    message
 }
 
 /// A tool result `{content:[{type:"text", text}]}`, with details when given.
-pub fn text_result(text: impl Into<String>, details: Option<Value>) -> Value {
-    let mut result = json!({"content": [{"type": "text", "text": text.into()}]});
-    if let Some(details) = details {
-        result["details"] = details;
+pub fn text_result(text: impl Into<String>, details: Option<Value>) -> ToolResult {
+    ToolResult {
+        details,
+        ..ToolResult::text(text)
     }
-    result
 }
 
 /// The text of the last assistant message (its text blocks, trimmed), as
 /// `get_last_assistant_text` reports it.
-pub fn last_assistant_text(history: &[Value]) -> Option<String> {
+pub fn last_assistant_text(history: &[AgentMessage]) -> Option<String> {
     history
         .iter()
         .rev()
-        .filter(|m| m["role"] == "assistant")
-        .find(|m| {
-            !(m["stopReason"] == "aborted" && m["content"].as_array().is_some_and(Vec::is_empty))
+        .filter_map(|m| match m {
+            AgentMessage::Assistant(assistant) => Some(assistant),
+            _ => None,
         })
+        .find(|m| !(m.stop_reason.as_deref() == Some("aborted") && m.content.is_empty()))
         .and_then(|m| {
-            let text: String = m["content"]
-                .as_array()?
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect();
+            let text: String = m.content.iter().filter_map(ContentBlock::as_text).collect();
             let text = text.trim();
             (!text.is_empty()).then(|| text.to_owned())
         })

@@ -14,10 +14,13 @@
 //! left after the window (`[N more lines in file. Use offset=M to continue.]`), and an
 //! `offset` past the end is an error (`Offset N is beyond end of file (T lines total)`).
 
-use serde_json::{json, Value};
+use musewire_core::wire::ToolResult;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::bash::{cut_text, MAX_OUTPUT_BYTES};
 use crate::messages::text_result;
+use crate::tools::details_json;
 
 /// The most bytes a read scans to find its window and count the lines after it (1 GiB): a
 /// file without end (`/dev/zero`) or a huge one is not read past it.
@@ -161,22 +164,23 @@ impl LineScanner {
 /// The `read` tool's result for the file `path` read through `window`: `Ok` with the result
 /// (`details.path`, and for a line window `offset`, `lines` and, when the whole file was
 /// seen, `totalLines`), or `Err` with the error's text.
-pub fn result(path: &str, window: &ReadWindow, found: FileWindow) -> Result<Value, String> {
-    let mut details = json!({"path": path});
+pub fn result(path: &str, window: &ReadWindow, found: FileWindow) -> Result<ToolResult, String> {
+    let mut details = ReadDetails {
+        path,
+        ..ReadDetails::default()
+    };
     if !window.is_lines() {
         // The head, as always (AGENT-04).
         if !found.capped {
             let text = String::from_utf8_lossy(&found.kept).into_owned();
-            return Ok(text_result(text, Some(details)));
+            return Ok(text_result(text, Some(details_json(&details))));
         }
         // A file that grew since its size was read is longer than the cap all the same.
         let total = found.size.map(|size| size.max(found.kept.len() as u64 + 1));
         let (text, cut) = cut_text(found.kept, total);
-        details["truncated"] = json!(true);
-        if let Some(cut) = cut {
-            details["cutBytes"] = json!(cut);
-        }
-        return Ok(text_result(text, Some(details)));
+        details.truncated = Some(true);
+        details.cut_bytes = cut;
+        return Ok(text_result(text, Some(details_json(&details))));
     }
     let start = window.start();
     let offset = start + 1;
@@ -195,19 +199,17 @@ pub fn result(path: &str, window: &ReadWindow, found: FileWindow) -> Result<Valu
     let newlines = found.kept.iter().filter(|&&b| b == b'\n').count() as u64;
     let partial = found.kept.last().is_some_and(|&b| b != b'\n');
     let lines = newlines + u64::from(partial);
-    details["offset"] = json!(offset);
-    details["lines"] = json!(lines);
-    if found.eof {
-        details["totalLines"] = json!(found.lines_seen);
-    }
+    details.offset = Some(offset);
+    details.lines = Some(lines);
+    details.total_lines = found.eof.then_some(found.lines_seen);
     if found.capped {
         // Cut on a character boundary, with the cap's note; the next read starts at the
         // line that was cut.
         let (mut text, _) = cut_text(found.kept, None);
-        details["truncated"] = json!(true);
+        details.truncated = Some(true);
         let next = start + newlines + 1;
         text.push_str(&format!(" [Use offset={next} to continue.]"));
-        return Ok(text_result(text, Some(details)));
+        return Ok(text_result(text, Some(details_json(&details))));
     }
     let mut text = String::from_utf8_lossy(&found.kept).into_owned();
     if let Some(end) = window.end() {
@@ -223,12 +225,35 @@ pub fn result(path: &str, window: &ReadWindow, found: FileWindow) -> Result<Valu
             ));
         }
     }
-    Ok(text_result(text, Some(details)))
+    Ok(text_result(text, Some(details_json(&details))))
+}
+
+/// The `read` tool's `details`: the path, and what the window found.
+#[derive(Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadDetails<'a> {
+    path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_lines: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cut_bytes: Option<u64>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A result as the JSON the model and the history get.
+    fn result_json(path: &str, window: &ReadWindow, found: FileWindow) -> Result<Value, String> {
+        super::result(path, window, found).map(|r| serde_json::to_value(r).unwrap())
+    }
 
     fn scan(bytes: &[u8], offset: Option<u64>, limit: Option<u64>, max: usize) -> FileWindow {
         let window = ReadWindow {
@@ -265,7 +290,7 @@ mod tests {
             limit: Some(2),
             max_bytes: 1000,
         };
-        let result = result("f", &window, found).unwrap();
+        let result = result_json("f", &window, found).unwrap();
         assert_eq!(
             text(&result),
             "two\nthree\n\n\n[1 more lines in file. Use offset=4 to continue.]"
@@ -300,7 +325,7 @@ mod tests {
         };
         let found = scan(FILE, Some(9), None, 1000);
         assert_eq!(
-            result("f", &window, found),
+            result_json("f", &window, found),
             Err("Offset 9 is beyond end of file (4 lines total)".into())
         );
     }
@@ -315,7 +340,7 @@ mod tests {
         let found = scan(FILE, Some(2), None, 6);
         assert!(found.capped);
         assert_eq!(found.kept, b"two\nth");
-        let result = result("f", &window, found).unwrap();
+        let result = result_json("f", &window, found).unwrap();
         assert!(text(&result).starts_with("two\nth\n\n[output truncated"));
         assert!(text(&result).ends_with("[Use offset=3 to continue.]"));
         assert_eq!(result["details"]["truncated"], true);
@@ -330,11 +355,11 @@ mod tests {
         };
         let mut found = scan(FILE, None, None, 5);
         found.size = Some(FILE.len() as u64);
-        let result = result("f", &window, found).unwrap();
+        let result = result_json("f", &window, found).unwrap();
         assert_eq!(result["details"]["cutBytes"], FILE.len() - 5);
         assert!(text(&result).starts_with("one\nt\n\n[output truncated: 14 more bytes"));
         let whole = scan(FILE, None, None, 1000);
-        let result = super::result("f", &window, whole).unwrap();
+        let result = result_json("f", &window, whole).unwrap();
         assert_eq!(text(&result), "one\ntwo\nthree\nfour\n");
         assert_eq!(result["details"], json!({"path": "f"}));
     }

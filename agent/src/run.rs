@@ -13,16 +13,19 @@ use std::time::Instant;
 
 use musewire_core::agent::{Agent, HostCallId, SettledToolResult};
 use musewire_core::spill::{SpillOwner, SpillSource};
-use musewire_core::wire::{ContentBlock, ToolResult};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use musewire_core::wire::{
+    AgentEnd, AgentEvent, AgentFrame, AgentMessage, AssistantMessageEvent, BlockDelta, BlockEnd,
+    BlockStart, ContentBlock, Empty, Lazy, MessageEvent, MessageUpdate, ThinkingContent, ToolCall,
+    ToolCallEnd, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, ToolResult, TurnEnd,
+};
+use serde_json::{Map, Value};
 
 use crate::io::IoQueue;
 use crate::messages::{self, text_result, Model};
 use crate::options::Clock;
 use crate::script::{quote, words, Script};
 use crate::session::Sessions;
-use crate::tools::{Finished, Pending, ToolCall, ToolCtx, Tools};
+use crate::tools::{Finished, Pending, ToolCtx, Tools};
 
 /// Longest quote of a tool's result in the model's reply (the result itself is kept whole
 /// in the history).
@@ -48,7 +51,7 @@ struct Run {
 #[derive(Debug)]
 struct Waiting {
     call: ToolCall,
-    assistant: Value,
+    assistant: AgentMessage,
     on: Pending,
 }
 
@@ -70,11 +73,11 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Emits a frame the run built (always an object with a type).
-    fn emit(&mut self, now: Instant, frame: Value) {
+    /// Emits a session event of the run.
+    fn emit(&mut self, now: Instant, event: AgentEvent) {
         self.agent
-            .emit(now, frame)
-            .expect("the app emits objects with a type");
+            .emit(now, &AgentFrame::Event(event))
+            .expect("a typed frame is written");
     }
 
     fn millis(&self, now: Instant) -> u64 {
@@ -82,7 +85,7 @@ impl Ctx<'_> {
     }
 
     /// Adds a message to the history (a run's messages are the history's tail).
-    pub(crate) fn push_history(&mut self, now: Instant, message: Value) {
+    pub(crate) fn push_history(&mut self, now: Instant, message: AgentMessage) {
         let millis = self.millis(now);
         self.sessions.push(millis, message, self.io);
     }
@@ -127,7 +130,7 @@ pub(crate) struct Runner {
     /// Prompts queued while a run streams (`streamingBehavior`, `steer`, `follow_up`).
     queue: VecDeque<UserPrompt>,
     /// `bashExecution` messages finished during a run, added when it ends.
-    deferred: Vec<Value>,
+    deferred: Vec<AgentMessage>,
     next_call: u64,
     model: Model,
     /// The session's deadline (`--max-time`, AGENT-03).
@@ -194,7 +197,7 @@ impl Runner {
     }
 
     /// Adds a message to the history, or, while a run goes, when it ends (`bashExecution`).
-    pub(crate) fn add_after_run(&mut self, ctx: &mut Ctx<'_>, now: Instant, message: Value) {
+    pub(crate) fn add_after_run(&mut self, ctx: &mut Ctx<'_>, now: Instant, message: AgentMessage) {
         if self.run.is_some() {
             self.deferred.push(message);
         } else {
@@ -208,13 +211,12 @@ impl Runner {
             first_message: ctx.sessions.current.messages.len(),
             ..Run::default()
         });
-        ctx.emit(now, json!({"type": "agent_start"}));
+        ctx.emit(now, AgentEvent::AgentStart(Empty::default()));
         if self.deadline_passed(now) {
             // Past `--max-time` the reference's loop stops before calling the model: the
             // prompt is recorded and the run ends (AGENT-03).
             let user = messages::user(prompt.text, ctx.millis(now));
-            ctx.emit(now, json!({"type": "message_start", "message": user}));
-            ctx.emit(now, json!({"type": "message_end", "message": user}));
+            emit_message(ctx, now, &user);
             ctx.push_history(now, user);
             self.queue.clear();
             self.end(ctx, now);
@@ -224,7 +226,7 @@ impl Runner {
     }
 
     fn user_turn(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: UserPrompt) {
-        ctx.emit(now, json!({"type": "turn_start"}));
+        ctx.emit(now, AgentEvent::TurnStart(Empty::default()));
         // The script first: the prompt then moves into the history, never copied whole
         // (AGENT-04).
         let mut script = Script::parse(&prompt.text);
@@ -238,8 +240,7 @@ impl Runner {
             }
         }
         let user = messages::user(prompt.text, ctx.millis(now));
-        ctx.emit(now, json!({"type": "message_start", "message": user}));
-        ctx.emit(now, json!({"type": "message_end", "message": user}));
+        emit_message(ctx, now, &user);
         ctx.push_history(now, user);
         match script {
             Script::Echo(text) => self.say(ctx, now, None, &text),
@@ -257,7 +258,11 @@ impl Runner {
         ctx.push_history(now, message.clone());
         ctx.emit(
             now,
-            json!({"type": "turn_end", "message": message, "toolResults": []}),
+            AgentEvent::TurnEnd(TurnEnd {
+                message,
+                tool_results: Some(Vec::new()),
+                ..TurnEnd::default()
+            }),
         );
         self.next_turn(ctx, now);
     }
@@ -278,8 +283,11 @@ impl Runner {
             .messages
             .get(run.first_message..)
             .unwrap_or_default();
-        let frame = json!({"type": "agent_end", "messages": messages});
-        ctx.emit(now, frame);
+        let end = AgentEnd {
+            messages: messages.to_vec(),
+            ..AgentEnd::default()
+        };
+        ctx.emit(now, AgentEvent::AgentEnd(end));
         for message in std::mem::take(&mut self.deferred) {
             ctx.push_history(now, message);
         }
@@ -295,13 +303,17 @@ impl Runner {
             id: format!("call-{}", self.next_call),
             name,
             arguments,
+            ..ToolCall::default()
         };
         let assistant = self.stream_assistant(ctx, now, &[Block::ToolCall(&call)], "toolUse");
         ctx.push_history(now, assistant.clone());
-        ctx.emit(
-            now,
-            json!({"type": "tool_execution_start", "toolCallId": call.id, "toolName": call.name, "args": call.arguments}),
-        );
+        let start = ToolExecutionStart {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: Some(call.arguments.clone()),
+            ..ToolExecutionStart::default()
+        };
+        ctx.emit(now, AgentEvent::ToolExecutionStart(start));
         let tool_ctx = ToolCtx {
             agent: ctx.agent,
             sessions: ctx.sessions,
@@ -324,7 +336,7 @@ impl Runner {
                     assistant,
                     on: Pending::Done,
                 };
-                self.tool_finished(ctx, now, waiting, finished);
+                self.tool_finished(ctx, now, waiting, *finished);
             }
         }
     }
@@ -361,14 +373,19 @@ impl Runner {
             return;
         }
         let call = &waiting.call;
-        let frame = json!({"type": "tool_execution_update", "toolCallId": call.id, "toolName": call.name, "args": call.arguments, "partialResult": partial});
-        ctx.emit(now, frame);
+        let update = ToolExecutionUpdate {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: Some(call.arguments.clone()),
+            partial_result: Some(partial),
+            ..ToolExecutionUpdate::default()
+        };
+        ctx.emit(now, AgentEvent::ToolExecutionUpdate(update));
     }
 
     /// A tool has finished: its final result goes through the spill policy first (SPILL-01..05:
     /// the core settles it at once, or after the store saved it), then
-    /// [`Runner::tool_result_settled`] records it. A result that is not a tool result's shape
-    /// is recorded as it is.
+    /// [`Runner::tool_result_settled`] records it.
     fn tool_finished(
         &mut self,
         ctx: &mut Ctx<'_>,
@@ -376,15 +393,12 @@ impl Runner {
         waiting: Waiting,
         (result, is_error): Finished,
     ) {
-        let Ok(typed) = ToolResult::deserialize(&result) else {
-            return self.answer_with(ctx, now, waiting, &result, is_error);
-        };
         let Some(run) = &mut self.run else { return };
         let call = &waiting.call;
         let source = SpillSource::new(&call.name, &call.id, &call.name);
         run.settling = Some((waiting, is_error));
         let owner = Some(SpillOwner::new(ctx.sessions.current.id.clone()));
-        ctx.agent.settle_tool_result(now, source, owner, typed);
+        ctx.agent.settle_tool_result(now, source, owner, result);
     }
 
     /// The core settled a tool's final result: the preview and reference on a spill, else the
@@ -404,8 +418,7 @@ impl Runner {
             return;
         }
         let (waiting, is_error) = run.settling.take().expect("checked");
-        let result = serde_json::to_value(&settled.result).unwrap_or(Value::Null);
-        self.answer_with(ctx, now, waiting, &result, is_error);
+        self.answer_with(ctx, now, waiting, &settled.result, is_error);
     }
 
     /// Records a tool's result; the turn ends, and the model answers with what the tool
@@ -415,11 +428,11 @@ impl Runner {
         ctx: &mut Ctx<'_>,
         now: Instant,
         waiting: Waiting,
-        result: &Value,
+        result: &ToolResult,
         is_error: bool,
     ) {
         let text = record_tool_result(ctx, now, &waiting, result, is_error);
-        ctx.emit(now, json!({"type": "turn_start"}));
+        ctx.emit(now, AgentEvent::TurnStart(Empty::default()));
         let verb = if is_error { "failed" } else { "returned" };
         let reply = format!(
             "{} {verb}: {}",
@@ -456,57 +469,125 @@ impl Runner {
         now: Instant,
         blocks: &[Block<'_>],
         stop: &str,
-    ) -> Value {
+    ) -> AgentMessage {
         let ts = ctx.millis(now);
-        let mut content: Vec<Value> = Vec::new();
-        let snapshot =
-            |content: &[Value]| messages::assistant(&self.model, content.to_vec(), stop, ts);
-        let mut frames = vec![json!({"type": "message_start", "message": snapshot(&content)})];
+        let mut content: Vec<ContentBlock> = Vec::new();
+        let snapshot = |content: &[ContentBlock]| {
+            AgentMessage::Assistant(Box::new(messages::assistant(
+                &self.model,
+                content.to_vec(),
+                stop,
+                ts,
+            )))
+        };
+        let update = |content: &[ContentBlock], event: AssistantMessageEvent| {
+            AgentEvent::MessageUpdate(MessageUpdate {
+                message: Some(Lazy::new(&snapshot(content)).expect("a message serialises")),
+                assistant_message_event: event,
+                ..MessageUpdate::default()
+            })
+        };
+        let mut events = vec![AgentEvent::MessageStart(message_event(snapshot(&content)))];
         for block in blocks {
             let index = content.len();
-            let (kind, key, text) = match block {
-                Block::Thinking(t) => ("thinking", "thinking", t.to_string()),
-                Block::Text(t) => ("text", "text", t.to_string()),
-                Block::ToolCall(call) => ("toolcall", "", call.arguments.to_string()),
+            let content_index = index as u64;
+            let text = match block {
+                Block::Thinking(t) | Block::Text(t) => t.to_string(),
+                Block::ToolCall(call) => call.arguments.to_string(),
             };
             content.push(match block {
-                Block::ToolCall(call) => {
-                    json!({"type": "toolCall", "id": call.id, "name": call.name, "arguments": {}})
-                }
-                _ => json!({"type": kind, key: ""}),
+                Block::Thinking(_) => ContentBlock::Thinking(ThinkingContent::default()),
+                Block::Text(_) => ContentBlock::text(""),
+                // Its arguments arrive as deltas: `{}` until the block ends.
+                Block::ToolCall(call) => ContentBlock::ToolCall(Box::new(ToolCall {
+                    arguments: Value::Object(Map::new()),
+                    ..(*call).clone()
+                })),
             });
-            let update = |content: &[Value], event: Value| json!({"type": "message_update", "message": snapshot(content), "assistantMessageEvent": event});
-            frames.push(update(
+            let start = BlockStart {
+                content_index: Some(content_index),
+                ..BlockStart::default()
+            };
+            events.push(update(
                 &content,
-                json!({"type": format!("{kind}_start"), "contentIndex": index}),
+                match block {
+                    Block::Thinking(_) => AssistantMessageEvent::ThinkingStart(start),
+                    Block::Text(_) => AssistantMessageEvent::TextStart(start),
+                    Block::ToolCall(_) => AssistantMessageEvent::ToolCallStart(start),
+                },
             ));
             let mut so_far = String::new();
             for delta in deltas(&text) {
                 so_far.push_str(&delta);
-                if !key.is_empty() {
-                    content[index][key] = Value::String(so_far.clone());
+                match &mut content[index] {
+                    ContentBlock::Thinking(thinking) => thinking.thinking.clone_from(&so_far),
+                    ContentBlock::Text(text) => text.text.clone_from(&so_far),
+                    _ => {}
                 }
-                frames.push(update(
+                let delta = BlockDelta {
+                    content_index,
+                    delta,
+                    ..BlockDelta::default()
+                };
+                events.push(update(
                     &content,
-                    json!({"type": format!("{kind}_delta"), "contentIndex": index, "delta": delta}),
+                    match block {
+                        Block::Thinking(_) => AssistantMessageEvent::ThinkingDelta(delta),
+                        Block::Text(_) => AssistantMessageEvent::TextDelta(delta),
+                        Block::ToolCall(_) => AssistantMessageEvent::ToolCallDelta(delta),
+                    },
                 ));
             }
             let end = match block {
                 Block::ToolCall(call) => {
-                    content[index]["arguments"] = call.arguments.clone();
-                    json!({"type": "toolcall_end", "contentIndex": index, "toolCall": content[index]})
+                    content[index] = ContentBlock::ToolCall(Box::new((*call).clone()));
+                    // The block whole, its `type` after its members, where omp writes it.
+                    let mut whole = (*call).clone();
+                    whole.extra.insert("type".into(), "toolCall".into());
+                    AssistantMessageEvent::ToolCallEnd(ToolCallEnd {
+                        content_index,
+                        tool_call: Box::new(whole),
+                        ..ToolCallEnd::default()
+                    })
                 }
-                _ => json!({"type": format!("{kind}_end"), "contentIndex": index, "content": text}),
+                Block::Thinking(_) | Block::Text(_) => {
+                    let end = BlockEnd {
+                        content_index,
+                        content: text,
+                        ..BlockEnd::default()
+                    };
+                    match block {
+                        Block::Thinking(_) => AssistantMessageEvent::ThinkingEnd(end),
+                        _ => AssistantMessageEvent::TextEnd(end),
+                    }
+                }
             };
-            frames.push(update(&content, end));
+            events.push(update(&content, end));
         }
         let message = snapshot(&content);
-        frames.push(json!({"type": "message_end", "message": message}));
-        for frame in frames {
-            ctx.emit(now, frame);
+        events.push(AgentEvent::MessageEnd(message_event(message.clone())));
+        for event in events {
+            ctx.emit(now, event);
         }
         message
     }
+}
+
+/// `message_start` or `message_end` of `message`.
+fn message_event(message: AgentMessage) -> MessageEvent {
+    MessageEvent {
+        message,
+        ..MessageEvent::default()
+    }
+}
+
+/// A message that is whole at once: `message_start` and `message_end`.
+fn emit_message(ctx: &mut Ctx<'_>, now: Instant, message: &AgentMessage) {
+    ctx.emit(
+        now,
+        AgentEvent::MessageStart(message_event(message.clone())),
+    );
+    ctx.emit(now, AgentEvent::MessageEnd(message_event(message.clone())));
 }
 
 /// `tool_execution_end`, the tool result message and `turn_end`; returns the result's
@@ -515,23 +596,31 @@ fn record_tool_result(
     ctx: &mut Ctx<'_>,
     now: Instant,
     waiting: &Waiting,
-    result: &Value,
+    result: &ToolResult,
     is_error: bool,
 ) -> String {
     let call = &waiting.call;
-    ctx.emit(
-        now,
-        json!({"type": "tool_execution_end", "toolCallId": call.id, "toolName": call.name, "result": result, "isError": is_error}),
-    );
+    let result_json = serde_json::to_value(result).expect("a tool result serialises");
+    let text = musewire_core::agent::result_text(&result_json);
+    let end = ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: Some(result_json),
+        is_error: Some(is_error),
+        ..ToolExecutionEnd::default()
+    };
+    ctx.emit(now, AgentEvent::ToolExecutionEnd(end));
     let message = messages::tool_result(&call.id, &call.name, result, is_error, ctx.millis(now));
-    ctx.emit(now, json!({"type": "message_start", "message": message}));
-    ctx.emit(now, json!({"type": "message_end", "message": message}));
+    let message = AgentMessage::ToolResult(message);
+    emit_message(ctx, now, &message);
     ctx.push_history(now, message.clone());
-    ctx.emit(
-        now,
-        json!({"type": "turn_end", "message": waiting.assistant, "toolResults": [message]}),
-    );
-    musewire_core::agent::result_text(result)
+    let turn_end = TurnEnd {
+        message: waiting.assistant.clone(),
+        tool_results: Some(vec![message]),
+        ..TurnEnd::default()
+    };
+    ctx.emit(now, AgentEvent::TurnEnd(turn_end));
+    text
 }
 
 /// The deltas of a text: word by word, or in at most [`MAX_DELTAS`] groups of words.

@@ -14,7 +14,8 @@
 //! `TOOL failed: <text>` when the tool reported an error. What it echoes or thinks is at most
 //! [`MAX_REPLY_BYTES`] of the prompt, then `… (N more bytes)` (AGENT-04).
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// Longest text the scripted model says or thinks for a prompt (echo, `think`): a longer
 /// prompt is quoted up to this many bytes, cut on a character boundary, with the number of
@@ -56,18 +57,25 @@ impl Script {
         };
         match word {
             "think" => Script::Think(quote(rest, MAX_REPLY_BYTES)),
-            "read" => call("read", json!({ "path": rest })),
-            "bash" => call("bash", json!({ "command": rest })),
-            "ask" => call("ask", json!({ "question": rest })),
+            "read" => call("read", argument("path", rest)),
+            "bash" => call("bash", argument("command", rest)),
+            "ask" => call("ask", argument("question", rest)),
             "todo" => {
                 let items: Vec<&str> = rest
                     .split(';')
                     .map(str::trim)
                     .filter(|s| !s.is_empty())
                     .collect();
+                let init = TodoInit {
+                    op: "init",
+                    list: [TodoList {
+                        phase: "Tasks",
+                        items,
+                    }],
+                };
                 call(
                     "todo",
-                    json!({"op": "init", "list": [{"phase": "Tasks", "items": items}]}),
+                    serde_json::to_value(init).expect("arguments serialise"),
                 )
             }
             "call" => {
@@ -83,6 +91,27 @@ impl Script {
             _ => Script::Echo(quote(prompt, MAX_REPLY_BYTES)),
         }
     }
+}
+
+/// Arguments of one string member, `{key: value}`.
+fn argument(key: &str, value: &str) -> Value {
+    let mut arguments = Map::new();
+    arguments.insert(key.to_owned(), Value::from(value));
+    Value::Object(arguments)
+}
+
+/// The `todo` tool's arguments for a list of items: `{op:"init", list:[{phase, items}]}`.
+#[derive(Serialize)]
+struct TodoInit<'a> {
+    op: &'static str,
+    list: [TodoList<'a>; 1],
+}
+
+/// One phase of [`TodoInit`].
+#[derive(Serialize)]
+struct TodoList<'a> {
+    phase: &'static str,
+    items: Vec<&'a str>,
 }
 
 /// A text as the model quotes it: at most `max` bytes, cut on a character boundary, with the
@@ -126,6 +155,7 @@ pub fn words(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn words_join_to_the_text() {

@@ -1,4 +1,4 @@
-//! A session and its file (issue 11 item 5, AGENT-05), pure: the lines written and how a
+//! A session and its file (AGENT-05), pure: the lines written and how a
 //! file is read back. The [`Disk`](crate::disk::Disk) does the writing.
 //!
 //! ## The file
@@ -42,7 +42,9 @@
 use std::path::{Component, Path, PathBuf};
 
 use musewire_core::agent::RequestId;
-use serde_json::{json, Value};
+use musewire_core::wire::AgentMessage;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::io::{IoFor, IoOutcome, IoQueue, IoWork};
 
@@ -59,7 +61,7 @@ pub const EXTENSION: &str = ".jsonl";
 #[derive(Debug, Default)]
 pub(crate) struct Session {
     pub(crate) id: String,
-    pub(crate) messages: Vec<Value>,
+    pub(crate) messages: Vec<AgentMessage>,
     /// The id of the last message entry (`entry-N`), bound into paging cursors.
     pub(crate) leaf: Option<String>,
     pub(crate) todos: Vec<Value>,
@@ -182,8 +184,7 @@ impl Sessions {
                     );
                 }
             }
-            // Taken (by an earlier run of the agent, or another one): the next id
-            // (issue 11 item 5).
+            // Taken (by an earlier run of the agent, or another one): the next id.
             IoOutcome::Exists => {
                 self.next_session += 1;
                 self.current.id = format!("session-{}", self.next_session);
@@ -235,7 +236,7 @@ impl Sessions {
     }
 
     /// Adds a message to the history, and its entry to the session's file.
-    pub(crate) fn push(&mut self, millis: u64, message: Value, io: &mut IoQueue) {
+    pub(crate) fn push(&mut self, millis: u64, message: AgentMessage, io: &mut IoQueue) {
         let (id, parent) = self.next_entry_id();
         if self.folder.is_some() {
             let line = message_line(&id, parent.as_deref(), millis, &message);
@@ -311,13 +312,13 @@ pub(crate) fn header_line(id: &str, cwd: Option<&Path>, millis: u64) -> Vec<u8> 
     let cwd = cwd
         .map(|c| c.to_string_lossy().into_owned())
         .unwrap_or_default();
-    line(&json!({
-        "type": "session",
-        "version": SESSION_VERSION,
-        "id": id,
-        "timestamp": iso_timestamp(millis),
-        "cwd": cwd,
-    }))
+    line(&Header {
+        kind: "session",
+        version: SESSION_VERSION,
+        id,
+        timestamp: iso_timestamp(millis),
+        cwd,
+    })
 }
 
 /// A message entry's line.
@@ -325,31 +326,73 @@ pub(crate) fn message_line(
     id: &str,
     parent: Option<&str>,
     millis: u64,
-    message: &Value,
+    message: &AgentMessage,
 ) -> Vec<u8> {
-    line(&json!({
-        "type": "message",
-        "id": id,
-        "parentId": parent,
-        "timestamp": iso_timestamp(millis),
-        "message": message,
-    }))
+    line(&MessageEntry {
+        kind: "message",
+        id,
+        parent_id: parent,
+        timestamp: iso_timestamp(millis),
+        message,
+    })
 }
 
 /// A todo list entry's line.
 pub(crate) fn todos_line(id: &str, parent: Option<&str>, millis: u64, phases: &[Value]) -> Vec<u8> {
-    line(&json!({
-        "type": "custom",
-        "customType": TODOS_ENTRY,
-        "id": id,
-        "parentId": parent,
-        "timestamp": iso_timestamp(millis),
-        "data": {"phases": phases},
-    }))
+    line(&TodosEntry {
+        kind: "custom",
+        custom_type: TODOS_ENTRY,
+        id,
+        parent_id: parent,
+        timestamp: iso_timestamp(millis),
+        data: TodosData { phases },
+    })
 }
 
-fn line(entry: &Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(entry).expect("a JSON value serialises");
+/// The session file's header: `{type:"session", version, id, timestamp, cwd}`.
+#[derive(Serialize)]
+struct Header<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    version: u64,
+    id: &'a str,
+    timestamp: String,
+    cwd: String,
+}
+
+/// A message entry: `{type:"message", id, parentId, timestamp, message}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MessageEntry<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: &'a str,
+    parent_id: Option<&'a str>,
+    timestamp: String,
+    message: &'a AgentMessage,
+}
+
+/// A todo list entry: `{type:"custom", customType, id, parentId, timestamp, data:{phases}}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TodosEntry<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    custom_type: &'static str,
+    id: &'a str,
+    parent_id: Option<&'a str>,
+    timestamp: String,
+    data: TodosData<'a>,
+}
+
+/// A todo list entry's `data`.
+#[derive(Serialize)]
+struct TodosData<'a> {
+    phases: &'a [Value],
+}
+
+fn line(entry: &impl Serialize) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(entry).expect("an entry serialises");
     bytes.push(b'\n');
     bytes
 }
@@ -358,7 +401,7 @@ fn line(entry: &Value) -> Vec<u8> {
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Loaded {
     pub(crate) id: String,
-    pub(crate) messages: Vec<Value>,
+    pub(crate) messages: Vec<AgentMessage>,
     pub(crate) leaf: Option<String>,
     pub(crate) last_entry: Option<String>,
     pub(crate) todos: Vec<Value>,
@@ -414,7 +457,10 @@ pub(crate) fn parse(bytes: &[u8], id: &str) -> Result<Loaded, String> {
                     .filter(|m| m.is_object())
                     .ok_or_else(|| bad("no \"message\" object"))?;
                 let entry_id = entry_id.ok_or_else(|| bad("no \"id\""))?;
-                loaded.messages.push(message.clone());
+                // Typed as the wire model reads it: a message of another shape as it is.
+                let message = AgentMessage::deserialize(message)
+                    .unwrap_or_else(|_| AgentMessage::Unknown(message.clone()));
+                loaded.messages.push(message);
                 loaded.leaf = Some(entry_id.to_owned());
             }
             "custom" if entry.get("customType").and_then(Value::as_str) == Some(TODOS_ENTRY) => {
@@ -492,6 +538,12 @@ pub(crate) fn iso_timestamp(millis: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A message as the wire model reads it.
+    fn message(value: Value) -> AgentMessage {
+        AgentMessage::deserialize(&value).unwrap()
+    }
 
     #[test]
     fn timestamps_are_omp_s_iso_form() {
@@ -506,8 +558,8 @@ mod tests {
 
     #[test]
     fn agent_05_a_written_session_reads_back_whole() {
-        let user = json!({"role": "user", "content": "hi", "timestamp": 1});
-        let reply = json!({"role": "assistant", "content": [], "timestamp": 2});
+        let user = message(json!({"role": "user", "content": "hi", "timestamp": 1}));
+        let reply = message(json!({"role": "assistant", "content": [], "timestamp": 2}));
         let todos = vec![json!({"name": "Tasks", "tasks": []})];
         let bytes = file(&[
             header_line("session-3", Some(Path::new("/w")), 0),
@@ -540,7 +592,8 @@ mod tests {
     fn agent_05_a_corrupt_line_refuses_the_file_naming_the_line() {
         let mut bytes = header_line("s", None, 0);
         bytes.extend_from_slice(b"not json\n");
-        bytes.extend(message_line("entry-1", None, 0, &json!({"role": "user"})));
+        let user = AgentMessage::Unknown(json!({"role": "user"}));
+        bytes.extend(message_line("entry-1", None, 0, &user));
         let error = parse(&bytes, "s").unwrap_err();
         assert!(
             error.starts_with("line 2 is not a session entry"),

@@ -2,11 +2,38 @@
 //! progress), and the result's `details` carry `{op, phases, storage}`, which hosts read
 //! as the plan (ACP-03 maps it).
 
-use serde_json::{json, Value};
+use musewire_core::wire::ToolResult;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::messages::text_result;
+use crate::tools::details_json;
+
+/// A phase of the todo list: its name and tasks.
+#[derive(Serialize)]
+struct Phase<'a> {
+    name: &'a str,
+    tasks: Vec<Task<'a>>,
+}
+
+/// A task: its text and `in_progress` or `pending`.
+#[derive(Serialize)]
+struct Task<'a> {
+    content: &'a str,
+    status: &'static str,
+}
+
+/// The result's `details`: `{op, phases, storage}`.
+#[derive(Serialize)]
+struct Details<'a> {
+    op: &'static str,
+    phases: &'a [Phase<'a>],
+    storage: &'static str,
+}
 
 /// Runs the `todo` tool on `arguments`: `Ok((result, phases))` for an `init`, or the error.
 /// Only `init` is supported (`{op:"init", list:[{phase, items}]}` or `{op:"init", items}`).
-pub fn run(arguments: &Value) -> Result<(Value, Vec<Value>), String> {
+pub fn run(arguments: &Value) -> Result<(ToolResult, Vec<Value>), String> {
     if arguments["op"] != "init" {
         return Err(format!(
             "the scripted agent's todo tool supports only op \"init\", not {}",
@@ -30,27 +57,30 @@ pub fn run(arguments: &Value) -> Result<(Value, Vec<Value>), String> {
         return Err("Missing list for init operation".to_owned());
     }
     let mut first = true;
-    let phases: Vec<Value> = list
+    let phases: Vec<Phase<'_>> = list
         .iter()
-        .map(|(name, items)| {
-            let tasks: Vec<Value> = items
+        .map(|(name, items)| Phase {
+            name,
+            tasks: items
                 .iter()
-                .map(|content| {
-                    let status = if std::mem::take(&mut first) {
+                .map(|content| Task {
+                    content,
+                    status: if std::mem::take(&mut first) {
                         "in_progress"
                     } else {
                         "pending"
-                    };
-                    json!({"content": content, "status": status})
+                    },
                 })
-                .collect();
-            json!({"name": name, "tasks": tasks})
+                .collect(),
         })
         .collect();
-    let result = json!({
-        "content": [{"type": "text", "text": summary(&phases)}],
-        "details": {"op": "init", "phases": phases, "storage": "memory"},
-    });
+    let details = Details {
+        op: "init",
+        phases: &phases,
+        storage: "memory",
+    };
+    let result = text_result(summary(&phases), Some(details_json(&details)));
+    let phases = phases.iter().map(details_json).collect();
     Ok((result, phases))
 }
 
@@ -68,19 +98,10 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 /// The result text, in the reference's layout for a fresh list.
-fn summary(phases: &[Value]) -> String {
+fn summary(phases: &[Phase<'_>]) -> String {
     let tasks: Vec<(&str, &str, &str)> = phases
         .iter()
-        .flat_map(|p| {
-            let name = p["name"].as_str().unwrap_or_default();
-            p["tasks"].as_array().into_iter().flatten().map(move |t| {
-                (
-                    name,
-                    t["content"].as_str().unwrap_or_default(),
-                    t["status"].as_str().unwrap_or_default(),
-                )
-            })
-        })
+        .flat_map(|p| p.tasks.iter().map(|t| (p.name, t.content, t.status)))
         .collect();
     let mut lines = vec![format!("Remaining items ({}):", tasks.len())];
     for (phase, content, status) in &tasks {
@@ -92,24 +113,21 @@ fn summary(phases: &[Value]) -> String {
         tasks.len()
     ));
     let current = &phases[0];
-    let count = current["tasks"].as_array().map_or(0, Vec::len);
     lines.push(format!(
-        "Active phase 1/{} \"{}\" (0/{count}).",
+        "Active phase 1/{} \"{}\" (0/{}).",
         phases.len(),
-        current["name"].as_str().unwrap_or_default()
+        current.name,
+        current.tasks.len()
     ));
     for phase in phases {
-        lines.push(format!("  {}:", phase["name"].as_str().unwrap_or_default()));
-        for task in phase["tasks"].as_array().into_iter().flatten() {
-            let tag = if task["status"] == "in_progress" {
+        lines.push(format!("  {}:", phase.name));
+        for task in &phase.tasks {
+            let tag = if task.status == "in_progress" {
                 " (in progress)"
             } else {
                 ""
             };
-            lines.push(format!(
-                "    - [ ] {}{tag}",
-                task["content"].as_str().unwrap_or_default()
-            ));
+            lines.push(format!("    - [ ] {}{tag}", task.content));
         }
     }
     lines.join("\n")

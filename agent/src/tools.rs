@@ -11,7 +11,9 @@ use std::time::Instant;
 use musewire_core::agent::{
     Agent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId, HostUriOperation,
 };
-use serde_json::{json, Value};
+use musewire_core::wire::{ConfirmRequest, ToolCall, ToolResult, UiRequest};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::bash::{BashOutcome, JobId, Jobs};
 use crate::io::{IoFor, IoId, IoOutcome, IoQueue, IoWork};
@@ -33,14 +35,6 @@ pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
     ("todo", "Set the todo list (op \"init\")"),
 ];
 
-/// A tool call of the model.
-#[derive(Debug, Clone)]
-pub(crate) struct ToolCall {
-    pub(crate) id: String,
-    pub(crate) name: String,
-    pub(crate) arguments: Value,
-}
-
 /// What answers a tool call that did not finish at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pending {
@@ -59,7 +53,7 @@ pub(crate) enum Pending {
 }
 
 /// A finished tool: its result and whether it is an error.
-pub(crate) type Finished = (Value, bool);
+pub(crate) type Finished = (ToolResult, bool);
 
 /// How long the `ask` tool's dialog waits for the host unless its `timeout` argument
 /// (milliseconds) says otherwise.
@@ -88,46 +82,46 @@ pub(crate) struct ToolCtx<'a> {
 
 impl Tools {
     /// Starts a tool call: `Ok` with what will answer it, or `Err` with the result when it
-    /// is known at once.
+    /// is known at once (boxed: a result is large beside what answers a call).
     pub(crate) fn execute(
         &mut self,
         now: Instant,
         ctx: ToolCtx<'_>,
         call: &ToolCall,
-    ) -> Result<Pending, Finished> {
+    ) -> Result<Pending, Box<Finished>> {
         let args = &call.arguments;
         let arg = |key: &str| args.get(key).and_then(Value::as_str);
         match call.name.as_str() {
             "bash" => match arg("command") {
                 Some(command) => Ok(Pending::Bash(self.jobs.spawn(command))),
-                None => Err(failure("bash needs a string \"command\"")),
+                None => Err(Box::new(failure("bash needs a string \"command\""))),
             },
             "read" => match (arg("path"), ReadWindow::of_arguments(args)) {
                 (Some(path), Ok(window)) => read(now, ctx, path, window),
-                (None, _) => Err(failure("read needs a string \"path\"")),
-                (_, Err(error)) => Err(failure(error)),
+                (None, _) => Err(Box::new(failure("read needs a string \"path\""))),
+                (_, Err(error)) => Err(Box::new(failure(error))),
             },
             "ask" => match arg("question") {
                 Some(question) => {
                     let timeout = args.get("timeout").and_then(Value::as_u64);
                     ask(now, ctx.agent, question, timeout.unwrap_or(ASK_TIMEOUT_MS))
                 }
-                None => Err(failure("ask needs a string \"question\"")),
+                None => Err(Box::new(failure("ask needs a string \"question\""))),
             },
             "todo" => match todo::run(args) {
                 Ok((result, phases)) => {
                     ctx.sessions.set_todos(ctx.millis, phases, ctx.io);
-                    Err((result, false))
+                    Err(Box::new((result, false)))
                 }
-                Err(error) => Err(failure(error)),
+                Err(error) => Err(Box::new(failure(error))),
             },
             name if ctx.agent.host_tools().any(|t| t.name == name) => {
                 match ctx.agent.call_host_tool(now, &call.id, name, args.clone()) {
                     Ok(host) => Ok(Pending::Host(host)),
-                    Err(error) => Err(failure(error.to_string())),
+                    Err(error) => Err(Box::new(failure(error.to_string()))),
                 }
             }
-            name => Err(failure(format!("Tool {name} not found"))),
+            name => Err(Box::new(failure(format!("Tool {name} not found")))),
         }
     }
 
@@ -157,12 +151,16 @@ fn ask(
     agent: &mut Agent,
     question: &str,
     timeout_ms: u64,
-) -> Result<Pending, Finished> {
-    let request = json!({"type": "extension_ui_request", "id": "", "method": "confirm", "title": question, "message": question, "timeout": timeout_ms});
-    let request = serde_json::from_value(request).map_err(|e| failure(e.to_string()))?;
+) -> Result<Pending, Box<Finished>> {
+    let request = UiRequest::Confirm(ConfirmRequest {
+        title: question.to_owned(),
+        message: Some(question.to_owned()),
+        timeout: Some(timeout_ms.into()),
+        ..ConfirmRequest::default()
+    });
     match agent.ui_dialog(now, request) {
         Ok(dialog) => Ok(Pending::Dialog(dialog)),
-        Err(error) => Err(failure(error.to_string())),
+        Err(error) => Err(Box::new(failure(error.to_string()))),
     }
 }
 
@@ -174,7 +172,7 @@ fn read(
     ctx: ToolCtx<'_>,
     path: &str,
     window: ReadWindow,
-) -> Result<Pending, Finished> {
+) -> Result<Pending, Box<Finished>> {
     let scheme = path
         .split_once(':')
         .map(|(s, _)| s.to_ascii_lowercase())
@@ -185,7 +183,7 @@ fn read(
             .request_host_uri(now, path, HostUriOperation::Read)
         {
             Ok(request) => Ok(Pending::Uri(request)),
-            Err(error) => Err(failure(error.to_string())),
+            Err(error) => Err(Box::new(failure(error.to_string()))),
         };
     }
     let file = path.strip_prefix("file://").unwrap_or(path);
@@ -235,19 +233,57 @@ pub(crate) fn bash_finished(outcome: BashOutcome) -> Finished {
     } else if let Some(code) = outcome.exit_code.filter(|c| *c != 0) {
         text.push_str(&format!("\n\nCommand exited with code {code}"));
     }
-    let mut details = json!({"exitCode": outcome.exit_code, "cancelled": outcome.cancelled});
-    if outcome.cut_bytes > 0 {
-        details["truncated"] = json!(true);
-        details["cutBytes"] = json!(outcome.cut_bytes);
-    }
-    (text_result(text, Some(details)), is_error)
+    let cut = outcome.cut_bytes > 0;
+    let details = BashDetails {
+        exit_code: outcome.exit_code,
+        cancelled: outcome.cancelled,
+        truncated: cut.then_some(true),
+        cut_bytes: cut.then_some(outcome.cut_bytes),
+    };
+    (text_result(text, Some(details_json(&details))), is_error)
 }
 
-/// A host tool's result (HOST-02) or its failure (HOST-07).
+/// The `details` of the model's `bash` tool's result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BashDetails {
+    exit_code: Option<i32>,
+    cancelled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cut_bytes: Option<u64>,
+}
+
+/// A tool's own `details`, as the JSON a tool result carries.
+pub(crate) fn details_json(details: &impl Serialize) -> Value {
+    serde_json::to_value(details).expect("tool details serialise")
+}
+
+/// A host tool's result (HOST-02) or its failure (HOST-07). A result without the shape of
+/// a tool result keeps its members (`details` among them) beside an empty `content`.
 pub(crate) fn host_tool_finished(outcome: Result<Value, String>) -> Finished {
     match outcome {
-        Ok(result) => (result, false),
+        Ok(result) => (tool_result_of(result), false),
         Err(error) => failure(error),
+    }
+}
+
+fn tool_result_of(result: Value) -> ToolResult {
+    match serde_json::from_value::<ToolResult>(result.clone()) {
+        Ok(typed) => typed,
+        Err(_) => {
+            let mut extra = match result {
+                Value::Object(members) => members,
+                _ => Map::new(),
+            };
+            extra.shift_remove("content");
+            ToolResult {
+                details: extra.shift_remove("details"),
+                extra,
+                ..ToolResult::default()
+            }
+        }
     }
 }
 
@@ -255,15 +291,26 @@ pub(crate) fn host_tool_finished(outcome: Result<Value, String>) -> Finished {
 pub(crate) fn host_uri_finished(outcome: Result<HostUriContent, String>) -> Finished {
     match outcome {
         Ok(content) => {
-            let mut details = json!({
-                "contentType": content.content_type,
-                "immutable": content.immutable,
-            });
-            if let Some(notes) = content.notes {
-                details["notes"] = json!(notes);
-            }
-            (text_result(content.content, Some(details)), false)
+            let details = UriDetails {
+                content_type: content.content_type,
+                immutable: content.immutable,
+                notes: content.notes,
+            };
+            (
+                text_result(content.content, Some(details_json(&details))),
+                false,
+            )
         }
         Err(error) => failure(error),
     }
+}
+
+/// The `details` of a host URI `read`'s result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UriDetails {
+    content_type: String,
+    immutable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notes: Option<Vec<String>>,
 }

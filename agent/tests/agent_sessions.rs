@@ -1,8 +1,8 @@
-//! Sessions on disk (issue 11 item 5, AGENT-05 ours): `--session-dir DIR` keeps each session
+//! Sessions on disk (AGENT-05, ours): `--session-dir DIR` keeps each session
 //! in `DIR/<sessionId>.jsonl`, written as it grows; `new_session` starts a new file,
 //! `switch_session` loads one back (after a restart too: the history that OUT-08's
 //! stored-output metadata rides on survives), and anything that is not a session file of
-//! the folder is refused. Also the I/O seam (issue 10 item 5): the App's file work is handed
+//! the folder is refused. Also the I/O seam: the App's file work is handed
 //! out, never done by the App. The agent restarted as a process is in
 //! `drivers/cli/tests/agent_sessions.rs`.
 
@@ -322,7 +322,7 @@ fn agent_05_a_symlink_planted_at_the_folder_is_refused_and_never_followed() {
 }
 
 #[test]
-fn issue_10_item_5_the_app_hands_its_file_work_out_and_does_none_itself() {
+fn agent_05_the_app_hands_its_file_work_out_and_does_none_itself() {
     let dir = scratch("seam").join("sessions");
     let mut pair = Pair::with_options(Options {
         session_dir: Some(dir.clone()),

@@ -1,5 +1,4 @@
-//! The bundled agent's tool results through the core's spill policy, in process (issue 11
-//! item 4). The in-process driver (`AgentProgram::next_line` on `musewire_agent::App`) has no spill store, so
+//! The bundled agent's tool results through the core's spill policy, in process. The in-process driver (`AgentProgram::next_line` on `musewire_agent::App`) has no spill store, so
 //! an over-cap result keeps its whole text (SPILL-05); the store's side is the live test
 //! `drivers/cli/tests/agent_spill.rs`.
 

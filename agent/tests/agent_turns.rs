@@ -400,7 +400,7 @@ fn call_08_every_other_command_fails_clearly() {
     }
 }
 
-/// ACP-02 (issue 12): `get_session_stats` in omp's shape, its token totals summed over the
+/// ACP-02: `get_session_stats` in omp's shape, its token totals summed over the
 /// history's assistant messages' usage, so the ACP bridge takes them as the cumulative usage.
 #[test]
 fn acp_02_get_session_stats_sums_the_history_usage_in_omps_shape() {

@@ -7,7 +7,9 @@ use musewire_core::agent::{
     AgentError, AgentEvent, DialogOutcome, HostUriContent, HostUriOperation,
     HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED,
 };
-use musewire_core::wire::{ConfirmRequest, NotifyRequest, SelectRequest, UiRequest};
+use musewire_core::wire::{
+    BashData, ConfirmRequest, NotifyRequest, ResponseData, SelectRequest, UiRequest,
+};
 use serde_json::{json, Value};
 
 fn with_tool() -> Harness {
@@ -473,7 +475,11 @@ fn host_07_when_stdin_closes_every_pending_host_request_is_rejected() {
         Err(AgentError::Disconnected(_))
     ));
     h.agent
-        .respond(h.now, bash, Ok(Some(json!({"output": "", "exitCode": 0}))))
+        .respond(
+            h.now,
+            bash,
+            Ok(Some(ResponseData::Bash(BashData::default()))),
+        )
         .unwrap();
     assert_eq!(h.one_frame()["id"], "b");
     // Input after the end is ignored.

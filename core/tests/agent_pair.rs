@@ -21,11 +21,16 @@ use musewire_core::spill::{
     Outcome, SaveFailure, Saved, SpillId, SpillOwner, SpillPolicy, SpillRef, SpillWrite,
 };
 use musewire_core::wire::{
-    Command, HostToolCall, HostUriRequest, HostUriResult, ResponseData, SelectRequest, UiRequest,
-    UiResponse,
+    BashData, Command, HostToolCall, HostUriRequest, HostUriResult, ResponseData, SelectRequest,
+    UiRequest, UiResponse,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+
+/// `get_messages`' answer: the history, typed as the wire model reads it.
+fn messages_data(history: &[Value]) -> ResponseData {
+    ResponseData::from_value("get_messages", json!({ "messages": history })).unwrap()
+}
 
 /// A wire value written as JSON (a host tool definition, a tool result, …).
 fn wire<T: DeserializeOwned>(value: Value) -> T {
@@ -187,16 +192,20 @@ impl Pair {
             }
             Command::GetMessages(_) => self
                 .agent
-                .respond(now, request, Ok(Some(json!({"messages": self.history}))))
+                .respond(now, request, Ok(Some(messages_data(&self.history))))
                 .unwrap(),
             Command::Bash(_) => self.held_bash.push(request),
             Command::GetState(_) => self
                 .agent
-                .respond(now, request, Ok(Some(self.state.clone())))
+                .respond(
+                    now,
+                    request,
+                    Ok(Some(ResponseData::Other(self.state.clone()))),
+                )
                 .unwrap(),
             _ => self
                 .agent
-                .respond(now, request, Ok(Some(json!({}))))
+                .respond(now, request, Ok(Some(ResponseData::Other(json!({})))))
                 .unwrap(),
         }
         self.agent_events.push(event);
@@ -301,7 +310,10 @@ fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
         .respond(
             pair.now,
             held,
-            Ok(Some(json!({"output": "", "exitCode": 0}))),
+            Ok(Some(ResponseData::Bash(BashData {
+                exit_code: Some(0),
+                ..BashData::default()
+            }))),
         )
         .unwrap();
     pair.drive();

@@ -1044,7 +1044,7 @@ impl Bridge {
                     Ok(ResponseData::SessionStats(stats)) => Some(stats),
                     _ => None,
                 };
-                self.loaded(key, &editor, *rebuild, complete, stats.as_ref());
+                self.loaded(key, &editor, *rebuild, complete, stats.as_deref());
             }
             // The options (`config`).
             (Pending::Models, outcome) => self.models_answered(key, outcome),

@@ -371,7 +371,7 @@ impl Bridge {
         };
         let mut out = Vec::new();
         if let Some(session) = self.sessions.get_mut(key) {
-            end_turn(session, stats.as_ref(), &mut out);
+            end_turn(session, stats.as_deref(), &mut out);
         }
         for bytes in out {
             self.editor(bytes);

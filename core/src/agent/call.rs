@@ -34,13 +34,14 @@ use super::{
 };
 use crate::output::StoredOutput;
 use crate::spill::{SpillOwner, SpillSource};
-use crate::wire::{ToolResult, UiRequest};
+use crate::wire::{AgentFrame, ResponseData, ToolResult, UiRequest};
 
 /// A call of the application on an [`Agent`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentCall {
-    /// [`Agent::respond`].
-    Respond(RequestId, Result<Option<Value>, CommandFailure>),
+    /// [`Agent::respond`]. Read from a transcript, `data` is [`ResponseData::Other`]: the
+    /// step does not name the command, and the payload is written as it was recorded.
+    Respond(RequestId, Result<Option<ResponseData>, CommandFailure>),
     /// [`Agent::respond_messages_page`] with a [`PageSource`] of JSON messages.
     RespondMessagesPage {
         /// The `get_messages_page` request.
@@ -57,7 +58,7 @@ pub enum AgentCall {
     /// [`Agent::reject_unknown`].
     RejectUnknown(RequestId),
     /// [`Agent::emit`].
-    Emit(Value),
+    Emit(AgentFrame),
     /// [`Agent::call_host_tool`].
     CallHostTool {
         /// The model's tool call id (`toolCallId`).
@@ -161,7 +162,7 @@ impl Agent {
             AgentCall::RejectUnknown(request) => {
                 AgentCallResult::Done(self.reject_unknown(now, request))
             }
-            AgentCall::Emit(frame) => AgentCallResult::Done(self.emit(now, frame)),
+            AgentCall::Emit(frame) => AgentCallResult::Done(self.emit(now, &frame)),
             AgentCall::CallHostTool {
                 tool_call_id,
                 name,
@@ -226,7 +227,9 @@ impl AgentCall {
             AgentCall::Respond(request, outcome) => {
                 put("request", request.0.into());
                 match outcome {
-                    Ok(Some(data)) => put("data", data.clone()),
+                    Ok(Some(data)) => {
+                        put("data", serde_json::to_value(data).unwrap_or(Value::Null))
+                    }
                     Ok(None) => {}
                     Err(failure) => put("failure", failure_json(failure)),
                 }
@@ -248,7 +251,7 @@ impl AgentCall {
                 put("messages", Value::Array(messages.clone()));
             }
             AgentCall::RejectUnknown(request) => put("request", request.0.into()),
-            AgentCall::Emit(frame) => put("frame", frame.clone()),
+            AgentCall::Emit(frame) => put("frame", frame.to_value()),
             AgentCall::CallHostTool {
                 tool_call_id,
                 name,
@@ -338,7 +341,7 @@ impl AgentCall {
             "respond" => {
                 let outcome = match (step.get("data"), step.get("failure")) {
                     (Some(_), Some(_)) => return Err("respond takes data or failure".into()),
-                    (Some(data), None) => Ok(Some(data.clone())),
+                    (Some(data), None) => Ok(Some(ResponseData::Other(data.clone()))),
                     (None, Some(failure)) => Err(read_failure(failure)?),
                     (None, None) => Ok(None),
                 };
@@ -359,7 +362,7 @@ impl AgentCall {
                     .ok_or("\"messages\" must be an array")?,
             },
             "reject_unknown" => AgentCall::RejectUnknown(request()?),
-            "emit" => AgentCall::Emit(field("frame")?.clone()),
+            "emit" => AgentCall::Emit(read_frame(field("frame")?)),
             "call_host_tool" => AgentCall::CallHostTool {
                 tool_call_id: string("tool_call_id")?,
                 name: string("name")?,
@@ -405,6 +408,13 @@ impl AgentCall {
             other => return Err(format!("unknown call {other:?}")),
         })
     }
+}
+
+/// A transcript's frame, typed as the wire model reads it; one it does not read (not an
+/// object, no string `type`, or a known type of another shape) is
+/// [`AgentFrame::Unknown`], which [`Agent::emit`] writes as it is or refuses.
+fn read_frame(frame: &Value) -> AgentFrame {
+    AgentFrame::from_value(frame.clone()).unwrap_or_else(|_| AgentFrame::Unknown(frame.clone()))
 }
 
 fn failure_json(failure: &CommandFailure) -> Value {

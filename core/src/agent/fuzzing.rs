@@ -25,7 +25,10 @@ use super::{
     PageSource, RequestId, UnknownCommands,
 };
 use crate::frame::{DecodeEvent, DecoderConfig, StreamDecoder, MAX_FRAME_BYTES};
-use crate::wire::{SelectRequest, UiRequest};
+use crate::wire::{
+    AgentEvent as WireEvent, AgentFrame, AgentMessage, Empty, MessageEvent, ResponseData,
+    SelectRequest, UiRequest,
+};
 
 /// A line the host writes.
 #[derive(Debug, Clone, Arbitrary)]
@@ -233,7 +236,7 @@ impl Harness {
             Op::Respond(n, ok) => {
                 if let Some((request, _)) = Self::pick(&self.pending, n) {
                     let outcome = if ok {
-                        Ok(Some(json!({})))
+                        Ok(Some(ResponseData::Other(json!({}))))
                     } else {
                         Err(super::CommandFailure {
                             error: "no".into(),
@@ -269,13 +272,18 @@ impl Harness {
                 }
             }
             Op::Emit(big) => {
-                let frame = if big && !self.big_used {
+                let event = if big && !self.big_used {
                     self.big_used = true;
-                    json!({"type": "message_end", "message": {"content": "x".repeat(1_100_000)}})
+                    let message = json!({"content": "x".repeat(1_100_000)});
+                    WireEvent::MessageEnd(MessageEvent {
+                        message: AgentMessage::Unknown(message),
+                        ..MessageEvent::default()
+                    })
                 } else {
-                    json!({"type": "agent_start"})
+                    WireEvent::AgentStart(Empty::default())
                 };
-                self.agent.emit(now, frame).expect("an object with a type");
+                let frame = AgentFrame::Event(event);
+                self.agent.emit(now, &frame).expect("a typed frame");
             }
             Op::CallTool => {
                 if let Ok(call) = self.agent.call_host_tool(now, "tc", "tool", json!({})) {

@@ -336,7 +336,6 @@ fn ui_frame(id: &str, request: &UiRequest) -> Value {
     Value::Object(frame)
 }
 
-/// The text of a failed host tool result: its text blocks joined by LF, trimmed, or
 /// The text of a tool result's text blocks (`{content: [{type: "text", text}, …]}`), joined
 /// by LF, as the reference joins them (HOST-02).
 pub fn result_text(result: &Value) -> String {

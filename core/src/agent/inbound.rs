@@ -30,7 +30,7 @@ impl Agent {
         if text.is_empty() {
             return;
         }
-        // Lone surrogate escapes are read as JSON.parse reads them (issue 14 item 9): the
+        // Lone surrogate escapes are read as JSON.parse reads them: the
         // wire model holds them as stand-ins and writes them back unchanged.
         match crate::wire::parse_value(text.as_bytes()) {
             Ok(value) => self.dispatch(now, value),

@@ -1,4 +1,4 @@
-//! The agent's inputs as one enum (issue 10 item 5): what the driver reads (stdin's bytes and
+//! The agent's inputs as one enum: what the driver reads (stdin's bytes and
 //! its end), the passing of time, and the application's calls, handed in through one method,
 //! [`Agent::handle`]. The older per-input methods ([`Agent::handle_stdin`],
 //! [`Agent::handle_stdin_eof`], [`Agent::handle_timeout`], [`Agent::call`]) stay as thin

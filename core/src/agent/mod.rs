@@ -26,7 +26,7 @@
 //! ```
 //! use std::time::Instant;
 //! use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent};
-//! use serde_json::json;
+//! use musewire_core::wire::{ResponseData, SessionState};
 //!
 //! let now = Instant::now();
 //! let mut agent = Agent::new(AgentConfig::default());
@@ -42,7 +42,8 @@
 //!     }
 //! }
 //! assert!(stdout.starts_with(b"{\"type\":\"ready\",\"protocolVersion\":1,"));
-//! agent.respond(now, requests[0], Ok(Some(json!({"isStreaming": false})))).unwrap();
+//! let state = SessionState { is_streaming: Some(false), ..Default::default() };
+//! agent.respond(now, requests[0], Ok(Some(ResponseData::State(Box::new(state))))).unwrap();
 //! let AgentAction::Write(line) = agent.poll_action().unwrap() else { panic!() };
 //! assert_eq!(line, b"{\"id\":\"1\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{\"isStreaming\":false}}\n");
 //! ```
@@ -88,7 +89,7 @@ use crate::frame::{
 };
 use crate::output::OutputCatalog;
 use crate::paging::{build_page, page_data, PageError, PageOptions, Snapshot};
-use crate::wire::{AgentFrame, HostToolDefinition, HostUriSchemeDefinition};
+use crate::wire::{AgentFrame, HostToolDefinition, HostUriSchemeDefinition, Ready, ResponseData};
 
 /// The history a `get_messages_page` is answered from (PAGE-01..06): one stable snapshot.
 #[derive(Debug, Clone, Copy)]
@@ -184,18 +185,16 @@ impl Agent {
             reads: BTreeMap::new(),
             config,
         };
-        let mut ready = serde_json::json!({
-            "type": "ready",
-            "protocolVersion": 1,
-            "supportedProtocolVersions": [1, 2],
-            "maxFrameBytes": MAX_FRAME_BYTES,
-            "maxReassembledFrameBytes": MAX_REASSEMBLED_FRAME_BYTES,
-        });
-        if agent.config.serve_outputs {
+        let ready = AgentFrame::Ready(Ready {
+            protocol_version: 1,
+            supported_protocol_versions: Some(vec![1, 2]),
+            max_frame_bytes: Some(MAX_FRAME_BYTES as u64),
+            max_reassembled_frame_bytes: Some(MAX_REASSEMBLED_FRAME_BYTES as u64),
             // OUT-10: the offer; without it the frame is omp's, byte for byte.
-            ready["readOutput"] =
-                serde_json::to_value(outputs::read_output_offer()).unwrap_or(Value::Null);
-        }
+            read_output: agent.config.serve_outputs.then(outputs::read_output_offer),
+            ..Ready::default()
+        });
+        let ready = ready.to_value();
         agent.write(&ready);
         agent
     }
@@ -324,7 +323,22 @@ impl Agent {
     /// Answers a command (CALL-01): `Ok(data)` is a success (`data` absent when `None`),
     /// `Err` a failure with its message and optional code (CALL-08). The response echoes the
     /// host's id and the command's type.
+    ///
+    /// `data` is the command's typed payload ([`ResponseData`]); the answer to a command
+    /// outside the wire model (an extension's, delivered with [`UnknownCommands::Deliver`])
+    /// is [`ResponseData::Other`] holding its JSON.
     pub fn respond(
+        &mut self,
+        now: Instant,
+        request: RequestId,
+        outcome: Result<Option<ResponseData>, CommandFailure>,
+    ) -> Result<(), AgentError> {
+        let outcome = outcome.map(|data| data.map(|data| to_value(&data)));
+        self.answer(now, request, outcome)
+    }
+
+    /// [`Agent::respond`] with the payload already JSON.
+    fn answer(
         &mut self,
         now: Instant,
         request: RequestId,
@@ -371,7 +385,7 @@ impl Agent {
             error: error.to_string(),
             code: error.code(),
         });
-        self.respond(now, request, outcome)
+        self.answer(now, request, outcome)
     }
 
     /// Answers a command of an unknown type that was delivered
@@ -388,20 +402,24 @@ impl Agent {
     }
 
     /// Emits a frame: a session event (`agent_start`, `message_update`, …), a notice, a
-    /// `prompt_result`, any frame of the protocol (FRAME-11, FRAME-12 apply). It must be a
-    /// JSON object with a string `type`.
-    pub fn emit(&mut self, now: Instant, frame: Value) -> Result<(), AgentError> {
+    /// `prompt_result`, any frame of the protocol (FRAME-11, FRAME-12 apply).
+    ///
+    /// A frame outside the wire model (an extension's) is [`AgentFrame::Unknown`] holding
+    /// its JSON, which must be an object with a string `type` ([`AgentError::InvalidFrame`]
+    /// otherwise); it is written as it is.
+    pub fn emit(&mut self, now: Instant, frame: &AgentFrame) -> Result<(), AgentError> {
         let _ = now;
-        if !frame.get("type").is_some_and(Value::is_string) {
-            return Err(AgentError::InvalidFrame);
-        }
+        let frame = match frame {
+            AgentFrame::Unknown(value) => {
+                if !value.get("type").is_some_and(Value::is_string) {
+                    return Err(AgentError::InvalidFrame);
+                }
+                value.clone()
+            }
+            known => known.to_value(),
+        };
         self.write(&frame);
         Ok(())
-    }
-
-    /// Emits a typed frame (see [`Agent::emit`]).
-    pub fn emit_frame(&mut self, now: Instant, frame: &AgentFrame) -> Result<(), AgentError> {
-        self.emit(now, frame.to_value())
     }
 
     fn write(&mut self, frame: &Value) {
@@ -470,6 +488,11 @@ impl Agent {
             Err(CommandFailure { error, code: None }),
         );
     }
+}
+
+/// A wire value as JSON, in the model form (lone surrogates as their stand-ins).
+fn to_value<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("a wire value serialises")
 }
 
 fn owned(line: crate::frame::Line<'_>) -> Option<Vec<u8>> {

@@ -1,4 +1,4 @@
-//! Tool-result spill and stored-output reads, as actions (issue 11 items 1, 3, 4).
+//! Tool-result spill and stored-output reads, as actions for the driver to perform.
 //!
 //! * **Spill (SPILL-01..05).** The application hands a final tool result in with
 //!   [`AgentCall::SettleToolResult`](super::AgentCall::SettleToolResult); the agent applies

@@ -1,5 +1,5 @@
-//! A program that *is* an agent, as every driver's agent-side stdio loop drives it (issue 10
-//! item 5): its [`Agent`] and what answers the agent's events. Written once here, so that
+//! A program that *is* an agent, as every driver's agent-side stdio loop drives it: its
+//! [`Agent`] and what answers the agent's events. Written once here, so that
 //! the mio loop (`musewire_mio::agent_stdio`) and the smol loop (`musewire_smol::agent_stdio`)
 //! run the same programs and keep only how they read, write and wait.
 //!

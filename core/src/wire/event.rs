@@ -5,7 +5,7 @@ use serde_json::{Number, Value};
 
 use super::codec::{wire_enum, wire_struct};
 use super::lazy::Lazy;
-use super::message::{AgentMessage, AssistantMessage, ImageContent, ToolCall, ToolResultMessage};
+use super::message::{AgentMessage, AssistantMessage, ImageContent, ToolCall};
 
 wire_struct! {
     /// An event without members of its own (`agent_start`, `turn_start`, …).
@@ -46,8 +46,8 @@ wire_struct! {
     pub struct TurnEnd {
         /// The assistant message.
         req message: AgentMessage = "message",
-        /// The turn's tool results.
-        opt tool_results: Vec<ToolResultMessage> = "toolResults",
+        /// The turn's tool results: `toolResult` messages, each with its `role`.
+        opt tool_results: Vec<AgentMessage> = "toolResults",
     }
 }
 

@@ -226,6 +226,13 @@ wire_enum! {
 
 boxed_hooks!(Response, SubagentEvent);
 
+impl From<AgentEvent> for AgentFrame {
+    /// A session event as the frame it is written as.
+    fn from(event: AgentEvent) -> Self {
+        AgentFrame::Event(event)
+    }
+}
+
 impl AgentFrame {
     /// Parses one logical frame (the JSON text of an object).
     /// Lone surrogate escapes are held as stand-ins ([`super::display_text`]).

@@ -139,6 +139,8 @@ wire_struct! {
         opt interrupt_mode: String = "interruptMode",
         /// Session file.
         opt session_file: String = "sessionFile",
+        /// The folder session files are kept in (the bundled agent's `--session-dir`).
+        opt session_dir: String = "sessionDir",
         /// Session id.
         opt session_id: String = "sessionId",
         /// Session name.
@@ -383,6 +385,8 @@ wire_struct! {
         opt total_messages: u64 = "totalMessages",
         /// Token totals over the session's assistant messages.
         opt tokens: SessionTokens = "tokens",
+        /// Premium requests made (oh-my-pi).
+        opt premium_requests: u64 = "premiumRequests",
         /// Cost.
         opt cost: Number = "cost",
         /// The context's occupancy (oh-my-pi).
@@ -544,7 +548,7 @@ pub enum ResponseData {
     /// `bash`.
     Bash(BashData),
     /// `get_session_stats`.
-    SessionStats(SessionStatsData),
+    SessionStats(Box<SessionStatsData>),
     /// `export_html`.
     Path(PathData),
     /// `branch`, `fork`.
@@ -608,7 +612,10 @@ impl<'de> DeserializeSeed<'de> for DataSeed<'_> {
             "cycle_thinking_level" => R::CycleThinkingLevel(Option::deserialize(d)?),
             "compact" => typed!(Compaction),
             "bash" => typed!(Bash),
-            "get_session_stats" => typed!(SessionStats),
+            "get_session_stats" => match Option::deserialize(d)? {
+                Some(v) => R::SessionStats(Box::new(v)),
+                None => R::Other(Value::Null),
+            },
             "export_html" => typed!(Path),
             "branch" | "fork" => typed!(Branch),
             "get_branch_messages" | "get_fork_messages" => typed!(BranchMessages),

@@ -3,9 +3,11 @@
 //! `text_delta`, `agent_end`). Try
 //! `cargo run -p musewire --release -- prompt hi -- target/release/examples/mio_agent`.
 use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent, Ended};
-use musewire_core::wire::Command;
+use musewire_core::wire::{
+    AgentEnd, AgentEvent as Event, AgentFrame, AgentMessage, AssistantMessage,
+    AssistantMessageEvent, BlockDelta, Command, ContentBlock, Empty, Lazy, MessageUpdate,
+};
 use musewire_mio::agent_stdio::AgentStdio;
-use serde_json::json;
 
 fn main() -> std::io::Result<()> {
     let mut program = on_event(Agent::new(AgentConfig::default()), |agent, now, event| {
@@ -18,13 +20,27 @@ fn main() -> std::io::Result<()> {
         let answered = agent.respond(now, request, Ok(None));
         if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
             let text = prompt.message;
-            let said = json!({"role": "assistant", "content": [{"type": "text", "text": text}]});
-            let delta = json!({"type": "text_delta", "contentIndex": 0, "delta": text});
-            let update =
-                json!({"type": "message_update", "message": said, "assistantMessageEvent": delta});
-            let _ = agent.emit(now, json!({"type": "agent_start"}));
-            let _ = agent.emit(now, update);
-            let _ = agent.emit(now, json!({"type": "agent_end", "messages": [said]}));
+            let said = AgentMessage::Assistant(Box::new(AssistantMessage {
+                content: vec![ContentBlock::text(text.as_str())],
+                ..AssistantMessage::default()
+            }));
+            let delta = AssistantMessageEvent::TextDelta(BlockDelta {
+                content_index: 0,
+                delta: text,
+                ..BlockDelta::default()
+            });
+            let update = Event::MessageUpdate(MessageUpdate {
+                message: Lazy::new(&said).ok(),
+                assistant_message_event: delta,
+                ..MessageUpdate::default()
+            });
+            let end = Event::AgentEnd(AgentEnd {
+                messages: vec![said],
+                ..AgentEnd::default()
+            });
+            for event in [Event::AgentStart(Empty::default()), update, end] {
+                let _ = agent.emit(now, &AgentFrame::from(event));
+            }
         }
     });
     // The loop returns once stdin has ended and all is written, or on SIGTERM/SIGINT.

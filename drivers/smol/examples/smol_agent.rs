@@ -3,9 +3,19 @@
 //! gets an empty success, and a prompt is said back word by word, a `text_delta` each. Try
 //! `cargo run -p musewire --release -- prompt "hi there" -- target/release/examples/smol_agent`.
 use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent};
-use musewire_core::wire::Command;
+use musewire_core::wire::{
+    AgentEnd, AgentEvent as Event, AgentFrame, AgentMessage, AssistantMessage,
+    AssistantMessageEvent, BlockDelta, Command, ContentBlock, Empty, Lazy, MessageUpdate,
+};
 use musewire_smol::agent_stdio::AgentStdio;
-use serde_json::json;
+
+/// An assistant message of one text block.
+fn message(text: &str) -> AgentMessage {
+    AgentMessage::Assistant(Box::new(AssistantMessage {
+        content: vec![ContentBlock::text(text)],
+        ..AssistantMessage::default()
+    }))
+}
 
 fn main() -> std::io::Result<()> {
     let mut program = on_event(Agent::new(AgentConfig::default()), |agent, now, event| {
@@ -15,17 +25,28 @@ fn main() -> std::io::Result<()> {
         {
             let answered = agent.respond(now, request, Ok(None));
             if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
-                let message = |text: &str| json!({"role": "assistant", "content": [{"type": "text", "text": text}]});
-                let _ = agent.emit(now, json!({"type": "agent_start"}));
+                let mut emit = |event: Event| {
+                    let _ = agent.emit(now, &AgentFrame::from(event));
+                };
+                emit(Event::AgentStart(Empty::default()));
                 let mut text = String::new();
                 for word in prompt.message.split_inclusive(' ') {
                     text.push_str(word);
-                    let delta = json!({"type": "text_delta", "contentIndex": 0, "delta": word});
-                    let update = json!({"type": "message_update", "message": message(&text), "assistantMessageEvent": delta});
-                    let _ = agent.emit(now, update);
+                    let delta = AssistantMessageEvent::TextDelta(BlockDelta {
+                        content_index: 0,
+                        delta: word.to_owned(),
+                        ..BlockDelta::default()
+                    });
+                    emit(Event::MessageUpdate(MessageUpdate {
+                        message: Lazy::new(&message(&text)).ok(),
+                        assistant_message_event: delta,
+                        ..MessageUpdate::default()
+                    }));
                 }
-                let end = json!({"type": "agent_end", "messages": [message(&text)]});
-                let _ = agent.emit(now, end);
+                emit(Event::AgentEnd(AgentEnd {
+                    messages: vec![message(&text)],
+                    ..AgentEnd::default()
+                }));
             }
         }
     });

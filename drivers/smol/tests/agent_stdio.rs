@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent};
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::Command;
+use musewire_core::wire::{AgentFrame, Command};
 use musewire_smol::agent_stdio::{AgentStdio, Ended};
 use musewire_smol::AgentProcess;
 use serde_json::{json, Value};
@@ -38,8 +38,10 @@ fn agent_on_the_loop() -> (
                     counted.fetch_add(1, SeqCst);
                     agent.respond(now, request, Ok(None)).expect("open request");
                     if let Command::Prompt(prompt) = command {
+                        // A frame outside the wire model, written as it is.
                         let frame = json!({"type": "agent_end", "said": prompt.message});
-                        agent.emit(now, frame).expect("a frame");
+                        let frame = AgentFrame::Unknown(frame);
+                        agent.emit(now, &frame).expect("a frame");
                     }
                 }
             },
