@@ -102,6 +102,30 @@ pub(super) fn is_session_file_name(id: &str) -> bool {
 }
 
 impl Bridge {
+    /// ACP-24: an opening asks for the models, answered with `acp_id` once they come (or at
+    /// [`MODELS_BUDGET`] without the model option).
+    fn ask_models(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        acp_id: SessionId,
+        resumed: bool,
+    ) {
+        self.send(
+            now,
+            key,
+            commands::get_available_models(),
+            |editor| Pending::NewModels {
+                editor,
+                acp_id,
+                deadline: now + MODELS_BUDGET,
+                resumed,
+            },
+            &editor,
+        );
+    }
+
     /// ACP-06, ACP-24: `get_state` answered at `session/new`: the context window, the ACP id from the session file, then the models.
     pub(super) fn opened_state(
         &mut self,
@@ -128,35 +152,14 @@ impl Bridge {
             session.learn_protocol();
             session.learn_state(&state);
         }
-        self.send(
-            now,
-            key,
-            commands::get_available_models(),
-            |editor| Pending::NewModels {
-                editor,
-                acp_id,
-                deadline: now + MODELS_BUDGET,
-                resumed: false,
-            },
-            &editor,
-        );
+        self.ask_models(now, key, editor, acp_id, false);
     }
 
-    /// ACP-24: without a session folder the id is ours, and a session whose agent will not tell its state opens all the same.
+    /// ACP-24: without a session folder the id is ours, and a session whose agent will not
+    /// tell its state opens all the same.
     pub(super) fn opened_without_state(&mut self, now: Instant, key: &Arc<str>, editor: RequestId) {
         let acp_id = SessionId::new(key.clone());
-        self.send(
-            now,
-            key,
-            commands::get_available_models(),
-            |editor| Pending::NewModels {
-                editor,
-                acp_id,
-                deadline: now + MODELS_BUDGET,
-                resumed: false,
-            },
-            &editor,
-        );
+        self.ask_models(now, key, editor, acp_id, false);
     }
 
     /// ACP-24: the models answered (or not) at an opening: the session opens.
@@ -214,18 +217,7 @@ impl Bridge {
             let update = SessionInfoUpdate::new().title(title);
             self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
         }
-        self.send(
-            now,
-            key,
-            commands::get_available_models(),
-            |editor| Pending::NewModels {
-                editor,
-                acp_id,
-                deadline: now + MODELS_BUDGET,
-                resumed: true,
-            },
-            &editor,
-        );
+        self.ask_models(now, key, editor, acp_id, true);
     }
 
     /// ACP-06: an agent that did not open the session: the editor's request fails, the agent is stopped.

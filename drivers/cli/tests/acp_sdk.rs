@@ -332,6 +332,18 @@ fn out_01_07_stored_output_read_back_page_by_page_bundled_agent() {
     assert_eq!(out["path"]["data"]["code"], "path_not_reference");
 }
 
+/// `musewire acp -- AGENT…`: the SDK client's program and arguments for an omp command.
+fn over_omp(agent: &Command) -> Vec<&std::ffi::OsStr> {
+    let mut program: Vec<&std::ffi::OsStr> = vec![
+        env!("CARGO_BIN_EXE_musewire").as_ref(),
+        "acp".as_ref(),
+        "--".as_ref(),
+        agent.get_program(),
+    ];
+    program.extend(agent.get_args());
+    program
+}
+
 /// Runs the SDK client with `ACP_SCENARIO=omp` against `program args…`, with the
 /// environment and cwd of `agent` (an omp command from the live peers).
 fn run_client_omp(agent: &Command, program: &[&std::ffi::OsStr]) -> Option<Value> {
@@ -379,13 +391,7 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
     let server = musewire_live::model_server::ModelServer::start().expect("model server");
     let dir = musewire_live::peers::scratch("acp-omp-rpc");
     let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let mut program: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_musewire").as_ref(),
-        "acp".as_ref(),
-        "--".as_ref(),
-        agent.get_program(),
-    ];
-    program.extend(agent.get_args());
+    let program = over_omp(&agent);
     let Some(out) = run_client_omp(&agent, &program) else {
         return;
     };
@@ -514,13 +520,7 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
     let server = musewire_live::model_server::ModelServer::start().expect("model server");
     let ours_dir = musewire_live::peers::scratch("acp-side-ours");
     let ours_agent = musewire_live::peers::omp(&ours_dir, &server.base_url());
-    let mut ours_program: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_musewire").as_ref(),
-        "acp".as_ref(),
-        "--".as_ref(),
-        ours_agent.get_program(),
-    ];
-    ours_program.extend(ours_agent.get_args());
+    let ours_program = over_omp(&ours_agent);
     let Some(ours) = run_client_omp(&ours_agent, &ours_program) else {
         return;
     };
@@ -967,13 +967,7 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
         r#"[[tool read {"path":"old.txt:2"}]]"#,
     ])
     .to_string();
-    let mut program: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_musewire").as_ref(),
-        "acp".as_ref(),
-        "--".as_ref(),
-        agent.get_program(),
-    ];
-    program.extend(agent.get_args());
+    let program = over_omp(&agent);
     let env = [
         ("ACP_CONTENT_TEXT", "[[text seen]]".as_ref()),
         ("ACP_CARD_PROMPTS", cards.as_ref()),
@@ -1088,13 +1082,7 @@ fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
             r#"[[tool read {"path":"old.txt","offset":2}]]"#,
         ])
         .to_string();
-        let mut program: Vec<&std::ffi::OsStr> = vec![
-            env!("CARGO_BIN_EXE_musewire").as_ref(),
-            "acp".as_ref(),
-            "--".as_ref(),
-            agent.get_program(),
-        ];
-        program.extend(agent.get_args());
+        let program = over_omp(&agent);
         let env = [
             ("ACP_CONTENT_TEXT", "[[text seen]]".as_ref()),
             ("ACP_CARD_PROMPTS", cards.as_ref()),
@@ -1423,13 +1411,7 @@ fn acp_27_a_prompt_while_one_runs_is_queued_over_omp_rpc() {
     let server = musewire_live::model_server::ModelServer::start().expect("model server");
     let dir = musewire_live::peers::scratch("acp-omp-queue");
     let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let mut program: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_musewire").as_ref(),
-        "acp".as_ref(),
-        "--".as_ref(),
-        agent.get_program(),
-    ];
-    program.extend(agent.get_args());
+    let program = over_omp(&agent);
     let env: [(&str, &std::ffi::OsStr); 3] = [
         (
             "ACP_QUEUE_LONG",
