@@ -7,7 +7,7 @@
 //! | `read URL` | calls `read` on URL (a scheme the host registered goes to the host; `call read {"path":P,"offset":N,"limit":M}` reads lines N.. of a file) |
 //! | `bash CMD` | calls `bash` with CMD |
 //! | `todo A; B; C` | calls `todo` to set the list A, B, C |
-//! | `ask QUESTION` | calls `ask`, which asks the host to confirm QUESTION (an extension UI `confirm` dialog with a 60 s timeout; `call ask {"question":Q,"timeout":MS}` sets another), then says `ask returned: yes`, `no`, `timed out` or `disconnected` |
+//! | `ask QUESTION` | calls `ask`, which asks the host to confirm QUESTION (an extension UI `confirm` dialog with a 60 s timeout; `call ask {"question":Q,"timeout":MS}` sets another; `"kind":"input"` asks for text, `"kind":"select"` with `"options":[…]` for a choice), then says `ask returned: yes`, `no` (the text or the choice), `timed out` or `disconnected` |
 //! | anything else | echoes the prompt back, word by word, then `[image: MIME, N bytes]` on a line of its own per attached image (N its decoded bytes) |
 //!
 //! After a tool the model says `TOOL returned: <text>` (the result's text), or

@@ -11,7 +11,9 @@ use std::time::Instant;
 use musewire_core::agent::{
     Agent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId, HostUriOperation,
 };
-use musewire_core::wire::{ConfirmRequest, ToolCall, ToolResult, UiRequest};
+use musewire_core::wire::{
+    ConfirmRequest, InputRequest, SelectRequest, ToolCall, ToolResult, UiRequest,
+};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -104,7 +106,11 @@ impl Tools {
             "ask" => match arg("question") {
                 Some(question) => {
                     let timeout = args.get("timeout").and_then(Value::as_u64);
-                    ask(now, ctx.agent, question, timeout.unwrap_or(ASK_TIMEOUT_MS))
+                    let timeout = timeout.unwrap_or(ASK_TIMEOUT_MS);
+                    match dialog(question, arg("kind"), args.get("options"), timeout) {
+                        Ok(request) => ask(now, ctx.agent, request),
+                        Err(error) => Err(Box::new(failure(error))),
+                    }
                 }
                 None => Err(Box::new(failure("ask needs a string \"question\""))),
             },
@@ -144,20 +150,52 @@ impl Tools {
     }
 }
 
-/// `ask`: a `confirm` dialog for the host (HOST-06), answered yes or no, or "timed out"
-/// when its timeout (`timeout_ms`, the argument `timeout`, 60 s by default) passes.
-fn ask(
-    now: Instant,
-    agent: &mut Agent,
+/// `ask`'s dialog (HOST-06): by its `kind`, a `confirm` (the default), an `input`, or a
+/// `select` of `options` (strings), with the question as its title and a timeout of
+/// `timeout_ms` (the argument `timeout`, 60 s by default).
+fn dialog(
     question: &str,
+    kind: Option<&str>,
+    options: Option<&Value>,
     timeout_ms: u64,
-) -> Result<Pending, Box<Finished>> {
-    let request = UiRequest::Confirm(ConfirmRequest {
-        title: question.to_owned(),
-        message: Some(question.to_owned()),
-        timeout: Some(timeout_ms.into()),
-        ..ConfirmRequest::default()
-    });
+) -> Result<UiRequest, String> {
+    let title = question.to_owned();
+    let timeout = Some(timeout_ms.into());
+    match kind.unwrap_or("confirm") {
+        "confirm" => Ok(UiRequest::Confirm(ConfirmRequest {
+            title,
+            message: Some(question.to_owned()),
+            timeout,
+            ..ConfirmRequest::default()
+        })),
+        "input" => Ok(UiRequest::Input(InputRequest {
+            title,
+            timeout,
+            ..InputRequest::default()
+        })),
+        "select" => {
+            let options: Option<Vec<String>> = options
+                .and_then(Value::as_array)
+                .and_then(|o| o.iter().map(|v| v.as_str().map(str::to_owned)).collect());
+            match options {
+                Some(options) if !options.is_empty() => Ok(UiRequest::Select(SelectRequest {
+                    title,
+                    options,
+                    timeout,
+                    ..SelectRequest::default()
+                })),
+                _ => Err("ask's select needs \"options\", a list of strings".to_owned()),
+            }
+        }
+        other => Err(format!(
+            "ask's kind is confirm, input or select, not {other:?}"
+        )),
+    }
+}
+
+/// `ask`: the dialog for the host (HOST-06), answered with the text or choice (yes or no for
+/// a confirm), or "timed out" when its timeout passes.
+fn ask(now: Instant, agent: &mut Agent, request: UiRequest) -> Result<Pending, Box<Finished>> {
     match agent.ui_dialog(now, request) {
         Ok(dialog) => Ok(Pending::Dialog(dialog)),
         Err(error) => Err(Box::new(failure(error.to_string()))),
@@ -214,6 +252,8 @@ pub(crate) fn read_finished(path: &str, window: &ReadWindow, outcome: IoOutcome)
 pub(crate) fn dialog_finished(outcome: DialogOutcome) -> Finished {
     let answer = match outcome {
         DialogOutcome::Disconnected => "disconnected",
+        // An input's text or a select's choice.
+        ref o if o.value().is_some() => o.value().unwrap_or_default(),
         ref o if o.timed_out() || o == &DialogOutcome::TimedOut => "timed out",
         ref o if o.confirmed() => "yes",
         _ => "no",

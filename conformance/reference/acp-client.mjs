@@ -21,7 +21,9 @@
 // a second long turn that is cancelled, then a turn after; every update and answer in `log`.
 // `sessions` (ACP-25, ACP-26; needs --session-dir): two sessions with a turn each, listed,
 // one closed (then prompted and closed again), the other resumed, prompted, loaded while open,
-// and a list with a cursor not of this list.
+// and a list with a cursor not of this list. `elicit` (ACP-09; ACP_FORMS=1 advertises form
+// elicitation): the bundled agent's `ask` as an input (answered with ACP_TEXT), a select of
+// three (answered with its second option), and a confirm (allowed).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -119,8 +121,12 @@ await acp
       ? { outcome: { outcome: "selected", optionId: allow.optionId } }
       : { outcome: { outcome: "cancelled" } };
   })
+  .onRequest("elicitation/create", ctx => {
+    (out.elicitations ??= []).push(ctx.params);
+    return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
+  })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -150,9 +156,10 @@ await acp
 
 async function extraScenario(ctx) {
   const meta = scenario === "output" ? { "muse/output": 1 } : { "muse/usage": 1 };
+  const forms = process.env.ACP_FORMS === "1" ? { elicitation: { form: {} } } : {};
   out.initialize = await ctx.request("initialize", {
     protocolVersion: 1,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta },
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta, ...forms },
     clientInfo: { name: "musewire-acp-test", version: "1" },
   });
   if (scenario === "content") {
@@ -179,6 +186,17 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
     }
+    return;
+  }
+  if (scenario === "elicit") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    choose = undefined;
+    out.input = await prompt(ctx, session.sessionId, 'call ask {"question":"Your name?","kind":"input"}');
+    (out.permissionRequests ??= []);
+    choose = "choice-1";
+    out.select = await prompt(ctx, session.sessionId, 'call ask {"question":"Pick one","kind":"select","options":["red","green","blue"]}');
+    choose = "allow_once";
+    out.confirm = await prompt(ctx, session.sessionId, "ask Proceed?");
     return;
   }
   if (scenario === "sessions") {

@@ -1503,3 +1503,57 @@ fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
     assert_eq!(out["bridgeExit"], 0);
     let _ = std::fs::remove_dir_all(&sessions);
 }
+
+/// ACP-09 through the official SDK client, bundled agent: an `input` dialog goes as a form
+/// elicitation when the editor offers forms (the text typed answers it) and is answered
+/// cancelled, said in the turn, when it does not; a `select` goes as a permission request
+/// with its choices as options, a `confirm` with yes and no.
+#[test]
+fn acp_09_each_dialog_kind_with_and_without_form_elicitation_bundled_agent() {
+    for forms in [true, false] {
+        let env: [(&str, &std::ffi::OsStr); 2] = [
+            ("ACP_FORMS", if forms { "1" } else { "0" }.as_ref()),
+            ("ACP_TEXT", "Ada Lovelace".as_ref()),
+        ];
+        let Some(out) = run_scenario("elicit", &[], &env) else {
+            return;
+        };
+        let said = |turn: &str| text_of(&out[turn], "agent_message_chunk");
+        for turn in ["input", "select", "confirm"] {
+            assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
+        }
+        let elicitations = out["elicitations"].as_array().map_or(0, Vec::len);
+        if forms {
+            assert_eq!(elicitations, 1, "{out:#}");
+            let asked = &out["elicitations"][0];
+            assert_eq!(asked["message"], "Your name?", "{asked:#}");
+            assert!(
+                said("input").contains("ask returned: Ada Lovelace"),
+                "{out:#}"
+            );
+        } else {
+            assert_eq!(elicitations, 0, "{out:#}");
+            let input = said("input");
+            assert!(
+                input.contains("dialog answered as cancelled") && input.contains("Your name?"),
+                "{input:?}"
+            );
+            assert!(input.contains("ask returned: no"), "{input:?}");
+        }
+        let requests = out["permissionRequests"].as_array().expect("asked");
+        let select = requests
+            .iter()
+            .find(|r| r["toolCall"]["title"] == "Pick one")
+            .unwrap_or_else(|| panic!("the select was asked: {out:#}"));
+        let names: Vec<&str> = select["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["red", "green", "blue"], "{select:#}");
+        assert!(said("select").contains("ask returned: green"), "{out:#}");
+        assert!(said("confirm").contains("ask returned: yes"), "{out:#}");
+        assert_eq!(out["bridgeExit"], 0);
+    }
+}
