@@ -24,6 +24,8 @@
 // and a list with a cursor not of this list. `elicit` (ACP-09; ACP_FORMS=1 advertises form
 // elicitation): the bundled agent's `ask` as an input (answered with ACP_TEXT), a select of
 // three (answered with its second option), and a confirm (allowed).
+// `provider-error` (ACP-11): ACP_PROMPT, a prompt the model server fails, then a turn after
+// it (ACP_AFTER).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -126,7 +128,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -186,6 +188,12 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
     }
+    return;
+  }
+  if (scenario === "provider-error") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.failed = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_PROMPT));
+    out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }
   if (scenario === "elicit") {

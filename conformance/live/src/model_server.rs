@@ -9,6 +9,8 @@
 //!   (in pieces, `finish_reason: "tool_calls"`); once the tool's result is in the
 //!   conversation, the next call answers `NAME returned: <result text>`.
 //! - `[[slow MS]]`: waits MS milliseconds before each chunk (for aborts mid-turn).
+//! - `[[status CODE MESSAGE…]]`: fails the call with HTTP CODE and an OpenAI-style error body
+//!   carrying MESSAGE (a provider error: 401 for a bad key).
 //!
 //! Without a marker the user's text is echoed as `You said: …`. Every stream ends with a
 //! usage chunk and `data: [DONE]`. Request bodies are kept for tests to inspect.
@@ -124,8 +126,21 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Value>>) -> io::Result<()> {
     if let Ok(mut r) = requests.lock() {
         r.push(request.clone());
     }
-    out.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n")?;
     let script = Script::for_request(&request);
+    if let Some((code, message)) = &script.failure {
+        let body = json!({"error": {"message": message, "type": "invalid_request_error", "code": code.to_string()}});
+        let status = match code {
+            401 => "401 Unauthorized".to_owned(),
+            code => format!("{code} Error"),
+        };
+        return respond(
+            &mut out,
+            &status,
+            "application/json",
+            body.to_string().as_bytes(),
+        );
+    }
+    out.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n")?;
     for chunk in script.chunks() {
         if let Some(delay) = script.delay {
             std::thread::sleep(delay);
@@ -153,6 +168,9 @@ pub struct Script {
     pub tool_call: Option<(String, String)>,
     /// Delay before each chunk.
     pub delay: Option<Duration>,
+    /// An HTTP failure instead of a stream (`[[status CODE message]]`): the status code and
+    /// the error's message, as an OpenAI-style `{"error": {...}}` body.
+    pub failure: Option<(u16, String)>,
 }
 
 /// The text of a message's `content` (a string, or the text parts of an array).
@@ -197,7 +215,13 @@ impl Script {
             text: String::new(),
             tool_call: None,
             delay,
+            failure: None,
         };
+        if let Some((rest, _)) = marker(&user, "status") {
+            let (code, message) = rest.split_once(' ').unwrap_or((rest, "failed"));
+            script.failure = Some((code.parse().unwrap_or(500), message.trim().to_owned()));
+            return script;
+        }
         if let Some((rest, _)) = marker(&user, "tool") {
             let (name, args) = rest.split_once(' ').unwrap_or((rest, "{}"));
             match after.iter().rev().find(|m| m["role"] == "tool") {

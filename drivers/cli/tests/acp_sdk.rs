@@ -1557,3 +1557,36 @@ fn acp_09_each_dialog_kind_with_and_without_form_elicitation_bundled_agent() {
         assert_eq!(out["bridgeExit"], 0);
     }
 }
+
+/// ACP-11 over omp 18.2.3's RPC mode: the model server answers the model call 401; the
+/// turn shows the provider's error text and ends `end_turn`, and the session goes on.
+#[test]
+fn acp_11_a_provider_error_is_shown_in_the_turn_over_omp_rpc() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-omp-provider-error");
+    let agent = musewire_live::peers::omp(&dir, &server.base_url());
+    let program = over_omp(&agent);
+    let env: [(&str, &std::ffi::OsStr); 2] = [
+        (
+            "ACP_PROMPT",
+            "[[status 401 Incorrect API key provided]]".as_ref(),
+        ),
+        ("ACP_AFTER", "[[text still here]]".as_ref()),
+    ];
+    let Some(out) = run_scenario_omp("provider-error", &agent, &program, &env) else {
+        return;
+    };
+    let failed = &out["failed"]["result"];
+    assert_eq!(failed["stopReason"], "end_turn", "{out:#}");
+    let shown = text_of(failed, "agent_message_chunk");
+    assert!(shown.contains("Incorrect API key provided"), "{shown:?}");
+    assert_eq!(out["after"]["result"]["stopReason"], "end_turn", "{out:#}");
+    assert_eq!(
+        text_of(&out["after"]["result"], "agent_message_chunk"),
+        "still here"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
