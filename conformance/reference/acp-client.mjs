@@ -26,6 +26,8 @@
 // three (answered with its second option), and a confirm (allowed).
 // `provider-error` (ACP-11): ACP_PROMPT, a prompt the model server fails, then a turn after
 // it (ACP_AFTER).
+// `omp-model` (ACP-10, ACP-24): omp's `/model ACP_MODEL` builtin, a local turn that switches
+// the model, then a turn after it (ACP_AFTER).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -128,7 +130,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -188,6 +190,13 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
     }
+    return;
+  }
+  if (scenario === "omp-model") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.configOptions = session.configOptions;
+    out.switch = await errorOf(prompt(ctx, session.sessionId, `/model ${process.env.ACP_MODEL}`));
+    out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }
   if (scenario === "provider-error") {

@@ -1590,3 +1590,47 @@ fn acp_11_a_provider_error_is_shown_in_the_turn_over_omp_rpc() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// ACP-10, ACP-24 over omp 18.2.3's RPC mode: omp's `/model` builtin is a local turn (its
+/// output shown, `end_turn`); the model it switches to moves the editor's model option
+/// (`config_option_update`) and is the one the next turn's request names.
+#[test]
+fn acp_10_24_omps_model_builtin_ends_its_turn_and_moves_the_option() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let server = musewire_live::model_server::ModelServer::start().expect("model server");
+    let dir = musewire_live::peers::scratch("acp-omp-model-builtin");
+    let agent = musewire_live::peers::omp(&dir, &server.base_url());
+    let program = over_omp(&agent);
+    let env: [(&str, &std::ffi::OsStr); 2] = [
+        ("ACP_MODEL", "fake/fake-model-2".as_ref()),
+        ("ACP_AFTER", "[[text switched by command]]".as_ref()),
+    ];
+    let Some(out) = run_scenario_omp("omp-model", &agent, &program, &env) else {
+        return;
+    };
+    let models = config_option(&out["configOptions"], "model");
+    assert_eq!(models["currentValue"], "fake/fake-model", "{out:#}");
+    let switch = &out["switch"]["result"];
+    assert_eq!(switch["stopReason"], "end_turn", "{out:#}");
+    assert!(
+        text_of(switch, "agent_message_chunk").contains("fake-model-2"),
+        "{out:#}"
+    );
+    let moved = switch["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "config_option_update")
+        .any(|u| {
+            config_option(&u["configOptions"], "model")["currentValue"] == "fake/fake-model-2"
+        });
+    assert!(moved, "the model option moved: {out:#}");
+    let after = &out["after"]["result"];
+    assert_eq!(after["stopReason"], "end_turn", "{out:#}");
+    assert_eq!(text_of(after, "agent_message_chunk"), "switched by command");
+    let last = server.requests().pop().expect("the model was called");
+    assert_eq!(last["model"], "fake-model-2", "{last:#}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
