@@ -28,6 +28,8 @@
 // it (ACP_AFTER).
 // `omp-model` (ACP-10, ACP-24): omp's `/model ACP_MODEL` builtin, a local turn that switches
 // the model, then a turn after it (ACP_AFTER).
+// `omp-approval-cancel` (ACP-08): an approval answered `cancelled`, one the editor leaves open
+// and cancels the turn under, then a turn after (ACP_AFTER).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -63,6 +65,8 @@ const out = {};
 // The permission answer of the dialog scenarios: the kind of option to pick (`yes`/`no` pick
 // by id), or null for `cancelled`; undefined keeps the default (allow once).
 let choose;
+// The answer of a held permission request (`choose = "hold"`), once released.
+let release = () => {};
 
 const prompt = async (ctx, sessionId, text) => {
   updates = [];
@@ -113,6 +117,12 @@ await acp
   .onRequest("session/request_permission", ctx => {
     out.permissions = (out.permissions ?? 0) + 1;
     const options = ctx.params.options ?? [];
+    if (choose === "hold") {
+      out.held = ctx.params;
+      return new Promise(resolve => {
+        release = () => resolve({ outcome: { outcome: "cancelled" } });
+      });
+    }
     if (choose !== undefined) {
       (out.permissionRequests ??= []).push(ctx.params);
       const picked = choose === null ? null : options.find(o => o.kind === choose || o.optionId === choose);
@@ -130,7 +140,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -190,6 +200,21 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
     }
+    return;
+  }
+  if (scenario === "omp-approval-cancel") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const bash = command => `[[tool bash {"command":"${command}"}]]`;
+    choose = null;
+    out.cancelledOutcome = await errorOf(prompt(ctx, session.sessionId, bash("echo never")));
+    choose = "hold";
+    const held = errorOf(prompt(ctx, session.sessionId, bash("echo held")));
+    await until(() => out.held !== undefined, 20_000);
+    await ctx.notify("session/cancel", { sessionId: session.sessionId });
+    out.cancelledWhileAsked = await held;
+    release();
+    choose = undefined;
+    out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }
   if (scenario === "omp-model") {

@@ -664,6 +664,16 @@ fn acp_09_the_bundled_agents_ask_reaches_the_editor_and_its_choice_answers() {
 /// Runs the `omp-approval` scenario against `program` (an ACP agent over omp with
 /// `--approval-mode always-ask` on the scripted model).
 fn approval_turns(tag: &str, acp_mode: bool) -> Option<Value> {
+    approval_scenario("omp-approval", tag, acp_mode, &[])
+}
+
+/// Runs `scenario` against `program` as [`approval_turns`] does, with `env`.
+fn approval_scenario(
+    scenario: &str,
+    tag: &str,
+    acp_mode: bool,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Option<Value> {
     if !musewire_live::peers::installed_or_skip() {
         return None;
     }
@@ -682,7 +692,7 @@ fn approval_turns(tag: &str, acp_mode: bool) -> Option<Value> {
             .map(|a| if acp_mode && a == "rpc" { os("acp") } else { a }),
     );
     program.extend([os("--approval-mode"), os("always-ask")]);
-    let out = run_scenario_omp("omp-approval", &agent, &program, &[]);
+    let out = run_scenario_omp(scenario, &agent, &program, env);
     let _ = std::fs::remove_dir_all(&dir);
     out
 }
@@ -1633,4 +1643,47 @@ fn acp_10_24_omps_model_builtin_ends_its_turn_and_moves_the_option() {
     let last = server.requests().pop().expect("the model was called");
     assert_eq!(last["model"], "fake-model-2", "{last:#}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ACP-08 over `omp --mode rpc --approval-mode always-ask`: an approval the editor answers
+/// `cancelled` denies the call and ends the turn `cancelled`; one it leaves open while it
+/// cancels the turn is withdrawn, denied, and the turn ends `cancelled`; the session goes on.
+#[test]
+fn acp_08_omp_approvals_cancelled_or_left_open_under_a_cancel_end_the_turn_cancelled() {
+    let env: [(&str, &std::ffi::OsStr); 1] = [("ACP_AFTER", "[[text still here]]".as_ref())];
+    let Some(out) = approval_scenario(
+        "omp-approval-cancel",
+        "acp-omp-approval-cancel",
+        false,
+        &env,
+    ) else {
+        return;
+    };
+    for turn in ["cancelledOutcome", "cancelledWhileAsked"] {
+        assert_eq!(
+            out[turn]["result"]["stopReason"], "cancelled",
+            "{turn}: {out:#}"
+        );
+        // The call never ran: no card of it completed.
+        let completed = out[turn]["result"]["updates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "tool_call_update")
+            .filter(|u| {
+                !u["toolCallId"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("dialog-")
+            })
+            .any(|u| u["status"] == "completed");
+        assert!(!completed, "{turn}: {out:#}");
+    }
+    assert!(
+        out["held"].is_object(),
+        "the open request was asked: {out:#}"
+    );
+    let after = &out["after"]["result"];
+    assert_eq!(after["stopReason"], "end_turn", "{out:#}");
+    assert_eq!(text_of(after, "agent_message_chunk"), "still here");
 }
