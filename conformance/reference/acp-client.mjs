@@ -65,6 +65,17 @@ const out = {};
 // The permission answer of the dialog scenarios: the kind of option to pick (`yes`/`no` pick
 // by id), or null for `cancelled`; undefined keeps the default (allow once).
 let choose;
+// The options of the last `config_option_update` (ACP-24: an agent slow to list its models
+// gets its model option by one after `session/new`).
+let latestOptions;
+// The session's options: `session/new`'s, or, when those have no model option yet, the
+// first update that does (within 30 s).
+const optionsOf = async session => {
+  const hasModel = options => (options ?? []).some(o => o.id === "model");
+  if (hasModel(session.configOptions)) return session.configOptions;
+  await until(() => hasModel(latestOptions), 30_000);
+  return latestOptions;
+};
 // The answer of a held permission request (`choose = "hold"`), once released.
 let release = () => {};
 
@@ -108,6 +119,7 @@ await acp
     } else {
       updates.push(ctx.params.update);
       const u = ctx.params.update;
+      if (u.sessionUpdate === "config_option_update") latestOptions = u.configOptions;
       if (scenario === "queue") out.log.push({ update: u.sessionUpdate, text: u.content?.text ?? null });
     }
   })
@@ -219,7 +231,7 @@ async function extraScenario(ctx) {
   }
   if (scenario === "omp-model") {
     const session = await ctx.request("session/new", { cwd, mcpServers: [] });
-    out.configOptions = session.configOptions;
+    out.configOptions = await optionsOf(session);
     out.switch = await errorOf(prompt(ctx, session.sessionId, `/model ${process.env.ACP_MODEL}`));
     out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
@@ -325,7 +337,7 @@ async function extraScenario(ctx) {
     // ACP-24: the options session/new gives, a model and a level set, a value not offered,
     // then a turn (ACP_PROMPT) on the model set (ACP_MODEL) and /status.
     const session = await ctx.request("session/new", { cwd, mcpServers: [] });
-    out.configOptions = session.configOptions;
+    out.configOptions = await optionsOf(session);
     const setOption = (configId, value) =>
       errorOf(ctx.request("session/set_config_option", { sessionId: session.sessionId, configId, value }));
     out.setModel = await setOption("model", process.env.ACP_MODEL);
