@@ -179,7 +179,8 @@ impl Bridge {
         );
     }
 
-    /// ACP-06: a load's `get_state`: the title, window and todos, the models beside the walk, then the first page (or the whole history from an agent that does not page).
+    /// ACP-06: a load's `get_state`: the title, window and todos, the models beside the walk,
+    /// then the first page (or the whole history from an agent that does not page).
     pub(super) fn load_state(
         &mut self,
         now: Instant,

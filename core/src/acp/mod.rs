@@ -139,7 +139,7 @@ use crate::wire::{
 use history::{Next, Rebuild, Walk};
 use open::is_session_file_name;
 use rpc::{Incoming, Line};
-use turn::{commands_line, end_turn, session_event};
+use turn::{commands_line, end_turn, session_event, stats_of};
 
 /// How a [`Bridge`] starts.
 #[derive(Debug, Clone, Default)]
@@ -386,6 +386,17 @@ impl Pending {
         }
     }
 
+    /// The budget it is due by: a turn's stats (ACP-02), an opening's models (ACP-24), a
+    /// read (OUT-07).
+    fn deadline(&self) -> Option<Instant> {
+        match self {
+            Pending::Read { deadline, .. }
+            | Pending::TurnStats { deadline }
+            | Pending::NewModels { deadline, .. } => Some(*deadline),
+            _ => None,
+        }
+    }
+
     /// Whether the session is being opened (new or load): no prompt yet.
     fn is_opening(&self) -> bool {
         matches!(
@@ -399,6 +410,17 @@ impl Pending {
                 | Pending::LoadLegacy { .. }
                 | Pending::LoadStats { .. }
         )
+    }
+}
+
+impl Session {
+    /// Our requests of the kind `which` says whose [`Pending::deadline`] has passed.
+    fn past_due(&self, now: Instant, which: fn(&Pending) -> bool) -> Vec<AgentRequest> {
+        self.pending
+            .iter()
+            .filter(|(_, p)| which(p) && p.deadline().is_some_and(|d| d <= now))
+            .map(|(r, _)| *r)
+            .collect()
     }
 }
 
@@ -535,14 +557,10 @@ impl Bridge {
             .values()
             .filter_map(|s| s.stop.timeout())
             .chain(self.shutdown.timeout().filter(|_| !self.is_finished()));
-        let reads = self.sessions.values().flat_map(|s| {
-            s.pending.values().filter_map(|p| match p {
-                Pending::Read { deadline, .. }
-                | Pending::TurnStats { deadline }
-                | Pending::NewModels { deadline, .. } => Some(*deadline),
-                _ => None,
-            })
-        });
+        let reads = self
+            .sessions
+            .values()
+            .flat_map(|s| s.pending.values().filter_map(Pending::deadline));
         // ACP-13: an agent's start-up budget, while it is silent.
         let starts = self
             .sessions
@@ -610,6 +628,8 @@ impl Bridge {
                     self.silent_agent(now, &key);
                     self.stopped_answering(now, &key);
                     self.stop_due(now, &key);
+                    self.expire_stats(now, &key);
+                    self.expire_models(now, &key);
                     self.expire_reads(now, &key);
                     self.mcp_timeout(now, &key);
                     self.session_input(now, &key, client::Input::Timeout);
@@ -1040,10 +1060,7 @@ impl Bridge {
                 },
                 outcome,
             ) => {
-                let stats = match outcome {
-                    Ok(ResponseData::SessionStats(stats)) => Some(stats),
-                    _ => None,
-                };
+                let stats = stats_of(outcome);
                 self.loaded(key, &editor, *rebuild, complete, stats.as_deref());
             }
             // The options (`config`).

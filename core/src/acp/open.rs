@@ -126,7 +126,8 @@ impl Bridge {
         );
     }
 
-    /// ACP-06, ACP-24: `get_state` answered at `session/new`: the context window, the ACP id from the session file, then the models.
+    /// ACP-06, ACP-24: `get_state` answered at `session/new`: the context window, the ACP id
+    /// from the session file, then the models.
     pub(super) fn opened_state(
         &mut self,
         now: Instant,
@@ -192,7 +193,8 @@ impl Bridge {
         );
     }
 
-    /// ACP-24, ACP-25: a resume's `get_state`: the options and the title, nothing replayed; the models next.
+    /// ACP-24, ACP-25: a resume's `get_state`: the options and the title, nothing replayed;
+    /// the models next.
     pub(super) fn resume_state(
         &mut self,
         now: Instant,
@@ -220,7 +222,8 @@ impl Bridge {
         self.ask_models(now, key, editor, acp_id, true);
     }
 
-    /// ACP-06: an agent that did not open the session: the editor's request fails, the agent is stopped.
+    /// ACP-06: an agent that did not open the session: the editor's request fails, the agent
+    /// is stopped.
     pub(super) fn open_failed(
         &mut self,
         now: Instant,
@@ -242,6 +245,32 @@ impl Bridge {
             session.client.handle(now, client::Input::Call(Call::Stop));
         }
         self.drain(now, key);
+    }
+}
+
+impl Bridge {
+    /// ACP-24: a session whose agent is slow to list its models opens without them; their
+    /// late answer is a `config_option_update` ([`Pending::Models`]).
+    pub(super) fn expire_models(&mut self, now: Instant, key: &Arc<str>) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let late = session.past_due(now, |p| matches!(p, Pending::NewModels { .. }));
+        let mut opening = Vec::new();
+        for request in late {
+            if let Some(Pending::NewModels {
+                editor,
+                acp_id,
+                resumed,
+                ..
+            }) = session.pending.insert(request, Pending::Models)
+            {
+                opening.push((editor, acp_id, resumed));
+            }
+        }
+        for (editor, acp_id, resumed) in opening {
+            self.opened(key, acp_id, &editor, resumed);
+        }
     }
 }
 

@@ -141,60 +141,13 @@ impl Bridge {
         );
     }
 
-    /// OUT-07: a read past its [`READ_BUDGET`] fails as `read_timed_out`; ACP-02: a turn's
-    /// `get_session_stats` past its budget leaves the bridge's own sum and the prompt is
-    /// answered. A late answer is dropped.
+    /// OUT-07: a read past its [`READ_BUDGET`] fails as `read_timed_out`. A late answer is
+    /// dropped.
     pub(super) fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
         let Some(session) = self.sessions.get_mut(key) else {
             return;
         };
-        let late_stats: Vec<AgentRequest> = session
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::TurnStats { deadline } if *deadline <= now))
-            .map(|(r, _)| *r)
-            .collect();
-        if !late_stats.is_empty() {
-            let mut out = Vec::new();
-            for request in late_stats {
-                session.pending.remove(&request);
-            }
-            end_turn(session, None, &mut out);
-            for bytes in out {
-                self.actions.push_back(Action::Editor { bytes });
-            }
-        }
-        // ACP-24: a session whose agent is slow to list its models opens without them.
-        let late_models: Vec<AgentRequest> = session
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::NewModels { deadline, .. } if *deadline <= now))
-            .map(|(r, _)| *r)
-            .collect();
-        let mut opening = Vec::new();
-        for request in late_models {
-            if let Some(Pending::NewModels {
-                editor,
-                acp_id,
-                resumed,
-                ..
-            }) = session.pending.insert(request, Pending::Models)
-            {
-                opening.push((editor, acp_id, resumed));
-            }
-        }
-        for (editor, acp_id, resumed) in opening {
-            self.opened(key, acp_id, &editor, resumed);
-        }
-        let Some(session) = self.sessions.get_mut(key) else {
-            return;
-        };
-        let late: Vec<AgentRequest> = session
-            .pending
-            .iter()
-            .filter(|(_, p)| matches!(p, Pending::Read { deadline, .. } if *deadline <= now))
-            .map(|(r, _)| *r)
-            .collect();
+        let late = session.past_due(now, |p| matches!(p, Pending::Read { .. }));
         for request in late {
             if let Some(editor) = session
                 .pending

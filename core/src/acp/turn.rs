@@ -315,6 +315,16 @@ pub(super) fn commands_line(id: &SessionId, commands: Vec<AvailableCommand>) -> 
 /// cumulative usage, else the bridge's own sum stands; then the `muse/usage` metadata (when
 /// negotiated), the standard `usage_update` (when the window is known) and the prompt's
 /// answer.
+/// The totals a `get_session_stats` answer gives (ACP-02): none when it failed.
+pub(super) fn stats_of(
+    outcome: Result<ResponseData, CommandFailure>,
+) -> Option<Box<SessionStatsData>> {
+    match outcome {
+        Ok(ResponseData::SessionStats(stats)) => Some(stats),
+        _ => None,
+    }
+}
+
 pub(super) fn end_turn(
     session: &mut Session,
     stats: Option<&SessionStatsData>,
@@ -358,21 +368,41 @@ pub(super) fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {
 }
 
 impl Bridge {
-    /// ACP-02: the end-of-turn `get_session_stats`: the agent's totals replace the bridge's own sum (kept when the command fails); the prompt is answered.
+    /// ACP-02: the end-of-turn `get_session_stats`: the agent's totals replace the bridge's
+    /// own sum (kept when the command fails); the prompt is answered.
     pub(super) fn turn_stats_answered(
         &mut self,
         key: &Arc<str>,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
         // ACP-02: the agent's totals replace; a failed command keeps our own sum.
-        let stats = match outcome {
-            Ok(ResponseData::SessionStats(stats)) => Some(stats),
-            _ => None,
-        };
+        let stats = stats_of(outcome);
         let mut out = Vec::new();
         if let Some(session) = self.sessions.get_mut(key) {
             end_turn(session, stats.as_deref(), &mut out);
         }
+        for bytes in out {
+            self.editor(bytes);
+        }
+    }
+}
+
+impl Bridge {
+    /// ACP-02: a turn's `get_session_stats` past its budget leaves the bridge's own sum and
+    /// the prompt is answered; a late answer is dropped.
+    pub(super) fn expire_stats(&mut self, now: Instant, key: &Arc<str>) {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let late = session.past_due(now, |p| matches!(p, Pending::TurnStats { .. }));
+        if late.is_empty() {
+            return;
+        }
+        for request in late {
+            session.pending.remove(&request);
+        }
+        let mut out = Vec::new();
+        end_turn(session, None, &mut out);
         for bytes in out {
             self.editor(bytes);
         }
