@@ -72,6 +72,18 @@ pub enum AgentFrame {
     HostToolCall(u8),
     /// `host_tool_cancel` of `h<n>`.
     HostToolCancel(u8),
+    /// pi's extension announcing itself (HOST-10).
+    PiAnnounce,
+    /// A host tool call through pi's extension: an `input` dialog `p<n>` for tool call
+    /// `pc<n>`, its placeholder a call unless `garbled` (HOST-10).
+    PiCall {
+        /// The dialog's number.
+        n: u8,
+        /// The placeholder is no call.
+        garbled: bool,
+    },
+    /// pi's extension saying tool call `pc<n>` was aborted (HOST-10).
+    PiCancel(u8),
     /// `host_uri_request` with id `u<n>`.
     HostUriRequest(u8),
     /// `host_uri_cancel` of `u<n>`.
@@ -123,9 +135,9 @@ pub enum Op {
     SetHostTools(bool),
     /// `set_host_uri_schemes` with a valid (true) or reserved scheme.
     SetHostUriSchemes(bool),
-    /// `host_tool_update` for `h<n>`.
+    /// `host_tool_update` for `h<n>` (`p<n>`, a call through pi's extension, when `n & 8`).
     HostToolUpdate(u8),
-    /// `host_tool_result` for `h<n>`, an error when true.
+    /// `host_tool_result` for `h<n>` (`p<n>` when `n & 8`), an error when true.
     HostToolResult(u8, bool),
     /// `host_uri_result` for `u<n>`.
     HostUriResult(u8),
@@ -319,6 +331,21 @@ impl Harness {
             AgentFrame::HostToolCancel(n) => {
                 json!({"type": "host_tool_cancel", "id": "x", "targetId": format!("h{}", n % 8)})
             }
+            AgentFrame::PiAnnounce => {
+                json!({"type": "extension_ui_request", "id": "pa", "method": "setStatus", "statusKey": "musewire:host_tools", "statusText": "1"})
+            }
+            AgentFrame::PiCall { n, garbled } => {
+                let placeholder = if garbled {
+                    "{".to_owned()
+                } else {
+                    json!({"toolCallId": format!("pc{}", n % 8), "toolName": "t", "arguments": {}})
+                        .to_string()
+                };
+                json!({"type": "extension_ui_request", "id": format!("p{}", n % 8), "method": "input", "title": "musewire:host_tool_call", "placeholder": placeholder})
+            }
+            AgentFrame::PiCancel(n) => {
+                json!({"type": "extension_ui_request", "id": "pk", "method": "setStatus", "statusKey": "musewire:host_tool_cancel", "statusText": format!("pc{}", n % 8)})
+            }
             AgentFrame::HostUriRequest(n) => {
                 json!({"type": "host_uri_request", "id": format!("u{}", n % 8), "operation": "read", "url": "db://x"})
             }
@@ -443,13 +470,13 @@ impl Harness {
             }
             Op::HostToolUpdate(n) => {
                 self.input(Input::Call(Call::HostToolUpdate(
-                    format!("h{}", n % 8),
+                    host_call_id(n),
                     ToolResult::default(),
                 )));
             }
             Op::HostToolResult(n, error) => {
                 self.input(Input::Call(Call::HostToolResult(
-                    format!("h{}", n % 8),
+                    host_call_id(n),
                     ToolResult::default(),
                     error,
                 )));
@@ -531,4 +558,10 @@ pub fn client_session(data: &[u8]) {
         }
     }
     run(ops);
+}
+
+/// The host tool call an op answers: `h<n>`, or `p<n>` (through pi's extension) when `n & 8`.
+fn host_call_id(n: u8) -> String {
+    let kind = if n & 8 != 0 { 'p' } else { 'h' };
+    format!("{kind}{}", n % 8)
 }

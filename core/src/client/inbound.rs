@@ -84,6 +84,10 @@ impl Client {
             if kind == FrameKind::Ready {
                 return self.on_ready(now, typed);
             }
+            // HOST-10: pi's extension announces itself first; what was held goes its way.
+            if let AgentFrame::ExtensionUiRequest(request) = &typed {
+                self.tools_via_pi |= super::pi_host_tools::is_announcement(request);
+            }
             // FRAME-03: an agent that starts without a ready frame is v1-only.
             self.become_ready(ProtocolVersion::V1);
         }
@@ -371,6 +375,9 @@ impl Client {
     }
 
     fn on_ui_request(&mut self, now: Instant, request: UiRequest) {
+        let Some(request) = self.pi_host_tools_inbound(request) else {
+            return;
+        };
         if let UiRequest::Cancel(cancel) = &request {
             if self.dialogs.remove(&cancel.target_id).is_some() {
                 self.event(ClientEvent::UiWithdrawn {

@@ -56,6 +56,7 @@ mod input;
 mod limits;
 pub mod methods;
 mod output;
+pub mod pi_host_tools;
 mod record;
 mod requests;
 mod spill;
@@ -139,7 +140,7 @@ pub struct Client {
     next_id: u64,
     pending: BTreeMap<RequestId, Pending>,
     /// Lines held until the session is ready.
-    held: Vec<Vec<u8>>,
+    held: Vec<Held>,
     walks: BTreeMap<RequestId, Walk>,
     /// Prompts acknowledged as agent work, still open to `prompt_result` or a late failure.
     open_prompts: VecDeque<RequestId>,
@@ -159,6 +160,20 @@ pub struct Client {
     spill_owner: Option<crate::spill::SpillOwner>,
     /// Host tool results waiting for their spill writes.
     spills: crate::spill::Saves<spill::HostSpill>,
+    /// HOST-10: the agent is pi with musewire's extension, which carries the host tools.
+    tools_via_pi: bool,
+    /// HOST-10: open host tool calls that came through the extension: dialog id → toolCallId.
+    pi_calls: BTreeMap<String, String>,
+}
+
+/// A line held until the session is ready.
+#[derive(Debug)]
+enum Held {
+    /// This line.
+    Line(Vec<u8>),
+    /// A `set_host_tools`, as itself or through pi's extension (HOST-10): which one is known
+    /// once the agent has said whether it has the extension.
+    HostTools { native: Vec<u8>, pi: Vec<u8> },
 }
 
 /// The start-up probe's request id (FRAME-03): `req_0`, which the counter never gives.
@@ -189,6 +204,8 @@ impl Client {
             read_output: None,
             spill_owner: config.spill_owner.clone(),
             spills: crate::spill::Saves::default(),
+            tools_via_pi: false,
+            pi_calls: BTreeMap::new(),
             config,
         };
         client.restart(now);
@@ -214,6 +231,7 @@ impl Client {
         self.agent_limits = limits::AgentLimits::default();
         self.read_output = None;
         self.streaming = false;
+        self.tools_via_pi = false;
         self.stderr_tail.clear();
         self.phase = if self.config.expect_ready && !self.config.observe {
             Phase::AwaitingReady {
@@ -244,7 +262,12 @@ impl Client {
     /// Bytes of lines held until the session is ready (CALL-05's "held"): a driver that
     /// bounds what waits for the agent's stdin counts them with its own.
     pub fn held_bytes(&self) -> usize {
-        self.held.iter().map(Vec::len).sum()
+        self.held
+            .iter()
+            .map(|held| match held {
+                Held::Line(line) | Held::HostTools { native: line, .. } => line.len(),
+            })
+            .sum()
     }
 
     /// Whether the session has ended.
@@ -298,14 +321,36 @@ impl Client {
         now: Instant,
         tools: &[HostToolDefinition],
     ) -> Result<RequestId, ClientError> {
+        let _ = now;
         let tools = host::checked_host_tools(tools).map_err(ClientError::InvalidHostTool)?;
-        self.send(
-            now,
-            Command::SetHostTools(SetHostTools {
-                tools,
-                ..Default::default()
-            }),
-        )
+        if self.phase == Phase::Closed {
+            return Err(ClientError::Closed);
+        }
+        // HOST-10: through pi's extension when the agent announced it; which route a call
+        // held before the session is ready takes is settled when it is.
+        let id = self.new_id();
+        let pi = pi_host_tools::set_line(&id.wire(), &tools);
+        let mut native = Command::SetHostTools(SetHostTools {
+            tools,
+            ..Default::default()
+        })
+        .to_vec_with_id(Some(&id.wire()));
+        native.push(b'\n');
+        self.pending.insert(
+            id,
+            Pending {
+                command: "set_host_tools".to_owned(),
+                purpose: Purpose::App,
+            },
+        );
+        match self.phase {
+            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => {
+                self.held.push(Held::HostTools { native, pi })
+            }
+            _ if self.tools_via_pi => self.actions.push_back(Action::Write { bytes: pi }),
+            _ => self.actions.push_back(Action::Write { bytes: native }),
+        }
+        Ok(id)
     }
 
     /// [`Call::SetHostUriSchemes`].
@@ -346,6 +391,10 @@ impl Client {
         let _ = now;
         if !self.host_calls.contains_key(id) {
             return false;
+        }
+        if self.is_pi_call(id) {
+            // HOST-10: pi's extension takes no partial results.
+            return true;
         }
         self.write_frame(&HostFrame::HostToolUpdate(HostToolUpdate {
             id: id.to_owned(),
@@ -406,7 +455,9 @@ impl Client {
         line.push(b'\n');
         match self.phase {
             Phase::Closed => return false,
-            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => self.held.push(line),
+            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => {
+                self.held.push(Held::Line(line))
+            }
             _ => self.actions.push_back(Action::Write { bytes: line }),
         }
         true
@@ -548,7 +599,7 @@ impl Client {
             },
         );
         if held {
-            self.held.push(line);
+            self.held.push(Held::Line(line));
         } else {
             self.actions.push_back(Action::Write { bytes: line });
         }
@@ -595,8 +646,13 @@ impl Client {
         self.phase = Phase::Ready;
         self.protocol = protocol;
         self.event(ClientEvent::Ready { protocol });
-        for line in std::mem::take(&mut self.held) {
-            self.actions.push_back(Action::Write { bytes: line });
+        for held in std::mem::take(&mut self.held) {
+            let bytes = match held {
+                Held::Line(line) => line,
+                Held::HostTools { pi, .. } if self.tools_via_pi => pi,
+                Held::HostTools { native, .. } => native,
+            };
+            self.actions.push_back(Action::Write { bytes });
         }
         let waiting: Vec<RequestId> = self
             .walks
@@ -651,6 +707,7 @@ impl Client {
         self.held.clear();
         self.open_prompts.clear();
         self.host_calls.clear();
+        self.pi_calls.clear();
         self.spills.clear();
         self.host_uri_requests.clear();
         self.dialogs.clear();

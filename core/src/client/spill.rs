@@ -143,6 +143,10 @@ impl Client {
         if self.phase == Phase::Closed {
             return;
         }
+        // HOST-10: a call that came through pi's extension is answered as its dialog.
+        let Some(result) = self.pi_host_tools_result(id, result, is_error) else {
+            return;
+        };
         let frame = HostFrame::HostToolResult(HostToolResult {
             id: id.to_owned(),
             result,

@@ -1,4 +1,4 @@
-//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [--silence-timeout SECS] [--mcp-start-timeout SECS] [-- AGENT…]`: serve the Agent
+//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [--silence-timeout SECS] [--mcp-start-timeout SECS] [--no-pi-extension] [-- AGENT…]`: serve the Agent
 //! Client Protocol on stdio, one agent process per ACP session (the bundled `musewire agent
 //! --mode rpc` by default). Only I/O: the protocol is `musewire_core::acp::Bridge`, the loop
 //! `musewire_smol::acp::serve_acp_stdio`. On SIGTERM, SIGINT or SIGHUP every agent is stopped
@@ -44,6 +44,11 @@ pub struct AcpArgs {
     /// list its tools (MCP-02): past it the server is stopped and the editor told.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     mcp_start_timeout: u64,
+    /// Do not load musewire's pi extension into a pi agent. pi has no host tools of its own;
+    /// with the extension (written to `$XDG_STATE_HOME/musewire/pi/`, passed as `-e FILE`)
+    /// the editor's MCP servers' tools reach it as they reach omp (HOST-10, MCP-03).
+    #[arg(long)]
+    no_pi_extension: bool,
     /// The agent command, run once per session in the session's cwd (default: the bundled
     /// `musewire agent --mode rpc`).
     #[arg(last = true, value_name = "AGENT")]
@@ -85,6 +90,21 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         // ACP-14: omp and pi take prompt images; another agent is not assumed to.
         config.agent_takes_images = musewire_core::acp::agent_takes_images(&args.agent);
         let mut agent = args.agent;
+        // HOST-10: pi carries host tools only through musewire's extension.
+        if !args.no_pi_extension && musewire_core::client::pi_host_tools::command_is_pi(&agent) {
+            match crate::pi_extension::state_home()
+                .ok_or_else(|| "neither XDG_STATE_HOME nor HOME is set".to_owned())
+                .and_then(|state| crate::pi_extension::write_extension(&state))
+            {
+                Ok(file) => {
+                    agent = musewire_core::client::pi_host_tools::with_extension(&agent, &file)
+                }
+                Err(e) => eprintln!(
+                    "musewire acp: {}; pi gets no host tools (the editor's MCP servers)",
+                    crate::visible::visible(&e)
+                ),
+            }
+        }
         // ACP-24: `/status` names the approval policy the agent was started with.
         config.approval_policy = musewire_core::acp::approval_policy_of(&agent);
         // An agent of our choosing loads sessions only when asked to keep them in our folder:
@@ -156,21 +176,22 @@ fn serve(config: BridgeConfig, agent: Agent) -> ExitCode {
 /// `$XDG_STATE_HOME/musewire/acp-sessions`, else `$HOME/.local/state/musewire/acp-sessions`;
 /// `None` when neither is set (sessions are then not loadable).
 fn default_session_dir() -> Option<PathBuf> {
-    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .and_then(absolute)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .and_then(absolute)
-                .map(|h| h.join(".local/state"))
-        })?;
-    Some(state.join("musewire").join("acp-sessions"))
+    Some(
+        crate::pi_extension::state_home()?
+            .join("musewire")
+            .join("acp-sessions"),
+    )
 }
 
 /// Makes `dir` (and its parents) if missing, the folder itself 0700; refuses a symlink or a
 /// file there. Its absolute path.
 fn private_dir(dir: &Path) -> Result<PathBuf, String> {
-    let fail = |e: std::io::Error| format!("session folder {}: {e}", dir.display());
+    private_folder(dir, "session folder")
+}
+
+/// [`private_dir`] for any folder, named `what` in its errors.
+pub(crate) fn private_folder(dir: &Path, what: &str) -> Result<PathBuf, String> {
+    let fail = |e: std::io::Error| format!("{what} {}: {e}", dir.display());
     let dir = std::path::absolute(dir).map_err(fail)?;
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent).map_err(fail)?;
@@ -189,7 +210,7 @@ fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     let meta = std::fs::symlink_metadata(&dir).map_err(fail)?;
     if !meta.file_type().is_dir() {
         return Err(format!(
-            "session folder {}: not a directory (a symlink is refused)",
+            "{what} {}: not a directory (a symlink is refused)",
             dir.display()
         ));
     }

@@ -13,6 +13,7 @@ mod encode_cmd;
 mod fetch_output_cmd;
 mod messages_cmd;
 mod output;
+mod pi_extension;
 mod prompt_cmd;
 mod replay_cmd;
 mod session;

@@ -322,19 +322,13 @@ fn mcp_03_05_omp_calls_server_everythings_echo_and_the_result_reaches_the_model(
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// pi (0.73.1 and 1.6.0) has no host tools: its answer to `set_host_tools` is "Unknown
-/// command", so the editor is told the servers' tools did not reach the agent (MCP-03,
-/// MCP-09) rather than left to find out, and the session works on.
-fn pi_refuses_the_tools(pi: peers::Pi) {
-    if !servers_installed() || !peers::installed_or_skip() {
-        return;
-    }
-    let server = ModelServer::start().expect("model server");
-    let dir = peers::scratch(&format!("acp-mcp-{}", pi.name()));
-    let agent = peers::pi_version(pi, &dir, &server.base_url());
+/// `musewire acp` over pi `version`, with `extra` flags before `--`.
+fn bridge_over_pi(pi: peers::Pi, dir: &Path, base_url: &str, extra: &[&str]) -> (Bridge, PathBuf) {
+    let agent = peers::pi_version(pi, dir, base_url);
     let cwd = agent.get_current_dir().unwrap().to_path_buf();
     let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
     acp.arg("acp")
+        .args(extra)
         .arg("--")
         .arg(agent.get_program())
         .args(agent.get_args())
@@ -345,7 +339,68 @@ fn pi_refuses_the_tools(pi: peers::Pi) {
             acp.env(key, value);
         }
     }
-    let mut bridge = Bridge::start(acp);
+    (Bridge::start(acp), cwd)
+}
+
+/// pi (0.73.1 and 1.6.0) has no host tools of its own: `musewire acp` loads musewire's
+/// extension into it (HOST-10), so the editor's MCP server's tool is offered to the model,
+/// called by it, and its result reaches the model (MCP-03, MCP-05) as through omp.
+fn pi_calls_the_servers_tool(pi: peers::Pi) {
+    if !servers_installed() || !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().expect("model server");
+    let dir = peers::scratch(&format!("acp-mcp-{}", pi.name()));
+    let (mut bridge, cwd) = bridge_over_pi(pi, &dir, &server.base_url(), &[]);
+    let session = bridge.session(&cwd, json!([node_server("everything", "everything", &[])]));
+    let text = bridge.prompt(
+        3,
+        &session,
+        r#"[[tool mcp__everything__echo {"message":"through pi"}]]"#,
+    );
+    assert!(text.contains("returned"), "{text}");
+    let requests = server.requests();
+    let last = requests.last().expect("the model was called").to_string();
+    assert!(last.contains("Echo: through pi"), "{last}");
+    let tools = requests.first().unwrap()["tools"].to_string();
+    assert!(tools.contains("mcp__everything__echo"), "{tools}");
+    // The extension lives in the agent's state folder, private.
+    let file = dir.join("home/.local/state/musewire/pi/musewire-host-tools.js");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file)
+        .expect("the extension file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn mcp_03_05_host_10_pi_0_73_calls_server_everythings_echo_through_the_extension() {
+    pi_calls_the_servers_tool(peers::Pi::V0_73);
+}
+
+#[test]
+fn mcp_03_05_host_10_pi_1_6_calls_server_everythings_echo_through_the_extension() {
+    pi_calls_the_servers_tool(peers::Pi::V1_6);
+}
+
+/// Without the extension (`--no-pi-extension`) pi's answer to `set_host_tools` is "Unknown
+/// command", so the editor is told the servers' tools did not reach the agent (MCP-03,
+/// MCP-09) rather than left to find out, and the session works on.
+#[test]
+fn mcp_03_09_pi_without_the_extension_refuses_host_tools_and_the_editor_is_told() {
+    if !servers_installed() || !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().expect("model server");
+    let dir = peers::scratch("acp-mcp-pi-bare");
+    let (mut bridge, cwd) = bridge_over_pi(
+        peers::Pi::V1_6,
+        &dir,
+        &server.base_url(),
+        &["--no-pi-extension"],
+    );
     let session = bridge.session(&cwd, json!([node_server("everything", "everything", &[])]));
     let mut all = bridge.message_text();
     while !all.contains("[MCP: the agent refused the MCP servers' tools (set_host_tools)") {
@@ -359,16 +414,6 @@ fn pi_refuses_the_tools(pi: peers::Pi) {
     let text = bridge.prompt(3, &session, "[[text still working]]");
     assert!(text.contains("still working"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
-}
-
-#[test]
-fn mcp_03_09_pi_0_73_refuses_host_tools_and_the_editor_is_told() {
-    pi_refuses_the_tools(peers::Pi::V0_73);
-}
-
-#[test]
-fn mcp_03_09_pi_1_6_refuses_host_tools_and_the_editor_is_told() {
-    pi_refuses_the_tools(peers::Pi::V1_6);
 }
 
 /// MCP-05 (HOST-03): `session/cancel` mid-call: the agent withdraws the host tool call, the
@@ -413,4 +458,51 @@ fn mcp_05_a_cancelled_turn_cancels_the_server_call() {
         r#"call mcp__everything__echo {"message":"after the cancel"}"#,
     );
     assert!(text.contains("returned: Echo: after the cancel"), "{text}");
+}
+
+/// HOST-10 with MCP-05: `session/cancel` while pi runs a server's tool through the extension:
+/// pi aborts the call, the extension says so, the bridge cancels the `tools/call`, the turn
+/// ends `cancelled` long before the 30 s operation would, and the next call works.
+#[test]
+fn mcp_05_host_10_a_cancelled_turn_over_pi_cancels_the_server_call() {
+    if !servers_installed() || !peers::installed_or_skip() {
+        return;
+    }
+    let server = ModelServer::start().expect("model server");
+    let dir = peers::scratch("acp-mcp-pi-cancel");
+    let (mut bridge, cwd) = bridge_over_pi(peers::Pi::V1_6, &dir, &server.base_url(), &[]);
+    let session = bridge.session(&cwd, json!([node_server("everything", "everything", &[])]));
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+        "sessionId": session,
+        "prompt": [{"type": "text", "text": "[[tool mcp__everything__trigger-long-running-operation {\"duration\":30,\"steps\":3}]]"}]}});
+    writeln!(bridge.stdin.as_mut().unwrap(), "{request}").unwrap();
+    // The call runs once its card says so.
+    loop {
+        let line = bridge.lines.recv_timeout(WAIT).expect("the tool's card");
+        if line["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
+    writeln!(bridge.stdin.as_mut().unwrap(), "{cancel}").unwrap();
+    let answer = loop {
+        let line = bridge
+            .lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the prompt's answer well before the 30 s operation ends");
+        if line["id"] == json!(3) {
+            break line;
+        }
+    };
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    let text = bridge.prompt(
+        4,
+        &session,
+        r#"[[tool mcp__everything__echo {"message":"after the cancel"}]]"#,
+    );
+    assert!(text.contains("returned"), "{text}");
+    let last = server.requests().last().unwrap().to_string();
+    assert!(last.contains("Echo: after the cancel"), "{last}");
+    let _ = std::fs::remove_dir_all(dir);
 }
