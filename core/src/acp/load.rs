@@ -5,7 +5,75 @@
 use super::*;
 use crate::wire::MessagesPageData;
 
+/// Where a `session/load` or `session/resume` is: what the agent is answering. Each answer
+/// goes to [`Bridge::load_step`], which shows what it brought and asks the next step.
+#[derive(Debug)]
+pub(super) enum LoadStep {
+    /// `switch_session` to the session's file (ACP-06); a resume (ACP-25) has no `replay`.
+    Switch { replay: bool },
+    /// A resume's `get_state`, for the options and the title (ACP-24, ACP-25).
+    ResumeState,
+    /// A load's `get_state`, for the title (ACP-06).
+    State,
+    /// A history page (ACP-06).
+    Page { walk: Walk, rebuild: Box<Rebuild> },
+    /// The whole history through `get_messages`, from an agent that does not page (v1-only,
+    /// or paging refused: PAGE-07's fallback; ACP-06).
+    Legacy { rebuild: Box<Rebuild> },
+    /// `get_session_stats` for the cumulative usage (ACP-02, ACP-06); `complete` when the
+    /// walk reached the history's end within the budget.
+    Stats {
+        rebuild: Box<Rebuild>,
+        complete: bool,
+    },
+}
+
 impl Bridge {
+    /// The one step of a load's or resume's chain (ACP-06, ACP-25): the agent answered
+    /// `step`; what it brought is shown and the next step asked, or the editor answered.
+    pub(super) fn load_step(
+        &mut self,
+        now: Instant,
+        key: &Arc<str>,
+        editor: RequestId,
+        step: LoadStep,
+        outcome: Result<ResponseData, CommandFailure>,
+    ) {
+        match (step, outcome) {
+            (LoadStep::Switch { replay }, Ok(ResponseData::Cancelled(data))) if !data.cancelled => {
+                if replay {
+                    self.load_switched(now, key, editor)
+                } else {
+                    self.resume_switched(now, key, editor)
+                }
+            }
+            (LoadStep::Switch { .. }, outcome) => self.open_failed(now, key, editor, outcome),
+            (LoadStep::ResumeState, outcome) => self.resume_state(now, key, editor, outcome),
+            (LoadStep::State, outcome) => self.load_state(now, key, editor, outcome),
+            (LoadStep::Page { walk, rebuild }, Ok(ResponseData::MessagesPage(page))) => {
+                self.load_page(now, key, editor, walk, rebuild, page)
+            }
+            // PAGE-07: paging refused in a way that falls back (busy, stale, not offered):
+            // the whole history through `get_messages`, messages already replayed once.
+            (LoadStep::Page { rebuild, .. }, Err(failure))
+                if crate::client::history::falls_back(&failure) =>
+            {
+                self.load_legacy(now, key, editor, rebuild)
+            }
+            // ACP-06: a history that can't be read leaves the facts unknown.
+            (LoadStep::Page { rebuild, .. }, _) => {
+                self.load_stats(now, key, editor, rebuild, false)
+            }
+            (LoadStep::Legacy { rebuild }, outcome) => {
+                self.load_whole_history(now, key, editor, rebuild, outcome)
+            }
+            (LoadStep::Stats { rebuild, complete }, outcome) => {
+                let stats = stats_of(outcome);
+                self.loaded(key, &editor, *rebuild, complete, stats.as_deref());
+            }
+        }
+    }
+
     /// `session/load` (ACP-06): the agent is started in the cwd and switched to the
     /// session's file in our folder; then the title, the latest plan and usage are rebuilt.
     pub(super) fn load(
@@ -60,7 +128,10 @@ impl Bridge {
             now,
             &key,
             switch,
-            |editor| Pending::LoadSwitch { editor, replay },
+            |editor| Pending::Load {
+                editor,
+                step: LoadStep::Switch { replay },
+            },
             id,
         );
     }
@@ -84,7 +155,10 @@ impl Bridge {
             now,
             key,
             crate::client::history::legacy_command(),
-            |editor| Pending::LoadLegacy { editor, rebuild },
+            |editor| Pending::Load {
+                editor,
+                step: LoadStep::Legacy { rebuild },
+            },
             &editor,
         );
     }
@@ -101,10 +175,9 @@ impl Bridge {
             now,
             key,
             commands::get_session_stats(),
-            |editor| Pending::LoadStats {
+            |editor| Pending::Load {
                 editor,
-                rebuild,
-                complete,
+                step: LoadStep::Stats { rebuild, complete },
             },
             &editor,
         );
@@ -174,7 +247,10 @@ impl Bridge {
             now,
             key,
             commands::get_state(),
-            |editor| Pending::LoadState { editor },
+            |editor| Pending::Load {
+                editor,
+                step: LoadStep::State,
+            },
             &editor,
         );
     }
@@ -226,10 +302,12 @@ impl Bridge {
                 now,
                 key,
                 Walk::first(),
-                |editor| Pending::LoadPage {
+                |editor| Pending::Load {
                     editor,
-                    walk: Walk::default(),
-                    rebuild,
+                    step: LoadStep::Page {
+                        walk: Walk::default(),
+                        rebuild,
+                    },
                 },
                 &editor,
             );
@@ -257,10 +335,9 @@ impl Bridge {
                 now,
                 key,
                 command,
-                |editor| Pending::LoadPage {
+                |editor| Pending::Load {
                     editor,
-                    walk,
-                    rebuild,
+                    step: LoadStep::Page { walk, rebuild },
                 },
                 &editor,
             ),

@@ -137,6 +137,7 @@ use crate::wire::{
     StreamingBehavior, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
+use load::LoadStep;
 use open::is_session_file_name;
 use rpc::{Incoming, Line};
 use turn::{commands_line, end_turn, session_event, stats_of};
@@ -319,32 +320,9 @@ enum Pending {
     SetConfig { editor: RequestId },
     /// `session/set_config_option`: `get_state` for what the change left in effect (ACP-24).
     ConfigState { editor: RequestId },
-    /// `session/load`: `switch_session` to the session's file (ACP-06).
-    /// `session/resume` too (ACP-25): without the replay (`replay` false).
-    LoadSwitch { editor: RequestId, replay: bool },
-    /// `session/resume`: `get_state` for the options and the title (ACP-24, ACP-25).
-    ResumeState { editor: RequestId },
-    /// `session/load`: `get_state` for the title (ACP-06).
-    LoadState { editor: RequestId },
-    /// `session/load`: a history page (ACP-06).
-    LoadPage {
-        editor: RequestId,
-        walk: Walk,
-        rebuild: Box<Rebuild>,
-    },
-    /// `session/load`: the whole history through `get_messages`, from an agent that does
-    /// not page (v1-only, or paging refused: PAGE-07's fallback; ACP-06).
-    LoadLegacy {
-        editor: RequestId,
-        rebuild: Box<Rebuild>,
-    },
-    /// `session/load`: `get_session_stats` for the cumulative usage (ACP-02, ACP-06);
-    /// `complete` when the walk reached the history's end within the budget.
-    LoadStats {
-        editor: RequestId,
-        rebuild: Box<Rebuild>,
-        complete: bool,
-    },
+    /// `session/load` or `session/resume` (ACP-06, ACP-25): the step its chain is at, which
+    /// [`Bridge::load_step`] takes on from the agent's answer.
+    Load { editor: RequestId, step: LoadStep },
     /// A turn ended: `get_session_stats` for the cumulative usage before the prompt is
     /// answered (ACP-02), due by `deadline` (then the bridge's own sum stands). The prompt's
     /// editor id stays in the session's turn.
@@ -374,12 +352,7 @@ impl Pending {
             | Pending::NewModels { editor, .. }
             | Pending::SetConfig { editor }
             | Pending::ConfigState { editor }
-            | Pending::LoadSwitch { editor, .. }
-            | Pending::ResumeState { editor }
-            | Pending::LoadState { editor }
-            | Pending::LoadPage { editor, .. }
-            | Pending::LoadLegacy { editor, .. }
-            | Pending::LoadStats { editor, .. }
+            | Pending::Load { editor, .. }
             | Pending::ReadCheck { editor, .. }
             | Pending::Read { editor, .. } => Some(editor),
             Pending::TurnStats { .. } | Pending::Models | Pending::Probe => None,
@@ -401,14 +374,7 @@ impl Pending {
     fn is_opening(&self) -> bool {
         matches!(
             self,
-            Pending::NewState { .. }
-                | Pending::NewModels { .. }
-                | Pending::LoadSwitch { .. }
-                | Pending::ResumeState { .. }
-                | Pending::LoadState { .. }
-                | Pending::LoadPage { .. }
-                | Pending::LoadLegacy { .. }
-                | Pending::LoadStats { .. }
+            Pending::NewState { .. } | Pending::NewModels { .. } | Pending::Load { .. }
         )
     }
 }
@@ -1005,64 +971,11 @@ impl Bridge {
                 },
                 outcome,
             ) => self.opened_models(key, editor, acp_id, resumed, outcome),
-            // `session/resume` (`open`, `sessions`).
-            (Pending::LoadSwitch { editor, replay }, Ok(ResponseData::Cancelled(data)))
-                if !data.cancelled && !replay =>
-            {
-                self.resume_switched(now, key, editor)
+            // `session/load` and `session/resume` (`load`).
+            (Pending::Load { editor, step }, outcome) => {
+                self.load_step(now, key, editor, step, outcome)
             }
-            (Pending::ResumeState { editor }, outcome) => {
-                self.resume_state(now, key, editor, outcome)
-            }
-            // `session/load` (`load`).
-            (Pending::LoadSwitch { editor, .. }, Ok(ResponseData::Cancelled(data)))
-                if !data.cancelled =>
-            {
-                self.load_switched(now, key, editor)
-            }
-            (Pending::NewState { editor } | Pending::LoadSwitch { editor, .. }, outcome) => {
-                self.open_failed(now, key, editor, outcome)
-            }
-            (Pending::LoadState { editor }, outcome) => self.load_state(now, key, editor, outcome),
-            (
-                Pending::LoadPage {
-                    editor,
-                    walk,
-                    rebuild,
-                },
-                Ok(ResponseData::MessagesPage(page)),
-            ) => self.load_page(now, key, editor, walk, rebuild, page),
-            // PAGE-07: paging refused in a way that falls back (busy, stale, not offered):
-            // the whole history through `get_messages`, messages already replayed once.
-            (
-                Pending::LoadPage {
-                    editor, rebuild, ..
-                },
-                Err(failure),
-            ) if crate::client::history::falls_back(&failure) => {
-                self.load_legacy(now, key, editor, rebuild)
-            }
-            // ACP-06: a history that can't be read leaves the facts unknown.
-            (
-                Pending::LoadPage {
-                    editor, rebuild, ..
-                },
-                _,
-            ) => self.load_stats(now, key, editor, rebuild, false),
-            (Pending::LoadLegacy { editor, rebuild }, outcome) => {
-                self.load_whole_history(now, key, editor, rebuild, outcome)
-            }
-            (
-                Pending::LoadStats {
-                    editor,
-                    rebuild,
-                    complete,
-                },
-                outcome,
-            ) => {
-                let stats = stats_of(outcome);
-                self.loaded(key, &editor, *rebuild, complete, stats.as_deref());
-            }
+            (Pending::NewState { editor }, outcome) => self.open_failed(now, key, editor, outcome),
             // The options (`config`).
             (Pending::Models, outcome) => self.models_answered(key, outcome),
             (Pending::SetConfig { editor }, Ok(_)) => {

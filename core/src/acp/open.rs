@@ -188,7 +188,10 @@ impl Bridge {
             now,
             key,
             commands::get_state(),
-            |editor| Pending::ResumeState { editor },
+            |editor| Pending::Load {
+                editor,
+                step: LoadStep::ResumeState,
+            },
             &editor,
         );
     }
