@@ -8,7 +8,7 @@ mod acp_support;
 use std::time::Duration;
 
 use acp_support::{assistant, update, Harness, SessionId};
-use musewire_core::acp::{Input, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT};
+use musewire_core::acp::{Input, AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT};
 use serde_json::json;
 
 /// One assistant message of one text delta of this many bytes (a message's text is bounded,
@@ -105,4 +105,53 @@ fn acp_20_the_prompt_budget_does_not_run_while_the_agent_is_held() {
     assert!(h.bridge.reads_agent(&id));
     let budget = musewire_core::acp::DEFAULT_SILENCE_BUDGET;
     assert_eq!(h.bridge.poll_timeout(), Some(h.now + budget / 2));
+}
+
+/// ACP-20, an agent's stdin: while more than `AGENT_STDIN_HIGH_WATER` bytes given the driver
+/// for one agent wait to be written (it does not read its stdin), the editor is not read;
+/// it is read again once the agent has taken enough, and at once when the agent exits.
+#[test]
+fn acp_20_an_agent_that_does_not_read_its_stdin_stops_the_editors_reads() {
+    let mut h = Harness::new();
+    let session = h.session();
+    let id = SessionId::new(session.as_str());
+    // What the opening wrote is taken; nothing waits.
+    let opened = h.bridge.agent_stdin_waiting(&id);
+    h.bridge
+        .handle(h.now, Input::AgentWritten(id.clone(), opened));
+    assert_eq!(h.bridge.agent_stdin_waiting(&id), 0);
+    let text = "x".repeat(AGENT_STDIN_HIGH_WATER);
+    h.request(
+        10,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+    );
+    let waiting = h.bridge.agent_stdin_waiting(&id);
+    assert!(waiting > AGENT_STDIN_HIGH_WATER, "{waiting}");
+    assert!(
+        !h.bridge.reads_editor(),
+        "held while the agent's stdin is full"
+    );
+    assert!(h.bridge.reads_agent(&id), "the agent itself is still read");
+    h.bridge.handle(
+        h.now,
+        Input::AgentWritten(id.clone(), waiting - AGENT_STDIN_HIGH_WATER),
+    );
+    assert!(!h.bridge.reads_editor(), "at the mark: still held");
+    h.bridge.handle(h.now, Input::AgentWritten(id.clone(), 1));
+    assert!(h.bridge.reads_editor(), "read again below the mark");
+
+    // An agent that exits with its stdin full lets the editor be read again.
+    h.request(
+        11,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "y".repeat(2 * AGENT_STDIN_HIGH_WATER)}]}),
+    );
+    assert!(!h.bridge.reads_editor());
+    h.agent_exit(&session);
+    assert!(
+        h.bridge.reads_editor(),
+        "what the agent did not take is dropped"
+    );
+    assert_eq!(h.bridge.agent_stdin_waiting(&id), 0);
 }

@@ -8,6 +8,13 @@
 //! reaches the agent), until [`EDITOR_READ_LIMIT`] bytes wait. Reading goes on as the
 //! editor reads again. A session's silence budgets do not run while its agent is not read
 //! (ACP-21).
+//!
+//! Each agent's stdin is a bounded queue the same way: the bridge counts the bytes of the
+//! [`Action::Agent`](super::Action::Agent) lines it gave the driver and the driver says how
+//! many it has written ([`Input::AgentWritten`](super::Input::AgentWritten)). While more than
+//! [`AGENT_STDIN_HIGH_WATER`] bytes wait for any one agent (it does not read its stdin), the
+//! editor is not read: its requests could only join that queue. What an agent that exited
+//! did not take is dropped.
 
 use std::time::Instant;
 
@@ -25,6 +32,11 @@ pub const EDITOR_HIGH_WATER: usize = 1 << 20;
 /// read either (ACP-20): 16 MiB. Only an editor that keeps writing requests while it reads
 /// none of the answers gets there.
 pub const EDITOR_READ_LIMIT: usize = 16 << 20;
+
+/// The bytes waiting for one agent's stdin past which the editor's input is no longer read
+/// (ACP-20): 4 MiB. A single larger line (a prompt with images) still goes; the editor is
+/// read again once the agent has taken it.
+pub const AGENT_STDIN_HIGH_WATER: usize = 4 << 20;
 
 /// The most editor requests that may wait on one session's agent (ACP-23): past it, more
 /// are refused at once, so neither the bridge's bookkeeping nor the agent's stdin queue
@@ -77,9 +89,30 @@ impl Bridge {
     }
 
     /// Whether the driver reads the editor's input now (ACP-20): not while more than
-    /// [`EDITOR_READ_LIMIT`] bytes for it wait to be written.
+    /// [`EDITOR_READ_LIMIT`] bytes for it wait to be written, nor while more than
+    /// [`AGENT_STDIN_HIGH_WATER`] bytes wait for one agent's stdin. The driver asks after
+    /// draining [`Bridge::poll_action`].
     pub fn reads_editor(&self) -> bool {
         !self.editor_queue.holds_editor()
+            && self
+                .sessions
+                .values()
+                .all(|s| s.stdin_waiting < AGENT_STDIN_HIGH_WATER)
+    }
+
+    /// [`Input::AgentWritten`](super::Input::AgentWritten): the agent took `bytes` more.
+    pub(super) fn agent_written(&mut self, session: &SessionId, bytes: usize) {
+        if let Some(session) = self.sessions.get_mut(&*session.0) {
+            session.stdin_waiting = session.stdin_waiting.saturating_sub(bytes);
+        }
+    }
+
+    /// The bytes of [`Action::Agent`](super::Action::Agent) lines given to the driver for
+    /// `session`'s agent and not yet reported written (ACP-20).
+    pub fn agent_stdin_waiting(&self, session: &SessionId) -> usize {
+        self.sessions
+            .get(&*session.0)
+            .map_or(0, |s| s.stdin_waiting)
     }
 
     /// The bytes of [`Action::Editor`](super::Action::Editor) lines given to the driver and not yet reported

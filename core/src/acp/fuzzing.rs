@@ -501,6 +501,13 @@ impl Harness {
                 let waiting = self.sides[0].bridge.editor_waiting();
                 let written = if ms % 2 == 1 { waiting / 2 } else { waiting };
                 self.feed(Input::EditorWritten(written), 0, 0);
+                // The agents take what waits for their stdin (ACP-20), half on odd ms.
+                for key in self.sides[0].spawned.clone() {
+                    let id = SessionId::new(key.as_str());
+                    let waiting = self.sides[0].bridge.agent_stdin_waiting(&id);
+                    let written = if ms % 2 == 1 { waiting / 2 } else { waiting };
+                    self.feed(Input::AgentWritten(id, written), 0, 0);
+                }
                 self.now += Duration::from_millis(u64::from(ms));
                 self.feed(Input::Timeout, 0, 0);
             }

@@ -104,7 +104,9 @@ pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
 };
-pub use flow::{EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS};
+pub use flow::{
+    AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS,
+};
 pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use map::Mapper;
 pub use mcp::{is_mcp_server_key, McpLaunch, McpRead, MAX_MCP_SERVERS};
@@ -202,6 +204,11 @@ pub enum Input<'a> {
     /// The driver wrote this many bytes of the [`Action::Editor`] lines to the editor
     /// (ACP-20: what waits decides whether the agents are read, [`Bridge::reads_agent`]).
     EditorWritten(usize),
+    /// The driver wrote this many bytes of the session's [`Action::Agent`] lines to its
+    /// agent's stdin, or dropped them since that stdin is closed (ACP-20: while more than
+    /// [`AGENT_STDIN_HIGH_WATER`] wait for one agent, the editor is not read,
+    /// [`Bridge::reads_editor`]).
+    AgentWritten(SessionId, usize),
 }
 
 /// Work for the driver, in order. Serialised (for transcripts) as
@@ -419,6 +426,8 @@ struct Session {
     silence: silence::Silence,
     /// MCP-01: the editor's MCP servers of this session.
     mcp: mcp::SessionMcp,
+    /// ACP-20: bytes given the driver for the agent's stdin and not yet reported written.
+    stdin_waiting: usize,
 }
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06):
@@ -578,6 +587,8 @@ impl Bridge {
             Input::AgentExit(id, status) => {
                 if let Some(session) = self.sessions.get_mut(&*id.0) {
                     session.exited = true;
+                    // ACP-20: what it did not take is dropped with its stdin.
+                    session.stdin_waiting = 0;
                     // ACP-12: what is left of its process group goes with it.
                     let kill = session.stop.exited(&SessionId::new(id.0.clone()));
                     self.actions.extend(kill);
@@ -587,6 +598,7 @@ impl Bridge {
             }
             Input::SessionFolder(files) => self.listed(files),
             Input::EditorWritten(bytes) => self.editor_written(now, bytes),
+            Input::AgentWritten(id, bytes) => self.agent_written(&id, bytes),
             Input::Mcp(server, read) => self.mcp_read(now, server, read),
             Input::Timeout => {
                 self.shutdown.tick(now);
@@ -877,10 +889,13 @@ impl Bridge {
                 return;
             };
             match action {
-                client::Action::Write { bytes } => self.actions.push_back(Action::Agent {
-                    session: SessionId::new(key.clone()),
-                    bytes,
-                }),
+                client::Action::Write { bytes } => {
+                    session.stdin_waiting = session.stdin_waiting.saturating_add(bytes.len());
+                    self.actions.push_back(Action::Agent {
+                        session: SessionId::new(key.clone()),
+                        bytes,
+                    })
+                }
                 // ACP-12: every stop closes stdin first, and kills after the grace.
                 client::Action::StopAgent => {
                     let close = session.stop.begin(now, &SessionId::new(key.clone()));

@@ -31,6 +31,7 @@ impl Bridge {
                 title: None,
                 silence: silence::Silence::new(now),
                 mcp: mcp::SessionMcp::default(),
+                stdin_waiting: 0,
             },
         );
         self.actions.push_back(Action::Spawn {

@@ -12,7 +12,9 @@
 //! chunk before has been handed in and while the bridge says to read that source
 //! ([`Bridge::reads_editor`], [`Bridge::reads_agent`]). The loop never waits on the editor's
 //! stdout: it writes what it can while it waits for inputs, and tells the bridge what was
-//! written ([`Input::EditorWritten`]).
+//! written ([`Input::EditorWritten`]). Each agent's stdin is written by its own task, which
+//! tells the bridge what it wrote ([`Input::AgentWritten`]): while one agent does not read,
+//! what waits for it is bounded by the editor's reads stopping ([`Bridge::reads_editor`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -65,6 +67,9 @@ enum Event {
     Shutdown,
     /// The session folder was read (ACP-26).
     SessionFolder(Result<Vec<SessionFile>, String>),
+    /// This many bytes were written to an agent's (or MCP server's) stdin, or dropped with a
+    /// closed one (ACP-20).
+    Written(Arc<str>, usize),
 }
 
 /// What the loop's wait ended with.
@@ -508,6 +513,9 @@ where
             Event::StdoutEnd(s) if is_mcp_server_key(&s) => {
                 bridge.handle(now, Input::Mcp(&s, McpRead::StdoutEnd))
             }
+            // MCP-05 bounds what waits for a server: at most 64 calls.
+            Event::Written(s, _) if is_mcp_server_key(&s) => {}
+            Event::Written(s, n) => bridge.handle(now, Input::AgentWritten(id(&s), n)),
             Event::Exit(s, _) if is_mcp_server_key(&s) => {
                 sweep(&orphans, &agents, &servers);
                 bridge.handle(now, Input::Mcp(&s, McpRead::Exit))
@@ -590,8 +598,10 @@ fn start_agent(
         Some((stdout_done_tx, turns)),
     );
     pipe(stderr, session.clone(), events.clone(), Event::Stderr, None);
-    // Bounded by the bridge rather than here (ACP-23): it writes an agent a prompt and an
-    // abort a turn, at most 64 requests and 64 dialog answers waiting, a probe a silence.
+    // Bounded by the bridge rather than here (ACP-20): past AGENT_STDIN_HIGH_WATER bytes
+    // waiting (each write is reported back) the editor, whose requests are what an agent is
+    // written, is not read; ACP-23 bounds the requests that wait, and an MCP server is written
+    // only the calls of its session's agent (at most 64, MCP-05).
     let (ops, op_rx) = channel::unbounded::<AgentOp>();
     smol::spawn(async move {
         let status = loop {
@@ -606,6 +616,10 @@ fn start_agent(
                         let _ = stdin.write_all(&bytes).await;
                         let _ = stdin.flush().await;
                     }
+                    // ACP-20: written, or dropped with a closed stdin: no longer waiting.
+                    let _ = events
+                        .send(Event::Written(session.clone(), bytes.len()))
+                        .await;
                 }
                 Ok(Ok(AgentOp::CloseStdin)) => stdin = None,
                 Ok(Ok(AgentOp::Kill)) => {
