@@ -290,21 +290,7 @@ fn mcp_03_05_omp_calls_server_everythings_echo_and_the_result_reaches_the_model(
     }
     let server = ModelServer::start().expect("model server");
     let dir = peers::scratch("acp-mcp-omp");
-    let omp = peers::omp(&dir, &server.base_url());
-    let cwd = omp.get_current_dir().unwrap().to_path_buf();
-    let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
-    acp.arg("acp")
-        .arg("--")
-        .arg(omp.get_program())
-        .args(omp.get_args())
-        .env_clear()
-        .current_dir(&cwd);
-    for (key, value) in omp.get_envs() {
-        if let Some(value) = value {
-            acp.env(key, value);
-        }
-    }
-    let mut bridge = Bridge::start(acp);
+    let (mut bridge, cwd) = bridge_over(peers::omp(&dir, &server.base_url()), &[]);
     let session = bridge.session(&cwd, json!([node_server("everything", "everything", &[])]));
     let text = bridge.prompt(
         3,
@@ -322,9 +308,9 @@ fn mcp_03_05_omp_calls_server_everythings_echo_and_the_result_reaches_the_model(
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// `musewire acp` over pi `version`, with `extra` flags before `--`.
-fn bridge_over_pi(pi: peers::Pi, dir: &Path, base_url: &str, extra: &[&str]) -> (Bridge, PathBuf) {
-    let agent = peers::pi_version(pi, dir, base_url);
+/// `musewire acp` over `agent` (a peer's command, its env and cwd kept), with `extra` flags
+/// before `--`: the bridge and the agent's cwd.
+fn bridge_over(agent: Command, extra: &[&str]) -> (Bridge, PathBuf) {
     let cwd = agent.get_current_dir().unwrap().to_path_buf();
     let mut acp = Command::new(env!("CARGO_BIN_EXE_musewire"));
     acp.arg("acp")
@@ -340,6 +326,11 @@ fn bridge_over_pi(pi: peers::Pi, dir: &Path, base_url: &str, extra: &[&str]) -> 
         }
     }
     (Bridge::start(acp), cwd)
+}
+
+/// `musewire acp` over pi `version`, with `extra` flags before `--`.
+fn bridge_over_pi(pi: peers::Pi, dir: &Path, base_url: &str, extra: &[&str]) -> (Bridge, PathBuf) {
+    bridge_over(peers::pi_version(pi, dir, base_url), extra)
 }
 
 /// pi (0.73.1 and 1.6.0) has no host tools of its own: `musewire acp` loads musewire's
@@ -416,26 +407,16 @@ fn mcp_03_09_pi_without_the_extension_refuses_host_tools_and_the_editor_is_told(
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// MCP-05 (HOST-03): `session/cancel` mid-call: the agent withdraws the host tool call, the
-/// bridge cancels the `tools/call` at the server, the turn ends `cancelled`, and the server
-/// goes on serving the next call.
-#[test]
-fn mcp_05_a_cancelled_turn_cancels_the_server_call() {
-    if !servers_installed() {
-        return;
-    }
-    let dir = scratch("acp-mcp-cancel");
-    let work = dir.join("work");
-    let mut bridge = Bridge::start(bundled(&dir, &[]));
-    let session = bridge.session(&work, json!([node_server("everything", "everything", &[])]));
+/// Prompts `text` (request 3), waits for the update `started` says the call is running in,
+/// cancels the turn, and checks the prompt is answered `cancelled` well before the 30 s
+/// operation would end (MCP-05, HOST-03).
+fn cancel_mid_call(bridge: &mut Bridge, session: &str, text: &str, started: fn(&Value) -> bool) {
     let request = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
-        "sessionId": session,
-        "prompt": [{"type": "text", "text": "call mcp__everything__trigger-long-running-operation {\"duration\":30,\"steps\":3}"}]}});
+        "sessionId": session, "prompt": [{"type": "text", "text": text}]}});
     writeln!(bridge.stdin.as_mut().unwrap(), "{request}").unwrap();
-    // The call has started once its card is open.
     loop {
         let line = bridge.lines.recv_timeout(WAIT).expect("the tool's card");
-        if line["params"]["update"]["sessionUpdate"] == "tool_call" {
+        if started(&line) {
             break;
         }
     }
@@ -452,6 +433,27 @@ fn mcp_05_a_cancelled_turn_cancels_the_server_call() {
         }
     };
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+}
+
+/// MCP-05 (HOST-03): `session/cancel` mid-call: the agent withdraws the host tool call, the
+/// bridge cancels the `tools/call` at the server, the turn ends `cancelled`, and the server
+/// goes on serving the next call.
+#[test]
+fn mcp_05_a_cancelled_turn_cancels_the_server_call() {
+    if !servers_installed() {
+        return;
+    }
+    let dir = scratch("acp-mcp-cancel");
+    let work = dir.join("work");
+    let mut bridge = Bridge::start(bundled(&dir, &[]));
+    let session = bridge.session(&work, json!([node_server("everything", "everything", &[])]));
+    // The call has started once its card is open.
+    cancel_mid_call(
+        &mut bridge,
+        &session,
+        "call mcp__everything__trigger-long-running-operation {\"duration\":30,\"steps\":3}",
+        |line| line["params"]["update"]["sessionUpdate"] == "tool_call",
+    );
     let text = bridge.prompt(
         4,
         &session,
@@ -472,30 +474,13 @@ fn mcp_05_host_10_a_cancelled_turn_over_pi_cancels_the_server_call() {
     let dir = peers::scratch("acp-mcp-pi-cancel");
     let (mut bridge, cwd) = bridge_over_pi(peers::Pi::V1_6, &dir, &server.base_url(), &[]);
     let session = bridge.session(&cwd, json!([node_server("everything", "everything", &[])]));
-    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
-        "sessionId": session,
-        "prompt": [{"type": "text", "text": "[[tool mcp__everything__trigger-long-running-operation {\"duration\":30,\"steps\":3}]]"}]}});
-    writeln!(bridge.stdin.as_mut().unwrap(), "{request}").unwrap();
     // The call runs once its card says so.
-    loop {
-        let line = bridge.lines.recv_timeout(WAIT).expect("the tool's card");
-        if line["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
-    let cancel =
-        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
-    writeln!(bridge.stdin.as_mut().unwrap(), "{cancel}").unwrap();
-    let answer = loop {
-        let line = bridge
-            .lines
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the prompt's answer well before the 30 s operation ends");
-        if line["id"] == json!(3) {
-            break line;
-        }
-    };
-    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    cancel_mid_call(
+        &mut bridge,
+        &session,
+        "[[tool mcp__everything__trigger-long-running-operation {\"duration\":30,\"steps\":3}]]",
+        |line| line["params"]["update"]["status"] == "in_progress",
+    );
     let text = bridge.prompt(
         4,
         &session,
