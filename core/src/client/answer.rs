@@ -9,7 +9,11 @@ use thiserror::Error;
 use super::{Answered, ClientError, CommandFailure};
 use crate::output::{OutputErrorCode, ReadResult};
 use crate::wire::{
-    AgentMessage, BashData, MessagesPageData, PromptData, ResponseData, SessionState, TodosData,
+    AgentMessage, BashData, BranchData, BranchMessagesData, CancelledData, Command, CommandsData,
+    CompactionResult, CycleModelData, FastModeData, HandoffData, LastAssistantTextData, LevelData,
+    LoginData, LoginProvidersData, MessagesData, MessagesPageData, ModelInfo, ModelsData, PathData,
+    PromptData, ProtocolVersionData, ResponseData, SessionState, SessionStatsData,
+    SubagentMessagesData, SubagentsData, TodosData,
 };
 
 /// Why a driver's call gave no answer.
@@ -46,6 +50,26 @@ impl CallError {
 impl From<CommandFailure> for CallError {
     fn from(failure: CommandFailure) -> Self {
         CallError::Failed(failure)
+    }
+}
+
+/// A command with the type its answer is read as: each of
+/// [`wire::request`](crate::wire::request)'s types (one per command, from the command table),
+/// and a [`Command`] itself (its answer's [`ResponseData`]). What the drivers' generic `call`
+/// takes.
+pub trait TypedCommand {
+    /// What the answer is read as.
+    type Answer: FromAnswer;
+
+    /// The command to send.
+    fn into_command(self) -> Command;
+}
+
+impl TypedCommand for Command {
+    type Answer = ResponseData;
+
+    fn into_command(self) -> Command {
+        self
     }
 }
 
@@ -121,4 +145,25 @@ from_data! {
     MessagesPageData => MessagesPage,
     TodosData => Todos,
     ReadResult => ReadOutput,
+    ProtocolVersionData => NegotiateProtocol,
+    CancelledData => Cancelled,
+    FastModeData => FastMode,
+    CommandsData => Commands,
+    LevelData => Level,
+    SubagentsData => Subagents,
+    SubagentMessagesData => SubagentMessages,
+    ModelInfo => Model,
+    Option<CycleModelData> => CycleModel,
+    ModelsData => Models,
+    Option<LevelData> => CycleThinkingLevel,
+    CompactionResult => Compaction,
+    SessionStatsData => SessionStats(*),
+    PathData => Path,
+    BranchData => Branch,
+    BranchMessagesData => BranchMessages,
+    LastAssistantTextData => LastAssistantText,
+    Option<HandoffData> => Handoff,
+    MessagesData => Messages,
+    LoginProvidersData => LoginProviders,
+    LoginData => Login,
 }

@@ -29,15 +29,13 @@ macro_rules! driver_methods {
         $crate::driver_methods!(@table [async] [] [.await] []);
     };
     (@table $flavour:tt $timeout:tt $await:tt $waits:tt) => {
+        $crate::driver_methods!(@call $flavour $timeout $await $waits);
         $crate::driver_methods!(@rows $flavour $timeout $await $waits
         /// Sends a command; its response arrives as an event.
         send send(command: $crate::wire::Command) = $crate::client::Call::Send(command);
         /// Starts reading the whole history and returns at once: `HistoryProgress` events
         /// follow each page, and one `History` event ends it (PAGE-07).
         send read_history() = $crate::client::Call::ReadHistory;
-        /// Sends a command and waits for its response's `data`.
-        wait call(command: $crate::wire::Command) -> $crate::wire::ResponseData =
-            $crate::client::Call::Send(command);
         /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
         wait prompt(message: &str) -> $crate::wire::PromptData =
             $crate::client::Call::Send($crate::client::commands::prompt(message));
@@ -98,6 +96,20 @@ macro_rules! driver_methods {
         /// has closed.
         answer send_raw_line(line: &[u8]) = $crate::client::Call::RawLine(line.to_vec());
         );
+    };
+    (@call [$($async:tt)*] [$($timeout:ident)?] [$($await:tt)*] [$(#[$wait:meta])*]) => {
+        /// Sends a command and waits for its answer, typed by the command: any of
+        /// [`wire::request`](musewire_core::wire::request)'s types, one per command
+        /// (`call(request::GetState::default())` gives a `SessionState`,
+        /// `call(request::GetSessionStats::default())` a `SessionStatsData`), or a
+        /// [`Command`](musewire_core::wire::Command), whose answer is its response's `data`
+        /// as a `ResponseData`. An answer of another shape is [`CallError::Unexpected`].
+        $(#[$wait])*
+        pub $($async)* fn call<C: $crate::client::TypedCommand>(
+            &self, command: C, $($timeout: ::std::time::Duration)?
+        ) -> Result<C::Answer, $crate::client::CallError> {
+            self.request($crate::client::Call::Send(command.into_command()) $(, $timeout)?)$($await)*
+        }
     };
     (@rows $flavour:tt $timeout:tt $await:tt $waits:tt $(
         $(#[$doc:meta])* $kind:ident $name:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)? = $call:expr;

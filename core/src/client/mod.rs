@@ -66,7 +66,7 @@ use std::time::Instant;
 
 pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
-pub use answer::{CallError, FromAnswer};
+pub use answer::{CallError, FromAnswer, TypedCommand};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
 pub use driven::{

@@ -220,103 +220,169 @@ wire_struct! {
     }
 }
 
-wire_enum! {
+/// The command table: each row is a command's `type`, its [`Command`] variant and params, and
+/// the type its answer is read as. It writes the [`Command`] union and, per row, the typed
+/// command of [`request`] (the variant's params under the variant's name, with its answer):
+/// adding a command is one row here, plus its answer's type where it has one.
+macro_rules! command_table {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident tag $tag:literal {
+            $(
+                $(#[$vmeta:meta])*
+                $wire:literal => $variant:ident($ty:ident) -> $answer:ty,
+            )*
+        }
+    ) => {
+        wire_enum! {
+            $(#[$meta])*
+            pub enum $name tag $tag {
+                $(
+                    $(#[$vmeta])*
+                    $wire => $variant($ty),
+                )*
+            }
+        }
+
+        /// One type per command, for the drivers' generic `call` (its answer typed, as
+        /// lsp-types' requests are): `call(request::GetState::default())` gives a
+        /// [`SessionState`](crate::wire::SessionState). Each holds the command's params and
+        /// is a [`TypedCommand`](crate::client::TypedCommand).
+        pub mod request {
+            #[allow(unused_imports)]
+            use super::super::*;
+            use crate::output::ReadResult;
+
+            $(
+                $(#[$vmeta])*
+                #[doc = ""]
+                #[doc = concat!("`", $wire, "`, answered as `", stringify!($answer), "`.")]
+                #[derive(Debug, Clone, PartialEq, Default)]
+                pub struct $variant(pub super::$ty);
+
+                impl $variant {
+                    /// The command's `type`.
+                    pub const TYPE: &'static str = $wire;
+                }
+
+                impl $crate::client::TypedCommand for $variant {
+                    type Answer = $answer;
+
+                    fn into_command(self) -> super::$name {
+                        super::$name::$variant(self.0)
+                    }
+                }
+            )*
+
+            /// Every command's `type`, in the table's order.
+            pub const TYPES: &[&str] = &[$($wire),*];
+
+            /// Every command, its params left default, made by its typed command, with its
+            /// `type`, in the table's order (for tests and tools that walk the table).
+            pub fn every_command() -> Vec<(&'static str, super::$name)> {
+                vec![$(($wire, $crate::client::TypedCommand::into_command($variant::default()))),*]
+            }
+        }
+    };
+}
+
+command_table! {
     /// A command, tagged by `type`. The `id` is not part of it: see [`Command::to_vec_with_id`].
     pub enum Command tag "type" {
         /// Switch to protocol v2 (FRAME-04).
-        "negotiate_protocol" => NegotiateProtocol(NegotiateProtocol),
+        "negotiate_protocol" => NegotiateProtocol(NegotiateProtocol) -> ProtocolVersionData,
         /// Send a prompt.
-        "prompt" => Prompt(Prompt),
+        "prompt" => Prompt(Prompt) -> PromptData,
         /// Steer the running agent.
-        "steer" => Steer(MessageArgs),
+        "steer" => Steer(MessageArgs) -> ResponseData,
         /// Queue a follow-up.
-        "follow_up" => FollowUp(MessageArgs),
+        "follow_up" => FollowUp(MessageArgs) -> ResponseData,
         /// Abort the run.
-        "abort" => Abort(NoArgs),
+        "abort" => Abort(NoArgs) -> ResponseData,
         /// Abort, then prompt.
-        "abort_and_prompt" => AbortAndPrompt(MessageArgs),
+        "abort_and_prompt" => AbortAndPrompt(MessageArgs) -> ResponseData,
         /// Start a new session.
-        "new_session" => NewSession(NewSession),
+        "new_session" => NewSession(NewSession) -> CancelledData,
         /// Read the session state.
-        "get_state" => GetState(NoArgs),
+        "get_state" => GetState(NoArgs) -> SessionState,
         /// Fast mode on or off.
-        "set_fast_mode" => SetFastMode(Enabled),
+        "set_fast_mode" => SetFastMode(Enabled) -> FastModeData,
         /// List slash commands (oh-my-pi).
-        "get_available_commands" => GetAvailableCommands(NoArgs),
+        "get_available_commands" => GetAvailableCommands(NoArgs) -> CommandsData,
         /// Replace the todos.
-        "set_todos" => SetTodos(SetTodos),
+        "set_todos" => SetTodos(SetTodos) -> TodosData,
         /// Replace the host tools (HOST-01).
-        "set_host_tools" => SetHostTools(SetHostTools),
+        "set_host_tools" => SetHostTools(SetHostTools) -> ResponseData,
         /// Replace the host URI schemes (HOST-04).
-        "set_host_uri_schemes" => SetHostUriSchemes(SetHostUriSchemes),
+        "set_host_uri_schemes" => SetHostUriSchemes(SetHostUriSchemes) -> ResponseData,
         /// Subagent frames level.
-        "set_subagent_subscription" => SetSubagentSubscription(Level),
+        "set_subagent_subscription" => SetSubagentSubscription(Level) -> LevelData,
         /// List subagents.
-        "get_subagents" => GetSubagents(NoArgs),
+        "get_subagents" => GetSubagents(NoArgs) -> SubagentsData,
         /// Read a subagent's transcript.
-        "get_subagent_messages" => GetSubagentMessages(GetSubagentMessages),
+        "get_subagent_messages" => GetSubagentMessages(GetSubagentMessages) -> SubagentMessagesData,
         /// Choose the model.
-        "set_model" => SetModel(SetModel),
+        "set_model" => SetModel(SetModel) -> ModelInfo,
         /// Next model.
-        "cycle_model" => CycleModel(NoArgs),
+        "cycle_model" => CycleModel(NoArgs) -> Option<CycleModelData>,
         /// List models.
-        "get_available_models" => GetAvailableModels(NoArgs),
+        "get_available_models" => GetAvailableModels(NoArgs) -> ModelsData,
         /// Set the thinking level.
-        "set_thinking_level" => SetThinkingLevel(Level),
+        "set_thinking_level" => SetThinkingLevel(Level) -> ResponseData,
         /// Next thinking level.
-        "cycle_thinking_level" => CycleThinkingLevel(NoArgs),
+        "cycle_thinking_level" => CycleThinkingLevel(NoArgs) -> Option<LevelData>,
         /// Steering queue mode.
-        "set_steering_mode" => SetSteeringMode(Mode),
+        "set_steering_mode" => SetSteeringMode(Mode) -> ResponseData,
         /// Follow-up queue mode.
-        "set_follow_up_mode" => SetFollowUpMode(Mode),
+        "set_follow_up_mode" => SetFollowUpMode(Mode) -> ResponseData,
         /// Interrupt mode (oh-my-pi).
-        "set_interrupt_mode" => SetInterruptMode(Mode),
+        "set_interrupt_mode" => SetInterruptMode(Mode) -> ResponseData,
         /// Compact the context.
-        "compact" => Compact(CustomInstructions),
+        "compact" => Compact(CustomInstructions) -> CompactionResult,
         /// Automatic compaction on or off.
-        "set_auto_compaction" => SetAutoCompaction(Enabled),
+        "set_auto_compaction" => SetAutoCompaction(Enabled) -> ResponseData,
         /// Automatic retry on or off.
-        "set_auto_retry" => SetAutoRetry(Enabled),
+        "set_auto_retry" => SetAutoRetry(Enabled) -> ResponseData,
         /// Stop a pending retry.
-        "abort_retry" => AbortRetry(NoArgs),
+        "abort_retry" => AbortRetry(NoArgs) -> ResponseData,
         /// Run a shell command (runs concurrently with other commands).
-        "bash" => Bash(Bash),
+        "bash" => Bash(Bash) -> BashData,
         /// Abort the shell command (CALL-05).
-        "abort_bash" => AbortBash(NoArgs),
+        "abort_bash" => AbortBash(NoArgs) -> ResponseData,
         /// Session statistics.
-        "get_session_stats" => GetSessionStats(NoArgs),
+        "get_session_stats" => GetSessionStats(NoArgs) -> SessionStatsData,
         /// Export the session as HTML.
-        "export_html" => ExportHtml(ExportHtml),
+        "export_html" => ExportHtml(ExportHtml) -> PathData,
         /// Switch to another session file.
-        "switch_session" => SwitchSession(SwitchSession),
+        "switch_session" => SwitchSession(SwitchSession) -> CancelledData,
         /// Branch from an entry (oh-my-pi).
-        "branch" => Branch(EntryId),
+        "branch" => Branch(EntryId) -> BranchData,
         /// Entries one can branch from (oh-my-pi).
-        "get_branch_messages" => GetBranchMessages(NoArgs),
+        "get_branch_messages" => GetBranchMessages(NoArgs) -> BranchMessagesData,
         /// The last assistant text.
-        "get_last_assistant_text" => GetLastAssistantText(NoArgs),
+        "get_last_assistant_text" => GetLastAssistantText(NoArgs) -> LastAssistantTextData,
         /// Name the session.
-        "set_session_name" => SetSessionName(SetSessionName),
+        "set_session_name" => SetSessionName(SetSessionName) -> ResponseData,
         /// Hand off to a new session (oh-my-pi).
-        "handoff" => Handoff(CustomInstructions),
+        "handoff" => Handoff(CustomInstructions) -> Option<HandoffData>,
         /// The whole history in one response.
-        "get_messages" => GetMessages(NoArgs),
+        "get_messages" => GetMessages(NoArgs) -> MessagesData,
         /// One page of history (PAGE-01).
-        "get_messages_page" => GetMessagesPage(GetMessagesPage),
+        "get_messages_page" => GetMessagesPage(GetMessagesPage) -> MessagesPageData,
         /// Login providers.
-        "get_login_providers" => GetLoginProviders(NoArgs),
+        "get_login_providers" => GetLoginProviders(NoArgs) -> LoginProvidersData,
         /// Log in.
-        "login" => Login(Login),
+        "login" => Login(Login) -> LoginData,
         /// List slash commands (pi 0.73).
-        "get_commands" => GetCommands(NoArgs),
+        "get_commands" => GetCommands(NoArgs) -> CommandsData,
         /// Fork from an entry (pi 0.73).
-        "fork" => Fork(EntryId),
+        "fork" => Fork(EntryId) -> BranchData,
         /// Clone the session (pi 0.73).
-        "clone" => Clone(NoArgs),
+        "clone" => Clone(NoArgs) -> CancelledData,
         /// Entries one can fork from (pi 0.73).
-        "get_fork_messages" => GetForkMessages(NoArgs),
+        "get_fork_messages" => GetForkMessages(NoArgs) -> BranchMessagesData,
         /// Read a page of a stored output (OUT-10, ours: musewire's extension).
-        "read_output" => ReadOutput(ReadOutput),
+        "read_output" => ReadOutput(ReadOutput) -> ReadResult,
     }
 }
 
