@@ -14,10 +14,18 @@
 //!
 //! Without a marker the user's text is echoed as `You said: …`. Every stream ends with a
 //! usage chunk and `data: [DONE]`. Request bodies are kept for tests to inspect.
+//!
+//! Opt-in send log (for benches, `conformance/bench/acp.sh`): with [`SEND_LOG_ENV`] naming a
+//! file when the server starts, every streamed chunk appends one line to it once written to
+//! the socket: `MONO_NS\tWALL_NS\tREQUEST\tCHUNK\tCONTENT`, the `CLOCK_MONOTONIC` and
+//! `CLOCK_REALTIME` times in nanoseconds, the request's serial number and the chunk's index
+//! in it (from 0), and the chunk's `delta.content` as a JSON string (`""` when it has none).
+//! A stream's lines are written together when it ends.
 
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -26,6 +34,27 @@ use serde_json::{json, Value};
 
 /// Ports the reference agent probes at start (Ollama, llama.cpp, LM Studio): never ours.
 const PROBED_PORTS: [u16; 3] = [11434, 8080, 1234];
+
+/// The environment variable naming the send log's file (see the module docs); unset, nothing
+/// is logged.
+pub const SEND_LOG_ENV: &str = "MUSEWIRE_MODEL_SERVER_LOG";
+
+/// Where the streamed chunks' send times go, when asked for.
+struct SendLog {
+    file: Mutex<File>,
+    requests: AtomicU64,
+}
+
+/// `clock`'s time in nanoseconds.
+fn clock_ns(clock: libc::clockid_t) -> u128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clocks asked for exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
+}
 
 /// A running model server; stops when dropped.
 pub struct ModelServer {
@@ -47,6 +76,18 @@ impl ModelServer {
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = match std::env::var_os(SEND_LOG_ENV) {
+            Some(path) => Some(Arc::new(SendLog {
+                file: Mutex::new(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)?,
+                ),
+                requests: AtomicU64::new(0),
+            })),
+            None => None,
+        };
         let (stop2, requests2) = (stop.clone(), requests.clone());
         let thread = std::thread::spawn(move || {
             for stream in listener.incoming() {
@@ -55,8 +96,9 @@ impl ModelServer {
                 }
                 let Ok(stream) = stream else { continue };
                 let requests = requests2.clone();
+                let log = log.clone();
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &requests);
+                    let _ = serve(stream, &requests, log.as_deref());
                 });
             }
         });
@@ -89,7 +131,7 @@ impl Drop for ModelServer {
     }
 }
 
-fn serve(stream: TcpStream, requests: &Mutex<Vec<Value>>) -> io::Result<()> {
+fn serve(stream: TcpStream, requests: &Mutex<Vec<Value>>, log: Option<&SendLog>) -> io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
@@ -141,15 +183,41 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Value>>) -> io::Result<()> {
         );
     }
     out.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n")?;
-    for chunk in script.chunks() {
+    let serial = log.map(|log| log.requests.fetch_add(1, Ordering::SeqCst));
+    let mut sent = Vec::new();
+    for (index, chunk) in script.chunks().iter().enumerate() {
         if let Some(delay) = script.delay {
             std::thread::sleep(delay);
         }
         out.write_all(format!("data: {chunk}\n\n").as_bytes())?;
         out.flush()?;
+        if let Some(serial) = serial {
+            let (mono, wall) = (
+                clock_ns(libc::CLOCK_MONOTONIC),
+                clock_ns(libc::CLOCK_REALTIME),
+            );
+            let content = serde_json::from_str::<Value>(chunk)
+                .ok()
+                .and_then(|c| {
+                    c["choices"][0]["delta"]["content"]
+                        .as_str()
+                        .map(str::to_owned)
+                })
+                .unwrap_or_default();
+            sent.push(format!(
+                "{mono}\t{wall}\t{serial}\t{index}\t{}\n",
+                Value::String(content)
+            ));
+        }
     }
     out.write_all(b"data: [DONE]\n\n")?;
-    out.flush()
+    out.flush()?;
+    if let Some(log) = log {
+        if let Ok(mut file) = log.file.lock() {
+            file.write_all(sent.concat().as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 fn respond(out: &mut TcpStream, status: &str, content_type: &str, body: &[u8]) -> io::Result<()> {
