@@ -26,7 +26,7 @@
 #   RUNS=2 bash conformance/bench/acp.sh
 # Environment: RUNS, WORDS, SESSION_WORDS, SESSIONS, PACE_MS, SIDES (default "omp-rpc omp-acp
 # musewire-omp pi-rpc pi-acp musewire-pi"), NO_BUILD=1 to use the binaries already built,
-# CARGO_TARGET_DIR as usual. Raw JSON lines in bench-out/acp.jsonl, the agents' stderr in the
+# CARGO_TARGET_DIR as usual, MUSEWIRE=PATH to bench another musewire binary (an A/B). Raw JSON lines in bench-out/acp.jsonl, the agents' stderr in the
 # scratch folder it names.
 set -euo pipefail
 
@@ -55,7 +55,7 @@ if [ "${NO_BUILD:-0}" != 1 ]; then
   cargo build --release -q -p musewire-live --bin model-server
 fi
 target="${CARGO_TARGET_DIR:-$root/target}/release"
-musewire="$target/musewire"
+musewire="${MUSEWIRE:-$target/musewire}"
 model_server="$target/model-server"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/musewire-acp-bench.XXXXXX")

@@ -219,8 +219,8 @@ where
         Orphans::adopt(),
         config,
         // ACP-20: what is in flight to and from the editor is bounded here too.
-        smol::Unblock::with_capacity(READ_CHUNK, io::stdin()),
-        smol::Unblock::with_capacity(READ_CHUNK, io::stdout()),
+        crate::editor_stdio::editor_in(),
+        crate::editor_stdio::editor_out(),
         agent,
         async move {
             if let Ok(signal) = rx.recv().await {

@@ -44,6 +44,7 @@
 pub mod acp;
 pub mod agent_stdio;
 mod driver;
+mod editor_stdio;
 mod handlers;
 mod orphans;
 mod pipe;

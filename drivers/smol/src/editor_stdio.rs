@@ -1,0 +1,54 @@
+//! The editor's stdin and stdout for [`serve_acp_stdio`](crate::acp::serve_acp_stdio). A pipe
+//! or a socket (how an editor starts an ACP agent) is read and written non-blocking on the
+//! reactor, like the agents' pipes: a line to the editor is one `write` on the loop's own
+//! thread, not a hand-over to the blocking pool and back (the ACP bench's profile: a few futex
+//! wakes and task switches an update). Anything else (a terminal, a file) goes through the
+//! blocking pool, with a [`READ_CHUNK`]-byte buffer, so that a terminal shared with a shell is
+//! never switched to non-blocking.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use rustix::fs::FileType;
+use smol::io::{AsyncRead, AsyncWrite};
+use smol::Async;
+
+/// The editor's input.
+pub(crate) type EditorIn = Box<dyn AsyncRead + Send + Unpin>;
+
+/// The editor's output.
+pub(crate) type EditorOut = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// How much one read of the editor takes at most through the blocking pool.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// This process's stdin as the editor's input.
+pub(crate) fn editor_in() -> EditorIn {
+    let stdin = io::stdin();
+    match on_reactor(stdin.as_fd()) {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(smol::Unblock::with_capacity(READ_CHUNK, stdin)),
+    }
+}
+
+/// This process's stdout as the editor's output.
+pub(crate) fn editor_out() -> EditorOut {
+    let stdout = io::stdout();
+    match on_reactor(stdout.as_fd()) {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(smol::Unblock::with_capacity(READ_CHUNK, stdout)),
+    }
+}
+
+/// `fd`, when it is a pipe or a socket, as a copy (close-on-exec, so no agent inherits it)
+/// registered with the reactor, which makes it non-blocking.
+fn on_reactor(fd: BorrowedFd<'_>) -> Option<Async<File>> {
+    let stat = rustix::fs::fstat(fd).ok()?;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Fifo | FileType::Socket => {}
+        _ => return None,
+    }
+    let copy = rustix::io::fcntl_dupfd_cloexec(fd, 0).ok()?;
+    Async::new(File::from(copy)).ok()
+}
