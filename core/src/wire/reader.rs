@@ -4,10 +4,12 @@
 //! Almost all of a frame's bytes are string contents (tool output, message text), and most
 //! of those strings hold escapes (`\n`, `\t`, `\"`). serde_json copies such a string piece
 //! by piece into a scratch buffer and then copies the scratch into the `String` the model
-//! keeps, checking every byte along the way. This reader finds the end of the string first
-//! (one SIMD search for `"`), allocates the `String` once at its final size and copies each
-//! run between escapes into it (SIMD searches for `\`), and hands it to the visitor by
-//! value (`visit_string`), so nothing is copied twice.
+//! keeps. This reader also decodes into a scratch buffer, but in one pass over the string:
+//! each run up to the next quote, backslash or control character is found eight bytes at a
+//! step and copied whole, the escape behind it decoded, and the string ends at the first
+//! quote no escape took. (Finding the end first with a SIMD search for `"` costs a restart
+//! at every `\"`, which tool output is full of.) The scratch is copied once into a
+//! `String` of exactly its length, handed to the visitor by value (`visit_string`).
 //!
 //! # The same values, by construction
 //!
@@ -29,7 +31,6 @@
 
 use std::fmt;
 
-use memchr::memchr;
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess};
 use serde::Deserialize;
 
@@ -61,6 +62,7 @@ fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, GaveUp> {
         bytes: text.as_bytes(),
         pos: 0,
         depth: 0,
+        scratch: String::new(),
     };
     let value = T::deserialize(&mut reader)?;
     reader.skip_whitespace();
@@ -101,6 +103,8 @@ struct Reader<'de> {
     bytes: &'de [u8],
     pos: usize,
     depth: u32,
+    /// Where an escaped string is decoded before it is copied out at its final size.
+    scratch: String,
 }
 
 /// A string read: borrowed from the text when it holds no escape.
@@ -151,11 +155,6 @@ fn next_special(bytes: &[u8], mut from: usize, test: fn(u64) -> u64) -> Option<u
     (found != 0).then(|| from + (found.trailing_zeros() / 8) as usize)
 }
 
-/// The backslashes of `word`, as [`special_bytes`] gives them.
-fn backslashes(word: u64) -> u64 {
-    zero_bytes(word ^ (ONES * u64::from(b'\\'))) & HIGH
-}
-
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
@@ -163,18 +162,6 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 #[inline(always)]
 fn zero_bytes(x: u64) -> u64 {
     x.wrapping_sub(ONES) & !x
-}
-
-/// Whether `bytes` holds a control character, which JSON does not allow raw in a string.
-/// (A fold over fixed-size chunks, so that it compiles to SIMD.)
-fn has_control(bytes: &[u8]) -> bool {
-    let mut chunks = bytes.chunks_exact(32);
-    for chunk in &mut chunks {
-        if chunk.iter().fold(0u8, |m, &b| m | u8::from(b < 0x20)) != 0 {
-            return true;
-        }
-    }
-    chunks.remainder().iter().any(|&b| b < 0x20)
 }
 
 /// The bytes of `word` (eight bytes of a string, little-endian) that end a run of plain
@@ -236,41 +223,41 @@ impl<'de> Reader<'de> {
     /// Reads a string; `self.pos` is at its opening quote.
     ///
     /// The run up to the first quote, backslash or control character is found eight bytes
-    /// at a step; a string that ends there is borrowed. Otherwise the closing quote (the
-    /// first behind an even number of backslashes) is found with one SIMD search, so that
-    /// the `String` is allocated once, at its final size or a little more (an escape never
-    /// decodes longer than it is written), and the runs between escapes are copied into it.
+    /// at a step; a string that ends there is borrowed. Otherwise the string is decoded in
+    /// the same pass, run by run (each run up to the next quote, backslash or control
+    /// character, found the same way), into the reader's scratch `String`, which is then
+    /// copied once into a `String` of exactly its length.
     fn string(&mut self) -> Result<Text<'de>, GaveUp> {
         let start = self.pos + 1;
         let bytes = self.bytes;
-        let first = next_special(bytes, start, special_bytes).ok_or(GaveUp)?;
-        match bytes[first] {
+        let mut at = next_special(bytes, start, special_bytes).ok_or(GaveUp)?;
+        match bytes[at] {
             b'"' => {
-                self.pos = first + 1;
-                return Ok(Text::Borrowed(&self.text[start..first]));
+                self.pos = at + 1;
+                return Ok(Text::Borrowed(&self.text[start..at]));
             }
             b'\\' => {}
             _ => return Err(GaveUp),
         }
-        let end = self.string_end(first)?;
-        let mut out = String::with_capacity(end - start);
+        let out = &mut self.scratch;
+        out.clear();
         let mut run = start; // the unescaped run not yet copied starts here
-        let mut at = first; // a backslash
         loop {
+            // `at` is a backslash.
             out.push_str(&self.text[run..at]);
-            let escaped = bytes[at + 1];
+            let escaped = *bytes.get(at + 1).ok_or(GaveUp)?;
             let mut next = at + 2;
             let plain = ESCAPED[usize::from(escaped)];
             if plain != 0 {
                 out.push(char::from(plain));
             } else if escaped == b'u' {
-                let unit = hex4(&bytes[next..end]).ok_or(GaveUp)?;
+                let unit = hex4(&bytes[next..]).ok_or(GaveUp)?;
                 next += 4;
                 let c = match unit {
                     0xD800..=0xDBFF => {
                         // Only a pair makes a character; a lone surrogate (which the model
                         // maps beforehand) is left to serde_json.
-                        let pair = &bytes[next..end];
+                        let pair = &bytes[next..];
                         if pair.len() < 6 || pair[0] != b'\\' || pair[1] != b'u' {
                             return Err(GaveUp);
                         }
@@ -292,38 +279,16 @@ impl<'de> Reader<'de> {
                 return Err(GaveUp);
             }
             run = next;
-            match next_special(&bytes[..end], next, backslashes) {
-                Some(found) => at = found,
-                None => break,
+            at = next_special(bytes, next, special_bytes).ok_or(GaveUp)?;
+            match bytes[at] {
+                b'\\' => {}
+                b'"' => break,
+                _ => return Err(GaveUp),
             }
         }
-        out.push_str(&self.text[run..end]);
-        self.pos = end + 1;
-        Ok(Text::Owned(out))
-    }
-
-    /// The closing quote of a string whose first backslash is at `first` (the first quote
-    /// behind an even number of backslashes, found with one SIMD search); gives up on a
-    /// control character before it, which JSON does not allow raw.
-    fn string_end(&self, first: usize) -> Result<usize, GaveUp> {
-        let bytes = self.bytes;
-        let mut search = first;
-        let end = loop {
-            let quote = search + memchr(b'"', &bytes[search..]).ok_or(GaveUp)?;
-            let backslashes = bytes[first..quote]
-                .iter()
-                .rev()
-                .take_while(|&&b| b == b'\\')
-                .count();
-            if backslashes % 2 == 0 {
-                break quote;
-            }
-            search = quote + 1;
-        };
-        if has_control(&bytes[first..end]) {
-            return Err(GaveUp);
-        }
-        Ok(end)
+        out.push_str(&self.text[run..at]);
+        self.pos = at + 1;
+        Ok(Text::Owned(out.as_str().to_owned()))
     }
 
     /// Steps over a string (`self.pos` at its opening quote) checked as [`Reader::string`]
@@ -332,33 +297,25 @@ impl<'de> Reader<'de> {
     /// serde_json's own skip does.
     fn skip_string(&mut self) -> Result<(), GaveUp> {
         let bytes = self.bytes;
-        let first = next_special(bytes, self.pos + 1, special_bytes).ok_or(GaveUp)?;
-        match bytes[first] {
-            b'"' => {
-                self.pos = first + 1;
-                return Ok(());
-            }
-            b'\\' => {}
-            _ => return Err(GaveUp),
-        }
-        let end = self.string_end(first)?;
-        let mut at = first; // a backslash
+        let mut at = self.pos;
         loop {
-            let escaped = bytes[at + 1];
-            let mut next = at + 2;
+            at = next_special(bytes, at + 1, special_bytes).ok_or(GaveUp)?;
+            match bytes[at] {
+                b'"' => break,
+                b'\\' => {}
+                _ => return Err(GaveUp),
+            }
+            let escaped = *bytes.get(at + 1).ok_or(GaveUp)?;
+            at += 1;
             if ESCAPED[usize::from(escaped)] == 0 {
                 if escaped != b'u' {
                     return Err(GaveUp);
                 }
-                hex4(&bytes[next..end]).ok_or(GaveUp)?;
-                next += 4;
-            }
-            match next_special(&bytes[..end], next, backslashes) {
-                Some(found) => at = found,
-                None => break,
+                hex4(&bytes[at + 1..]).ok_or(GaveUp)?;
+                at += 4;
             }
         }
-        self.pos = end + 1;
+        self.pos = at + 1;
         Ok(())
     }
 
@@ -846,6 +803,62 @@ mod tests {
             assert!(read::<Value>(text).is_err(), "{text:?}");
             same(text);
         }
+    }
+
+    /// Escapes, raw control characters and the closing quote at every offset from the
+    /// string's start (the runs between them are scanned eight bytes at a step), decoded
+    /// and skipped.
+    #[test]
+    fn escaped_strings_read_the_same_at_every_offset() {
+        let pieces = [
+            "\\\"",
+            "\\\\",
+            "\\n",
+            "\\u00e9",
+            "\\ud83d\\ude00",
+            "\\u001b",
+            "é",
+            "😀",
+            "\u{1}",
+            "\\",
+            "\\x",
+            "\\u12",
+            "\\ud800",
+            "\"",
+        ];
+        for pad in 0..17 {
+            for a in pieces {
+                for b in pieces {
+                    let body = format!(
+                        "{}{a}{}{b}{}",
+                        "p".repeat(pad),
+                        "q".repeat(pad % 9),
+                        "r".repeat(pad % 5)
+                    );
+                    let text = format!("\"{body}\"");
+                    same(&text);
+                    // Everything serde_json reads but a lone surrogate is read fast.
+                    if serde_json::from_str::<Value>(&text).is_ok() && !body.contains("\\ud800") {
+                        assert!(read::<Value>(&text).is_ok(), "{text:?}");
+                    }
+                    same(&format!("\"{body}"));
+                    same(&format!("[\"{body}\",1]"));
+                    same(&format!("{{\"k{body}\":\"v{body}\"}}"));
+                    let skipped = format!("{{\"a\":1,\"b\":[],\"mode\":\"one\",\"x\":\"{body}\"}}");
+                    assert_eq!(
+                        from_str::<Skips>(&skipped).map_err(|e| e.to_string()),
+                        serde_json::from_str::<Skips>(&skipped).map_err(|e| e.to_string()),
+                        "{skipped:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A struct that skips every member but `a`.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Skips {
+        a: u64,
     }
 
     #[test]
