@@ -32,10 +32,19 @@ pub(crate) fn editor_in() -> EditorIn {
     }
 }
 
-/// This process's stdout as the editor's output.
+/// This process's stdout as the editor's output. A stdout that is also stderr (`2>&1` into
+/// one pipe) stays blocking: a non-blocking stderr would fail the bridge's own messages when
+/// that pipe is full.
 pub(crate) fn editor_out() -> EditorOut {
     let stdout = io::stdout();
-    match on_reactor(stdout.as_fd()) {
+    let shared = same_file(stdout.as_fd(), io::stderr().as_fd());
+    // Checked first: registering a pipe makes its file description non-blocking.
+    let pipe = if shared {
+        None
+    } else {
+        on_reactor(stdout.as_fd())
+    };
+    match pipe {
         Some(pipe) => Box::new(pipe),
         None => Box::new(smol::Unblock::with_capacity(READ_CHUNK, stdout)),
     }
@@ -51,4 +60,12 @@ fn on_reactor(fd: BorrowedFd<'_>) -> Option<Async<File>> {
     }
     let copy = rustix::io::fcntl_dupfd_cloexec(fd, 0).ok()?;
     Async::new(File::from(copy)).ok()
+}
+
+/// Whether `a` and `b` are the same file (a pipe's inode: `2>&1` into one pipe).
+fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
+    match (rustix::fs::fstat(a), rustix::fs::fstat(b)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
 }
