@@ -113,23 +113,8 @@ impl Client {
                     && value.get("willRetry") != Some(&Value::Bool(true));
                 self.end_of_run(AgentFrame::Unknown(value), terminal);
             }
-            AgentFrame::HostToolCall(call) => {
-                let source = crate::spill::SpillSource::new(
-                    call.tool_name.clone(),
-                    call.tool_call_id.clone(),
-                    call.tool_name.clone(),
-                );
-                self.host_calls.insert(call.id.clone(), source);
-                self.event(ClientEvent::HostToolCall(call));
-            }
-            AgentFrame::HostToolCancel(cancel) => {
-                let open = self.host_calls.remove(&cancel.target_id).is_some();
-                if open || self.cancel_spill(&cancel.target_id) {
-                    self.event(ClientEvent::HostToolCancelled {
-                        id: cancel.target_id,
-                    });
-                }
-            }
+            AgentFrame::HostToolCall(call) => self.host_tool_call(call),
+            AgentFrame::HostToolCancel(cancel) => self.host_tool_cancel(cancel.target_id),
             AgentFrame::HostUriRequest(request) => {
                 self.host_uri_requests.insert(request.id.clone());
                 self.event(ClientEvent::HostUriRequest(request));
@@ -143,6 +128,27 @@ impl Client {
             }
             AgentFrame::ExtensionUiRequest(request) => self.on_ui_request(now, request),
             frame => self.event(ClientEvent::Frame { frame }),
+        }
+    }
+
+    /// HOST-02: a host tool call is open (its result may be spilled as this source names it)
+    /// and reaches the application; through pi's extension too (HOST-10).
+    pub(super) fn host_tool_call(&mut self, call: crate::wire::HostToolCall) {
+        let source = crate::spill::SpillSource::new(
+            call.tool_name.clone(),
+            call.tool_call_id.clone(),
+            call.tool_name.clone(),
+        );
+        self.host_calls.insert(call.id.clone(), source);
+        self.event(ClientEvent::HostToolCall(call));
+    }
+
+    /// HOST-03: the agent withdrew host tool call `id`; the application hears of it when it
+    /// was open or its result was being saved.
+    pub(super) fn host_tool_cancel(&mut self, id: String) {
+        let open = self.host_calls.remove(&id).is_some();
+        if open || self.cancel_spill(&id) {
+            self.event(ClientEvent::HostToolCancelled { id });
         }
     }
 

@@ -330,26 +330,14 @@ impl Client {
         // held before the session is ready takes is settled when it is.
         let id = self.new_id();
         let pi = pi_host_tools::set_line(&id.wire(), &tools);
-        let mut native = Command::SetHostTools(SetHostTools {
+        let command = Command::SetHostTools(SetHostTools {
             tools,
             ..Default::default()
-        })
-        .to_vec_with_id(Some(&id.wire()));
+        });
+        let mut native = command.to_vec_with_id(Some(&id.wire()));
         native.push(b'\n');
-        self.pending.insert(
-            id,
-            Pending {
-                command: "set_host_tools".to_owned(),
-                purpose: Purpose::App,
-            },
-        );
-        match self.phase {
-            Phase::AwaitingReady { .. } | Phase::Negotiating { .. } => {
-                self.held.push(Held::HostTools { native, pi })
-            }
-            _ if self.tools_via_pi => self.actions.push_back(Action::Write { bytes: pi }),
-            _ => self.actions.push_back(Action::Write { bytes: native }),
-        }
+        let line = Held::HostTools { native, pi };
+        self.register(id, command.type_name(), Purpose::App, line);
         Ok(id)
     }
 
@@ -586,7 +574,13 @@ impl Client {
         let id = self.new_id();
         let mut line = command.to_vec_with_id(Some(&id.wire()));
         line.push(b'\n');
-        let kind = command.type_name().to_owned();
+        self.register(id, command.type_name(), purpose, Held::Line(line));
+        id
+    }
+
+    /// Registers request `id` (its command `kind`) and writes its line, or holds it until
+    /// the session is ready (the client's own negotiation and probe go at once).
+    fn register(&mut self, id: RequestId, kind: &str, purpose: Purpose, line: Held) {
         let held = matches!(
             self.phase,
             Phase::AwaitingReady { .. } | Phase::Negotiating { .. }
@@ -594,16 +588,26 @@ impl Client {
         self.pending.insert(
             id,
             Pending {
-                command: kind,
+                command: kind.to_owned(),
                 purpose,
             },
         );
         if held {
-            self.held.push(Held::Line(line));
+            self.held.push(line);
         } else {
-            self.actions.push_back(Action::Write { bytes: line });
+            let bytes = self.routed(line);
+            self.actions.push_back(Action::Write { bytes });
         }
-        id
+    }
+
+    /// The bytes a held line goes as now: a `set_host_tools` through pi's extension when the
+    /// agent announced it (HOST-10), else as itself.
+    fn routed(&self, line: Held) -> Vec<u8> {
+        match line {
+            Held::Line(line) => line,
+            Held::HostTools { pi, .. } if self.tools_via_pi => pi,
+            Held::HostTools { native, .. } => native,
+        }
     }
 
     /// FRAME-03: as the agent starts, before any ready frame, the client asks it one
@@ -647,11 +651,7 @@ impl Client {
         self.protocol = protocol;
         self.event(ClientEvent::Ready { protocol });
         for held in std::mem::take(&mut self.held) {
-            let bytes = match held {
-                Held::Line(line) => line,
-                Held::HostTools { pi, .. } if self.tools_via_pi => pi,
-                Held::HostTools { native, .. } => native,
-            };
+            let bytes = self.routed(held);
             self.actions.push_back(Action::Write { bytes });
         }
         let waiting: Vec<RequestId> = self

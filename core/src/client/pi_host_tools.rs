@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Client, ClientEvent, Phase};
+use super::Client;
 use crate::wire::{
     Command, HostFrame, HostToolCall, HostToolDefinition, Prompt, ToolResult, UiRequest, UiResponse,
 };
@@ -130,19 +130,13 @@ impl Client {
                 };
                 self.pi_calls
                     .insert(input.id.clone(), call.tool_call_id.clone());
-                let source = crate::spill::SpillSource::new(
-                    call.tool_name.clone(),
-                    call.tool_call_id.clone(),
-                    call.tool_name.clone(),
-                );
-                self.host_calls.insert(input.id.clone(), source);
-                self.event(ClientEvent::HostToolCall(HostToolCall {
+                self.host_tool_call(HostToolCall {
                     id: input.id,
                     tool_call_id: call.tool_call_id,
                     tool_name: call.tool_name,
                     arguments: call.arguments,
                     ..HostToolCall::default()
-                }));
+                });
                 None
             }
             UiRequest::SetStatus(status)
@@ -156,10 +150,7 @@ impl Client {
                     .map(|(d, _)| d.clone());
                 if let Some(dialog) = dialog {
                     self.pi_calls.remove(&dialog);
-                    let open = self.host_calls.remove(&dialog).is_some();
-                    if open || self.cancel_spill(&dialog) {
-                        self.event(ClientEvent::HostToolCancelled { id: dialog });
-                    }
+                    self.host_tool_cancel(dialog);
                 }
                 None
             }
@@ -181,12 +172,10 @@ impl Client {
         if is_error {
             result.is_error = Some(true);
         }
-        if self.phase != Phase::Closed {
-            let value = serde_json::to_string(&result).expect("a tool result serialises");
-            self.write_frame(&HostFrame::ExtensionUiResponse(UiResponse::value(
-                id, value,
-            )));
-        }
+        let value = serde_json::to_string(&result).expect("a tool result serialises");
+        self.write_frame(&HostFrame::ExtensionUiResponse(UiResponse::value(
+            id, value,
+        )));
         None
     }
 
