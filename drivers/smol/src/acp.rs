@@ -41,7 +41,7 @@ use smol::process::{Command, Stdio};
 use crate::agent_stdio::TERMINATING_SIGNALS;
 
 /// The bytes one read of a pipe takes at most.
-const READ_CHUNK: usize = 64 * 1024;
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 /// The inputs on their way to the loop, at most (each reader task holds one more).
 const EVENT_QUEUE: usize = 64;

@@ -3,7 +3,7 @@
 //! reactor, like the agents' pipes: a line to the editor is one `write` on the loop's own
 //! thread, not a hand-over to the blocking pool and back (the ACP bench's profile: a few futex
 //! wakes and task switches an update). Anything else (a terminal, a file) goes through the
-//! blocking pool, with a [`READ_CHUNK`]-byte buffer, so that a terminal shared with a shell is
+//! blocking pool, with the loop's [`READ_CHUNK`]-byte buffer, so that a terminal shared with a shell is
 //! never switched to non-blocking.
 
 use std::fs::File;
@@ -14,14 +14,13 @@ use rustix::fs::FileType;
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::Async;
 
+use crate::acp::READ_CHUNK;
+
 /// The editor's input.
 pub(crate) type EditorIn = Box<dyn AsyncRead + Send + Unpin>;
 
 /// The editor's output.
 pub(crate) type EditorOut = Box<dyn AsyncWrite + Send + Unpin>;
-
-/// How much one read of the editor takes at most through the blocking pool.
-const READ_CHUNK: usize = 64 * 1024;
 
 /// This process's stdin as the editor's input.
 pub(crate) fn editor_in() -> EditorIn {
