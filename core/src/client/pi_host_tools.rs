@@ -2,8 +2,10 @@
 //! `host_tool_call`; started with musewire's extension ([`PI_HOST_TOOLS_EXTENSION`], loaded
 //! with `-e FILE`), it carries them over its own extension protocol, and the [`Client`] speaks
 //! that for the host, so a host's [`Call::SetHostTools`](super::Call::SetHostTools),
-//! [`ClientEvent::HostToolCall`], [`Call::HostToolResult`](super::Call::HostToolResult) and
-//! [`ClientEvent::HostToolCancelled`] work on pi as on omp:
+//! [`ClientEvent::HostToolCall`](super::ClientEvent::HostToolCall),
+//! [`Call::HostToolResult`](super::Call::HostToolResult) and
+//! [`ClientEvent::HostToolCancelled`](super::ClientEvent::HostToolCancelled) work on pi as on
+//! omp:
 //!
 //! - The extension announces itself as pi starts, before pi reads anything: an
 //!   `extension_ui_request` `setStatus` with key [`ANNOUNCE_KEY`]. Only a client that saw it
