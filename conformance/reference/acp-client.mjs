@@ -152,7 +152,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -212,6 +212,13 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
     }
+    return;
+  }
+  if (scenario === "mcp") {
+    // MCP-01..05: the editor's MCP servers (ACP_MCP_SERVERS, JSON) for the session, and a
+    // prompt (ACP_PROMPT) whose turn calls one of their tools.
+    const session = await ctx.request("session/new", { cwd, mcpServers: JSON.parse(process.env.ACP_MCP_SERVERS) });
+    out.turn = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_PROMPT));
     return;
   }
   if (scenario === "omp-approval-cancel") {

@@ -1687,3 +1687,54 @@ fn acp_08_omp_approvals_cancelled_or_left_open_under_a_cancel_end_the_turn_cance
     assert_eq!(after["stopReason"], "end_turn", "{out:#}");
     assert_eq!(text_of(after, "agent_message_chunk"), "still here");
 }
+
+/// HOST-10, MCP-03, MCP-05 through the official SDK client: the editor's MCP server
+/// (server-everything) reaches each pinned pi through musewire's extension, the scripted model
+/// calls its `echo`, the turn's card shows the call, and the result reaches the model.
+#[test]
+fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
+    if !musewire_live::peers::installed_or_skip() {
+        return;
+    }
+    let everything = musewire_live::peers::mcp_server("everything");
+    if !everything.exists() {
+        return;
+    }
+    for pi in musewire_live::peers::Pi::ALL {
+        let server = musewire_live::model_server::ModelServer::start().expect("model server");
+        let dir = musewire_live::peers::scratch(&format!("acp-sdk-mcp-{}", pi.name()));
+        let agent = musewire_live::peers::pi_version(pi, &dir, &server.base_url());
+        let program = over_omp(&agent);
+        let servers = json!([{"name": "everything", "command": "node",
+            "args": [everything.to_string_lossy()], "env": []}])
+        .to_string();
+        let env = [
+            ("ACP_MCP_SERVERS", servers.as_ref()),
+            (
+                "ACP_PROMPT",
+                r#"[[tool mcp__everything__echo {"message":"through the sdk"}]]"#.as_ref(),
+            ),
+        ];
+        let Some(out) = run_scenario_omp("mcp", &agent, &program, &env) else {
+            return;
+        };
+        let pi = pi.version();
+        let turn = &out["turn"]["result"];
+        assert_eq!(turn["stopReason"], "end_turn", "pi {pi}: {out:#}");
+        let updates = turn["updates"].as_array().expect("updates");
+        assert!(
+            updates.iter().any(|u| u["sessionUpdate"] == "tool_call"
+                && u["title"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("mcp__everything__echo"))),
+            "pi {pi}: the call's card: {out:#}"
+        );
+        let last = server
+            .requests()
+            .last()
+            .expect("the model was called")
+            .to_string();
+        assert!(last.contains("Echo: through the sdk"), "pi {pi}: {last}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
