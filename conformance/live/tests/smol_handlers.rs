@@ -6,8 +6,8 @@ use musewire_live::support::typed_command;
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
-use musewire_core::client::HostToolAnswer;
 use musewire_core::wire::HostUriResult;
+use musewire_host::HostToolAnswer;
 use musewire_live::model_server::ModelServer;
 use musewire_live::support::{deltas, frames, text_result, within, Driver, Session, WAIT};
 use serde_json::json;

@@ -39,14 +39,12 @@
 
 mod action;
 mod answer;
+mod answered;
 mod call;
 pub mod commands;
 mod config;
-mod driven;
 mod error;
 mod fetch;
-mod flow;
-mod front;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub(crate) mod history;
@@ -54,7 +52,6 @@ mod host;
 mod inbound;
 mod input;
 mod limits;
-pub mod methods;
 mod output;
 pub mod pi_host_tools;
 mod record;
@@ -67,19 +64,11 @@ use std::time::Instant;
 pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use answer::{CallError, FromAnswer, TypedCommand};
+pub use answered::{Answer, Answered};
 pub use call::{Call, CallResult};
 pub use config::ClientConfig;
-pub use driven::{
-    Answer, Answered, Driven, LocalFiles, NoFiles, Plumbing, Work, EXIT_CHECK_WHILE_OPEN,
-    REAP_TICK, WRITE_BACKLOG_BYTES,
-};
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
-pub use flow::{Backlog, Flow, Waiting, WaitingOwned, BACKLOG_BYTES};
-pub use front::{
-    tool_answer, ui_answer, uri_answer, Handler, HandlerAnswer, Handlers, Heard, HostRequest,
-    HostToolAnswer, Op, Registered, RequestKey,
-};
 pub use history::MAX_PAGE_MESSAGES;
 pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
 pub use input::Input;

@@ -1,7 +1,7 @@
 //! Recording a session as a conformance transcript, while it runs.
 //!
 //! A driver that records hands every [`Input`] it gives the [`Client`](super::Client) to
-//! [`Recorder::step`] (the [`Driven`](super::Driven) bookkeeping does this itself), with the
+//! [`Recorder::step`] (the host kit's `musewire_host::Driven` does this itself), with the
 //! actions the client produced for it, and writes
 //! [`Recorder::take`] to a file from time to time. The result is the transcript format of
 //! `conformance/transcripts/README.md`: a header line, then one line per step with its time

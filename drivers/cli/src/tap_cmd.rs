@@ -12,10 +12,9 @@ use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use musewire_core::client::{
-    Call, Client, ClientConfig, ClientEvent, Driven, Input, NoFiles, Recorder, Work,
-};
+use musewire_core::client::{Call, Client, ClientConfig, ClientEvent, Input, Recorder};
 use musewire_core::frame::{Line, LineDecoder};
+use musewire_host::{Driven, NoFiles, Work};
 use serde_json::Value;
 
 use crate::agent_command::agent_command;
@@ -231,7 +230,7 @@ fn tap(args: TapArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("waiting for the agent: {e}"))?;
     if let Ok(mut s) = shared.lock() {
         let now = Instant::now();
-        let exit = status.into();
+        let exit = musewire_host::exit_status(status);
         s.after(now, Input::exit(exit));
     }
     // The host may keep its stdin open; the tap ends with the agent, and so does anything the

@@ -8,9 +8,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use musewire_core::client::{ClientConfig, ClientEvent, HostToolAnswer};
+use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::spill::{Outcome, SpillPolicy};
 use musewire_core::wire::{AgentMessage, HostToolDefinition, ToolResult};
+use musewire_host::HostToolAnswer;
 use serde_json::json;
 
 const CAP: usize = 4096;

@@ -13,9 +13,8 @@ use std::time::{Duration, Instant};
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Interest, Registry, Token};
-use musewire_core::client::{
-    ClientConfig, ClientEvent, Driven, Flow, Heard, Input, Plumbing, RequestKey,
-};
+use musewire_core::client::{ClientConfig, ClientEvent, Input};
+use musewire_host::{Driven, Flow, Heard, Plumbing, RequestKey};
 use musewire_store::SessionFiles;
 
 use crate::handlers::{self, Registered, Running};

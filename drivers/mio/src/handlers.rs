@@ -7,10 +7,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use musewire_core::client::{
-    self as core, methods, Call, Handler, HandlerAnswer, Handlers, RequestKey,
-};
+use musewire_core::client::Call;
 use musewire_core::wire::{HostToolCall, HostUriRequest, ToolResult, UiRequest};
+use musewire_host::{methods, Handler, HandlerAnswer, Handlers, RequestKey};
 
 use crate::{Caller, Op};
 
@@ -48,7 +47,7 @@ type UriFn = dyn Fn(HostUriRequest) -> HandlerAnswer + Send + Sync;
 type UiFn = dyn Fn(UiRequest) -> HandlerAnswer + Send + Sync;
 
 /// The handlers the application registered.
-pub(crate) type Registered = core::Registered<Arc<ToolFn>, Arc<UriFn>, Arc<UiFn>>;
+pub(crate) type Registered = musewire_host::Registered<Arc<ToolFn>, Arc<UriFn>, Arc<UiFn>>;
 
 /// The handlers running, each held by the flag that tells it of its cancellation.
 pub(crate) type Running = Handlers<Arc<AtomicBool>>;

@@ -19,7 +19,7 @@
 //!   agent's pipe fills and it waits), except while a caller waits for an answer.
 //! - **Writes the agent does not take.** Once [`WRITE_BACKLOG_BYTES`] (1 MiB, counting lines
 //!   held until the agent is ready) wait for the agent's stdin, the loop takes no more of that
-//!   agent's operations ([`Driven::takes_ops`](musewire_core::client::Driven::takes_ops)); at
+//!   agent's operations ([`Driven::takes_ops`](musewire_host::Driven::takes_ops)); at
 //!   most [`OPS_QUEUE`] more wait in its queue, and a call beyond them blocks until the agent
 //!   reads (or fails with [`CallError::Ended`] when it ends). A call with a timeout waits so
 //!   no longer than its timeout: it fails with [`CallError::Timeout`], and a call the loop
@@ -57,13 +57,15 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    methods, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow, FromAnswer,
-    HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp, OutputFetch, RequestId,
+    Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, FromAnswer, OutputFetch,
+    RequestId,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
+use musewire_host::{methods, Flow, HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp};
 
 pub use handlers::Updates;
-pub use musewire_core::client::{CallError, BACKLOG_BYTES, WRITE_BACKLOG_BYTES};
+pub use musewire_core::client::CallError;
+pub use musewire_host::{BACKLOG_BYTES, WRITE_BACKLOG_BYTES};
 pub use pending::{Completions, Pending};
 pub use reactor::Reactor;
 
@@ -538,5 +540,5 @@ impl Drop for AgentProcess {
 }
 
 impl AgentProcess {
-    musewire_core::driver_methods!(blocking);
+    musewire_host::driver_methods!(blocking);
 }

@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::Instant;
 
-use musewire_core::client::WaitingOwned;
+use musewire_host::WaitingOwned;
 
 use crate::reactor::lock;
 
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_settled_slot_puts_its_tag_once_and_none_once_its_receiver_is_gone() {
-        use musewire_core::client::Flow;
+        use musewire_host::Flow;
         let flow = Arc::new(Flow::default());
         let (queue, tags) = mpsc::channel();
         // Sent after: the tag comes with the value, and the flow's waiting count goes.

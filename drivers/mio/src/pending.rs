@@ -12,7 +12,8 @@ use std::marker::PhantomData;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use musewire_core::client::{methods, CallError, FromAnswer, Heard};
+use musewire_core::client::{CallError, FromAnswer};
+use musewire_host::{methods, Heard};
 
 use crate::oneshot;
 

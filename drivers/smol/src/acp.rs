@@ -634,7 +634,7 @@ fn start_agent(
             }
         };
         let status = match status {
-            Ok(status) => status.into(),
+            Ok(status) => musewire_host::exit_status(status),
             Err(_) => ExitStatus::Unknown,
         };
         future::or(

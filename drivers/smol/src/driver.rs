@@ -6,8 +6,8 @@
 //! the task from taking the application's operations once there are [`WRITE_BACKLOG_BYTES`] of
 //! them (the bounded operation queue then makes a call wait), and the events the application
 //! has not taken stop it from reading the agent's stdout once
-//! [`BACKLOG_BYTES`](musewire_core::client::BACKLOG_BYTES) were read past the last event taken,
-//! except while a caller waits for an answer ([`Backlog`](musewire_core::client::Backlog)).
+//! [`BACKLOG_BYTES`](musewire_host::BACKLOG_BYTES) were read past the last event taken,
+//! except while a caller waits for an answer ([`Backlog`](musewire_host::Backlog)).
 //!
 //! The loop's bookkeeping (the work of each input, the operations, the stop and the exit,
 //! the backpressure) is the core's [`Driven`]; this task keeps only its I/O, as
@@ -21,9 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{
-    ClientConfig, ClientEvent, Driven, Flow, Heard, Input as ClientInput, Plumbing, RequestKey,
-};
+use musewire_core::client::{ClientConfig, ClientEvent, Input as ClientInput};
+use musewire_host::{Driven, Flow, Heard, Plumbing, RequestKey};
 use musewire_store::SessionFiles;
 use smol::channel;
 use smol::future;
@@ -37,7 +36,7 @@ use crate::{Op, Reply};
 
 /// How many bytes may wait for the agent's stdin before the task stops taking operations
 /// (one operation's own bytes may go past it): the core's rule, [`Driven::takes_ops`].
-pub use musewire_core::client::WRITE_BACKLOG_BYTES;
+pub use musewire_host::WRITE_BACKLOG_BYTES;
 
 /// How many operations may wait for the task; a call waits for room beyond them.
 pub const OPS_QUEUE: usize = 8;

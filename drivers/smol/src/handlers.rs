@@ -8,8 +8,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use musewire_core::client::{self as core, Call, Flow, Handler, HandlerAnswer, RequestKey};
+use musewire_core::client::Call;
 use musewire_core::wire::{HostToolCall, HostUriRequest, ToolResult, UiRequest};
+use musewire_host::{Flow, Handler, HandlerAnswer, RequestKey};
 use smol::channel;
 
 use crate::{Caller, Op};
@@ -41,7 +42,10 @@ impl Updates {
     pub async fn send(&self, partial_result: ToolResult) -> bool {
         let call = Call::HostToolUpdate(self.id.clone(), partial_result);
         let heard = self.caller.call(call, false).await;
-        matches!(heard.and_then(core::methods::answer_sent), Ok(true))
+        matches!(
+            heard.and_then(musewire_host::methods::answer_sent),
+            Ok(true)
+        )
     }
 }
 
@@ -51,11 +55,11 @@ type UriFn = dyn Fn(HostUriRequest) -> Boxed<HandlerAnswer> + Send + Sync;
 type UiFn = dyn Fn(UiRequest) -> Boxed<HandlerAnswer> + Send + Sync;
 
 /// The registered handlers, shared by the `Agent` and its driver task.
-pub(crate) type Handlers = core::Registered<Arc<ToolFn>, Arc<UriFn>, Arc<UiFn>>;
+pub(crate) type Handlers = musewire_host::Registered<Arc<ToolFn>, Arc<UriFn>, Arc<UiFn>>;
 
 /// The handlers running in the driver, each held by its task (dropping it cancels the
 /// handler).
-pub(crate) type Running = core::Handlers<smol::Task<()>>;
+pub(crate) type Running = musewire_host::Handlers<smol::Task<()>>;
 
 /// How a running handler reaches the driver task: weakly, so that the operations channel
 /// still closes when the `AgentProcess` is gone.
@@ -65,7 +69,7 @@ pub(crate) struct Reach {
     pub(crate) resume: channel::Sender<()>,
 }
 
-/// Starts `handler` for the request `key` (see [`core::Handlers::dispatch`]) as a task that
+/// Starts `handler` for the request `key` (see [`musewire_host::Handlers::dispatch`]) as a task that
 /// sends the answer back as [`Op::Finished`]; dropping the task cancels the handler. None
 /// when the `AgentProcess` is gone (nobody is left to answer).
 pub(crate) fn start(

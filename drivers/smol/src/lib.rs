@@ -56,16 +56,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    methods, Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, Flow, FromAnswer,
-    HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp, OutputFetch, RequestId, Waiting,
+    Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, FromAnswer, OutputFetch,
+    RequestId,
 };
 use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
+use musewire_host::{methods, Flow, HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp, Waiting};
 use smol::channel;
 use smol::stream::Stream;
 
 pub use driver::{OPS_QUEUE, WRITE_BACKLOG_BYTES};
 pub use handlers::Updates;
-pub use musewire_core::client::{CallError, BACKLOG_BYTES};
+pub use musewire_core::client::CallError;
+pub use musewire_host::BACKLOG_BYTES;
 
 /// Where a caller hears what its call returned, or its request's answer (one channel a call,
 /// one wake: [`Heard`]).
@@ -363,5 +365,5 @@ impl Stream for Events {
 }
 
 impl AgentProcess {
-    musewire_core::driver_methods!(async);
+    musewire_host::driver_methods!(async);
 }

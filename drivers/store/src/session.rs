@@ -2,15 +2,16 @@
 //! appends to, with the core's [`Recorder`] that writes its lines, and the spill store of host
 //! tool results (SPILL-06). A driver opens them with the session's client; its [`Driven`] then
 //! writes them itself ([`LocalFiles`]), so the driver's own
-//! [`Plumbing`](musewire_core::client::Plumbing) is left with its process and pipes.
+//! [`Plumbing`](musewire_host::Plumbing) is left with its process and pipes.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use musewire_core::client::{Client, ClientConfig, Driven, LocalFiles, Recorder};
+use musewire_core::client::{Client, ClientConfig, Recorder};
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
+use musewire_host::{Driven, LocalFiles};
 
 use crate::LocalStore;
 

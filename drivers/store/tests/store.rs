@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use musewire_core::client::{ClientConfig, LocalFiles};
+use musewire_core::client::ClientConfig;
 use musewire_core::output::{
     read_result, OutputCatalog, OutputError, OutputRef, ReadParams, ReadRequest, ReaderWalk,
     TEXT_MEDIA_TYPE,
@@ -18,6 +18,7 @@ use musewire_core::spill::{
     SpillWrite,
 };
 use musewire_core::wire::{ContentBlock, ToolResult};
+use musewire_host::LocalFiles;
 use musewire_store::{
     session_dir_name, LeafWriter, LocalStore, SessionFiles, StoreError, RETRIEVAL_HINT,
     TEMP_ROOT_PREFIX,
@@ -496,7 +497,8 @@ fn spill_03_06_out_04_ten_megabytes_round_trip() {
 /// the files append what they are given.
 #[test]
 fn session_files_record_into_the_transcript_file() {
-    use musewire_core::client::{Driven, Input};
+    use musewire_core::client::Input;
+    use musewire_host::Driven;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.jsonl");
     let config = ClientConfig::default();
@@ -528,7 +530,8 @@ fn session_files_record_into_the_transcript_file() {
 /// Not recording: no recorder, no file, and recording nothing succeeds.
 #[test]
 fn session_files_without_recording_write_nothing() {
-    use musewire_core::client::{Driven, Input};
+    use musewire_core::client::Input;
+    use musewire_host::Driven;
     let dir = tempfile::tempdir().unwrap();
     let config = ClientConfig::default();
     let mut driven: Driven<(), SessionFiles> =
@@ -544,7 +547,7 @@ fn session_files_without_recording_write_nothing() {
 /// reported it before).
 #[test]
 fn session_files_a_transcript_that_cannot_be_created_fails_the_opening() {
-    use musewire_core::client::Driven;
+    use musewire_host::Driven;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("missing").join("session.jsonl");
     let opened: io::Result<Driven<(), SessionFiles>> = SessionFiles::open(

@@ -11,13 +11,14 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::spill::{SaveFailure, Saved, SpillId, SpillWrite};
-use crate::wire::{AgentMessage, ResponseData};
-
-use super::{
-    Action, Backlog, CallResult, Client, ClientEvent, CommandFailure, Flow, Heard, Input, Op,
-    Recorder, RequestId, RequestKey,
+use musewire_core::client::{
+    Action, Answer, Answered, CallResult, Client, ClientEvent, ExitStatus, Input, Recorder,
+    RequestId,
 };
+use musewire_core::spill::{SaveFailure, Saved, SpillId, SpillWrite};
+
+use crate::flow::{Backlog, Flow};
+use crate::front::{Heard, Op, RequestKey};
 
 /// How often a driver looks for the agent's exit once its output has ended, the session has
 /// closed, or the agent is being stopped (a child's exit wakes no pipe).
@@ -34,20 +35,6 @@ pub const EXIT_CHECK_WHILE_OPEN: Duration = Duration::from_millis(50);
 /// its bounded queue of operations then makes a caller wait. One operation's own
 /// bytes may go past it (a large prompt is written whole). See [`Driven::takes_ops`].
 pub const WRITE_BACKLOG_BYTES: usize = 1 << 20;
-
-/// What a waiting caller is answered with: a response's typed data, or a whole history.
-#[derive(Debug, Clone, PartialEq)]
-// Moved once to the waiting caller; not worth an allocation.
-#[allow(clippy::large_enum_variant)]
-pub enum Answered {
-    /// The data of a command's response (CALL-01).
-    Data(ResponseData),
-    /// The messages of a whole-history read (PAGE-07).
-    History(Vec<AgentMessage>),
-}
-
-/// A waiting caller's answer: what the request gave, or its failure.
-pub type Answer = Result<Answered, CommandFailure>;
 
 /// What a driver does after an input, in order.
 #[derive(Debug)]
@@ -112,7 +99,7 @@ pub trait LocalFiles {
     fn record(&mut self, transcript: &[u8]) -> std::io::Result<()>;
     /// Saves a host tool result's text with the spill store (SPILL-03, SPILL-06); without a
     /// store, a failed save (SPILL-05: the result goes on unchanged).
-    /// [`ClientConfig::spill`](super::ClientConfig::spill)'s `has_store` says whether the
+    /// [`ClientConfig::spill`](musewire_core::client::ClientConfig::spill)'s `has_store` says whether the
     /// client asks at all.
     fn save(&mut self, write: &SpillWrite) -> Result<Saved, SaveFailure>;
 }
@@ -304,7 +291,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
         }
         if let Some(status) = io.try_exit()? {
             self.exit = Some(status);
-            self.input(now, Input::exit(status.into()), || None, io)?;
+            self.input(now, Input::exit(exit_status(status)), || None, io)?;
         }
         Ok(())
     }
@@ -441,21 +428,20 @@ fn no_waiter<W>() -> Option<W> {
     None
 }
 
-impl From<std::process::ExitStatus> for super::ExitStatus {
-    #[cfg(not(unix))]
-    fn from(status: std::process::ExitStatus) -> Self {
-        status
-            .code()
-            .map_or(super::ExitStatus::Unknown, super::ExitStatus::Code)
-    }
-
+/// The core's [`ExitStatus`] of a process's exit status: its code, or on Unix the signal
+/// that ended it.
+pub fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
     #[cfg(unix)]
-    fn from(status: std::process::ExitStatus) -> Self {
+    {
         use std::os::unix::process::ExitStatusExt;
         match (status.code(), status.signal()) {
-            (Some(code), _) => super::ExitStatus::Code(code),
-            (None, Some(signal)) => super::ExitStatus::Signal(signal),
-            _ => super::ExitStatus::Unknown,
+            (Some(code), _) => ExitStatus::Code(code),
+            (None, Some(signal)) => ExitStatus::Signal(signal),
+            _ => ExitStatus::Unknown,
         }
+    }
+    #[cfg(not(unix))]
+    {
+        status.code().map_or(ExitStatus::Unknown, ExitStatus::Code)
     }
 }

@@ -1,5 +1,5 @@
 //! The typed methods of a driver's handle, written once as a table: each
-//! row names a method, its arguments, what it returns and the [`Call`](super::Call) it makes.
+//! row names a method, its arguments, what it returns and the [`Call`](musewire_core::client::Call) it makes.
 //! [`driver_methods!`](crate::driver_methods) writes each row in a driver's flavour: a
 //! blocking method with a timeout (mio), an async one (smol). What a method does is the
 //! same in every driver; only how it waits differs.
@@ -15,7 +15,7 @@
 /// `timeout: Duration` last) or `driver_methods!(async)`. The handle provides what the rows
 /// call: `self.request::<T>(call[, timeout])` (a `wait` row), `self.send_call(call)` (`send`)
 /// and `self.answer(call)` (`answer`), built on the functions of
-/// [`client::methods`](crate::client::methods). Each row is
+/// [`methods`](crate::methods). Each row is
 /// `$(#[doc])* kind name(arg: Type, …) [-> Output] = call;`.
 #[macro_export]
 macro_rules! driver_methods {
@@ -32,69 +32,69 @@ macro_rules! driver_methods {
         $crate::driver_methods!(@call $flavour $timeout $await $waits);
         $crate::driver_methods!(@rows $flavour $timeout $await $waits
         /// Sends a command; its response arrives as an event.
-        send send(command: $crate::wire::Command) = $crate::client::Call::Send(command);
+        send send(command: $crate::__core::wire::Command) = $crate::__core::client::Call::Send(command);
         /// Starts reading the whole history and returns at once: `HistoryProgress` events
         /// follow each page, and one `History` event ends it (PAGE-07).
-        send read_history() = $crate::client::Call::ReadHistory;
+        send read_history() = $crate::__core::client::Call::ReadHistory;
         /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-        wait prompt(message: &str) -> $crate::wire::PromptData =
-            $crate::client::Call::Send($crate::client::commands::prompt(message));
+        wait prompt(message: &str) -> $crate::__core::wire::PromptData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::prompt(message));
         /// Runs a shell command in the agent (`bash`) and waits for its result.
-        wait bash(command: &str) -> $crate::wire::BashData =
-            $crate::client::Call::Send($crate::client::commands::bash(command));
+        wait bash(command: &str) -> $crate::__core::wire::BashData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::bash(command));
         /// Delivers a message into the current run (`steer`).
-        wait steer(message: &str) -> $crate::wire::ResponseData =
-            $crate::client::Call::Send($crate::client::commands::steer(message));
+        wait steer(message: &str) -> $crate::__core::wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::steer(message));
         /// Queues a message for after the current run (`follow_up`).
-        wait follow_up(message: &str) -> $crate::wire::ResponseData =
-            $crate::client::Call::Send($crate::client::commands::follow_up(message));
+        wait follow_up(message: &str) -> $crate::__core::wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::follow_up(message));
         /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-        wait set_todos(phases: Vec<serde_json::Value>) -> $crate::wire::TodosData =
-            $crate::client::Call::Send($crate::client::commands::set_todos(phases));
+        wait set_todos(phases: Vec<serde_json::Value>) -> $crate::__core::wire::TodosData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::set_todos(phases));
         /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
         /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
         wait messages_page(cursor: Option<&str>, limit: Option<u32>)
-            -> $crate::wire::MessagesPageData =
-            $crate::client::Call::Send($crate::client::commands::messages_page(cursor, limit));
+            -> $crate::__core::wire::MessagesPageData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::messages_page(cursor, limit));
         /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-        wait abort_bash() -> $crate::wire::ResponseData =
-            $crate::client::Call::Send($crate::client::commands::abort_bash());
+        wait abort_bash() -> $crate::__core::wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::abort_bash());
         /// Aborts the agent's current run.
-        wait abort() -> $crate::wire::ResponseData =
-            $crate::client::Call::Send($crate::client::commands::abort());
+        wait abort() -> $crate::__core::wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::abort());
         /// The agent's state (`get_state`).
-        wait get_state() -> $crate::wire::SessionState =
-            $crate::client::Call::Send($crate::client::commands::get_state());
+        wait get_state() -> $crate::__core::wire::SessionState =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::get_state());
         /// One page of a stored output (`read_output`, OUT-10): refused
         /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before
         /// the session is ready; a failed read's code is [`CallError::output_code`].
-        wait read_output(params: &$crate::output::ReadParams) -> $crate::output::ReadResult =
-            $crate::client::Call::Send($crate::client::commands::read_output(params));
+        wait read_output(params: &$crate::__core::output::ReadParams) -> $crate::__core::output::ReadResult =
+            $crate::__core::client::Call::Send($crate::__core::client::commands::read_output(params));
         /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-        wait messages() -> Vec<$crate::wire::AgentMessage> = $crate::client::Call::ReadHistory;
+        wait messages() -> Vec<$crate::__core::wire::AgentMessage> = $crate::__core::client::Call::ReadHistory;
         /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
-        wait set_host_tools(tools: Vec<$crate::wire::HostToolDefinition>)
-            -> $crate::wire::ResponseData = $crate::client::Call::SetHostTools(tools);
+        wait set_host_tools(tools: Vec<$crate::__core::wire::HostToolDefinition>)
+            -> $crate::__core::wire::ResponseData = $crate::__core::client::Call::SetHostTools(tools);
         /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
-        wait set_host_uri_schemes(schemes: Vec<$crate::wire::HostUriSchemeDefinition>)
-            -> $crate::wire::ResponseData = $crate::client::Call::SetHostUriSchemes(schemes);
+        wait set_host_uri_schemes(schemes: Vec<$crate::__core::wire::HostUriSchemeDefinition>)
+            -> $crate::__core::wire::ResponseData = $crate::__core::client::Call::SetHostUriSchemes(schemes);
         /// Sends a partial result for a host tool call; false when the call is not open.
-        answer host_tool_update(id: &str, partial_result: $crate::wire::ToolResult) =
-            $crate::client::Call::HostToolUpdate(id.into(), partial_result);
+        answer host_tool_update(id: &str, partial_result: $crate::__core::wire::ToolResult) =
+            $crate::__core::client::Call::HostToolUpdate(id.into(), partial_result);
         /// Sends the result of a host tool call; false when the call is not open (HOST-03).
-        answer host_tool_result(id: &str, result: $crate::wire::ToolResult, is_error: bool) =
-            $crate::client::Call::HostToolResult(id.into(), result, is_error);
+        answer host_tool_result(id: &str, result: $crate::__core::wire::ToolResult, is_error: bool) =
+            $crate::__core::client::Call::HostToolResult(id.into(), result, is_error);
         /// Answers a host URI request; false when it is not open.
-        answer host_uri_result(id: &str, result: $crate::wire::HostUriResult) =
-            $crate::client::Call::HostUriResult(id.into(), result);
+        answer host_uri_result(id: &str, result: $crate::__core::wire::HostUriResult) =
+            $crate::__core::client::Call::HostUriResult(id.into(), result);
         /// Answers an extension UI dialog; false when it is not open (answered, withdrawn,
         /// timed out).
-        answer ui_respond(id: &str, answer: $crate::wire::UiResponse) =
-            $crate::client::Call::UiRespond(id.into(), answer);
+        answer ui_respond(id: &str, answer: $crate::__core::wire::UiResponse) =
+            $crate::__core::client::Call::UiRespond(id.into(), answer);
         /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
         /// [`Call::RawLine`](musewire_core::client::Call::RawLine)); false once the session
         /// has closed.
-        answer send_raw_line(line: &[u8]) = $crate::client::Call::RawLine(line.to_vec());
+        answer send_raw_line(line: &[u8]) = $crate::__core::client::Call::RawLine(line.to_vec());
         );
     };
     (@call [$($async:tt)*] [$($timeout:ident)?] [$($await:tt)*] [$(#[$wait:meta])*]) => {
@@ -105,10 +105,10 @@ macro_rules! driver_methods {
         /// [`Command`](musewire_core::wire::Command), whose answer is its response's `data`
         /// as a `ResponseData`. An answer of another shape is [`CallError::Unexpected`].
         $(#[$wait])*
-        pub $($async)* fn call<C: $crate::client::TypedCommand>(
+        pub $($async)* fn call<C: $crate::__core::client::TypedCommand>(
             &self, command: C, $($timeout: ::std::time::Duration)?
-        ) -> Result<C::Answer, $crate::client::CallError> {
-            self.request($crate::client::Call::Send(command.into_command()) $(, $timeout)?)$($await)*
+        ) -> Result<C::Answer, $crate::__core::client::CallError> {
+            self.request($crate::__core::client::Call::Send(command.into_command()) $(, $timeout)?)$($await)*
         }
     };
     (@rows $flavour:tt $timeout:tt $await:tt $waits:tt $(
@@ -125,7 +125,7 @@ macro_rules! driver_methods {
         $(#[$wait])*
         pub $($async)* fn $name(
             &self, $($arg: $ty,)* $($timeout: ::std::time::Duration)?
-        ) -> Result<$out, $crate::client::CallError> {
+        ) -> Result<$out, $crate::__core::client::CallError> {
             self.request($call $(, $timeout)?)$($await)*
         }
     };
@@ -135,7 +135,7 @@ macro_rules! driver_methods {
         $(#[$doc])*
         pub $($async)* fn $name(
             &self, $($arg: $ty),*
-        ) -> Result<$crate::client::RequestId, $crate::client::CallError> {
+        ) -> Result<$crate::__core::client::RequestId, $crate::__core::client::CallError> {
             self.send_call($call)$($await)*
         }
     };
@@ -143,13 +143,15 @@ macro_rules! driver_methods {
         $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) = $call:expr
     ) => {
         $(#[$doc])*
-        pub $($async)* fn $name(&self, $($arg: $ty),*) -> Result<bool, $crate::client::CallError> {
+        pub $($async)* fn $name(&self, $($arg: $ty),*) -> Result<bool, $crate::__core::client::CallError> {
             self.answer($call)$($await)*
         }
     };
 }
 
-use super::{CallError, CallResult, FromAnswer, Heard, RequestId};
+use musewire_core::client::{CallError, CallResult, FromAnswer, RequestId};
+
+use crate::front::Heard;
 
 /// What a `wait` row returns, from what its caller heard on its call's channel ([`Heard`];
 /// `None` when the channel closed): the request's answer as its type, its failure
@@ -191,8 +193,8 @@ pub const fn send_and_sync<T: Send + Sync>() {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{Answered, ClientError, CommandFailure};
-    use crate::wire::ResponseData;
+    use musewire_core::client::{Answered, ClientError, CommandFailure};
+    use musewire_core::wire::ResponseData;
 
     #[test]
     fn a_rows_result_is_read_the_same_in_every_driver() {

@@ -1,5 +1,5 @@
 //! What every driver's front end shares, written once: the operations an application's
-//! handle sends to the loop that owns the [`Client`](super::Client) ([`Op`]), and the routing
+//! handle sends to the loop that owns the [`Client`](musewire_core::client::Client) ([`Op`]), and the routing
 //! of host requests to the handlers the application registered ([`Handlers`]): which event
 //! goes to a handler, which withdraws a running one, and the call that answers the agent
 //! with what a handler returned. A driver keeps only what differs: how it runs a handler (a
@@ -10,12 +10,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::{Call, CallResult, ClientEvent, HostRequestKind};
-use crate::wire::{HostToolCall, HostUriRequest, HostUriResult, ToolResult, UiRequest, UiResponse};
+use musewire_core::client::{Answer, Call, CallResult, ClientEvent, HostRequestKind};
+use musewire_core::wire::{
+    HostToolCall, HostUriRequest, HostUriResult, ToolResult, UiRequest, UiResponse,
+};
 
 /// One operation from an application's handle to the loop that owns the client. `R` is the
 /// channel end its caller hears on: what a call returned, or, for a waiting call that made
-/// its request, that request's answer ([`Heard`]; see [`Driven::op`](super::Driven::op)).
+/// its request, that request's answer ([`Heard`]; see [`Driven::op`](crate::Driven::op)).
 #[derive(Debug)]
 pub enum Op<R> {
     /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
@@ -49,7 +51,7 @@ pub type RequestKey = (HostRequestKind, String);
 /// What a caller hears on the one channel its call came with (one wake a round trip):
 /// what the call returned when it made no request to wait for (or was not a `wait`
 /// call), else the answer to the request it made. See
-/// [`Plumbing::hear`](super::Plumbing::hear) and [`methods::heard`](super::methods::heard).
+/// [`Plumbing::hear`](crate::Plumbing::hear) and [`methods::heard`](crate::methods::heard).
 #[derive(Debug)]
 // Moved once to its caller; not worth an allocation.
 #[allow(clippy::large_enum_variant)]
@@ -57,7 +59,7 @@ pub enum Heard {
     /// What the call returned; a `wait` call hears this only when it made no request.
     Replied(CallResult),
     /// The answer to the request a `wait` call made.
-    Answer(super::Answer),
+    Answer(Answer),
 }
 
 /// A request of the agent that a host handler answers.

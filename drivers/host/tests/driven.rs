@@ -12,10 +12,10 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    commands, Call, CallResult, Client, ClientConfig, ClientEvent, Driven, Heard, Input,
-    LocalFiles, Op, Plumbing, Recorder, RequestKey,
+    commands, Call, CallResult, Client, ClientConfig, ClientEvent, Input, Recorder,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
+use musewire_host::{Driven, Heard, LocalFiles, Op, Plumbing, RequestKey};
 
 /// Files that keep the transcript they are given where the test reads it.
 #[derive(Debug, Default)]
