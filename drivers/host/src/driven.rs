@@ -83,7 +83,9 @@ pub trait Plumbing {
     }
     /// A host handler has finished (see [`Op::Finished`]).
     fn finished(&mut self, key: &RequestKey);
-    /// The agent is to be stopped: close its stdin (it is killed after `grace`).
+    /// The agent is to be stopped (it is killed after `grace`): close its stdin once what is
+    /// queued for it is written, or at once, dropping the queue, when `grace` is zero (there
+    /// is no time to write it). Nothing is queued after it. Every driver means this.
     fn close_stdin(&mut self, grace: Duration);
     /// The agent's exit status, once it has exited (asked until it has; [`Driven`] keeps it:
     /// [`Driven::exit_status`]).

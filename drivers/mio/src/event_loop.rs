@@ -87,6 +87,7 @@ pub(crate) fn prepare(
             stdout: Some(stdout),
             stderr: Some(stderr),
             out: VecDeque::new(),
+            close_stdin: false,
             events: events_tx,
             batch: Vec::new(),
             events_gone: false,
@@ -124,6 +125,8 @@ struct Io {
     stderr: Option<Receiver>,
     /// Bytes waiting for the agent's stdin; written only while non-empty (backpressure).
     out: VecDeque<u8>,
+    /// Close stdin once `out` is written (a stop with a grace: [`Plumbing::close_stdin`]).
+    close_stdin: bool,
     /// The application's events, handed over in batches (see [`Io::send_events`]).
     events: mpsc::Sender<Vec<ClientEvent>>,
     /// Events of this turn not yet handed over.
@@ -333,6 +336,9 @@ impl Io {
                 Err(e) => return Err(e),
             }
         }
+        if self.close_stdin && self.out.is_empty() {
+            return self.close_pipe();
+        }
         let want = !self.out.is_empty();
         if let Some(pipe) = self.stdin.as_mut() {
             if want && !self.stdin_registered {
@@ -362,7 +368,9 @@ impl Plumbing for Io {
     type Error = io::Error;
 
     fn write(&mut self, bytes: Vec<u8>) {
-        self.out.extend(bytes);
+        if self.stdin.is_some() && !self.close_stdin {
+            self.out.extend(bytes);
+        }
     }
 
     fn kill(&mut self) {
@@ -398,8 +406,13 @@ impl Plumbing for Io {
         self.running.finished(key);
     }
 
-    fn close_stdin(&mut self, _grace: Duration) {
-        let _ = self.close_pipe();
+    fn close_stdin(&mut self, grace: Duration) {
+        // What is queued is still written, unless there is no time for it.
+        self.close_stdin = true;
+        if grace.is_zero() {
+            self.out.clear();
+        }
+        let _ = self.flush();
     }
 
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
