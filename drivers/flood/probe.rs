@@ -54,3 +54,23 @@ pub fn held_back(progress: &Path, flood: u64) -> Option<u64> {
     }
     None
 }
+
+/// The shell behind the stop tests' agent: it says it is ready (v1), takes nothing for half
+/// a second (so a line larger than its pipe waits in the driver's queue), then writes the
+/// number of bytes it was given before its end of input to the file `$1`.
+pub const COUNTING_AGENT: &str = r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'; sleep 0.5; wc -c > "$1""#;
+
+/// A line of JSON larger than a pipe holds (64 KiB on Linux): most of it waits in the
+/// driver's queue while the counting agent sleeps.
+pub fn large_line() -> String {
+    format!("{{\"type\":\"pad\",\"pad\":\"{}\"}}", "a".repeat(1 << 20))
+}
+
+/// What the counting agent wrote to `count`: the bytes it was given.
+pub fn counted(count: &Path) -> usize {
+    std::fs::read_to_string(count)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}

@@ -4,20 +4,20 @@
 //! agent here is a shell that takes nothing for half a second, so a line larger than the
 //! pipe waits in the driver's queue when the stop comes, then counts the bytes it is given.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+use musewire_core::client::ClientEvent;
 use musewire_mio::AgentProcess;
 
-/// Larger than a pipe holds (64 KiB on Linux), so most of it waits in the driver's queue.
-const LINE: usize = 1 << 20;
+#[path = "../../flood/probe.rs"]
+mod probe;
 
-fn counting_agent(count: &PathBuf) -> Command {
+fn counting_agent(count: &std::path::Path) -> Command {
     let mut command = Command::new("sh");
     command
         .arg("-c")
-        .arg(r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'; sleep 0.5; wc -c > "$1""#)
+        .arg(probe::COUNTING_AGENT)
         .arg("sh")
         .arg(count);
     command
@@ -25,24 +25,23 @@ fn counting_agent(count: &PathBuf) -> Command {
 
 #[test]
 fn shutdown_with_a_grace_writes_the_queued_stdin_before_closing_it() {
-    let dir = std::env::temp_dir().join(format!("musewire-mio-shutdown-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let count = dir.join("count");
+    let count = probe::scratch("mio", "shutdown").with_file_name("count");
     let agent = AgentProcess::spawn(counting_agent(&count), Default::default()).unwrap();
-    let line = format!("{{\"type\":\"pad\",\"pad\":\"{}\"}}", "a".repeat(LINE));
+    let line = probe::large_line();
+    // Once the agent is ready, so the line is queued for it, not held by the client.
+    while !matches!(
+        agent.next_event(Duration::from_secs(10)),
+        Some(ClientEvent::Ready { .. }) | None
+    ) {}
     assert!(agent.send_raw_line(line.as_bytes()).unwrap());
     let status = agent.shutdown(Duration::from_secs(10)).unwrap();
     assert!(status.success(), "the agent ended with {status:?}");
-    let taken: usize = std::fs::read_to_string(&count)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let taken = probe::counted(&count);
     // The probe and the whole line, with its newline: nothing queued was dropped.
     assert!(
         taken > line.len(),
         "the agent was given {taken} bytes of {}",
         line.len()
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(count.parent().unwrap());
 }

@@ -21,8 +21,10 @@ use std::future::Future;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use musewire_core::acp::{
@@ -32,12 +34,14 @@ use musewire_core::client::ExitStatus;
 use rustix::process::{kill_process_group, Pid, Signal};
 use signal_hook::iterator::Signals;
 use smol::channel;
+use smol::stream::Stream;
 
 use crate::orphans::Orphans;
 use smol::future;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use smol::process::{Command, Stdio};
+use smol::process::Command;
 
+use crate::agent_pipes::{AgentPipes, PipeEvent};
 use crate::agent_stdio::TERMINATING_SIGNALS;
 
 /// The bytes one read of a pipe takes at most.
@@ -570,85 +574,24 @@ fn kill(process: &Agent) {
     let _ = process.ops.try_send(AgentOp::Kill);
 }
 
-/// Spawns one agent (or MCP server) and the tasks that pipe it: stdout and stderr readers, and a task that
-/// writes its stdin, kills it when asked, and reports its exit after its stdout has ended.
+/// Spawns one agent (or MCP server) on its transport ([`AgentPipes`]) and the task that runs
+/// it: its stdout read on its gate's turns (ACP-20) and stderr whenever the loop takes the
+/// events, its stdin written as it takes it (each write reported), killed when asked, and its
+/// exit reported once its output has ended (or [`STDOUT_GRACE`] after the exit).
 fn start_agent(
-    mut command: Command,
+    command: Command,
     session: Arc<str>,
     events: channel::Sender<Event>,
 ) -> io::Result<Agent> {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = command.spawn()?;
-    let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
-    let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
-    let mut stdin = Some(child.stdin.take().ok_or_else(|| missing("stdin"))?);
-    let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
-    let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
-    let (stdout_done_tx, stdout_done) = channel::bounded::<()>(1);
+    let pipes = AgentPipes::spawn(command)?;
+    let group = i32::try_from(pipes.pid()).ok().and_then(Pid::from_raw);
     let (gate, turns) = Gate::new();
-    pipe(
-        stdout,
-        session.clone(),
-        events.clone(),
-        Event::Stdout,
-        Some((stdout_done_tx, turns)),
-    );
-    pipe(stderr, session.clone(), events.clone(), Event::Stderr, None);
     // Bounded by the bridge rather than here (ACP-20): past AGENT_STDIN_HIGH_WATER bytes
     // waiting (each write is reported back) the editor, whose requests are what an agent is
     // written, is not read; ACP-23 bounds the requests that wait, and an MCP server is written
     // only the calls of its session's agent (at most 64, MCP-05).
     let (ops, op_rx) = channel::unbounded::<AgentOp>();
-    smol::spawn(async move {
-        let status = loop {
-            let next = future::or(async { Ok(op_rx.recv().await) }, async {
-                Err(child.status().await)
-            })
-            .await;
-            match next {
-                Ok(Ok(AgentOp::Write(bytes))) => {
-                    // A failed write means the agent stopped reading; its exit follows.
-                    if let Some(stdin) = stdin.as_mut() {
-                        let _ = stdin.write_all(&bytes).await;
-                        let _ = stdin.flush().await;
-                    }
-                    // ACP-20: written, or dropped with a closed stdin: no longer waiting.
-                    let _ = events
-                        .send(Event::Written(session.clone(), bytes.len()))
-                        .await;
-                }
-                Ok(Ok(AgentOp::CloseStdin)) => stdin = None,
-                Ok(Ok(AgentOp::Kill)) => {
-                    let _ = child.kill();
-                }
-                // The loop is over (it dropped its sender): stop the agent and reap it.
-                Ok(Err(_)) => {
-                    let _ = child.kill();
-                    break child.status().await;
-                }
-                Err(status) => break status,
-            }
-        };
-        let status = match status {
-            Ok(status) => musewire_host::exit_status(status),
-            Err(_) => ExitStatus::Unknown,
-        };
-        future::or(
-            async {
-                let _ = stdout_done.recv().await;
-            },
-            async {
-                smol::Timer::after(STDOUT_GRACE).await;
-            },
-        )
-        .await;
-        let _ = events.send(Event::Exit(session, status)).await;
-    })
-    .detach();
+    smol::spawn(run_agent(pipes, session, events, op_rx, turns)).detach();
     Ok(Agent {
         ops,
         group,
@@ -656,43 +599,131 @@ fn start_agent(
     })
 }
 
-type Wrap = fn(Arc<str>, Vec<u8>) -> Event;
+/// What woke an agent's task.
+enum AgentWake {
+    Op(Option<AgentOp>),
+    Pipe(PipeEvent),
+    Exited(ExitStatus),
+    /// The loop gave up the agent's gate (it stopped the agent): stdout is not read again.
+    GateGone,
+    /// [`STDOUT_GRACE`] ran out after the exit.
+    Grace,
+}
 
-/// Reads `from` into the loop's events: stdout (`gated`: its end said, and read only on its
-/// gate's turns, ACP-20) or stderr (read whenever the loop takes the events).
-fn pipe<R: AsyncRead + Unpin + Send + 'static>(
-    mut from: R,
+/// Runs one agent's transport until it has exited and its output has ended; see
+/// [`start_agent`].
+async fn run_agent(
+    mut pipes: AgentPipes,
     session: Arc<str>,
     events: channel::Sender<Event>,
-    wrap: Wrap,
-    gated: Option<(channel::Sender<()>, channel::Receiver<()>)>,
+    ops: channel::Receiver<AgentOp>,
+    turns: channel::Receiver<()>,
 ) {
-    smol::spawn(async move {
-        let mut buf = vec![0u8; READ_CHUNK];
-        let (done, turns) = gated.unzip();
-        loop {
-            if let Some(turns) = &turns {
-                if turns.recv().await.is_err() {
-                    return;
+    let mut out = vec![0u8; READ_CHUNK];
+    let mut err = vec![0u8; READ_CHUNK];
+    let (mut ops, mut turns) = (Box::pin(ops), Some(Box::pin(turns)));
+    let mut ops_open = true;
+    // Whether the gate has given a turn to read stdout (ACP-20).
+    let mut turn = false;
+    let mut exited: Option<ExitStatus> = None;
+    let mut grace: Option<smol::Timer> = None;
+    loop {
+        let output_open = pipes.stdout_open() || pipes.stderr_open();
+        if let (Some(status), false) = (exited, output_open) {
+            let _ = events.send(Event::Exit(session, status)).await;
+            return;
+        }
+        let wake = future::poll_fn(|cx| {
+            if let (false, Some(gate)) = (turn, &mut turns) {
+                match gate.as_mut().poll_next(cx) {
+                    Poll::Ready(Some(())) => turn = true,
+                    Poll::Ready(None) => return Poll::Ready(AgentWake::GateGone),
+                    Poll::Pending => {}
                 }
             }
-            match from.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if events
-                        .send(wrap(session.clone(), buf[..n].to_vec()))
+            if ops_open {
+                if let Poll::Ready(op) = ops.as_mut().poll_next(cx) {
+                    return Poll::Ready(AgentWake::Op(op));
+                }
+            }
+            if let Poll::Ready(event) = pipes.poll(cx, turn, &mut out, &mut err) {
+                return Poll::Ready(AgentWake::Pipe(event));
+            }
+            if exited.is_none() {
+                if let Poll::Ready(status) = pipes.poll_exit(cx) {
+                    let status = status.map_or(ExitStatus::Unknown, musewire_host::exit_status);
+                    return Poll::Ready(AgentWake::Exited(status));
+                }
+            }
+            if let Some(timer) = &mut grace {
+                if Pin::new(timer).poll(cx).is_ready() {
+                    return Poll::Ready(AgentWake::Grace);
+                }
+            }
+            Poll::Pending
+        })
+        .await;
+        let sent = match wake {
+            AgentWake::Op(Some(AgentOp::Write(bytes))) => match pipes.queue(&bytes) {
+                true => Ok(()),
+                // ACP-20: dropped with a closed stdin: no longer waiting.
+                false => {
+                    events
+                        .send(Event::Written(session.clone(), bytes.len()))
                         .await
-                        .is_err()
-                    {
-                        return;
-                    }
                 }
+            },
+            AgentWake::Op(Some(AgentOp::CloseStdin)) => {
+                // After what was queued before (no grace here: the bridge kills it later).
+                pipes.close_stdin(Duration::MAX);
+                Ok(())
             }
+            AgentWake::Op(Some(AgentOp::Kill)) => {
+                pipes.kill();
+                Ok(())
+            }
+            // The loop is over (it dropped its sender): stop the agent; its exit follows.
+            AgentWake::Op(None) => {
+                ops_open = false;
+                pipes.kill();
+                Ok(())
+            }
+            AgentWake::Pipe(PipeEvent::Stdout(n)) => {
+                turn = false;
+                let bytes = out[..n].to_vec();
+                events.send(Event::Stdout(session.clone(), bytes)).await
+            }
+            AgentWake::Pipe(PipeEvent::StdoutEnd) => {
+                events.send(Event::StdoutEnd(session.clone())).await
+            }
+            AgentWake::Pipe(PipeEvent::Stderr(n)) => {
+                let bytes = err[..n].to_vec();
+                events.send(Event::Stderr(session.clone(), bytes)).await
+            }
+            AgentWake::Pipe(PipeEvent::StderrEnd) => Ok(()),
+            // ACP-20: written, or dropped with a stdin the agent closed.
+            AgentWake::Pipe(PipeEvent::Written(n)) => {
+                events.send(Event::Written(session.clone(), n)).await
+            }
+            AgentWake::Exited(status) => {
+                exited = Some(status);
+                grace = Some(smol::Timer::after(STDOUT_GRACE));
+                Ok(())
+            }
+            AgentWake::GateGone => {
+                turns = None;
+                pipes.abandon_stdout();
+                Ok(())
+            }
+            AgentWake::Grace => {
+                pipes.abandon_stdout();
+                pipes.abandon_stderr();
+                Ok(())
+            }
+        };
+        // The loop has gone: nothing is listening; the transport kills the child as it drops.
+        if sent.is_err() {
+            return;
         }
-        if let Some(done) = done {
-            let _ = events.send(Event::StdoutEnd(session)).await;
-            drop(done);
-        }
-    })
-    .detach();
+    }
 }

@@ -13,7 +13,6 @@
 //! the backpressure) is the core's [`Driven`]; this task keeps only its I/O, as
 //! [`Plumbing`].
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -26,12 +25,11 @@ use musewire_host::{Driven, Flow, Heard, Plumbing, RequestKey};
 use musewire_store::SessionFiles;
 use smol::channel;
 use smol::future;
-use smol::io::AsyncWrite;
-use smol::process::{Child, ChildStdin, Command, Stdio};
+use smol::process::Command;
 use smol::stream::Stream;
 
+use crate::agent_pipes::{AgentPipes, PipeEvent};
 use crate::handlers::{self, Handlers, Reach, Running};
-use crate::pipe::Pipe;
 use crate::{Op, Reply};
 
 /// How many bytes may wait for the agent's stdin before the task stops taking operations
@@ -57,22 +55,14 @@ pub(crate) struct Started {
 }
 
 pub(crate) fn start(
-    mut command: Command,
+    command: Command,
     config: ClientConfig,
     record: Option<&std::path::Path>,
     handlers: Arc<Mutex<Handlers>>,
     flow: Arc<Flow>,
 ) -> io::Result<Started> {
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn()?;
-    let pid = child.id();
-    let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
-    let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
-    let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
-    let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
+    let pipes = AgentPipes::spawn(command)?;
+    let pid = pipes.pid();
     let (ops_tx, ops) = channel::bounded(OPS_QUEUE);
     let (stop_tx, stop) = channel::bounded(1);
     let (resume_tx, resume) = channel::bounded(1);
@@ -83,12 +73,7 @@ pub(crate) fn start(
     let state = Driver {
         driven,
         io: Io {
-            child,
-            stdin: Some(stdin),
-            out: VecDeque::new(),
-            close_stdin: false,
-            stdout: Some(Pipe::new(stdout)?),
-            stderr: Some(Pipe::new(stderr)?),
+            pipes,
             events: events_tx,
             handlers,
             running: Running::default(),
@@ -125,14 +110,8 @@ struct Driver {
 
 /// The task's I/O: the agent's process and pipes, and the channels to the application.
 struct Io {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    /// Bytes waiting for the agent's stdin, written as it takes them.
-    out: VecDeque<u8>,
-    /// Close stdin once `out` is written (a shutdown).
-    close_stdin: bool,
-    stdout: Option<Pipe>,
-    stderr: Option<Pipe>,
+    /// The agent's process and pipes.
+    pipes: AgentPipes,
     events: channel::Sender<ClientEvent>,
     // The receivers are polled in place, wake after wake (pinned: they are not `Unpin`).
     ops: Pin<Box<channel::Receiver<Op>>>,
@@ -160,9 +139,7 @@ struct Io {
 /// What woke the task. An op is moved once; boxing it would cost an allocation per call.
 #[allow(clippy::large_enum_variant)]
 enum Wake {
-    Stdout(io::Result<usize>),
-    Stderr(io::Result<usize>),
-    Wrote(io::Result<usize>),
+    Pipe(PipeEvent),
     Op(Op),
     OpsClosed,
     Stop(Option<Duration>),
@@ -188,7 +165,7 @@ impl Driver {
                 future::yield_now().await;
             }
             if let Some(status) = driven.exit_status() {
-                if io.stdout.is_none() && io.stderr.is_none() {
+                if !io.pipes.stdout_open() && !io.pipes.stderr_open() {
                     // Ops still queued would keep their callers waiting: the channel outlives
                     // this task while the Agent holds a sender. Close it and drop them.
                     io.ops.close();
@@ -196,37 +173,27 @@ impl Driver {
                     return Ok(status);
                 }
             }
-            if io.close_stdin && io.out.is_empty() {
-                io.stdin = None;
-            }
             let held = driven.hold_stdout(&io.flow);
             let now = Instant::now();
-            let deadline = driven.deadline(now, io.stdout.is_some());
-            let take_ops = io.ops_open && driven.takes_ops(io.out.len());
+            let deadline = driven.deadline(now, io.pipes.stdout_open());
+            let take_ops = io.ops_open && driven.takes_ops(io.pipes.queued());
             let input = io
                 .wait(held, take_ops, deadline, &mut out_buf, &mut err_buf)
                 .await;
             let now = Instant::now();
             match input {
-                Wake::Stdout(Ok(0)) | Wake::Stdout(Err(_)) => {
-                    io.stdout = None;
+                Wake::Pipe(PipeEvent::StdoutEnd) => {
                     driven.input(now, ClientInput::StdoutEnd, || None, io)?;
                 }
-                Wake::Stdout(Ok(n)) => {
+                Wake::Pipe(PipeEvent::Stdout(n)) => {
                     driven.input(now, ClientInput::stdout(&out_buf[..n]), || None, io)?;
                 }
-                Wake::Stderr(Ok(0)) | Wake::Stderr(Err(_)) => io.stderr = None,
-                Wake::Stderr(Ok(n)) => {
+                Wake::Pipe(PipeEvent::Stderr(n)) => {
                     driven.input(now, ClientInput::stderr(&err_buf[..n]), || None, io)?;
                 }
-                Wake::Wrote(Ok(n)) => {
-                    io.out.drain(..n);
-                }
-                Wake::Wrote(Err(_)) => {
-                    // The agent closed its stdin: it is ending; its exit closes the session.
-                    io.out.clear();
-                    io.stdin = None;
-                }
+                // A stdin the agent closed is dropped with its queue: it is ending, and its
+                // exit closes the session.
+                Wake::Pipe(PipeEvent::StderrEnd | PipeEvent::Written(_)) => {}
                 Wake::Op(op) => driven.op(now, op, io)?,
                 Wake::OpsClosed => {
                     io.ops_open = false;
@@ -287,23 +254,8 @@ impl Io {
                 return Poll::Ready(wake);
             }
         }
-        if let (Some(pipe), false) = (&mut self.stdout, held) {
-            if let Poll::Ready(read) = pipe.poll_read(cx, out_buf) {
-                return Poll::Ready(Wake::Stdout(read));
-            }
-        }
-        if let Some(pipe) = &mut self.stderr {
-            if let Poll::Ready(read) = pipe.poll_read(cx, err_buf) {
-                return Poll::Ready(Wake::Stderr(read));
-            }
-        }
-        if let Some(pipe) = &mut self.stdin {
-            // A write is tried only with bytes to write; one that would block writes nothing.
-            if !self.out.is_empty() {
-                if let Poll::Ready(wrote) = Pin::new(pipe).poll_write(cx, self.out.as_slices().0) {
-                    return Poll::Ready(Wake::Wrote(wrote));
-                }
-            }
+        if let Poll::Ready(event) = self.pipes.poll(cx, !held, out_buf, err_buf) {
+            return Poll::Ready(Wake::Pipe(event));
         }
         if let Poll::Ready(wake) = self.poll_op(cx, take_ops) {
             return Poll::Ready(wake);
@@ -341,13 +293,11 @@ impl Plumbing for Io {
     type Error = io::Error;
 
     fn write(&mut self, bytes: Vec<u8>) {
-        if self.stdin.is_some() && !self.close_stdin {
-            self.out.extend(bytes);
-        }
+        self.pipes.queue(&bytes);
     }
 
     fn kill(&mut self) {
-        let _ = self.child.kill();
+        self.pipes.kill();
     }
 
     fn event(&mut self, event: ClientEvent) -> bool {
@@ -375,14 +325,10 @@ impl Plumbing for Io {
     }
 
     fn close_stdin(&mut self, grace: Duration) {
-        // What is queued is still written, unless there is no time for it.
-        self.close_stdin = true;
-        if grace.is_zero() {
-            self.out.clear();
-        }
+        self.pipes.close_stdin(grace);
     }
 
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
-        self.child.try_status()
+        self.pipes.try_exit()
     }
 }

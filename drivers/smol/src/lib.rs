@@ -42,6 +42,7 @@
 //! ```
 
 pub mod acp;
+mod agent_pipes;
 pub mod agent_stdio;
 mod driver;
 mod editor_stdio;

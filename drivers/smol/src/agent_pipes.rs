@@ -1,0 +1,216 @@
+//! One child process and its pipes on smol's reactor: the transport every smol loop uses,
+//! written once. The host driver's task ([`AgentProcess`](crate::AgentProcess)) and the ACP
+//! server ([`acp`](crate::acp): each session's agent, each MCP server) run their children on
+//! it.
+//!
+//! - **Spawn**: the command with its three pipes, killed if the transport is dropped (a
+//!   caller that wants a process group of its own sets it on the command: the ACP server
+//!   does, ACP-12).
+//! - **Reads**: stdout and stderr read on the reactor's readiness ([`Pipe`]), into the
+//!   caller's buffers; stdout only when the caller says so (its backpressure: the host kit's
+//!   `Driven::hold_stdout`, the bridge's ACP-20 turns).
+//! - **Stdin**: a queue written as the child takes it, never waited on; the caller bounds
+//!   it by [`AgentPipes::queued`] (the host kit's `Driven::takes_ops`, the bridge's ACP-20
+//!   count of what it gave, from the [`PipeEvent::Written`] reports).
+//! - **Closing stdin** has one meaning in every driver ([`AgentPipes::close_stdin`]): once
+//!   what is queued is written, or at once, the queue dropped, with no grace.
+//! - **The exit**: asked ([`AgentPipes::try_exit`], the host kit's reaping) or awaited
+//!   ([`AgentPipes::poll_exit`]).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use smol::io::AsyncWrite;
+use smol::process::{Child, ChildStdin, Command, Stdio};
+
+use crate::pipe::Pipe;
+
+/// What a poll of the pipes gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PipeEvent {
+    /// This many bytes of stdout were read into the stdout buffer.
+    Stdout(usize),
+    /// Stdout ended (or failed): it is not read again.
+    StdoutEnd,
+    /// This many bytes of stderr were read into the stderr buffer.
+    Stderr(usize),
+    /// Stderr ended (or failed): it is not read again.
+    StderrEnd,
+    /// This many queued bytes left the queue: written to stdin, or dropped because the child
+    /// closed it.
+    Written(usize),
+}
+
+/// A child's exit, awaited without borrowing the child.
+type Exit = Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>;
+
+/// A spawned child and its pipes. See the [module docs](self).
+pub(crate) struct AgentPipes {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// Bytes waiting for stdin, written as the child takes them.
+    queue: VecDeque<u8>,
+    /// Close stdin once the queue is written.
+    closing: bool,
+    stdout: Option<Pipe>,
+    stderr: Option<Pipe>,
+    exit: Exit,
+}
+
+impl AgentPipes {
+    /// Spawns `command` with piped stdin, stdout and stderr.
+    pub(crate) fn spawn(mut command: Command) -> io::Result<Self> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
+        let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+        let stdout = Pipe::new(child.stdout.take().ok_or_else(|| missing("stdout"))?)?;
+        let stderr = Pipe::new(child.stderr.take().ok_or_else(|| missing("stderr"))?)?;
+        // Its stdin is taken out above, so asking for the status closes nothing.
+        let exit = Box::pin(child.status());
+        Ok(AgentPipes {
+            child,
+            stdin: Some(stdin),
+            queue: VecDeque::new(),
+            closing: false,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            exit,
+        })
+    }
+
+    /// The child's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Queues `bytes` for stdin; false (nothing queued) once stdin is closed or closing.
+    pub(crate) fn queue(&mut self, bytes: &[u8]) -> bool {
+        if self.stdin.is_none() || self.closing {
+            return false;
+        }
+        self.queue.extend(bytes);
+        true
+    }
+
+    /// How many bytes wait for stdin.
+    pub(crate) fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Closes stdin once what is queued is written (nothing more is queued), or at once with
+    /// no `grace`, the queue dropped: there is no time to write it. Returns how many queued
+    /// bytes were dropped.
+    pub(crate) fn close_stdin(&mut self, grace: Duration) -> usize {
+        self.closing = true;
+        let dropped = match grace.is_zero() {
+            true => std::mem::take(&mut self.queue).len(),
+            false => 0,
+        };
+        if self.queue.is_empty() {
+            self.stdin = None;
+        }
+        dropped
+    }
+
+    /// Kills the child (it may have exited).
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+    }
+
+    /// The child's exit status, if it has exited.
+    pub(crate) fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_status()
+    }
+
+    /// The child's exit, once it has exited.
+    pub(crate) fn poll_exit(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<std::process::ExitStatus>> {
+        self.exit.as_mut().poll(cx)
+    }
+
+    /// Whether stdout is still read (it has not ended).
+    pub(crate) fn stdout_open(&self) -> bool {
+        self.stdout.is_some()
+    }
+
+    /// Whether stderr is still read (it has not ended).
+    pub(crate) fn stderr_open(&self) -> bool {
+        self.stderr.is_some()
+    }
+
+    /// Stops reading stdout, without its end: what the child writes there is not read.
+    pub(crate) fn abandon_stdout(&mut self) {
+        self.stdout = None;
+    }
+
+    /// Stops reading stderr, without its end.
+    pub(crate) fn abandon_stderr(&mut self) {
+        self.stderr = None;
+    }
+
+    /// What comes first: stdout (when `read_stdout`) into `out`, stderr into `err`, or room
+    /// in stdin for some of the queue. Every source stays registered across polls, so a wake
+    /// costs no failed reads.
+    pub(crate) fn poll(
+        &mut self,
+        cx: &mut Context<'_>,
+        read_stdout: bool,
+        out: &mut [u8],
+        err: &mut [u8],
+    ) -> Poll<PipeEvent> {
+        if let (Some(pipe), true) = (&mut self.stdout, read_stdout) {
+            if let Poll::Ready(read) = pipe.poll_read(cx, out) {
+                return Poll::Ready(match read {
+                    Ok(n) if n > 0 => PipeEvent::Stdout(n),
+                    _ => {
+                        self.stdout = None;
+                        PipeEvent::StdoutEnd
+                    }
+                });
+            }
+        }
+        if let Some(pipe) = &mut self.stderr {
+            if let Poll::Ready(read) = pipe.poll_read(cx, err) {
+                return Poll::Ready(match read {
+                    Ok(n) if n > 0 => PipeEvent::Stderr(n),
+                    _ => {
+                        self.stderr = None;
+                        PipeEvent::StderrEnd
+                    }
+                });
+            }
+        }
+        // A write is tried only with bytes to write; one that would block writes nothing.
+        if let (Some(pipe), false) = (&mut self.stdin, self.queue.is_empty()) {
+            if let Poll::Ready(wrote) = Pin::new(pipe).poll_write(cx, self.queue.as_slices().0) {
+                let n = match wrote {
+                    Ok(n) => {
+                        self.queue.drain(..n);
+                        n
+                    }
+                    // The child closed its stdin: it is ending; what waits is dropped.
+                    Err(_) => {
+                        self.stdin = None;
+                        std::mem::take(&mut self.queue).len()
+                    }
+                };
+                if self.closing && self.queue.is_empty() {
+                    self.stdin = None;
+                }
+                return Poll::Ready(PipeEvent::Written(n));
+            }
+        }
+        Poll::Pending
+    }
+}
