@@ -41,9 +41,7 @@ impl CallError {
             _ => None,
         }
     }
-}
 
-impl CallError {
     /// [`CallError::Unexpected`] for an answer of another shape than the command's (the
     /// command table's `FromAnswer` impls give it too).
     pub(crate) fn unexpected(answered: &Answered) -> Self {
