@@ -1,20 +1,16 @@
 //! What a driver's blocking or async call gives back: the typed payload of the answer, or a
 //! [`CallError`]. Written once for every driver: [`FromAnswer`] picks the payload a command's
-//! response carries out of an [`Answered`].
+//! response carries out of an [`Answered`]: for each answer type, the command table
+//! (`wire/command.rs`) writes it from the row that reads into its [`ResponseData`] variant; the
+//! ones below are those written by hand.
 
 use std::time::Duration;
 
 use thiserror::Error;
 
 use super::{Answered, ClientError, CommandFailure};
-use crate::output::{OutputErrorCode, ReadResult};
-use crate::wire::{
-    AgentMessage, BashData, BranchData, BranchMessagesData, CancelledData, Command, CommandsData,
-    CompactionResult, CycleModelData, FastModeData, HandoffData, LastAssistantTextData, LevelData,
-    LoginData, LoginProvidersData, MessagesData, MessagesPageData, ModelInfo, ModelsData, PathData,
-    PromptData, ProtocolVersionData, ResponseData, SessionState, SessionStatsData,
-    SubagentMessagesData, SubagentsData, TodosData,
-};
+use crate::output::OutputErrorCode;
+use crate::wire::{AgentMessage, Command, PromptData, ResponseData};
 
 /// Why a driver's call gave no answer.
 #[derive(Debug, Error)]
@@ -44,6 +40,15 @@ impl CallError {
             CallError::Failed(failure) => failure.output_code(),
             _ => None,
         }
+    }
+
+    /// [`CallError::Unexpected`] for an answer of another shape than the command's (the
+    /// command table's `FromAnswer` impls give it too).
+    pub(crate) fn unexpected(answered: &Answered) -> Self {
+        CallError::Unexpected(match answered {
+            Answered::Data(data) => serde_json::to_string(data).unwrap_or_default(),
+            Answered::History(messages) => format!("a history of {} messages", messages.len()),
+        })
     }
 }
 
@@ -79,13 +84,6 @@ pub trait FromAnswer: Sized {
     fn from_answer(answered: Answered) -> Result<Self, CallError>;
 }
 
-fn unexpected(answered: &Answered) -> CallError {
-    CallError::Unexpected(match answered {
-        Answered::Data(data) => serde_json::to_string(data).unwrap_or_default(),
-        Answered::History(messages) => format!("a history of {} messages", messages.len()),
-    })
-}
-
 impl FromAnswer for Answered {
     fn from_answer(answered: Answered) -> Result<Self, CallError> {
         Ok(answered)
@@ -96,7 +94,7 @@ impl FromAnswer for ResponseData {
     fn from_answer(answered: Answered) -> Result<Self, CallError> {
         match answered {
             Answered::Data(data) => Ok(data),
-            other => Err(unexpected(&other)),
+            other => Err(CallError::unexpected(&other)),
         }
     }
 }
@@ -105,24 +103,9 @@ impl FromAnswer for Vec<AgentMessage> {
     fn from_answer(answered: Answered) -> Result<Self, CallError> {
         match answered {
             Answered::History(messages) => Ok(messages),
-            other => Err(unexpected(&other)),
+            other => Err(CallError::unexpected(&other)),
         }
     }
-}
-
-macro_rules! from_data {
-    ($($ty:ty => $variant:ident $(($unbox:tt))?),* $(,)?) => {$(
-        impl FromAnswer for $ty {
-            fn from_answer(answered: Answered) -> Result<Self, CallError> {
-                match answered {
-                    Answered::Data(ResponseData::$variant(data)) => Ok(from_data!(@ data $($unbox)?)),
-                    other => Err(unexpected(&other)),
-                }
-            }
-        }
-    )*};
-    (@ $data:ident) => { $data };
-    (@ $data:ident *) => { *$data };
 }
 
 impl FromAnswer for PromptData {
@@ -134,36 +117,7 @@ impl FromAnswer for PromptData {
             Answered::Data(ResponseData::Other(serde_json::Value::Null)) => {
                 Ok(PromptData::default())
             }
-            other => Err(unexpected(&other)),
+            other => Err(CallError::unexpected(&other)),
         }
     }
-}
-
-from_data! {
-    SessionState => State(*),
-    BashData => Bash,
-    MessagesPageData => MessagesPage,
-    TodosData => Todos,
-    ReadResult => ReadOutput,
-    ProtocolVersionData => NegotiateProtocol,
-    CancelledData => Cancelled,
-    FastModeData => FastMode,
-    CommandsData => Commands,
-    LevelData => Level,
-    SubagentsData => Subagents,
-    SubagentMessagesData => SubagentMessages,
-    ModelInfo => Model,
-    Option<CycleModelData> => CycleModel,
-    ModelsData => Models,
-    Option<LevelData> => CycleThinkingLevel,
-    CompactionResult => Compaction,
-    SessionStatsData => SessionStats(*),
-    PathData => Path,
-    BranchData => Branch,
-    BranchMessagesData => BranchMessages,
-    LastAssistantTextData => LastAssistantText,
-    Option<HandoffData> => Handoff,
-    MessagesData => Messages,
-    LoginProvidersData => LoginProviders,
-    LoginData => Login,
 }

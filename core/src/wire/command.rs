@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::codec::{wire_enum, wire_struct};
 use super::host::{HostToolDefinition, HostUriSchemeDefinition};
 use super::message::ContentBlock;
+use super::response::ResponseData;
 
 wire_struct! {
     /// A command without arguments.
@@ -220,17 +221,87 @@ wire_struct! {
     }
 }
 
-/// The command table: each row is a command's `type`, its [`Command`] variant and params, and
-/// the type its answer is read as. It writes the [`Command`] union and, per row, the typed
-/// command of [`request`] (the variant's params under the variant's name, with its answer):
-/// adding a command is one row here, plus its answer's type where it has one.
+/// The command table: each row is a command's `type`, its [`Command`] variant and params, the
+/// type its answer is read as and, where its `data` is typed, the [`ResponseData`] variant that
+/// data reads into. Adding a command is one row here plus its answer type (for a new one, a
+/// `wire_struct!` in `response.rs` and its `ResponseData` variant).
+///
+/// A row is `"type" => Variant(Params) -> Answer`, then `as Data` (or `as Data(how)`) when a
+/// successful response's `data` reads into `ResponseData::Data`; without `as`, its data stays
+/// [`ResponseData::Other`] and its answer is `ResponseData`. `how` is:
+///
+/// - nothing: `Data` holds `Answer`; null data is `Other(null)`; the row writes `Answer`'s
+///   [`FromAnswer`](crate::client::FromAnswer) (the answer is `Data`'s payload);
+/// - `boxed`: the same, `Data` holding `Box<Answer>`;
+/// - `nullable`: `Answer` is an `Option`, and null data is `Data(None)`;
+/// - `shared`: another row reads into the same `Data` and writes its `FromAnswer` (an alias,
+///   such as pi 0.73's `clone` of `new_session`); the compiler checks `Answer` is `Data`'s;
+/// - `by_hand`: `Answer`'s `FromAnswer` is written by hand in `client/answer.rs` (`prompt`'s
+///   takes an acknowledgement without data, CALL-03; `set_host_tools`' answer is the whole
+///   `ResponseData`).
+///
+/// The table writes the [`Command`] union, the typed commands of [`request`] (the variant's
+/// params under the variant's name, with its answer), how a response's `data` is read per
+/// command (`response.rs`'s `DataSeed`) and the answers' `FromAnswer`; the compiler checks
+/// that every `ResponseData` variant but `Other` is some row's.
 macro_rules! command_table {
+    // How a successful response's `data` reads into a row's variant.
+    (@read $d:ident, $data:ident (boxed)) => {
+        match Option::deserialize($d)? {
+            Some(v) => ResponseData::$data(Box::new(v)),
+            None => ResponseData::Other(Value::Null),
+        }
+    };
+    (@read $d:ident, $data:ident (nullable)) => {
+        ResponseData::$data(Option::deserialize($d)?)
+    };
+    (@read $d:ident, $data:ident $(($how:ident))?) => {
+        match Option::deserialize($d)? {
+            Some(v) => ResponseData::$data(v),
+            None => ResponseData::Other(Value::Null),
+        }
+    };
+    // The `FromAnswer` a row writes (or checks).
+    (@answer $answer:ty, $data:ident (boxed)) => {
+        impl $crate::client::FromAnswer for $answer {
+            fn from_answer(
+                answered: $crate::client::Answered,
+            ) -> Result<Self, $crate::client::CallError> {
+                match answered {
+                    $crate::client::Answered::Data(ResponseData::$data(data)) => Ok(*data),
+                    other => Err($crate::client::CallError::unexpected(&other)),
+                }
+            }
+        }
+    };
+    (@answer $answer:ty, $data:ident (shared)) => {
+        const _: fn($answer) -> ResponseData = ResponseData::$data;
+    };
+    (@answer $answer:ty, $data:ident (by_hand)) => {};
+    (@answer $answer:ty, $data:ident (nullable)) => {
+        command_table!(@answer $answer, $data);
+    };
+    (@answer $answer:ty, $data:ident) => {
+        impl $crate::client::FromAnswer for $answer {
+            fn from_answer(
+                answered: $crate::client::Answered,
+            ) -> Result<Self, $crate::client::CallError> {
+                match answered {
+                    $crate::client::Answered::Data(ResponseData::$data(data)) => Ok(data),
+                    other => Err($crate::client::CallError::unexpected(&other)),
+                }
+            }
+        }
+    };
+    (@name) => { None };
+    (@name $data:ident) => { Some(stringify!($data)) };
     (
         $(#[$meta:meta])*
         pub enum $name:ident tag $tag:literal {
             $(
                 $(#[$vmeta:meta])*
-                $wire:literal => $variant:ident($ty:ident) -> $answer:ty,
+                $wire:literal => $variant:ident($ty:ident) -> $answer:ty
+                    $(as $data:ident $(($how:ident))?)?,
             )*
         }
     ) => {
@@ -244,6 +315,31 @@ macro_rules! command_table {
             }
         }
 
+        /// Reads a successful response's `data` as `command`'s: into the table's variant for
+        /// it, [`ResponseData::Other`] for a command whose data the table does not type.
+        pub(super) fn response_data<'de, D: serde::Deserializer<'de>>(
+            command: &str,
+            d: D,
+        ) -> Result<ResponseData, D::Error> {
+            use serde::Deserialize;
+            Ok(match command {
+                $($( $wire => command_table!(@read d, $data $(($how))?), )?)*
+                _ => ResponseData::Other(Value::deserialize(d)?),
+            })
+        }
+
+        // Every `ResponseData` variant is some row's, or `Other`: a variant no row reads
+        // into does not compile here.
+        const _: () = {
+            #[allow(dead_code, unreachable_patterns)]
+            fn every_variant_is_a_rows(data: &ResponseData) {
+                match data {
+                    $($( ResponseData::$data(_) => {} )?)*
+                    ResponseData::Other(_) => {}
+                }
+            }
+        };
+
         /// One type per command, for the drivers' generic `call` (its answer typed, as
         /// lsp-types' requests are): `call(request::GetState::default())` gives a
         /// [`SessionState`](crate::wire::SessionState). Each holds the command's params and
@@ -251,12 +347,18 @@ macro_rules! command_table {
         pub mod request {
             #[allow(unused_imports)]
             use super::super::*;
+            use crate::client::{Answered, CallError, FromAnswer, TypedCommand};
             use crate::output::ReadResult;
 
             $(
                 $(#[$vmeta])*
                 #[doc = ""]
                 #[doc = concat!("`", $wire, "`, answered as `", stringify!($answer), "`.")]
+                $(
+                    #[doc = concat!(
+                        "Its `data` reads into [`ResponseData::", stringify!($data), "`]."
+                    )]
+                )?
                 #[derive(Debug, Clone, PartialEq, Default)]
                 pub struct $variant(pub super::$ty);
 
@@ -265,13 +367,15 @@ macro_rules! command_table {
                     pub const TYPE: &'static str = $wire;
                 }
 
-                impl $crate::client::TypedCommand for $variant {
+                impl TypedCommand for $variant {
                     type Answer = $answer;
 
                     fn into_command(self) -> super::$name {
                         super::$name::$variant(self.0)
                     }
                 }
+
+                $( command_table!(@answer $answer, $data $(($how))?); )?
             )*
 
             /// Every command's `type`, in the table's order.
@@ -280,7 +384,33 @@ macro_rules! command_table {
             /// Every command, its params left default, made by its typed command, with its
             /// `type`, in the table's order (for tests and tools that walk the table).
             pub fn every_command() -> Vec<(&'static str, super::$name)> {
-                vec![$(($wire, $crate::client::TypedCommand::into_command($variant::default()))),*]
+                vec![$(($wire, TypedCommand::into_command($variant::default()))),*]
+            }
+
+            /// A row of the table as its answer is read (see [`every_answer`]).
+            #[derive(Debug, Clone, Copy)]
+            pub struct AnswerRow {
+                /// The command's `type`.
+                pub type_name: &'static str,
+                /// The name of the [`ResponseData`] variant a successful response's `data`
+                /// reads into (`None`: [`ResponseData::Other`]).
+                pub data: Option<&'static str>,
+                /// Reads an answer as the command's answer type (its
+                /// [`TypedCommand::Answer`]'s [`FromAnswer`]), the answer dropped.
+                pub read_answer: fn(Answered) -> Result<(), CallError>,
+            }
+
+            /// Every command's [`AnswerRow`], in the table's order (for tests and tools that
+            /// walk the table).
+            pub fn every_answer() -> Vec<AnswerRow> {
+                fn read_answer<C: TypedCommand>(answered: Answered) -> Result<(), CallError> {
+                    C::Answer::from_answer(answered).map(drop)
+                }
+                vec![$(AnswerRow {
+                    type_name: $wire,
+                    data: command_table!(@name $($data)?),
+                    read_answer: read_answer::<$variant>,
+                }),*]
             }
         }
     };
@@ -290,9 +420,9 @@ command_table! {
     /// A command, tagged by `type`. The `id` is not part of it: see [`Command::to_vec_with_id`].
     pub enum Command tag "type" {
         /// Switch to protocol v2 (FRAME-04).
-        "negotiate_protocol" => NegotiateProtocol(NegotiateProtocol) -> ProtocolVersionData,
+        "negotiate_protocol" => NegotiateProtocol(NegotiateProtocol) -> ProtocolVersionData as NegotiateProtocol,
         /// Send a prompt.
-        "prompt" => Prompt(Prompt) -> PromptData,
+        "prompt" => Prompt(Prompt) -> PromptData as Prompt(by_hand),
         /// Steer the running agent.
         "steer" => Steer(MessageArgs) -> ResponseData,
         /// Queue a follow-up.
@@ -302,35 +432,35 @@ command_table! {
         /// Abort, then prompt.
         "abort_and_prompt" => AbortAndPrompt(MessageArgs) -> ResponseData,
         /// Start a new session.
-        "new_session" => NewSession(NewSession) -> CancelledData,
+        "new_session" => NewSession(NewSession) -> CancelledData as Cancelled,
         /// Read the session state.
-        "get_state" => GetState(NoArgs) -> SessionState,
+        "get_state" => GetState(NoArgs) -> SessionState as State(boxed),
         /// Fast mode on or off.
-        "set_fast_mode" => SetFastMode(Enabled) -> FastModeData,
+        "set_fast_mode" => SetFastMode(Enabled) -> FastModeData as FastMode,
         /// List slash commands (oh-my-pi).
-        "get_available_commands" => GetAvailableCommands(NoArgs) -> CommandsData,
+        "get_available_commands" => GetAvailableCommands(NoArgs) -> CommandsData as Commands,
         /// Replace the todos.
-        "set_todos" => SetTodos(SetTodos) -> TodosData,
+        "set_todos" => SetTodos(SetTodos) -> TodosData as Todos,
         /// Replace the host tools (HOST-01).
-        "set_host_tools" => SetHostTools(SetHostTools) -> ResponseData,
+        "set_host_tools" => SetHostTools(SetHostTools) -> ResponseData as HostTools(by_hand),
         /// Replace the host URI schemes (HOST-04).
-        "set_host_uri_schemes" => SetHostUriSchemes(SetHostUriSchemes) -> ResponseData,
+        "set_host_uri_schemes" => SetHostUriSchemes(SetHostUriSchemes) -> ResponseData as HostUriSchemes(by_hand),
         /// Subagent frames level.
-        "set_subagent_subscription" => SetSubagentSubscription(Level) -> LevelData,
+        "set_subagent_subscription" => SetSubagentSubscription(Level) -> LevelData as Level,
         /// List subagents.
-        "get_subagents" => GetSubagents(NoArgs) -> SubagentsData,
+        "get_subagents" => GetSubagents(NoArgs) -> SubagentsData as Subagents,
         /// Read a subagent's transcript.
-        "get_subagent_messages" => GetSubagentMessages(GetSubagentMessages) -> SubagentMessagesData,
+        "get_subagent_messages" => GetSubagentMessages(GetSubagentMessages) -> SubagentMessagesData as SubagentMessages,
         /// Choose the model.
-        "set_model" => SetModel(SetModel) -> ModelInfo,
+        "set_model" => SetModel(SetModel) -> ModelInfo as Model,
         /// Next model.
-        "cycle_model" => CycleModel(NoArgs) -> Option<CycleModelData>,
+        "cycle_model" => CycleModel(NoArgs) -> Option<CycleModelData> as CycleModel(nullable),
         /// List models.
-        "get_available_models" => GetAvailableModels(NoArgs) -> ModelsData,
+        "get_available_models" => GetAvailableModels(NoArgs) -> ModelsData as Models,
         /// Set the thinking level.
         "set_thinking_level" => SetThinkingLevel(Level) -> ResponseData,
         /// Next thinking level.
-        "cycle_thinking_level" => CycleThinkingLevel(NoArgs) -> Option<LevelData>,
+        "cycle_thinking_level" => CycleThinkingLevel(NoArgs) -> Option<LevelData> as CycleThinkingLevel(nullable),
         /// Steering queue mode.
         "set_steering_mode" => SetSteeringMode(Mode) -> ResponseData,
         /// Follow-up queue mode.
@@ -338,7 +468,7 @@ command_table! {
         /// Interrupt mode (oh-my-pi).
         "set_interrupt_mode" => SetInterruptMode(Mode) -> ResponseData,
         /// Compact the context.
-        "compact" => Compact(CustomInstructions) -> CompactionResult,
+        "compact" => Compact(CustomInstructions) -> CompactionResult as Compaction,
         /// Automatic compaction on or off.
         "set_auto_compaction" => SetAutoCompaction(Enabled) -> ResponseData,
         /// Automatic retry on or off.
@@ -346,43 +476,43 @@ command_table! {
         /// Stop a pending retry.
         "abort_retry" => AbortRetry(NoArgs) -> ResponseData,
         /// Run a shell command (runs concurrently with other commands).
-        "bash" => Bash(Bash) -> BashData,
+        "bash" => Bash(Bash) -> BashData as Bash,
         /// Abort the shell command (CALL-05).
         "abort_bash" => AbortBash(NoArgs) -> ResponseData,
         /// Session statistics.
-        "get_session_stats" => GetSessionStats(NoArgs) -> SessionStatsData,
+        "get_session_stats" => GetSessionStats(NoArgs) -> SessionStatsData as SessionStats(boxed),
         /// Export the session as HTML.
-        "export_html" => ExportHtml(ExportHtml) -> PathData,
+        "export_html" => ExportHtml(ExportHtml) -> PathData as Path,
         /// Switch to another session file.
-        "switch_session" => SwitchSession(SwitchSession) -> CancelledData,
+        "switch_session" => SwitchSession(SwitchSession) -> CancelledData as Cancelled(shared),
         /// Branch from an entry (oh-my-pi).
-        "branch" => Branch(EntryId) -> BranchData,
+        "branch" => Branch(EntryId) -> BranchData as Branch,
         /// Entries one can branch from (oh-my-pi).
-        "get_branch_messages" => GetBranchMessages(NoArgs) -> BranchMessagesData,
+        "get_branch_messages" => GetBranchMessages(NoArgs) -> BranchMessagesData as BranchMessages,
         /// The last assistant text.
-        "get_last_assistant_text" => GetLastAssistantText(NoArgs) -> LastAssistantTextData,
+        "get_last_assistant_text" => GetLastAssistantText(NoArgs) -> LastAssistantTextData as LastAssistantText,
         /// Name the session.
         "set_session_name" => SetSessionName(SetSessionName) -> ResponseData,
         /// Hand off to a new session (oh-my-pi).
-        "handoff" => Handoff(CustomInstructions) -> Option<HandoffData>,
+        "handoff" => Handoff(CustomInstructions) -> Option<HandoffData> as Handoff(nullable),
         /// The whole history in one response.
-        "get_messages" => GetMessages(NoArgs) -> MessagesData,
+        "get_messages" => GetMessages(NoArgs) -> MessagesData as Messages,
         /// One page of history (PAGE-01).
-        "get_messages_page" => GetMessagesPage(GetMessagesPage) -> MessagesPageData,
+        "get_messages_page" => GetMessagesPage(GetMessagesPage) -> MessagesPageData as MessagesPage,
         /// Login providers.
-        "get_login_providers" => GetLoginProviders(NoArgs) -> LoginProvidersData,
+        "get_login_providers" => GetLoginProviders(NoArgs) -> LoginProvidersData as LoginProviders,
         /// Log in.
-        "login" => Login(Login) -> LoginData,
+        "login" => Login(Login) -> LoginData as Login,
         /// List slash commands (pi 0.73).
-        "get_commands" => GetCommands(NoArgs) -> CommandsData,
+        "get_commands" => GetCommands(NoArgs) -> CommandsData as Commands(shared),
         /// Fork from an entry (pi 0.73).
-        "fork" => Fork(EntryId) -> BranchData,
+        "fork" => Fork(EntryId) -> BranchData as Branch(shared),
         /// Clone the session (pi 0.73).
-        "clone" => Clone(NoArgs) -> CancelledData,
+        "clone" => Clone(NoArgs) -> CancelledData as Cancelled(shared),
         /// Entries one can fork from (pi 0.73).
-        "get_fork_messages" => GetForkMessages(NoArgs) -> BranchMessagesData,
+        "get_fork_messages" => GetForkMessages(NoArgs) -> BranchMessagesData as BranchMessages(shared),
         /// Read a page of a stored output (OUT-10, ours: musewire's extension).
-        "read_output" => ReadOutput(ReadOutput) -> ReadResult,
+        "read_output" => ReadOutput(ReadOutput) -> ReadResult as ReadOutput,
     }
 }
 

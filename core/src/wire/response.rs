@@ -508,8 +508,10 @@ wire_struct! {
     }
 }
 
-/// The `data` of a successful response, typed by the response's `command`.
-#[derive(Debug, Clone, PartialEq)]
+/// The `data` of a successful response, typed by the response's `command`: the command
+/// table's rows say which command's data reads into which variant. Written as its payload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 pub enum ResponseData {
     /// `negotiate_protocol`.
     NegotiateProtocol(ProtocolVersionData),
@@ -573,61 +575,15 @@ pub enum ResponseData {
     Other(Value),
 }
 
-/// Reads `data` as the payload of `command`.
+/// Reads `data` as the payload of `command`: the command table's variant for it
+/// (`command.rs`, `command_table!`).
 struct DataSeed<'a>(&'a str);
 
 impl<'de> DeserializeSeed<'de> for DataSeed<'_> {
     type Value = ResponseData;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<ResponseData, D::Error> {
-        use serde::Deserialize;
-        use ResponseData as R;
-        macro_rules! typed {
-            ($variant:ident) => {{
-                match Option::deserialize(d)? {
-                    Some(v) => R::$variant(v),
-                    None => R::Other(Value::Null),
-                }
-            }};
-        }
-        Ok(match self.0 {
-            "negotiate_protocol" => typed!(NegotiateProtocol),
-            "prompt" => typed!(Prompt),
-            "new_session" | "switch_session" | "clone" => typed!(Cancelled),
-            "get_state" => match Option::deserialize(d)? {
-                Some(v) => R::State(Box::new(v)),
-                None => R::Other(Value::Null),
-            },
-            "set_fast_mode" => typed!(FastMode),
-            "get_available_commands" | "get_commands" => typed!(Commands),
-            "set_todos" => typed!(Todos),
-            "set_host_tools" => typed!(HostTools),
-            "set_host_uri_schemes" => typed!(HostUriSchemes),
-            "set_subagent_subscription" => typed!(Level),
-            "get_subagents" => typed!(Subagents),
-            "get_subagent_messages" => typed!(SubagentMessages),
-            "set_model" => typed!(Model),
-            "cycle_model" => R::CycleModel(Option::deserialize(d)?),
-            "get_available_models" => typed!(Models),
-            "cycle_thinking_level" => R::CycleThinkingLevel(Option::deserialize(d)?),
-            "compact" => typed!(Compaction),
-            "bash" => typed!(Bash),
-            "get_session_stats" => match Option::deserialize(d)? {
-                Some(v) => R::SessionStats(Box::new(v)),
-                None => R::Other(Value::Null),
-            },
-            "export_html" => typed!(Path),
-            "branch" | "fork" => typed!(Branch),
-            "get_branch_messages" | "get_fork_messages" => typed!(BranchMessages),
-            "get_last_assistant_text" => typed!(LastAssistantText),
-            "handoff" => R::Handoff(Option::deserialize(d)?),
-            "get_messages" => typed!(Messages),
-            "get_messages_page" => typed!(MessagesPage),
-            "get_login_providers" => typed!(LoginProviders),
-            "login" => typed!(Login),
-            "read_output" => typed!(ReadOutput),
-            _ => R::Other(Value::deserialize(d)?),
-        })
+        super::command::response_data(self.0, d)
     }
 }
 
@@ -635,44 +591,6 @@ impl ResponseData {
     /// Reads `data` as the payload of `command` (an unknown command gives `Other`).
     pub fn from_value(command: &str, data: Value) -> serde_json::Result<Self> {
         DataSeed(command).deserialize(data)
-    }
-}
-
-impl Serialize for ResponseData {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use ResponseData as R;
-        match self {
-            R::NegotiateProtocol(v) => v.serialize(s),
-            R::Prompt(v) => v.serialize(s),
-            R::Cancelled(v) => v.serialize(s),
-            R::State(v) => v.serialize(s),
-            R::FastMode(v) => v.serialize(s),
-            R::Commands(v) => v.serialize(s),
-            R::Todos(v) => v.serialize(s),
-            R::HostTools(v) => v.serialize(s),
-            R::HostUriSchemes(v) => v.serialize(s),
-            R::Level(v) => v.serialize(s),
-            R::Subagents(v) => v.serialize(s),
-            R::SubagentMessages(v) => v.serialize(s),
-            R::Model(v) => v.serialize(s),
-            R::CycleModel(v) => v.serialize(s),
-            R::Models(v) => v.serialize(s),
-            R::CycleThinkingLevel(v) => v.serialize(s),
-            R::Compaction(v) => v.serialize(s),
-            R::Bash(v) => v.serialize(s),
-            R::SessionStats(v) => v.serialize(s),
-            R::Path(v) => v.serialize(s),
-            R::Branch(v) => v.serialize(s),
-            R::BranchMessages(v) => v.serialize(s),
-            R::LastAssistantText(v) => v.serialize(s),
-            R::Handoff(v) => v.serialize(s),
-            R::Messages(v) => v.serialize(s),
-            R::MessagesPage(v) => v.serialize(s),
-            R::LoginProviders(v) => v.serialize(s),
-            R::Login(v) => v.serialize(s),
-            R::ReadOutput(v) => v.serialize(s),
-            R::Other(v) => v.serialize(s),
-        }
     }
 }
 
