@@ -925,6 +925,64 @@ mod tests {
         a: u64,
     }
 
+    /// A skipped string's special bytes are found in a 16-byte look and then 64-byte
+    /// blocks: each piece at every offset across both block edges (and past them), and a
+    /// string that runs to the end of the text, skip as serde_json's skip does, in a member
+    /// nobody reads and in a raw value.
+    #[test]
+    fn skipped_strings_read_the_same_across_block_edges() {
+        let pieces = [
+            "\\\"", "\\\\", "\\n", "\\u00e9", "\\ud800", "é", "😀", "\u{1}", "\\x", "\\u12",
+        ];
+        for pad in (0..150).filter(|p| *p < 20 || (40..90).contains(p) || *p > 120) {
+            for piece in pieces {
+                for tail in [0, 1, 15, 16, 17, 63, 64, 65] {
+                    let body = format!("{}{piece}{}", "p".repeat(pad), "q".repeat(tail));
+                    for text in [
+                        format!("{{\"a\":1,\"x\":\"{body}\"}}"),
+                        format!("{{\"a\":1,\"x\":\"{body}"),
+                        format!("{{\"a\":1,\"x\":[\"{body}\",\"{body}\"]}}"),
+                    ] {
+                        assert_eq!(
+                            from_str::<Skips>(&text).map_err(|e| e.to_string()),
+                            serde_json::from_str::<Skips>(&text).map_err(|e| e.to_string()),
+                            "{text:?}"
+                        );
+                        let raw = from_str::<Box<serde_json::value::RawValue>>(&text);
+                        let slow = serde_json::from_str::<Box<serde_json::value::RawValue>>(&text);
+                        assert_eq!(
+                            raw.map(|r| r.get().to_owned()).map_err(|e| e.to_string()),
+                            slow.map(|r| r.get().to_owned()).map_err(|e| e.to_string()),
+                            "{text:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The scratch a thread keeps between reads (up to `KEPT_SCRATCH_BYTES`) starts each
+    /// escaped string empty: reads after a short, a long (larger than what is kept) and a
+    /// refused string give serde_json's values.
+    #[test]
+    fn reads_after_reads_give_the_same_values() {
+        let long = format!("\"{}\"", "ab\\n\\\"".repeat(KEPT_SCRATCH_BYTES));
+        let texts = [
+            "[\"x\\ny\",\"z\"]".to_owned(),
+            long.clone(),
+            "\"q\\tr\"".to_owned(),
+            "\"bad\\x\"".to_owned(),
+            "\"a\\\"b\"".to_owned(),
+            long,
+            "{\"k\\n\":\"\\u00e9\"}".to_owned(),
+        ];
+        for _ in 0..2 {
+            for text in &texts {
+                same(text);
+            }
+        }
+    }
+
     #[test]
     fn deep_nesting_is_left_to_serde_json() {
         for depth in [MAX_DEPTH as usize, MAX_DEPTH as usize + 1, 127, 128, 200] {
