@@ -86,6 +86,74 @@ fn turn(words: usize) -> Vec<String> {
         .collect()
 }
 
+/// A `get_messages` answer of `count` tool results shaped as the decode benchmark's
+/// (`conformance/reference/gen-stream.ts`): multi-line text full of escapes (`\n`, `\t`,
+/// `\"`, `\\`, `\u001b`) and non-ASCII words, a `details` object on some.
+fn messages_answer(count: usize) -> String {
+    const WORDS: [&str; 14] = [
+        "const",
+        "return",
+        "frame",
+        "decoder",
+        "buffer",
+        "résumé",
+        "Größe",
+        "東京",
+        "данные",
+        "λ",
+        "→",
+        "✓",
+        "😀",
+        "—",
+    ];
+    let mut seed = 0x6d75_7365_u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let messages: Vec<Value> = (0..count)
+        .map(|i| {
+            let lines: Vec<String> = (0..2 + next(30))
+                .map(|_| match next(5) {
+                    0 => format!("{}\t{} {};", next(2000), WORDS[next(14)], WORDS[next(14)]),
+                    1 => format!("    at {} (C:\\Users\\dev\\{}.js:{}:3)", WORDS[next(14)], WORDS[next(14)], next(99)),
+                    2 => format!("{{\"key\": \"{}\", \"n\": {}, \"ok\": true}}", WORDS[next(14)], next(1_000_000)),
+                    3 => format!("\x1b[32m✓\x1b[0m {} ({}ms)", WORDS[next(14)], next(999)),
+                    _ => format!("-rw-r--r--  1 dev dev {} Nov 27 12:13 {}.rs", next(99999), WORDS[next(14)]),
+                })
+                .collect();
+            let mut message = json!({"role": "toolResult", "toolCallId": format!("toolu_{i:012}"),
+                                     "toolName": "read", "content": [{"type": "text", "text": lines.join("\n")}],
+                                     "isError": false, "timestamp": 1_764_400_000_000u64 + i as u64});
+            if next(5) == 0 {
+                message["details"] = json!({"exitCode": 1, "truncated": false, "path": "/work/東京"});
+            }
+            message
+        })
+        .collect();
+    json!({"id": "req-1", "type": "response", "command": "get_messages", "success": true,
+           "data": {"messages": messages}})
+    .to_string()
+}
+
+/// The decode benchmark's small frames: a `message_update` with the message so far and a
+/// `text_delta` (no `partial`).
+fn bench_updates(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| {
+            let delta = ["The ", "\"quoted\"", "é", "😀", "\\", "\n"][i % 6];
+            json!({"type": "message_update",
+                   "message": {"role": "assistant", "content": [{"type": "text", "text": format!("Step {i}: {delta}")}],
+                               "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                               "stopReason": "stop", "timestamp": 1_764_400_000_000u64 + i as u64},
+                   "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": delta}})
+            .to_string()
+        })
+        .collect()
+}
+
 /// Parses every frame of `frames` `rounds` times; prints allocations and bytes per pass, and
 /// the best time of a pass.
 fn case(name: &str, frames: &[String], rounds: u32) {
@@ -177,6 +245,16 @@ fn main() {
         &[schema_state()],
         500,
         type_state,
+    );
+    case(
+        "get_messages, 2500 tool results",
+        &[messages_answer(2500)],
+        20,
+    );
+    case(
+        "decode bench message_update x 1000",
+        &bench_updates(1000),
+        20,
     );
     case("streamed turn, 64 words", &turn(64), 50);
     case("streamed turn, 1000 words", &turn(1000), 3);

@@ -17,7 +17,7 @@ mod line;
 mod logical;
 mod reassembly;
 mod scan;
-mod scan_simd;
+pub(crate) mod scan_simd;
 mod shrink;
 
 pub use decoder::{DecodeEvent, DecoderConfig, DecoderStats, StreamDecoder};

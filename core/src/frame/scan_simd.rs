@@ -109,6 +109,23 @@ fn masks64(block: &[u8; 64]) -> Masks {
     m
 }
 
+/// The bytes that end a run of plain string content among the 16 bytes at `at`: bit `k`
+/// set when the byte at `at + k` is a quote, a backslash or a control character (the
+/// NULs [`padded`] adds past the end of the text read as control characters). `None` when
+/// no byte is left. For the wire model's reader, which decodes a string run by run.
+#[inline]
+pub(crate) fn specials16(b: &[u8], at: usize) -> Option<u64> {
+    let m = block16(b, at)?;
+    Some(m.quote | m.backslash | m.ctrl)
+}
+
+/// [`specials16`] for the 64 bytes at `at`.
+#[inline]
+pub(crate) fn specials64(b: &[u8], at: usize) -> Option<u64> {
+    let m = block64(b, at)?;
+    Some(m.quote | m.backslash | m.ctrl)
+}
+
 #[inline]
 fn lowest_bit(x: u64) -> u64 {
     x & x.wrapping_neg()

@@ -34,6 +34,8 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess};
 use serde::Deserialize;
 
+use crate::frame::scan_simd::{specials16, specials64};
+
 /// Containers nested deeper than this are left to serde_json (whose own limit is 127).
 pub(crate) const MAX_DEPTH: u32 = 100;
 
@@ -62,15 +64,30 @@ fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, GaveUp> {
         bytes: text.as_bytes(),
         pos: 0,
         depth: 0,
-        scratch: String::new(),
+        scratch: SCRATCH.take(),
     };
-    let value = T::deserialize(&mut reader)?;
+    let value = T::deserialize(&mut reader);
     reader.skip_whitespace();
-    if reader.pos == reader.bytes.len() {
-        Ok(value)
-    } else {
-        Err(GaveUp)
+    let done = reader.pos == reader.bytes.len();
+    let scratch = std::mem::take(&mut reader.scratch);
+    if scratch.capacity() <= KEPT_SCRATCH_BYTES {
+        SCRATCH.set(scratch);
     }
+    match value {
+        Ok(value) if done => Ok(value),
+        _ => Err(GaveUp),
+    }
+}
+
+/// The most scratch capacity a thread keeps between reads: enough for the escaped strings
+/// of small frames (a streamed update's delta and text), which would otherwise grow a new
+/// scratch on every frame; a larger one, grown by a long string, is freed.
+const KEPT_SCRATCH_BYTES: usize = 4 << 10;
+
+thread_local! {
+    /// The scratch of this thread's last read (see [`KEPT_SCRATCH_BYTES`]); empty while a
+    /// read holds it, so a read inside a read starts its own.
+    static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
 }
 
 /// The reader gave up on a text (not JSON, or not read exactly as serde_json would); the
@@ -173,6 +190,52 @@ fn special_bytes(word: u64) -> u64 {
     let quote = zero_bytes(word ^ (ONES * u64::from(b'"')));
     let backslash = zero_bytes(word ^ (ONES * u64::from(b'\\')));
     (quote | backslash | (word.wrapping_sub(ONES * 0x20) & !word)) & HIGH
+}
+
+/// A cursor over the bytes that end a run of plain string content: quotes, backslashes and
+/// control characters, found by SIMD masks (`frame::scan_simd`), 16 bytes for the first
+/// look (most strings are short) and 64 at a time after that. Each block is classified
+/// once, however many escapes it holds; the runs between them are found by its mask.
+struct Specials {
+    /// Where the block `mask` describes starts.
+    base: usize,
+    /// Bit `k`: the byte at `base + k` is special.
+    mask: u64,
+    /// How many bytes the block covers (16 or 64).
+    width: usize,
+}
+
+impl Specials {
+    /// The cursor of a string whose contents start at `at`; `None` when no byte is left.
+    #[inline(always)]
+    fn new(bytes: &[u8], at: usize) -> Option<Self> {
+        Some(Specials {
+            base: at,
+            mask: specials16(bytes, at)?,
+            width: 16,
+        })
+    }
+
+    /// The first special byte at or after `from` (which is never before the block), or
+    /// `None` when the text ends first (past its end the masks read NULs, which flag as
+    /// control characters).
+    #[inline(always)]
+    fn find(&mut self, bytes: &[u8], mut from: usize) -> Option<usize> {
+        loop {
+            let offset = from - self.base;
+            if offset < self.width {
+                let rest = self.mask >> offset;
+                if rest != 0 {
+                    let at = from + rest.trailing_zeros() as usize;
+                    return (at < bytes.len()).then_some(at);
+                }
+                from = self.base + self.width;
+            }
+            self.base = from;
+            self.width = 64;
+            self.mask = specials64(bytes, from)?;
+        }
+    }
 }
 
 fn hex4(bytes: &[u8]) -> Option<u16> {
@@ -298,8 +361,9 @@ impl<'de> Reader<'de> {
     fn skip_string(&mut self) -> Result<(), GaveUp> {
         let bytes = self.bytes;
         let mut at = self.pos;
+        let mut specials = Specials::new(bytes, at + 1).ok_or(GaveUp)?;
         loop {
-            at = next_special(bytes, at + 1, special_bytes).ok_or(GaveUp)?;
+            at = specials.find(bytes, at + 1).ok_or(GaveUp)?;
             match bytes[at] {
                 b'"' => break,
                 b'\\' => {}
@@ -806,8 +870,8 @@ mod tests {
     }
 
     /// Escapes, raw control characters and the closing quote at every offset from the
-    /// string's start (the runs between them are scanned eight bytes at a step), decoded
-    /// and skipped.
+    /// string's start (the runs between them are scanned eight bytes at a step when decoded,
+    /// found by 16- and 64-byte masks when skipped), decoded and skipped.
     #[test]
     fn escaped_strings_read_the_same_at_every_offset() {
         let pieces = [
@@ -859,6 +923,64 @@ mod tests {
     #[derive(Debug, PartialEq, serde::Deserialize)]
     struct Skips {
         a: u64,
+    }
+
+    /// A skipped string's special bytes are found in a 16-byte look and then 64-byte
+    /// blocks: each piece at every offset across both block edges (and past them), and a
+    /// string that runs to the end of the text, skip as serde_json's skip does, in a member
+    /// nobody reads and in a raw value.
+    #[test]
+    fn skipped_strings_read_the_same_across_block_edges() {
+        let pieces = [
+            "\\\"", "\\\\", "\\n", "\\u00e9", "\\ud800", "é", "😀", "\u{1}", "\\x", "\\u12",
+        ];
+        for pad in (0..150).filter(|p| *p < 20 || (40..90).contains(p) || *p > 120) {
+            for piece in pieces {
+                for tail in [0, 1, 15, 16, 17, 63, 64, 65] {
+                    let body = format!("{}{piece}{}", "p".repeat(pad), "q".repeat(tail));
+                    for text in [
+                        format!("{{\"a\":1,\"x\":\"{body}\"}}"),
+                        format!("{{\"a\":1,\"x\":\"{body}"),
+                        format!("{{\"a\":1,\"x\":[\"{body}\",\"{body}\"]}}"),
+                    ] {
+                        assert_eq!(
+                            from_str::<Skips>(&text).map_err(|e| e.to_string()),
+                            serde_json::from_str::<Skips>(&text).map_err(|e| e.to_string()),
+                            "{text:?}"
+                        );
+                        let raw = from_str::<Box<serde_json::value::RawValue>>(&text);
+                        let slow = serde_json::from_str::<Box<serde_json::value::RawValue>>(&text);
+                        assert_eq!(
+                            raw.map(|r| r.get().to_owned()).map_err(|e| e.to_string()),
+                            slow.map(|r| r.get().to_owned()).map_err(|e| e.to_string()),
+                            "{text:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The scratch a thread keeps between reads (up to `KEPT_SCRATCH_BYTES`) starts each
+    /// escaped string empty: reads after a short, a long (larger than what is kept) and a
+    /// refused string give serde_json's values.
+    #[test]
+    fn reads_after_reads_give_the_same_values() {
+        let long = format!("\"{}\"", "ab\\n\\\"".repeat(KEPT_SCRATCH_BYTES));
+        let texts = [
+            "[\"x\\ny\",\"z\"]".to_owned(),
+            long.clone(),
+            "\"q\\tr\"".to_owned(),
+            "\"bad\\x\"".to_owned(),
+            "\"a\\\"b\"".to_owned(),
+            long,
+            "{\"k\\n\":\"\\u00e9\"}".to_owned(),
+        ];
+        for _ in 0..2 {
+            for text in &texts {
+                same(text);
+            }
+        }
     }
 
     #[test]
