@@ -64,30 +64,15 @@ fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, GaveUp> {
         bytes: text.as_bytes(),
         pos: 0,
         depth: 0,
-        scratch: SCRATCH.take(),
+        scratch: String::new(),
     };
-    let value = T::deserialize(&mut reader);
+    let value = T::deserialize(&mut reader)?;
     reader.skip_whitespace();
-    let done = reader.pos == reader.bytes.len();
-    let scratch = std::mem::take(&mut reader.scratch);
-    if scratch.capacity() <= KEPT_SCRATCH_BYTES {
-        SCRATCH.set(scratch);
+    if reader.pos == reader.bytes.len() {
+        Ok(value)
+    } else {
+        Err(GaveUp)
     }
-    match value {
-        Ok(value) if done => Ok(value),
-        _ => Err(GaveUp),
-    }
-}
-
-/// The most scratch capacity a thread keeps between reads: enough for the escaped strings
-/// of small frames (a streamed update's delta and text), which would otherwise grow a new
-/// scratch on every frame; a larger one, grown by a long string, is freed.
-const KEPT_SCRATCH_BYTES: usize = 4 << 10;
-
-thread_local! {
-    /// The scratch of this thread's last read (see [`KEPT_SCRATCH_BYTES`]); empty while a
-    /// read holds it, so a read inside a read starts its own.
-    static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
 }
 
 /// The reader gave up on a text (not JSON, or not read exactly as serde_json would); the
@@ -961,12 +946,11 @@ mod tests {
         }
     }
 
-    /// The scratch a thread keeps between reads (up to `KEPT_SCRATCH_BYTES`) starts each
-    /// escaped string empty: reads after a short, a long (larger than what is kept) and a
+    /// Each escaped string starts from an empty scratch: reads after a short, a long and a
     /// refused string give serde_json's values.
     #[test]
     fn reads_after_reads_give_the_same_values() {
-        let long = format!("\"{}\"", "ab\\n\\\"".repeat(KEPT_SCRATCH_BYTES));
+        let long = format!("\"{}\"", "ab\\n\\\"".repeat(4 << 10));
         let texts = [
             "[\"x\\ny\",\"z\"]".to_owned(),
             long.clone(),
