@@ -1,14 +1,20 @@
 //! One blocking face for both drivers, so a live scenario is written once and run on each:
-//! [`Host`] is what a scenario may do with an agent, [`Driver`] picks the driver behind it,
+//! [`Host`] is what a scenario may do with an agent (the host kit's [`BlockingHandle`], which
+//! both drivers' handles implement), [`Driver`] picks the driver behind it,
 //! and [`Session`] adds the waits every scenario needs. Every wait has a deadline ([`WAIT`]):
 //! a quiet agent fails the test, it never hangs it.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{ClientConfig, ClientEvent, CommandFailure, RequestId};
+use musewire_core::client::{
+    Answered, Call, CallError, ClientConfig, ClientEvent, CommandFailure, FromAnswer, RequestId,
+};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{Command as WireCommand, HostUriResult, ToolResult};
+use musewire_core::wire::{
+    AgentMessage, Command as WireCommand, HostUriResult, ResponseData, ToolResult,
+};
+use musewire_host::{AsyncHandle, BlockingHandle};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;
@@ -36,31 +42,65 @@ impl Failure {
     }
 }
 
-/// What a scenario does with an agent: the drivers' operations, blocking, each with a
-/// deadline.
-pub trait Host {
-    /// The agent's process id.
-    fn pid(&self) -> u32;
-    /// Sends a command and waits for its response's data.
-    fn call(&self, command: WireCommand) -> Result<Value, Failure>;
-    /// Sends a command; its response arrives as an event.
-    fn send(&self, command: WireCommand) -> RequestId;
-    /// Writes a line unchecked (`Call::RawLine`).
-    fn send_raw_line(&self, line: &[u8]) -> bool;
-    /// The whole history (PAGE-07).
-    fn messages(&self) -> Result<Vec<Value>, Failure>;
-    /// The next event within `timeout`.
-    fn next_event(&self, timeout: Duration) -> Option<ClientEvent>;
-    /// `host_tool_update`; whether it was sent.
-    fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool;
-    /// `host_tool_result`; whether it was sent.
-    fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool;
-    /// `host_uri_result`; whether it was sent.
-    fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool;
+/// What a scenario does with an agent: the host kit's blocking handle, which both drivers'
+/// handles implement ([`BlockingHandle`]; the async driver's through [`SmolHost`]), with the
+/// stop and the driver's own agent. The scenarios' calls (`pid`,
+/// `call_json`, …, on `dyn Host`) are written once over it, each with a deadline ([`WAIT`]).
+pub trait Host: BlockingHandle {
     /// Closes stdin and waits for the agent (killed after a grace period).
     fn shutdown(self: Box<Self>);
     /// The driver's own agent, for what only one driver offers (see [`Session::smol`]).
     fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl dyn Host {
+    /// The agent's process id.
+    pub fn pid(&self) -> u32 {
+        self.id()
+    }
+
+    /// Sends a command and waits for its response's data, as JSON.
+    pub fn call_json(&self, command: WireCommand) -> Result<Value, Failure> {
+        let answered = self.answered(Call::Send(command), WAIT).map_err(failure)?;
+        let data = ResponseData::from_answer(answered).map_err(failure)?;
+        Ok(to_json(&data))
+    }
+
+    /// Sends a command; its response arrives as an event.
+    pub fn send(&self, command: WireCommand) -> RequestId {
+        self.send_call(Call::Send(command)).expect("send")
+    }
+
+    /// Writes a line unchecked (`Call::RawLine`).
+    pub fn send_raw_line(&self, line: &[u8]) -> bool {
+        self.answer(Call::RawLine(line.to_vec()))
+            .expect("send_raw_line")
+    }
+
+    /// The whole history (PAGE-07).
+    pub fn messages(&self) -> Result<Vec<Value>, Failure> {
+        let answered = self.answered(Call::ReadHistory, WAIT).map_err(failure)?;
+        let messages = Vec::<AgentMessage>::from_answer(answered).map_err(failure)?;
+        Ok(messages.iter().map(to_json).collect())
+    }
+
+    /// `host_tool_update`; whether it was sent.
+    pub fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool {
+        self.answer(Call::HostToolUpdate(id.into(), partial))
+            .expect("host_tool_update")
+    }
+
+    /// `host_tool_result`; whether it was sent.
+    pub fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
+        self.answer(Call::HostToolResult(id.into(), result, is_error))
+            .expect("host_tool_result")
+    }
+
+    /// `host_uri_result`; whether it was sent.
+    pub fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
+        self.answer(Call::HostUriResult(id.into(), uri_result(id, fields)))
+            .expect("host_uri_result")
+    }
 }
 
 /// Which driver a scenario runs on.
@@ -95,47 +135,14 @@ impl Driver {
     }
 }
 
-fn mio_failure(e: musewire_mio::CallError) -> Failure {
+fn failure(e: CallError) -> Failure {
     match e {
-        musewire_mio::CallError::Failed(f) => Failure::Agent(f),
+        CallError::Failed(f) => Failure::Agent(f),
         other => Failure::Driver(other.to_string()),
     }
 }
 
 impl Host for musewire_mio::AgentProcess {
-    fn pid(&self) -> u32 {
-        self.id()
-    }
-    fn call(&self, command: WireCommand) -> Result<Value, Failure> {
-        musewire_mio::AgentProcess::call(self, command, WAIT)
-            .map(|data| to_json(&data))
-            .map_err(mio_failure)
-    }
-    fn send(&self, command: WireCommand) -> RequestId {
-        musewire_mio::AgentProcess::send(self, command).expect("send")
-    }
-    fn send_raw_line(&self, line: &[u8]) -> bool {
-        musewire_mio::AgentProcess::send_raw_line(self, line).expect("send_raw_line")
-    }
-    fn messages(&self) -> Result<Vec<Value>, Failure> {
-        musewire_mio::AgentProcess::messages(self, WAIT)
-            .map(|m| m.iter().map(to_json).collect())
-            .map_err(mio_failure)
-    }
-    fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
-        musewire_mio::AgentProcess::next_event(self, timeout)
-    }
-    fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool {
-        musewire_mio::AgentProcess::host_tool_update(self, id, partial).expect("host_tool_update")
-    }
-    fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
-        musewire_mio::AgentProcess::host_tool_result(self, id, result, is_error)
-            .expect("host_tool_result")
-    }
-    fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
-        musewire_mio::AgentProcess::host_uri_result(self, id, uri_result(id, fields))
-            .expect("host_uri_result")
-    }
     fn shutdown(self: Box<Self>) {
         musewire_mio::AgentProcess::shutdown(*self, Duration::from_secs(5)).expect("shutdown");
     }
@@ -144,7 +151,8 @@ impl Host for musewire_mio::AgentProcess {
     }
 }
 
-/// The async driver behind the blocking face.
+/// The async driver behind the blocking face: its [`AsyncHandle`] run to completion, each
+/// call with a deadline.
 pub struct SmolHost(pub musewire_smol::AgentProcess);
 
 /// Runs `f` to completion, or fails the test after `limit`.
@@ -155,58 +163,28 @@ pub fn within<T>(what: &str, limit: Duration, f: impl std::future::Future<Output
     }))
 }
 
-fn smol_failure(e: musewire_smol::CallError) -> Failure {
-    match e {
-        musewire_smol::CallError::Failed(f) => Failure::Agent(f),
-        other => Failure::Driver(other.to_string()),
+impl BlockingHandle for SmolHost {
+    fn id(&self) -> u32 {
+        AsyncHandle::id(&self.0)
     }
-}
-
-impl Host for SmolHost {
-    fn pid(&self) -> u32 {
-        self.0.id()
+    fn answered(&self, call: Call, timeout: Duration) -> Result<Answered, CallError> {
+        within("answer", timeout, AsyncHandle::answered(&self.0, call))
     }
-    fn call(&self, command: WireCommand) -> Result<Value, Failure> {
-        within("answer", WAIT, self.0.call(command))
-            .map(|data| to_json(&data))
-            .map_err(smol_failure)
+    fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
+        within("send", WAIT, AsyncHandle::send_call(&self.0, call))
     }
-    fn send(&self, command: WireCommand) -> RequestId {
-        within("send", WAIT, self.0.send(command)).expect("send")
-    }
-    fn send_raw_line(&self, line: &[u8]) -> bool {
-        within("send_raw_line", WAIT, self.0.send_raw_line(line)).expect("send_raw_line")
-    }
-    fn messages(&self) -> Result<Vec<Value>, Failure> {
-        within("history", WAIT, self.0.messages())
-            .map(|m| m.iter().map(to_json).collect())
-            .map_err(smol_failure)
+    fn answer(&self, call: Call) -> Result<bool, CallError> {
+        within("answer", WAIT, AsyncHandle::answer(&self.0, call))
     }
     fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
-        smol::block_on(smol::future::or(self.0.next_event(), async {
+        smol::block_on(smol::future::or(AsyncHandle::next_event(&self.0), async {
             smol::Timer::after(timeout).await;
             None
         }))
     }
-    fn host_tool_update(&self, id: &str, partial: ToolResult) -> bool {
-        within("update", WAIT, self.0.host_tool_update(id, partial)).expect("host_tool_update")
-    }
-    fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
-        within(
-            "result",
-            WAIT,
-            self.0.host_tool_result(id, result, is_error),
-        )
-        .expect("host_tool_result")
-    }
-    fn host_uri_result(&self, id: &str, fields: Map<String, Value>) -> bool {
-        within(
-            "uri result",
-            WAIT,
-            self.0.host_uri_result(id, uri_result(id, fields)),
-        )
-        .expect("host_uri_result")
-    }
+}
+
+impl Host for SmolHost {
     fn shutdown(self: Box<Self>) {
         within("exit", WAIT, self.0.shutdown(Duration::from_secs(5))).expect("shutdown");
     }
@@ -297,7 +275,7 @@ impl Session {
 
     /// Sends a command and waits for its data.
     pub fn call(&self, command: WireCommand) -> Result<Value, Failure> {
-        self.host.call(command)
+        self.host.call_json(command)
     }
 
     /// Sends a prompt and waits for its acknowledgement (CALL-03).

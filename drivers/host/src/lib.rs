@@ -6,7 +6,9 @@
 //! trait a driver implements for its own I/O ([`Plumbing`]), the session's files
 //! ([`LocalFiles`]; `musewire-store` has the implementation with files), the backpressure
 //! on events ([`Flow`], [`Backlog`]), the front end ([`Op`], [`Heard`], [`Handlers`]) and the
-//! typed methods of a driver's handle ([`driver_methods!`]). The smol driver
+//! typed methods of a driver's handle ([`driver_methods!`]) and the
+//! traits both drivers' handles implement, so code is written once for either
+//! ([`BlockingHandle`], [`AsyncHandle`]). The smol driver
 //! (`musewire-smol`) and the blocking one (`musewire-mio`) are built on it.
 //!
 //! # The loop contract
@@ -92,6 +94,7 @@
 mod driven;
 mod flow;
 mod front;
+mod handle;
 pub mod methods;
 
 pub use driven::{
@@ -103,6 +106,7 @@ pub use front::{
     tool_answer, ui_answer, uri_answer, Handler, HandlerAnswer, Handlers, Heard, HostRequest,
     HostToolAnswer, Op, Registered, RequestKey,
 };
+pub use handle::{AsyncHandle, BlockingHandle};
 
 /// The core, for [`driver_methods!`]'s expansion in a driver crate.
 #[doc(hidden)]

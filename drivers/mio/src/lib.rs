@@ -542,3 +542,31 @@ impl Drop for AgentProcess {
 impl AgentProcess {
     musewire_host::driver_methods!(blocking);
 }
+
+/// The host kit's handle trait, blocking flavour: code written over `&dyn BlockingHandle`
+/// drives this driver's agents as it does the async driver's.
+impl musewire_host::BlockingHandle for AgentProcess {
+    fn id(&self) -> u32 {
+        AgentProcess::id(self)
+    }
+
+    fn answered(
+        &self,
+        call: Call,
+        timeout: Duration,
+    ) -> Result<musewire_core::client::Answered, CallError> {
+        self.request(call, timeout)
+    }
+
+    fn send_call(&self, call: Call) -> Result<RequestId, CallError> {
+        AgentProcess::send_call(self, call)
+    }
+
+    fn answer(&self, call: Call) -> Result<bool, CallError> {
+        AgentProcess::answer(self, call)
+    }
+
+    fn next_event(&self, timeout: Duration) -> Option<ClientEvent> {
+        AgentProcess::next_event(self, timeout)
+    }
+}

@@ -368,3 +368,30 @@ impl Stream for Events {
 impl AgentProcess {
     musewire_host::driver_methods!(async);
 }
+
+/// The host kit's handle trait, async flavour: code written over an `AsyncHandle` drives
+/// this driver's agents as it does the blocking driver's.
+impl musewire_host::AsyncHandle for AgentProcess {
+    fn id(&self) -> u32 {
+        AgentProcess::id(self)
+    }
+
+    fn answered(
+        &self,
+        call: Call,
+    ) -> impl Future<Output = Result<musewire_core::client::Answered, CallError>> + Send {
+        self.request(call)
+    }
+
+    fn send_call(&self, call: Call) -> impl Future<Output = Result<RequestId, CallError>> + Send {
+        AgentProcess::send_call(self, call)
+    }
+
+    fn answer(&self, call: Call) -> impl Future<Output = Result<bool, CallError>> + Send {
+        AgentProcess::answer(self, call)
+    }
+
+    fn next_event(&self) -> impl Future<Output = Option<ClientEvent>> + Send {
+        AgentProcess::next_event(self)
+    }
+}
