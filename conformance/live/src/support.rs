@@ -284,7 +284,7 @@ impl Session {
             .expect("prompt")
     }
 
-    /// Waits for the response to `request` (sent with [`Host::send`]).
+    /// Waits for the response to `request` (sent with `send` on `dyn Host`).
     pub fn response(&self, request: RequestId) -> Result<Value, CommandFailure> {
         let events = self.until(
             "response",
