@@ -91,6 +91,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod driven;
 mod flow;
 mod front;

@@ -41,6 +41,8 @@
 //! # .unwrap();
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod acp;
 mod agent_pipes;
 pub mod agent_stdio;
