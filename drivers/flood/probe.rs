@@ -60,17 +60,29 @@ pub fn held_back(progress: &Path, flood: u64) -> Option<u64> {
 /// number of bytes it was given before its end of input to the file `$1`.
 pub const COUNTING_AGENT: &str = r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'; sleep 0.5; wc -c > "$1""#;
 
+/// The counting agent, writing its count to `count`.
+pub fn counting_agent(count: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new("sh");
+    command.arg("-c").arg(COUNTING_AGENT).arg("sh").arg(count);
+    command
+}
+
 /// A line of JSON larger than a pipe holds (64 KiB on Linux): most of it waits in the
 /// driver's queue while the counting agent sleeps.
 pub fn large_line() -> String {
     format!("{{\"type\":\"pad\",\"pad\":\"{}\"}}", "a".repeat(1 << 20))
 }
 
-/// What the counting agent wrote to `count`: the bytes it was given.
-pub fn counted(count: &Path) -> usize {
-    std::fs::read_to_string(count)
+/// Checks that the counting agent ended well and was given more than `line` bytes (the
+/// probe and the whole line, with its newline: nothing queued was dropped), then removes its
+/// scratch folder.
+pub fn assert_given_whole(count: &Path, line: usize, status: std::process::ExitStatus) {
+    assert!(status.success(), "the agent ended with {status:?}");
+    let taken: usize = std::fs::read_to_string(count)
         .unwrap()
         .trim()
         .parse()
-        .unwrap()
+        .unwrap();
+    assert!(taken > line, "the agent was given {taken} bytes of {line}");
+    let _ = std::fs::remove_dir_all(count.parent().unwrap());
 }

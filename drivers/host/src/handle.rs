@@ -15,7 +15,8 @@ use musewire_core::client::{
 
 /// A driver's handle, blocking flavour: each call blocks its caller (see the module docs).
 /// Object-safe: `&dyn BlockingHandle` drives either driver, a typed command through its
-/// `call` (generic code over `H: BlockingHandle` reaches it as `(&h as &dyn BlockingHandle)`;
+/// `call` (generic code over `H: BlockingHandle`, or one holding a `dyn BlockingHandle + Send`,
+/// reaches it through `&dyn BlockingHandle`;
 /// each driver's handle has the same `call` of its own).
 pub trait BlockingHandle {
     /// The agent's process id.
@@ -33,17 +34,6 @@ pub trait BlockingHandle {
 }
 
 impl dyn BlockingHandle + '_ {
-    /// Sends a typed command and waits up to `timeout` for its answer, typed by the command.
-    pub fn call<C: TypedCommand>(
-        &self,
-        command: C,
-        timeout: Duration,
-    ) -> Result<C::Answer, CallError> {
-        typed::<C>(self.answered(Call::Send(command.into_command()), timeout))
-    }
-}
-
-impl dyn BlockingHandle + Send + Sync + '_ {
     /// Sends a typed command and waits up to `timeout` for its answer, typed by the command.
     pub fn call<C: TypedCommand>(
         &self,

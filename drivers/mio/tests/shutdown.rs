@@ -4,7 +4,6 @@
 //! agent here is a shell that takes nothing for half a second, so a line larger than the
 //! pipe waits in the driver's queue when the stop comes, then counts the bytes it is given.
 
-use std::process::Command;
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
@@ -13,20 +12,10 @@ use musewire_mio::AgentProcess;
 #[path = "../../flood/probe.rs"]
 mod probe;
 
-fn counting_agent(count: &std::path::Path) -> Command {
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(probe::COUNTING_AGENT)
-        .arg("sh")
-        .arg(count);
-    command
-}
-
 #[test]
 fn shutdown_with_a_grace_writes_the_queued_stdin_before_closing_it() {
     let count = probe::scratch("mio", "shutdown").with_file_name("count");
-    let agent = AgentProcess::spawn(counting_agent(&count), Default::default()).unwrap();
+    let agent = AgentProcess::spawn(probe::counting_agent(&count), Default::default()).unwrap();
     let line = probe::large_line();
     // Once the agent is ready, so the line is queued for it, not held by the client.
     while !matches!(
@@ -35,13 +24,5 @@ fn shutdown_with_a_grace_writes_the_queued_stdin_before_closing_it() {
     ) {}
     assert!(agent.send_raw_line(line.as_bytes()).unwrap());
     let status = agent.shutdown(Duration::from_secs(10)).unwrap();
-    assert!(status.success(), "the agent ended with {status:?}");
-    let taken = probe::counted(&count);
-    // The probe and the whole line, with its newline: nothing queued was dropped.
-    assert!(
-        taken > line.len(),
-        "the agent was given {taken} bytes of {}",
-        line.len()
-    );
-    let _ = std::fs::remove_dir_all(count.parent().unwrap());
+    probe::assert_given_whole(&count, line.len(), status);
 }

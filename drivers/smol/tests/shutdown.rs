@@ -13,22 +13,16 @@ use smol::process::Command;
 #[path = "../../flood/probe.rs"]
 mod probe;
 
-fn counting_agent(count: &std::path::Path) -> Command {
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(probe::COUNTING_AGENT)
-        .arg("sh")
-        .arg(count);
-    command
-}
-
 #[test]
 fn shutdown_with_a_grace_writes_the_queued_stdin_before_closing_it() {
     let count = probe::scratch("smol", "shutdown").with_file_name("count");
     let line = probe::large_line();
     let status = smol::block_on(async {
-        let agent = AgentProcess::spawn(counting_agent(&count), Default::default()).unwrap();
+        let agent = AgentProcess::spawn(
+            Command::from(probe::counting_agent(&count)),
+            Default::default(),
+        )
+        .unwrap();
         // Once the agent is ready, so the line is queued for it, not held by the client.
         while !matches!(
             agent.next_event().await,
@@ -37,13 +31,5 @@ fn shutdown_with_a_grace_writes_the_queued_stdin_before_closing_it() {
         assert!(agent.send_raw_line(line.as_bytes()).await.unwrap());
         agent.shutdown(Duration::from_secs(10)).await.unwrap()
     });
-    assert!(status.success(), "the agent ended with {status:?}");
-    let taken = probe::counted(&count);
-    // The probe and the whole line, with its newline: nothing queued was dropped.
-    assert!(
-        taken > line.len(),
-        "the agent was given {taken} bytes of {}",
-        line.len()
-    );
-    let _ = std::fs::remove_dir_all(count.parent().unwrap());
+    probe::assert_given_whole(&count, line.len(), status);
 }
