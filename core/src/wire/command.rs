@@ -263,16 +263,7 @@ macro_rules! command_table {
     };
     // The `FromAnswer` a row writes (or checks).
     (@answer $answer:ty, $data:ident (boxed)) => {
-        impl $crate::client::FromAnswer for $answer {
-            fn from_answer(
-                answered: $crate::client::Answered,
-            ) -> Result<Self, $crate::client::CallError> {
-                match answered {
-                    $crate::client::Answered::Data(ResponseData::$data(data)) => Ok(*data),
-                    other => Err($crate::client::CallError::unexpected(&other)),
-                }
-            }
-        }
+        command_table!(@from_answer $answer, $data, data => *data);
     };
     (@answer $answer:ty, $data:ident (shared)) => {
         const _: fn($answer) -> ResponseData = ResponseData::$data;
@@ -282,12 +273,17 @@ macro_rules! command_table {
         command_table!(@answer $answer, $data);
     };
     (@answer $answer:ty, $data:ident) => {
+        command_table!(@from_answer $answer, $data, data => data);
+    };
+    // The `FromAnswer` of an answer held by `ResponseData::$data`: `$out`, the answer made
+    // of the variant's `$payload` (unboxed or as it is).
+    (@from_answer $answer:ty, $data:ident, $payload:ident => $out:expr) => {
         impl $crate::client::FromAnswer for $answer {
             fn from_answer(
                 answered: $crate::client::Answered,
             ) -> Result<Self, $crate::client::CallError> {
                 match answered {
-                    $crate::client::Answered::Data(ResponseData::$data(data)) => Ok(data),
+                    $crate::client::Answered::Data(ResponseData::$data($payload)) => Ok($out),
                     other => Err($crate::client::CallError::unexpected(&other)),
                 }
             }
