@@ -58,7 +58,9 @@ pub(crate) struct AgentPipes {
     closing: bool,
     stdout: Option<Pipe>,
     stderr: Option<Pipe>,
-    exit: Exit,
+    /// The exit awaited, from the first [`AgentPipes::poll_exit`] on (a loop that reaps by
+    /// asking never makes it).
+    exit: Option<Exit>,
 }
 
 impl AgentPipes {
@@ -74,8 +76,6 @@ impl AgentPipes {
         let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
         let stdout = Pipe::new(child.stdout.take().ok_or_else(|| missing("stdout"))?)?;
         let stderr = Pipe::new(child.stderr.take().ok_or_else(|| missing("stderr"))?)?;
-        // Its stdin is taken out above, so asking for the status closes nothing.
-        let exit = Box::pin(child.status());
         Ok(AgentPipes {
             child,
             stdin: Some(stdin),
@@ -83,7 +83,7 @@ impl AgentPipes {
             closing: false,
             stdout: Some(stdout),
             stderr: Some(stderr),
-            exit,
+            exit: None,
         })
     }
 
@@ -107,18 +107,15 @@ impl AgentPipes {
     }
 
     /// Closes stdin once what is queued is written (nothing more is queued), or at once with
-    /// no `grace`, the queue dropped: there is no time to write it. Returns how many queued
-    /// bytes were dropped.
-    pub(crate) fn close_stdin(&mut self, grace: Duration) -> usize {
+    /// no `grace`, the queue dropped: there is no time to write it.
+    pub(crate) fn close_stdin(&mut self, grace: Duration) {
         self.closing = true;
-        let dropped = match grace.is_zero() {
-            true => std::mem::take(&mut self.queue).len(),
-            false => 0,
-        };
+        if grace.is_zero() {
+            self.queue.clear();
+        }
         if self.queue.is_empty() {
             self.stdin = None;
         }
-        dropped
     }
 
     /// Kills the child (it may have exited).
@@ -136,7 +133,10 @@ impl AgentPipes {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<std::process::ExitStatus>> {
-        self.exit.as_mut().poll(cx)
+        // Its stdin was taken out at the spawn, so asking for the status closes nothing.
+        let child = &mut self.child;
+        let exit = self.exit.get_or_insert_with(|| Box::pin(child.status()));
+        exit.as_mut().poll(cx)
     }
 
     /// Whether stdout is still read (it has not ended).
@@ -169,27 +169,27 @@ impl AgentPipes {
         out: &mut [u8],
         err: &mut [u8],
     ) -> Poll<PipeEvent> {
-        if let (Some(pipe), true) = (&mut self.stdout, read_stdout) {
-            if let Poll::Ready(read) = pipe.poll_read(cx, out) {
-                return Poll::Ready(match read {
-                    Ok(n) if n > 0 => PipeEvent::Stdout(n),
-                    _ => {
-                        self.stdout = None;
-                        PipeEvent::StdoutEnd
-                    }
-                });
+        if read_stdout {
+            let read = poll_read(
+                &mut self.stdout,
+                cx,
+                out,
+                PipeEvent::Stdout,
+                PipeEvent::StdoutEnd,
+            );
+            if read.is_ready() {
+                return read;
             }
         }
-        if let Some(pipe) = &mut self.stderr {
-            if let Poll::Ready(read) = pipe.poll_read(cx, err) {
-                return Poll::Ready(match read {
-                    Ok(n) if n > 0 => PipeEvent::Stderr(n),
-                    _ => {
-                        self.stderr = None;
-                        PipeEvent::StderrEnd
-                    }
-                });
-            }
+        let read = poll_read(
+            &mut self.stderr,
+            cx,
+            err,
+            PipeEvent::Stderr,
+            PipeEvent::StderrEnd,
+        );
+        if read.is_ready() {
+            return read;
         }
         // A write is tried only with bytes to write; one that would block writes nothing.
         if let (Some(pipe), false) = (&mut self.stdin, self.queue.is_empty()) {
@@ -213,4 +213,25 @@ impl AgentPipes {
         }
         Poll::Pending
     }
+}
+
+/// A read of `pipe` into `buf`, once it is readable: `read(n)` for `n` bytes, or `end` at its
+/// end (or a failure), after which it is not read again.
+fn poll_read(
+    pipe: &mut Option<Pipe>,
+    cx: &mut Context<'_>,
+    buf: &mut [u8],
+    read: fn(usize) -> PipeEvent,
+    end: PipeEvent,
+) -> Poll<PipeEvent> {
+    let Some(open) = pipe else {
+        return Poll::Pending;
+    };
+    Poll::Ready(match std::task::ready!(open.poll_read(cx, buf)) {
+        Ok(n) if n > 0 => read(n),
+        _ => {
+            *pipe = None;
+            end
+        }
+    })
 }
