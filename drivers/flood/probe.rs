@@ -86,3 +86,72 @@ pub fn assert_given_whole(count: &Path, line: usize, status: std::process::ExitS
     assert!(taken > line, "the agent was given {taken} bytes of {line}");
     let _ = std::fs::remove_dir_all(count.parent().unwrap());
 }
+
+/// The shell behind the process-group tests' agent (CALL-11): it says it is ready (v1),
+/// leaves a `sleep` running in the background (its pid written to the file `$1`), then
+/// either reads its stdin to the end and exits (`$2` = `exits`) or never reads it and runs
+/// until it is killed (`$2` = `stays`); with `$2` = `escapes` the sleep runs in a session
+/// (and group) of its own, holding the agent's stdout and stderr, and the agent exits at
+/// the end of its stdin.
+pub const GROUP_AGENT: &str = r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'; if [ "$2" = escapes ]; then setsid sleep 300 & else sleep 300 & fi; echo $! > "$1.tmp"; mv "$1.tmp" "$1"; if [ "$2" = stays ]; then exec sleep 301; else cat > /dev/null; fi"#;
+
+/// The group agent, writing the pid of what it leaves running to `left`; it `exits` at the
+/// end of its stdin, `stays` until killed, or `escapes` (see [`GROUP_AGENT`]).
+pub fn group_agent(left: &Path, ending: &str) -> std::process::Command {
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(GROUP_AGENT)
+        .arg("sh")
+        .arg(left)
+        .arg(ending);
+    command
+}
+
+/// The pid the group agent wrote to `left` (waited for up to ten seconds).
+pub fn left_running(left: &Path) -> i32 {
+    let started = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(left)
+            .ok()
+            .and_then(|p| p.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no pid in {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The process group of the process `pid` (field 5 of `/proc/PID/stat`), or `None` once it
+/// has ended.
+pub fn process_group(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    let mut fields = after_name.split_whitespace();
+    let state = fields.next()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    fields.nth(1)?.parse().ok()
+}
+
+/// This process's own process group.
+pub fn own_process_group() -> i32 {
+    process_group(std::process::id() as i32).unwrap()
+}
+
+/// Whether the process `pid` ended (or is a zombie) within ten seconds.
+pub fn ends(pid: i32) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if process_group(pid).is_none() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}

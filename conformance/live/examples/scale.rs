@@ -218,7 +218,7 @@ async fn run_smol_on(o: &Opts, spawner: &Spawner<'_>) -> Res<Run> {
         let rss_before = rss_kb()?;
         let mut agents = Vec::with_capacity(o.sessions);
         for _ in 0..o.sessions {
-            let mut command = smol::process::Command::new(&o.agent);
+            let mut command = std::process::Command::new(&o.agent);
             command.args(["agent", "--mode", "rpc"]);
             agents.push(Arc::new(AgentProcess::spawn(
                 command,

@@ -120,8 +120,7 @@ impl Driver {
                 Box::new(musewire_mio::AgentProcess::spawn(command, config).expect("spawn"))
             }
             Driver::Smol => Box::new(SmolHost(
-                musewire_smol::AgentProcess::spawn(smol::process::Command::from(command), config)
-                    .expect("spawn"),
+                musewire_smol::AgentProcess::spawn(command, config).expect("spawn"),
             )),
         }
     }

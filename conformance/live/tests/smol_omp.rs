@@ -41,8 +41,7 @@ fn live_omp_negotiates_v2_answers_calls_and_pages_a_chunked_history() {
         return;
     }
     let server = ModelServer::start().unwrap();
-    let command =
-        smol::process::Command::from(peers::omp(&peers::scratch("smol-omp"), &server.base_url()));
+    let command = peers::omp(&peers::scratch("smol-omp"), &server.base_url());
     let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("spawn omp");
     within("the first session", async move {
         let ready = wait_for(&agent, |e| matches!(e, ClientEvent::Ready { .. })).await;
@@ -113,8 +112,7 @@ fn live_omp_killed_fails_pending_requests() {
         return;
     }
     let server = ModelServer::start().unwrap();
-    let command =
-        smol::process::Command::from(peers::omp(&peers::scratch("smol-kill"), &server.base_url()));
+    let command = peers::omp(&peers::scratch("smol-kill"), &server.base_url());
     let agent = AgentProcess::spawn(command, ClientConfig::default()).expect("spawn omp");
     within("the killed session", async {
         wait_for(&agent, |e| matches!(e, ClientEvent::Ready { .. })).await;

@@ -20,7 +20,7 @@ fn a_recorded_omp_session_replays_through_the_core() {
     let server = ModelServer::start().unwrap();
     let dir = peers::scratch("smol-record");
     let path = dir.join("session.jsonl");
-    let command = smol::process::Command::from(peers::omp(&dir, &server.base_url()));
+    let command = peers::omp(&dir, &server.base_url());
     let agent =
         AgentProcess::spawn_recorded(command, ClientConfig::default(), &path).expect("spawn omp");
     smol::block_on(smol::future::or(

@@ -110,7 +110,7 @@ fn spill_03_06_smol_host_tool_results_over_the_cap_are_stored_and_previewed() {
     smol::block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let spill_dir = dir.path().join("spill");
-        let command = smol::process::Command::from(bundled_agent());
+        let command = bundled_agent();
         let agent = musewire_smol::AgentProcess::spawn(command, config(&spill_dir)).unwrap();
         agent.on_host_tool("lookup", |_, _| async { answer() });
         let session = agent.get_state().await.unwrap().session_id.unwrap();

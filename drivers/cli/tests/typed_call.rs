@@ -42,7 +42,7 @@ fn call_01_the_blocking_handles_call_is_typed_by_its_command() {
 #[test]
 fn call_01_the_async_handles_call_is_typed_by_its_command() {
     smol::block_on(async {
-        let command = smol::process::Command::from(bundled_agent());
+        let command = bundled_agent();
         let agent = musewire_smol::AgentProcess::spawn(command, Default::default()).unwrap();
         let state: SessionState = agent.call(request::GetState::default()).await.unwrap();
         let stats: SessionStatsData = agent
@@ -102,7 +102,7 @@ fn call_01_one_caller_drives_either_driver_through_the_host_kits_handle_traits()
     assert!(state.session_id.is_some());
     mio.shutdown(WAIT).unwrap();
     smol::block_on(async {
-        let command = smol::process::Command::from(bundled_agent());
+        let command = bundled_agent();
         let agent = musewire_smol::AgentProcess::spawn(command, Default::default()).unwrap();
         let (state, stats) = state_and_stats_over_async(&agent).await;
         assert_eq!(stats.session_id, state.session_id);

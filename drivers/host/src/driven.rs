@@ -30,6 +30,12 @@ pub const REAP_TICK: Duration = Duration::from_millis(5);
 /// trip).
 pub const EXIT_CHECK_WHILE_OPEN: Duration = Duration::from_millis(50);
 
+/// How long, at most, a driver reads the agent's output after the agent has exited: what
+/// still holds its stdout or stderr then (a process it started outside its group, CALL-11)
+/// does not hold the session open. Past it the driver stops reading them and the session
+/// ends ([`Driven::output_abandoned`]).
+pub const OUTPUT_GRACE: Duration = Duration::from_secs(2);
+
 /// How many bytes may wait for the agent's stdin (queued by the driver, or held by the client
 /// until the agent is ready) before a driver stops taking the application's operations:
 /// its bounded queue of operations then makes a caller wait. One operation's own
@@ -134,8 +140,9 @@ pub struct Driven<W, F = NoFiles> {
     waiters: BTreeMap<RequestId, W>,
     /// When the agent is killed unless it has exited.
     kill_at: Option<Instant>,
-    /// The agent's exit, once handed in.
+    /// The agent's exit, once handed in, and when.
     exit: Option<std::process::ExitStatus>,
+    exited_at: Option<Instant>,
     /// What the loop read and sent the application, and whether stdout is held back.
     backlog: Backlog,
     held: bool,
@@ -156,6 +163,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
             waiters: BTreeMap::new(),
             kill_at: None,
             exit: None,
+            exited_at: None,
             backlog: Backlog::default(),
             held: false,
             stdout_ended: false,
@@ -293,6 +301,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
         }
         if let Some(status) = io.try_exit()? {
             self.exit = Some(status);
+            self.exited_at = Some(now);
             self.input(now, Input::exit(exit_status(status)), || None, io)?;
         }
         Ok(())
@@ -318,10 +327,21 @@ impl<W, F: LocalFiles> Driven<W, F> {
         self.held
     }
 
+    /// Whether the agent exited [`OUTPUT_GRACE`] ago or more: its output, if still open, is
+    /// no longer read, and the session ends.
+    pub fn output_abandoned(&self, now: Instant) -> bool {
+        self.exited_at.is_some_and(|at| now >= at + OUTPUT_GRACE)
+    }
+
     /// When the loop is to wake next: the client's timer, and every [`REAP_TICK`] once stdout
-    /// has ended (`stdout_open` false), the session has closed or the agent is being stopped.
+    /// has ended (`stdout_open` false), the session has closed or the agent is being stopped;
+    /// after the agent's exit, the end of its [`OUTPUT_GRACE`] instead of the ticks.
     pub fn deadline(&self, now: Instant, stdout_open: bool) -> Option<Instant> {
         let deadline = self.client.poll_timeout();
+        if let Some(at) = self.exited_at {
+            let grace = at + OUTPUT_GRACE;
+            return Some(deadline.map_or(grace, |d| d.min(grace)));
+        }
         if !stdout_open || self.client.is_closed() || self.kill_at.is_some() {
             let tick = now + REAP_TICK;
             return Some(deadline.map_or(tick, |d| d.min(tick)));

@@ -40,10 +40,15 @@
 //! 5. **Sleep until [`Driven::deadline`]** or the next readiness: the client's timer, and
 //!    every [`REAP_TICK`] once stdout has ended, the session has closed or the agent is being
 //!    stopped (a child's exit wakes no pipe).
+//! 6. **The end**: once the agent's exit is in ([`Driven::exit_status`]) and its stdout and
+//!    stderr have ended, or [`OUTPUT_GRACE`] after the exit ([`Driven::output_abandoned`]:
+//!    a process the agent left holds them), the driver stops reading them and the session is
+//!    over.
 //!
 //! A stop ([`Op::Shutdown`], [`Driven::stop`]) closes the agent's stdin at once
 //! ([`Plumbing::close_stdin`]: what was queued for it is still written) and kills it after
-//! its grace.
+//! its grace. The agent leads a process group of its own, killed whole when the agent is
+//! killed and once it has exited (CALL-11, [`process_group`]).
 //!
 //! ```
 //! use std::cell::RefCell;
@@ -98,10 +103,11 @@ mod flow;
 mod front;
 mod handle;
 pub mod methods;
+pub mod process_group;
 
 pub use driven::{
-    exit_status, Driven, LocalFiles, NoFiles, Plumbing, Work, EXIT_CHECK_WHILE_OPEN, REAP_TICK,
-    WRITE_BACKLOG_BYTES,
+    exit_status, Driven, LocalFiles, NoFiles, Plumbing, Work, EXIT_CHECK_WHILE_OPEN, OUTPUT_GRACE,
+    REAP_TICK, WRITE_BACKLOG_BYTES,
 };
 pub use flow::{Backlog, Flow, Waiting, WaitingOwned, BACKLOG_BYTES};
 pub use front::{

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use mio::unix::pipe::{Receiver, Sender};
 use mio::{Interest, Registry, Token};
 use musewire_core::client::{ClientConfig, ClientEvent, Input};
+use musewire_host::process_group::{kill_group, lead_own_group};
 use musewire_host::{Driven, Flow, Heard, Plumbing, RequestKey};
 use musewire_store::SessionFiles;
 
@@ -51,7 +52,8 @@ pub(crate) fn prepare(
     link: Arc<Link>,
     registry: Arc<Registry>,
 ) -> io::Result<Prepared> {
-    command
+    // CALL-11: a group of its own, killed whole with the agent and once it has exited.
+    lead_own_group(&mut command)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -80,6 +82,7 @@ pub(crate) fn prepare(
         driven,
         io: Io {
             child,
+            group: Some(pid),
             registry,
             base,
             stdin: Some(stdin),
@@ -116,6 +119,9 @@ pub(crate) struct Agent {
 /// The agent's I/O: its process and pipes, and the channels to the application.
 struct Io {
     child: Child,
+    /// The group the agent leads (its pid), until it is killed as the agent's exit is seen
+    /// (CALL-11).
+    group: Option<u32>,
     /// The reactor's registry, and the first of the agent's tokens in it.
     registry: Arc<Registry>,
     base: usize,
@@ -204,8 +210,16 @@ impl Agent {
     /// its stdin is written out (as far as it goes) and taken out of the poll.
     pub(crate) fn done(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         let status = self.driven.exit_status();
-        if status.is_none() || self.io.stdout.is_some() || self.io.stderr.is_some() {
+        let open = self.io.stdout.is_some() || self.io.stderr.is_some();
+        if status.is_none() || open && !self.driven.output_abandoned(Instant::now()) {
             return Ok(None);
+        }
+        // What the agent left holds its output past the grace: no longer read.
+        for mut pipe in [self.io.stdout.take(), self.io.stderr.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = self.io.registry.deregister(&mut pipe);
         }
         self.io.flush()?;
         self.io.close_pipe()?;
@@ -216,8 +230,9 @@ impl Agent {
     /// out of the poll.
     pub(crate) fn abandon(&mut self) {
         self.io.send_events();
-        let _ = self.io.child.kill();
+        self.io.kill();
         let _ = self.io.child.wait();
+        self.io.group = None;
         for mut pipe in [self.io.stdout.take(), self.io.stderr.take()]
             .into_iter()
             .flatten()
@@ -373,7 +388,12 @@ impl Plumbing for Io {
         }
     }
 
+    /// Kills the agent and its group (CALL-11), the group first while its leader is not yet
+    /// reaped.
     fn kill(&mut self) {
+        if let Some(group) = self.group {
+            kill_group(group);
+        }
         let _ = self.child.kill();
     }
 
@@ -416,7 +436,31 @@ impl Plumbing for Io {
     }
 
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
-        self.child.try_wait()
+        let exit = self.child.try_wait();
+        if let Ok(Some(_)) = exit {
+            self.exited();
+        }
+        exit
+    }
+}
+
+impl Io {
+    /// CALL-11: the agent has exited; what it left in its group is killed, once.
+    fn exited(&mut self) {
+        if let Some(group) = self.group.take() {
+            kill_group(group);
+        }
+    }
+}
+
+/// An agent dropped before its exit was seen (its reactor ended) is killed with its group
+/// (CALL-11).
+impl Drop for Io {
+    fn drop(&mut self) {
+        if self.group.is_some() {
+            self.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

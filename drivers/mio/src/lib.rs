@@ -277,6 +277,9 @@ impl AgentProcess {
     /// Spawns `command` with piped stdio and starts driving it on the process's shared
     /// [`Reactor`]: one loop thread for every agent spawned so, started with the first and
     /// ended after the last (a host holding many agents has no I/O thread per agent).
+    ///
+    /// The agent leads a process group of its own, killed whole when the agent is stopped
+    /// and once it has exited (CALL-11); a group set on `command` is replaced.
     pub fn spawn(command: Command, config: ClientConfig) -> io::Result<AgentProcess> {
         Self::alone(command, config, None)
     }

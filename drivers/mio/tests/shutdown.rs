@@ -1,8 +1,12 @@
-//! A stop with a grace (`AgentProcess::shutdown`) closes the agent's stdin only once what was
-//! queued for it is written (`Plumbing::close_stdin`, one meaning in every driver): a line the
-//! agent had not yet taken when the stop came still reaches it before its end of input. The
-//! agent here is a shell that takes nothing for half a second, so a line larger than the
-//! pipe waits in the driver's queue when the stop comes, then counts the bytes it is given.
+//! CALL-11: stopping an agent process.
+//! - A stop with a grace (`AgentProcess::shutdown`) closes the agent's stdin only once what
+//!   was queued for it is written (`Plumbing::close_stdin`, one meaning in every driver): a
+//!   line the agent had not yet taken when the stop came still reaches it before its end of
+//!   input. The agent here is a shell that takes nothing for half a second, so a line larger
+//!   than the pipe waits in the driver's queue when the stop comes, then counts the bytes it
+//!   is given.
+//! - The agent leads a process group of its own, and what it leaves running in it ends with
+//!   it: at its own exit, and when the stop's grace runs out and it is killed.
 
 use std::time::Duration;
 
@@ -13,7 +17,7 @@ use musewire_mio::AgentProcess;
 mod probe;
 
 #[test]
-fn shutdown_with_a_grace_writes_the_queued_stdin_before_closing_it() {
+fn call_11_a_stop_with_a_grace_writes_the_queued_stdin_before_closing_it() {
     let count = probe::scratch("mio", "shutdown").with_file_name("count");
     let agent = AgentProcess::spawn(probe::counting_agent(&count), Default::default()).unwrap();
     let line = probe::large_line();
@@ -25,4 +29,69 @@ fn shutdown_with_a_grace_writes_the_queued_stdin_before_closing_it() {
     assert!(agent.send_raw_line(line.as_bytes()).unwrap());
     let status = agent.shutdown(Duration::from_secs(10)).unwrap();
     probe::assert_given_whole(&count, line.len(), status);
+}
+
+/// CALL-11: the agent leads a group of its own (a terminal's Ctrl-C, sent to the host's
+/// group, does not reach it), and what it left running in the group is killed once it has
+/// exited at the end of its stdin.
+#[test]
+fn call_11_the_agent_leads_a_group_of_its_own_and_what_it_left_ends_at_its_exit() {
+    let left = probe::scratch("mio", "group-exits").with_file_name("left");
+    let agent =
+        AgentProcess::spawn(probe::group_agent(&left, "exits"), Default::default()).unwrap();
+    let leader = agent.id() as i32;
+    let sleeper = probe::left_running(&left);
+    assert_eq!(probe::process_group(leader), Some(leader));
+    assert_eq!(probe::process_group(sleeper), Some(leader));
+    assert_ne!(probe::own_process_group(), leader);
+    let status = agent.shutdown(Duration::from_secs(10)).unwrap();
+    assert!(status.success(), "the agent ended with {status:?}");
+    assert!(
+        probe::ends(sleeper),
+        "the agent's background sleep outlived it"
+    );
+}
+
+/// CALL-11: an agent that does not end at the end of its stdin is killed when the stop's
+/// grace runs out, and its whole group with it.
+#[test]
+fn call_11_a_stop_past_its_grace_kills_the_agents_whole_group() {
+    let left = probe::scratch("mio", "group-stays").with_file_name("left");
+    let agent =
+        AgentProcess::spawn(probe::group_agent(&left, "stays"), Default::default()).unwrap();
+    let leader = agent.id() as i32;
+    let sleeper = probe::left_running(&left);
+    assert_eq!(probe::process_group(sleeper), Some(leader));
+    let status = agent.shutdown(Duration::from_millis(200)).unwrap();
+    assert!(
+        !status.success(),
+        "the agent was to be killed, it ended with {status:?}"
+    );
+    assert!(
+        probe::ends(sleeper),
+        "the agent's background sleep outlived it"
+    );
+}
+
+/// CALL-11: a process the agent left outside its group (a session of its own) holds the
+/// agent's stdout and stderr open after the agent exits: the session still ends, its output
+/// abandoned `OUTPUT_GRACE` after the exit, instead of waiting for that process.
+#[test]
+fn call_11_output_held_open_by_what_left_the_group_ends_after_the_output_grace() {
+    let left = probe::scratch("mio", "group-escapes").with_file_name("left");
+    let agent =
+        AgentProcess::spawn(probe::group_agent(&left, "escapes"), Default::default()).unwrap();
+    let sleeper = probe::left_running(&left);
+    assert_eq!(probe::process_group(sleeper), Some(sleeper));
+    let started = std::time::Instant::now();
+    let status = agent.shutdown(Duration::from_secs(10)).unwrap();
+    let took = started.elapsed();
+    let _ = std::process::Command::new("kill")
+        .arg(sleeper.to_string())
+        .status();
+    assert!(status.success(), "the agent ended with {status:?}");
+    assert!(
+        took >= musewire_host::OUTPUT_GRACE / 2 && took < Duration::from_secs(30),
+        "the stop took {took:?}"
+    );
 }

@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (program, rest) = args.split_first().ok_or("usage: host_tool AGENT [ARGS…]")?;
     smol::block_on(async {
-        let mut command = smol::process::Command::new(program);
+        let mut command = std::process::Command::new(program);
         command.args(rest);
         let agent = AgentProcess::spawn(command, Default::default())?;
         agent

@@ -4,7 +4,7 @@ use musewire_core::client::ClientEvent;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let mut command = smol::process::Command::new(args.next().ok_or("usage: smol_turn AGENT…")?);
+    let mut command = std::process::Command::new(args.next().ok_or("usage: smol_turn AGENT…")?);
     command.args(args);
     smol::block_on(async {
         let agent = musewire_smol::AgentProcess::spawn(command, Default::default())?;

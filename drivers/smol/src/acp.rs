@@ -19,7 +19,6 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::io;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -31,7 +30,7 @@ use musewire_core::acp::{
     is_mcp_server_key, Action, Bridge, BridgeConfig, Input, McpRead, SessionFile,
 };
 use musewire_core::client::ExitStatus;
-use rustix::process::{kill_process_group, Pid, Signal};
+use musewire_host::process_group::kill_group;
 use signal_hook::iterator::Signals;
 use smol::channel;
 use smol::stream::Stream;
@@ -39,7 +38,6 @@ use smol::stream::Stream;
 use crate::orphans::Orphans;
 use smol::future;
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use smol::process::Command;
 
 use crate::agent_pipes::{AgentPipes, PipeEvent};
 use crate::agent_stdio::TERMINATING_SIGNALS;
@@ -53,9 +51,9 @@ const EVENT_QUEUE: usize = 64;
 /// How long the bridge's last lines may take to reach the editor once it is finished.
 const LAST_WRITE_GRACE: Duration = Duration::from_millis(500);
 
-/// How long an exited agent's stdout may stay open (a grandchild holding it) before the
-/// exit is reported anyway.
-const STDOUT_GRACE: Duration = Duration::from_secs(2);
+/// How long an exited agent's output may stay open (a grandchild holding it) before the
+/// exit is reported anyway: the host kit's, as for a host's agent.
+const STDOUT_GRACE: Duration = musewire_host::OUTPUT_GRACE;
 
 type SessionId = musewire_core::acp::SessionId;
 
@@ -96,8 +94,8 @@ enum AgentOp {
 struct Agent {
     /// Its task's operations.
     ops: channel::Sender<AgentOp>,
-    /// Its process group (its pid: it leads a group of its own).
-    group: Option<Pid>,
+    /// Its process group's id: its pid (it leads a group of its own).
+    group: u32,
     /// Its stdout reader's turns.
     stdout: Gate,
 }
@@ -361,9 +359,10 @@ where
                 }
                 Action::Spawn { session, cwd } => {
                     let mut command = agent(&cwd);
-                    // ACP-12: a group of its own, killed whole when it is stopped.
-                    command.current_dir(&cwd).process_group(0);
-                    match start_agent(command.into(), session.0.clone(), events.clone()) {
+                    // ACP-12: a group of its own (a std Command's, CALL-11), killed whole
+                    // when it is stopped.
+                    command.current_dir(&cwd);
+                    match start_agent(command, session.0.clone(), events.clone()) {
                         Ok(started) => {
                             agents.insert(session.0.clone(), started);
                         }
@@ -403,9 +402,8 @@ where
                     command
                         .args(&launch.args)
                         .envs(launch.env.iter().map(|(k, v)| (k, v)))
-                        .current_dir(&launch.cwd)
-                        .process_group(0);
-                    match start_agent(command.into(), key.clone(), events.clone()) {
+                        .current_dir(&launch.cwd);
+                    match start_agent(command, key.clone(), events.clone()) {
                         Ok(started) => {
                             servers.insert(key, started);
                         }
@@ -560,7 +558,7 @@ fn sweep(
         agents
             .values()
             .chain(servers.values())
-            .any(|a| a.group.is_some_and(|g| g.as_raw_nonzero().get() == pid))
+            .any(|a| i32::try_from(a.group) == Ok(pid))
     };
     orphans.sweep(ours);
 }
@@ -568,9 +566,7 @@ fn sweep(
 /// Kills a process's group, then the process itself. The group's id is not reused while a
 /// member lives; an empty group is ESRCH.
 fn kill(process: &Agent) {
-    if let Some(group) = process.group {
-        let _ = kill_process_group(group, Signal::KILL);
-    }
+    kill_group(process.group);
     let _ = process.ops.try_send(AgentOp::Kill);
 }
 
@@ -579,12 +575,12 @@ fn kill(process: &Agent) {
 /// events, its stdin written as it takes it (each write reported), killed when asked, and its
 /// exit reported once its output has ended (or [`STDOUT_GRACE`] after the exit).
 fn start_agent(
-    command: Command,
+    command: std::process::Command,
     session: Arc<str>,
     events: channel::Sender<Event>,
 ) -> io::Result<Agent> {
     let pipes = AgentPipes::spawn(command)?;
-    let group = i32::try_from(pipes.pid()).ok().and_then(Pid::from_raw);
+    let group = pipes.pid();
     let (gate, turns) = Gate::new();
     // Bounded by the bridge rather than here (ACP-20): past AGENT_STDIN_HIGH_WATER bytes
     // waiting (each write is reported back) the editor, whose requests are what an agent is

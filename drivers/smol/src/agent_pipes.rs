@@ -3,9 +3,11 @@
 //! server ([`acp`](crate::acp): each session's agent, each MCP server) run their children on
 //! it.
 //!
-//! - **Spawn**: the command with its three pipes, killed if the transport is dropped (a
-//!   caller that wants a process group of its own sets it on the command: the ACP server
-//!   does, ACP-12).
+//! - **Spawn**: the command with its three pipes, killed if the transport is dropped. A
+//!   [`std::process::Command`] starts as the leader of a process group of its own, killed
+//!   whole with the child and once the child has exited (CALL-11, the host kit's
+//!   `process_group`; the ACP server's agents, ACP-12, and MCP servers, MCP-01); a
+//!   [`smol::process::Command`] starts as it is (see [`AgentCommand`]).
 //! - **Reads**: stdout and stderr read on the reactor's readiness ([`Pipe`]), into the
 //!   caller's buffers; stdout only when the caller says so (its backpressure: the host kit's
 //!   `Driven::hold_stdout`, the bridge's ACP-20 turns).
@@ -24,6 +26,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use musewire_host::process_group::{kill_group, lead_own_group};
 use smol::io::AsyncWrite;
 use smol::process::{Child, ChildStdin, Command, Stdio};
 
@@ -48,9 +51,45 @@ pub(crate) enum PipeEvent {
 /// A child's exit, awaited without borrowing the child.
 type Exit = Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>;
 
+/// What the smol driver starts as an agent ([`AgentProcess::spawn`](crate::AgentProcess::spawn)).
+///
+/// From a [`std::process::Command`] the agent leads a process group of its own (CALL-11):
+/// the group is killed whole when the driver kills the agent and once the agent has exited,
+/// and a terminal's Ctrl-C does not reach it. smol's [`Command`](smol::process::Command) has
+/// no way to set a process group, so one is started as it is, in the host's group, and only
+/// the agent itself is killed; pass a `std::process::Command` to have the group.
+#[derive(Debug)]
+pub struct AgentCommand {
+    command: Command,
+    /// The child leads a group of its own (started from a `std::process::Command`).
+    own_group: bool,
+}
+
+impl From<std::process::Command> for AgentCommand {
+    fn from(mut command: std::process::Command) -> Self {
+        lead_own_group(&mut command);
+        AgentCommand {
+            command: command.into(),
+            own_group: true,
+        }
+    }
+}
+
+impl From<Command> for AgentCommand {
+    fn from(command: Command) -> Self {
+        AgentCommand {
+            command,
+            own_group: false,
+        }
+    }
+}
+
 /// A spawned child and its pipes. See the [module docs](self).
 pub(crate) struct AgentPipes {
     child: Child,
+    /// The group the child leads (its pid), until the group is killed at the child's exit
+    /// (CALL-11); `None` for a child started in the host's group.
+    group: Option<u32>,
     stdin: Option<ChildStdin>,
     /// Bytes waiting for stdin, written as the child takes them.
     queue: VecDeque<u8>,
@@ -65,7 +104,11 @@ pub(crate) struct AgentPipes {
 
 impl AgentPipes {
     /// Spawns `command` with piped stdin, stdout and stderr.
-    pub(crate) fn spawn(mut command: Command) -> io::Result<Self> {
+    pub(crate) fn spawn(command: impl Into<AgentCommand>) -> io::Result<Self> {
+        let AgentCommand {
+            mut command,
+            own_group,
+        } = command.into();
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -76,8 +119,10 @@ impl AgentPipes {
         let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
         let stdout = Pipe::new(child.stdout.take().ok_or_else(|| missing("stdout"))?)?;
         let stderr = Pipe::new(child.stderr.take().ok_or_else(|| missing("stderr"))?)?;
+        let group = own_group.then(|| child.id());
         Ok(AgentPipes {
             child,
+            group,
             stdin: Some(stdin),
             queue: VecDeque::new(),
             closing: false,
@@ -118,14 +163,30 @@ impl AgentPipes {
         }
     }
 
-    /// Kills the child (it may have exited).
+    /// Kills the child (it may have exited) and its group (CALL-11), the group first while
+    /// its leader is not yet reaped.
     pub(crate) fn kill(&mut self) {
+        if let Some(group) = self.group {
+            kill_group(group);
+        }
         let _ = self.child.kill();
     }
 
-    /// The child's exit status, if it has exited.
+    /// The child's exit status, if it has exited; what is left of its group is killed as
+    /// its exit is seen (CALL-11).
     pub(crate) fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
-        self.child.try_status()
+        let exit = self.child.try_status();
+        if let Ok(Some(_)) = exit {
+            self.exited();
+        }
+        exit
+    }
+
+    /// CALL-11: the child has exited; what it left in its group is killed, once.
+    fn exited(&mut self) {
+        if let Some(group) = self.group.take() {
+            kill_group(group);
+        }
     }
 
     /// The child's exit, once it has exited.
@@ -136,7 +197,11 @@ impl AgentPipes {
         // Its stdin was taken out at the spawn, so asking for the status closes nothing.
         let child = &mut self.child;
         let exit = self.exit.get_or_insert_with(|| Box::pin(child.status()));
-        exit.as_mut().poll(cx)
+        let exit = exit.as_mut().poll(cx);
+        if let Poll::Ready(Ok(_)) = exit {
+            self.exited();
+        }
+        exit
     }
 
     /// Whether stdout is still read (it has not ended).
@@ -212,6 +277,16 @@ impl AgentPipes {
             }
         }
         Poll::Pending
+    }
+}
+
+/// A transport dropped before its child's exit was seen kills the child's group (CALL-11),
+/// then the child (`kill_on_drop`).
+impl Drop for AgentPipes {
+    fn drop(&mut self) {
+        if let Some(group) = self.group.take() {
+            kill_group(group);
+        }
     }
 }
 

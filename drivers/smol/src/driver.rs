@@ -25,10 +25,9 @@ use musewire_host::{Driven, Flow, Heard, Plumbing, RequestKey};
 use musewire_store::SessionFiles;
 use smol::channel;
 use smol::future;
-use smol::process::Command;
 use smol::stream::Stream;
 
-use crate::agent_pipes::{AgentPipes, PipeEvent};
+use crate::agent_pipes::{AgentCommand, AgentPipes, PipeEvent};
 use crate::handlers::{self, Handlers, Reach, Running};
 use crate::{Op, Reply};
 
@@ -55,7 +54,7 @@ pub(crate) struct Started {
 }
 
 pub(crate) fn start(
-    command: Command,
+    command: impl Into<AgentCommand>,
     config: ClientConfig,
     record: Option<&std::path::Path>,
     handlers: Arc<Mutex<Handlers>>,
@@ -165,7 +164,10 @@ impl Driver {
                 future::yield_now().await;
             }
             if let Some(status) = driven.exit_status() {
-                if !io.pipes.stdout_open() && !io.pipes.stderr_open() {
+                let ended = !io.pipes.stdout_open() && !io.pipes.stderr_open();
+                if ended || driven.output_abandoned(Instant::now()) {
+                    io.pipes.abandon_stdout();
+                    io.pipes.abandon_stderr();
                     // Ops still queued would keep their callers waiting: the channel outlives
                     // this task while the Agent holds a sender. Close it and drop them.
                     io.ops.close();

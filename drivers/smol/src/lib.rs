@@ -30,7 +30,7 @@
 //! ```no_run
 //! use musewire_smol::AgentProcess;
 //! smol::block_on(async {
-//!     let mut command = smol::process::Command::new("omp");
+//!     let mut command = std::process::Command::new("omp");
 //!     command.args(["--mode", "rpc"]);
 //!     let agent = AgentProcess::spawn(command, Default::default())?;
 //!     let state = agent.get_state().await?;
@@ -67,6 +67,7 @@ use musewire_host::{methods, Flow, HandlerAnswer, Heard, HostToolAnswer, Op as C
 use smol::channel;
 use smol::stream::Stream;
 
+pub use agent_pipes::AgentCommand;
 pub use driver::{OPS_QUEUE, WRITE_BACKLOG_BYTES};
 pub use handlers::Updates;
 pub use musewire_core::client::CallError;
@@ -130,8 +131,13 @@ pub struct AgentProcess {
 
 impl AgentProcess {
     /// Spawns `command` with piped stdio and starts driving it on smol's global executor.
+    ///
+    /// A [`std::process::Command`] is started as the leader of a process group of its own,
+    /// killed whole when the agent is stopped and once it has exited (CALL-11); a
+    /// [`smol::process::Command`] is started as it is, in the host's group (see
+    /// [`AgentCommand`]).
     pub fn spawn(
-        command: smol::process::Command,
+        command: impl Into<AgentCommand>,
         config: ClientConfig,
     ) -> io::Result<AgentProcess> {
         Self::start(command, config, None)
@@ -140,7 +146,7 @@ impl AgentProcess {
     /// As [`AgentProcess::spawn`], and records the session as a conformance transcript at `path`
     /// while it runs (replaying it through the core gives the same actions).
     pub fn spawn_recorded(
-        command: smol::process::Command,
+        command: impl Into<AgentCommand>,
         config: ClientConfig,
         path: &std::path::Path,
     ) -> io::Result<AgentProcess> {
@@ -148,7 +154,7 @@ impl AgentProcess {
     }
 
     fn start(
-        command: smol::process::Command,
+        command: impl Into<AgentCommand>,
         config: ClientConfig,
         record: Option<&std::path::Path>,
     ) -> io::Result<AgentProcess> {
