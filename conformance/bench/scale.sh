@@ -13,8 +13,10 @@
 # agent_end p50). Host CPU is getrusage(RUSAGE_SELF) of the host process only. The Rust side
 # is conformance/live/examples/scale.rs, the reference conformance/bench/scale.ts.
 # Clients: reference, smol (the sessions' tasks beside the drivers' on smol's global
-# executor), smol-local (the sessions' tasks on the main thread, `--tasks local`), mio.
-# Environment: SESSIONS, CALLS, WORDS, CLIENTS (default "reference smol smol-local mio"),
+# executor), smol-local (the sessions' tasks on the main thread, `--tasks local`), mio (every
+# call made from one thread, `submit_to`), mio-threads (a thread per session making blocking
+# calls, `--tasks threads`).
+# Environment: SESSIONS, CALLS, WORDS, CLIENTS (default "reference smol smol-local mio mio-threads"),
 # NO_BUILD=1 to use the binaries already built, CARGO_TARGET_DIR as usual. The raw JSON lines are kept in bench-out/scale-N.jsonl.
 set -euo pipefail
 
@@ -23,7 +25,7 @@ cd "$root"
 n=${SESSIONS:-200}
 calls=${CALLS:-50}
 words=${WORDS:-64}
-clients=${CLIENTS:-reference smol smol-local mio}
+clients=${CLIENTS:-reference smol smol-local mio mio-threads}
 bun="$root/conformance/peers/node_modules/.bin/bun"
 [ -x "$bun" ] || { echo "scale.sh: $bun missing: run bash conformance/peers/install.sh" >&2; exit 1; }
 
@@ -49,6 +51,7 @@ for c in $clients; do
     reference) "$bun" "$root/conformance/bench/scale.ts" "$musewire" "$n" "$calls" "$words" >> "$out" ;;
     smol | mio) "$scale" --driver "$c" --sessions "$n" --calls "$calls" --words "$words" --agent "$musewire" >> "$out" ;;
     smol-local) "$scale" --driver smol --tasks local --sessions "$n" --calls "$calls" --words "$words" --agent "$musewire" >> "$out" ;;
+    mio-threads) "$scale" --driver mio --tasks threads --sessions "$n" --calls "$calls" --words "$words" --agent "$musewire" >> "$out" ;;
     *) echo "scale.sh: unknown client $c" >&2; exit 2 ;;
   esac
 done

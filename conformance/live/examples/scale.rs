@@ -2,7 +2,7 @@
 //! smol driver or the mio driver.
 //!
 //! ```text
-//! scale --driver smol|mio [--tasks global|local] [--sessions 200] [--calls 50] [--words 64] [--agent target/release/musewire]
+//! scale --driver smol|mio [--tasks global|local|threads] [--sessions 200] [--calls 50] [--words 64] [--agent target/release/musewire]
 //! ```
 //!
 //! 1. spawns N `AGENT agent --mode rpc` and makes one `get_state` on each (the sessions are
@@ -22,7 +22,8 @@
 //! The mio sessions are all driven by one `musewire_mio::Reactor` (one loop thread, one poll
 //! over every agent's pipes); their round trips are made from the main thread alone, every
 //! session's call open at once (`AgentProcess::submit_to`, each answer's tag on one
-//! `Completions` queue, the session's next call made as its answer is taken); each
+//! `Completions` queue, the session's next call made as its answer is taken), or with
+//! `--tasks threads` from a thread per session, each making blocking calls in turn; each
 //! session's streamed turn (a blocking prompt, then its events) runs on a thread of its own,
 //! started before the phase.
 
@@ -322,22 +323,55 @@ fn run_mio(o: &Opts) -> Res<Run> {
     let rss_idle = rss_kb()?;
 
     let mut sessions: Vec<Session> = (0..n).map(|_| Session::default()).collect();
-    let meter = Meter::start();
-    let mut started = vec![Instant::now(); n];
-    for (i, agent) in agents.iter().enumerate() {
-        started[i] = Instant::now();
-        pending[i] = agent.submit_to(get_state(), &done, i as u64)?;
-    }
-    for _ in 0..n * o.calls {
-        let i = take(&mut pending)?;
-        let session = &mut sessions[i];
-        session.round_trips.push(started[i].elapsed());
-        if session.round_trips.len() < o.calls {
-            started[i] = Instant::now();
-            pending[i] = agents[i].submit_to(get_state(), &done, i as u64)?;
+    let rt = if o.tasks == "threads" {
+        // A thread per session, each making its blocking calls one after the other (the
+        // natural blocking shape), started before the phase and released together.
+        let barrier = Arc::new(Barrier::new(n + 1));
+        let calls = o.calls;
+        let threads: Vec<_> = agents
+            .iter()
+            .map(|agent| {
+                let (barrier, agent) = (barrier.clone(), agent.clone());
+                std::thread::spawn(move || -> Res<Vec<Duration>> {
+                    barrier.wait(); // round trips start
+                    let mut times = Vec::with_capacity(calls);
+                    let result = (0..calls).try_for_each(|_| {
+                        let t = Instant::now();
+                        agent.get_state(CALL_TIMEOUT)?;
+                        times.push(t.elapsed());
+                        Ok::<_, Box<dyn Error + Send + Sync>>(())
+                    });
+                    barrier.wait(); // round trips done
+                    result.map(|()| times)
+                })
+            })
+            .collect();
+        barrier.wait();
+        let meter = Meter::start();
+        barrier.wait();
+        let rt = meter.stop();
+        for (session, thread) in sessions.iter_mut().zip(threads) {
+            session.round_trips = thread.join().map_err(|_| "a session thread panicked")??;
         }
-    }
-    let rt = meter.stop();
+        rt
+    } else {
+        let meter = Meter::start();
+        let mut started = vec![Instant::now(); n];
+        for (i, agent) in agents.iter().enumerate() {
+            started[i] = Instant::now();
+            pending[i] = agent.submit_to(get_state(), &done, i as u64)?;
+        }
+        for _ in 0..n * o.calls {
+            let i = take(&mut pending)?;
+            let session = &mut sessions[i];
+            session.round_trips.push(started[i].elapsed());
+            if session.round_trips.len() < o.calls {
+                started[i] = Instant::now();
+                pending[i] = agents[i].submit_to(get_state(), &done, i as u64)?;
+            }
+        }
+        meter.stop()
+    };
 
     // Streamed turns: each session's blocking prompt and events on a thread of its own,
     // started before the phase and released together.
@@ -390,8 +424,8 @@ fn main() -> Res<()> {
     let o = Opts::parse()?;
     let run = match o.driver.as_str() {
         "smol" => run_smol(&o)?,
-        "mio" if o.tasks == "global" => run_mio(&o)?,
-        "mio" => return Err("--tasks is for --driver smol".into()),
+        "mio" if o.tasks == "global" || o.tasks == "threads" => run_mio(&o)?,
+        "mio" => return Err("--driver mio takes --tasks global|threads".into()),
         _ => return Err("--driver smol|mio".into()),
     };
     let n = run.sessions.len();
@@ -418,6 +452,7 @@ fn main() -> Res<()> {
         ),
         match o.tasks.as_str() {
             "local" => format!("{}-local", o.driver),
+            "threads" => format!("{}-threads", o.driver),
             _ => o.driver.clone(),
         },
         n,
