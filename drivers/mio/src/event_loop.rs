@@ -289,6 +289,10 @@ impl Agent {
                 read => read?,
             };
             let now = Instant::now();
+            // A pipe's read short of the buffer took all it held: it is empty now, and what
+            // the agent writes next makes it readable again (an edge, woken as an empty pipe
+            // fills), so asking again now would only be told it would block.
+            let drained = read > 0 && read < buf.len();
             match (read, stdout) {
                 (0, _) => {
                     let mut reader = pipe.take().expect("open");
@@ -299,6 +303,9 @@ impl Agent {
                 }
                 (n, true) => self.after(now, Input::stdout(&buf[..n]))?,
                 (n, false) => self.after(now, Input::stderr(&buf[..n]))?,
+            }
+            if drained {
+                return Ok(false);
             }
         }
     }

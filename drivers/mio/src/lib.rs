@@ -422,7 +422,7 @@ impl AgentProcess {
     fn submit_notifying<T: FromAnswer>(
         &self,
         call: Call,
-        notify: Option<(mpsc::Sender<u64>, u64)>,
+        notify: Option<(Arc<pending::Tags>, u64)>,
     ) -> Result<Pending<T>, CallError> {
         // Counted as a blocked caller until the answer comes: the loop reads on for it.
         let waiting = self.flow.waiting_owned();

@@ -7,12 +7,13 @@
 //! ([`Sender::is_withdrawn`]): a call whose caller timed out before the loop took it is then
 //! never made.
 
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::Instant;
 
 use musewire_host::WaitingOwned;
 
+use crate::pending::Tags;
 use crate::reactor::lock;
 
 /// What the slot holds.
@@ -33,18 +34,43 @@ struct Slot<T> {
     receiver: bool,
     /// Told once the slot is settled (sent or closed) while the receiver lives: a queue and
     /// this channel's tag on it (a call made now and taken later, [`crate::Completions`]).
-    notify: Option<(mpsc::Sender<u64>, u64)>,
+    notify: Option<(Arc<Tags>, u64)>,
     /// Kept until the slot is settled (a pending call's count among the callers the loop
     /// reads on for).
     keep: Option<WaitingOwned>,
 }
 
 impl<T> Slot<T> {
-    /// The slot settled: tells its queue, if any, and lets go of what it kept.
-    fn settled(&mut self) {
-        self.keep = None;
-        if let Some((queue, tag)) = self.notify.take() {
-            let _ = queue.send(tag);
+    /// The slot settled: what it kept and its queue's tag, to let go of and tell once the
+    /// lock is released ([`Settled::tell`]), so the thread the tag wakes does not find the
+    /// slot still locked.
+    fn settled(&mut self, sleeper: Option<Thread>) -> Settled {
+        Settled {
+            sleeper,
+            keep: self.keep.take(),
+            notify: self.notify.take(),
+        }
+    }
+}
+
+/// What a settled slot has to do outside its lock: wake its receiver's thread, let go of
+/// what it kept, put its tag on its queue.
+#[must_use]
+struct Settled {
+    sleeper: Option<Thread>,
+    keep: Option<WaitingOwned>,
+    notify: Option<(Arc<Tags>, u64)>,
+}
+
+impl Settled {
+    /// Does it, the slot unlocked.
+    fn tell(self) {
+        drop(self.keep);
+        if let Some((queue, tag)) = self.notify {
+            queue.put(tag);
+        }
+        if let Some(thread) = self.sleeper {
+            thread.unpark();
         }
     }
 }
@@ -81,20 +107,19 @@ impl<T> Sender<T> {
     /// dropped at once; one sent after the receiver is gone waits in the slot until the last
     /// sender drops.
     pub(crate) fn send(self, value: T) {
-        let sleeper = {
+        let settled = {
             let mut slot = lock(&self.0);
             match &mut slot.state {
                 State::Empty(sleeper) => {
                     let sleeper = sleeper.take();
                     slot.state = State::Sent(value);
-                    slot.settled();
-                    sleeper
+                    Some(slot.settled(sleeper))
                 }
                 _ => None,
             }
         };
-        if let Some(thread) = sleeper {
-            thread.unpark();
+        if let Some(settled) = settled {
+            settled.tell();
         }
     }
 
@@ -115,7 +140,7 @@ impl<T> Clone for Sender<T> {
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
-        let sleeper = {
+        let settled = {
             let mut slot = lock(&self.0);
             slot.senders -= 1;
             let last = slot.senders == 0;
@@ -123,14 +148,13 @@ impl<T> Drop for Sender<T> {
                 State::Empty(sleeper) if last => {
                     let sleeper = sleeper.take();
                     slot.state = State::Closed;
-                    slot.settled();
-                    sleeper
+                    Some(slot.settled(sleeper))
                 }
                 _ => None,
             }
         };
-        if let Some(thread) = sleeper {
-            thread.unpark();
+        if let Some(settled) = settled {
+            settled.tell();
         }
     }
 }
@@ -160,7 +184,7 @@ impl<T> Receiver<T> {
 
     /// Until the slot is settled: keeps `keep`, and then puts `tag` on `queue` (at once when
     /// it is settled already). Nothing is put there once the receiver is gone.
-    pub(crate) fn on_settled(&self, keep: WaitingOwned, queue: Option<(mpsc::Sender<u64>, u64)>) {
+    pub(crate) fn on_settled(&self, keep: WaitingOwned, queue: Option<(Arc<Tags>, u64)>) {
         let mut slot = lock(&self.0);
         match slot.state {
             State::Empty(_) => {
@@ -171,7 +195,7 @@ impl<T> Receiver<T> {
                 drop(slot);
                 drop(keep);
                 if let Some((queue, tag)) = queue {
-                    let _ = queue.send(tag);
+                    queue.put(tag);
                 }
             }
         }
@@ -200,9 +224,10 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         let mut slot = lock(&self.0);
         slot.receiver = false;
-        // Nobody takes the value: no tag for it, nothing kept for it.
-        slot.notify = None;
-        slot.keep = None;
+        // Nobody takes the value: no tag for it, nothing kept for it (let go of unlocked).
+        let (notify, keep) = (slot.notify.take(), slot.keep.take());
+        drop(slot);
+        drop((notify, keep));
     }
 }
 
@@ -261,25 +286,24 @@ mod tests {
     fn a_settled_slot_puts_its_tag_once_and_none_once_its_receiver_is_gone() {
         use musewire_host::Flow;
         let flow = Arc::new(Flow::default());
-        let (queue, tags) = mpsc::channel();
+        let done = crate::Completions::new();
         // Sent after: the tag comes with the value, and the flow's waiting count goes.
         let (tx, rx) = channel::<u32>();
-        rx.on_settled(flow.waiting_owned(), Some((queue.clone(), 1)));
-        assert_eq!(tags.try_recv(), Err(mpsc::TryRecvError::Empty));
+        rx.on_settled(flow.waiting_owned(), Some(done.notify(1)));
+        assert_eq!(done.try_next(), None);
         tx.send(5);
-        assert_eq!(tags.try_recv(), Ok(1));
+        assert_eq!(done.try_next(), Some(1));
         assert_eq!(rx.try_recv(), Ok(5));
         // Settled before: the tag comes at once.
         let (tx, rx) = channel::<u32>();
         drop(tx);
-        rx.on_settled(flow.waiting_owned(), Some((queue.clone(), 2)));
-        assert_eq!(tags.try_recv(), Ok(2));
+        rx.on_settled(flow.waiting_owned(), Some(done.notify(2)));
+        assert_eq!(done.try_next(), Some(2));
         // The receiver gone first: no tag, nothing kept.
         let (tx, rx) = channel::<u32>();
-        rx.on_settled(flow.waiting_owned(), Some((queue, 3)));
+        rx.on_settled(flow.waiting_owned(), Some(done.notify(3)));
         drop(rx);
         tx.send(6);
-        // The queue's last sender went with the receiver, unused.
-        assert_eq!(tags.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+        assert_eq!(done.try_next(), None);
     }
 }
