@@ -155,3 +155,69 @@ pub fn ends(pid: i32) -> bool {
     }
     false
 }
+
+/// An agent a driver's test started: its pid, and its stop with a grace (`shutdown`).
+pub struct Started {
+    /// The agent's pid.
+    pub pid: u32,
+    /// Stops it with the grace given, returning its exit.
+    pub stop: Box<dyn FnOnce(Duration) -> std::process::ExitStatus>,
+}
+
+/// CALL-11, each driver's test: the agent `start` spawns leads a group of its own, and what
+/// it left running there is killed once it has exited at the end of its stdin.
+pub fn check_group_ends_at_exit(
+    driver: &str,
+    start: impl FnOnce(std::process::Command) -> Started,
+) {
+    let left = scratch(driver, "group-exits").with_file_name("left");
+    let agent = start(group_agent(&left, "exits"));
+    let leader = agent.pid as i32;
+    let sleeper = left_running(&left);
+    assert_eq!(process_group(leader), Some(leader));
+    assert_eq!(process_group(sleeper), Some(leader));
+    assert_ne!(own_process_group(), leader);
+    let status = (agent.stop)(Duration::from_secs(10));
+    assert!(status.success(), "the agent ended with {status:?}");
+    assert!(ends(sleeper), "the agent's background sleep outlived it");
+}
+
+/// CALL-11, each driver's test: an agent that does not end at the end of its stdin is
+/// killed when the stop's grace runs out, and its whole group with it.
+pub fn check_stop_kills_group(driver: &str, start: impl FnOnce(std::process::Command) -> Started) {
+    let left = scratch(driver, "group-stays").with_file_name("left");
+    let agent = start(group_agent(&left, "stays"));
+    let sleeper = left_running(&left);
+    assert_eq!(process_group(sleeper), Some(agent.pid as i32));
+    let status = (agent.stop)(Duration::from_millis(200));
+    assert!(
+        !status.success(),
+        "the agent was to be killed, it ended with {status:?}"
+    );
+    assert!(ends(sleeper), "the agent's background sleep outlived it");
+}
+
+/// CALL-11, each driver's test: a process the agent left outside its group holds its
+/// stdout and stderr open after it exits; the session still ends, `grace` (the host kit's
+/// `OUTPUT_GRACE`) after the exit, not when that process ends.
+pub fn check_output_grace(
+    driver: &str,
+    grace: Duration,
+    start: impl FnOnce(std::process::Command) -> Started,
+) {
+    let left = scratch(driver, "group-escapes").with_file_name("left");
+    let agent = start(group_agent(&left, "escapes"));
+    let sleeper = left_running(&left);
+    assert_eq!(process_group(sleeper), Some(sleeper));
+    let started = Instant::now();
+    let status = (agent.stop)(Duration::from_secs(10));
+    let took = started.elapsed();
+    let _ = std::process::Command::new("kill")
+        .arg(sleeper.to_string())
+        .status();
+    assert!(status.success(), "the agent ended with {status:?}");
+    assert!(
+        took >= grace / 2 && took < Duration::from_secs(30),
+        "the stop took {took:?}"
+    );
+}

@@ -8,8 +8,8 @@
 //! Nothing is woken for an answer nobody waits on yet: the queue's thread is woken only when
 //! it waits on an empty queue.
 
-use std::marker::PhantomData;
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};

@@ -38,46 +38,36 @@ fn call_11_a_stop_with_a_grace_writes_the_queued_stdin_before_closing_it() {
     probe::assert_given_whole(&count, line.len(), status);
 }
 
+/// The agent, started by this driver for the CALL-11 checks.
+fn start(command: std::process::Command) -> probe::Started {
+    let agent = AgentProcess::spawn(command, Default::default()).unwrap();
+    probe::Started {
+        pid: agent.id(),
+        stop: Box::new(move |grace| smol::block_on(agent.shutdown(grace)).unwrap()),
+    }
+}
+
 /// CALL-11: the agent leads a group of its own (a terminal's Ctrl-C, sent to the host's
 /// group, does not reach it), and what it left running in the group is killed once it has
 /// exited at the end of its stdin.
 #[test]
 fn call_11_the_agent_leads_a_group_of_its_own_and_what_it_left_ends_at_its_exit() {
-    let left = probe::scratch("smol", "group-exits").with_file_name("left");
-    let agent =
-        AgentProcess::spawn(probe::group_agent(&left, "exits"), Default::default()).unwrap();
-    let leader = agent.id() as i32;
-    let sleeper = probe::left_running(&left);
-    assert_eq!(probe::process_group(leader), Some(leader));
-    assert_eq!(probe::process_group(sleeper), Some(leader));
-    assert_ne!(probe::own_process_group(), leader);
-    let status = smol::block_on(agent.shutdown(Duration::from_secs(10))).unwrap();
-    assert!(status.success(), "the agent ended with {status:?}");
-    assert!(
-        probe::ends(sleeper),
-        "the agent's background sleep outlived it"
-    );
+    probe::check_group_ends_at_exit("smol", start);
 }
 
 /// CALL-11: an agent that does not end at the end of its stdin is killed when the stop's
 /// grace runs out, and its whole group with it.
 #[test]
 fn call_11_a_stop_past_its_grace_kills_the_agents_whole_group() {
-    let left = probe::scratch("smol", "group-stays").with_file_name("left");
-    let agent =
-        AgentProcess::spawn(probe::group_agent(&left, "stays"), Default::default()).unwrap();
-    let leader = agent.id() as i32;
-    let sleeper = probe::left_running(&left);
-    assert_eq!(probe::process_group(sleeper), Some(leader));
-    let status = smol::block_on(agent.shutdown(Duration::from_millis(200))).unwrap();
-    assert!(
-        !status.success(),
-        "the agent was to be killed, it ended with {status:?}"
-    );
-    assert!(
-        probe::ends(sleeper),
-        "the agent's background sleep outlived it"
-    );
+    probe::check_stop_kills_group("smol", start);
+}
+
+/// CALL-11: a process the agent left outside its group (a session of its own) holds the
+/// agent's stdout and stderr open after the agent exits: the session still ends, its output
+/// abandoned `OUTPUT_GRACE` after the exit, instead of waiting for that process.
+#[test]
+fn call_11_output_held_open_by_what_left_the_group_ends_after_the_output_grace() {
+    probe::check_output_grace("smol", musewire_host::OUTPUT_GRACE, start);
 }
 
 /// CALL-11: smol's own `Command` cannot be given a group, so an agent started from one runs
@@ -106,27 +96,4 @@ fn call_11_an_agent_from_a_smol_command_stays_in_the_hosts_group() {
     let _ = std::process::Command::new("kill")
         .arg(sleeper.to_string())
         .status();
-}
-
-/// CALL-11: a process the agent left outside its group (a session of its own) holds the
-/// agent's stdout and stderr open after the agent exits: the session still ends, its output
-/// abandoned `OUTPUT_GRACE` after the exit, instead of waiting for that process.
-#[test]
-fn call_11_output_held_open_by_what_left_the_group_ends_after_the_output_grace() {
-    let left = probe::scratch("smol", "group-escapes").with_file_name("left");
-    let agent =
-        AgentProcess::spawn(probe::group_agent(&left, "escapes"), Default::default()).unwrap();
-    let sleeper = probe::left_running(&left);
-    assert_eq!(probe::process_group(sleeper), Some(sleeper));
-    let started = std::time::Instant::now();
-    let status = smol::block_on(agent.shutdown(Duration::from_secs(10))).unwrap();
-    let took = started.elapsed();
-    let _ = std::process::Command::new("kill")
-        .arg(sleeper.to_string())
-        .status();
-    assert!(status.success(), "the agent ended with {status:?}");
-    assert!(
-        took >= musewire_host::OUTPUT_GRACE / 2 && took < Duration::from_secs(30),
-        "the stop took {took:?}"
-    );
 }
