@@ -23,7 +23,9 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use musewire_host::process_group::{kill_group, lead_own_group};
@@ -48,8 +50,37 @@ pub(crate) enum PipeEvent {
     Written(usize),
 }
 
-/// A child's exit, awaited without borrowing the child.
-type Exit = Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>;
+/// A child's exit, awaited without borrowing the child, polled only when it woke its task
+/// ([`ExitWake`]).
+struct Exit {
+    status: Pin<Box<dyn Future<Output = io::Result<std::process::ExitStatus>> + Send>>,
+    wake: Arc<ExitWake>,
+    /// `wake` as a waker, made once.
+    waker: Waker,
+}
+
+/// The waker the exit future is polled with: it notes that the future woke the task, then
+/// wakes it. A loop that polls every source on every wake then asks for the exit only when
+/// the exit said so: async-process's status future asks the system (`wait4`) each time it is
+/// polled, which was one system call for every chunk an agent wrote.
+struct ExitWake {
+    woken: AtomicBool,
+    task: Mutex<Waker>,
+}
+
+impl Wake for ExitWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .wake_by_ref();
+    }
+}
 
 /// What the smol driver starts as an agent ([`AgentProcess::spawn`](crate::AgentProcess::spawn)).
 ///
@@ -196,8 +227,30 @@ impl AgentPipes {
     ) -> Poll<io::Result<std::process::ExitStatus>> {
         // Its stdin was taken out at the spawn, so asking for the status closes nothing.
         let child = &mut self.child;
-        let exit = self.exit.get_or_insert_with(|| Box::pin(child.status()));
-        let exit = exit.as_mut().poll(cx);
+        let exit = self.exit.get_or_insert_with(|| {
+            let wake = Arc::new(ExitWake {
+                woken: AtomicBool::new(true),
+                task: Mutex::new(cx.waker().clone()),
+            });
+            Exit {
+                status: Box::pin(child.status()),
+                waker: Waker::from(Arc::clone(&wake)),
+                wake,
+            }
+        });
+        {
+            let mut task = exit.wake.task.lock().unwrap_or_else(|e| e.into_inner());
+            if !task.will_wake(cx.waker()) {
+                task.clone_from(cx.waker());
+            }
+        }
+        if !exit.wake.woken.swap(false, Ordering::AcqRel) {
+            return Poll::Pending;
+        }
+        let exit = exit
+            .status
+            .as_mut()
+            .poll(&mut Context::from_waker(&exit.waker));
         if let Poll::Ready(Ok(_)) = exit {
             self.exited();
         }
