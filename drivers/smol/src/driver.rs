@@ -135,6 +135,20 @@ struct Io {
     reach: Reach,
 }
 
+/// The first size of each read buffer.
+const FIRST_READ: usize = 4 * 1024;
+/// The most of the agent's stdout read at a time.
+const STDOUT_READ: usize = 64 * 1024;
+/// The most of its stderr read at a time.
+const STDERR_READ: usize = 16 * 1024;
+
+/// Doubles `buf` (up to `most`) after a read of `n` bytes filled it.
+fn grow(buf: &mut Vec<u8>, n: usize, most: usize) {
+    if n == buf.len() && n < most {
+        buf.resize((n * 2).min(most), 0);
+    }
+}
+
 /// What woke the task. An op is moved once; boxing it would cost an allocation per call.
 #[allow(clippy::large_enum_variant)]
 enum Wake {
@@ -148,8 +162,10 @@ enum Wake {
 
 impl Driver {
     async fn run(mut self) -> io::Result<std::process::ExitStatus> {
-        let mut out_buf = vec![0u8; 64 * 1024];
-        let mut err_buf = vec![0u8; 16 * 1024];
+        // Small until a read fills them (an idle session holds little), then doubled up to
+        // their full size: an agent that writes fast is read 64 KiB at a time.
+        let mut out_buf = vec![0u8; FIRST_READ];
+        let mut err_buf = vec![0u8; FIRST_READ];
         let (driven, io) = (&mut self.driven, &mut self.io);
         // What the client says at construction is recorded as a timer step at time zero.
         let now = Instant::now();
@@ -189,9 +205,11 @@ impl Driver {
                 }
                 Wake::Pipe(PipeEvent::Stdout(n)) => {
                     driven.input(now, ClientInput::stdout(&out_buf[..n]), || None, io)?;
+                    grow(&mut out_buf, n, STDOUT_READ);
                 }
                 Wake::Pipe(PipeEvent::Stderr(n)) => {
                     driven.input(now, ClientInput::stderr(&err_buf[..n]), || None, io)?;
+                    grow(&mut err_buf, n, STDERR_READ);
                 }
                 // A stdin the agent closed is dropped with its queue: it is ending, and its
                 // exit closes the session.
