@@ -284,7 +284,36 @@ where
 
 /// The loop of [`serve_acp_until`], sweeping `orphans` (ACP-22) when the bridge owns the
 /// process.
+///
+/// The loop and the tasks it starts (the editor's reader, each agent's and MCP server's
+/// transport) run on an executor of its own, polled by whatever polls this future: one
+/// thread. A chunk an agent writes reaches the loop without a hand-over between threads
+/// (on smol's global executor each was a futex wake and a wait on either side), and the
+/// tasks end with the loop.
 async fn serve<R, W, F, S>(
+    orphans: Orphans,
+    config: BridgeConfig,
+    editor_in: R,
+    editor_out: W,
+    agent: F,
+    shutdown: S,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+    F: Fn(&Path) -> std::process::Command,
+    S: Future<Output = ()> + Send + 'static,
+{
+    let tasks = smol::Executor::new();
+    let served = serve_on(
+        &tasks, orphans, config, editor_in, editor_out, agent, shutdown,
+    );
+    tasks.run(served).await
+}
+
+/// [`serve`]'s loop, its tasks on `tasks`.
+async fn serve_on<R, W, F, S>(
+    tasks: &smol::Executor<'static>,
     orphans: Orphans,
     config: BridgeConfig,
     mut editor_in: R,
@@ -300,35 +329,37 @@ where
 {
     let (events, inbox) = channel::bounded::<Event>(EVENT_QUEUE);
     let shutdown_events = events.clone();
-    smol::spawn(async move {
-        shutdown.await;
-        let _ = shutdown_events.send(Event::Shutdown).await;
-    })
-    .detach();
+    tasks
+        .spawn(async move {
+            shutdown.await;
+            let _ = shutdown_events.send(Event::Shutdown).await;
+        })
+        .detach();
     let editor_events = events.clone();
     let (mut editor_gate, editor_turns) = Gate::new();
-    smol::spawn(async move {
-        let mut buf = vec![0u8; READ_CHUNK];
-        loop {
-            if editor_turns.recv().await.is_err() {
-                return;
-            }
-            match editor_in.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if editor_events
-                        .send(Event::Editor(buf[..n].to_vec()))
-                        .await
-                        .is_err()
-                    {
-                        return;
+    tasks
+        .spawn(async move {
+            let mut buf = vec![0u8; READ_CHUNK];
+            loop {
+                if editor_turns.recv().await.is_err() {
+                    return;
+                }
+                match editor_in.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if editor_events
+                            .send(Event::Editor(buf[..n].to_vec()))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
                     }
                 }
             }
-        }
-        let _ = editor_events.send(Event::EditorEnd).await;
-    })
-    .detach();
+            let _ = editor_events.send(Event::EditorEnd).await;
+        })
+        .detach();
 
     let mut bridge = Bridge::new(config);
     let mut agents: BTreeMap<Arc<str>, Agent> = BTreeMap::new();
@@ -349,20 +380,22 @@ where
                 // ACP-26: read off the loop, handed back as an event.
                 Action::ReadSessionFolder { dir } => {
                     let events = events.clone();
-                    smol::spawn(async move {
-                        let files =
-                            smol::unblock(move || crate::session_folder::read_session_folder(&dir))
-                                .await;
-                        let _ = events.send(Event::SessionFolder(files)).await;
-                    })
-                    .detach();
+                    tasks
+                        .spawn(async move {
+                            let files = smol::unblock(move || {
+                                crate::session_folder::read_session_folder(&dir)
+                            })
+                            .await;
+                            let _ = events.send(Event::SessionFolder(files)).await;
+                        })
+                        .detach();
                 }
                 Action::Spawn { session, cwd } => {
                     let mut command = agent(&cwd);
                     // ACP-12: a group of its own (a std Command's, CALL-11), killed whole
                     // when it is stopped.
                     command.current_dir(&cwd);
-                    match start_agent(command, session.0.clone(), events.clone()) {
+                    match start_agent(tasks, command, session.0.clone(), events.clone()) {
                         Ok(started) => {
                             agents.insert(session.0.clone(), started);
                         }
@@ -403,7 +436,7 @@ where
                         .args(&launch.args)
                         .envs(launch.env.iter().map(|(k, v)| (k, v)))
                         .current_dir(&launch.cwd);
-                    match start_agent(command, key.clone(), events.clone()) {
+                    match start_agent(tasks, command, key.clone(), events.clone()) {
                         Ok(started) => {
                             servers.insert(key, started);
                         }
@@ -575,6 +608,7 @@ fn kill(process: &Agent) {
 /// events, its stdin written as it takes it (each write reported), killed when asked, and its
 /// exit reported once its output has ended (or [`STDOUT_GRACE`] after the exit).
 fn start_agent(
+    tasks: &smol::Executor<'static>,
     command: std::process::Command,
     session: Arc<str>,
     events: channel::Sender<Event>,
@@ -587,7 +621,9 @@ fn start_agent(
     // written, is not read; ACP-23 bounds the requests that wait, and an MCP server is written
     // only the calls of its session's agent (at most 64, MCP-05).
     let (ops, op_rx) = channel::unbounded::<AgentOp>();
-    smol::spawn(run_agent(pipes, session, events, op_rx, turns)).detach();
+    tasks
+        .spawn(run_agent(pipes, session, events, op_rx, turns))
+        .detach();
     Ok(Agent {
         ops,
         group,
