@@ -90,6 +90,21 @@ pub(crate) enum RecvError {
     Closed,
 }
 
+/// Parks this thread until it is woken or `deadline` (`None`: until it is woken); false,
+/// without parking, once the deadline has passed. A wake between the caller's unlock and the
+/// park is kept by the thread's token, so a caller that put its thread where a waker finds it
+/// and then parks misses no wake.
+pub(crate) fn park_until(deadline: Option<Instant>) -> bool {
+    match deadline {
+        None => thread::park(),
+        Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => thread::park_timeout(left),
+            _ => return false,
+        },
+    }
+    true
+}
+
 /// A channel for one value.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let slot = Arc::new(Mutex::new(Slot {
@@ -171,13 +186,8 @@ impl<T> Receiver<T> {
                     State::Empty(_) => slot.state = State::Empty(Some(thread::current())),
                 }
             }
-            // A wake between the unlock and the park is kept by the thread's token.
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => thread::park_timeout(left),
-                    _ => return self.settle(),
-                },
+            if !park_until(deadline) {
+                return self.settle();
             }
         }
     }

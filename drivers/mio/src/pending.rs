@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use musewire_core::client::{CallError, FromAnswer};
 use musewire_host::{methods, Heard};
@@ -156,7 +156,7 @@ impl Completions {
     /// The tag of the next call whose answer can be taken, waiting up to `timeout`; `None`
     /// when none came in that time. Each call's tag comes once.
     pub fn next(&self, timeout: Duration) -> Option<u64> {
-        let deadline = Instant::now().checked_add(timeout);
+        let deadline = crate::deadline(timeout).map(|(at, _)| at);
         loop {
             {
                 let mut queue = lock(&self.tags.0);
@@ -165,17 +165,10 @@ impl Completions {
                 }
                 queue.sleeper = Some(thread::current());
             }
-            // A wake between the unlock and the park is kept by the thread's token.
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => thread::park_timeout(left),
-                    _ => {
-                        let mut queue = lock(&self.tags.0);
-                        queue.sleeper = None;
-                        return queue.tags.pop_front();
-                    }
-                },
+            if !oneshot::park_until(deadline) {
+                let mut queue = lock(&self.tags.0);
+                queue.sleeper = None;
+                return queue.tags.pop_front();
             }
         }
     }

@@ -31,6 +31,7 @@ use musewire_core::acp::{
 };
 use musewire_core::client::ExitStatus;
 use musewire_host::process_group::kill_group;
+use musewire_host::OUTPUT_GRACE;
 use signal_hook::iterator::Signals;
 use smol::channel;
 use smol::stream::Stream;
@@ -50,10 +51,6 @@ const EVENT_QUEUE: usize = 64;
 
 /// How long the bridge's last lines may take to reach the editor once it is finished.
 const LAST_WRITE_GRACE: Duration = Duration::from_millis(500);
-
-/// How long an exited agent's output may stay open (a grandchild holding it) before the
-/// exit is reported anyway: the host kit's, as for a host's agent.
-const STDOUT_GRACE: Duration = musewire_host::OUTPUT_GRACE;
 
 type SessionId = musewire_core::acp::SessionId;
 
@@ -217,20 +214,23 @@ where
     let caught = Arc::new(AtomicI32::new(0));
     let seen = caught.clone();
     // ACP-22: this process is the bridge's own: its agents' orphans are its to end.
-    let served = serve(
-        Orphans::adopt(),
-        config,
-        // ACP-20: what is in flight to and from the editor is bounded here too.
-        crate::editor_stdio::editor_in(),
-        crate::editor_stdio::editor_out(),
-        agent,
-        async move {
-            if let Ok(signal) = rx.recv().await {
-                seen.store(signal, Ordering::SeqCst);
-            }
-        },
-    )
-    .await;
+    let tasks = smol::Executor::new();
+    let served = tasks
+        .run(serve(
+            &tasks,
+            Orphans::adopt(),
+            config,
+            // ACP-20: what is in flight to and from the editor is bounded here too.
+            crate::editor_stdio::editor_in(),
+            crate::editor_stdio::editor_out(),
+            agent,
+            async move {
+                if let Ok(signal) = rx.recv().await {
+                    seen.store(signal, Ordering::SeqCst);
+                }
+            },
+        ))
+        .await;
     handle.close();
     served?;
     Ok(match caught.load(Ordering::SeqCst) {
@@ -271,48 +271,30 @@ where
     F: Fn(&Path) -> std::process::Command,
     S: Future<Output = ()> + Send + 'static,
 {
-    serve(
-        Orphans::left_alone(),
-        config,
-        editor_in,
-        editor_out,
-        agent,
-        shutdown,
-    )
-    .await
+    let tasks = smol::Executor::new();
+    tasks
+        .run(serve(
+            &tasks,
+            Orphans::left_alone(),
+            config,
+            editor_in,
+            editor_out,
+            agent,
+            shutdown,
+        ))
+        .await
 }
 
 /// The loop of [`serve_acp_until`], sweeping `orphans` (ACP-22) when the bridge owns the
 /// process.
 ///
 /// The loop and the tasks it starts (the editor's reader, each agent's and MCP server's
-/// transport) run on an executor of its own, polled by whatever polls this future: one
-/// thread. A chunk an agent writes reaches the loop without a hand-over between threads
-/// (on smol's global executor each was a futex wake and a wait on either side), and the
-/// tasks end with the loop.
+/// transport) run on `tasks`, an executor of the loop's own that its caller runs it on
+/// (`tasks.run(serve(&tasks, …))`), polled by whatever polls that: one thread. A chunk an
+/// agent writes reaches the loop without a hand-over between threads (on smol's global
+/// executor each was a futex wake and a wait on either side), and the tasks end with the
+/// loop.
 async fn serve<R, W, F, S>(
-    orphans: Orphans,
-    config: BridgeConfig,
-    editor_in: R,
-    editor_out: W,
-    agent: F,
-    shutdown: S,
-) -> io::Result<()>
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin,
-    F: Fn(&Path) -> std::process::Command,
-    S: Future<Output = ()> + Send + 'static,
-{
-    let tasks = smol::Executor::new();
-    let served = serve_on(
-        &tasks, orphans, config, editor_in, editor_out, agent, shutdown,
-    );
-    tasks.run(served).await
-}
-
-/// [`serve`]'s loop, its tasks on `tasks`.
-async fn serve_on<R, W, F, S>(
     tasks: &smol::Executor<'static>,
     orphans: Orphans,
     config: BridgeConfig,
@@ -606,7 +588,7 @@ fn kill(process: &Agent) {
 /// Spawns one agent (or MCP server) on its transport ([`AgentPipes`]) and the task that runs
 /// it: its stdout read on its gate's turns (ACP-20) and stderr whenever the loop takes the
 /// events, its stdin written as it takes it (each write reported), killed when asked, and its
-/// exit reported once its output has ended (or [`STDOUT_GRACE`] after the exit).
+/// exit reported once its output has ended (or [`OUTPUT_GRACE`] after the exit).
 fn start_agent(
     tasks: &smol::Executor<'static>,
     command: std::process::Command,
@@ -638,7 +620,7 @@ enum AgentWake {
     Exited(ExitStatus),
     /// The loop gave up the agent's gate (it stopped the agent): stdout is not read again.
     GateGone,
-    /// [`STDOUT_GRACE`] ran out after the exit.
+    /// [`OUTPUT_GRACE`] ran out after the exit.
     Grace,
 }
 
@@ -739,7 +721,7 @@ async fn run_agent(
             }
             AgentWake::Exited(status) => {
                 exited = Some(status);
-                grace = Some(smol::Timer::after(STDOUT_GRACE));
+                grace = Some(smol::Timer::after(OUTPUT_GRACE));
                 Ok(())
             }
             AgentWake::GateGone => {

@@ -208,13 +208,14 @@ impl AgentPipes {
     pub(crate) fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         let exit = self.child.try_status();
         if let Ok(Some(_)) = exit {
-            self.exited();
+            self.end_group();
         }
         exit
     }
 
-    /// CALL-11: the child has exited; what it left in its group is killed, once.
-    fn exited(&mut self) {
+    /// CALL-11: kills what is left of the child's group, once (at the child's exit seen, or
+    /// at the transport's drop).
+    fn end_group(&mut self) {
         if let Some(group) = self.group.take() {
             kill_group(group);
         }
@@ -252,7 +253,7 @@ impl AgentPipes {
             .as_mut()
             .poll(&mut Context::from_waker(&exit.waker));
         if let Poll::Ready(Ok(_)) = exit {
-            self.exited();
+            self.end_group();
         }
         exit
     }
@@ -337,9 +338,7 @@ impl AgentPipes {
 /// then the child (`kill_on_drop`).
 impl Drop for AgentPipes {
     fn drop(&mut self) {
-        if let Some(group) = self.group.take() {
-            kill_group(group);
-        }
+        self.end_group();
     }
 }
 
