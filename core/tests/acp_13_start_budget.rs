@@ -6,7 +6,7 @@ mod acp_support;
 
 use std::time::Duration;
 
-use acp_support::{Harness, SessionId};
+use acp_support::{agent_key, Harness};
 use musewire_core::acp::{Bridge, BridgeConfig, Input};
 use serde_json::json;
 
@@ -22,7 +22,7 @@ fn acp_13_session_new_to_an_agent_that_never_spoke_fails_at_the_budget() {
     let key = h.spawned[0].0.clone();
     h.bridge.handle(
         h.now,
-        Input::AgentStderr(SessionId::new(key.as_str()), b"node: cannot find module\n"),
+        Input::AgentStderr(agent_key(&key), b"node: cannot find module\n"),
     );
     assert!(h.answer(2).is_none(), "waits while the budget runs");
     assert_eq!(h.bridge.poll_timeout(), Some(h.now + BUDGET));

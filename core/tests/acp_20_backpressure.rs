@@ -7,7 +7,7 @@ mod acp_support;
 
 use std::time::Duration;
 
-use acp_support::{assistant, update, Harness, SessionId};
+use acp_support::{agent_key, assistant, update, Harness};
 use musewire_core::acp::{Input, AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT};
 use serde_json::json;
 
@@ -26,9 +26,9 @@ fn message(bytes: usize) -> [serde_json::Value; 3] {
 fn flooded(h: &mut Harness) -> String {
     let session = h.session();
     h.prompt(&session, "go");
-    let id = SessionId::new(session.as_str());
+    let id = agent_key(&session);
     let mut sent = 0;
-    while h.bridge.reads_agent(&id) {
+    while h.bridge.reads_agent(id) {
         h.agent_lines(&session, &message(16 * 1024));
         sent += 16 * 1024;
         assert!(sent < 4 * EDITOR_HIGH_WATER, "the agent is never held");
@@ -40,16 +40,16 @@ fn flooded(h: &mut Harness) -> String {
 fn acp_20_the_agents_are_held_past_the_high_water_and_read_again_once_written() {
     let mut h = Harness::new();
     let session = flooded(&mut h);
-    let id = SessionId::new(session.as_str());
+    let id = agent_key(&session);
     let waiting = h.bridge.editor_waiting();
     assert!(waiting >= EDITOR_HIGH_WATER, "{waiting}");
     assert!(h.bridge.reads_editor(), "the editor is still read");
     // The editor's bytes are written a little: still held while over the mark.
     h.bridge
         .handle(h.now, Input::EditorWritten(waiting - EDITOR_HIGH_WATER));
-    assert!(!h.bridge.reads_agent(&id));
+    assert!(!h.bridge.reads_agent(id));
     h.bridge.handle(h.now, Input::EditorWritten(1));
-    assert!(h.bridge.reads_agent(&id), "read again below the mark");
+    assert!(h.bridge.reads_agent(id), "read again below the mark");
     assert_eq!(h.bridge.editor_waiting(), EDITOR_HIGH_WATER - 1);
 }
 
@@ -90,7 +90,7 @@ fn acp_20_the_editor_is_not_read_past_the_read_limit() {
 fn acp_20_the_prompt_budget_does_not_run_while_the_agent_is_held() {
     let mut h = Harness::new();
     let session = flooded(&mut h);
-    let id = SessionId::new(session.as_str());
+    let id = agent_key(&session);
     h.agent.clear();
     h.timeout(Duration::from_secs(3600));
     assert!(
@@ -102,7 +102,7 @@ fn acp_20_the_prompt_budget_does_not_run_while_the_agent_is_held() {
     // Read again: the budget starts over from then.
     h.bridge
         .handle(h.now, Input::EditorWritten(h.bridge.editor_waiting()));
-    assert!(h.bridge.reads_agent(&id));
+    assert!(h.bridge.reads_agent(id));
     let budget = musewire_core::acp::DEFAULT_SILENCE_BUDGET;
     assert_eq!(h.bridge.poll_timeout(), Some(h.now + budget / 2));
 }
@@ -114,31 +114,30 @@ fn acp_20_the_prompt_budget_does_not_run_while_the_agent_is_held() {
 fn acp_20_an_agent_that_does_not_read_its_stdin_stops_the_editors_reads() {
     let mut h = Harness::new();
     let session = h.session();
-    let id = SessionId::new(session.as_str());
+    let id = agent_key(&session);
     // What the opening wrote is taken; nothing waits.
-    let opened = h.bridge.agent_stdin_waiting(&id);
-    h.bridge
-        .handle(h.now, Input::AgentWritten(id.clone(), opened));
-    assert_eq!(h.bridge.agent_stdin_waiting(&id), 0);
+    let opened = h.bridge.agent_stdin_waiting(id);
+    h.bridge.handle(h.now, Input::AgentWritten(id, opened));
+    assert_eq!(h.bridge.agent_stdin_waiting(id), 0);
     let text = "x".repeat(AGENT_STDIN_HIGH_WATER);
     h.request(
         10,
         "session/prompt",
         json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
     );
-    let waiting = h.bridge.agent_stdin_waiting(&id);
+    let waiting = h.bridge.agent_stdin_waiting(id);
     assert!(waiting > AGENT_STDIN_HIGH_WATER, "{waiting}");
     assert!(
         !h.bridge.reads_editor(),
         "held while the agent's stdin is full"
     );
-    assert!(h.bridge.reads_agent(&id), "the agent itself is still read");
+    assert!(h.bridge.reads_agent(id), "the agent itself is still read");
     h.bridge.handle(
         h.now,
-        Input::AgentWritten(id.clone(), waiting - AGENT_STDIN_HIGH_WATER),
+        Input::AgentWritten(id, waiting - AGENT_STDIN_HIGH_WATER),
     );
     assert!(!h.bridge.reads_editor(), "at the mark: still held");
-    h.bridge.handle(h.now, Input::AgentWritten(id.clone(), 1));
+    h.bridge.handle(h.now, Input::AgentWritten(id, 1));
     assert!(h.bridge.reads_editor(), "read again below the mark");
 
     // An agent that exits with its stdin full lets the editor be read again.
@@ -153,5 +152,5 @@ fn acp_20_an_agent_that_does_not_read_its_stdin_stops_the_editors_reads() {
         h.bridge.reads_editor(),
         "what the agent did not take is dropped"
     );
-    assert_eq!(h.bridge.agent_stdin_waiting(&id), 0);
+    assert_eq!(h.bridge.agent_stdin_waiting(id), 0);
 }

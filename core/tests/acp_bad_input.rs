@@ -149,10 +149,7 @@ fn acp_07_json_nested_10000_deep_from_an_agent_does_not_end_its_session() {
     );
     h.bridge.handle(
         h.now,
-        musewire_core::acp::Input::AgentStdout(
-            acp_support::SessionId::new(a.as_str()),
-            deep.as_bytes(),
-        ),
+        musewire_core::acp::Input::AgentStdout(acp_support::agent_key(&a), deep.as_bytes()),
     );
     h.drain();
     end_turn(&mut h, &a);

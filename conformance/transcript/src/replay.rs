@@ -6,7 +6,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use musewire_core::acp::{self, Bridge};
+use musewire_core::acp::{self, Bridge, ProcessKey};
 use musewire_core::agent::{self, Agent};
 use musewire_core::client::{self, Client};
 use serde::Serialize;
@@ -155,8 +155,11 @@ impl Session {
                     Input::EditorEnd => b.handle(now, acp::Input::EditorEnd),
                     Input::Timer => b.handle(now, acp::Input::Timeout),
                     // MCP-01: a session input under a server key is that MCP server's.
-                    Input::Session { session, input } if acp::is_mcp_server_key(session) => {
-                        let server = session.as_str();
+                    Input::Session {
+                        session: ProcessKey::McpServer(server),
+                        input,
+                    } => {
+                        let server = *server;
                         match input {
                             SessionInput::Stdout(bytes) => in_reads(bytes, cuts, |r| {
                                 b.handle(now, acp::Input::Mcp(server, acp::McpRead::Stdout(r)))
@@ -170,18 +173,21 @@ impl Session {
                             }
                         }
                     }
-                    Input::Session { session, input } => {
-                        let id = || acp::SessionId::new(session.as_str());
+                    Input::Session {
+                        session: ProcessKey::Agent(key),
+                        input,
+                    } => {
+                        let key = *key;
                         match input {
                             SessionInput::Stdout(bytes) => in_reads(bytes, cuts, |r| {
-                                b.handle(now, acp::Input::AgentStdout(id(), r))
+                                b.handle(now, acp::Input::AgentStdout(key, r))
                             }),
                             SessionInput::Stderr(bytes) => {
-                                b.handle(now, acp::Input::AgentStderr(id(), bytes))
+                                b.handle(now, acp::Input::AgentStderr(key, bytes))
                             }
-                            SessionInput::Eof => b.handle(now, acp::Input::AgentStdoutEnd(id())),
+                            SessionInput::Eof => b.handle(now, acp::Input::AgentStdoutEnd(key)),
                             SessionInput::Exit(status) => {
-                                b.handle(now, acp::Input::AgentExit(id(), *status))
+                                b.handle(now, acp::Input::AgentExit(key, *status))
                             }
                         }
                     }

@@ -64,7 +64,7 @@ use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use musewire_core::acp::BridgeConfig;
+use musewire_core::acp::{BridgeConfig, ProcessKey};
 use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, UnknownCommands};
 use musewire_core::client::{self, Call, ClientConfig, ExitStatus};
 use musewire_core::output::{OutputError, ReadBytes};
@@ -321,8 +321,9 @@ pub enum Input {
     EditorEnd,
     /// One input of a session's agent (bridge role).
     Session {
-        /// The ACP session id.
-        session: String,
+        /// The process: a session's agent (`musewire-N`) or one of its MCP servers
+        /// (`musewire-N/mcp-M`).
+        session: ProcessKey,
         /// What the agent did.
         input: SessionInput,
     },
@@ -613,8 +614,9 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
     let session = || {
         raw.get("session")
             .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| format!("\"{key}\" needs \"session\": the ACP session id"))
+            .ok_or_else(|| format!("\"{key}\" needs \"session\": the process key"))?
+            .parse::<ProcessKey>()
+            .map_err(|e| e.to_string())
     };
     let in_session = |input: SessionInput| -> Result<Input, String> {
         Ok(Input::Session {

@@ -4,7 +4,7 @@
 //! becomes `set_model` or `set_thinking_level`, and a change the agent makes itself
 //! (`config_update`, `thinking_level_changed`) a `config_option_update`.
 
-use std::sync::Arc;
+use super::AgentKey;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
@@ -277,7 +277,7 @@ impl Bridge {
         let command = session.config.command(&request.config_id.0, &value.0)?;
         self.send(
             now,
-            &key,
+            key,
             command,
             |editor| Pending::SetConfig { editor },
             id,
@@ -288,10 +288,10 @@ impl Bridge {
     /// ACP-24: the models asked beside a load; a load already answered learns of them by an update.
     pub(super) fn models_answered(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         if let Ok(ResponseData::Models(models)) = &outcome {
@@ -307,11 +307,11 @@ impl Bridge {
     /// ACP-24: what a change left in effect answers `session/set_config_option`.
     pub(super) fn config_state(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         if let Ok(ResponseData::State(state)) = &outcome {

@@ -8,8 +8,8 @@
 //! its request (`$/cancel_request`) and stops waiting. Every answer the editor gives, and
 //! every way it cannot, answers the dialog: none is left to time out unseen.
 
+use super::AgentKey;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
@@ -55,14 +55,14 @@ pub(crate) struct Dialogs {
     next: u64,
     asks: BTreeMap<u64, Ask>,
     /// The editor's "always" answers: allowed (true) or rejected, by session key and tool.
-    always: BTreeMap<(Arc<str>, String), bool>,
+    always: BTreeMap<(AgentKey, String), bool>,
 }
 
 /// One request open with the editor.
 #[derive(Debug)]
 struct Ask {
     /// The session's agent key.
-    key: Arc<str>,
+    key: AgentKey,
     /// The agent's dialog id.
     dialog: String,
     form: Form,
@@ -73,11 +73,11 @@ struct Ask {
 
 impl Dialogs {
     /// Takes the session's dialogs waiting for the editor, in the order they were asked.
-    fn take_session(&mut self, key: &Arc<str>) -> Vec<(u64, Ask)> {
+    fn take_session(&mut self, key: AgentKey) -> Vec<(u64, Ask)> {
         let (mine, others): (BTreeMap<u64, Ask>, BTreeMap<u64, Ask>) =
             std::mem::take(&mut self.asks)
                 .into_iter()
-                .partition(|(_, ask)| ask.key == *key);
+                .partition(|(_, ask)| ask.key == key);
         self.asks = others;
         mine.into_iter().collect()
     }
@@ -126,7 +126,7 @@ fn shown_title(text: &str) -> String {
 impl Bridge {
     /// A dialog event of a session's client: a dialog asked of the editor, a notice shown, or
     /// a withdrawn dialog's request withdrawn (ACP-08, ACP-09).
-    pub(super) fn dialog_event(&mut self, now: Instant, key: &Arc<str>, event: ClientEvent) {
+    pub(super) fn dialog_event(&mut self, now: Instant, key: AgentKey, event: ClientEvent) {
         match event {
             ClientEvent::UiRequest(request) => self.ui_request(now, key, request),
             ClientEvent::UiWithdrawn { id, timed_out } => self.ui_withdrawn(key, &id, timed_out),
@@ -134,7 +134,7 @@ impl Bridge {
         }
     }
 
-    fn ui_request(&mut self, now: Instant, key: &Arc<str>, request: UiRequest) {
+    fn ui_request(&mut self, now: Instant, key: AgentKey, request: UiRequest) {
         match request {
             UiRequest::Select(select) => {
                 if let Some(tool) = approval_tool(&select).map(str::to_owned) {
@@ -187,18 +187,13 @@ impl Bridge {
 
     /// ACP-08: an approval: answered from an "always" of this session, else asked about its
     /// call (the card opened first, pending) or, tied to none, asked as a plain select.
-    fn approval(&mut self, now: Instant, key: &Arc<str>, select: &SelectRequest, tool: String) {
-        if let Some(allowed) = self
-            .dialogs
-            .always
-            .get(&(key.clone(), tool.clone()))
-            .copied()
-        {
+    fn approval(&mut self, now: Instant, key: AgentKey, select: &SelectRequest, tool: String) {
+        if let Some(allowed) = self.dialogs.always.get(&(key, tool.clone())).copied() {
             let value = if allowed { APPROVE } else { DENY };
             return self.respond(now, key, &select.id, UiResponse::value("", value));
         }
         let ask = Ask {
-            key: key.clone(),
+            key,
             dialog: select.id.clone(),
             form: Form::Approval { tool: tool.clone() },
             card: None,
@@ -207,7 +202,7 @@ impl Bridge {
         if !self.has_room(key) {
             return self.unasked(now, ask, "too many questions are open with the editor");
         }
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let Some((_, call, opening)) = session.mapper.approval_target(&tool) else {
@@ -252,7 +247,7 @@ impl Bridge {
     fn choice(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         dialog: &str,
         title: &str,
         message: Option<String>,
@@ -269,7 +264,7 @@ impl Bridge {
     fn ask_choice(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         dialog: &str,
         text: &str,
         message: Option<String>,
@@ -311,7 +306,7 @@ impl Bridge {
             fields = fields.content(content);
         }
         let ask = Ask {
-            key: key.clone(),
+            key,
             dialog: dialog.to_owned(),
             form,
             card: None,
@@ -330,11 +325,11 @@ impl Bridge {
 
     /// Whether another request can be opened for this session: it has its ACP id, and fewer
     /// than [`MAX_OPEN_ASKS`] are open.
-    fn has_room(&self, key: &Arc<str>) -> bool {
+    fn has_room(&self, key: AgentKey) -> bool {
         self.dialogs.asks.len() < MAX_OPEN_ASKS
             && self
                 .sessions
-                .get(key)
+                .get(&key)
                 .is_some_and(|s| !s.acp_id.0.is_empty())
     }
 
@@ -345,7 +340,7 @@ impl Bridge {
         call: ToolCallUpdate,
         options: Vec<PermissionOption>,
     ) {
-        if !self.has_room(&ask.key) {
+        if !self.has_room(ask.key) {
             return self.unasked(now, ask, "too many questions are open with the editor");
         }
         let Some(session) = self.sessions.get(&ask.key) else {
@@ -367,13 +362,13 @@ impl Bridge {
     fn text(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         dialog: &str,
         text: &str,
         initial: Option<(String, bool)>,
     ) {
         let ask = Ask {
-            key: key.clone(),
+            key,
             dialog: dialog.to_owned(),
             form: Form::Text,
             card: None,
@@ -390,7 +385,7 @@ impl Bridge {
         if !self.has_room(key) {
             return self.unasked(now, ask, "too many questions are open with the editor");
         }
-        let Some(session) = self.sessions.get(key) else {
+        let Some(session) = self.sessions.get(&key) else {
             return;
         };
         let mut field = StringPropertySchema::new();
@@ -415,21 +410,21 @@ impl Bridge {
             "dialog answered as cancelled",
             &format!("\"{}\": {why}", shown_title(&ask.title)),
         );
-        self.say(&ask.key, &line);
+        self.say(ask.key, &line);
         if let Some(card) = &ask.card {
-            self.close_card(&ask.key, card, false);
+            self.close_card(ask.key, card, false);
         }
-        self.respond(now, &ask.key, &ask.dialog, answer);
+        self.respond(now, ask.key, &ask.dialog, answer);
     }
 
     /// The agent closed a dialog (cancelled it, or its timeout passed): the editor's request
     /// is withdrawn and no longer waited for (ACP-09).
-    fn ui_withdrawn(&mut self, key: &Arc<str>, dialog: &str, timed_out: bool) {
+    fn ui_withdrawn(&mut self, key: AgentKey, dialog: &str, timed_out: bool) {
         let Some(n) = self
             .dialogs
             .asks
             .iter()
-            .find(|(_, a)| a.key == *key && a.dialog == dialog)
+            .find(|(_, a)| a.key == key && a.dialog == dialog)
             .map(|(n, _)| *n)
         else {
             return;
@@ -477,13 +472,13 @@ impl Bridge {
         };
         if let Some(card) = &ask.card {
             let chosen = answer.cancelled != Some(true);
-            self.close_card(&ask.key, card, chosen);
+            self.close_card(ask.key, card, chosen);
         }
-        self.respond(now, &ask.key, &ask.dialog, answer);
+        self.respond(now, ask.key, &ask.dialog, answer);
         if cancel_turn {
             // As `session/cancel`: what else waits for the editor is denied too.
-            self.cancel_dialogs(now, &ask.key);
-            self.cancel_turn(now, &ask.key);
+            self.cancel_dialogs(now, ask.key);
+            self.cancel_turn(now, ask.key);
         }
     }
 
@@ -499,7 +494,7 @@ impl Bridge {
                     _ => (DENY, None),
                 };
                 if let Some(allowed) = always {
-                    let entry = (ask.key.clone(), tool.clone());
+                    let entry = (ask.key, tool.clone());
                     if self.dialogs.always.len() < MAX_ALWAYS
                         || self.dialogs.always.contains_key(&entry)
                     {
@@ -529,7 +524,7 @@ impl Bridge {
     /// `session/cancel` (ACP-08): every dialog of the session waiting for the editor is
     /// answered as cancelled (approvals denied); the editor answers its requests `cancelled`
     /// itself, and those answers find nothing.
-    pub(super) fn cancel_dialogs(&mut self, now: Instant, key: &Arc<str>) {
+    pub(super) fn cancel_dialogs(&mut self, now: Instant, key: AgentKey) {
         for (_, ask) in self.dialogs.take_session(key) {
             if let Some(card) = &ask.card {
                 self.close_card(key, card, false);
@@ -540,7 +535,7 @@ impl Bridge {
 
     /// The session's agent is gone: its requests are withdrawn from the editor
     /// (`$/cancel_request`), their cards closed `failed`.
-    pub(super) fn forget_dialogs(&mut self, key: &Arc<str>) {
+    pub(super) fn forget_dialogs(&mut self, key: AgentKey) {
         for (n, ask) in self.dialogs.take_session(key) {
             let cancel = CancelRequestNotification::new(request_id(n));
             self.editor(rpc::notification_line("$/cancel_request", &cancel));
@@ -551,15 +546,15 @@ impl Bridge {
     }
 
     /// Answers the agent's dialog (nothing when it is no longer open).
-    fn respond(&mut self, now: Instant, key: &Arc<str>, dialog: &str, answer: UiResponse) {
-        if let Some(session) = self.sessions.get_mut(key) {
+    fn respond(&mut self, now: Instant, key: AgentKey, dialog: &str, answer: UiResponse) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             let answer = Call::UiRespond(dialog.to_owned(), answer);
             session.client.handle(now, Input::Call(answer));
             self.drain(now, key);
         }
     }
 
-    fn close_card(&mut self, key: &Arc<str>, card: &str, chosen: bool) {
+    fn close_card(&mut self, key: AgentKey, card: &str, chosen: bool) {
         let status = if chosen {
             ToolCallStatus::Completed
         } else {
@@ -571,10 +566,10 @@ impl Bridge {
     }
 
     /// A short line in the session's turn (ACP-09, ACP-11).
-    pub(super) fn say(&mut self, key: &Arc<str>, line: &str) {
+    pub(super) fn say(&mut self, key: AgentKey, line: &str) {
         let Some(session) = self
             .sessions
-            .get_mut(key)
+            .get_mut(&key)
             .filter(|s| !s.acp_id.0.is_empty())
         else {
             return;

@@ -22,7 +22,7 @@ use agent_client_protocol_schema::v1::Error;
 use serde_json::json;
 
 use super::start::StartBudget;
-use super::{Bridge, SessionId};
+use super::{AgentKey, Bridge};
 
 /// The editor bytes waiting to be written past which the agents' stdout is no longer read
 /// (ACP-20): 1 MiB.
@@ -84,7 +84,7 @@ impl Bridge {
     /// agent's updates join that one queue. Its stderr is read whatever this says. The
     /// driver asks after draining [`Bridge::poll_action`], and again after each
     /// [`Input::EditorWritten`](super::Input::EditorWritten).
-    pub fn reads_agent(&self, _session: &SessionId) -> bool {
+    pub fn reads_agent(&self, _key: AgentKey) -> bool {
         !self.editor_queue.holds_agents()
     }
 
@@ -101,18 +101,16 @@ impl Bridge {
     }
 
     /// [`Input::AgentWritten`](super::Input::AgentWritten): the agent took `bytes` more.
-    pub(super) fn agent_written(&mut self, session: &SessionId, bytes: usize) {
-        if let Some(session) = self.sessions.get_mut(&*session.0) {
+    pub(super) fn agent_written(&mut self, key: AgentKey, bytes: usize) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             session.stdin_waiting = session.stdin_waiting.saturating_sub(bytes);
         }
     }
 
     /// The bytes of [`Action::Agent`](super::Action::Agent) lines given to the driver for
-    /// `session`'s agent and not yet reported written (ACP-20).
-    pub fn agent_stdin_waiting(&self, session: &SessionId) -> usize {
-        self.sessions
-            .get(&*session.0)
-            .map_or(0, |s| s.stdin_waiting)
+    /// `key`'s agent and not yet reported written (ACP-20).
+    pub fn agent_stdin_waiting(&self, key: AgentKey) -> usize {
+        self.sessions.get(&key).map_or(0, |s| s.stdin_waiting)
     }
 
     /// The bytes of [`Action::Editor`](super::Action::Editor) lines given to the driver and not yet reported
@@ -138,8 +136,8 @@ impl Bridge {
 
     /// ACP-23: an error when [`MAX_WAITING_REQUESTS`] of the editor's requests already wait
     /// on the session's agent.
-    pub(super) fn room_for_request(&self, key: &str) -> Result<(), Error> {
-        let waiting = self.sessions.get(key).map_or(0, |s| {
+    pub(super) fn room_for_request(&self, key: AgentKey) -> Result<(), Error> {
+        let waiting = self.sessions.get(&key).map_or(0, |s| {
             s.pending.values().filter(|p| p.editor().is_some()).count()
         });
         if waiting < MAX_WAITING_REQUESTS {

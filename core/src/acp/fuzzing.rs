@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{Action, Bridge, BridgeConfig, Input, SessionId};
+use super::{Action, AgentKey, Bridge, BridgeConfig, Input, ProcessKey};
 use crate::client::ExitStatus;
 
 /// The session folder of the fuzzed bridge, when the configuration byte asks for one.
@@ -210,7 +210,7 @@ pub fn ops_from_transcript(jsonl: &str) -> Option<(u8, Vec<Op>)> {
         // An MCP server's steps (MCP-01) are not modelled here: `mcp::fuzzing` fuzzes the
         // MCP client; the bridge's seeds keep the editor's and the agents' steps.
         let server = step.get("session").and_then(Value::as_str);
-        if server.is_some_and(super::is_mcp_server_key) {
+        if server.is_some_and(|s| matches!(s.parse(), Ok(ProcessKey::McpServer(_)))) {
             continue;
         }
         if let Some(text) = step.get("editor").and_then(Value::as_str) {
@@ -234,9 +234,9 @@ pub fn ops_from_transcript(jsonl: &str) -> Option<(u8, Vec<Op>)> {
 struct Side {
     bridge: Bridge,
     /// Agent keys in the order spawned.
-    spawned: Vec<String>,
-    closed: BTreeSet<String>,
-    killed: BTreeSet<String>,
+    spawned: Vec<AgentKey>,
+    closed: BTreeSet<AgentKey>,
+    killed: BTreeSet<AgentKey>,
     /// ACP session ids the editor was given.
     acp_ids: Vec<String>,
     /// Per spawned session: (id, type) of each command written to its agent.
@@ -276,7 +276,7 @@ impl Side {
                 }
                 Action::Spawn { session, .. } => {
                     assert!(!self.ending, "a spawn after the bridge began to end");
-                    let key = session.0.to_string();
+                    let key = *session;
                     assert!(!self.spawned.contains(&key), "{key} spawned twice");
                     self.spawned.push(key);
                     self.written.push(Vec::new());
@@ -303,19 +303,13 @@ impl Side {
                 Action::ReadSessionFolder { .. } => {}
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
-                    let key = session.0.to_string();
-                    assert!(
-                        self.closed.insert(key.clone()),
-                        "{key}'s stdin closed twice"
-                    );
+                    let key = *session;
+                    assert!(self.closed.insert(key), "{key}'s stdin closed twice");
                 }
                 Action::StopAgent { session } => {
                     self.index(session);
-                    let key = session.0.to_string();
-                    assert!(
-                        self.killed.insert(key.clone()),
-                        "{key}'s group killed twice"
-                    );
+                    let key = *session;
+                    assert!(self.killed.insert(key), "{key}'s group killed twice");
                 }
             }
             actions.push(action);
@@ -327,20 +321,20 @@ impl Side {
         (out, actions)
     }
 
-    fn index(&self, session: &SessionId) -> usize {
+    fn index(&self, session: &AgentKey) -> usize {
         self.spawned
             .iter()
-            .position(|k| **k == *session.0)
+            .position(|k| k == session)
             .unwrap_or_else(|| panic!("an action for {session:?}, never spawned"))
     }
 
     /// The `n`-th spawned session's key (modulo), if any.
-    fn session(&self, n: u8) -> Option<(usize, SessionId)> {
+    fn session(&self, n: u8) -> Option<(usize, AgentKey)> {
         if self.spawned.is_empty() {
             return None;
         }
         let i = usize::from(n) % self.spawned.len();
-        Some((i, SessionId::new(self.spawned[i].as_str())))
+        Some((i, self.spawned[i]))
     }
 
     /// The `n`-th ACP id given (modulo), or a made-up one.
@@ -503,8 +497,8 @@ impl Harness {
                 self.feed(Input::EditorWritten(written), 0, 0);
                 // The agents take what waits for their stdin (ACP-20), half on odd ms.
                 for key in self.sides[0].spawned.clone() {
-                    let id = SessionId::new(key.as_str());
-                    let waiting = self.sides[0].bridge.agent_stdin_waiting(&id);
+                    let id = key;
+                    let waiting = self.sides[0].bridge.agent_stdin_waiting(id);
                     let written = if ms % 2 == 1 { waiting / 2 } else { waiting };
                     self.feed(Input::AgentWritten(id, written), 0, 0);
                 }

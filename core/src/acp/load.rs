@@ -34,7 +34,7 @@ impl Bridge {
     pub(super) fn load_step(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         step: LoadStep,
         outcome: Result<ResponseData, CommandFailure>,
@@ -117,8 +117,8 @@ impl Bridge {
             session.acp_id = session_id.clone();
             session.mapper.output_session = self.output_meta.then(|| name.to_owned());
         }
-        self.mcp_start(now, &key, mcp_servers, &cwd);
-        self.keys.insert(session_id.0.clone(), key.clone());
+        self.mcp_start(now, key, mcp_servers, &cwd);
+        self.keys.insert(session_id.0.clone(), key);
         let path = dir.join(format!("{name}.jsonl"));
         let switch = Command::SwitchSession(SwitchSession {
             session_path: path.to_string_lossy().into_owned(),
@@ -126,7 +126,7 @@ impl Bridge {
         });
         self.send(
             now,
-            &key,
+            key,
             switch,
             |editor| Pending::Load {
                 editor,
@@ -138,7 +138,7 @@ impl Bridge {
 
     /// A load's history walk is over: `get_session_stats` for the cumulative usage (ACP-02).
     /// ACP-06: the replay says where it stopped.
-    pub(super) fn replay_cut(&mut self, key: &Arc<str>) {
+    pub(super) fn replay_cut(&mut self, key: AgentKey) {
         let notice = ContentChunk::new(ContentBlock::Text(TextContent::new(REPLAY_CUT_NOTICE)));
         self.session_update(key, SessionUpdate::AgentMessageChunk(notice));
     }
@@ -147,7 +147,7 @@ impl Bridge {
     pub(super) fn load_legacy(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         rebuild: Box<Rebuild>,
     ) {
@@ -166,7 +166,7 @@ impl Bridge {
     pub(super) fn load_stats(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         rebuild: Box<Rebuild>,
         complete: bool,
@@ -189,13 +189,13 @@ impl Bridge {
     /// todos stand in for a history with no `todo` result.
     pub(super) fn loaded(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: &RequestId,
         rebuild: Rebuild,
         complete: bool,
         stats: Option<&SessionStatsData>,
     ) {
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let mut updates = Vec::new();
@@ -240,7 +240,7 @@ impl Bridge {
 
 impl Bridge {
     /// ACP-06: the agent switched to the session's file: the plan cleared, `get_state` next.
-    pub(super) fn load_switched(&mut self, now: Instant, key: &Arc<str>, editor: RequestId) {
+    pub(super) fn load_switched(&mut self, now: Instant, key: AgentKey, editor: RequestId) {
         // ACP-06: the obsolete plan is cleared before new state is shown.
         self.session_update(key, SessionUpdate::Plan(Plan::new(Vec::new())));
         self.send(
@@ -260,18 +260,18 @@ impl Bridge {
     pub(super) fn load_state(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
         let mut rebuild = Box::<Rebuild>::default();
         rebuild.replay.output_session = self
             .sessions
-            .get(key)
+            .get(&key)
             .and_then(|s| s.mapper.output_session.clone());
-        rebuild.replay.cwd = self.sessions.get(key).and_then(|s| s.mapper.cwd.clone());
+        rebuild.replay.cwd = self.sessions.get(&key).and_then(|s| s.mapper.cwd.clone());
         if let Ok(ResponseData::State(state)) = outcome {
-            if let Some(session) = self.sessions.get_mut(key) {
+            if let Some(session) = self.sessions.get_mut(&key) {
                 session.learn_state(&state);
             }
             // ACP-02: the window; ACP-06: the agent's todos, for a history that
@@ -288,14 +288,14 @@ impl Bridge {
             }
         }
         // ACP-24: the models, beside the walk.
-        if let Some(session) = self.sessions.get_mut(key) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             session.learn_protocol();
         }
         self.ask(now, key, commands::get_available_models(), Pending::Models);
         // PAGE-07: an agent that did not negotiate v2 (pi) does not page.
         let paged = self
             .sessions
-            .get(key)
+            .get(&key)
             .is_some_and(|s| s.client.protocol() == crate::frame::ProtocolVersion::V2);
         if paged {
             self.send(
@@ -320,7 +320,7 @@ impl Bridge {
     pub(super) fn load_page(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         mut walk: Walk,
         mut rebuild: Box<Rebuild>,
@@ -353,7 +353,7 @@ impl Bridge {
     pub(super) fn load_whole_history(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         mut rebuild: Box<Rebuild>,
         outcome: Result<ResponseData, CommandFailure>,

@@ -4,12 +4,12 @@
 //! `set_host_tools`, answers the agent's `host_tool_call`s for them, and stops them with the
 //! session.
 //!
-//! Each server process is named in actions and inputs by its server key,
-//! `AGENT_KEY/mcp-N` (the session's agent key, then the entry's position).
+//! Each server process is named in actions and inputs by its [`McpServerKey`]: the
+//! session's agent key and the entry's position.
 
+use super::{AgentKey, McpServerKey};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::McpServer as McpEntry;
@@ -20,9 +20,6 @@ use super::{notices, Action, Bridge};
 use crate::client::{self, Call, CallResult, CommandFailure, RequestId as AgentRequest};
 use crate::mcp::{self, McpConfig, McpServer, TOOL_PREFIX};
 use crate::wire::{HostToolCall, HostToolDefinition, ToolResult};
-
-/// What a server key holds between the agent key and the entry's position.
-const KEY_INFIX: &str = "/mcp-";
 
 /// The most MCP servers one session starts; later entries are left out with a notice.
 pub const MAX_MCP_SERVERS: usize = 32;
@@ -55,7 +52,7 @@ pub enum McpRead<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct SessionMcp {
     /// By server key.
-    servers: BTreeMap<Arc<str>, McpServer>,
+    servers: BTreeMap<McpServerKey, McpServer>,
     /// Notices waiting for the session's id (MCP-09).
     held: Vec<String>,
     /// The set last registered with the agent, if any was.
@@ -81,24 +78,13 @@ impl SessionMcp {
     }
 }
 
-/// Whether a process key of the bridge's actions names an MCP server (its
-/// [`Action::McpSpawn`]'s server key) rather than a session's agent.
-pub fn is_mcp_server_key(key: &str) -> bool {
-    agent_key(key).is_some()
-}
-
-/// The agent key of a server key.
-fn agent_key(server: &str) -> Option<&str> {
-    server.rsplit_once(KEY_INFIX).map(|(key, _)| key)
-}
-
 impl Bridge {
     /// MCP-01: the session's `stdio` servers are started in its cwd; other transports are
     /// noted, not started.
     pub(crate) fn mcp_start(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         entries: Vec<McpEntry>,
         cwd: &std::path::Path,
     ) {
@@ -106,7 +92,7 @@ impl Bridge {
             init_budget: self.config.mcp_init_budget.unwrap_or(mcp::INIT_BUDGET),
             ..McpConfig::default()
         };
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let mut names: Vec<String> = Vec::new();
@@ -145,13 +131,16 @@ impl Bridge {
                 continue;
             }
             names.push(part);
-            let server_key: Arc<str> = format!("{key}{KEY_INFIX}{index}").into();
+            let server_key = McpServerKey {
+                agent: key,
+                index: u32::try_from(index).unwrap_or(u32::MAX),
+            };
             session
                 .mcp
                 .servers
-                .insert(server_key.clone(), McpServer::new(&name, now, config));
+                .insert(server_key, McpServer::new(&name, now, config));
             self.actions.push_back(Action::McpSpawn {
-                server: server_key.to_string(),
+                server: server_key,
                 launch,
             });
         }
@@ -159,14 +148,12 @@ impl Bridge {
     }
 
     /// An MCP server's process did something.
-    pub(crate) fn mcp_read(&mut self, now: Instant, server: &str, read: McpRead<'_>) {
-        let Some(key) = agent_key(server).map(Arc::<str>::from) else {
-            return;
-        };
+    pub(crate) fn mcp_read(&mut self, now: Instant, server: McpServerKey, read: McpRead<'_>) {
+        let key = server.agent;
         let Some(machine) = self
             .sessions
             .get_mut(&key)
-            .and_then(|s| s.mcp.servers.get_mut(server))
+            .and_then(|s| s.mcp.servers.get_mut(&server))
         else {
             return;
         };
@@ -176,12 +163,12 @@ impl Bridge {
             McpRead::Exit => mcp::Input::Exit,
         };
         machine.handle(now, input);
-        self.mcp_drain(now, &key);
+        self.mcp_drain(now, key);
     }
 
     /// The session's servers' timers.
-    pub(crate) fn mcp_timeout(&mut self, now: Instant, key: &Arc<str>) {
-        if let Some(session) = self.sessions.get_mut(key) {
+    pub(crate) fn mcp_timeout(&mut self, now: Instant, key: AgentKey) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             for server in session.mcp.servers.values_mut() {
                 server.handle(now, mcp::Input::Timeout);
             }
@@ -190,8 +177,8 @@ impl Bridge {
     }
 
     /// MCP-01: the session's servers are stopped with it.
-    pub(crate) fn mcp_stop(&mut self, now: Instant, key: &Arc<str>) {
-        if let Some(session) = self.sessions.get_mut(key) {
+    pub(crate) fn mcp_stop(&mut self, now: Instant, key: AgentKey) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             for server in session.mcp.servers.values_mut() {
                 server.handle(now, mcp::Input::Stop);
             }
@@ -200,8 +187,8 @@ impl Bridge {
     }
 
     /// MCP-05, MCP-08: the agent calls a host tool; only MCP servers' tools are registered.
-    pub(crate) fn mcp_call(&mut self, now: Instant, key: &Arc<str>, call: HostToolCall) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    pub(crate) fn mcp_call(&mut self, now: Instant, key: AgentKey, call: HostToolCall) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         // The server that registered the name; else one whose prefix it has (a server
@@ -247,8 +234,8 @@ impl Bridge {
     }
 
     /// MCP-05: the agent withdrew a call.
-    pub(crate) fn mcp_cancel(&mut self, now: Instant, key: &Arc<str>, id: String) {
-        if let Some(session) = self.sessions.get_mut(key) {
+    pub(crate) fn mcp_cancel(&mut self, now: Instant, key: AgentKey, id: String) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             if let Some(server) = session.mcp.servers.values_mut().find(|s| s.has_call(&id)) {
                 server.handle(now, mcp::Input::Cancel { id });
             }
@@ -261,12 +248,12 @@ impl Bridge {
     /// when the answer is held.
     pub(crate) fn mcp_hold_open(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         acp_id: &SessionId,
         editor: &RequestId,
         resumed: bool,
     ) -> bool {
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return false;
         };
         if session.mcp.held_open.is_some()
@@ -281,11 +268,11 @@ impl Bridge {
     /// MCP-03: the agent answered a `set_host_tools`; a refusal is noted (MCP-09).
     pub(crate) fn mcp_registered(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         request: AgentRequest,
         failure: Option<CommandFailure>,
     ) {
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         session.mcp.registering.remove(&request);
@@ -298,8 +285,8 @@ impl Bridge {
     }
 
     /// MCP-09: the notices held for the session's id are shown once it has one.
-    pub(crate) fn mcp_opened(&mut self, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    pub(crate) fn mcp_opened(&mut self, key: AgentKey) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         if session.acp_id.0.is_empty() {
@@ -317,8 +304,8 @@ impl Bridge {
 
     /// Performs the session's servers' actions: their writes and stops for the driver, their
     /// results for the agent, their tool sets registered (MCP-03), their notices shown.
-    fn mcp_drain(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    fn mcp_drain(&mut self, now: Instant, key: AgentKey) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let mut changed = false;
@@ -327,11 +314,11 @@ impl Bridge {
             while let Some(action) = server.poll_action() {
                 match action {
                     mcp::Action::Write { bytes } => self.actions.push_back(Action::McpWrite {
-                        server: server_key.to_string(),
+                        server: *server_key,
                         bytes,
                     }),
                     mcp::Action::Stop => self.actions.push_back(Action::McpStop {
-                        server: server_key.to_string(),
+                        server: *server_key,
                     }),
                     mcp::Action::Tools(_) => changed = true,
                     mcp::Action::Result {
@@ -378,7 +365,7 @@ impl Bridge {
         if wrote {
             self.drain(now, key);
         }
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         if !session.mcp.servers.values().any(McpServer::is_starting) {

@@ -58,6 +58,7 @@ mod flow;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod history;
+mod key;
 mod kind;
 mod load;
 mod map;
@@ -108,8 +109,9 @@ pub use flow::{
     AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS,
 };
 pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
+pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
 pub use map::Mapper;
-pub use mcp::{is_mcp_server_key, McpLaunch, McpRead, MAX_MCP_SERVERS};
+pub use mcp::{McpLaunch, McpRead, MAX_MCP_SERVERS};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
@@ -186,16 +188,16 @@ pub enum Input<'a> {
     Shutdown,
     /// Bytes read from a session's agent's stdout (the session named by the agent key of its
     /// [`Action::Spawn`], as in every agent input).
-    AgentStdout(SessionId, &'a [u8]),
+    AgentStdout(AgentKey, &'a [u8]),
     /// Bytes read from a session's agent's stderr.
-    AgentStderr(SessionId, &'a [u8]),
+    AgentStderr(AgentKey, &'a [u8]),
     /// A session's agent's stdout ended.
-    AgentStdoutEnd(SessionId),
+    AgentStdoutEnd(AgentKey),
     /// A session's agent exited (or could not be spawned: [`ExitStatus::Unknown`]).
-    AgentExit(SessionId, ExitStatus),
+    AgentExit(AgentKey, ExitStatus),
     /// An MCP server's process (named by the server key of its [`Action::McpSpawn`]) did
     /// something (MCP-01).
-    Mcp(&'a str, McpRead<'a>),
+    Mcp(McpServerKey, McpRead<'a>),
     /// The time of [`Bridge::poll_timeout`] has come.
     Timeout,
     /// The session folder as [`Action::ReadSessionFolder`] asked: its `*.jsonl` regular
@@ -208,7 +210,7 @@ pub enum Input<'a> {
     /// agent's stdin, or dropped them since that stdin is closed (ACP-20: while more than
     /// [`AGENT_STDIN_HIGH_WATER`] wait for one agent, the editor is not read,
     /// [`Bridge::reads_editor`]).
-    AgentWritten(SessionId, usize),
+    AgentWritten(AgentKey, usize),
 }
 
 /// Work for the driver, in order. Serialised (for transcripts) as
@@ -229,14 +231,14 @@ pub enum Action {
     /// exit as [`Input::AgentStdout`], [`Input::AgentStderr`], [`Input::AgentExit`].
     Spawn {
         /// The session's agent key, which the inputs of its agent name.
-        session: SessionId,
+        session: AgentKey,
         /// The session's working directory.
         cwd: PathBuf,
     },
     /// Write these bytes to the session's agent's stdin.
     Agent {
         /// The session.
-        session: SessionId,
+        session: AgentKey,
         /// Complete JSON lines.
         #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
@@ -246,7 +248,7 @@ pub enum Action {
     /// or at its exit.
     CloseAgentStdin {
         /// The session.
-        session: SessionId,
+        session: AgentKey,
     },
     /// Read the session folder for `session/list` (ACP-26): the name, modification time,
     /// first [`SESSION_FILE_HEAD_BYTES`] and last [`SESSION_FILE_TAIL_BYTES`] of each of its
@@ -262,20 +264,20 @@ pub enum Action {
     /// has exited (then for what is left of its group).
     StopAgent {
         /// The session.
-        session: SessionId,
+        session: AgentKey,
     },
     /// Start an MCP server (MCP-01) as the leader of a process group of its own, and report
     /// its stdout, its end and its exit as [`Input::Mcp`] under this server key.
     McpSpawn {
         /// The server key (`AGENT_KEY/mcp-N`).
-        server: String,
+        server: McpServerKey,
         /// What to run, and where.
         launch: McpLaunch,
     },
     /// Write these bytes to the MCP server's stdin.
     McpWrite {
         /// The server key.
-        server: String,
+        server: McpServerKey,
         /// Complete JSON-RPC lines.
         #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
@@ -283,7 +285,7 @@ pub enum Action {
     /// Kill the MCP server's process group (MCP-01, MCP-06). Comes once per server.
     McpStop {
         /// The server key.
-        server: String,
+        server: McpServerKey,
     },
 }
 
@@ -452,9 +454,9 @@ pub struct Bridge {
     config: BridgeConfig,
     reader: LineDecoder,
     /// By agent key (`SessionId` is not `Ord`): the key of the driver's agent process.
-    sessions: BTreeMap<Arc<str>, Session>,
+    sessions: BTreeMap<AgentKey, Session>,
     /// Agent keys by ACP session id.
-    keys: BTreeMap<Arc<str>, Arc<str>>,
+    keys: BTreeMap<Arc<str>, AgentKey>,
     next_session: u64,
     /// What the editor said in `initialize`, kept for the session's lifetime.
     client_capabilities: Option<ClientCapabilities>,
@@ -571,46 +573,46 @@ impl Bridge {
                 self.shut_down(now);
             }
             Input::EditorEnd | Input::Shutdown => self.shut_down(now),
-            Input::AgentStdout(id, bytes) => {
-                if let Some(session) = self.sessions.get_mut(&*id.0) {
+            Input::AgentStdout(key, bytes) => {
+                if let Some(session) = self.sessions.get_mut(&key) {
                     if !bytes.is_empty() {
                         session.start.heard();
                         session.silence.restart(now);
                     }
                 }
-                self.session_input(now, &id.0, client::Input::stdout(bytes))
+                self.session_input(now, key, client::Input::stdout(bytes))
             }
-            Input::AgentStderr(id, bytes) => {
-                self.session_input(now, &id.0, client::Input::stderr(bytes))
+            Input::AgentStderr(key, bytes) => {
+                self.session_input(now, key, client::Input::stderr(bytes))
             }
-            Input::AgentStdoutEnd(id) => self.session_input(now, &id.0, client::Input::StdoutEnd),
-            Input::AgentExit(id, status) => {
-                if let Some(session) = self.sessions.get_mut(&*id.0) {
+            Input::AgentStdoutEnd(key) => self.session_input(now, key, client::Input::StdoutEnd),
+            Input::AgentExit(key, status) => {
+                if let Some(session) = self.sessions.get_mut(&key) {
                     session.exited = true;
                     // ACP-20: what it did not take is dropped with its stdin.
                     session.stdin_waiting = 0;
                     // ACP-12: what is left of its process group goes with it.
-                    let kill = session.stop.exited(&SessionId::new(id.0.clone()));
+                    let kill = session.stop.exited(key);
                     self.actions.extend(kill);
                 }
-                self.session_input(now, &id.0, client::Input::exit(status));
-                self.mcp_stop(now, &id.0);
+                self.session_input(now, key, client::Input::exit(status));
+                self.mcp_stop(now, key);
             }
             Input::SessionFolder(files) => self.listed(files),
             Input::EditorWritten(bytes) => self.editor_written(now, bytes),
-            Input::AgentWritten(id, bytes) => self.agent_written(&id, bytes),
+            Input::AgentWritten(key, bytes) => self.agent_written(key, bytes),
             Input::Mcp(server, read) => self.mcp_read(now, server, read),
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
-                    self.silent_agent(now, &key);
-                    self.stopped_answering(now, &key);
-                    self.stop_due(now, &key);
-                    self.expire_stats(now, &key);
-                    self.expire_models(now, &key);
-                    self.expire_reads(now, &key);
-                    self.mcp_timeout(now, &key);
-                    self.session_input(now, &key, client::Input::Timeout);
+                    self.silent_agent(now, key);
+                    self.stopped_answering(now, key);
+                    self.stop_due(now, key);
+                    self.expire_stats(now, key);
+                    self.expire_models(now, key);
+                    self.expire_reads(now, key);
+                    self.mcp_timeout(now, key);
+                    self.session_input(now, key, client::Input::Timeout);
                 }
             }
         }
@@ -618,12 +620,12 @@ impl Bridge {
 
     /// ACP-13: an agent silent past its start-up budget fails what the editor waits for in
     /// its session, and is stopped.
-    fn silent_agent(&mut self, now: Instant, key: &Arc<str>) {
+    fn silent_agent(&mut self, now: Instant, key: AgentKey) {
         // ACP-20: an agent that is not read is not silent.
         if self.agents_held() {
             return;
         }
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         if session.exited || !session.start.expired(now) {
@@ -652,31 +654,31 @@ impl Bridge {
             return;
         }
         for key in self.session_keys() {
-            self.session_input(now, &key, client::Input::Call(Call::Stop));
-            self.stop_agent(now, &key);
-            self.mcp_stop(now, &key);
+            self.session_input(now, key, client::Input::Call(Call::Stop));
+            self.stop_agent(now, key);
+            self.mcp_stop(now, key);
         }
     }
 
     /// ACP-12: the session's agent is stopped: its stdin closed now, its group killed after
     /// the grace (or at its exit). Idempotent.
-    fn stop_agent(&mut self, now: Instant, key: &Arc<str>) {
-        if let Some(session) = self.sessions.get_mut(key) {
-            let close = session.stop.begin(now, &SessionId::new(key.clone()));
+    fn stop_agent(&mut self, now: Instant, key: AgentKey) {
+        if let Some(session) = self.sessions.get_mut(&key) {
+            let close = session.stop.begin(now, key);
             self.actions.extend(close);
         }
     }
 
     /// ACP-12: a stop's grace is over: the agent's group is killed.
-    fn stop_due(&mut self, now: Instant, key: &Arc<str>) {
-        if let Some(session) = self.sessions.get_mut(key) {
-            let kill = session.stop.due(now, &SessionId::new(key.clone()));
+    fn stop_due(&mut self, now: Instant, key: AgentKey) {
+        if let Some(session) = self.sessions.get_mut(&key) {
+            let kill = session.stop.due(now, key);
             self.actions.extend(kill);
         }
     }
 
-    fn session_keys(&self) -> Vec<Arc<str>> {
-        self.sessions.keys().cloned().collect()
+    fn session_keys(&self) -> Vec<AgentKey> {
+        self.sessions.keys().copied().collect()
     }
 
     fn editor_line(&mut self, now: Instant, line: Line<'_>) {
@@ -764,12 +766,12 @@ impl Bridge {
                     return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
                 }
                 let key = self.open_session(now, request.cwd.clone());
-                self.mcp_start(now, &key, request.mcp_servers, &request.cwd);
+                self.mcp_start(now, key, request.mcp_servers, &request.cwd);
                 // ACP-24: the model and thinking level; ACP-06: the session file's name is
                 // the ACP session id.
                 self.send(
                     now,
-                    &key,
+                    key,
                     commands::get_state(),
                     |editor| Pending::NewState { editor },
                     id,
@@ -809,7 +811,7 @@ impl Bridge {
     fn send(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         command: Command,
         pending: impl FnOnce(RequestId) -> Pending,
         editor: &RequestId,
@@ -822,8 +824,8 @@ impl Bridge {
 
     /// Sends the agent a command whose answer `pending` says what to do with; whether it
     /// went.
-    fn ask(&mut self, now: Instant, key: &Arc<str>, command: Command, pending: Pending) -> bool {
-        let Some(session) = self.sessions.get_mut(key) else {
+    fn ask(&mut self, now: Instant, key: AgentKey, command: Command, pending: Pending) -> bool {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return false;
         };
         session.begin_waiting(now);
@@ -838,7 +840,7 @@ impl Bridge {
     }
 
     /// The agent key of an ACP session the editor may use: known, open and not opening.
-    fn usable(&self, session_id: &SessionId) -> Result<Arc<str>, Error> {
+    fn usable(&self, session_id: &SessionId) -> Result<AgentKey, Error> {
         let key = self
             .keys
             .get(&*session_id.0)
@@ -853,7 +855,7 @@ impl Bridge {
         if session.client.is_closed() || session.exited {
             return Err(Error::internal_error().data(json!("the session's agent has exited")));
         }
-        Ok(key.clone())
+        Ok(*key)
     }
 
     fn notification(&mut self, now: Instant, method: &str, params: Value) {
@@ -864,25 +866,25 @@ impl Bridge {
         let Ok(cancel) = serde_json::from_value::<CancelNotification>(params) else {
             return;
         };
-        let Some(key) = self.keys.get(&*cancel.session_id.0).cloned() else {
+        let Some(&key) = self.keys.get(&*cancel.session_id.0) else {
             return;
         };
         // ACP-08: what waits for the editor is denied first.
-        self.cancel_dialogs(now, &key);
-        self.cancel_turn(now, &key);
+        self.cancel_dialogs(now, key);
+        self.cancel_turn(now, key);
     }
 
-    fn session_input(&mut self, now: Instant, key: &Arc<str>, input: client::Input<'_>) {
-        if let Some(session) = self.sessions.get_mut(key) {
+    fn session_input(&mut self, now: Instant, key: AgentKey, input: client::Input<'_>) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             session.client.handle(now, input);
             self.drain(now, key);
         }
     }
 
     /// Passes a session's client actions on, mapping its events.
-    fn drain(&mut self, now: Instant, key: &Arc<str>) {
+    fn drain(&mut self, now: Instant, key: AgentKey) {
         loop {
-            let Some(session) = self.sessions.get_mut(key) else {
+            let Some(session) = self.sessions.get_mut(&key) else {
                 return;
             };
             let Some(action) = session.client.poll_action() else {
@@ -892,13 +894,13 @@ impl Bridge {
                 client::Action::Write { bytes } => {
                     session.stdin_waiting = session.stdin_waiting.saturating_add(bytes.len());
                     self.actions.push_back(Action::Agent {
-                        session: SessionId::new(key.clone()),
+                        session: key,
                         bytes,
                     })
                 }
                 // ACP-12: every stop closes stdin first, and kills after the grace.
                 client::Action::StopAgent => {
-                    let close = session.stop.begin(now, &SessionId::new(key.clone()));
+                    let close = session.stop.begin(now, key);
                     self.actions.extend(close);
                 }
                 // The bridge's clients send no host tool results, and it keeps no store.
@@ -938,7 +940,7 @@ impl Bridge {
                             out.push(rpc::error_line(editor, &error));
                         }
                         if p.is_opening() {
-                            self.keys.retain(|_, k| k != key);
+                            self.keys.retain(|_, k| *k != key);
                         }
                     }
                     session_event(session, ClientEvent::Closed { error }, &mut out);
@@ -965,7 +967,7 @@ impl Bridge {
     fn answer(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         pending: Pending,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
@@ -1026,8 +1028,8 @@ impl Bridge {
         }
     }
 
-    fn session_update(&mut self, key: &Arc<str>, update: SessionUpdate) {
-        if let Some(session) = self.sessions.get(key) {
+    fn session_update(&mut self, key: AgentKey, update: SessionUpdate) {
+        if let Some(session) = self.sessions.get(&key) {
             let notification = SessionNotification::new(session.acp_id.clone(), update);
             self.editor(rpc::notification_line("session/update", &notification));
         }

@@ -7,15 +7,15 @@ use crate::wire::SessionState;
 
 impl Bridge {
     /// Starts a session's agent in `cwd`; its key.
-    pub(super) fn open_session(&mut self, now: Instant, cwd: PathBuf) -> Arc<str> {
+    pub(super) fn open_session(&mut self, now: Instant, cwd: PathBuf) -> AgentKey {
         self.next_session += 1;
-        let key: Arc<str> = format!("musewire-{}", self.next_session).into();
+        let key = AgentKey(self.next_session);
         let mut mapper = Mapper::new();
         mapper.usage_meta = self.usage_meta;
         // ACP-17, ACP-18: card paths are absolute against the session's cwd.
         mapper.cwd = Some(cwd.clone());
         self.sessions.insert(
-            key.clone(),
+            key,
             Session {
                 acp_id: SessionId::new(""),
                 client: Client::new(self.config.client.clone(), now),
@@ -34,17 +34,14 @@ impl Bridge {
                 stdin_waiting: 0,
             },
         );
-        self.actions.push_back(Action::Spawn {
-            session: SessionId::new(key.clone()),
-            cwd,
-        });
+        self.actions.push_back(Action::Spawn { session: key, cwd });
         key
     }
 
     /// The session has its ACP id: `session/new` is answered and `/status` advertised.
     pub(super) fn opened(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         acp_id: SessionId,
         editor: &RequestId,
         resumed: bool,
@@ -52,13 +49,13 @@ impl Bridge {
         if self.mcp_hold_open(key, &acp_id, editor, resumed) {
             return;
         }
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         session.acp_id = acp_id.clone();
         session.mapper.output_session = self.output_meta.then(|| acp_id.0.to_string());
         let commands = session.mapper.facts.commands();
-        self.keys.insert(acp_id.0.clone(), key.clone());
+        self.keys.insert(acp_id.0.clone(), key);
         let options = session.config.options();
         let answer = if resumed {
             // ACP-25: a resumed session's answer has no id of its own.
@@ -108,7 +105,7 @@ impl Bridge {
     fn ask_models(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         acp_id: SessionId,
         resumed: bool,
@@ -132,12 +129,12 @@ impl Bridge {
     pub(super) fn opened_state(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         state: SessionState,
     ) {
         // ACP-02: the context window, when the agent reports one.
-        if let Some(session) = self.sessions.get_mut(key) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             session.mapper.facts.context_window =
                 state.model.as_ref().and_then(|m| m.context_window);
         }
@@ -149,8 +146,8 @@ impl Bridge {
             .as_deref()
             .and_then(|file| self.session_stem(file))
             .filter(|stem| !self.keys.contains_key(stem.as_str()))
-            .map_or_else(|| SessionId::new(key.clone()), SessionId::new);
-        if let Some(session) = self.sessions.get_mut(key) {
+            .map_or_else(|| SessionId::new(key.to_string()), SessionId::new);
+        if let Some(session) = self.sessions.get_mut(&key) {
             session.learn_protocol();
             session.learn_state(&state);
         }
@@ -159,15 +156,15 @@ impl Bridge {
 
     /// ACP-24: without a session folder the id is ours, and a session whose agent will not
     /// tell its state opens all the same.
-    pub(super) fn opened_without_state(&mut self, now: Instant, key: &Arc<str>, editor: RequestId) {
-        let acp_id = SessionId::new(key.clone());
+    pub(super) fn opened_without_state(&mut self, now: Instant, key: AgentKey, editor: RequestId) {
+        let acp_id = SessionId::new(key.to_string());
         self.ask_models(now, key, editor, acp_id, false);
     }
 
     /// ACP-24: the models answered (or not) at an opening: the session opens.
     pub(super) fn opened_models(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         acp_id: SessionId,
         resumed: bool,
@@ -176,7 +173,7 @@ impl Bridge {
         // ACP-24: an agent that offers no models (or refuses the command) gets no
         // model option, and the session opens all the same.
         if let (Some(session), Ok(ResponseData::Models(models))) =
-            (self.sessions.get_mut(key), &outcome)
+            (self.sessions.get_mut(&key), &outcome)
         {
             session.config.models(&models.models);
         }
@@ -184,7 +181,7 @@ impl Bridge {
     }
 
     /// ACP-25: a resume switched the agent to its file: `get_state` next.
-    pub(super) fn resume_switched(&mut self, now: Instant, key: &Arc<str>, editor: RequestId) {
+    pub(super) fn resume_switched(&mut self, now: Instant, key: AgentKey, editor: RequestId) {
         self.send(
             now,
             key,
@@ -202,11 +199,11 @@ impl Bridge {
     pub(super) fn resume_state(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         session.learn_protocol();
@@ -231,7 +228,7 @@ impl Bridge {
     pub(super) fn open_failed(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
@@ -239,13 +236,13 @@ impl Bridge {
             Err(failure) => failure.to_string(),
             Ok(_) => "the agent did not open the session".to_owned(),
         };
-        let error = match self.sessions.get(key).map(|s| s.acp_id.clone()) {
+        let error = match self.sessions.get(&key).map(|s| s.acp_id.clone()) {
             Some(id) if !id.0.is_empty() => Error::session_not_found(id).data(json!(reason)),
             _ => Error::internal_error().data(json!(reason)),
         };
         self.editor(rpc::error_line(&editor, &error));
-        self.keys.retain(|_, k| k != key);
-        if let Some(session) = self.sessions.get_mut(key) {
+        self.keys.retain(|_, k| *k != key);
+        if let Some(session) = self.sessions.get_mut(&key) {
             session.client.handle(now, client::Input::Call(Call::Stop));
         }
         self.drain(now, key);
@@ -255,8 +252,8 @@ impl Bridge {
 impl Bridge {
     /// ACP-24: a session whose agent is slow to list its models opens without them; their
     /// late answer is a `config_option_update` ([`Pending::Models`]).
-    pub(super) fn expire_models(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    pub(super) fn expire_models(&mut self, now: Instant, key: AgentKey) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let late = session.past_due(now, |p| matches!(p, Pending::NewModels { .. }));

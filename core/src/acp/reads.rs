@@ -35,10 +35,10 @@ impl Bridge {
             return Err(output::output_error(&OutputError::Unavailable));
         }
         // ACP-23: what waits on one agent is bounded.
-        self.room_for_request(&key)?;
+        self.room_for_request(key)?;
         self.send(
             now,
-            &key,
+            key,
             Walk::first(),
             |editor| Pending::ReadCheck {
                 editor,
@@ -54,7 +54,7 @@ impl Bridge {
     pub(super) fn read_check(
         &mut self,
         now: Instant,
-        key: &Arc<str>,
+        key: AgentKey,
         editor: RequestId,
         params: ReadParams,
         walk: &mut Walk,
@@ -91,7 +91,7 @@ impl Bridge {
         let found = found.unwrap_or_else(|| {
             let seen = self
                 .sessions
-                .get(key)
+                .get(&key)
                 .and_then(|s| s.seen_outputs.get(params.output_ref.as_str()).cloned());
             match seen {
                 Some(stored) if stored.item_id == params.item_id => Ok(stored),
@@ -143,8 +143,8 @@ impl Bridge {
 
     /// OUT-07: a read past its [`READ_BUDGET`] fails as `read_timed_out`. A late answer is
     /// dropped.
-    pub(super) fn expire_reads(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    pub(super) fn expire_reads(&mut self, now: Instant, key: AgentKey) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let late = session.past_due(now, |p| matches!(p, Pending::Read { .. }));

@@ -2,7 +2,7 @@
 //! session's agent and forgets the session, `session/resume` switches an agent to a stored
 //! session without replaying it, and a `session/load` of an open session loads it again.
 
-use std::sync::Arc;
+use super::AgentKey;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
@@ -30,17 +30,17 @@ impl Bridge {
             .get(&*request.session_id.0)
             .cloned()
             .ok_or_else(|| Error::session_not_found(request.session_id.clone()))?;
-        self.end_session(now, &key, "the session was closed");
+        self.end_session(now, key, "the session was closed");
         self.editor(rpc::result_line(id, &CloseSessionResponse::new()));
         Ok(())
     }
 
     /// Ends an open session's use: its turn answered `cancelled`, its other waiting requests
     /// failed with `why`, its dialogs withdrawn, its agent stopped, its id forgotten.
-    pub(super) fn end_session(&mut self, now: Instant, key: &Arc<str>, why: &str) {
+    pub(super) fn end_session(&mut self, now: Instant, key: AgentKey, why: &str) {
         self.forget_dialogs(key);
-        self.keys.retain(|_, k| k != key);
-        let Some(session) = self.sessions.get_mut(key) else {
+        self.keys.retain(|_, k| *k != key);
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let error = Error::invalid_request().data(json!(why));
@@ -120,7 +120,7 @@ impl Bridge {
     /// `cancelled`, its agent stopped), then it is loaded again in a new agent.
     pub(super) fn reload(&mut self, now: Instant, session_id: &SessionId) {
         if let Some(key) = self.keys.get(&*session_id.0).cloned() {
-            self.end_session(now, &key, "the session was loaded again");
+            self.end_session(now, key, "the session was loaded again");
         }
     }
 }

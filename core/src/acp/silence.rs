@@ -7,7 +7,7 @@
 //! error that says so, and it is stopped (ACP-12). The budget is on silence, never on a
 //! turn's length; it does not run while the agent is not read (ACP-20).
 
-use std::sync::Arc;
+use super::AgentKey;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::{Error, RequestId};
@@ -138,10 +138,10 @@ impl Bridge {
 
     /// ACP-21: a silent agent is probed at half its budget; one silent for the whole of it
     /// fails what the editor waits for in its session, and is stopped.
-    pub(super) fn stopped_answering(&mut self, now: Instant, key: &Arc<str>) {
+    pub(super) fn stopped_answering(&mut self, now: Instant, key: AgentKey) {
         let held = self.agents_held();
         let budget = self.config.silence_budget;
-        let Some(session) = self.sessions.get_mut(key) else {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         if !session.silence_counts(held) {

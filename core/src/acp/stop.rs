@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Action, SessionId};
+use super::{Action, AgentKey};
 
 /// How long an agent whose stdin was closed has to end its own children before its process
 /// group is killed (ACP-12).
@@ -30,23 +30,21 @@ pub(crate) struct Stop {
 impl Stop {
     /// Stops the agent: its stdin closed now, the kill due after [`STOP_GRACE`]. Nothing when
     /// it is already being stopped, or has exited (its group was killed then).
-    pub(crate) fn begin(&mut self, now: Instant, session: &SessionId) -> Option<Action> {
+    pub(crate) fn begin(&mut self, now: Instant, session: AgentKey) -> Option<Action> {
         if self.kill_at.is_some() || self.killed {
             return None;
         }
         self.kill_at = Some(now + STOP_GRACE);
-        Some(Action::CloseAgentStdin {
-            session: session.clone(),
-        })
+        Some(Action::CloseAgentStdin { session })
     }
 
     /// The agent exited: what is left of its group is killed, once.
-    pub(crate) fn exited(&mut self, session: &SessionId) -> Option<Action> {
+    pub(crate) fn exited(&mut self, session: AgentKey) -> Option<Action> {
         self.kill(session)
     }
 
     /// The grace is over: the group is killed, once.
-    pub(crate) fn due(&mut self, now: Instant, session: &SessionId) -> Option<Action> {
+    pub(crate) fn due(&mut self, now: Instant, session: AgentKey) -> Option<Action> {
         match self.kill_at {
             Some(at) if at <= now => self.kill(session),
             _ => None,
@@ -58,14 +56,12 @@ impl Stop {
         self.kill_at.filter(|_| !self.killed)
     }
 
-    fn kill(&mut self, session: &SessionId) -> Option<Action> {
+    fn kill(&mut self, session: AgentKey) -> Option<Action> {
         if self.killed {
             return None;
         }
         self.killed = true;
-        Some(Action::StopAgent {
-            session: session.clone(),
-        })
+        Some(Action::StopAgent { session })
     }
 }
 

@@ -84,13 +84,13 @@ impl Bridge {
                 bytes: rpc::notification_line("session/update", &notification),
             });
         }
-        self.drain(now, &key);
+        self.drain(now, key);
         Ok(())
     }
 
     /// The session's turn is cancelled: the agent is told to abort, once.
-    pub(super) fn cancel_turn(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    pub(super) fn cancel_turn(&mut self, now: Instant, key: AgentKey) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let Some(turn) = session.turn.as_mut() else {
@@ -107,8 +107,8 @@ impl Bridge {
 
     /// ACP-02: a turn ended; the agent's `get_session_stats` gives the cumulative usage
     /// before the prompt is answered (a command that cannot be sent: the bridge's own sum).
-    pub(super) fn turn_stats(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    pub(super) fn turn_stats(&mut self, now: Instant, key: AgentKey) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let sent = session.client.handle(
@@ -372,13 +372,13 @@ impl Bridge {
     /// own sum (kept when the command fails); the prompt is answered.
     pub(super) fn turn_stats_answered(
         &mut self,
-        key: &Arc<str>,
+        key: AgentKey,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
         // ACP-02: the agent's totals replace; a failed command keeps our own sum.
         let stats = stats_of(outcome);
         let mut out = Vec::new();
-        if let Some(session) = self.sessions.get_mut(key) {
+        if let Some(session) = self.sessions.get_mut(&key) {
             end_turn(session, stats.as_deref(), &mut out);
         }
         for bytes in out {
@@ -390,8 +390,8 @@ impl Bridge {
 impl Bridge {
     /// ACP-02: a turn's `get_session_stats` past its budget leaves the bridge's own sum and
     /// the prompt is answered; a late answer is dropped.
-    pub(super) fn expire_stats(&mut self, now: Instant, key: &Arc<str>) {
-        let Some(session) = self.sessions.get_mut(key) else {
+    pub(super) fn expire_stats(&mut self, now: Instant, key: AgentKey) {
+        let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         let late = session.past_due(now, |p| matches!(p, Pending::TurnStats { .. }));

@@ -3,11 +3,27 @@
 
 use std::time::Instant;
 
-use musewire_core::acp::{Action, Bridge, Input, McpLaunch, McpRead};
+use musewire_core::acp::{
+    Action, AgentKey, Bridge, Input, McpLaunch, McpRead, McpServerKey, ProcessKey,
+};
 use musewire_core::client::ExitStatus;
 use serde_json::{json, Value};
 
-pub use agent_client_protocol_schema::v1::SessionId;
+/// The agent key a test names as text (`musewire-N`).
+pub fn agent_key(text: &str) -> AgentKey {
+    match text.parse() {
+        Ok(ProcessKey::Agent(key)) => key,
+        other => panic!("{text:?} is no agent key: {other:?}"),
+    }
+}
+
+/// The MCP server key a test names as text (`musewire-N/mcp-M`).
+pub fn server_key(text: &str) -> McpServerKey {
+    match text.parse() {
+        Ok(ProcessKey::McpServer(key)) => key,
+        other => panic!("{text:?} is no MCP server key: {other:?}"),
+    }
+}
 
 /// A bridge driven by hand: what went to the editor, to the agent, and what was spawned.
 pub struct Harness {
@@ -15,6 +31,8 @@ pub struct Harness {
     pub now: Instant,
     pub editor: Vec<Value>,
     pub agent: Vec<Value>,
+    /// The agent each frame in `agent` went to, in step with it.
+    pub agent_to: Vec<AgentKey>,
     pub spawned: Vec<(String, std::path::PathBuf)>,
     /// Sessions whose agent's stdin was closed (ACP-12), in order.
     pub closed: Vec<String>,
@@ -37,6 +55,7 @@ impl Harness {
             now: Instant::now(),
             editor: Vec::new(),
             agent: Vec::new(),
+            agent_to: Vec::new(),
             spawned: Vec::new(),
             closed: Vec::new(),
             stopped: Vec::new(),
@@ -56,24 +75,27 @@ impl Harness {
                         self.editor.push(serde_json::from_slice(line).unwrap());
                     }
                 }
-                Action::Agent { bytes, .. } => {
+                Action::Agent { session, bytes } => {
                     for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
                         self.agent.push(serde_json::from_slice(line).unwrap());
+                        self.agent_to.push(session);
                     }
                 }
-                Action::Spawn { session, cwd } => self.spawned.push((session.0.to_string(), cwd)),
-                Action::CloseAgentStdin { session } => self.closed.push(session.0.to_string()),
-                Action::StopAgent { session } => self.stopped.push(session.0.to_string()),
+                Action::Spawn { session, cwd } => self.spawned.push((session.to_string(), cwd)),
+                Action::CloseAgentStdin { session } => self.closed.push(session.to_string()),
+                Action::StopAgent { session } => self.stopped.push(session.to_string()),
                 Action::ReadSessionFolder { dir } => self.folder_reads.push(dir),
-                Action::McpSpawn { server, launch } => self.mcp_spawned.push((server, launch)),
+                Action::McpSpawn { server, launch } => {
+                    self.mcp_spawned.push((server.to_string(), launch))
+                }
                 Action::McpWrite { server, bytes } => {
                     assert_eq!(bytes.last(), Some(&b'\n'));
                     for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
                         self.mcp
-                            .push((server.clone(), serde_json::from_slice(line).unwrap()));
+                            .push((server.to_string(), serde_json::from_slice(line).unwrap()));
                     }
                 }
-                Action::McpStop { server } => self.mcp_stopped.push(server),
+                Action::McpStop { server } => self.mcp_stopped.push(server.to_string()),
             }
         }
     }
@@ -99,10 +121,8 @@ impl Harness {
             bytes.extend(serde_json::to_vec(frame).unwrap());
             bytes.push(b'\n');
         }
-        self.bridge.handle(
-            self.now,
-            Input::AgentStdout(SessionId::new(session), &bytes),
-        );
+        self.bridge
+            .handle(self.now, Input::AgentStdout(agent_key(session), &bytes));
         self.drain();
     }
 
@@ -118,14 +138,15 @@ impl Harness {
 
     /// Something an MCP server's process did.
     pub fn mcp_read(&mut self, server: &str, read: McpRead<'_>) {
-        self.bridge.handle(self.now, Input::Mcp(server, read));
+        self.bridge
+            .handle(self.now, Input::Mcp(server_key(server), read));
         self.drain();
     }
 
     pub fn agent_exit(&mut self, session: &str) {
         self.bridge.handle(
             self.now,
-            Input::AgentExit(SessionId::new(session), ExitStatus::Code(1)),
+            Input::AgentExit(agent_key(session), ExitStatus::Code(1)),
         );
         self.drain();
     }
@@ -236,8 +257,9 @@ impl Harness {
         assert_eq!(sent["type"], "prompt");
         assert_eq!(sent["message"], text);
         let id = sent["id"].as_str().unwrap().to_owned();
+        let agent = self.agent_to.last().unwrap().to_string();
         self.agent_lines(
-            session,
+            &agent,
             &[
                 json!({"id": id, "type": "response", "command": "prompt", "success": true}),
                 json!({"type": "agent_start"}),

@@ -27,7 +27,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use musewire_core::acp::{
-    is_mcp_server_key, Action, Bridge, BridgeConfig, Input, McpRead, SessionFile,
+    Action, AgentKey, Bridge, BridgeConfig, Input, McpRead, McpServerKey, ProcessKey, SessionFile,
 };
 use musewire_core::client::ExitStatus;
 use musewire_host::process_group::kill_group;
@@ -52,23 +52,21 @@ const EVENT_QUEUE: usize = 64;
 /// How long the bridge's last lines may take to reach the editor once it is finished.
 const LAST_WRITE_GRACE: Duration = Duration::from_millis(500);
 
-type SessionId = musewire_core::acp::SessionId;
-
 /// What the loop waits for.
 enum Event {
     Editor(Vec<u8>),
     EditorEnd,
-    Stdout(Arc<str>, Vec<u8>),
-    Stderr(Arc<str>, Vec<u8>),
-    StdoutEnd(Arc<str>),
-    Exit(Arc<str>, ExitStatus),
+    Stdout(ProcessKey, Vec<u8>),
+    Stderr(ProcessKey, Vec<u8>),
+    StdoutEnd(ProcessKey),
+    Exit(ProcessKey, ExitStatus),
     /// The loop is told to end (a signal).
     Shutdown,
     /// The session folder was read (ACP-26).
     SessionFolder(Result<Vec<SessionFile>, String>),
     /// This many bytes were written to an agent's (or MCP server's) stdin, or dropped with a
     /// closed one (ACP-20).
-    Written(Arc<str>, usize),
+    Written(ProcessKey, usize),
 }
 
 /// What the loop's wait ended with.
@@ -344,9 +342,9 @@ where
         .detach();
 
     let mut bridge = Bridge::new(config);
-    let mut agents: BTreeMap<Arc<str>, Agent> = BTreeMap::new();
+    let mut agents: BTreeMap<AgentKey, Agent> = BTreeMap::new();
     // MCP-01: the sessions' MCP servers, by server key, piped as the agents are.
-    let mut servers: BTreeMap<Arc<str>, Agent> = BTreeMap::new();
+    let mut servers: BTreeMap<McpServerKey, Agent> = BTreeMap::new();
     // A failed write to the editor: it has gone, which ends the bridge as its input's end
     // does (ACP-12: the agents are stopped first); the error is returned at the end.
     let mut editor_failed: Option<io::Error> = None;
@@ -377,27 +375,27 @@ where
                     // ACP-12: a group of its own (a std Command's, CALL-11), killed whole
                     // when it is stopped.
                     command.current_dir(&cwd);
-                    match start_agent(tasks, command, session.0.clone(), events.clone()) {
+                    match start_agent(tasks, command, session.into(), events.clone()) {
                         Ok(started) => {
-                            agents.insert(session.0.clone(), started);
+                            agents.insert(session, started);
                         }
                         Err(error) => {
                             eprintln!(
                                 "musewire acp: cannot start the agent in {}: {error}",
                                 cwd.display()
                             );
-                            let _ = events
-                                .try_send(Event::Exit(session.0.clone(), ExitStatus::Unknown));
+                            let _ =
+                                events.try_send(Event::Exit(session.into(), ExitStatus::Unknown));
                         }
                     }
                 }
                 Action::Agent { session, bytes } => {
-                    if let Some(agent) = agents.get(&session.0) {
+                    if let Some(agent) = agents.get(&session) {
                         let _ = agent.ops.try_send(AgentOp::Write(bytes));
                     }
                 }
                 Action::CloseAgentStdin { session } => {
-                    if let Some(agent) = agents.get(&session.0) {
+                    if let Some(agent) = agents.get(&session) {
                         let _ = agent.ops.try_send(AgentOp::CloseStdin);
                     }
                 }
@@ -406,38 +404,38 @@ where
                 // group's id is not reused while a member lives; an empty group is ESRCH,
                 // and its number comes round again only after the pid space has.
                 Action::StopAgent { session } => {
-                    if let Some(agent) = agents.remove(&session.0) {
+                    if let Some(agent) = agents.remove(&session) {
                         kill(&agent);
                     }
                 }
                 // MCP-01: in the session's cwd, a group of its own, killed whole at its stop.
                 Action::McpSpawn { server, launch } => {
-                    let key: Arc<str> = server.into();
                     let mut command = std::process::Command::new(&launch.command);
                     command
                         .args(&launch.args)
                         .envs(launch.env.iter().map(|(k, v)| (k, v)))
                         .current_dir(&launch.cwd);
-                    match start_agent(tasks, command, key.clone(), events.clone()) {
+                    match start_agent(tasks, command, server.into(), events.clone()) {
                         Ok(started) => {
-                            servers.insert(key, started);
+                            servers.insert(server, started);
                         }
                         Err(error) => {
                             eprintln!(
                                 "musewire acp: cannot start the MCP server {}: {error}",
                                 launch.command.display()
                             );
-                            let _ = events.try_send(Event::Exit(key, ExitStatus::Unknown));
+                            let _ =
+                                events.try_send(Event::Exit(server.into(), ExitStatus::Unknown));
                         }
                     }
                 }
                 Action::McpWrite { server, bytes } => {
-                    if let Some(server) = servers.get(server.as_str()) {
+                    if let Some(server) = servers.get(&server) {
                         let _ = server.ops.try_send(AgentOp::Write(bytes));
                     }
                 }
                 Action::McpStop { server } => {
-                    if let Some(server) = servers.remove(server.as_str()) {
+                    if let Some(server) = servers.remove(&server) {
                         kill(&server);
                     }
                 }
@@ -445,10 +443,8 @@ where
         }
         // ACP-20: the readers the bridge reads get their next turn.
         editor_gate.open(bridge.reads_editor());
-        for (key, agent) in agents.iter_mut() {
-            agent
-                .stdout
-                .open(bridge.reads_agent(&SessionId::new(key.clone())));
+        for (&key, agent) in agents.iter_mut() {
+            agent.stdout.open(bridge.reads_agent(key));
         }
         // An MCP server's lines answer the bridge's own requests and go to an agent, not the
         // editor: always read (their requests bound them, MCP-05).
@@ -517,25 +513,23 @@ where
             }
             Waited::Event(event) => event,
         };
-        let id = |s: &Arc<str>| SessionId::new(s.clone());
+        use ProcessKey::{Agent as A, McpServer as M};
         match event {
             // An MCP server's stderr is its own log: not read.
-            Event::Stderr(s, _) if is_mcp_server_key(&s) => {}
-            Event::Stdout(s, bytes) if is_mcp_server_key(&s) => {
+            Event::Stderr(M(_), _) => {}
+            Event::Stdout(M(s), bytes) => {
                 if let Some(server) = servers.get_mut(&s) {
                     server.stdout.handed_in();
                 }
-                bridge.handle(now, Input::Mcp(&s, McpRead::Stdout(&bytes)))
+                bridge.handle(now, Input::Mcp(s, McpRead::Stdout(&bytes)))
             }
-            Event::StdoutEnd(s) if is_mcp_server_key(&s) => {
-                bridge.handle(now, Input::Mcp(&s, McpRead::StdoutEnd))
-            }
+            Event::StdoutEnd(M(s)) => bridge.handle(now, Input::Mcp(s, McpRead::StdoutEnd)),
             // MCP-05 bounds what waits for a server: at most 64 calls.
-            Event::Written(s, _) if is_mcp_server_key(&s) => {}
-            Event::Written(s, n) => bridge.handle(now, Input::AgentWritten(id(&s), n)),
-            Event::Exit(s, _) if is_mcp_server_key(&s) => {
+            Event::Written(M(_), _) => {}
+            Event::Written(A(s), n) => bridge.handle(now, Input::AgentWritten(s, n)),
+            Event::Exit(M(s), _) => {
                 sweep(&orphans, &agents, &servers);
-                bridge.handle(now, Input::Mcp(&s, McpRead::Exit))
+                bridge.handle(now, Input::Mcp(s, McpRead::Exit))
             }
             Event::Editor(bytes) => {
                 editor_gate.handed_in();
@@ -544,19 +538,19 @@ where
             Event::EditorEnd => bridge.handle(now, Input::EditorEnd),
             Event::Shutdown => bridge.handle(now, Input::Shutdown),
             Event::SessionFolder(files) => bridge.handle(now, Input::SessionFolder(files)),
-            Event::Stdout(s, bytes) => {
+            Event::Stdout(A(s), bytes) => {
                 if let Some(agent) = agents.get_mut(&s) {
                     agent.stdout.handed_in();
                 }
-                bridge.handle(now, Input::AgentStdout(id(&s), &bytes))
+                bridge.handle(now, Input::AgentStdout(s, &bytes))
             }
-            Event::Stderr(s, bytes) => bridge.handle(now, Input::AgentStderr(id(&s), &bytes)),
-            Event::StdoutEnd(s) => bridge.handle(now, Input::AgentStdoutEnd(id(&s))),
+            Event::Stderr(A(s), bytes) => bridge.handle(now, Input::AgentStderr(s, &bytes)),
+            Event::StdoutEnd(A(s)) => bridge.handle(now, Input::AgentStdoutEnd(s)),
             // The agent stays known until the bridge kills what is left of its group.
-            Event::Exit(s, status) => {
+            Event::Exit(A(s), status) => {
                 // ACP-22: what it left running ends with it.
                 sweep(&orphans, &agents, &servers);
-                bridge.handle(now, Input::AgentExit(id(&s), status))
+                bridge.handle(now, Input::AgentExit(s, status))
             }
         }
     }
@@ -566,8 +560,8 @@ where
 /// agents: ended (when the bridge adopted them).
 fn sweep(
     orphans: &Orphans,
-    agents: &BTreeMap<Arc<str>, Agent>,
-    servers: &BTreeMap<Arc<str>, Agent>,
+    agents: &BTreeMap<AgentKey, Agent>,
+    servers: &BTreeMap<McpServerKey, Agent>,
 ) {
     let ours = |pid: i32| {
         agents
@@ -592,7 +586,7 @@ fn kill(process: &Agent) {
 fn start_agent(
     tasks: &smol::Executor<'static>,
     command: std::process::Command,
-    session: Arc<str>,
+    process: ProcessKey,
     events: channel::Sender<Event>,
 ) -> io::Result<Agent> {
     let pipes = AgentPipes::spawn(command)?;
@@ -604,7 +598,7 @@ fn start_agent(
     // only the calls of its session's agent (at most 64, MCP-05).
     let (ops, op_rx) = channel::unbounded::<AgentOp>();
     tasks
-        .spawn(run_agent(pipes, session, events, op_rx, turns))
+        .spawn(run_agent(pipes, process, events, op_rx, turns))
         .detach();
     Ok(Agent {
         ops,
@@ -628,7 +622,7 @@ enum AgentWake {
 /// [`start_agent`].
 async fn run_agent(
     mut pipes: AgentPipes,
-    session: Arc<str>,
+    process: ProcessKey,
     events: channel::Sender<Event>,
     ops: channel::Receiver<AgentOp>,
     turns: channel::Receiver<()>,
@@ -644,7 +638,7 @@ async fn run_agent(
     loop {
         let output_open = pipes.stdout_open() || pipes.stderr_open();
         if let (Some(status), false) = (exited, output_open) {
-            let _ = events.send(Event::Exit(session, status)).await;
+            let _ = events.send(Event::Exit(process, status)).await;
             return;
         }
         let wake = future::poll_fn(|cx| {
@@ -681,11 +675,7 @@ async fn run_agent(
             AgentWake::Op(Some(AgentOp::Write(bytes))) => match pipes.queue(&bytes) {
                 true => Ok(()),
                 // ACP-20: dropped with a closed stdin: no longer waiting.
-                false => {
-                    events
-                        .send(Event::Written(session.clone(), bytes.len()))
-                        .await
-                }
+                false => events.send(Event::Written(process, bytes.len())).await,
             },
             AgentWake::Op(Some(AgentOp::CloseStdin)) => {
                 // After what was queued before (no grace here: the bridge kills it later).
@@ -705,20 +695,16 @@ async fn run_agent(
             AgentWake::Pipe(PipeEvent::Stdout(n)) => {
                 turn = false;
                 let bytes = out[..n].to_vec();
-                events.send(Event::Stdout(session.clone(), bytes)).await
+                events.send(Event::Stdout(process, bytes)).await
             }
-            AgentWake::Pipe(PipeEvent::StdoutEnd) => {
-                events.send(Event::StdoutEnd(session.clone())).await
-            }
+            AgentWake::Pipe(PipeEvent::StdoutEnd) => events.send(Event::StdoutEnd(process)).await,
             AgentWake::Pipe(PipeEvent::Stderr(n)) => {
                 let bytes = err[..n].to_vec();
-                events.send(Event::Stderr(session.clone(), bytes)).await
+                events.send(Event::Stderr(process, bytes)).await
             }
             AgentWake::Pipe(PipeEvent::StderrEnd) => Ok(()),
             // ACP-20: written, or dropped with a stdin the agent closed.
-            AgentWake::Pipe(PipeEvent::Written(n)) => {
-                events.send(Event::Written(session.clone(), n)).await
-            }
+            AgentWake::Pipe(PipeEvent::Written(n)) => events.send(Event::Written(process, n)).await,
             AgentWake::Exited(status) => {
                 exited = Some(status);
                 grace = Some(smol::Timer::after(OUTPUT_GRACE));
