@@ -386,7 +386,7 @@ pub struct ReadBytes {
 }
 
 /// The member of a tool result's `details` that carries its [`StoredOutput`] (OUT-02,
-/// CONTRACT §2; read typed by [`crate::wire::ToolResultDetails`]).
+/// OUT-10; read typed by [`crate::wire::ToolResultDetails`]).
 pub const STORED_OUTPUT_MEMBER: &str = "storedOutput";
 
 /// The stored outputs a history names (OUT-08, history replay): every `toolResult` message

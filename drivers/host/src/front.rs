@@ -3,8 +3,9 @@
 //! of host requests to the handlers the application registered ([`Handlers`]): which event
 //! goes to a handler, which withdraws a running one, and the call that answers the agent
 //! with what a handler returned. A driver keeps only what differs: how it runs a handler (a
-//! thread, a task) and how it stops one. The whole-output fetch of stored outputs
-//! (`OutputFetch`, OUT-10) is the front end's too, in `fetch.rs`.
+//! thread, a task) and how it stops one. The whole-output fetch of stored outputs (OUT-10) is
+//! not here: it is the core's [`OutputFetch`](musewire_core::client::OutputFetch), which
+//! each driver's `fetch_output` runs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
