@@ -24,7 +24,8 @@ pub enum Op<R> {
     /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
     /// rather than to the event stream.
     Call {
-        /// The call.
+        /// What the application asked of the client; the loop hands it in as an
+        /// `Input::Call`, recorded like any other input.
         call: Call,
         /// Whether the caller waits for the request's answer.
         wait: bool,
@@ -40,7 +41,8 @@ pub enum Op<R> {
     Finished {
         /// The request it handled.
         key: RequestKey,
-        /// The answer.
+        /// The call that sends its answer to the agent; `None` for a UI handler that gave no
+        /// answer (a notice needs none).
         call: Option<Call>,
     },
 }
@@ -101,7 +103,7 @@ impl HostRequest {
 /// (`isError`, the agent fails the tool with the result's text).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostToolAnswer {
-    /// The result.
+    /// The tool's result as the agent is sent it: its content blocks and `details`.
     pub result: ToolResult,
     /// Whether it rejects the call.
     pub is_error: bool,
