@@ -172,7 +172,8 @@ impl App {
         self.respond(now, request, Ok(Some(crate::commands::not_cancelled())));
     }
 
-    /// The current history.
+    /// The current session's history, oldest first: what `get_messages` and the pages serve,
+    /// and, with a session folder, what its file holds.
     pub fn messages(&self) -> &[AgentMessage] {
         &self.sessions.current.messages
     }

@@ -38,7 +38,7 @@ pub enum IoWork {
     /// The path is as the model gave it (relative to the working directory, `file://`
     /// stripped).
     ReadFile {
-        /// The file.
+        /// The file to read; a relative path is the working directory's.
         path: PathBuf,
         /// Which lines, and how many bytes at most.
         window: crate::read::ReadWindow,
@@ -79,7 +79,7 @@ pub enum IoWork {
     TruncateSession {
         /// The file's name in the session folder.
         name: String,
-        /// Its new length.
+        /// The length to cut it to: the end of its last whole line, in bytes.
         len: u64,
     },
 }

@@ -200,7 +200,7 @@ pub fn test_sources(root: &Path) -> Vec<PathBuf> {
 /// One line of the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleCoverage {
-    /// The rule.
+    /// The rule's ID, as `conformance/RULES.md` lists it (`FRAME-01`).
     pub id: String,
     /// Transcript file names whose header names it.
     pub transcripts: Vec<String>,

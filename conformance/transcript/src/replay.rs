@@ -61,7 +61,8 @@ pub enum Core {
 /// A core under a virtual clock.
 #[derive(Debug)]
 pub struct Session {
-    /// The core.
+    /// The machine the transcript's header names by its role, built from the header's
+    /// config.
     pub core: Core,
     /// Time zero.
     pub base: Instant,

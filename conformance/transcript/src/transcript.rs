@@ -299,7 +299,7 @@ pub enum Input {
     Eof,
     /// The agent's exit.
     Exit {
-        /// Its status.
+        /// How it ended: its exit code, the signal that killed it, or unknown.
         status: ExitStatus,
         /// The stderr tail the driver hands in with it.
         stderr_tail: Vec<u8>,
@@ -389,7 +389,7 @@ pub struct Step {
     pub line: usize,
     /// Milliseconds from the start.
     pub at: u64,
-    /// The input.
+    /// What the step hands the core at `at`, parsed from the line's members.
     pub input: Input,
 }
 
@@ -418,9 +418,9 @@ impl Step {
 pub struct Transcript {
     /// Where it was read from.
     pub path: PathBuf,
-    /// Its header.
+    /// Its first line: the role, the config and the rule IDs it covers.
     pub header: Header,
-    /// Its steps.
+    /// The lines after the header, one step each, in file order.
     pub steps: Vec<Step>,
 }
 

@@ -149,7 +149,7 @@ fn as_text<S: serde::Serializer>(bytes: &&[u8], s: S) -> Result<S::Ok, S::Error>
 pub enum DialogOutcome {
     /// The host's `extension_ui_response`, as received.
     Answered {
-        /// The frame.
+        /// The whole `extension_ui_response` object (`value`, `confirmed` or `cancelled`).
         response: Value,
     },
     /// The dialog's timeout passed: the application takes its default.
@@ -225,7 +225,7 @@ pub enum AgentEvent {
     /// `get_messages_page`, [`Agent::respond_messages_page`](super::Agent::respond_messages_page)),
     /// in any order (CALL-01).
     Command {
-        /// The request.
+        /// The counter to answer with (not the host's `id`, which is below).
         request: RequestId,
         /// The host's `id`, as sent (absent when it sent none), for frames that refer to the
         /// command later (`prompt_result`).
@@ -252,14 +252,14 @@ pub enum AgentEvent {
     },
     /// A partial result of an open host tool call (HOST-02).
     HostToolUpdate {
-        /// The call.
+        /// The call, as [`Agent::call_host_tool`](super::Agent::call_host_tool) returned it.
         call: HostCallId,
         /// `partialResult`, as sent.
         partial_result: Value,
     },
     /// A host tool call ended (HOST-02, HOST-07): the result, or the error text.
     HostToolFinished {
-        /// The call.
+        /// The call, as [`Agent::call_host_tool`](super::Agent::call_host_tool) returned it.
         call: HostCallId,
         /// `result` on success; on `isError` its joined text ("Host tool execution failed"
         /// when empty); on disconnect the reference's message.
@@ -268,7 +268,8 @@ pub enum AgentEvent {
     },
     /// A host URI request ended (HOST-05, HOST-07).
     HostUriFinished {
-        /// The request.
+        /// The request, as [`Agent::request_host_uri`](super::Agent::request_host_uri) returned
+        /// it.
         request: HostUriId,
         /// The content (for a write, empty), or the error text.
         #[serde(serialize_with = "crate::outcome::serialize_outcome")]
@@ -276,16 +277,17 @@ pub enum AgentEvent {
     },
     /// A dialog was answered, timed out, or can no longer be (HOST-06, HOST-07).
     DialogResolved {
-        /// The dialog.
+        /// The dialog, as [`Agent::ui_dialog`](super::Agent::ui_dialog) returned it.
         dialog: DialogId,
         /// How.
         outcome: DialogOutcome,
     },
     /// A line on stdin the agent answered with a `parse` failure (FRAME-14), for the log.
     InputError {
-        /// The rule.
+        /// The ID of the rule the line broke: `FRAME-14` (not JSON) or `FRAME-16` (over the
+        /// input cap, or `null`).
         rule: &'static str,
-        /// The error sent.
+        /// The `parse` failure's `error` text, as sent to the host.
         message: String,
     },
     /// Stdin ended; every pending dialog, host tool call and host URI request has been

@@ -65,7 +65,7 @@ pub enum AgentCall {
         tool_call_id: String,
         /// The host tool's name.
         name: String,
-        /// Its arguments.
+        /// The arguments object the model gave, sent as the call's `arguments`.
         arguments: Value,
     },
     /// [`Agent::cancel_host_tool`].

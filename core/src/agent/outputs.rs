@@ -5,7 +5,7 @@
 //!   [`spill::plan`]: the result is settled at once, or the agent asks the driver for an
 //!   [`AgentAction::SpillWrite`] and settles it when [`Input::SpillDone`](super::Input) comes.
 //!   Either way the application gets [`AgentEvent::ToolResultSettled`]. A spilled result's
-//!   `details` carry `storedOutput` (OUT-02, CONTRACT §2) and the output is recorded for
+//!   `details` carry `storedOutput` (OUT-02, OUT-10) and the output is recorded for
 //!   reads; a failed save settles the original result, the reason in the outcome (SPILL-05).
 //! * **`read_output` (OUT-10, ours).** With [`AgentConfig::serve_outputs`](super::AgentConfig)
 //!   the agent answers the command itself, the application never sees it: params checked

@@ -125,7 +125,8 @@ pub enum Ended {
 /// A program made of an agent and a function answering its events (see [`on_event`]).
 #[derive(Debug)]
 pub struct OnEvent<F> {
-    /// The agent.
+    /// The agent the loop feeds and drains; `answer` gets each of its events with it, to
+    /// respond on.
     pub agent: Agent,
     answer: F,
 }

@@ -13,9 +13,12 @@ pub const DEFAULT_CAP_CHARS: usize = 50_000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum LiveBlock {
-    /// Text.
+    /// A text block: beside an image, one text block's text (cut at the cap) or the stub,
+    /// line or marker another block is shown as; otherwise the whole stored copy, cut at the
+    /// cap, as the only block ([`render`]).
     Text {
-        /// The text.
+        /// What the model reads; a text cut at the cap ends with a line saying so
+        /// ([`cut_at_cap`]).
         text: String,
     },
     /// A native image.

@@ -115,7 +115,8 @@ pub enum ClientEvent {
     },
     /// The answer to a request (CALL-01).
     Response {
-        /// The request.
+        /// The id [`CallResult::Request`](super::CallResult::Request) gave for the call that sent
+        /// the command.
         request: RequestId,
         /// The command's wire type.
         command: String,
@@ -134,7 +135,7 @@ pub enum ClientEvent {
     PromptFailed {
         /// The prompt's request.
         request: RequestId,
-        /// The failure.
+        /// The agent's error for the prompt, with its code when it gave one.
         failure: CommandFailure,
     },
     /// The result of a whole-history read (PAGE-07).
@@ -191,7 +192,7 @@ pub enum ClientEvent {
     /// A dialog is no longer open: the agent cancelled it, or its timeout passed and the agent
     /// took the default (HOST-06). An answer to it is dropped.
     UiWithdrawn {
-        /// The dialog.
+        /// The dialog's `id`, as its [`UiRequest`] carried it.
         id: String,
         /// True when its timeout passed, false when the agent cancelled it.
         timed_out: bool,
@@ -199,20 +200,20 @@ pub enum ClientEvent {
     /// Any other frame from the agent: session events, notices, frames of types this version
     /// does not know (CALL-06: [`AgentFrame::Unknown`], re-serialised unchanged).
     Frame {
-        /// The frame.
+        /// The frame, typed; a type this version does not know is an [`AgentFrame::Unknown`].
         frame: AgentFrame,
     },
     /// A response or failure that matches no pending request (CALL-02): never dropped silently.
     Unmatched {
-        /// The frame.
+        /// The response or failure as received, its `id` naming no pending request.
         frame: AgentFrame,
     },
     /// A framing error that does not end the session (FRAME-02, FRAME-13), or a host answer
     /// over the agent's limit that went out as an error instead (HOST-09).
     ProtocolWarning {
-        /// The rule.
+        /// The ID of the rule broken, as in `conformance/RULES.md` (`FRAME-02`, `HOST-09`, …).
         rule: &'static str,
-        /// The message.
+        /// What went wrong, one line for a log.
         message: String,
         /// What was wrong and where, when known.
         #[serde(skip_serializing_if = "Option::is_none")]

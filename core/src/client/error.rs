@@ -70,7 +70,7 @@ pub enum SessionError {
     /// The agent process exited.
     #[error("Agent process exited with {status}. Stderr: {stderr}")]
     Exited {
-        /// Its status.
+        /// How it ended: its exit code, the signal that killed it, or unknown.
         status: ExitStatus,
         /// The tail of its stderr.
         stderr: String,

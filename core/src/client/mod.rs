@@ -158,7 +158,7 @@ pub struct Client {
 /// A line held until the session is ready.
 #[derive(Debug)]
 enum Held {
-    /// This line.
+    /// A line to write as it is, once the session is ready.
     Line(Vec<u8>),
     /// A `set_host_tools`, as itself or through pi's extension (HOST-10): which one is known
     /// once the agent has said whether it has the extension.

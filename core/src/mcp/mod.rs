@@ -128,7 +128,7 @@ pub enum Input<'a> {
 pub enum Action {
     /// Write these bytes to the server's stdin: complete JSON-RPC lines.
     Write {
-        /// The lines.
+        /// One or more JSON-RPC messages, each ending in a newline.
         #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
     },
@@ -138,7 +138,8 @@ pub enum Action {
     Result {
         /// The host tool call's id.
         id: String,
-        /// The result.
+        /// The server's content made the agent's: each block through the credential check
+        /// and the model's cap (`core::blocks`), as text and image blocks.
         result: ToolResult,
         /// Whether the call failed.
         is_error: bool,

@@ -28,10 +28,10 @@ pub struct InitializeParams<'a> {
 /// A program's name and version.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Implementation {
-    /// Its name.
+    /// The program's `name` (`clientInfo.name`, `serverInfo.name`); empty when not sent.
     #[serde(default)]
     pub name: String,
-    /// Its version.
+    /// The program's `version`, free text; empty when not sent.
     #[serde(default)]
     pub version: String,
 }
@@ -89,7 +89,7 @@ pub struct Tool {
 pub struct CallToolParams<'a> {
     /// The tool's MCP name.
     pub name: &'a str,
-    /// Its arguments.
+    /// The arguments object the agent's model gave, passed on unchanged.
     pub arguments: &'a Value,
 }
 
@@ -110,9 +110,10 @@ pub struct CallToolResult {
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RpcError {
-    /// Its code.
+    /// The JSON-RPC error code: -32601 for an unknown method, -32602 for bad params, or
+    /// the server's own.
     pub code: i64,
-    /// Its message.
+    /// The server's text for it; empty when not sent.
     #[serde(default)]
     pub message: String,
 }

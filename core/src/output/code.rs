@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The `code` of a failed `read_output` (CONTRACT §1): [`OutputError`](super::OutputError)'s tag, without the
-/// details (the failure's `error` text carries them).
+/// The `code` of a failed `read_output` (OUT-10's list of codes):
+/// [`OutputError`](super::OutputError)'s tag, without the details (the failure's `error` text
+/// carries them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputErrorCode {

@@ -266,7 +266,7 @@ pub struct ReadParams {
     pub session_id: String,
     /// The item (tool call) the output belongs to.
     pub item_id: String,
-    /// The reference.
+    /// The store-issued reference (OUT-09), checked as such before any lookup.
     pub output_ref: OutputRef,
     /// Where to start, in bytes.
     pub offset_bytes: u64,
@@ -366,11 +366,12 @@ pub struct StoredOutput {
     pub session_id: String,
     /// The item (tool call) it belongs to.
     pub item_id: String,
-    /// Its reference.
+    /// The store-issued reference a read names (OUT-09).
     pub output_ref: OutputRef,
-    /// Its length in bytes.
+    /// The whole output's length in bytes, what a walk reads up to.
     pub byte_len: u64,
-    /// Its media type.
+    /// Its media type as stored: a text type ([`is_text_media_type`]) is read in UTF-8 pages,
+    /// anything else in base64 ones (OUT-05).
     pub media_type: String,
     /// Whether it can be read.
     pub availability: Availability,
@@ -386,7 +387,7 @@ pub struct ReadBytes {
 }
 
 /// The member of a tool result's `details` that carries its [`StoredOutput`] (OUT-02,
-/// CONTRACT §2; read typed by [`crate::wire::ToolResultDetails`]).
+/// OUT-10; read typed by [`crate::wire::ToolResultDetails`]).
 pub const STORED_OUTPUT_MEMBER: &str = "storedOutput";
 
 /// The stored outputs a history names (OUT-08, history replay): every `toolResult` message
@@ -490,11 +491,11 @@ pub fn check_offset(offset: u64, byte_len: u64) -> Result<(), OutputError> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadRequest {
-    /// The session.
+    /// The session the output was stored under (`storedOutput.sessionId`).
     pub session_id: String,
-    /// The item.
+    /// The tool call whose result was stored (`storedOutput.itemId`).
     pub item_id: String,
-    /// The stored output.
+    /// The store-issued reference of the output to read (OUT-09).
     pub output_ref: OutputRef,
     /// Where to start.
     pub offset_bytes: u64,
@@ -533,7 +534,8 @@ pub struct ReadResult {
     pub item_id: String,
     /// The reference, as asked.
     pub output_ref: OutputRef,
-    /// The page.
+    /// The page's bytes, written as `encoding` says: the text itself, or base64 (OUT-04,
+    /// OUT-05).
     pub content: String,
     /// How `content` is encoded.
     pub encoding: Encoding,
@@ -657,9 +659,9 @@ pub enum WalkError {
     /// The page is longer than asked for.
     #[error("the page holds {got} bytes, more than the {asked} asked for")]
     TooLong {
-        /// Asked for.
+        /// The most bytes a page may hold: the walk's page size.
         asked: u64,
-        /// Got.
+        /// The page's `byteLen`.
         got: u64,
     },
     /// The content does not decode to `byteLen` bytes.
@@ -667,7 +669,7 @@ pub enum WalkError {
     BadContent {
         /// The page's `byteLen`.
         byte_len: u64,
-        /// Its encoding.
+        /// The encoding the page claims for its `content`.
         encoding: Encoding,
     },
     /// An empty page before the end: the walk would never end.

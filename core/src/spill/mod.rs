@@ -330,7 +330,7 @@ pub struct PendingSpill {
     skeleton: ToolResult,
     /// The byte length of each text block's text, in order.
     lengths: Vec<usize>,
-    /// The cap.
+    /// The `maxInlineBytes` the result was measured against (SPILL-02, SPILL-07).
     max_inline_bytes: usize,
 }
 

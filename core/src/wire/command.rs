@@ -49,7 +49,8 @@ wire_struct! {
 wire_struct! {
     /// `steer`, `follow_up`, `abort_and_prompt {message, images?}`.
     pub struct MessageArgs {
-        /// The text.
+        /// The user's text, delivered as the command says (steered in, queued, or after an
+        /// abort).
         req message: String = "message",
         /// Attached images (`ContentBlock::Image` blocks, `{type:"image", data, mimeType}`).
         opt images: Vec<ContentBlock> = "images",
@@ -83,7 +84,7 @@ wire_struct! {
 wire_struct! {
     /// `set_host_tools {tools}` (HOST-01): replaces the whole host-owned set.
     pub struct SetHostTools {
-        /// The tools.
+        /// Every host tool the agent may call from now on; an empty list withdraws them all.
         req tools: Vec<HostToolDefinition> = "tools",
     }
 }
@@ -91,7 +92,7 @@ wire_struct! {
 wire_struct! {
     /// `set_host_uri_schemes {schemes}` (HOST-04).
     pub struct SetHostUriSchemes {
-        /// The schemes.
+        /// Every URI scheme the host serves from now on, replacing the set before (HOST-04).
         req schemes: Vec<HostUriSchemeDefinition> = "schemes",
     }
 }
@@ -100,7 +101,7 @@ wire_struct! {
     /// `{level}` (`set_subagent_subscription`: `off`, `progress`, `events`;
     /// `set_thinking_level`).
     pub struct Level {
-        /// The level.
+        /// One of the values above, as the agent spells it.
         req level: String = "level",
     }
 }
@@ -131,7 +132,7 @@ wire_struct! {
     /// `{mode}` (`set_steering_mode`, `set_follow_up_mode`: `all`, `one-at-a-time`;
     /// `set_interrupt_mode`: `immediate`, `wait`).
     pub struct Mode {
-        /// The mode.
+        /// One of the values above, as the agent spells it.
         req mode: String = "mode",
     }
 }
@@ -179,7 +180,7 @@ wire_struct! {
 wire_struct! {
     /// `set_session_name {name}`.
     pub struct SetSessionName {
-        /// The name.
+        /// The session's display name (`get_state`'s `sessionName` afterwards).
         req name: String = "name",
     }
 }
@@ -216,7 +217,7 @@ wire_struct! {
 wire_struct! {
     /// `login {providerId}`.
     pub struct Login {
-        /// The provider.
+        /// The id of the provider to log in to, as `get_login_providers` lists it.
         req provider_id: String = "providerId",
     }
 }
@@ -576,9 +577,9 @@ impl Command {
 /// A command with its request id, serialised id first (see [`Command::with_id`]).
 #[derive(Debug, Clone, Copy)]
 pub struct CommandWithId<'a> {
-    /// The request id.
+    /// The `id` member, written first; `None` writes none.
     pub id: Option<&'a str>,
-    /// The command.
+    /// The command whose `type` and members follow the id.
     pub command: &'a Command,
 }
 

@@ -141,7 +141,7 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         config.session_dir = Some(dir);
     }
     if let Some(n) = args.max_inline_bytes {
-        // CONTRACT §3: the bundled agent serves `read_output` whenever it spills.
+        // The bundled agent offers and serves `read_output` whenever it spills (OUT-10).
         bundled.push("--max-inline-bytes".to_owned());
         bundled.push(n.to_string());
         config.agent_serves_output = true;

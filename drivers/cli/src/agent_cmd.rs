@@ -31,7 +31,7 @@ pub struct AgentArgs {
     /// The model id to report (the model is always the scripted one).
     #[arg(long, allow_hyphen_values = true)]
     model: Option<String>,
-    /// The provider to report.
+    /// The provider `get_state` reports (default `musewire`; no provider is called).
     #[arg(long, allow_hyphen_values = true)]
     provider: Option<String>,
     /// Keep each session in this folder, as `<sessionId>.jsonl` (made 0700 when missing;

@@ -3,9 +3,10 @@
 //! through `read_output` pages (OUT-04, OUT-10) into a file.
 //!
 //! The agent is started (the bundled one by default); with `--session PATH` it first switches
-//! to that session file, so a restarted agent serves the outputs stored under it again (OUT-08,
-//! CONTRACT §3). The file is created new (never through a symlink, never over an existing
-//! file), mode 0600, and removed again when the fetch fails.
+//! to that session file, so a restarted agent serves the outputs stored under it again (OUT-08;
+//! the bundled agent keeps a session as `<sessionId>.jsonl`, AGENT-05). The file is created
+//! new (never through a symlink, never over an existing file), mode 0600, and removed again
+//! when the fetch fails.
 
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};

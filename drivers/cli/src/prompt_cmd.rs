@@ -20,7 +20,7 @@ use crate::visible::visible;
 /// Arguments of `musewire prompt`.
 #[derive(clap::Args)]
 pub struct PromptArgs {
-    /// The prompt.
+    /// The text sent as the prompt (the bundled agent echoes it or runs the script it names).
     text: String,
     /// Print every event as one JSON line instead of the streamed turn.
     #[arg(long)]

@@ -255,7 +255,7 @@ fn out_02_prompt_shows_where_a_spilled_result_was_stored() {
 
 #[test]
 fn out_10_fetch_output_switches_the_bundled_agent_then_asks_only_when_offered() {
-    // The bundled agent with a session folder (CONTRACT §3) and no --max-inline-bytes: it
+    // The bundled agent with a session folder (AGENT-05) and no --max-inline-bytes: it
     // takes the switch to its own session file, and offers no read_output, so none is sent.
     let dir = scratch("bundled");
     let sessions = dir.join("sessions");

@@ -10,7 +10,7 @@ MODE:
             base64 (mediaType application/octet-stream), each a few bytes shorter than asked
             (down to 1) so that a reader must advance by the returned byteLen (OUT-04).
             `switch_session {sessionPath}` takes an existing `*.jsonl` file and makes its
-            stem the session (CONTRACT §3); anything else fails. A `prompt` runs one `bash`
+            stem the session (as the bundled agent's AGENT-05 files); anything else fails. A `prompt` runs one `bash`
             tool call whose result names the stored output in details.storedOutput (OUT-02).
   nooffer   the same, without readOutput in the ready frame (as omp and pi).
   liar      serves; the second page starts one byte past where it was asked (OUT-09).

@@ -133,7 +133,8 @@ impl LocalFiles for NoFiles {
 /// transcript and spilled results go ([`LocalFiles`]).
 #[derive(Debug)]
 pub struct Driven<W, F = NoFiles> {
-    /// The client.
+    /// The session's core. Inputs go to it through `Driven`'s methods, which record them and
+    /// route their answers to waiting callers; calling its `handle` directly would skip both.
     pub client: Client,
     recorder: Option<Recorder>,
     files: F,

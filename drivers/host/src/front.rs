@@ -3,8 +3,9 @@
 //! of host requests to the handlers the application registered ([`Handlers`]): which event
 //! goes to a handler, which withdraws a running one, and the call that answers the agent
 //! with what a handler returned. A driver keeps only what differs: how it runs a handler (a
-//! thread, a task) and how it stops one. The whole-output fetch of stored outputs
-//! (`OutputFetch`, OUT-10) is the front end's too, in `fetch.rs`.
+//! thread, a task) and how it stops one. The whole-output fetch of stored outputs (OUT-10) is
+//! not here: it is the core's [`OutputFetch`](musewire_core::client::OutputFetch), which
+//! each driver's `fetch_output` runs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -23,7 +24,8 @@ pub enum Op<R> {
     /// A call of the client; when `wait`, the answer to the request it makes goes to a waiter
     /// rather than to the event stream.
     Call {
-        /// The call.
+        /// What the application asked of the client; the loop hands it in as an
+        /// `Input::Call`, recorded like any other input.
         call: Call,
         /// Whether the caller waits for the request's answer.
         wait: bool,
@@ -39,7 +41,8 @@ pub enum Op<R> {
     Finished {
         /// The request it handled.
         key: RequestKey,
-        /// The answer.
+        /// The call that sends its answer to the agent; `None` for a UI handler that gave no
+        /// answer (a notice needs none).
         call: Option<Call>,
     },
 }
@@ -100,7 +103,7 @@ impl HostRequest {
 /// (`isError`, the agent fails the tool with the result's text).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostToolAnswer {
-    /// The result.
+    /// The tool's result as the agent is sent it: its content blocks and `details`.
     pub result: ToolResult,
     /// Whether it rejects the call.
     pub is_error: bool,

@@ -1,7 +1,7 @@
 //! One agent's part of a mio loop: its process and pipes, the reading and writing, and the
 //! channels to its handle. Performs the core's actions; decides nothing of the protocol: the
 //! bookkeeping (the work of each input, the operations, the stop and the exit, the
-//! backpressure on events and on writes) is the core's [`Driven`]; this keeps only its I/O,
+//! backpressure on events and on writes) is the host kit's [`Driven`]; this keeps only its I/O,
 //! as [`Plumbing`]. The poll and the wait are the [`reactor`](crate::reactor)'s, which drives
 //! one agent or many from one thread and calls in here for each agent's readiness and turn.
 
@@ -243,7 +243,7 @@ impl Agent {
     }
 
     /// Takes the application's operations while the bytes waiting for the agent's stdin stay
-    /// under the core's bound ([`Driven::takes_ops`]); past it they wait in the bounded queue,
+    /// under the host kit's bound ([`Driven::takes_ops`]); past it they wait in the bounded queue,
     /// and a caller waits for room in it.
     fn take_ops(&mut self) -> io::Result<()> {
         let mut took = false;

@@ -148,7 +148,8 @@ impl Tags {
 }
 
 impl Completions {
-    /// An empty queue.
+    /// An empty queue, to pass to `AgentProcess::submit_to` for calls whose answers are taken
+    /// here later.
     pub fn new() -> Self {
         Self::default()
     }

@@ -10,7 +10,7 @@
 //! except while a caller waits for an answer ([`Backlog`](musewire_host::Backlog)).
 //!
 //! The loop's bookkeeping (the work of each input, the operations, the stop and the exit,
-//! the backpressure) is the core's [`Driven`]; this task keeps only its I/O, as
+//! the backpressure) is the host kit's [`Driven`]; this task keeps only its I/O, as
 //! [`Plumbing`].
 
 use std::future::Future;

@@ -103,13 +103,13 @@ pub enum StoreError {
     /// for one).
     #[error("{path} already exists")]
     Exists {
-        /// Its path.
+        /// The path that was to be made new.
         path: PathBuf,
     },
     /// A stored output is a symlink or not a regular file.
     #[error("{path}: not a regular file")]
     NotAFile {
-        /// Its path.
+        /// The stored output's path, under the store's root.
         path: PathBuf,
     },
     /// An I/O error.
@@ -117,9 +117,9 @@ pub enum StoreError {
     Io {
         /// What was being done.
         what: &'static str,
-        /// On what.
+        /// The file or directory it was done on.
         path: PathBuf,
-        /// The error.
+        /// The operating system's error.
         source: io::Error,
     },
     /// No random bytes.
