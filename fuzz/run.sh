@@ -2,8 +2,8 @@
 # Runs every fuzz target for SECONDS each (default 30), one after another.
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 # Crashes are left in fuzz/artifacts/TARGET/; the corpus grows in fuzz/corpus/TARGET/, seeded
-# from fuzz/seeds/TARGET/ where that exists (mcp_client: core/tests/mcp_fuzz_body.rs; bridge_session: the ACP transcripts, made by
-# core/tests/acp_fuzz_body.rs).
+# from fuzz/seeds/TARGET/ where that exists (mcp_client: core/tests/fuzz_bodies/mcp.rs; bridge_session: the ACP transcripts, made by
+# core/tests/fuzz_bodies/acp.rs).
 set -euo pipefail
 seconds=${1:-30}
 cd "$(dirname "$0")"
