@@ -1,26 +1,59 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for SECONDS each (default 30), one after another.
+# Runs every fuzz target for SECONDS each (default 30), JOBS at a time (default: the number of
+# CPUs, at most 4; `FUZZ_JOBS` overrides it). Each target is one libFuzzer process on one core,
+# so on two cores two at a time take half the wall time for the same fuzzing per target.
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 # Crashes are left in fuzz/artifacts/TARGET/; the corpus grows in fuzz/corpus/TARGET/, seeded
-# from fuzz/seeds/TARGET/ where that exists (mcp_client: core/tests/mcp_fuzz_body.rs; bridge_session: the ACP transcripts, made by
-# core/tests/acp_fuzz_body.rs).
+# from fuzz/seeds/TARGET/ where that exists (mcp_client: core/tests/fuzz_bodies/mcp.rs; bridge_session: the ACP transcripts, made by
+# core/tests/fuzz_bodies/acp.rs). Each target's report is printed whole when it ends.
 set -euo pipefail
 seconds=${1:-30}
 cd "$(dirname "$0")"
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 4 ] && jobs=4
+[ "$jobs" -lt 1 ] && jobs=1
 targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^musewire-fuzz$')
 cargo +nightly fuzz build -O $targets >/dev/null 2>&1 || cargo +nightly fuzz build -O
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# One target's run, its report written to $logs/TARGET.
+fuzz_one() {
+  local t=$1
+  {
+    echo "fuzz/run.sh: $t for ${seconds}s"
+    cargo +nightly fuzz run -O "$t" "corpus/$t" -- \
+      -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=1100000 -print_final_stats=1 2>&1 |
+      grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|Done)|ERROR|panicked" || true
+  } >"$logs/$t" 2>&1
+}
+
 for t in $targets; do
   mkdir -p "corpus/$t"
   for seed in seeds/"$t"/*; do
     if [ -f "$seed" ] && [ ! -e "corpus/$t/${seed##*/}" ]; then cp "$seed" "corpus/$t/"; fi
   done
-  echo "fuzz/run.sh: $t for ${seconds}s"
-  cargo +nightly fuzz run -O "$t" "corpus/$t" -- \
-    -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=1100000 -print_final_stats=1 2>&1 |
-    grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|Done)|ERROR|panicked" || true
+done
+
+running=0
+for t in $targets; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
+
+crashed=0
+for t in $targets; do
+  cat "$logs/$t"
   if [ -n "$(ls -A "artifacts/$t" 2>/dev/null)" ]; then
     echo "fuzz/run.sh: $t found a crash: $(ls "artifacts/$t")" >&2
-    exit 1
+    crashed=1
+  else
+    echo "fuzz/run.sh: $t ok, corpus $(ls "corpus/$t" | wc -l) inputs"
   fi
-  echo "fuzz/run.sh: $t ok, corpus $(ls "corpus/$t" | wc -l) inputs"
 done
+exit "$crashed"

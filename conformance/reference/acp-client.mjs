@@ -38,6 +38,9 @@ import os from "node:os";
 
 const [sdkDir, program, ...args] = process.argv.slice(2);
 const scenario = process.env.ACP_SCENARIO ?? "bundled";
+// How long to wait for something a real agent does (a tool call seen, a note queued): long
+// enough for a loaded 2-core machine.
+const WAIT_MS = 90_000;
 const cwd = process.env.ACP_CWD ?? os.tmpdir();
 const prompts = {
   bundled: {
@@ -69,11 +72,11 @@ let choose;
 // gets its model option by one after `session/new`).
 let latestOptions;
 // The session's options: `session/new`'s, or, when those have no model option yet, the
-// first update that does (within 30 s).
+// first update that does (within WAIT_MS).
 const optionsOf = async session => {
   const hasModel = options => (options ?? []).some(o => o.id === "model");
   if (hasModel(session.configOptions)) return session.configOptions;
-  await until(() => hasModel(latestOptions), 30_000);
+  await until(() => hasModel(latestOptions), WAIT_MS);
   return latestOptions;
 };
 // The answer of a held permission request (`choose = "hold"`), once released.
@@ -104,11 +107,26 @@ const until = async (check, ms) => {
   }
 };
 
+// A step the scenario depends on (initialize, session/new, session/load): a failure ends the
+// run here, naming the step, with its error (the bridge's stderr, and so the agent's tail in
+// its errors, is this process's stderr), never later on a session that is not there.
+const step = async (name, promise) => {
+  try {
+    return await promise;
+  } catch (e) {
+    console.error(`acp-client: ${name} failed: ${JSON.stringify({ code: e.code, message: e.message, data: e.data })}`);
+    bridge.kill();
+    process.exit(2);
+  }
+};
+
+// The whole run's bound, generous: real agents on a loaded 2-core machine are slow
+// (ACP_WATCHDOG_MS overrides it).
 const watchdog = setTimeout(() => {
   console.error("acp-client: watchdog fired");
   bridge.kill();
   process.exit(3);
-}, 60_000);
+}, Number(process.env.ACP_WATCHDOG_MS ?? 300_000));
 
 await acp
   .client({ name: "musewire-acp-test" })
@@ -156,12 +174,12 @@ await acp
       await extraScenario(ctx);
       return;
     }
-    out.initialize = await ctx.request("initialize", {
+    out.initialize = await step("initialize", ctx.request("initialize", {
       protocolVersion: 1,
       clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
       clientInfo: { name: "musewire-acp-test", version: "1" },
-    });
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    }));
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.sessionId = session.sessionId;
     out.echo = await prompt(ctx, session.sessionId, prompts.echo);
     out.think = await prompt(ctx, session.sessionId, prompts.think);
@@ -173,7 +191,7 @@ await acp
     out.unknown = await errorOf(ctx.request("session/frobnicate", { sessionId: session.sessionId }));
     // A long turn, cancelled once its tool call is visible.
     const cancelled = prompt(ctx, session.sessionId, prompts.long);
-    await until(() => updates.some(u => u.sessionUpdate === "tool_call"), 20_000);
+    await until(() => updates.some(u => u.sessionUpdate === "tool_call"), WAIT_MS);
     const started = Date.now();
     await ctx.notify("session/cancel", { sessionId: session.sessionId });
     out.cancel = await cancelled;
@@ -183,13 +201,13 @@ await acp
 async function extraScenario(ctx) {
   const meta = scenario === "output" ? { "muse/output": 1 } : { "muse/usage": 1 };
   const forms = process.env.ACP_FORMS === "1" ? { elicitation: { form: {} } } : {};
-  out.initialize = await ctx.request("initialize", {
+  out.initialize = await step("initialize", ctx.request("initialize", {
     protocolVersion: 1,
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta, ...forms },
     clientInfo: { name: "musewire-acp-test", version: "1" },
-  });
+  }));
   if (scenario === "content") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     const blocks = async blocks => {
       updates = [];
       const response = await ctx.request("session/prompt", { sessionId: session.sessionId, prompt: blocks });
@@ -217,18 +235,18 @@ async function extraScenario(ctx) {
   if (scenario === "mcp") {
     // MCP-01..05: the editor's MCP servers (ACP_MCP_SERVERS, JSON) for the session, and a
     // prompt (ACP_PROMPT) whose turn calls one of their tools.
-    const session = await ctx.request("session/new", { cwd, mcpServers: JSON.parse(process.env.ACP_MCP_SERVERS) });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: JSON.parse(process.env.ACP_MCP_SERVERS) }));
     out.turn = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_PROMPT));
     return;
   }
   if (scenario === "omp-approval-cancel") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     const bash = command => `[[tool bash {"command":"${command}"}]]`;
     choose = null;
     out.cancelledOutcome = await errorOf(prompt(ctx, session.sessionId, bash("echo never")));
     choose = "hold";
     const held = errorOf(prompt(ctx, session.sessionId, bash("echo held")));
-    await until(() => out.held !== undefined, 20_000);
+    await until(() => out.held !== undefined, WAIT_MS);
     await ctx.notify("session/cancel", { sessionId: session.sessionId });
     out.cancelledWhileAsked = await held;
     release();
@@ -237,20 +255,20 @@ async function extraScenario(ctx) {
     return;
   }
   if (scenario === "omp-model") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.configOptions = await optionsOf(session);
     out.switch = await errorOf(prompt(ctx, session.sessionId, `/model ${process.env.ACP_MODEL}`));
     out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }
   if (scenario === "provider-error") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.failed = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_PROMPT));
     out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }
   if (scenario === "elicit") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     choose = undefined;
     out.input = await prompt(ctx, session.sessionId, 'call ask {"question":"Your name?","kind":"input"}');
     (out.permissionRequests ??= []);
@@ -261,8 +279,8 @@ async function extraScenario(ctx) {
     return;
   }
   if (scenario === "sessions") {
-    const a = await ctx.request("session/new", { cwd, mcpServers: [] });
-    const b = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const a = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    const b = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.a = a.sessionId;
     out.b = b.sessionId;
     out.promptA = await prompt(ctx, a.sessionId, "hello from a");
@@ -284,7 +302,7 @@ async function extraScenario(ctx) {
     return;
   }
   if (scenario === "queue") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     const ask = (name, text) =>
       ctx.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] }).then(
         r => out.log.push({ answer: name, stopReason: r.stopReason }),
@@ -294,27 +312,27 @@ async function extraScenario(ctx) {
     out.log = [];
     const long = process.env.ACP_QUEUE_LONG;
     const first = ask("first", long);
-    await until(() => toolSeen() >= 1, 20_000);
+    await until(() => toolSeen() >= 1, WAIT_MS);
     const queued = ask("queued", process.env.ACP_QUEUE_TEXT ?? "hello queued");
     await Promise.all([first, queued]);
     const cancelled = ask("cancelled", long);
-    await until(() => toolSeen() >= 2, 20_000);
+    await until(() => toolSeen() >= 2, WAIT_MS);
     const behind = ask("behind", "never said");
-    await until(() => out.log.filter(e => e.text?.startsWith("Queued:")).length >= 2, 20_000);
+    await until(() => out.log.filter(e => e.text?.startsWith("Queued:")).length >= 2, WAIT_MS);
     await ctx.notify("session/cancel", { sessionId: session.sessionId });
     await Promise.all([cancelled, behind]);
     await ask("after", process.env.ACP_QUEUE_AFTER ?? "still here");
     return;
   }
   if (scenario === "load-create") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.sessionId = session.sessionId;
     out.todo = await prompt(ctx, session.sessionId, "todo A; B");
     out.echo = await prompt(ctx, session.sessionId, "hello again");
     return;
   }
   if (scenario === "ask") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     choose = "yes";
     out.yes = await prompt(ctx, session.sessionId, "ask Proceed?");
     choose = "no";
@@ -322,7 +340,7 @@ async function extraScenario(ctx) {
     return;
   }
   if (scenario === "omp-approval") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     const bash = command => `[[tool bash {"command":"${command}"}]]`;
     const turn = async (kind, command) => {
       choose = kind;
@@ -343,7 +361,7 @@ async function extraScenario(ctx) {
   if (scenario === "config") {
     // ACP-24: the options session/new gives, a model and a level set, a value not offered,
     // then a turn (ACP_PROMPT) on the model set (ACP_MODEL) and /status.
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.configOptions = await optionsOf(session);
     const setOption = (configId, value) =>
       errorOf(ctx.request("session/set_config_option", { sessionId: session.sessionId, configId, value }));
@@ -355,22 +373,25 @@ async function extraScenario(ctx) {
     return;
   }
   if (scenario === "omp-load-create") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.sessionId = session.sessionId;
     out.echo = await prompt(ctx, session.sessionId, "[[text hello from the sdk]]");
     return;
   }
   if (scenario === "load-resume") {
     updates = [];
-    out.load = await errorOf(
-      ctx.request("session/load", { sessionId: process.env.ACP_SESSION, cwd, mcpServers: [] }),
-    );
+    out.load = {
+      result: await step(
+        "session/load",
+        ctx.request("session/load", { sessionId: process.env.ACP_SESSION, cwd, mcpServers: [] }),
+      ),
+    };
     out.loadUpdates = updates;
     out.status = await prompt(ctx, process.env.ACP_SESSION, "/status");
     return;
   }
   // output: a large bash output, read back page by page (advancing by the returned byteLen).
-  const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+  const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
   out.sessionId = session.sessionId;
   out.bash = await prompt(ctx, session.sessionId, process.env.ACP_OUTPUT_PROMPT);
   const card = out.bash.updates.find(u => u._meta?.["muse/output"]);

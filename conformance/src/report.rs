@@ -5,7 +5,8 @@
 //! FRAME-09, `host_02_03_…` covers HOST-02 and HOST-03) or by a comment or doc comment in the
 //! lines just above the function (`FRAME-09`, also `FRAME-07..09` for a range and
 //! `FRAME-01/09` for a list). A test is a function with a `#[test]`-like attribute right above
-//! it (and no `#[ignore]`), in `core/tests/*.rs`, `drivers/*/tests/*.rs`, `conformance/tests/*.rs` or the `src/`
+//! it (and no `#[ignore]`), in the `tests/` trees of `core`, `drivers/*` and `conformance` (a
+//! test binary is a file there, or a folder whose `main.rs` names its modules) or the `src/`
 //! trees of those crates.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -191,10 +192,30 @@ pub fn test_sources(root: &Path) -> Vec<PathBuf> {
     }
     let mut files = Vec::new();
     for krate in crates {
-        rust_files(&krate.join("tests"), false, &mut files);
+        rust_files(&krate.join("tests"), true, &mut files);
         rust_files(&krate.join("src"), true, &mut files);
     }
     files
+}
+
+/// How a test's name starts for the file at `path`: its file stem, or for a module of a
+/// test binary that is a folder (`tests/acp/stop.rs`), the binary and the module (`acp::stop`;
+/// `main.rs` is the binary itself).
+fn test_path(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = path.parent();
+    let binary = parent
+        .filter(|dir| dir.parent().and_then(Path::file_name) == Some("tests".as_ref()))
+        .and_then(Path::file_name)
+        .map(|name| name.to_string_lossy().into_owned());
+    match binary {
+        Some(binary) if stem == "main" || stem == "mod" => binary,
+        Some(binary) => format!("{binary}::{stem}"),
+        None => stem,
+    }
 }
 
 /// One line of the report.
@@ -303,10 +324,7 @@ pub fn build(root: &Path) -> Result<Report, String> {
         let Ok(source) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stem = test_path(&path);
         for test in tests_in_source(&stem, &source, &prefixes) {
             for id in test.rules {
                 let map = if known.contains(&id) {
@@ -349,6 +367,14 @@ mod tests {
                 .map(String::from)
                 .into()
         );
+    }
+
+    #[test]
+    fn a_module_of_a_test_binary_folder_names_the_binary_and_the_module() {
+        assert_eq!(test_path(Path::new("core/tests/acp/stop.rs")), "acp::stop");
+        assert_eq!(test_path(Path::new("core/tests/acp/main.rs")), "acp");
+        assert_eq!(test_path(Path::new("core/tests/spill.rs")), "spill");
+        assert_eq!(test_path(Path::new("core/src/acp/mod.rs")), "mod");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! A `Client` and the reference agent's `App` back to back in memory (as core/tests/
-//! agent_pair.rs does with a bare `Agent`): the host's bytes go to the app's stdin, the app's
+//! agent/pair.rs does with a bare `Agent`): the host's bytes go to the app's stdin, the app's
 //! lines to the client's stdout; shell commands run for real and are waited for.
 #![allow(dead_code)]
 

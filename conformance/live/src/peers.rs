@@ -10,20 +10,36 @@ pub fn node_modules() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../peers/node_modules")
 }
 
-/// Whether the agents are installed. Outside CI a suite may skip with a notice when they are
-/// not; under CI (`CI` set) a missing agent is a failure.
+/// The environment variable that lets a test run skip a peer that is not installed.
+pub const SKIP_PEERS: &str = "MUSEWIRE_SKIP_PEERS";
+
+/// Whether the agents are installed. A missing agent fails the test (see [`missing`]) unless
+/// `MUSEWIRE_SKIP_PEERS=1` says to skip, when the test says so loudly and passes.
 pub fn installed_or_skip() -> bool {
     let ok = node_modules().join(".bin/bun").exists()
         && omp_cli().exists()
         && Pi::ALL.iter().all(|pi| pi.cli().exists());
     if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the real agents are not installed: run conformance/peers/install.sh"
-        );
-        eprintln!("skipping: the real agents are not installed (conformance/peers/install.sh)");
+        missing("the real agents (bun, omp, pi)");
     }
     ok
+}
+
+/// A peer a test needs (`what`) is not installed: a failure, unless `MUSEWIRE_SKIP_PEERS=1`
+/// is set (and `CI` is not), when it prints a loud notice and returns, and the caller skips
+/// the test. A peer test that passes without its peer would be a test that checks nothing.
+pub fn missing(what: &str) {
+    let asked = std::env::var_os(SKIP_PEERS).is_some_and(|v| v == "1");
+    let ci = std::env::var_os("CI").is_some();
+    assert!(
+        asked && !ci,
+        "{what} is not installed: run `bash conformance/peers/install.sh` (or set \
+         {SKIP_PEERS}=1 to skip the tests that need it{})",
+        if ci { "; not under CI" } else { "" }
+    );
+    eprintln!(
+        "\n!!!! SKIPPED ({SKIP_PEERS}=1): {what} is not installed; this test checked nothing !!!!\n"
+    );
 }
 
 /// The entry point of a pinned reference MCP server (`everything` or `filesystem`), run with

@@ -200,7 +200,7 @@ pub struct Session {
 
 impl Session {
     /// `omp --mode rpc` on `driver`, ready in v2, auto-compaction off. `None` when the agents
-    /// are not installed and this is not CI (see [`peers::installed_or_skip`]).
+    /// are not installed and `MUSEWIRE_SKIP_PEERS=1` (see [`peers::installed_or_skip`]).
     pub fn omp(driver: Driver, name: &str, server: &ModelServer) -> Option<Session> {
         if !peers::installed_or_skip() {
             return None;

@@ -8,7 +8,7 @@
 //! acpx keeps its state under `~/.acpx`: each test points HOME and the XDG folders at a scratch
 //! folder of its own. acpx needs node >= 22.13; under an older node it runs under the pinned bun
 //! (`musewire_live::peers::modern_runtime`). Needs the peers (`bash conformance/peers/install.sh`);
-//! without them the test prints a skip notice and passes, unless `CI` is set, when it fails.
+//! without them the test fails, unless `MUSEWIRE_SKIP_PEERS=1` says to skip.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
@@ -29,18 +29,15 @@ struct Acpx {
     env: Vec<(OsString, OsString)>,
 }
 
-/// Whether the peers (the agents and acpx) are installed; outside CI a missing one skips.
+/// Whether the peers (the agents and acpx) are installed; a missing one fails the test
+/// unless `MUSEWIRE_SKIP_PEERS=1` ([`peers::missing`]).
 fn acpx_or_skip() -> bool {
     if !peers::installed_or_skip() {
         return false;
     }
     let ok = peers::acpx_cli().exists();
     if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "acpx is not installed under CI: run conformance/peers/install.sh"
-        );
-        eprintln!("SKIP: acpx is not installed (conformance/peers/install.sh); acpx test skipped");
+        peers::missing("acpx");
     }
     ok
 }

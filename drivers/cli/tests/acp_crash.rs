@@ -53,7 +53,8 @@ impl Bridge {
             stdin,
             lines,
         };
-        bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+        let (init, _) = bridge.call(1, "initialize", json!({"protocolVersion": 1}));
+        assert!(init["result"].is_object(), "initialize failed: {init}");
         bridge
     }
 
@@ -89,7 +90,7 @@ impl Bridge {
         let (new, _) = self.call(id, "session/new", json!({"cwd": cwd, "mcpServers": []}));
         new["result"]["sessionId"]
             .as_str()
-            .expect("a session")
+            .unwrap_or_else(|| panic!("session/new failed: {new}"))
             .to_owned()
     }
 

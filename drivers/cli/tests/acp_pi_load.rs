@@ -10,10 +10,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+mod editor;
+use editor::Stderr;
+
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers::{self, Pi};
 
-const WAIT: Duration = Duration::from_secs(90);
+const WAIT: Duration = editor::AGENT_WAIT;
 
 /// A `musewire acp` process spoken to in raw JSON-RPC lines.
 struct Bridge {
@@ -22,6 +25,8 @@ struct Bridge {
     lines: Receiver<Value>,
     /// Everything read so far, in order.
     seen: Vec<Value>,
+    /// Its stderr, for the failure messages.
+    stderr: Stderr,
 }
 
 impl Bridge {
@@ -41,9 +46,10 @@ impl Bridge {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("musewire acp");
+        let stderr = Stderr::capture(&mut child);
         let stdout: ChildStdout = child.stdout.take().unwrap();
         let (send, lines) = channel();
         std::thread::spawn(move || {
@@ -62,6 +68,7 @@ impl Bridge {
             stdin,
             lines,
             seen: Vec::new(),
+            stderr,
         }
     }
 
@@ -70,10 +77,13 @@ impl Bridge {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         writeln!(self.stdin.as_mut().unwrap(), "{request}").unwrap();
         loop {
-            let line = self
-                .lines
-                .recv_timeout(WAIT)
-                .unwrap_or_else(|_| panic!("no answer to {method}: {:?}", self.seen));
+            let line = self.lines.recv_timeout(WAIT).unwrap_or_else(|_| {
+                panic!(
+                    "no answer to {method}: {:?}\n--- musewire acp's stderr ---\n{}",
+                    self.seen,
+                    self.stderr.text()
+                )
+            });
             self.seen.push(line.clone());
             if line["id"] == json!(id) && line.get("method").is_none() {
                 return line;
@@ -116,18 +126,17 @@ fn load_replays_the_conversation(pi: Pi) {
 
     let session = {
         let mut bridge = Bridge::start(&command, &sessions);
-        bridge.call(1, "initialize", init.clone());
+        let init = bridge.call(1, "initialize", init.clone());
+        editor::result("initialize", &init, &bridge.stderr);
         let new = bridge.call(2, "session/new", json!({"cwd": cwd, "mcpServers": []}));
-        let session = new["result"]["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_owned();
+        let session = editor::session_id(&new, &bridge.stderr);
         let answer = bridge.call(
             3,
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "remember the lighthouse"}]}),
         );
-        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        let result = editor::result("session/prompt", &answer, &bridge.stderr);
+        assert_eq!(result["stopReason"], "end_turn", "{answer}");
         let said = texts(&bridge.take_updates(), "agent_message_chunk").concat();
         assert!(said.contains("You said: remember the lighthouse"), "{said}");
         session
@@ -139,13 +148,14 @@ fn load_replays_the_conversation(pi: Pi) {
 
     let mut bridge = Bridge::start(&command, &sessions);
     let requests_before = server.requests().len();
-    bridge.call(1, "initialize", init);
+    let init = bridge.call(1, "initialize", init);
+    editor::result("initialize", &init, &bridge.stderr);
     let loaded = bridge.call(
         2,
         "session/load",
         json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
     );
-    assert!(loaded.get("result").is_some(), "{loaded}");
+    editor::result("session/load", &loaded, &bridge.stderr);
     let updates = bridge.take_updates();
     assert_eq!(
         texts(&updates, "user_message_chunk").concat(),

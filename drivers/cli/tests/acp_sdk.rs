@@ -5,11 +5,14 @@
 //! `/status` (ACP-01), an unknown method (-32601, ACP-07) and a cancelled prompt.
 //!
 //! Needs the peers (`bash conformance/peers/install.sh`) and `node`. Without them the test
-//! prints a skip notice and passes, unless the `CI` environment variable is set, when it fails.
+//! fails, unless `MUSEWIRE_SKIP_PEERS=1` says to skip (`musewire_live::peers::missing`).
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use musewire_live::model_server::ModelServer;
+use musewire_live::peers::{self, Pi};
 use serde_json::{json, Value};
 
 fn repo_root() -> PathBuf {
@@ -33,13 +36,7 @@ fn sdk() -> Option<PathBuf> {
     } else {
         format!("{} (2.4.0)", sdk.display())
     };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{what} is missing under CI (run `bash conformance/peers/install.sh`)"
-    );
-    eprintln!(
-        "SKIP: {what} is missing (run `bash conformance/peers/install.sh`); ACP SDK test skipped"
-    );
+    peers::missing(&what);
     None
 }
 
@@ -51,40 +48,204 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn run_client() -> Option<Value> {
-    let sessions = scratch("acp-sdk-sessions");
-    run_scenario(
-        "bundled",
-        &["--session-dir".as_ref(), sessions.as_os_str()],
-        &[],
-    )
+/// A real agent (omp or a pinned pi, from conformance/live) on a scripted model server of its
+/// own, in a scratch folder (`home/`, and `work/`, its cwd and the sessions' cwd).
+struct Live {
+    server: ModelServer,
+    dir: PathBuf,
+    agent: Command,
 }
 
-/// Runs the SDK client's `scenario` against `musewire acp ARGS…` with extra environment.
-fn run_scenario(
-    scenario: &str,
-    args: &[&std::ffi::OsStr],
-    env: &[(&str, &std::ffi::OsStr)],
-) -> Option<Value> {
-    let sdk = sdk()?;
-    let out = Command::new("node")
-        .arg(repo_root().join("conformance/reference/acp-client.mjs"))
-        .arg(sdk)
-        .arg(env!("CARGO_BIN_EXE_musewire"))
-        .arg("acp")
-        .args(args)
-        .env("ACP_SCENARIO", scenario)
-        .envs(env.iter().copied())
-        .output()
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "acp-client.mjs failed: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout.lines().last().expect("a summary line");
-    Some(serde_json::from_str(line).expect("the summary is JSON"))
+impl Live {
+    /// `omp --mode rpc` in scratch folder `tag`; `None` only when the peers are missing and
+    /// `MUSEWIRE_SKIP_PEERS=1` (else a missing peer fails the test).
+    fn omp(tag: &str) -> Option<Live> {
+        Live::start(tag, peers::omp)
+    }
+
+    /// `pi --mode rpc` of version `pi`, as [`Live::omp`].
+    fn pi(pi: Pi, tag: &str) -> Option<Live> {
+        Live::start(tag, |dir, url| peers::pi_version(pi, dir, url))
+    }
+
+    fn start(tag: &str, make: impl FnOnce(&Path, &str) -> Command) -> Option<Live> {
+        if !peers::installed_or_skip() {
+            return None;
+        }
+        let server = ModelServer::start().expect("model server");
+        let dir = peers::scratch(tag);
+        let agent = make(&dir, &server.base_url());
+        Some(Live { server, dir, agent })
+    }
+
+    /// The agent's cwd.
+    fn work(&self) -> PathBuf {
+        self.dir.join("work")
+    }
+
+    /// Gives the agent's models image input (omp drops images for a text-only model).
+    fn with_images(self) -> Live {
+        let omp = self.dir.join("home/.omp/agent/models.yml");
+        let (models, from, to) = if omp.exists() {
+            (
+                omp,
+                "reasoning: false,",
+                "reasoning: false, input: [text, image],",
+            )
+        } else {
+            (
+                self.dir.join("home/.pi/agent/models.json"),
+                "\"reasoning\":false",
+                "\"reasoning\":false,\"input\":[\"text\",\"image\"]",
+            )
+        };
+        let text = std::fs::read_to_string(&models).unwrap();
+        let text = text.replace(from, to);
+        assert!(text.contains("image"), "{text}");
+        std::fs::write(&models, text).unwrap();
+        self
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        // Kept after a failure, to look at.
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// One run of the official SDK client (conformance/reference/acp-client.mjs): a scenario,
+/// the ACP agent it drives (`musewire acp FLAGS… [-- AGENT…]`, or a real agent's own ACP
+/// mode) and the environment the scenario reads. [`Sdk::run`] does the shared steps: the
+/// SDK checked, the program assembled, the client run, its failure reported with its
+/// stderr (the bridge's and the agent's), its summary line parsed.
+struct Sdk<'a> {
+    scenario: &'a str,
+    flags: Vec<OsString>,
+    agent: Option<&'a Command>,
+    /// The agent's own `--mode acp` instead of `musewire acp -- AGENT --mode rpc`.
+    own_acp: bool,
+    agent_args: Vec<OsString>,
+    env: Vec<(&'a str, OsString)>,
+}
+
+impl<'a> Sdk<'a> {
+    /// `scenario` over the bundled agent (`musewire acp`).
+    fn new(scenario: &'a str) -> Sdk<'a> {
+        Sdk {
+            scenario,
+            flags: Vec::new(),
+            agent: None,
+            own_acp: false,
+            agent_args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    /// `scenario` over `live`'s agent (`musewire acp -- AGENT…`), in its cwd and with its
+    /// environment.
+    fn over(scenario: &'a str, live: &'a Live) -> Sdk<'a> {
+        Sdk::over_command(scenario, &live.agent)
+    }
+
+    fn over_command(scenario: &'a str, agent: &'a Command) -> Sdk<'a> {
+        Sdk {
+            agent: Some(agent),
+            ..Sdk::new(scenario)
+        }
+    }
+
+    /// `musewire acp`'s flags (before `--`).
+    fn flags(mut self, flags: &[&std::ffi::OsStr]) -> Self {
+        self.flags.extend(flags.iter().map(|f| f.to_os_string()));
+        self
+    }
+
+    /// Runs the agent's own ACP mode (`--mode acp`) instead of `musewire acp` over it.
+    fn own_acp(mut self, own: bool) -> Self {
+        self.own_acp = own;
+        self
+    }
+
+    /// Arguments after the agent's own.
+    fn agent_args(mut self, args: &[&str]) -> Self {
+        self.agent_args.extend(args.iter().map(OsString::from));
+        self
+    }
+
+    /// An environment variable the scenario reads.
+    fn env(mut self, key: &'a str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.env.push((key, value.as_ref().to_os_string()));
+        self
+    }
+
+    /// The ACP agent's program and arguments.
+    fn program(&self) -> Vec<OsString> {
+        let mut program: Vec<OsString> = Vec::new();
+        let agent = self.agent.map(|agent| {
+            let args = agent.get_args().map(|a| {
+                if self.own_acp && a == "rpc" {
+                    "acp".into()
+                } else {
+                    a.to_os_string()
+                }
+            });
+            std::iter::once(agent.get_program().to_os_string())
+                .chain(args)
+                .collect::<Vec<_>>()
+        });
+        if !(self.own_acp && agent.is_some()) {
+            program.extend([env!("CARGO_BIN_EXE_musewire").into(), "acp".into()]);
+            if agent.is_some() {
+                // A real agent's start-up budget is no part of any scenario here: generous,
+                // for a loaded machine.
+                program.extend(["--ready-timeout".into(), "120".into()]);
+            }
+            program.extend(self.flags.iter().cloned());
+            if agent.is_some() {
+                program.push("--".into());
+            }
+        }
+        program.extend(agent.into_iter().flatten());
+        program.extend(self.agent_args.iter().cloned());
+        program
+    }
+
+    /// Runs the client: its summary, or `None` when a peer is missing and
+    /// `MUSEWIRE_SKIP_PEERS=1`.
+    fn run(&self) -> Option<Value> {
+        let sdk = sdk()?;
+        let mut node = Command::new("node");
+        node.arg(repo_root().join("conformance/reference/acp-client.mjs"))
+            .arg(sdk)
+            .args(self.program())
+            .env("ACP_SCENARIO", self.scenario);
+        if let Some(agent) = self.agent {
+            let cwd = agent
+                .get_current_dir()
+                .expect("the agent command has a cwd");
+            node.env("ACP_CWD", cwd);
+            for (key, value) in agent.get_envs() {
+                if let Some(value) = value {
+                    node.env(key, value);
+                }
+            }
+        }
+        node.envs(self.env.iter().map(|(k, v)| (k, v)));
+        let out = node.output().expect("node runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "acp-client.mjs ({} over {:?}) failed: {}\n{stdout}",
+            self.scenario,
+            self.program(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = stdout.lines().last().expect("a summary line");
+        Some(serde_json::from_str(line).expect("the summary is JSON"))
+    }
 }
 
 fn kinds(turn: &Value) -> Vec<String> {
@@ -108,7 +269,13 @@ fn text_of(turn: &Value, kind: &str) -> String {
 
 #[test]
 fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
-    let Some(out) = run_client() else { return };
+    let sessions = scratch("acp-sdk-sessions");
+    let Some(out) = Sdk::new("bundled")
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .run()
+    else {
+        return;
+    };
 
     // initialize: protocol version 1, our name.
     assert_eq!(out["initialize"]["protocolVersion"], 1, "{out:#}");
@@ -216,7 +383,7 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
 fn acp_06_session_load_after_restarting_the_bridge_bundled_agent() {
     let sessions = scratch("acp-sdk-load");
     let args = ["--session-dir".as_ref(), sessions.as_os_str()];
-    let Some(first) = run_scenario("load-create", &args, &[]) else {
+    let Some(first) = Sdk::new("load-create").flags(&args).run() else {
         return;
     };
     let id = first["sessionId"]
@@ -231,7 +398,10 @@ fn acp_06_session_load_after_restarting_the_bridge_bundled_agent() {
         first["initialize"]["agentCapabilities"]["loadSession"],
         true
     );
-    let second = run_scenario("load-resume", &args, &[("ACP_SESSION", id.as_ref())])
+    let second = Sdk::new("load-resume")
+        .flags(&args)
+        .env("ACP_SESSION", &id)
+        .run()
         .expect("the SDK was there a moment ago");
     // ACP-24: the load answers with the session's options.
     assert!(
@@ -294,11 +464,12 @@ fn out_01_07_stored_output_read_back_page_by_page_bundled_agent() {
         "--max-inline-bytes".as_ref(),
         "4096".as_ref(),
     ];
-    let env = [
-        ("ACP_OUTPUT_PROMPT", "bash seq 1 300000".as_ref()),
-        ("ACP_OUT_FILE", file.as_os_str()),
-    ];
-    let Some(out) = run_scenario("output", &args, &env) else {
+    let Some(out) = Sdk::new("output")
+        .flags(&args)
+        .env("ACP_OUTPUT_PROMPT", "bash seq 1 300000")
+        .env("ACP_OUT_FILE", &file)
+        .run()
+    else {
         return;
     };
     let advertised = &out["initialize"]["_meta"]["muse/output"];
@@ -332,69 +503,12 @@ fn out_01_07_stored_output_read_back_page_by_page_bundled_agent() {
     assert_eq!(out["path"]["data"]["code"], "path_not_reference");
 }
 
-/// `musewire acp -- AGENT…`: the SDK client's program and arguments for an omp command.
-fn over_omp(agent: &Command) -> Vec<&std::ffi::OsStr> {
-    let mut program: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_musewire").as_ref(),
-        "acp".as_ref(),
-        "--".as_ref(),
-        agent.get_program(),
-    ];
-    program.extend(agent.get_args());
-    program
-}
-
-/// Runs the SDK client with `ACP_SCENARIO=omp` against `program args…`, with the
-/// environment and cwd of `agent` (an omp command from the live peers).
-fn run_client_omp(agent: &Command, program: &[&std::ffi::OsStr]) -> Option<Value> {
-    run_scenario_omp("omp", agent, program, &[])
-}
-
-/// Runs the SDK client's `scenario` against `program args…`, with the environment and cwd
-/// of `agent` (an omp command from the live peers) and `env`.
-fn run_scenario_omp(
-    scenario: &str,
-    agent: &Command,
-    program: &[&std::ffi::OsStr],
-    env: &[(&str, &std::ffi::OsStr)],
-) -> Option<Value> {
-    let sdk = sdk()?;
-    let cwd = agent.get_current_dir().expect("the omp command has a cwd");
-    let mut node = Command::new("node");
-    node.arg(repo_root().join("conformance/reference/acp-client.mjs"))
-        .arg(sdk)
-        .args(program)
-        .env("ACP_SCENARIO", scenario)
-        .env("ACP_CWD", cwd);
-    for (key, value) in agent.get_envs() {
-        if let Some(value) = value {
-            node.env(key, value);
-        }
-    }
-    node.envs(env.iter().copied());
-    let out = node.output().expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "acp-client.mjs failed: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout.lines().last().expect("a summary line");
-    Some(serde_json::from_str(line).expect("the summary is JSON"))
-}
-
 #[test]
 fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch("acp-omp-rpc");
-    let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let program = over_omp(&agent);
-    let Some(out) = run_client_omp(&agent, &program) else {
+    let Some(omp) = Live::omp("acp-omp-rpc") else {
         return;
     };
+    let out = Sdk::over("omp", &omp).run().expect("the SDK is there");
     assert_eq!(out["initialize"]["protocolVersion"], 1, "{out:#}");
     assert_eq!(out["echo"]["stopReason"], "end_turn", "{out:#}");
     assert_eq!(
@@ -432,7 +546,6 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
         out["cancel"]
     );
     assert_eq!(out["bridgeExit"], 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// ACP-06 over omp through `switch_session`: `musewire acp --session-dir DIR -- omp --mode
@@ -442,25 +555,15 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
 /// is started.
 #[test]
 fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch("acp-omp-load");
-    let sessions = dir.join("acp-sessions");
-    let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let mut program: Vec<&std::ffi::OsStr> = vec![
-        env!("CARGO_BIN_EXE_musewire").as_ref(),
-        "acp".as_ref(),
-        "--session-dir".as_ref(),
-        sessions.as_os_str(),
-        "--".as_ref(),
-        agent.get_program(),
-    ];
-    program.extend(agent.get_args());
-    let Some(first) = run_scenario_omp("omp-load-create", &agent, &program, &[]) else {
+    let Some(omp) = Live::omp("acp-omp-load") else {
         return;
     };
+    let sessions = omp.dir.join("acp-sessions");
+    let args = ["--session-dir".as_ref(), sessions.as_os_str()];
+    let first = Sdk::over("omp-load-create", &omp)
+        .flags(&args)
+        .run()
+        .expect("the SDK is there");
     assert_eq!(
         first["initialize"]["agentCapabilities"]["loadSession"],
         true
@@ -474,13 +577,11 @@ fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
         sessions.join(format!("{id}.jsonl")).is_file(),
         "omp keeps the session as DIR/<ACP id>.jsonl: {first:#}"
     );
-    let second = run_scenario_omp(
-        "load-resume",
-        &agent,
-        &program,
-        &[("ACP_SESSION", id.as_ref())],
-    )
-    .expect("the SDK was there a moment ago");
+    let second = Sdk::over("load-resume", &omp)
+        .flags(&args)
+        .env("ACP_SESSION", &id)
+        .run()
+        .expect("the SDK was there a moment ago");
     // ACP-24: the load answers with the session's options.
     assert!(
         second["load"]["result"]["configOptions"].is_array(),
@@ -506,7 +607,6 @@ fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
         "{status}"
     );
     assert!(!status.contains("root-session tokens: unknown"), "{status}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Side by side: omp's own `omp --mode acp` on the same scripted model and prompts is the
@@ -514,28 +614,17 @@ fn acp_06_session_load_over_omp_rpc_after_restarting_the_bridge() {
 /// card and a cancelled stop reason; the differences the seeds make are named below.
 #[test]
 fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let ours_dir = musewire_live::peers::scratch("acp-side-ours");
-    let ours_agent = musewire_live::peers::omp(&ours_dir, &server.base_url());
-    let ours_program = over_omp(&ours_agent);
-    let Some(ours) = run_client_omp(&ours_agent, &ours_program) else {
+    let Some(ours_omp) = Live::omp("acp-side-ours") else {
         return;
     };
-
-    let theirs_dir = musewire_live::peers::scratch("acp-side-omp");
-    let theirs_agent = musewire_live::peers::omp(&theirs_dir, &server.base_url());
-    let mut theirs_program: Vec<&std::ffi::OsStr> = vec![theirs_agent.get_program()];
-    theirs_program.extend(
-        theirs_agent
-            .get_args()
-            .map(|a| if a == "rpc" { "acp".as_ref() } else { a }),
-    );
-    let Some(theirs) = run_client_omp(&theirs_agent, &theirs_program) else {
-        return;
-    };
+    let ours = Sdk::over("omp", &ours_omp).run().expect("the SDK is there");
+    // omp's own ACP mode, on the same model server.
+    let theirs_dir = peers::scratch("acp-side-omp");
+    let theirs_agent = peers::omp(&theirs_dir, &ours_omp.server.base_url());
+    let theirs = Sdk::over_command("omp", &theirs_agent)
+        .own_acp(true)
+        .run()
+        .expect("the SDK is there");
 
     // Update kinds per turn, with omp's session-state updates (commands, session info,
     // usage) left aside: they are not turn content.
@@ -604,7 +693,6 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
     // found") from us; omp 18.2.3's own ACP mode answers -32603 (internal error).
     assert_eq!(ours["unknown"]["code"], -32601);
     assert_eq!(theirs["unknown"]["code"], -32603, "{:#}", theirs["unknown"]);
-    let _ = std::fs::remove_dir_all(&ours_dir);
     let _ = std::fs::remove_dir_all(&theirs_dir);
 }
 
@@ -630,7 +718,7 @@ fn closed(turn: &Value) -> Vec<(String, String)> {
 /// tool's answer.
 #[test]
 fn acp_09_the_bundled_agents_ask_reaches_the_editor_and_its_choice_answers() {
-    let Some(out) = run_scenario("ask", &[], &[]) else {
+    let Some(out) = Sdk::new("ask").run() else {
         return;
     };
     let requests = out["permissionRequests"].as_array().expect("asked");
@@ -661,40 +749,22 @@ fn acp_09_the_bundled_agents_ask_reaches_the_editor_and_its_choice_answers() {
     }
 }
 
-/// Runs the `omp-approval` scenario against `program` (an ACP agent over omp with
-/// `--approval-mode always-ask` on the scripted model).
-fn approval_turns(tag: &str, acp_mode: bool) -> Option<Value> {
-    approval_scenario("omp-approval", tag, acp_mode, &[])
-}
-
-/// Runs `scenario` against `program` as [`approval_turns`] does, with `env`.
+/// Runs `scenario` (with `env`) over omp with `--approval-mode always-ask` on the scripted
+/// model: through `musewire acp`, or omp's own ACP mode when `acp_mode`.
 fn approval_scenario(
     scenario: &str,
     tag: &str,
     acp_mode: bool,
-    env: &[(&str, &std::ffi::OsStr)],
+    env: &[(&str, &str)],
 ) -> Option<Value> {
-    if !musewire_live::peers::installed_or_skip() {
-        return None;
+    let omp = Live::omp(tag)?;
+    let mut run = Sdk::over(scenario, &omp)
+        .own_acp(acp_mode)
+        .agent_args(&["--approval-mode", "always-ask"]);
+    for (key, value) in env {
+        run = run.env(key, value);
     }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch(tag);
-    let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let os = std::ffi::OsStr::new;
-    let mut program: Vec<&std::ffi::OsStr> = Vec::new();
-    if !acp_mode {
-        program.extend([os(env!("CARGO_BIN_EXE_musewire")), os("acp"), os("--")]);
-    }
-    program.push(agent.get_program());
-    program.extend(
-        agent
-            .get_args()
-            .map(|a| if acp_mode && a == "rpc" { os("acp") } else { a }),
-    );
-    program.extend([os("--approval-mode"), os("always-ask")]);
-    let out = run_scenario_omp(scenario, &agent, &program, env);
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    Some(run.run().expect("the SDK is there"))
 }
 
 /// ACP-08 through the official client over `omp --mode rpc --approval-mode always-ask`:
@@ -703,7 +773,7 @@ fn approval_scenario(
 /// it and the next bash call runs unasked.
 #[test]
 fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remembered() {
-    let Some(out) = approval_turns("acp-omp-approval", false) else {
+    let Some(out) = approval_scenario("omp-approval", "acp-omp-approval", false, &[]) else {
         return;
     };
     for (turn, asked, status) in [
@@ -795,12 +865,11 @@ fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remember
 /// the same scripted turns asks as often and ends each turn as we do, `/session` included.
 #[test]
 fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
-    let Some(ours) = approval_turns("acp-approval-ours", false) else {
+    let Some(ours) = approval_scenario("omp-approval", "acp-approval-ours", false, &[]) else {
         return;
     };
-    let Some(theirs) = approval_turns("acp-approval-omp", true) else {
-        return;
-    };
+    let theirs = approval_scenario("omp-approval", "acp-approval-omp", true, &[])
+        .expect("the peers were there a moment ago");
     for turn in ["allow", "reject", "always", "remembered"] {
         assert_eq!(
             ours[turn]["asked"], theirs[turn]["asked"],
@@ -904,12 +973,12 @@ fn acp_14_16_18_19_prompt_content_and_cards_through_the_sdk_bundled_agent() {
     let dir = scratch("acp-sdk-content");
     std::fs::write(dir.join("notes.txt"), "one\ntwo\nthree\n").unwrap();
     let cards = json!([r#"call read {"path":"notes.txt","offset":2,"limit":1}"#]).to_string();
-    let env = [
-        ("ACP_CWD", dir.as_os_str()),
-        ("ACP_CONTENT_TEXT", "look".as_ref()),
-        ("ACP_CARD_PROMPTS", cards.as_ref()),
-    ];
-    let Some(out) = run_scenario("content", &[], &env) else {
+    let Some(out) = Sdk::new("content")
+        .env("ACP_CWD", &dir)
+        .env("ACP_CONTENT_TEXT", "look")
+        .env("ACP_CARD_PROMPTS", &cards)
+        .run()
+    else {
         return;
     };
     check_content_turns(&out);
@@ -953,23 +1022,13 @@ fn acp_14_16_18_19_prompt_content_and_cards_through_the_sdk_bundled_agent() {
 /// a diff of the whole file from its details, a `read` a location with its selector's line.
 #[test]
 fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch("acp-omp-content");
-    let mut agent = musewire_live::peers::omp(&dir, &server.base_url());
     // A model that takes images (omp drops them for a text-only one), and omp's replace-mode
     // edit (`path`, `old_string`, `new_string`).
-    let models = dir.join("home/.omp/agent/models.yml");
-    let text = std::fs::read_to_string(&models).unwrap();
-    let text = text.replace(
-        "reasoning: false,",
-        "reasoning: false, input: [text, image],",
-    );
-    std::fs::write(&models, text).unwrap();
-    agent.env("PI_EDIT_VARIANT", "replace");
-    let work = dir.join("work");
+    let Some(mut omp) = Live::omp("acp-omp-content").map(Live::with_images) else {
+        return;
+    };
+    omp.agent.env("PI_EDIT_VARIANT", "replace");
+    let (server, work) = (&omp.server, omp.work());
     std::fs::write(work.join("old.txt"), "alpha\nbeta\n").unwrap();
     let cards = json!([
         r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
@@ -977,14 +1036,11 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
         r#"[[tool read {"path":"old.txt:2"}]]"#,
     ])
     .to_string();
-    let program = over_omp(&agent);
-    let env = [
-        ("ACP_CONTENT_TEXT", "[[text seen]]".as_ref()),
-        ("ACP_CARD_PROMPTS", cards.as_ref()),
-    ];
-    let Some(out) = run_scenario_omp("content", &agent, &program, &env) else {
-        return;
-    };
+    let out = Sdk::over("content", &omp)
+        .env("ACP_CONTENT_TEXT", "[[text seen]]")
+        .env("ACP_CARD_PROMPTS", &cards)
+        .run()
+        .expect("the SDK is there");
     check_content_turns(&out);
     assert!(
         text_of(&out["content"], "agent_message_chunk").contains("seen"),
@@ -1058,7 +1114,6 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
         "{read:#?}"
     );
     assert_eq!(out["bridgeExit"], 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// ACP-14, 15, 17, 18 live over each pinned `pi --mode rpc` (a model that takes images)
@@ -1068,23 +1123,13 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
 /// line as the location's line; a `read`'s `offset` is the location's line.
 #[test]
 fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    for pi in musewire_live::peers::Pi::ALL {
-        let server = musewire_live::model_server::ModelServer::start().expect("model server");
-        let dir = musewire_live::peers::scratch(&format!("acp-{}-content", pi.name()));
-        let agent = musewire_live::peers::pi_version(pi, &dir, &server.base_url());
+    for pi in Pi::ALL {
         // A model that takes images.
-        let models = dir.join("home/.pi/agent/models.json");
-        let text = std::fs::read_to_string(&models).unwrap();
-        let text = text.replace(
-            "\"reasoning\":false",
-            "\"reasoning\":false,\"input\":[\"text\",\"image\"]",
-        );
-        assert!(text.contains("\"image\""), "{text}");
-        std::fs::write(&models, text).unwrap();
-        let work = dir.join("work");
+        let Some(live) = Live::pi(pi, &format!("acp-{}-content", pi.name())).map(Live::with_images)
+        else {
+            return;
+        };
+        let (server, work) = (&live.server, live.work());
         std::fs::write(work.join("old.txt"), "alpha\nbeta\ngamma\n").unwrap();
         let cards = json!([
             r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
@@ -1092,14 +1137,11 @@ fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
             r#"[[tool read {"path":"old.txt","offset":2}]]"#,
         ])
         .to_string();
-        let program = over_omp(&agent);
-        let env = [
-            ("ACP_CONTENT_TEXT", "[[text seen]]".as_ref()),
-            ("ACP_CARD_PROMPTS", cards.as_ref()),
-        ];
-        let Some(out) = run_scenario_omp("content", &agent, &program, &env) else {
-            return;
-        };
+        let out = Sdk::over("content", &live)
+            .env("ACP_CONTENT_TEXT", "[[text seen]]")
+            .env("ACP_CARD_PROMPTS", &cards)
+            .run()
+            .expect("the SDK is there");
         let pi = pi.version();
         check_content_turns(&out);
         let requests = server.requests();
@@ -1156,7 +1198,6 @@ fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
             "pi {pi}: {read:#?}"
         );
         assert_eq!(out["bridgeExit"], 0);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -1166,44 +1207,17 @@ fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
 /// in both; ours marks it with its uri and type and keeps the link as a mention.
 #[test]
 fn acp_14_15_side_by_side_prompt_content_musewire_acp_and_omp_mode_acp() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
     // The last user message of the content turn's model request, for `musewire acp --
     // omp --mode rpc` (`acp_mode` false) or `omp --mode acp`.
     let run = |acp_mode: bool| -> Option<String> {
-        let server = musewire_live::model_server::ModelServer::start().expect("model server");
         let tag = if acp_mode { "theirs" } else { "ours" };
-        let dir = musewire_live::peers::scratch(&format!("acp-side-content-{tag}"));
-        let agent = musewire_live::peers::omp(&dir, &server.base_url());
-        let models = dir.join("home/.omp/agent/models.yml");
-        let text = std::fs::read_to_string(&models).unwrap();
-        let text = text.replace(
-            "reasoning: false,",
-            "reasoning: false, input: [text, image],",
-        );
-        std::fs::write(&models, text).unwrap();
-        let mut program: Vec<&std::ffi::OsStr> = Vec::new();
-        if acp_mode {
-            program.push(agent.get_program());
-            program.extend(
-                agent
-                    .get_args()
-                    .map(|a| if a == "rpc" { "acp".as_ref() } else { a }),
-            );
-        } else {
-            program.extend([
-                env!("CARGO_BIN_EXE_musewire").as_ref(),
-                "acp".as_ref(),
-                "--".as_ref(),
-                agent.get_program(),
-            ]);
-            program.extend(agent.get_args());
-        }
-        let env = [("ACP_CONTENT_TEXT", "[[text seen]]".as_ref())];
-        let out = run_scenario_omp("content", &agent, &program, &env)?;
+        let omp = Live::omp(&format!("acp-side-content-{tag}"))?.with_images();
+        let out = Sdk::over("content", &omp)
+            .own_acp(acp_mode)
+            .env("ACP_CONTENT_TEXT", "[[text seen]]")
+            .run()?;
         assert_eq!(out["content"]["stopReason"], "end_turn", "{tag}: {out:#}");
-        let requests = server.requests();
+        let requests = omp.server.requests();
         let turn = requests
             .iter()
             .find(|r| r.to_string().contains("remember the milk"))
@@ -1215,11 +1229,10 @@ fn acp_14_15_side_by_side_prompt_content_musewire_acp_and_omp_mode_acp() {
             .rfind(|m| m["role"] == "user")
             .unwrap()
             .to_string();
-        let _ = std::fs::remove_dir_all(&dir);
         Some(user)
     };
     let Some(ours) = run(false) else { return };
-    let Some(theirs) = run(true) else { return };
+    let theirs = run(true).expect("the peers were there a moment ago");
     let images = |user: &str| user.matches(r#""type":"image_url""#).count();
     assert!(images(&ours) >= 1, "{ours}");
     assert_eq!(
@@ -1263,13 +1276,11 @@ fn option_values(option: &Value) -> Vec<String> {
 /// offered is refused.
 #[test]
 fn acp_24_the_sdk_client_picks_the_bundled_agents_model_and_thinking_level() {
-    let model = std::ffi::OsStr::new("musewire/scripted-large");
-    let prompt = std::ffi::OsStr::new("hello");
-    let Some(out) = run_scenario(
-        "config",
-        &[],
-        &[("ACP_MODEL", model), ("ACP_PROMPT", prompt)],
-    ) else {
+    let Some(out) = Sdk::new("config")
+        .env("ACP_MODEL", "musewire/scripted-large")
+        .env("ACP_PROMPT", "hello")
+        .run()
+    else {
         return;
     };
     let options = &out["configOptions"];
@@ -1302,28 +1313,20 @@ fn acp_24_the_sdk_client_picks_the_bundled_agents_model_and_thinking_level() {
 
 /// ACP-24 over a live agent on the scripted model server: the model picked in the editor is
 /// the model the next request names.
-fn model_switch_reaches_the_model_server(tag: &str, pi: Option<musewire_live::peers::Pi>) {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch(tag);
-    let agent = match pi {
-        None => musewire_live::peers::omp(&dir, &server.base_url()),
-        Some(pi) => musewire_live::peers::pi_version(pi, &dir, &server.base_url()),
+fn model_switch_reaches_the_model_server(tag: &str, pi: Option<Pi>) {
+    let live = match pi {
+        None => Live::omp(tag),
+        Some(pi) => Live::pi(pi, tag),
     };
-    let os = std::ffi::OsStr::new;
-    let mut program: Vec<&std::ffi::OsStr> =
-        vec![os(env!("CARGO_BIN_EXE_musewire")), os("acp"), os("--")];
-    program.push(agent.get_program());
-    program.extend(agent.get_args());
-    let env = [
-        ("ACP_MODEL", os("fake/fake-model-2")),
-        ("ACP_PROMPT", os("[[text switched]]")),
-    ];
-    let Some(out) = run_scenario_omp("config", &agent, &program, &env) else {
+    let Some(live) = live else {
         return;
     };
+    let out = Sdk::over("config", &live)
+        .env("ACP_MODEL", "fake/fake-model-2")
+        .env("ACP_PROMPT", "[[text switched]]")
+        .run()
+        .expect("the SDK is there");
+    let server = &live.server;
     let models = config_option(&out["configOptions"], "model");
     assert_eq!(models["currentValue"], "fake/fake-model", "{out:#}");
     assert!(option_values(models).contains(&"fake/fake-model-2".to_owned()));
@@ -1337,7 +1340,6 @@ fn model_switch_reaches_the_model_server(tag: &str, pi: Option<musewire_live::pe
     assert_eq!(out["turn"]["stopReason"], "end_turn", "{out:#}");
     let last = server.requests().pop().expect("the model was called");
     assert_eq!(last["model"], "fake-model-2", "{last:#}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -1347,7 +1349,7 @@ fn acp_24_the_model_picked_over_omp_rpc_is_the_one_the_model_server_is_asked_for
 
 #[test]
 fn acp_24_the_model_picked_over_pi_rpc_is_the_one_the_model_server_is_asked_for() {
-    model_switch_reaches_the_model_server("acp-config-pi", Some(musewire_live::peers::Pi::V1_6));
+    model_switch_reaches_the_model_server("acp-config-pi", Some(Pi::V1_6));
 }
 
 /// Checks the `queue` scenario's log (ACP-27): the prompt sent while the long one ran is
@@ -1395,7 +1397,9 @@ fn check_queue_log(out: &Value, queued_text: &str) {
 /// follow-up and answered after it; one behind a cancelled turn is cancelled with it.
 #[test]
 fn acp_27_a_prompt_while_one_runs_is_queued_bundled_agent() {
-    let Some(out) = run_scenario("queue", &[], &[("ACP_QUEUE_LONG", "bash sleep 1".as_ref())])
+    let Some(out) = Sdk::new("queue")
+        .env("ACP_QUEUE_LONG", "bash sleep 1")
+        .run()
     else {
         return;
     };
@@ -1415,26 +1419,18 @@ fn acp_27_a_prompt_while_one_runs_is_queued_bundled_agent() {
 /// running turn, in the same run.
 #[test]
 fn acp_27_a_prompt_while_one_runs_is_queued_over_omp_rpc() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch("acp-omp-queue");
-    let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let program = over_omp(&agent);
-    let env: [(&str, &std::ffi::OsStr); 3] = [
-        (
-            "ACP_QUEUE_LONG",
-            r#"[[tool bash {"command":"sleep 1"}]]"#.as_ref(),
-        ),
-        ("ACP_QUEUE_TEXT", "[[text hello queued]]".as_ref()),
-        ("ACP_QUEUE_AFTER", "[[text still here]]".as_ref()),
-    ];
-    let Some(out) = run_scenario_omp("queue", &agent, &program, &env) else {
+    let Some(omp) = Live::omp("acp-omp-queue") else {
         return;
     };
+    // The long turn's tool runs long enough for the next prompt to arrive while it runs, on
+    // a loaded machine too.
+    let out = Sdk::over("queue", &omp)
+        .env("ACP_QUEUE_LONG", r#"[[tool bash {"command":"sleep 3"}]]"#)
+        .env("ACP_QUEUE_TEXT", "[[text hello queued]]")
+        .env("ACP_QUEUE_AFTER", "[[text still here]]")
+        .run()
+        .expect("the SDK is there");
     check_queue_log(&out, "hello queued");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// ACP-25, ACP-26 through the official SDK client, bundled agent with a session folder: two
@@ -1444,8 +1440,10 @@ fn acp_27_a_prompt_while_one_runs_is_queued_over_omp_rpc() {
 #[test]
 fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
     let sessions = scratch("acp-sdk-session-life");
-    let args = ["--session-dir".as_ref(), sessions.as_os_str()];
-    let Some(out) = run_scenario("sessions", &args, &[]) else {
+    let Some(out) = Sdk::new("sessions")
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .run()
+    else {
         return;
     };
     let caps = &out["initialize"]["agentCapabilities"]["sessionCapabilities"];
@@ -1521,11 +1519,11 @@ fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
 #[test]
 fn acp_09_each_dialog_kind_with_and_without_form_elicitation_bundled_agent() {
     for forms in [true, false] {
-        let env: [(&str, &std::ffi::OsStr); 2] = [
-            ("ACP_FORMS", if forms { "1" } else { "0" }.as_ref()),
-            ("ACP_TEXT", "Ada Lovelace".as_ref()),
-        ];
-        let Some(out) = run_scenario("elicit", &[], &env) else {
+        let Some(out) = Sdk::new("elicit")
+            .env("ACP_FORMS", if forms { "1" } else { "0" })
+            .env("ACP_TEXT", "Ada Lovelace")
+            .run()
+        else {
             return;
         };
         let said = |turn: &str| text_of(&out[turn], "agent_message_chunk");
@@ -1572,23 +1570,14 @@ fn acp_09_each_dialog_kind_with_and_without_form_elicitation_bundled_agent() {
 /// turn shows the provider's error text and ends `end_turn`, and the session goes on.
 #[test]
 fn acp_11_a_provider_error_is_shown_in_the_turn_over_omp_rpc() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch("acp-omp-provider-error");
-    let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let program = over_omp(&agent);
-    let env: [(&str, &std::ffi::OsStr); 2] = [
-        (
-            "ACP_PROMPT",
-            "[[status 401 Incorrect API key provided]]".as_ref(),
-        ),
-        ("ACP_AFTER", "[[text still here]]".as_ref()),
-    ];
-    let Some(out) = run_scenario_omp("provider-error", &agent, &program, &env) else {
+    let Some(omp) = Live::omp("acp-omp-provider-error") else {
         return;
     };
+    let out = Sdk::over("provider-error", &omp)
+        .env("ACP_PROMPT", "[[status 401 Incorrect API key provided]]")
+        .env("ACP_AFTER", "[[text still here]]")
+        .run()
+        .expect("the SDK is there");
     let failed = &out["failed"]["result"];
     assert_eq!(failed["stopReason"], "end_turn", "{out:#}");
     let shown = text_of(failed, "agent_message_chunk");
@@ -1598,7 +1587,6 @@ fn acp_11_a_provider_error_is_shown_in_the_turn_over_omp_rpc() {
         text_of(&out["after"]["result"], "agent_message_chunk"),
         "still here"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// ACP-10, ACP-24 over omp 18.2.3's RPC mode: omp's `/model` builtin is a local turn (its
@@ -1606,20 +1594,15 @@ fn acp_11_a_provider_error_is_shown_in_the_turn_over_omp_rpc() {
 /// (`config_option_update`) and is the one the next turn's request names.
 #[test]
 fn acp_10_24_omps_model_builtin_ends_its_turn_and_moves_the_option() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let server = musewire_live::model_server::ModelServer::start().expect("model server");
-    let dir = musewire_live::peers::scratch("acp-omp-model-builtin");
-    let agent = musewire_live::peers::omp(&dir, &server.base_url());
-    let program = over_omp(&agent);
-    let env: [(&str, &std::ffi::OsStr); 2] = [
-        ("ACP_MODEL", "fake/fake-model-2".as_ref()),
-        ("ACP_AFTER", "[[text switched by command]]".as_ref()),
-    ];
-    let Some(out) = run_scenario_omp("omp-model", &agent, &program, &env) else {
+    let Some(omp) = Live::omp("acp-omp-model-builtin") else {
         return;
     };
+    let out = Sdk::over("omp-model", &omp)
+        .env("ACP_MODEL", "fake/fake-model-2")
+        .env("ACP_AFTER", "[[text switched by command]]")
+        .run()
+        .expect("the SDK is there");
+    let server = &omp.server;
     let models = config_option(&out["configOptions"], "model");
     assert_eq!(models["currentValue"], "fake/fake-model", "{out:#}");
     let switch = &out["switch"]["result"];
@@ -1642,7 +1625,6 @@ fn acp_10_24_omps_model_builtin_ends_its_turn_and_moves_the_option() {
     assert_eq!(text_of(after, "agent_message_chunk"), "switched by command");
     let last = server.requests().pop().expect("the model was called");
     assert_eq!(last["model"], "fake-model-2", "{last:#}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// ACP-08 over `omp --mode rpc --approval-mode always-ask`: an approval the editor answers
@@ -1650,12 +1632,11 @@ fn acp_10_24_omps_model_builtin_ends_its_turn_and_moves_the_option() {
 /// cancels the turn is withdrawn, denied, and the turn ends `cancelled`; the session goes on.
 #[test]
 fn acp_08_omp_approvals_cancelled_or_left_open_under_a_cancel_end_the_turn_cancelled() {
-    let env: [(&str, &std::ffi::OsStr); 1] = [("ACP_AFTER", "[[text still here]]".as_ref())];
     let Some(out) = approval_scenario(
         "omp-approval-cancel",
         "acp-omp-approval-cancel",
         false,
-        &env,
+        &[("ACP_AFTER", "[[text still here]]")],
     ) else {
         return;
     };
@@ -1693,31 +1674,30 @@ fn acp_08_omp_approvals_cancelled_or_left_open_under_a_cancel_end_the_turn_cance
 /// calls its `echo`, the turn's card shows the call, and the result reaches the model.
 #[test]
 fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
-    if !musewire_live::peers::installed_or_skip() {
-        return;
-    }
-    let everything = musewire_live::peers::mcp_server("everything");
+    let everything = peers::mcp_server("everything");
     if !everything.exists() {
+        peers::missing("the reference MCP server everything");
         return;
     }
-    for pi in musewire_live::peers::Pi::ALL {
-        let server = musewire_live::model_server::ModelServer::start().expect("model server");
-        let dir = musewire_live::peers::scratch(&format!("acp-sdk-mcp-{}", pi.name()));
-        let agent = musewire_live::peers::pi_version(pi, &dir, &server.base_url());
-        let program = over_omp(&agent);
+    for pi in Pi::ALL {
+        let Some(live) = Live::pi(pi, &format!("acp-sdk-mcp-{}", pi.name())) else {
+            return;
+        };
         let servers = json!([{"name": "everything", "command": "node",
             "args": [everything.to_string_lossy()], "env": []}])
         .to_string();
-        let env = [
-            ("ACP_MCP_SERVERS", servers.as_ref()),
-            (
+        // The MCP server's start-up budget is no part of the scenario: generous, for a
+        // loaded machine.
+        let out = Sdk::over("mcp", &live)
+            .flags(&["--mcp-start-timeout".as_ref(), "60".as_ref()])
+            .env("ACP_MCP_SERVERS", &servers)
+            .env(
                 "ACP_PROMPT",
-                r#"[[tool mcp__everything__echo {"message":"through the sdk"}]]"#.as_ref(),
-            ),
-        ];
-        let Some(out) = run_scenario_omp("mcp", &agent, &program, &env) else {
-            return;
-        };
+                r#"[[tool mcp__everything__echo {"message":"through the sdk"}]]"#,
+            )
+            .run()
+            .expect("the SDK is there");
+        let server = &live.server;
         let pi = pi.version();
         let turn = &out["turn"]["result"];
         assert_eq!(turn["stopReason"], "end_turn", "pi {pi}: {out:#}");
@@ -1735,6 +1715,5 @@ fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
             .expect("the model was called")
             .to_string();
         assert!(last.contains("Echo: through the sdk"), "pi {pi}: {last}");
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -3,7 +3,7 @@
 //! `--version`, negotiates v2, prompts, reads the turn and `get_state`, and on its own
 //! deadline sends `abort` and closes stdin, after which the agent and its shell end
 //! (AGENT-01, AGENT-02). contraagent is installed by `conformance/peers/install-python.sh`;
-//! without it the test skips with a notice, except under CI (`CI` set), where it fails.
+//! without it the test fails, unless `MUSEWIRE_SKIP_PEERS=1` says to skip.
 
 mod process;
 
@@ -22,11 +22,7 @@ fn python() -> Option<PathBuf> {
     if python.exists() {
         return Some(python);
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "contraagent is not installed: run conformance/peers/install-python.sh"
-    );
-    eprintln!("skipping: contraagent is not installed (conformance/peers/install-python.sh)");
+    musewire_live::peers::missing("contraagent (conformance/peers/install-python.sh)");
     None
 }
 

@@ -9,8 +9,8 @@
 //! `message`, and exit with the same status. Rules: FRAME-01, FRAME-02, FRAME-05, FRAME-07,
 //! FRAME-08, FRAME-09, FRAME-10, FRAME-11, FRAME-12, FRAME-13.
 //!
-//! Needs the peers (`bash conformance/peers/install.sh`). Without them the tests print a skip
-//! notice and pass, unless the `CI` environment variable is set, when they fail.
+//! Needs the peers (`bash conformance/peers/install.sh`). Without them the tests fail,
+//! unless `MUSEWIRE_SKIP_PEERS=1` says to skip (`musewire_live::peers::missing`).
 //!
 //! Every disagreement is listed (stream, output line, both sides) before the test fails; the
 //! list is also written to `$CARGO_TARGET_TMPDIR/differential-<test>.txt`.
@@ -33,22 +33,13 @@ fn musewire() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_musewire"))
 }
 
-/// The pinned bun, or `None` (after a skip notice) when the peers are not installed.
+/// The pinned bun, or `None` when it is not installed and `MUSEWIRE_SKIP_PEERS=1` says to skip.
 fn bun() -> Option<PathBuf> {
     let bun = repo_root().join("conformance/peers/node_modules/.bin/bun");
     if bun.exists() {
         return Some(bun);
     }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{} is missing: run `bash conformance/peers/install.sh`",
-            bun.display()
-        );
-    }
-    eprintln!(
-        "SKIP: {} is missing (run `bash conformance/peers/install.sh`); differential test skipped",
-        bun.display()
-    );
+    musewire_live::peers::missing(&bun.display().to_string());
     None
 }
 

@@ -5,8 +5,8 @@
 //! (FRAME-11) and `abortBash` (CALL-05), the paged `getMessages()` drain over a history larger
 //! than 1 MiB (PAGE-01..07), a failure for an unsupported command (CALL-08) and `newSession`.
 //!
-//! Needs the peers (`bash conformance/peers/install.sh`). Without them the test prints a skip
-//! notice and passes, unless the `CI` environment variable is set, when it fails.
+//! Needs the peers (`bash conformance/peers/install.sh`). Without them the test fails,
+//! unless `MUSEWIRE_SKIP_PEERS=1` says to skip (`musewire_live::peers::missing`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -22,15 +22,7 @@ fn bun() -> Option<PathBuf> {
     if bun.exists() {
         return Some(bun);
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing under CI (run `bash conformance/peers/install.sh`)",
-        bun.display()
-    );
-    eprintln!(
-        "SKIP: {} is missing (run `bash conformance/peers/install.sh`); interop test skipped",
-        bun.display()
-    );
+    musewire_live::peers::missing(&bun.display().to_string());
     None
 }
 

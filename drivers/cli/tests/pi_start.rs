@@ -1,7 +1,9 @@
 //! FRAME-03 against the live pi (no ready frame): `musewire prompt` and `musewire acp` start
 //! pi as fast as pi starts itself. Each run is compared with pi driven by hand in the same
 //! test (its input written at once, as a host that knows pi would), and may take at most
-//! [`SLACK`] more; before the start-up probe both waited the 30-second ready timeout.
+//! [`SLACK`] more; before the start-up probe both waited the ready timeout, set here to its
+//! default of 30 s by flag (it is the scenario's budget), three times the slack, so a loaded
+//! 2-core machine slowing one run more than the other does not fail the test.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -13,7 +15,7 @@ use musewire_live::model_server::ModelServer;
 use musewire_live::peers::{self, Pi};
 
 /// How much longer than pi on its own a musewire start may take.
-const SLACK: Duration = Duration::from_secs(2);
+const SLACK: Duration = Duration::from_secs(10);
 
 /// The pi command's program and arguments, for `musewire … -- AGENT…`.
 fn argv(command: &Command) -> Vec<std::ffi::OsString> {
@@ -91,7 +93,17 @@ fn prompt_starts_pi_at_once(version: Pi) {
     ));
     let dir = peers::scratch("pi-start-prompt");
     let pi = peers::pi_version(version, &dir, &server.base_url());
-    let mut command = musewire_with(&pi, &["prompt", "hello", "--timeout", "60"]);
+    let mut command = musewire_with(
+        &pi,
+        &[
+            "prompt",
+            "hello",
+            "--timeout",
+            "120",
+            "--ready-timeout",
+            "30",
+        ],
+    );
     let start = Instant::now();
     let out = command
         .stdin(Stdio::null())
@@ -126,7 +138,16 @@ fn acp_session_new_with_pi_at_once(version: Pi) {
     let sessions = dir.join("sessions");
     let pi = peers::pi_version(version, &dir, &server.base_url());
     let cwd = pi.get_current_dir().unwrap().to_owned();
-    let bridge = musewire_with(&pi, &["acp", "--session-dir", sessions.to_str().unwrap()]);
+    let bridge = musewire_with(
+        &pi,
+        &[
+            "acp",
+            "--ready-timeout",
+            "30",
+            "--session-dir",
+            sessions.to_str().unwrap(),
+        ],
+    );
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": {}}});
     let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",

@@ -1,36 +1,19 @@
-//! Many agents on one mio thread and the bound on writes the agent does not take, against the
-//! bundled agent (`musewire agent`).
-//!
-//! The test binary is its own agent (see `common`). The tests run one after the other, as they
-//! count this process's threads.
+//! The mio reactor's bound on writes the agent does not take, and its fairness: a flooding
+//! agent does not starve the others on the same loop thread.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{commands, CallError, ClientEvent};
+use musewire_core::client::{commands, CallError};
 use musewire_mio::{AgentProcess, Reactor, OPS_QUEUE, WRITE_BACKLOG_BYTES};
 
 mod common;
-use common::{bundled_agent, threads};
+use common::bundled_agent;
 #[path = "../../flood/probe.rs"]
 mod probe;
 
 const WAIT: Duration = Duration::from_secs(30);
-const AGENTS: usize = 20;
-const CALLERS: usize = 4;
-
-fn main() {
-    common::run_agent_if_child();
-    one_reactor_thread_drives_twenty_agents();
-    println!("test one_reactor_thread_drives_twenty_agents ... ok");
-    spawned_agents_share_one_loop_thread();
-    println!("test spawned_agents_share_one_loop_thread ... ok");
-    mio_stops_taking_calls_past_the_write_backlog();
-    println!("test mio_stops_taking_calls_past_the_write_backlog ... ok");
-    a_flooding_agent_does_not_starve_the_others_on_its_reactor();
-    println!("test a_flooding_agent_does_not_starve_the_others_on_its_reactor ... ok");
-}
 
 /// Waits up to `WAIT` for `done`.
 fn eventually(what: &str, mut done: impl FnMut() -> bool) {
@@ -49,118 +32,7 @@ fn kill(agent: &AgentProcess) {
     assert!(status.success(), "{status:?}");
 }
 
-/// `AgentProcess::spawn` puts every agent on the process's shared reactor: one loop thread
-/// for all of them, started with the first and ended after the last.
-fn spawned_agents_share_one_loop_thread() {
-    let before = threads();
-    let agents: Vec<AgentProcess> = (0..AGENTS)
-        .map(|_| AgentProcess::spawn(bundled_agent(), Default::default()))
-        .collect::<std::io::Result<_>>()
-        .expect("spawned");
-    assert_eq!(
-        threads(),
-        before + 1,
-        "one loop thread for every spawned agent"
-    );
-    for agent in &agents {
-        let state = agent.get_state(WAIT).expect("get_state");
-        assert_eq!(state.is_streaming, Some(false), "{state:?}");
-    }
-    let mut agents = agents;
-    agents
-        .pop()
-        .expect("an agent")
-        .shutdown(WAIT)
-        .expect("shut down");
-    assert_eq!(threads(), before + 1, "the loop goes on for the others");
-    drop(agents);
-    eventually("the loop thread gone with the last agent", || {
-        threads() == before
-    });
-}
-
-fn one_reactor_thread_drives_twenty_agents() {
-    let before = threads();
-    let reactor = Reactor::new().expect("reactor");
-    let with_reactor = threads();
-    assert_eq!(with_reactor, before + 1, "the reactor is one thread");
-    let agents: Vec<AgentProcess> = (0..AGENTS)
-        .map(|_| reactor.spawn(bundled_agent(), Default::default()))
-        .collect::<std::io::Result<_>>()
-        .expect("spawned");
-    // Twenty agents, and still the one loop thread.
-    assert_eq!(threads(), with_reactor, "no thread per agent");
-    eventually("every agent on the reactor", || reactor.agents() == AGENTS);
-
-    // Several threads call every agent at once, each agent from several threads.
-    let answered = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..CALLERS {
-            let (agents, answered) = (&agents, &answered);
-            scope.spawn(move || {
-                for _ in 0..5 {
-                    for agent in agents {
-                        let state = agent.get_state(WAIT).expect("get_state");
-                        assert_eq!(state.is_streaming, Some(false), "{state:?}");
-                        answered.fetch_add(1, Ordering::SeqCst);
-                    }
-                }
-            });
-        }
-    });
-    assert_eq!(answered.load(Ordering::SeqCst), CALLERS * 5 * AGENTS);
-    // (A scope's threads end a moment after their work.)
-    eventually("the callers gone, the loop alone", || {
-        threads() == with_reactor
-    });
-
-    // A prompt each; every agent streams its own turn back, all at once on the one thread.
-    for (i, agent) in agents.iter().enumerate() {
-        agent
-            .prompt(&format!("hello agent{i}"), WAIT)
-            .expect("prompt");
-    }
-    for (i, agent) in agents.iter().enumerate() {
-        let mut text = String::new();
-        loop {
-            match agent.next_event(WAIT) {
-                Some(ClientEvent::TurnFinished) => break,
-                Some(event) => text.extend(event.text_delta()),
-                None => panic!("agent {i}: no agent_end"),
-            }
-        }
-        assert!(text.contains(&format!("agent{i}")), "agent {i}: {text:?}");
-    }
-
-    // One agent killed, one shut down: both are removed, the others go on.
-    let mut agents = agents;
-    let killed = agents.remove(0);
-    kill(&killed);
-    eventually("the killed agent removed", || {
-        reactor.agents() == AGENTS - 1
-    });
-    assert!(matches!(
-        killed.get_state(WAIT),
-        Err(CallError::Ended | CallError::Refused(_))
-    ));
-    let status = agents
-        .remove(0)
-        .shutdown(Duration::from_secs(5))
-        .expect("shut down");
-    assert!(status.success(), "{status:?}");
-    assert_eq!(reactor.agents(), AGENTS - 2);
-    for agent in &agents {
-        agent.get_state(WAIT).expect("the others go on");
-    }
-    drop(killed);
-
-    // The thread ends once the reactor and its agents are gone, in either order.
-    drop(reactor);
-    assert_eq!(threads(), with_reactor, "agents keep the thread");
-    drop(agents);
-    eventually("the reactor thread ended", || threads() == before);
-}
-
+#[test]
 fn mio_stops_taking_calls_past_the_write_backlog() {
     // An agent that never reads its stdin nor says it is ready: every line is held.
     let mut command = Command::new("sleep");
@@ -229,6 +101,7 @@ fn mio_stops_taking_calls_past_the_write_backlog() {
 /// more than it can in the test's time.
 const FLOOD: u64 = 4 << 30;
 
+#[test]
 fn a_flooding_agent_does_not_starve_the_others_on_its_reactor() {
     let progress = probe::scratch("mio", "starve");
     let written = || probe::written(&progress);

@@ -1,8 +1,6 @@
 //! One `AgentProcess` shared by two threads at once (blocking calls from any thread): one makes
 //! `get_state` calls in a loop and prompts, the other takes the events, against the bundled
 //! agent (`musewire agent`).
-//!
-//! The test binary is its own agent (see `common`).
 
 use std::time::Duration;
 
@@ -13,12 +11,7 @@ mod common;
 const WAIT: Duration = Duration::from_secs(20);
 const CALLS: usize = 200;
 
-fn main() {
-    common::run_agent_if_child();
-    one_handle_calls_from_one_thread_while_another_takes_events();
-    println!("test one_handle_calls_from_one_thread_while_another_takes_events ... ok");
-}
-
+#[test]
 fn one_handle_calls_from_one_thread_while_another_takes_events() {
     let agent = AgentProcess::spawn(common::bundled_agent(), Default::default()).expect("spawned");
     let (states, turn) = std::thread::scope(|scope| {

@@ -1,30 +1,36 @@
-//! What the mio test binaries share: each is its own agent. Run with [`AGENT_ENV`] set, it
-//! runs the bundled agent's stdio loop (`musewire agent`) instead of its tests (no test
-//! harness, so nothing but the agent writes to stdout).
+//! What the mio test binaries share: the bundled agent to run (the `bundled_agent` example,
+//! built with the tests), and this process's thread count.
+//!
+//! A test that counts threads is the only test of its binary: libtest runs a binary's tests
+//! on threads of its own, at once, and a test thread that ends while another test counts
+//! would change its count.
 
+#![allow(dead_code)] // not every test binary uses everything
+
+use std::path::PathBuf;
 use std::process::Command;
 
-/// Set in the child: run the bundled agent.
-const AGENT_ENV: &str = "MUSEWIRE_MIO_TEST_AGENT";
-
-/// In the child, runs the bundled agent and exits with its code; elsewhere returns.
-pub fn run_agent_if_child() {
-    if std::env::var_os(AGENT_ENV).is_some() {
-        let code = musewire_agent::stdio::run(musewire_agent::Options::default())
-            .expect("the bundled agent runs");
-        std::process::exit(i32::from(code));
-    }
-}
-
-/// The command that runs this binary as the bundled agent.
+/// The command that runs the bundled agent (`examples/bundled_agent.rs`).
 pub fn bundled_agent() -> Command {
-    let mut command = Command::new(std::env::current_exe().expect("this binary"));
-    command.env(AGENT_ENV, "1").args(["--mode", "rpc"]);
+    // target/debug/deps/THIS-HASH -> target/debug/examples/bundled_agent
+    let example: PathBuf = std::env::current_exe()
+        .expect("this binary")
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the target directory")
+        .join("examples/bundled_agent");
+    assert!(
+        example.exists(),
+        "{} is missing: it is built with the tests (`cargo test -p musewire-mio`, or \
+         `cargo build -p musewire-mio --example bundled_agent` before `--test NAME`)",
+        example.display()
+    );
+    let mut command = Command::new(example);
+    command.args(["--mode", "rpc"]);
     command
 }
 
 /// This process's threads (`Threads:` of `/proc/self/status`).
-#[allow(dead_code)] // not every test binary counts threads
 pub fn threads() -> usize {
     let status = std::fs::read_to_string("/proc/self/status").expect("status");
     status

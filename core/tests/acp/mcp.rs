@@ -1,0 +1,260 @@
+//! The editor's MCP servers through the bridge (MCP-01, 03, 05, 06, 08, 09): started with the
+//! session, their tools registered with the agent, the agent's calls answered from them,
+//! their failures noted and their tools withdrawn.
+
+use crate::support as acp_support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use acp_support::Harness;
+use musewire_core::acp::McpRead;
+use serde_json::{json, Value};
+
+const SERVER: &str = "musewire-1/mcp-0";
+
+/// initialize + session/new (request 2) with the given servers + the agent's ready frame:
+/// the session id (its agent key, no session folder); `session/new` may still be held (MCP-02).
+fn session(h: &mut Harness, servers: Value) -> String {
+    h.request(1, "initialize", json!({"protocolVersion": 1}));
+    h.request(
+        2,
+        "session/new",
+        json!({"cwd": "/work/p", "mcpServers": servers}),
+    );
+    let id = "musewire-1".to_owned();
+    h.agent_lines(
+        &id,
+        &[json!({"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]})],
+    );
+    // ACP-24: what the opening asks of the agent.
+    h.answer_opening(&id);
+    id
+}
+
+fn everything() -> Value {
+    json!([{"name": "every thing", "command": "/usr/bin/node", "args": ["server.js"], "env": [{"name": "K", "value": "v"}]}])
+}
+
+/// The server answers initialize and lists `echo`.
+fn serve_tools(h: &mut Harness) {
+    h.mcp_lines(
+        SERVER,
+        &[json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}})],
+    );
+    h.mcp_lines(
+        SERVER,
+        &[json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","description":"Echoes back","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}]}})],
+    );
+}
+
+fn agent_sent(h: &Harness, kind: &str) -> Vec<Value> {
+    h.agent
+        .iter()
+        .filter(|f| f["type"] == kind)
+        .cloned()
+        .collect()
+}
+
+fn notices(h: &Harness) -> Vec<String> {
+    h.editor
+        .iter()
+        .filter_map(|m| m["params"]["update"]["content"]["text"].as_str())
+        .filter(|t| t.contains("[MCP:"))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn host_call(h: &mut Harness, session: &str, id: &str, tool: &str) {
+    h.agent_lines(
+        session,
+        &[json!({"type":"host_tool_call","id":id,"toolCallId":"t1","toolName":tool,"arguments":{"message":"hi"}})],
+    );
+}
+
+#[test]
+fn mcp_01_03_05_a_stdio_server_is_started_its_tools_registered_and_called() {
+    let mut h = Harness::new();
+    let id = session(&mut h, everything());
+    assert_eq!(h.mcp_spawned.len(), 1);
+    let (key, launch) = &h.mcp_spawned[0];
+    assert_eq!(key, SERVER);
+    assert_eq!(launch.command, PathBuf::from("/usr/bin/node"));
+    assert_eq!(launch.args, ["server.js"]);
+    assert_eq!(launch.env, [("K".to_owned(), "v".to_owned())]);
+    assert_eq!(launch.cwd, PathBuf::from("/work/p"));
+    assert_eq!(h.mcp[0].1["method"], "initialize");
+    // MCP-02: session/new waits for the server, so its tools are there for the first prompt.
+    assert!(h.answer(2).is_none());
+    serve_tools(&mut h);
+    assert_eq!(h.answer(2).unwrap()["result"]["sessionId"], id.as_str());
+    let registered = agent_sent(&h, "set_host_tools");
+    assert_eq!(registered.len(), 1, "{:?}", h.agent);
+    let tools = registered[0]["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["name"], "mcp__every_thing__echo");
+    assert_eq!(tools[0]["description"], "Echoes back");
+    assert_eq!(tools[0]["parameters"]["required"], json!(["message"]));
+    // The agent's answer to set_host_tools shows nothing.
+    let request = registered[0]["id"].as_str().unwrap().to_owned();
+    h.editor.clear();
+    h.agent_lines(
+        &id,
+        &[json!({"id":request,"type":"response","command":"set_host_tools","success":true,"data":{"toolNames":["mcp__every_thing__echo"]}})],
+    );
+    assert!(h.editor.is_empty(), "{:?}", h.editor);
+
+    host_call(&mut h, &id, "host-tool-1", "mcp__every_thing__echo");
+    let call = h.mcp.last().unwrap().1.clone();
+    assert_eq!(call["method"], "tools/call");
+    assert_eq!(
+        call["params"],
+        json!({"name":"echo","arguments":{"message":"hi"}})
+    );
+    h.mcp_lines(
+        SERVER,
+        &[json!({"jsonrpc":"2.0","id":call["id"],"result":{"content":[{"type":"text","text":"Echo: hi"}]}})],
+    );
+    let results = agent_sent(&h, "host_tool_result");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["id"], "host-tool-1");
+    assert_eq!(
+        results[0]["result"]["content"],
+        json!([{"type":"text","text":"Echo: hi"}])
+    );
+    assert_eq!(results[0].get("isError"), None);
+}
+
+#[test]
+fn mcp_06_09_a_server_dying_mid_call_answers_the_call_withdraws_its_tools_and_says_so() {
+    let mut h = Harness::new();
+    let id = session(&mut h, everything());
+    serve_tools(&mut h);
+    host_call(&mut h, &id, "host-tool-1", "mcp__every_thing__echo");
+    h.editor.clear();
+    h.mcp_read(SERVER, McpRead::Exit);
+    let results = agent_sent(&h, "host_tool_result");
+    assert_eq!(results[0]["id"], "host-tool-1");
+    assert_eq!(results[0]["isError"], true);
+    let text = results[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "MCP server \"every thing\" exited before tools/call \"echo\" was answered"
+    );
+    let registered = agent_sent(&h, "set_host_tools");
+    assert_eq!(registered.len(), 2);
+    assert_eq!(registered[1]["tools"], json!([]));
+    assert_eq!(
+        notices(&h),
+        ["[MCP: MCP server \"every thing\" exited; its tools are withdrawn]\n"]
+    );
+    assert_eq!(h.editor[0]["params"]["sessionId"], id.as_str());
+    assert_eq!(h.mcp_stopped, [SERVER]);
+    // The session goes on: a later call is answered at once.
+    host_call(&mut h, &id, "host-tool-2", "mcp__every_thing__echo");
+    let results = agent_sent(&h, "host_tool_result");
+    assert_eq!(results[1]["id"], "host-tool-2");
+    assert_eq!(results[1]["isError"], true);
+}
+
+#[test]
+fn mcp_06_a_server_that_never_answers_initialize_is_noted_and_stopped() {
+    let mut h = Harness::new();
+    session(&mut h, everything());
+    assert!(h.answer(2).is_none());
+    h.editor.clear();
+    h.timeout(Duration::from_secs(10));
+    assert!(h.answer(2).unwrap()["result"]["sessionId"].is_string());
+    assert_eq!(
+        notices(&h),
+        ["[MCP: MCP server \"every thing\" did not answer initialize within 10 s]\n"]
+    );
+    assert_eq!(h.mcp_stopped, [SERVER]);
+    assert!(agent_sent(&h, "set_host_tools").is_empty());
+}
+
+#[test]
+fn mcp_01_09_http_entries_are_noted_and_servers_stop_with_the_session() {
+    let mut h = Harness::new();
+    h.request(1, "initialize", json!({"protocolVersion": 1}));
+    let caps = &h.answer(1).unwrap()["result"]["agentCapabilities"]["mcpCapabilities"];
+    assert_eq!(caps, &json!({"http": false, "sse": false}));
+    let servers = json!([
+        {"type": "http", "name": "web", "url": "https://example.com/mcp", "headers": []},
+        {"name": "a", "command": "/bin/a", "args": [], "env": []},
+        {"name": "a", "command": "/bin/b", "args": [], "env": []}
+    ]);
+    h.request(
+        2,
+        "session/new",
+        json!({"cwd": "/work/p", "mcpServers": servers}),
+    );
+    assert_eq!(h.mcp_spawned.len(), 1);
+    assert_eq!(h.mcp_spawned[0].0, "musewire-1/mcp-1");
+    // A server without tools has started once it answers initialize.
+    assert!(h.answer(2).is_none());
+    h.mcp_lines(
+        "musewire-1/mcp-1",
+        &[json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{}}})],
+    );
+    // ACP-24: and once the agent has said its state and models.
+    assert!(h.answer(2).is_none());
+    h.answer_opening("musewire-1");
+    let id = h.answer(2).unwrap()["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        notices(&h),
+        [
+            "[MCP: MCP server \"web\" is not started: only stdio servers are supported]\n",
+            "[MCP: MCP server \"a\" is not started: another server of this session has that name]\n"
+        ]
+    );
+    h.agent_exit(&id);
+    assert_eq!(h.mcp_stopped, ["musewire-1/mcp-1"]);
+}
+
+#[test]
+fn mcp_08_a_call_no_server_owns_is_answered_at_once() {
+    let mut h = Harness::new();
+    let id = session(&mut h, json!([]));
+    host_call(&mut h, &id, "host-tool-1", "mcp__nobody__x");
+    let results = agent_sent(&h, "host_tool_result");
+    assert_eq!(results[0]["isError"], true);
+    assert_eq!(
+        results[0]["result"]["content"][0]["text"],
+        "no running MCP server of this session has the tool \"mcp__nobody__x\""
+    );
+}
+
+#[test]
+fn mcp_03_a_name_two_servers_give_is_registered_once_and_called_on_the_first() {
+    let mut h = Harness::new();
+    let servers = json!([
+        {"name": "a", "command": "/bin/a", "args": [], "env": []},
+        {"name": "a_", "command": "/bin/b", "args": [], "env": []}
+    ]);
+    let id = session(&mut h, servers);
+    for (server, tool) in [("musewire-1/mcp-0", "_b"), ("musewire-1/mcp-1", "b")] {
+        h.mcp_lines(
+            server,
+            &[json!({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}})],
+        );
+        h.mcp_lines(
+            server,
+            &[json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":tool,"inputSchema":{"type":"object"}}]}})],
+        );
+    }
+    let registered = agent_sent(&h, "set_host_tools");
+    let last = registered.last().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = last.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mcp__a___b"]);
+    h.mcp.clear();
+    host_call(&mut h, &id, "host-tool-1", "mcp__a___b");
+    assert_eq!(h.mcp.len(), 1);
+    assert_eq!(h.mcp[0].0, "musewire-1/mcp-0");
+    assert_eq!(h.mcp[0].1["params"]["name"], "_b");
+}

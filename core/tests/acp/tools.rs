@@ -1,0 +1,140 @@
+//! ACP-05: tool executions as `tool_call` and `tool_call_update` on the same call id,
+//! bounded text, credential-bearing uris withheld (through `core::blocks`).
+
+use crate::support as acp_support;
+
+use acp_support::{update, Harness};
+use musewire_core::acp::{MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+use serde_json::{json, Value};
+
+fn text_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+#[test]
+fn acp_05_deltas_update_the_call_and_the_final_snapshot_replaces() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "bash echo hi");
+    h.agent_lines(&s, &[
+        json!({"type": "tool_execution_start", "toolCallId": "call-1", "toolName": "bash", "args": {"command": "echo hi"}}),
+        json!({"type": "tool_execution_update", "toolCallId": "call-1", "toolName": "bash", "partialResult": text_result("h")}),
+        json!({"type": "tool_execution_end", "toolCallId": "call-1", "toolName": "bash", "result": text_result("hi\n")}),
+    ]);
+    let u = h.updates();
+    assert_eq!(u.len(), 3);
+    assert_eq!(u[0]["sessionUpdate"], "tool_call");
+    assert_eq!(u[0]["toolCallId"], "call-1");
+    assert_eq!(u[0]["kind"], "execute");
+    assert_eq!(u[0]["status"], "in_progress");
+    assert_eq!(u[0]["title"], "bash: echo hi");
+    assert_eq!(u[1]["sessionUpdate"], "tool_call_update");
+    assert_eq!(u[1]["toolCallId"], "call-1");
+    assert_eq!(u[1]["content"][0]["content"]["text"], "h");
+    assert_eq!(u[2]["toolCallId"], "call-1");
+    assert_eq!(u[2]["status"], "completed");
+    assert_eq!(
+        u[2]["content"],
+        json!([{"type": "content", "content": {"type": "text", "text": "hi\n"}}])
+    );
+}
+
+#[test]
+fn acp_05_absent_final_text_keeps_what_was_seen() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.agent_lines(&s, &[
+        json!({"type": "tool_execution_start", "toolCallId": "c", "toolName": "bash"}),
+        json!({"type": "tool_execution_update", "toolCallId": "c", "toolName": "bash", "partialResult": text_result("seen")}),
+        json!({"type": "tool_execution_end", "toolCallId": "c", "toolName": "bash", "isError": true, "result": {"content": []}}),
+    ]);
+    let last = h.updates().pop().unwrap();
+    assert_eq!(last["status"], "failed");
+    assert!(last.get("content").is_none(), "{last}");
+}
+
+#[test]
+fn acp_05_update_without_start_opens_the_card_first() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.agent_lines(&s, &[json!({"type": "tool_execution_end", "toolCallId": "z", "toolName": "read", "result": text_result("x")})]);
+    let u = h.updates();
+    assert_eq!(u[0]["sessionUpdate"], "tool_call");
+    assert_eq!(u[0]["kind"], "read");
+    assert_eq!(u[1]["toolCallId"], "z");
+}
+
+#[test]
+fn acp_05_credential_uri_in_a_result_never_reaches_the_editor() {
+    let mut h = Harness::new();
+    let s = h.session();
+    let result = json!({"content": [
+        {"type": "text", "text": "see link"},
+        {"type": "resource_link", "name": "photo", "uri": "https://b.s3.amazonaws.com/p?X-Amz-Signature=abc123secret"}]});
+    h.agent_lines(&s, &[json!({"type": "tool_execution_end", "toolCallId": "c", "toolName": "fetch", "result": result})]);
+    let all = serde_json::to_string(&h.editor).unwrap();
+    assert!(!all.contains("abc123secret"), "{all}");
+    assert!(all.contains("resource link \\\"photo\\\""), "{all}");
+}
+
+#[test]
+fn acp_05_credential_uri_in_a_tool_title_and_raw_input_is_withheld() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.agent_lines(&s, &[json!({"type": "tool_execution_start", "toolCallId": "c", "toolName": "bash",
+        "args": {"command": "curl https://b.s3.amazonaws.com/p?X-Amz-Signature=abc123secret -o x"}})]);
+    let title = h.updates()[0]["title"].as_str().unwrap().to_owned();
+    assert_eq!(title, "bash: curl [uri withheld] -o x");
+    assert_eq!(
+        h.updates()[0]["rawInput"]["command"],
+        "curl [uri withheld] -o x"
+    );
+    assert!(!serde_json::to_string(&h.editor)
+        .unwrap()
+        .contains("abc123secret"));
+}
+
+#[test]
+fn acp_05_tool_text_bounded_to_64_kib_with_a_notice() {
+    let mut h = Harness::new();
+    let s = h.session();
+    let big = "x".repeat(200_000);
+    h.agent_lines(&s, &[json!({"type": "tool_execution_end", "toolCallId": "c", "toolName": "bash", "result": text_result(&big)})]);
+    let text = h.updates()[1]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.len() <= MAX_SURFACE_BYTES);
+    assert!(text.ends_with(TRUNCATION_NOTICE));
+}
+
+#[test]
+fn acp_05_streamed_message_text_bounded_per_message_with_one_notice() {
+    let mut h = Harness::new();
+    let s = h.session();
+    let delta = "y".repeat(40_000);
+    let frames: Vec<Value> = (0..3)
+        .map(|_| update(json!({"type": "text_delta", "contentIndex": 0, "delta": delta})))
+        .collect();
+    h.agent_lines(&s, &frames);
+    let texts: Vec<String> = h
+        .updates()
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts.len(), 2);
+    assert_eq!(
+        texts.iter().map(String::len).sum::<usize>(),
+        MAX_SURFACE_BYTES
+    );
+    assert!(texts[1].ends_with(TRUNCATION_NOTICE));
+    // A new message is a new surface.
+    h.agent_lines(
+        &s,
+        &[
+            json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
+            update(json!({"type": "text_delta", "contentIndex": 0, "delta": "again"})),
+        ],
+    );
+    assert_eq!(h.updates().last().unwrap()["content"]["text"], "again");
+}

@@ -1,0 +1,6 @@
+//! Framing (`musewire_core::frame`): decoding, encoding and their properties, over one harness (`common`).
+
+mod common;
+mod decode;
+mod encode;
+mod props;

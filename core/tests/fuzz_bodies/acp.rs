@@ -1,0 +1,135 @@
+//! The bridge's fuzz body (feature `fuzzing`) on fixed seeds and on every ACP transcript, so
+//! `cargo test` keeps it compiling and passing between fuzz runs: ACP-07 (every editor line
+//! out is complete JSON-RPC, nothing panics on any input), ACP-12 (no spawn once ending, each
+//! stdin closed and each group killed once, the bridge finished at the end), determinism and
+//! bounded output, under arbitrary interleavings of the editor, the agents, exits and time.
+//!
+//! The fuzz target's seed corpus is `fuzz/seeds/bridge_session/`, one file per ACP transcript
+//! in the body's input format; this test checks those files are what the transcripts give
+//! (`MUSEWIRE_BLESS_SEEDS=1` rewrites them).
+#![cfg(feature = "fuzzing")]
+
+use std::path::{Path, PathBuf};
+
+use musewire_core::acp::fuzzing::{self, Op};
+
+use crate::seeds;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The ACP transcripts: name and seed bytes.
+fn transcript_seeds() -> Vec<(String, Vec<u8>)> {
+    let dir = repo().join("conformance/transcripts");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("acp-") && name.ends_with(".jsonl")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let (config, ops) = fuzzing::ops_from_transcript(&text)
+            .unwrap_or_else(|| panic!("{name} reads as a bridge transcript"));
+        assert!(!ops.is_empty(), "{name} has steps");
+        let bytes = fuzzing::encode(config, &ops);
+        assert_eq!(
+            fuzzing::decode(&bytes),
+            (config, ops),
+            "{name}: encode and decode agree"
+        );
+        found.push((name.trim_end_matches(".jsonl").to_owned(), bytes));
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn acp_07_08_bridge_fuzz_body_on_random_seeds() {
+    for input in seeds::seeds(0x5851_f42d_4c95_7f2d, 400, 700) {
+        fuzzing::bridge_session(&input);
+    }
+}
+
+#[test]
+fn acp_07_08_bridge_fuzz_body_on_every_acp_transcript() {
+    let seeds = transcript_seeds();
+    assert!(seeds.len() >= 10, "the ACP transcripts are found");
+    for (name, bytes) in &seeds {
+        eprintln!("{name}");
+        fuzzing::bridge_session(bytes);
+    }
+}
+
+#[test]
+fn acp_07_08_the_seed_corpus_is_the_transcripts() {
+    let dir = repo().join("fuzz/seeds/bridge_session");
+    let seeds = transcript_seeds();
+    if std::env::var_os("MUSEWIRE_BLESS_SEEDS").is_some() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in &seeds {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+    }
+    for (name, bytes) in &seeds {
+        let stored = std::fs::read(dir.join(name)).unwrap_or_default();
+        assert!(
+            stored == *bytes,
+            "fuzz/seeds/bridge_session/{name} is stale: run with MUSEWIRE_BLESS_SEEDS=1"
+        );
+    }
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(files, seeds.len(), "one seed per ACP transcript");
+}
+
+/// Scripted sessions through the harness: two sessions opened, a turn with tool output and a
+/// todo plan, a load with pages, a read, cancels, bad bytes from both sides, an exit mid-turn,
+/// a signal, time past every budget.
+#[test]
+fn acp_12_bridge_fuzz_body_on_scripted_sessions() {
+    let init = Op::EditorMessage(0, 3, 0);
+    let new = Op::EditorMessage(1, 0, 0);
+    let ready = |s| Op::AgentFrame(s, 0, 0, 0);
+    let answer = |s, which| Op::AgentFrame(s, 1, which, 0);
+    for config in 0..4 {
+        fuzzing::run(
+            config,
+            [
+                init.clone(),
+                new.clone(),
+                ready(0),
+                answer(0, 0),
+                new.clone(),
+                ready(1),
+                answer(1, 0),
+                Op::EditorMessage(5, 0, 0),
+                answer(0, 1),
+                Op::AgentFrame(0, 5, 0, 0),
+                Op::AgentFrame(0, 9, 0, 1),
+                Op::AgentFrame(0, 10, 200, 1),
+                Op::AgentFrame(0, 11, 0, 1),
+                Op::AgentFrame(0, 12, 40, 0),
+                Op::Agent(1, b"{\"type\":\n\xff\xfe\n".to_vec()),
+                Op::EditorMessage(8, 0, 0),
+                Op::EditorMessage(9, 1, 0),
+                Op::AgentFrame(1, 1, 2, 8),
+                Op::AgentFrame(0, 6, 0, 2),
+                answer(0, 3),
+                Op::EditorMessage(3, 1, 0),
+                answer(2, 0),
+                answer(2, 1),
+                Op::AgentFrame(2, 2, 2, 9),
+                Op::Editor(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}\n[1,2]\n\xff\n".to_vec()),
+                Op::Advance(6000),
+                Op::Advance(21000),
+                Op::AgentExit(1, 1),
+                Op::EditorMessage(13, 200, 0),
+                Op::Shutdown,
+                Op::Advance(999),
+                Op::Advance(1),
+                Op::EditorMessage(1, 0, 0),
+            ],
+        );
+    }
+}

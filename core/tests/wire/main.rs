@@ -1,0 +1,10 @@
+//! The wire model (`musewire_core::wire`), one module per topic over the shared samples (`wire_samples`).
+
+mod api;
+mod corpus;
+mod props;
+mod reader;
+mod request_table;
+mod roundtrip;
+mod surrogates;
+mod wire_samples;
