@@ -50,7 +50,8 @@ pub struct App {
 
 impl App {
     /// An agent whose ready frame is queued. `notify` is called from a shell command's
-    /// thread when it finishes (the driver then calls [`App::handle_jobs`]).
+    /// thread when it finishes or, for the model's `bash` call, has new output (the driver
+    /// then calls [`App::handle_jobs`]).
     pub fn new(options: Options, now: Instant, notify: Notify) -> Self {
         let model = Model {
             provider: options.provider().to_owned(),
@@ -199,11 +200,31 @@ impl App {
         self.agent.handle_stdin_eof(now);
     }
 
-    /// Takes the shell commands that have finished.
+    /// Takes the shell commands that have finished, then the output the model's running
+    /// `bash` calls wrote since their last update, when due (`tool_execution_update`,
+    /// AGENT-06).
     pub fn handle_jobs(&mut self, now: Instant) {
         while let Some(done) = self.tools.jobs.try_finished() {
             self.on_job(now, done);
         }
+        for (job, output) in self.tools.jobs.take_updates(now) {
+            let (runner, mut ctx) = self.parts();
+            runner.tool_update(
+                &mut ctx,
+                now,
+                Pending::Bash(job),
+                tools::bash_update(output),
+            );
+        }
+    }
+
+    /// When the App's next timer is due: the session's deadline while a run goes, or a
+    /// running `bash` call's update held back by [`crate::UPDATE_INTERVAL`].
+    pub fn next_timeout(&self) -> Option<Instant> {
+        [self.runner.poll_timeout(), self.tools.jobs.next_update()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Waits up to `timeout` for a shell command to finish and takes it; false on timeout.
@@ -231,7 +252,7 @@ impl App {
                 partial_result,
             } => {
                 let (runner, mut ctx) = self.parts();
-                runner.host_tool_update(&mut ctx, now, call, partial_result);
+                runner.tool_update(&mut ctx, now, Pending::Host(call), partial_result);
             }
             AgentEvent::HostToolFinished { call, outcome } => answer(
                 self,
@@ -298,15 +319,17 @@ impl AgentProgram for App {
         self.answer_event(now, event);
     }
 
-    /// The session's deadline while a run goes (`--max-time`).
+    /// The session's deadline while a run goes (`--max-time`), and the next held-back update
+    /// of a running `bash` call ([`App::next_timeout`]).
     fn poll_timeout(&self) -> Option<Instant> {
-        self.runner.poll_timeout()
+        self.next_timeout()
     }
 
-    /// A run past the session's deadline is aborted.
+    /// A run past the session's deadline is aborted; a `bash` call's held-back update goes.
     fn handle_timeout(&mut self, now: Instant) {
         let (runner, mut ctx) = self.parts();
         runner.handle_timeout(&mut ctx, now);
+        self.handle_jobs(now);
     }
 
     /// Takes the shell commands that have finished.

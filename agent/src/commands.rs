@@ -118,7 +118,7 @@ impl App {
                 },
             ))),
             Command::Bash(bash) => {
-                let job = self.tools.jobs.spawn(&bash.command);
+                let job = self.tools.jobs.spawn(&bash.command, false);
                 self.rpc_bash.insert(job, (request, bash.command));
                 return;
             }

@@ -3,7 +3,9 @@
 //! The bundled reference agent: `musewire agent --mode rpc` speaks the RPC protocol on
 //! stdio like oh-my-pi does, built on the core's [`musewire_core::agent::Agent`], with a
 //! deterministic scripted model instead of an LLM (see [`script`]) and real tools: `bash`
-//! (`sh -c`, abortable, its output's first [`MAX_OUTPUT_BYTES`] kept), `read` (files, a
+//! (`sh -c`, abortable, its output's first [`MAX_OUTPUT_BYTES`] kept, and its last
+//! [`MAX_UPDATE_BYTES`] so far sent in `tool_execution_update`s while it runs, at most one
+//! per [`UPDATE_INTERVAL`]: AGENT-06), `read` (files, a
 //! window of lines with `offset`/`limit` up to the same cap: [`read`]; and host URIs through
 //! the host), `todo`, and the host's own tools. It keeps a real message history (user,
 //! assistant, tool results, bash executions), pages it (PAGE-01..06), and with
@@ -50,7 +52,7 @@ mod tools;
 
 pub use app::App;
 pub use bash::Notify;
-pub use bash::{MAX_OUTPUT_BYTES, MAX_SPILLED_OUTPUT_BYTES};
+pub use bash::{MAX_OUTPUT_BYTES, MAX_SPILLED_OUTPUT_BYTES, MAX_UPDATE_BYTES, UPDATE_INTERVAL};
 pub use commands::BUSY;
 pub use options::{Clock, Options, CLOCK_ENV, THINKING_LEVELS};
 pub use run::{MAX_DELTAS, MAX_QUOTE_BYTES};

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use musewire_core::agent::{Agent, HostCallId, SettledToolResult};
+use musewire_core::agent::{Agent, SettledToolResult};
 use musewire_core::spill::{SpillOwner, SpillSource};
 use musewire_core::wire::{
     AgentEnd, AgentEvent, AgentFrame, AgentMessage, AssistantMessageEvent, BlockDelta, BlockEnd,
@@ -357,19 +357,20 @@ impl Runner {
         self.tool_finished(ctx, now, waiting, finished);
     }
 
-    /// A partial result of the host tool `host`: `tool_execution_update`, when the run waits
-    /// for it.
-    pub(crate) fn host_tool_update(
+    /// A partial result of what the run waits for (`on`: a host tool's update, HOST-02, or a
+    /// shell command's output so far, AGENT-06): `tool_execution_update`. Nothing when the
+    /// run waits for something else.
+    pub(crate) fn tool_update(
         &mut self,
         ctx: &mut Ctx<'_>,
         now: Instant,
-        host: HostCallId,
+        on: Pending,
         partial: Value,
     ) {
         let Some(waiting) = self.run.as_ref().and_then(|r| r.waiting.as_ref()) else {
             return;
         };
-        if waiting.on != Pending::Host(host) {
+        if waiting.on != on {
             return;
         }
         let call = &waiting.call;

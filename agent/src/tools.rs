@@ -17,7 +17,7 @@ use musewire_core::wire::{
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::bash::{BashOutcome, JobId, Jobs};
+use crate::bash::{BashOutcome, JobId, Jobs, OutputTail};
 use crate::io::{IoFor, IoId, IoOutcome, IoQueue, IoWork};
 use crate::messages::text_result;
 use crate::read::{self, ReadWindow};
@@ -95,7 +95,7 @@ impl Tools {
         let arg = |key: &str| args.get(key).and_then(Value::as_str);
         match call.name.as_str() {
             "bash" => match arg("command") {
-                Some(command) => Ok(Pending::Bash(self.jobs.spawn(command))),
+                Some(command) => Ok(Pending::Bash(self.jobs.spawn(command, true))),
                 None => Err(Box::new(failure("bash needs a string \"command\""))),
             },
             "read" => match (arg("path"), ReadWindow::of_arguments(args)) {
@@ -281,6 +281,30 @@ pub(crate) fn bash_finished(outcome: BashOutcome) -> Finished {
         cut_bytes: cut.then_some(outcome.cut_bytes),
     };
     (text_result(text, Some(details_json(&details))), is_error)
+}
+
+/// The partial result of the model's running `bash` call (AGENT-06): as omp's,
+/// `{content:[{type:"text",text}], details:{}}` with the tail of the output so far as the
+/// text; when that is not the whole output, `details` says so (`{truncated:true,cutBytes}`,
+/// the bytes before the text).
+pub(crate) fn bash_update(output: OutputTail) -> Value {
+    let cut = output.cut_bytes > 0;
+    let details = BashUpdateDetails {
+        truncated: cut.then_some(true),
+        cut_bytes: cut.then_some(output.cut_bytes),
+    };
+    let result = text_result(output.text, Some(details_json(&details)));
+    serde_json::to_value(result).expect("a tool result serialises")
+}
+
+/// The `details` of a running `bash` call's update.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BashUpdateDetails {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cut_bytes: Option<u64>,
 }
 
 /// The `details` of the model's `bash` tool's result.

@@ -1,6 +1,7 @@
 //! Commands: everything the host sends the agent to ask for something, each answered by a
 //! `response` with the same `id` (CALL-01). oh-my-pi 18.2.3's set, plus the v1-only pi
-//! 0.73's `get_commands`, `fork`, `clone` and `get_fork_messages`.
+//! 0.73's `get_commands`, `fork`, `clone` and `get_fork_messages`, and pi 1.6's
+//! `get_entries`.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
@@ -174,6 +175,14 @@ wire_struct! {
     pub struct EntryId {
         /// The entry to branch from.
         req entry_id: String = "entryId",
+    }
+}
+
+wire_struct! {
+    /// `get_entries {since?}` (pi 1.6).
+    pub struct GetEntries {
+        /// Only the entries after this one (an unknown id fails: "Entry not found: ID").
+        opt since: String = "since",
     }
 }
 
@@ -508,6 +517,8 @@ command_table! {
         "clone" => Clone(NoArgs) -> CancelledData as Cancelled(shared),
         /// Entries one can fork from (pi 0.73).
         "get_fork_messages" => GetForkMessages(NoArgs) -> BranchMessagesData as BranchMessages(shared),
+        /// The session's entries and leaf (pi 1.6).
+        "get_entries" => GetEntries(GetEntries) -> EntriesData as Entries,
         /// Read a page of a stored output (OUT-10, ours: musewire's extension).
         "read_output" => ReadOutput(ReadOutput) -> ReadResult as ReadOutput,
     }

@@ -1,7 +1,7 @@
 //! Whole frames: [`AgentFrame`], everything an agent writes on stdout, and [`HostFrame`],
 //! everything a host writes on stdin besides commands.
 
-use serde_json::Value;
+use serde_json::{Number, Value};
 
 use super::codec::{self, boxed_hooks, wire_enum, wire_struct, BoxedHooks};
 use super::event::AgentEvent;
@@ -91,10 +91,124 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `subagent_lifecycle`, `subagent_progress`: `{payload}`.
-    pub struct SubagentPayload {
-        /// The payload, as sent.
-        req payload: Value = "payload",
+    /// The payload of `subagent_lifecycle` (omp's `task:subagent:lifecycle` bus event), sent
+    /// while the host's subscription is not `off` (`set_subagent_subscription`): a subagent
+    /// started (`status` `started`) or ended (`completed`, `failed`, `aborted`).
+    pub struct SubagentLifecyclePayload {
+        /// Subagent id.
+        req id: String = "id",
+        /// Spawn index within its batch.
+        opt index: u64 = "index",
+        /// Agent name (`explore`, `task`, …).
+        opt agent: String = "agent",
+        /// Where the agent is defined (`bundled`, `user`, `project`, …).
+        opt agent_source: String = "agentSource",
+        /// Short description of the task.
+        opt description: String = "description",
+        /// `started`, `completed`, `failed` or `aborted`, as sent.
+        opt status: String = "status",
+        /// The subagent's session file.
+        opt session_file: String = "sessionFile",
+        /// The tool call (`task`) that spawned it.
+        opt parent_tool_call_id: String = "parentToolCallId",
+        /// Whether it runs detached from the parent's turn.
+        opt detached: bool = "detached",
+    }
+}
+
+impl SubagentLifecyclePayload {
+    /// Whether the subagent has ended (any status but `started`; omp drops it from
+    /// `get_subagents` then).
+    pub fn has_ended(&self) -> bool {
+        self.status
+            .as_deref()
+            .is_some_and(|status| status != "started")
+    }
+}
+
+wire_struct! {
+    /// A subagent's progress (omp's `AgentProgress`): `subagent_progress`'s `progress`, and
+    /// `get_subagents`' `progress`.
+    pub struct SubagentProgress {
+        /// Subagent id.
+        req id: String = "id",
+        /// Spawn index.
+        opt index: u64 = "index",
+        /// Agent name.
+        opt agent: String = "agent",
+        /// Where the agent is defined.
+        opt agent_source: String = "agentSource",
+        /// `running`, `completed`, `failed`, `aborted`, as sent.
+        opt status: String = "status",
+        /// The task given.
+        opt task: String = "task",
+        /// The assignment given with the task.
+        opt assignment: String = "assignment",
+        /// Short description.
+        opt description: String = "description",
+        /// What the subagent said it is doing last.
+        opt last_intent: String = "lastIntent",
+        /// The tool running now.
+        opt current_tool: String = "currentTool",
+        /// The last tools run, as sent.
+        opt recent_tools: Vec<Value> = "recentTools",
+        /// The last lines of output, newest first (at most 8).
+        opt recent_output: Vec<String> = "recentOutput",
+        /// Tools run so far.
+        opt tool_count: u64 = "toolCount",
+        /// Model requests so far.
+        opt requests: u64 = "requests",
+        /// Tokens so far.
+        opt tokens: Number = "tokens",
+        /// Cost so far.
+        opt cost: Number = "cost",
+        /// Time since it started, in milliseconds.
+        opt duration_ms: Number = "durationMs",
+        /// The model it was asked to use, as sent.
+        opt model_override: Value = "modelOverride",
+        /// The model role it runs under.
+        opt model_role: String = "modelRole",
+    }
+}
+
+wire_struct! {
+    /// The payload of `subagent_progress` (omp's `task:subagent:progress` bus event, at most
+    /// one per 150 ms per subagent), sent while the subscription is not `off`.
+    pub struct SubagentProgressPayload {
+        /// Spawn index.
+        opt index: u64 = "index",
+        /// Agent name.
+        opt agent: String = "agent",
+        /// Where the agent is defined.
+        opt agent_source: String = "agentSource",
+        /// The task given.
+        opt task: String = "task",
+        /// The assignment given with the task.
+        opt assignment: String = "assignment",
+        /// The tool call that spawned it.
+        opt parent_tool_call_id: String = "parentToolCallId",
+        /// Whether it runs detached from the parent's turn.
+        opt detached: bool = "detached",
+        /// The subagent's session file.
+        opt session_file: String = "sessionFile",
+        /// The progress itself (its `id` is the subagent's).
+        req progress: SubagentProgress = "progress",
+    }
+}
+
+wire_struct! {
+    /// `subagent_lifecycle {payload}`.
+    pub struct SubagentLifecycle {
+        /// The payload.
+        req payload: SubagentLifecyclePayload = "payload",
+    }
+}
+
+wire_struct! {
+    /// `subagent_progress {payload}`.
+    pub struct SubagentProgressUpdate {
+        /// The payload.
+        req payload: SubagentProgressPayload = "payload",
     }
 }
 
@@ -202,9 +316,9 @@ wire_enum! {
         /// An extension failed.
         "extension_error" => ExtensionError(ExtensionError),
         /// A subagent started or ended.
-        "subagent_lifecycle" => SubagentLifecycle(SubagentPayload),
+        "subagent_lifecycle" => SubagentLifecycle(Box<SubagentLifecycle>),
         /// A subagent's progress.
-        "subagent_progress" => SubagentProgress(SubagentPayload),
+        "subagent_progress" => SubagentProgress(Box<SubagentProgressUpdate>),
         /// A subagent's session event.
         "subagent_event" => SubagentEvent(Box<SubagentEvent>),
         /// A frame dropped for size (FRAME-12).
@@ -224,7 +338,12 @@ wire_enum! {
     }
 }
 
-boxed_hooks!(Response, SubagentEvent);
+boxed_hooks!(
+    Response,
+    SubagentEvent,
+    SubagentLifecycle,
+    SubagentProgressUpdate
+);
 
 impl From<AgentEvent> for AgentFrame {
     /// A session event as the frame it is written as.

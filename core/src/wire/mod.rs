@@ -61,6 +61,7 @@ mod lazy;
 mod message;
 pub(crate) mod reader;
 mod response;
+mod session;
 pub(crate) mod surrogate;
 mod ui;
 
@@ -71,5 +72,6 @@ pub use host::*;
 pub use lazy::Lazy;
 pub use message::*;
 pub use response::*;
+pub use session::*;
 pub use surrogate::{display_text, lone_surrogate, parse_value, stand_in, to_vec, ESCAPE_MARK};
 pub use ui::*;

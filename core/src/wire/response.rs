@@ -9,8 +9,10 @@ use serde_json::{Map, Number, Value};
 
 use super::codec::{self, wire_struct, KeySeed, Prefix};
 use super::event::CompactionResult;
+use super::frame::SubagentProgress;
 use super::lazy::Lazy;
 use super::message::AgentMessage;
+use super::session::SessionEntry;
 use crate::output::ReadResult;
 
 /// The machine-readable reason of a failure (`code`, CALL-08): match on this, never on the
@@ -277,10 +279,12 @@ wire_struct! {
         opt session_file: String = "sessionFile",
         /// Last update, ms since epoch.
         opt last_update: u64 = "lastUpdate",
-        /// Progress, as sent.
-        opt progress: Value = "progress",
+        /// Progress.
+        opt progress: SubagentProgress = "progress",
         /// Parent tool call.
         opt parent_tool_call_id: String = "parentToolCallId",
+        /// The assignment given with the task.
+        opt assignment: String = "assignment",
     }
 }
 
@@ -303,10 +307,23 @@ wire_struct! {
         opt next_byte: u64 = "nextByte",
         /// The file shrank; read from 0.
         opt reset: bool = "reset",
-        /// Session entries, as sent.
-        opt entries: Vec<Value> = "entries",
+        /// The entries of the whole lines read.
+        opt entries: Vec<SessionEntry> = "entries",
         /// The messages among them.
         opt messages: Vec<AgentMessage> = "messages",
+    }
+}
+
+wire_struct! {
+    /// `get_entries` (pi 1.6): the session's entries (after `since`, when given), in file
+    /// order, and the current leaf. The tree is the host's to build from `parentId`
+    /// (`get_tree` nests one level per entry, past what a JSON reader takes for a long
+    /// session: musewire does not type it).
+    pub struct EntriesData {
+        /// The entries.
+        req entries: Vec<SessionEntry> = "entries",
+        /// The current leaf (`null` in an empty session).
+        req leaf_id: Option<String> = "leafId",
     }
 }
 
@@ -569,6 +586,8 @@ pub enum ResponseData {
     LoginProviders(LoginProvidersData),
     /// `login`.
     Login(LoginData),
+    /// `get_entries` (pi 1.6).
+    Entries(EntriesData),
     /// `read_output`: one page of a stored output (OUT-04, OUT-10).
     ReadOutput(ReadResult),
     /// Data of a command without a typed payload (or of a failure), as sent.

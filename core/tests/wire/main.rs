@@ -2,6 +2,7 @@
 
 mod api;
 mod corpus;
+mod login_subagents_entries;
 mod props;
 mod reader;
 mod request_table;

@@ -139,6 +139,9 @@ fn typical_data(type_name: &str) -> Option<Value> {
             "timestamp": 1}], "nextCursor": "c", "totalMessages": 2}),
         "get_login_providers" => json!({"providers": [{"id": "p", "available": true}]}),
         "login" => json!({"providerId": "p"}),
+        "get_entries" => json!({"entries": [{"type": "message", "id": "e-1", "parentId": null,
+            "timestamp": "2026-05-01T10:00:00.000Z", "message": {"role": "user", "content": "hi",
+            "timestamp": 1}}], "leafId": "e-1"}),
         "read_output" => json!({"sessionId": "s-1", "itemId": "call-1",
             "outputRef": "out-0a1b2c3d4e5f6071", "content": "hi", "encoding": "utf8",
             "mediaType": "text/plain", "offsetBytes": 0, "byteLen": 2, "eof": true}),
@@ -207,7 +210,7 @@ fn call_01_every_rows_data_reads_into_its_variant_and_its_answer_type_takes_it()
 }
 
 /// `ResponseData`'s variants but `Other`.
-const VARIANTS: [&str; 29] = [
+const VARIANTS: [&str; 30] = [
     "NegotiateProtocol",
     "Prompt",
     "Cancelled",
@@ -237,6 +240,7 @@ const VARIANTS: [&str; 29] = [
     "LoginProviders",
     "Login",
     "ReadOutput",
+    "Entries",
 ];
 
 #[test]

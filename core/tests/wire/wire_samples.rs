@@ -213,6 +213,11 @@ pub const AGENT_FRAMES: &[(&str, &str)] = &[
         "response get_fork_messages (pi)",
         r#"{"id":"req-44","type":"response","command":"get_fork_messages","success":true,"data":{"messages":[{"entryId":"e1","text":"hello"}]}}"#,
     ),
+    // pi 1.6's get_entries: the session's entries, one of each type, and the leaf.
+    (
+        "response get_entries (pi 1.6)",
+        r#"{"id":"req-46","type":"response","command":"get_entries","success":true,"data":{"entries":[{"type":"model_change","id":"a1","parentId":null,"timestamp":"2026-05-01T10:00:00.000Z","provider":"anthropic","modelId":"claude-sonnet-4-5"},{"type":"thinking_level_change","id":"a2","parentId":"a1","timestamp":"2026-05-01T10:00:00.001Z","thinkingLevel":"high"},{"type":"message","id":"a3","parentId":"a2","timestamp":"2026-05-01T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1777629601000}},{"type":"compaction","id":"a4","parentId":"a3","timestamp":"2026-05-01T10:05:00.000Z","summary":"We said hi.","firstKeptEntryId":"a3","tokensBefore":51234,"details":{"readFiles":[]}},{"type":"branch_summary","id":"a5","parentId":"a3","timestamp":"2026-05-01T10:06:00.000Z","fromId":"a4","summary":"Tried compaction."},{"type":"custom","id":"a6","parentId":"a5","timestamp":"2026-05-01T10:06:01.000Z","customType":"musewire.todos","data":{"phases":[]}},{"type":"custom_message","id":"a7","parentId":"a6","timestamp":"2026-05-01T10:06:02.000Z","customType":"note","content":"remember","display":true},{"type":"label","id":"a8","parentId":"a7","timestamp":"2026-05-01T10:06:03.000Z","targetId":"a3","label":"start"},{"type":"session_info","id":"a9","parentId":"a8","timestamp":"2026-05-01T10:06:04.000Z","name":"wire"},{"type":"context_edit","id":"a10","parentId":"a9","timestamp":"2026-05-01T10:06:05.000Z","targetId":"a3","replacement":null}],"leafId":"a10"}}"#,
+    ),
     // CALL-03
     (
         "prompt_result",
@@ -470,9 +475,18 @@ pub const AGENT_FRAMES: &[(&str, &str)] = &[
         "subagent_lifecycle",
         r#"{"type":"subagent_lifecycle","payload":{"id":"sa-1","agent":"explore","agentSource":"bundled","status":"started","index":0,"sessionFile":"/tmp/sa-1.jsonl"}}"#,
     ),
+    // omp 18.2.3's shapes, member for member as its task tool builds them.
+    (
+        "subagent_lifecycle (omp, ended)",
+        r#"{"type":"subagent_lifecycle","payload":{"id":"0-Explore","agent":"explore","parentToolCallId":"toolu_01","detached":false,"agentSource":"bundled","description":"Find callers","status":"completed","sessionFile":"/s/0-Explore.jsonl","index":0}}"#,
+    ),
     (
         "subagent_progress",
         r#"{"type":"subagent_progress","payload":{"index":0,"agent":"explore","agentSource":"bundled","task":"grep","progress":{"id":"sa-1","status":"running","toolCount":2}}}"#,
+    ),
+    (
+        "subagent_progress (omp)",
+        r#"{"type":"subagent_progress","payload":{"index":0,"agent":"explore","agentSource":"bundled","task":"Find the callers of parse","parentToolCallId":"toolu_01","detached":false,"assignment":"List each caller","progress":{"index":0,"id":"0-Explore","agent":"explore","agentSource":"bundled","status":"running","task":"Find the callers of parse","assignment":"List each caller","description":"Find callers","lastIntent":"Searching for parse","recentTools":[{"tool":"grep","args":"parse","endMs":1777629601000}],"recentOutput":["src/a.rs:3: parse(x)"],"toolCount":2,"requests":3,"tokens":1543,"cost":0.0123,"durationMs":2345,"currentTool":"grep","modelRole":"smol"},"sessionFile":"/s/0-Explore.jsonl"}}"#,
     ),
     (
         "subagent_event",
@@ -695,5 +709,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "get_fork_messages (pi)",
         r#"{"id":"req-45","type":"get_fork_messages"}"#,
+    ),
+    (
+        "get_entries (pi 1.6)",
+        r#"{"id":"req-46","type":"get_entries","since":"a3"}"#,
     ),
 ];

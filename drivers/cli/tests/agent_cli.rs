@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::frame::ProtocolVersion;
+use musewire_core::wire::{AgentEvent, AgentFrame, ContentBlock, ToolResult};
 use musewire_mio::AgentProcess;
 use serde_json::{json, Value};
 
@@ -118,6 +119,58 @@ fn frame_11_page_07_bash_over_1_mib_is_chunked_and_read_back_whole() {
     agent.shutdown(Duration::from_secs(5)).unwrap();
 }
 
+/// AGENT-06: the model's `bash` call shows its output while it runs: a command that prints,
+/// sleeps and prints has its first line in a `tool_execution_update` (omp's shape: the
+/// output so far as the text, `details` beside it) well before the call ends.
+#[test]
+fn agent_06_bash_streams_its_output_while_it_runs() {
+    let agent = spawn();
+    agent
+        .send(cmd(
+            json!({"type": "prompt", "message": "bash echo one; sleep 1; echo two"}),
+        ))
+        .unwrap();
+    let mut updates: Vec<(Instant, ToolResult)> = Vec::new();
+    let mut ended = None;
+    next(&agent, |e| match e {
+        ClientEvent::Frame {
+            frame: AgentFrame::Event(AgentEvent::ToolExecutionUpdate(update)),
+        } => {
+            assert_eq!(update.tool_name, "bash");
+            let partial = update.partial_result.clone().expect("a partial result");
+            let result: ToolResult = serde_json::from_value(partial).expect("a tool result");
+            updates.push((Instant::now(), result));
+            false
+        }
+        ClientEvent::Frame {
+            frame: AgentFrame::Event(AgentEvent::ToolExecutionEnd(end)),
+        } => {
+            ended = Some((Instant::now(), end.result.clone()));
+            false
+        }
+        ClientEvent::TurnFinished => true,
+        _ => false,
+    });
+    let (ended_at, result) = ended.expect("the call ended");
+    let (first_at, first) = updates.first().expect("an update while it ran");
+    assert_eq!(text_of(first), "one\n", "the first line, alone");
+    assert_eq!(
+        first.details,
+        Some(json!({})),
+        "the whole output so far: nothing cut"
+    );
+    assert!(
+        ended_at.duration_since(*first_at) >= Duration::from_millis(500),
+        "shown before the command ends"
+    );
+    assert!(
+        updates.len() <= 3,
+        "coalesced, not one per byte: {updates:?}"
+    );
+    assert_eq!(to_json(&result)["content"][0]["text"], "one\ntwo\n");
+    agent.shutdown(Duration::from_secs(5)).unwrap();
+}
+
 #[test]
 fn the_flags_hosts_pass_are_accepted_and_others_refused() {
     let run = |args: &[&str]| {
@@ -150,6 +203,14 @@ fn the_flags_hosts_pass_are_accepted_and_others_refused() {
 }
 
 /// A command written as JSON, typed as the drivers take it.
+/// The text of a result of one text block.
+fn text_of(result: &ToolResult) -> &str {
+    match result.content.as_slice() {
+        [ContentBlock::Text(text)] => &text.text,
+        other => panic!("one text block, not {other:?}"),
+    }
+}
+
 fn cmd(command: Value) -> musewire_core::wire::Command {
     musewire_core::wire::Command::from_value_with_id(command)
         .expect("a command")

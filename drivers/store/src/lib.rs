@@ -4,7 +4,8 @@
 //! [`SpillWrite`] actions of [`musewire_core::spill`] and the positioned reads of
 //! [`musewire_core::output`], with real file I/O. The randomness the core never draws lives
 //! here too. A host session's local files, the transcript of a recording and this store, are
-//! one [`SessionFiles`].
+//! one [`SessionFiles`]. An agent's session folder, for the host's forks and deletes of its
+//! session files, is a [`sessions::SessionFolder`] (STORE-01..03).
 //!
 //! ## Layout
 //!
@@ -181,6 +182,7 @@ pub use musewire_core::output::ReadBytes;
 pub use musewire_core::spill::Saved;
 
 mod session;
+pub mod sessions;
 pub use session::{create_private, SessionFiles};
 
 /// Where the root is.
