@@ -30,6 +30,11 @@
 // the model, then a turn after it (ACP_AFTER).
 // `omp-approval-cancel` (ACP-08): an approval answered `cancelled`, one the editor leaves open
 // and cancels the turn under, then a turn after (ACP_AFTER).
+// `turns` (ACP-05): the prompts in the file ACP_PROMPTS_FILE, a JSON list, one turn each in
+// one session, in `turns`. `cancel-next` (ACP-28): ACP_LONG (a tool call that takes a while) is cancelled
+// once its tool card shows, and the next prompt (ACP_NEXT) is sent right after the cancel,
+// before the cancelled answer, as codecompanion.nvim does; then a turn after (ACP_AFTER);
+// every update and answer in `log`.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -138,7 +143,7 @@ await acp
       updates.push(ctx.params.update);
       const u = ctx.params.update;
       if (u.sessionUpdate === "config_option_update") latestOptions = u.configOptions;
-      if (scenario === "queue") out.log.push({ update: u.sessionUpdate, text: u.content?.text ?? null });
+      if (scenario === "queue" || scenario === "cancel-next") out.log.push({ update: u.sessionUpdate, text: u.content?.text ?? null });
     }
   })
   // omp's own ACP mode asks before it runs a tool: allowed once, as an editor user would, so
@@ -170,7 +175,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -322,6 +327,34 @@ async function extraScenario(ctx) {
     await ctx.notify("session/cancel", { sessionId: session.sessionId });
     await Promise.all([cancelled, behind]);
     await ask("after", process.env.ACP_QUEUE_AFTER ?? "still here");
+    return;
+  }
+  if (scenario === "turns") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.turns = [];
+    const { readFileSync } = await import("node:fs");
+    for (const text of JSON.parse(readFileSync(process.env.ACP_PROMPTS_FILE, "utf8"))) {
+      out.turns.push(await prompt(ctx, session.sessionId, text));
+    }
+    return;
+  }
+  if (scenario === "cancel-next") {
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const ask = (name, text) =>
+      ctx.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] }).then(
+        r => out.log.push({ answer: name, stopReason: r.stopReason }),
+        e => out.log.push({ answer: name, error: e.message }),
+      );
+    out.log = [];
+    const cancelled = ask("cancelled", process.env.ACP_LONG);
+    await until(() => out.log.some(e => e.update === "tool_call"), 20_000);
+    // codecompanion.nvim: the cancel, then at once the next prompt, not waiting for the
+    // cancelled prompt's answer.
+    await ctx.notify("session/cancel", { sessionId: session.sessionId });
+    out.log.push({ sent: "next" });
+    const next = ask("next", process.env.ACP_NEXT);
+    await Promise.all([cancelled, next]);
+    await ask("after", process.env.ACP_AFTER ?? "still here");
     return;
   }
   if (scenario === "load-create") {

@@ -1,5 +1,7 @@
-//! Text bounds per surface (ACP-05): an assistant message's text, a thought, a tool card's
-//! content each carry at most [`MAX_SURFACE_BYTES`], and say so when cut.
+//! Text bounds per surface (ACP-05): a tool card's content (live or replayed), a builtin
+//! command's output and an unknown item's text each carry at most [`MAX_SURFACE_BYTES`], and
+//! say so when cut. What the agent says to its user, its streamed answer and thoughts (live or
+//! replayed), is not a bounded surface: it reaches the editor whole ([`whole`]).
 
 /// The most bytes of text one surface carries, its truncation notice included (ACP-05).
 pub const MAX_SURFACE_BYTES: usize = 64 * 1024;
@@ -31,28 +33,9 @@ pub fn bound_snapshot(text: &str) -> String {
     out
 }
 
-/// A streamed surface: deltas pass until the bound, then the notice once, then nothing.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Surface {
-    sent: usize,
-    cut: bool,
-}
-
-impl Surface {
-    /// What of `delta` goes out, if anything.
-    pub(crate) fn take(&mut self, delta: &str) -> Option<String> {
-        if self.cut || delta.is_empty() {
-            return None;
-        }
-        let room = MAX_SURFACE_BYTES - TRUNCATION_NOTICE.len();
-        if self.sent + delta.len() <= room {
-            self.sent += delta.len();
-            return Some(delta.to_owned());
-        }
-        self.cut = true;
-        let mut out = cut_to_bytes(delta, room - self.sent).to_owned();
-        out.push_str(TRUNCATION_NOTICE);
-        self.sent = MAX_SURFACE_BYTES;
-        Some(out)
-    }
+/// A streamed delta of the assistant's answer or thoughts as it goes out: all of it, however
+/// long the message grows (ACP-05 bounds tool output, not what the agent says to its user);
+/// nothing for an empty one.
+pub(crate) fn whole(delta: &str) -> Option<String> {
+    (!delta.is_empty()).then(|| delta.to_owned())
 }

@@ -219,10 +219,11 @@ mod tests {
     }
 
     #[test]
-    fn acp_06_replay_bounds_each_surface_and_replays_a_repeated_message_once() {
+    fn acp_05_06_replay_gives_what_the_assistant_said_whole_cuts_tool_output_and_repeats_nothing() {
         let big = "x".repeat(100 * 1024);
         let messages: Vec<AgentMessage> = serde_json::from_value(json!([
-            {"role": "assistant", "content": [{"type": "text", "text": big},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": big},
+                {"type": "text", "text": big},
                 {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}}]},
             {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
              "content": [{"type": "text", "text": big}]}
@@ -240,18 +241,24 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["agent_message_chunk", "tool_call", "tool_call_update"]
+            [
+                "agent_thought_chunk",
+                "agent_message_chunk",
+                "tool_call",
+                "tool_call_update"
+            ]
         );
-        let text = updates[0]["content"]["text"].as_str().unwrap();
-        assert_eq!(text.len(), crate::acp::MAX_SURFACE_BYTES);
-        assert!(text.ends_with(crate::acp::TRUNCATION_NOTICE));
-        let result = updates[2]["content"][0]["content"]["text"]
+        // ACP-05: what the assistant said and thought is replayed whole; its tool's output
+        // is cut.
+        assert_eq!(updates[0]["content"]["text"], big.as_str());
+        assert_eq!(updates[1]["content"]["text"], big.as_str());
+        let result = updates[3]["content"][0]["content"]["text"]
             .as_str()
             .unwrap();
         assert!(result.len() <= crate::acp::MAX_SURFACE_BYTES);
         assert!(result.ends_with(crate::acp::TRUNCATION_NOTICE));
         // No stored-output negotiation: no handle.
-        assert!(updates[2].get("_meta").is_none());
+        assert!(updates[3].get("_meta").is_none());
         // The same messages on the next page: nothing replayed twice.
         assert!(rebuild.page(&messages).is_empty());
     }

@@ -9,7 +9,7 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::Value;
 
-use super::bound::{bound_snapshot, cut_to_bytes, Surface};
+use super::bound::{bound_snapshot, cut_to_bytes, whole};
 use super::card::{
     argument_diffs, argument_locations, diff_content, raw_output, result_diffs, result_locations,
 };
@@ -53,8 +53,6 @@ struct OpenCard {
 /// Maps one session's agent events to `session/update`s.
 #[derive(Debug, Default)]
 pub struct Mapper {
-    text: Surface,
-    thought: Surface,
     /// Thinking blocks of the current message that streamed deltas (ACP-04: a completion-only
     /// block is shown once, at its end).
     thinking_streamed: BTreeSet<u64>,
@@ -210,8 +208,6 @@ impl Mapper {
         let mut out = Vec::new();
         match event {
             AgentEvent::MessageStart(start) => {
-                self.text = Surface::default();
-                self.thought = Surface::default();
                 self.thinking_streamed.clear();
                 if matches!(start.message, AgentMessage::Assistant(_)) {
                     self.calls.clear();
@@ -447,7 +443,7 @@ impl Mapper {
     fn message_update(&mut self, event: &AssistantMessageEvent, out: &mut Vec<SessionUpdate>) {
         match event {
             AssistantMessageEvent::TextDelta(delta) => {
-                if let Some(text) = self.text.take(&delta.delta) {
+                if let Some(text) = whole(&delta.delta) {
                     if !text.is_empty() {
                         self.mid_line = !text.ends_with('\n');
                     }
@@ -458,7 +454,7 @@ impl Mapper {
             // and redacted blocks live in other fields, never read here.
             AssistantMessageEvent::ThinkingDelta(delta) => {
                 self.thinking_streamed.insert(delta.content_index);
-                if let Some(text) = self.thought.take(&delta.delta) {
+                if let Some(text) = whole(&delta.delta) {
                     out.push(SessionUpdate::AgentThoughtChunk(chunk(text)));
                 }
             }
@@ -466,7 +462,7 @@ impl Mapper {
             AssistantMessageEvent::ThinkingEnd(end)
                 if self.thinking_streamed.insert(end.content_index) =>
             {
-                if let Some(text) = self.thought.take(&end.content) {
+                if let Some(text) = whole(&end.content) {
                     out.push(SessionUpdate::AgentThoughtChunk(chunk(text)));
                 }
             }
@@ -829,8 +825,8 @@ pub(crate) fn withhold_in_value(value: &Value) -> Value {
 /// A loaded session's conversation as `session/update`s (ACP-06 replay, as the ACP spec asks
 /// of `session/load` and omp's own `--mode acp` does): user text → `user_message_chunk`,
 /// assistant text → `agent_message_chunk`, thinking text → `agent_thought_chunk` (ACP-04: the
-/// thinking text only, never signatures or redacted blocks), each bounded to 64 KiB per
-/// message (ACP-05); a tool call → `tool_call`, its result → a completed or failed
+/// thinking text only, never signatures or redacted blocks), the user's text bounded to 64 KiB
+/// per message and the assistant's whole, as it was said (ACP-05); a tool call → `tool_call`, its result → a completed or failed
 /// `tool_call_update` on the same id, its content through `core::blocks` and bounded, with the
 /// stored output's handle when negotiated (OUT-02, OUT-08). Plans are not replayed one by one:
 /// the load shows the latest plan once.
@@ -874,17 +870,15 @@ impl Replay {
                 }
             }
             AgentMessage::Assistant(assistant) => {
-                let mut text = Surface::default();
-                let mut thought = Surface::default();
                 for block in &assistant.content {
                     match block {
                         WireBlock::Text(t) => {
-                            if let Some(t) = text.take(&t.text) {
+                            if let Some(t) = whole(&t.text) {
                                 out.push(SessionUpdate::AgentMessageChunk(chunk(t)));
                             }
                         }
                         WireBlock::Thinking(t) => {
-                            if let Some(t) = thought.take(&t.thinking) {
+                            if let Some(t) = whole(&t.thinking) {
                                 out.push(SessionUpdate::AgentThoughtChunk(chunk(t)));
                             }
                         }

@@ -22,7 +22,8 @@
 //! `session/request_permission`, text as form elicitation, ACP-08, ACP-09), and what it says
 //! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
 //! retries, ACP-10, ACP-11). A prompt while one runs is queued as the agent's follow-up and
-//! answered after it (`queue`, ACP-27). The editor's MCP servers of a session (`mcpServers`, stdio) are
+//! answered after it (`queue`, ACP-27); one after a `session/cancel` is the next turn
+//! (`next`, ACP-28). The editor's MCP servers of a session (`mcpServers`, stdio) are
 //! started with it and their tools given to its agent as host tools (`mcp`, MCP-01..09: one
 //! [`crate::mcp::McpServer`] each, its process named by a server key).
 //!
@@ -63,6 +64,7 @@ mod kind;
 mod load;
 mod map;
 mod mcp;
+mod next;
 mod notices;
 mod open;
 mod output;
@@ -409,6 +411,8 @@ struct Session {
     turn: Option<Turn>,
     /// ACP-27: prompts sent as follow-ups behind the turn, oldest first.
     queued: VecDeque<Turn>,
+    /// ACP-28: prompts that came after the turn was cancelled, held for the next turn.
+    held: VecDeque<next::Held>,
     /// Our requests to the agent that the bridge answers the editor from.
     pending: BTreeMap<AgentRequest, Pending>,
     /// Stored outputs this session's tool results showed, by reference: the live evidence
@@ -872,6 +876,8 @@ impl Bridge {
         // ACP-08: what waits for the editor is denied first.
         self.cancel_dialogs(now, key);
         self.cancel_turn(now, key);
+        // ACP-28: what waited for the next turn is cancelled too.
+        self.cancel_held(key);
     }
 
     fn session_input(&mut self, now: Instant, key: AgentKey, input: client::Input<'_>) {
@@ -888,6 +894,13 @@ impl Bridge {
                 return;
             };
             let Some(action) = session.client.poll_action() else {
+                // ACP-28: a prompt held behind a cancelled turn starts once it is answered.
+                let mut out = Vec::new();
+                if next::start_next(session, now, &mut out) {
+                    let lines = out.into_iter().map(|bytes| Action::Editor { bytes });
+                    self.actions.extend(lines);
+                    continue;
+                }
                 return;
             };
             match action {

@@ -22,6 +22,7 @@ impl Bridge {
                 mapper,
                 turn: None,
                 queued: VecDeque::new(),
+                held: VecDeque::new(),
                 pending: BTreeMap::new(),
                 seen_outputs: BTreeMap::new(),
                 exited: false,

@@ -136,5 +136,7 @@ fn position(session: &Session, request: &AgentRequest) -> Option<usize> {
 pub(super) fn take_prompts(session: &mut Session) -> Vec<super::RequestId> {
     let mut prompts: Vec<_> = session.turn.take().map(|t| t.editor).into_iter().collect();
     prompts.extend(session.queued.drain(..).map(|q| q.editor));
+    // ACP-28: and the prompts held for the next turn.
+    prompts.extend(session.held.drain(..).map(|h| h.editor));
     prompts
 }

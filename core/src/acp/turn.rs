@@ -17,7 +17,7 @@ impl Bridge {
             return Err(Error::session_not_found(session_id));
         };
         let in_use = |t: &Turn| t.editor == *id;
-        if session.turn.iter().chain(&session.queued).any(in_use) {
+        if session.turn.iter().chain(&session.queued).any(in_use) || next::is_held(session, id) {
             // ACP-07: two prompts of one id could not be told apart in their answers.
             return Err(Error::invalid_request().data(json!(
                 "a prompt of this request id is running or queued in this session"
@@ -38,6 +38,17 @@ impl Bridge {
                 &PromptResponse::new(StopReason::EndTurn),
             ));
             return Ok(());
+        }
+        if next::holds_next(session) {
+            // ACP-28: after a cancel, the next turn, not a follow-up of the cancelled one.
+            return next::hold(
+                session,
+                id,
+                PromptContent {
+                    message: text,
+                    ..content
+                },
+            );
         }
         if session.turn.is_some() && session.queued.len() >= MAX_QUEUED_PROMPTS {
             // ACP-27: what may wait behind the running prompt is bounded.

@@ -9,6 +9,7 @@ mod load_without_pages;
 mod mcp;
 mod pi_versions;
 mod plan;
+mod prompt_after_cancel;
 mod prompt_budget;
 mod prompt_content;
 mod queued_prompts;

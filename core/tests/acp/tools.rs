@@ -1,5 +1,5 @@
 //! ACP-05: tool executions as `tool_call` and `tool_call_update` on the same call id,
-//! bounded text, credential-bearing uris withheld (through `core::blocks`).
+//! their text bounded (the assistant's answer and thoughts whole), credential-bearing uris withheld (through `core::blocks`).
 
 use crate::support as acp_support;
 
@@ -109,32 +109,68 @@ fn acp_05_tool_text_bounded_to_64_kib_with_a_notice() {
 }
 
 #[test]
-fn acp_05_streamed_message_text_bounded_per_message_with_one_notice() {
+fn acp_05_a_100_kb_answer_and_thought_arrive_whole_while_a_100_kb_tool_output_is_cut() {
     let mut h = Harness::new();
     let s = h.session();
-    let delta = "y".repeat(40_000);
-    let frames: Vec<Value> = (0..3)
-        .map(|_| update(json!({"type": "text_delta", "contentIndex": 0, "delta": delta})))
-        .collect();
+    h.prompt(&s, "say a lot");
+    // What the agent says to its user is no bounded surface: a 100 KB thought and a 100 KB
+    // answer, streamed as the agents stream them (many deltas) and as one delta, arrive whole.
+    let piece = "word ".repeat(2_000); // 10 KB
+    let mut frames =
+        vec![json!({"type": "message_start", "message": {"role": "assistant", "content": []}})];
+    for _ in 0..10 {
+        frames.push(update(
+            json!({"type": "thinking_delta", "contentIndex": 0, "delta": piece}),
+        ));
+    }
+    for _ in 0..10 {
+        frames.push(update(
+            json!({"type": "text_delta", "contentIndex": 1, "delta": piece}),
+        ));
+    }
+    let one = "z".repeat(100_000);
+    frames.push(update(
+        json!({"type": "text_delta", "contentIndex": 1, "delta": one}),
+    ));
     h.agent_lines(&s, &frames);
-    let texts: Vec<String> = h
-        .updates()
-        .iter()
-        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(texts.len(), 2);
-    assert_eq!(
-        texts.iter().map(String::len).sum::<usize>(),
-        MAX_SURFACE_BYTES
-    );
-    assert!(texts[1].ends_with(TRUNCATION_NOTICE));
-    // A new message is a new surface.
+    let text_of = |kind: &str| -> String {
+        h.updates()
+            .iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let thought = text_of("agent_thought_chunk");
+    assert_eq!(thought.len(), 100_000);
+    assert_eq!(thought, piece.repeat(10), "the thought, whole");
+    let answer = text_of("agent_message_chunk");
+    assert_eq!(answer.len(), 200_000);
+    assert_eq!(answer, piece.repeat(10) + &one, "the answer, whole");
+    assert!(!answer.contains(TRUNCATION_NOTICE) && !thought.contains(TRUNCATION_NOTICE));
+    // A completion-only thought (no deltas) is whole too.
+    h.editor.clear();
     h.agent_lines(
         &s,
-        &[
-            json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
-            update(json!({"type": "text_delta", "contentIndex": 0, "delta": "again"})),
-        ],
+        &[update(
+            json!({"type": "thinking_end", "contentIndex": 2, "content": one}),
+        )],
     );
-    assert_eq!(h.updates().last().unwrap()["content"]["text"], "again");
+    assert_eq!(h.updates()[0]["content"]["text"], one.as_str());
+    // A tool's 100 KB output is still cut to 64 KiB, with the notice, live and at its end.
+    h.editor.clear();
+    h.agent_lines(&s, &[
+        json!({"type": "tool_execution_update", "toolCallId": "c", "toolName": "bash", "partialResult": text_result(&one)}),
+        json!({"type": "tool_execution_end", "toolCallId": "c", "toolName": "bash", "result": text_result(&one)}),
+    ]);
+    let cards = h.updates();
+    for card in &cards[1..] {
+        let text = card["content"][0]["content"]["text"].as_str().unwrap();
+        assert_eq!(
+            text.len(),
+            MAX_SURFACE_BYTES,
+            "{}",
+            &text[text.len() - 80..]
+        );
+        assert!(text.ends_with(TRUNCATION_NOTICE));
+    }
 }

@@ -1717,3 +1717,212 @@ fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
         assert!(last.contains("Echo: through the sdk"), "pi {pi}: {last}");
     }
 }
+
+/// Checks the `cancel-next` scenario's log (ACP-28): the next prompt, sent right after the
+/// cancel and before the cancelled prompt's answer, is no follow-up (no `Queued` note); the
+/// cancelled prompt is answered `cancelled`, then the next one runs as a turn of its own, its
+/// reply (`next_text`) between the two answers, and ends `end_turn`; the turn after too.
+fn check_cancel_next_log(out: &Value, next_text: &str) {
+    let log = out["log"].as_array().expect("a log");
+    let at = |what: &dyn Fn(&Value) -> bool| {
+        log.iter()
+            .position(what)
+            .unwrap_or_else(|| panic!("not in the log: {out:#}"))
+    };
+    let answer = |name: &str| {
+        let i = at(&|e| e["answer"] == name);
+        (i, log[i]["stopReason"].as_str().unwrap_or("").to_owned())
+    };
+    let sent = at(&|e| e["sent"] == "next");
+    let (cancelled, cancelled_reason) = answer("cancelled");
+    let (next, next_reason) = answer("next");
+    assert!(
+        sent < cancelled,
+        "sent before the cancelled answer: {out:#}"
+    );
+    assert!(cancelled < next, "{out:#}");
+    assert_eq!(cancelled_reason, "cancelled", "{out:#}");
+    assert_eq!(next_reason, "end_turn", "{out:#}");
+    assert!(
+        !log.iter()
+            .any(|e| e["text"].as_str().is_some_and(|t| t.contains("Queued:"))),
+        "no Queued note: {out:#}"
+    );
+    let reply: String = log[cancelled..next]
+        .iter()
+        .filter(|e| e["update"] == "agent_message_chunk")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(reply.contains(next_text), "{reply:?}: {out:#}");
+    let (_, after_reason) = answer("after");
+    assert_eq!(after_reason, "end_turn", "{out:#}");
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// ACP-28 with the bundled agent, as codecompanion.nvim does it: a `bash sleep 5` turn is
+/// cancelled and the next prompt sent at once; it runs as the next turn, `end_turn`.
+#[test]
+fn acp_28_a_prompt_right_after_a_cancel_is_the_next_turn_bundled_agent() {
+    let Some(out) = Sdk::new("cancel-next")
+        .env("ACP_LONG", "bash sleep 5")
+        .env("ACP_NEXT", "hello next")
+        .run()
+    else {
+        return;
+    };
+    check_cancel_next_log(&out, "hello next");
+}
+
+/// The `cancel-next` scenario over `live`'s agent and the scripted model server (ACP-28).
+fn cancel_next_over(live: &Live) -> Value {
+    Sdk::over("cancel-next", live)
+        .env("ACP_LONG", r#"[[tool bash {"command":"sleep 5"}]]"#)
+        .env("ACP_NEXT", "[[text hello next]]")
+        .env("ACP_AFTER", "[[text still here]]")
+        .run()
+        .expect("the SDK is there")
+}
+
+/// ACP-28 over omp's RPC mode (scripted model): the prompt sent right after the cancel is
+/// omp's next run, not a follow-up inside the aborted one.
+#[test]
+fn acp_28_a_prompt_right_after_a_cancel_is_the_next_turn_over_omp_rpc() {
+    let Some(omp) = Live::omp("acp-omp-cancel-next") else {
+        return;
+    };
+    check_cancel_next_log(&cancel_next_over(&omp), "hello next");
+}
+
+/// ACP-28 over each pinned `pi --mode rpc` (scripted model).
+#[test]
+fn acp_28_a_prompt_right_after_a_cancel_is_the_next_turn_over_each_pi_rpc() {
+    for pi in Pi::ALL {
+        let Some(live) = Live::pi(pi, &format!("acp-{}-cancel-next", pi.name())) else {
+            return;
+        };
+        check_cancel_next_log(&cancel_next_over(&live), "hello next");
+    }
+}
+
+/// 100,000 bytes of words of 1,000 bytes each, their letters pseudo-random: no word repeats
+/// (omp's loop guard stops a model that repeats itself) (ACP-05's long answers).
+fn hundred_kb_of_words() -> String {
+    let mut state: u32 = 34;
+    let mut text = String::with_capacity(100_000);
+    for _ in 0..100 {
+        for _ in 0..999 {
+            state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            text.push(char::from(b'a' + ((state >> 16) % 26) as u8));
+        }
+        text.push(' ');
+    }
+    text
+}
+
+/// The `turns` scenario's turn `n` (ACP-05).
+fn turn_of(out: &Value, n: usize) -> &Value {
+    &out["turns"][n]
+}
+
+/// ACP-05 with the bundled agent: its scripted model says at most 64 KiB of a prompt and the
+/// number of bytes left (its own cap, AGENT-04), so a 100 KB prompt's echo and thought are
+/// over 64 KiB: they reach the editor whole, no bridge notice; a 100 KB `bash` output's card
+/// is cut to 64 KiB with the notice.
+#[test]
+fn acp_05_the_whole_answer_and_thought_and_a_cut_tool_output_bundled_agent() {
+    use musewire_core::acp::{MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+    let big = hundred_kb_of_words();
+    let prompts = json!([
+        big,
+        format!("think {big}"),
+        "bash head -c 100000 /dev/zero | tr '\\0' x"
+    ])
+    .to_string();
+    let file = scratch("acp-sdk-whole-answer").join("prompts.json");
+    std::fs::write(&file, prompts).unwrap();
+    let Some(out) = Sdk::new("turns").env("ACP_PROMPTS_FILE", &file).run() else {
+        return;
+    };
+    let said = |quoted: &str| {
+        let left = quoted.len() - MAX_SURFACE_BYTES;
+        format!("{}… ({left} more bytes)", &quoted[..MAX_SURFACE_BYTES])
+    };
+    let echo = turn_of(&out, 0);
+    assert_eq!(echo["stopReason"], "end_turn");
+    let text = text_of(echo, "agent_message_chunk");
+    assert!(text.len() > MAX_SURFACE_BYTES, "{}", text.len());
+    assert_eq!(text, said(&big), "the echo, whole");
+    let think = turn_of(&out, 1);
+    let thought = text_of(think, "agent_thought_chunk");
+    let quoted = big.trim();
+    assert_eq!(thought, said(quoted), "the thought, whole");
+    assert_eq!(text_of(think, "agent_message_chunk"), said(quoted));
+    let bash = card_text(turn_of(&out, 2));
+    assert_eq!(bash.len(), MAX_SURFACE_BYTES, "the tool output, cut");
+    assert!(bash.ends_with(TRUNCATION_NOTICE));
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// The text content of a turn's last finished tool card.
+fn card_text(turn: &Value) -> String {
+    turn["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .and_then(|u| u["content"].as_array())
+        .and_then(|c| c.iter().find_map(|c| c["content"]["text"].as_str()))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// ACP-05 over the scripted model: a 100 KB answer and a 100 KB thought reach the editor
+/// whole through `musewire acp -- AGENT`.
+fn check_whole_answer_over(live: &Live, what: &str) {
+    let big = hundred_kb_of_words();
+    let prompts = json!([format!("[[text {big}]]"), format!("[[think {big}]] done")]).to_string();
+    let file = live.work().join("prompts.json");
+    std::fs::write(&file, prompts).unwrap();
+    let out = Sdk::over("turns", live)
+        .env("ACP_PROMPTS_FILE", &file)
+        .run()
+        .expect("the SDK is there");
+    let answer = turn_of(&out, 0);
+    assert_eq!(answer["stopReason"], "end_turn", "{what}");
+    let text = text_of(answer, "agent_message_chunk");
+    assert_eq!(
+        text.trim().len(),
+        big.trim().len(),
+        "{what}: the answer, whole: {text:?}"
+    );
+    assert_eq!(text.trim(), big.trim(), "{what}");
+    let think = turn_of(&out, 1);
+    let thought = text_of(think, "agent_thought_chunk");
+    assert_eq!(thought.trim(), big.trim(), "{what}: the thought, whole");
+    assert_eq!(
+        text_of(think, "agent_message_chunk").trim(),
+        "done",
+        "{what}"
+    );
+    assert_eq!(out["bridgeExit"], 0, "{what}");
+}
+
+/// ACP-05 over omp's RPC mode: a 100 KB answer and thought, whole.
+#[test]
+fn acp_05_a_100_kb_answer_and_thought_arrive_whole_over_omp_rpc() {
+    let Some(omp) = Live::omp("acp-omp-whole-answer") else {
+        return;
+    };
+    check_whole_answer_over(&omp, "omp");
+}
+
+/// ACP-05 over each pinned `pi --mode rpc`: a 100 KB answer and thought, whole.
+#[test]
+fn acp_05_a_100_kb_answer_and_thought_arrive_whole_over_each_pi_rpc() {
+    for pi in Pi::ALL {
+        let Some(live) = Live::pi(pi, &format!("acp-{}-whole-answer", pi.name())) else {
+            return;
+        };
+        check_whole_answer_over(&live, &format!("pi {}", pi.version()));
+    }
+}
