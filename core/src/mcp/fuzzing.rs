@@ -13,6 +13,8 @@
 //! - registered tools are `mcp__SERVER__…` with an object schema;
 //! - after a timer input the next timeout is in the future (no busy loop);
 //! - determinism: a second client fed the same inputs gives the same actions.
+//!
+//! The same input then drives an [`super::http::McpHttpServer`] (see [`http_client`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -24,13 +26,19 @@ use super::{Action, Input, McpConfig, McpServer};
 /// The most ops read from one input.
 const MAX_OPS: usize = 512;
 
-/// Runs one fuzz input; panics on a broken invariant.
+/// Runs one fuzz input; panics on a broken invariant. The input drives the stdio client,
+/// then the HTTP client ([`http_client`]: the same bytes read as HTTP exchanges).
 pub fn mcp_client(data: &[u8]) {
     let start = Instant::now();
     let first = run(data, start);
     let second = run(data, start);
     assert_eq!(first, second, "the same inputs gave different actions");
+    http_client(data);
 }
+
+#[path = "fuzzing_http.rs"]
+mod http_body;
+pub use http_body::{http_client, http_client_actions};
 
 struct Bytes<'a>(&'a [u8]);
 

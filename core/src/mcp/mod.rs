@@ -37,6 +37,8 @@
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod http;
+pub mod sse;
 mod tools;
 pub mod types;
 
@@ -97,6 +99,9 @@ impl Default for McpConfig {
 pub enum Input<'a> {
     /// Bytes read from the server's stdout.
     Stdout(&'a [u8]),
+    /// One whole JSON-RPC message, from a transport that frames messages itself (HTTP, MCP-11):
+    /// read as a line of stdout is, without its line bound.
+    Message(&'a [u8]),
     /// The server's stdout ended.
     StdoutEnd,
     /// The server exited, or could not be started.
@@ -193,6 +198,8 @@ pub struct McpServer {
     /// A `list_changed` came while a listing was under way.
     relist: bool,
     stopped: bool,
+    /// The version `initialize` was answered with.
+    protocol_version: Option<String>,
     actions: VecDeque<Action>,
 }
 
@@ -213,17 +220,14 @@ impl McpServer {
             listing: None,
             relist: false,
             stopped: false,
+            protocol_version: None,
             actions: VecDeque::new(),
         };
-        let params = InitializeParams {
-            protocol_version: PROTOCOL_VERSION,
-            capabilities: json!({}),
-            client_info: Implementation {
-                name: "musewire".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-        };
-        server.request("initialize", json!(params), Pending::Initialize);
+        server.request(
+            "initialize",
+            json!(initialize_params()),
+            Pending::Initialize,
+        );
         server
     }
 
@@ -244,6 +248,45 @@ impl McpServer {
         self.pending
             .values()
             .any(|p| matches!(p, Pending::Call { id: c, .. } if c == id))
+    }
+
+    /// Whether our request `request` (its JSON-RPC id) still waits for its answer.
+    pub fn is_waiting(&self, request: u64) -> bool {
+        self.pending.contains_key(&request)
+    }
+
+    /// The protocol version the server answered `initialize` with, once it has.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
+    }
+
+    /// Starts again from `initialize` (a transport that lost its session, MCP-12): every call
+    /// waiting is answered as an error, a listing under way is dropped, the tools stay
+    /// registered until the new listing replaces them; a server that is gone stays gone.
+    pub fn restart(&mut self, now: Instant, why: &str) {
+        if self.is_gone() {
+            return;
+        }
+        for (_, pending) in std::mem::take(&mut self.pending) {
+            if let Pending::Call { id, tool, .. } = pending {
+                let text = format!(
+                    "MCP server {:?} {why} before tools/call {tool:?} was answered",
+                    self.name
+                );
+                self.error_result(id, text);
+            }
+        }
+        self.listing = None;
+        self.relist = false;
+        self.protocol_version = None;
+        self.state = State::Initializing {
+            deadline: now + self.config.init_budget,
+        };
+        self.request(
+            "initialize",
+            json!(initialize_params()),
+            Pending::Initialize,
+        );
     }
 
     /// The tools registered now.
@@ -305,6 +348,7 @@ impl McpServer {
                 self.reader = reader;
                 self.fail("closed its stdout");
             }
+            Input::Message(bytes) => self.message(now, bytes),
             Input::Exit => self.fail("exited"),
             Input::Timeout => self.timeout(now),
             Input::Call {
@@ -348,6 +392,13 @@ impl McpServer {
                 ))
             }
         };
+        self.message(now, bytes);
+    }
+
+    fn message(&mut self, now: Instant, bytes: &[u8]) {
+        if self.is_gone() {
+            return;
+        }
         let Ok(Value::Object(mut message)) = crate::wire::parse_value(bytes) else {
             // MCP-06: stdout holds only MCP messages; anything else is a broken server.
             return self.fail("wrote something that is not a JSON-RPC message");
@@ -427,6 +478,7 @@ impl McpServer {
         let Ok(result) = serde_json::from_value::<InitializeResult>(result) else {
             return self.fail("answered initialize with something that is not its result");
         };
+        self.protocol_version = Some(result.protocol_version.clone());
         self.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         if result.capabilities.tools.is_none() {
             self.state = State::Ready {
@@ -661,6 +713,28 @@ impl McpServer {
         }
     }
 
+    /// A transport lost our request `request` (MCP-11): it is answered as the server's error
+    /// would be (a call as an error result, `initialize` as a failed start, a listing with a
+    /// notice), `why` saying what happened.
+    fn lost(&mut self, request: u64, why: &str) {
+        match self.pending.remove(&request) {
+            Some(Pending::Initialize) => self.fail(&format!("could not answer initialize: {why}")),
+            Some(Pending::List) => {
+                self.listing = None;
+                self.notice(format!("could not answer tools/list: {why}"));
+                self.listing_done();
+            }
+            Some(Pending::Call { id, tool, .. }) => {
+                let text = format!(
+                    "MCP server {:?} could not answer tools/call {tool:?}: {why}",
+                    self.name
+                );
+                self.error_result(id, text);
+            }
+            None => {}
+        }
+    }
+
     /// MCP-06: the server has failed: a notice, then as [`McpServer::end`].
     fn fail(&mut self, reason: &str) {
         self.end(reason, true);
@@ -701,6 +775,17 @@ impl McpServer {
             self.stopped = true;
             self.actions.push_back(Action::Stop);
         }
+    }
+}
+
+fn initialize_params() -> InitializeParams<'static> {
+    InitializeParams {
+        protocol_version: PROTOCOL_VERSION,
+        capabilities: json!({}),
+        client_info: Implementation {
+            name: "musewire".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
     }
 }
 

@@ -67,3 +67,33 @@ fn mcp_06_client_fuzz_body_on_random_seeds() {
         fuzzing::mcp_client(&input);
     }
 }
+
+/// MCP-10/11/14: scripted HTTP sessions through the HTTP fuzz body: streamable HTTP
+/// (initialize as JSON, the listing, a call answered on an event stream split in three) and
+/// HTTP+SSE (the endpoint, then the same over the stream).
+#[test]
+fn mcp_10_11_14_scripted_http_sessions() {
+    let streamable = [
+        0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 2, 0, 0, 1, 2, 0x10, 5, 9, 40,
+    ];
+    let log = fuzzing::http_client_actions(&streamable);
+    assert!(
+        log.iter()
+            .any(|a| a.contains("Tools([HostToolDefinition { name: \"mcp__fuzz_srv__a\"")),
+        "{log:#?}"
+    );
+    assert!(
+        log.iter()
+            .any(|a| a.starts_with("Result { id: \"h0\"") && a.contains("is_error: false")),
+        "{log:#?}"
+    );
+    // HTTP+SSE: the stream (exchange 0) names the endpoint; initialize is POSTed (exchange
+    // 1); its answer, the listing's and the call's come on the stream.
+    let sse = [1, 5, 0, 1, 9, 0, 1, 1, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0];
+    let log = fuzzing::http_client_actions(&sse);
+    assert!(
+        log.iter()
+            .any(|a| a.contains("query: Some(\"s=1\")") && a.contains("Post")),
+        "{log:#?}"
+    );
+}

@@ -49,6 +49,7 @@ pub mod agent_stdio;
 mod driver;
 mod editor_stdio;
 mod handlers;
+pub mod mcp_http;
 mod orphans;
 mod pipe;
 pub mod session_folder;
