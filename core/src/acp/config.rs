@@ -243,7 +243,7 @@ impl Config {
     }
 }
 
-impl super::Session {
+impl super::AcpSession {
     /// ACP-24: the levels by the protocol the agent settled on.
     pub(super) fn learn_protocol(&mut self) {
         let v2 = self.client.protocol() == crate::frame::ProtocolVersion::V2;

@@ -73,6 +73,7 @@ mod prompt;
 mod queue;
 mod reads;
 mod rpc;
+mod session;
 mod silence;
 mod start;
 mod status;
@@ -99,6 +100,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 /// The ACP schema types the bridge speaks in (`agent-client-protocol-schema`).
+use session::{AcpSession, Pending, Timer, TimerContext, Turn};
+
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
@@ -134,8 +137,7 @@ use crate::client::{
 };
 use crate::frame::LineDecoder;
 use crate::output::{
-    Availability, OutputError, OutputErrorCode, ReadParams, ReadResult, StoredOutput, READ_BUDGET,
-    READ_METHOD,
+    Availability, OutputError, OutputErrorCode, ReadParams, ReadResult, READ_BUDGET, READ_METHOD,
 };
 use crate::spill::SaveFailure;
 use crate::wire::{
@@ -295,147 +297,6 @@ fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> 
     s.serialize_str(&String::from_utf8_lossy(bytes))
 }
 
-/// A prompt being answered.
-#[derive(Debug)]
-struct Turn {
-    /// The editor's `session/prompt` request.
-    editor: RequestId,
-    /// Our `prompt` command to the agent.
-    prompt: AgentRequest,
-    cancel_requested: bool,
-    /// Its user message's `message_start` was seen (ACP-27: the next user message of the
-    /// run is a queued prompt's).
-    user_seen: bool,
-}
-
-/// What the bridge waits for from a session's agent, by our request to it.
-#[derive(Debug)]
-enum Pending {
-    /// `session/new`: `get_state` gives the model and thinking level (ACP-24) and, with a
-    /// session folder, names the agent's session file, whose name becomes the ACP session id
-    /// (ACP-06).
-    NewState { editor: RequestId },
-    /// `session/new`: `get_available_models` for the model option (ACP-24); the session is
-    /// answered with its id once it comes, or at `deadline` without the model option (then
-    /// a later answer is a `config_option_update`, as [`Pending::Models`]).
-    NewModels {
-        editor: RequestId,
-        acp_id: SessionId,
-        deadline: Instant,
-        resumed: bool,
-    },
-    /// `session/load`: `get_available_models` (ACP-24), asked beside the history walk; its
-    /// answer after the load's is a `config_option_update`.
-    Models,
-    /// `session/set_config_option`: `set_model` or `set_thinking_level` (ACP-24).
-    SetConfig { editor: RequestId },
-    /// `session/set_config_option`: `get_state` for what the change left in effect (ACP-24).
-    ConfigState { editor: RequestId },
-    /// `session/load` or `session/resume` (ACP-06, ACP-25): the step its chain is at, which
-    /// [`Bridge::load_step`] takes on from the agent's answer.
-    Load { editor: RequestId, step: LoadStep },
-    /// A turn ended: `get_session_stats` for the cumulative usage before the prompt is
-    /// answered (ACP-02), due by `deadline` (then the bridge's own sum stands). The prompt's
-    /// editor id stays in the session's turn.
-    TurnStats { deadline: Instant },
-    /// `_muse/readOutput`: a history page checked for the reference (OUT-06).
-    ReadCheck {
-        editor: RequestId,
-        params: ReadParams,
-        walk: Walk,
-    },
-    /// `_muse/readOutput`: the agent's `read_output`, due by `deadline` (OUT-07).
-    Read {
-        editor: RequestId,
-        params: ReadParams,
-        deadline: Instant,
-    },
-    /// ACP-21: `get_state` asked of an agent silent for half its budget; the answer (any
-    /// byte) only shows it is alive.
-    Probe,
-}
-
-impl Pending {
-    /// The editor's request this answers, if one of its own.
-    fn editor(&self) -> Option<&RequestId> {
-        match self {
-            Pending::NewState { editor }
-            | Pending::NewModels { editor, .. }
-            | Pending::SetConfig { editor }
-            | Pending::ConfigState { editor }
-            | Pending::Load { editor, .. }
-            | Pending::ReadCheck { editor, .. }
-            | Pending::Read { editor, .. } => Some(editor),
-            Pending::TurnStats { .. } | Pending::Models | Pending::Probe => None,
-        }
-    }
-
-    /// The budget it is due by: a turn's stats (ACP-02), an opening's models (ACP-24), a
-    /// read (OUT-07).
-    fn deadline(&self) -> Option<Instant> {
-        match self {
-            Pending::Read { deadline, .. }
-            | Pending::TurnStats { deadline }
-            | Pending::NewModels { deadline, .. } => Some(*deadline),
-            _ => None,
-        }
-    }
-
-    /// Whether the session is being opened (new or load): no prompt yet.
-    fn is_opening(&self) -> bool {
-        matches!(
-            self,
-            Pending::NewState { .. } | Pending::NewModels { .. } | Pending::Load { .. }
-        )
-    }
-}
-
-impl Session {
-    /// Our requests of the kind `which` says whose [`Pending::deadline`] has passed.
-    fn past_due(&self, now: Instant, which: fn(&Pending) -> bool) -> Vec<AgentRequest> {
-        self.pending
-            .iter()
-            .filter(|(_, p)| which(p) && p.deadline().is_some_and(|d| d <= now))
-            .map(|(r, _)| *r)
-            .collect()
-    }
-}
-
-#[derive(Debug)]
-struct Session {
-    /// The editor's id of the session (its file's name with a session folder, else the
-    /// agent key); empty while `session/new` waits for it.
-    acp_id: SessionId,
-    client: Client,
-    mapper: Mapper,
-    turn: Option<Turn>,
-    /// ACP-27: prompts sent as follow-ups behind the turn, oldest first.
-    queued: VecDeque<Turn>,
-    /// ACP-28: prompts that came after the turn was cancelled, held for the next turn.
-    held: VecDeque<next::Held>,
-    /// Our requests to the agent that the bridge answers the editor from.
-    pending: BTreeMap<AgentRequest, Pending>,
-    /// Stored outputs this session's tool results showed, by reference: the live evidence
-    /// a read falls back on while the agent cannot page (OUT-06 note).
-    seen_outputs: BTreeMap<String, StoredOutput>,
-    /// The agent exited or was stopped.
-    exited: bool,
-    /// ACP-12: where its agent is in being stopped.
-    stop: stop::Stop,
-    /// ACP-13: until when its agent may stay silent.
-    start: start::StartBudget,
-    /// ACP-24: its model and thinking level.
-    config: config::Config,
-    /// ACP-26: the title the agent's stream last gave.
-    title: Option<String>,
-    /// ACP-21: since when its agent has said nothing.
-    silence: silence::Silence,
-    /// MCP-01: the editor's MCP servers of this session.
-    mcp: mcp::SessionMcp,
-    /// ACP-20: bytes given the driver for the agent's stdin and not yet reported written.
-    stdin_waiting: usize,
-}
-
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06):
 /// [`MAX_HISTORY_PAGES`] pages of [`WALK_PAGE_MESSAGES`].
 pub const REPLAY_CUT_NOTICE: &str =
@@ -458,7 +319,7 @@ pub struct Bridge {
     config: BridgeConfig,
     reader: LineDecoder,
     /// By agent key (`SessionId` is not `Ord`): the key of the driver's agent process.
-    sessions: BTreeMap<AgentKey, Session>,
+    sessions: BTreeMap<AgentKey, AcpSession>,
     /// Agent keys by ACP session id.
     keys: BTreeMap<Arc<str>, AgentKey>,
     next_session: u64,
@@ -529,34 +390,16 @@ impl Bridge {
         action
     }
 
-    /// When [`Input::Timeout`] is next due: a session's client's timer, a read's budget, a
-    /// stop's grace or the shutdown's budget (ACP-12).
+    /// When [`Input::Timeout`] is next due: the earliest of every session's timers (a
+    /// start-up or silence budget, a stop's grace, a stats, models or read budget, its MCP
+    /// servers', its client's) and the shutdown's budget (ACP-12).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let stops = self
-            .sessions
-            .values()
-            .filter_map(|s| s.stop.timeout())
-            .chain(self.shutdown.timeout().filter(|_| !self.is_finished()));
-        let reads = self
-            .sessions
-            .values()
-            .flat_map(|s| s.pending.values().filter_map(Pending::deadline));
-        // ACP-13: an agent's start-up budget, while it is silent.
-        let starts = self
-            .sessions
-            .values()
-            .filter(|s| !s.exited && !self.agents_held())
-            .filter_map(|s| s.start.timeout());
-        let mcp = self.sessions.values().filter_map(|s| s.mcp.poll_timeout());
+        let context = self.timer_context();
         self.sessions
             .values()
-            .filter_map(|s| s.client.poll_timeout())
-            .chain(reads)
-            .chain(stops)
-            .chain(starts)
-            .chain(self.silence_timeouts())
-            .chain(mcp)
+            .filter_map(|session| session.poll_timeout(context))
+            .chain(self.shutdown.timeout().filter(|_| !self.is_finished()))
             .min()
     }
 
@@ -609,16 +452,40 @@ impl Bridge {
             Input::Timeout => {
                 self.shutdown.tick(now);
                 for key in self.session_keys() {
-                    self.silent_agent(now, key);
-                    self.stopped_answering(now, key);
-                    self.stop_due(now, key);
-                    self.expire_stats(now, key);
-                    self.expire_models(now, key);
-                    self.expire_reads(now, key);
-                    self.mcp_timeout(now, key);
-                    self.session_input(now, key, client::Input::Timeout);
+                    for timer in Timer::ALL {
+                        // Read again before each: an expiry may change the next one's.
+                        let due = self
+                            .sessions
+                            .get(&key)
+                            .and_then(|session| session.deadline(timer, self.timer_context()));
+                        if due.is_some_and(|due| due <= now) {
+                            self.expire(now, key, timer);
+                        }
+                    }
                 }
             }
+        }
+    }
+
+    /// What the sessions' deadlines depend on beyond each session.
+    fn timer_context(&self) -> TimerContext {
+        TimerContext {
+            agents_held: self.agents_held(),
+            silence_budget: self.config.silence_budget,
+        }
+    }
+
+    /// Session `key`'s `timer` is due: its expiry, one per kind.
+    fn expire(&mut self, now: Instant, key: AgentKey, timer: Timer) {
+        match timer {
+            Timer::Start => self.silent_agent(now, key),
+            Timer::Silence => self.stopped_answering(now, key),
+            Timer::Stop => self.stop_due(now, key),
+            Timer::Stats => self.expire_stats(now, key),
+            Timer::Models => self.expire_models(now, key),
+            Timer::Read => self.expire_reads(now, key),
+            Timer::Mcp => self.mcp_timeout(now, key),
+            Timer::Client => self.session_input(now, key, client::Input::Timeout),
         }
     }
 

@@ -23,20 +23,20 @@ pub(super) struct Held {
 
 /// Whether a prompt that comes now is held for the next turn (ACP-28): the running turn was
 /// cancelled and is not answered yet, or prompts are held already (they run in order).
-pub(super) fn holds_next(session: &Session) -> bool {
+pub(super) fn holds_next(session: &AcpSession) -> bool {
     session.turn.as_ref().is_some_and(|t| t.cancel_requested) || !session.held.is_empty()
 }
 
 /// Whether a prompt of this request id is held in the session (ACP-07: refused as a
 /// duplicate).
-pub(super) fn is_held(session: &Session, id: &RequestId) -> bool {
+pub(super) fn is_held(session: &AcpSession, id: &RequestId) -> bool {
     session.held.iter().any(|h| h.editor == *id)
 }
 
 /// Holds the prompt for the next turn (ACP-28); refused (-32600) when [`MAX_QUEUED_PROMPTS`]
 /// wait already, queued (ACP-27) or held.
 pub(super) fn hold(
-    session: &mut Session,
+    session: &mut AcpSession,
     editor: &RequestId,
     content: PromptContent,
 ) -> Result<(), Error> {
@@ -57,7 +57,7 @@ pub(super) fn hold(
 /// the agent as a prompt of its own (no `streamingBehavior`), its notes (ACP-14..16) shown in
 /// its turn; one that cannot be sent is answered with an error. The editor's lines go to
 /// `out`; false when nothing was held or the session cannot take a turn now.
-pub(super) fn start_next(session: &mut Session, now: Instant, out: &mut Vec<Vec<u8>>) -> bool {
+pub(super) fn start_next(session: &mut AcpSession, now: Instant, out: &mut Vec<Vec<u8>>) -> bool {
     if session.turn.is_some() || session.exited || session.client.is_closed() {
         return false;
     }

@@ -16,7 +16,7 @@ impl Bridge {
         mapper.cwd = Some(cwd.clone());
         self.sessions.insert(
             key,
-            Session {
+            AcpSession {
                 acp_id: SessionId::new(""),
                 client: Client::new(self.config.client.clone(), now),
                 mapper,

@@ -12,7 +12,7 @@
 use agent_client_protocol_schema::v1::{Error, PromptResponse, StopReason};
 use serde_json::json;
 
-use super::{end_turn, rpc, Session};
+use super::{end_turn, rpc, AcpSession};
 use crate::client::{ClientEvent, RequestId as AgentRequest};
 use crate::wire::{AgentEvent, AgentMessage, ResponseData};
 
@@ -27,7 +27,7 @@ pub(crate) const QUEUED_NOTICE: &str = "Queued: this prompt runs when the curren
 /// running turn (with the bridge's own usage sum: the run goes on, so there is no
 /// end-of-run total to ask for) and becomes the turn.
 pub(super) fn user_message_starts(
-    session: &mut Session,
+    session: &mut AcpSession,
     event: &AgentEvent,
     out: &mut Vec<Vec<u8>>,
 ) {
@@ -61,7 +61,7 @@ pub(super) fn user_message_starts(
 /// The run ended (`agent_end`, ACP-27) with prompts still queued and no cancel: the agent
 /// starts the next as a run of its own, so the running prompt is answered now and the next
 /// becomes the turn. False (nothing done) otherwise.
-pub(super) fn run_ended_with_queue(session: &mut Session, out: &mut Vec<Vec<u8>>) -> bool {
+pub(super) fn run_ended_with_queue(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) -> bool {
     let cancelled = session.turn.as_ref().is_some_and(|t| t.cancel_requested);
     if session.queued.is_empty() || cancelled || session.turn.is_none() {
         return false;
@@ -72,7 +72,7 @@ pub(super) fn run_ended_with_queue(session: &mut Session, out: &mut Vec<Vec<u8>>
 
 /// The turn was answered: after a cancel, every queued prompt is answered `cancelled` too;
 /// else the oldest queued prompt becomes the turn (ACP-27).
-pub(super) fn turn_answered(session: &mut Session, cancelled: bool, out: &mut Vec<Vec<u8>>) {
+pub(super) fn turn_answered(session: &mut AcpSession, cancelled: bool, out: &mut Vec<Vec<u8>>) {
     if cancelled {
         for queued in session.queued.drain(..) {
             out.push(rpc::result_line(
@@ -92,7 +92,7 @@ pub(super) fn turn_answered(session: &mut Session, cancelled: bool, out: &mut Ve
 /// error; answered by the agent itself (a builtin command: CALL-03), `end_turn`. Either way
 /// it leaves the queue. True when the event was about a queued prompt.
 pub(super) fn queued_answer(
-    session: &mut Session,
+    session: &mut AcpSession,
     event: &ClientEvent,
     out: &mut Vec<Vec<u8>>,
 ) -> bool {
@@ -127,13 +127,13 @@ pub(super) fn queued_answer(
     true
 }
 
-fn position(session: &Session, request: &AgentRequest) -> Option<usize> {
+fn position(session: &AcpSession, request: &AgentRequest) -> Option<usize> {
     session.queued.iter().position(|q| q.prompt == *request)
 }
 
 /// The editor's requests of the turn and of every queued prompt, which leave the session
 /// (its agent ended or the session closes).
-pub(super) fn take_prompts(session: &mut Session) -> Vec<super::RequestId> {
+pub(super) fn take_prompts(session: &mut AcpSession) -> Vec<super::RequestId> {
     let mut prompts: Vec<_> = session.turn.take().map(|t| t.editor).into_iter().collect();
     prompts.extend(session.queued.drain(..).map(|q| q.editor));
     // ACP-28: and the prompts held for the next turn.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use agent_client_protocol_schema::v1::{Error, RequestId};
 use serde_json::json;
 
-use super::{rpc, Bridge, Pending, Session};
+use super::{rpc, AcpSession, Bridge, Pending};
 use crate::client::{self, commands, Call};
 
 /// The default prompt budget (ACP-21): 60 s of silence while the editor waits on the agent
@@ -99,7 +99,7 @@ pub(crate) fn stopped_answering_message(budget: SilenceBudget, stderr: &str) -> 
     message
 }
 
-impl Session {
+impl AcpSession {
     /// Whether the editor waits on this session's agent: a prompt running, or a request of
     /// the bridge's made for the editor (a probe is none).
     pub(super) fn is_waited_on(&self) -> bool {
@@ -116,7 +116,7 @@ impl Session {
 
     /// Whether the prompt budget runs for this session now (ACP-21): the editor waits on an
     /// agent that is past its start-up budget (ACP-13), still running and read (ACP-20).
-    fn silence_counts(&self, held: bool) -> bool {
+    pub(super) fn silence_counts(&self, held: bool) -> bool {
         !held
             && !self.exited
             && !self.client.is_closed()
@@ -126,16 +126,6 @@ impl Session {
 }
 
 impl Bridge {
-    /// When a session's silence has work next (ACP-21).
-    pub(super) fn silence_timeouts(&self) -> impl Iterator<Item = Instant> + '_ {
-        let held = self.agents_held();
-        let budget = self.config.silence_budget;
-        self.sessions
-            .values()
-            .filter(move |s| s.silence_counts(held))
-            .map(move |s| s.silence.timeout(budget))
-    }
-
     /// ACP-21: a silent agent is probed at half its budget; one silent for the whole of it
     /// fails what the editor waits for in its session, and is stopped.
     pub(super) fn stopped_answering(&mut self, now: Instant, key: AgentKey) {

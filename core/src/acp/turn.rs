@@ -148,7 +148,7 @@ impl Bridge {
 /// One client event of a session: `session/update`s, or the prompt's answer; true when the
 /// prompt's turn ended and waits for the end-of-turn usage (ACP-02).
 pub(super) fn session_event(
-    session: &mut Session,
+    session: &mut AcpSession,
     event: ClientEvent,
     out: &mut Vec<Vec<u8>>,
 ) -> bool {
@@ -271,7 +271,7 @@ pub(super) fn session_event(
 
 /// What a frame that is no event shows (ACP-10, ACP-11): a builtin command's output, the
 /// title, a config change, an extension's error.
-pub(super) fn frame_updates(session: &mut Session, frame: &AgentFrame) -> Vec<SessionUpdate> {
+pub(super) fn frame_updates(session: &mut AcpSession, frame: &AgentFrame) -> Vec<SessionUpdate> {
     let mapper = &mut session.mapper;
     match frame {
         AgentFrame::CommandOutput(output) if !output.text.is_empty() => {
@@ -337,7 +337,7 @@ pub(super) fn stats_of(
 }
 
 pub(super) fn end_turn(
-    session: &mut Session,
+    session: &mut AcpSession,
     stats: Option<&SessionStatsData>,
     out: &mut Vec<Vec<u8>>,
 ) {
@@ -370,7 +370,7 @@ pub(super) fn end_turn(
     finish_turn(session, out);
 }
 
-pub(super) fn finish_turn(session: &mut Session, out: &mut Vec<Vec<u8>>) {
+pub(super) fn finish_turn(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) {
     if let Some(turn) = session.turn.take() {
         let reason = session.mapper.stop_reason(turn.cancel_requested);
         out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason)));
