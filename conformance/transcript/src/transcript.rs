@@ -66,7 +66,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use musewire_core::acp::{BridgeConfig, ProcessKey};
 use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, UnknownCommands};
-use musewire_core::client::{self, Call, ClientConfig, ExitStatus};
+use musewire_core::client::{self, AgentKind, Call, ClientConfig, ExitStatus};
 use musewire_core::output::{OutputError, ReadBytes};
 use musewire_core::spill::SpillId;
 use musewire_core::spill::{SaveFailure, Saved, SpillOwner};
@@ -163,9 +163,9 @@ pub struct ConfigSpec {
     /// [`BridgeConfig::approval_policy`] (bridge role).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_policy: Option<String>,
-    /// [`BridgeConfig::agent_takes_images`] (bridge role).
+    /// [`BridgeConfig::agent`] (bridge role): `omp`, `pi`, `bundled` or `other`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_takes_images: Option<bool>,
+    pub agent: Option<AgentKind>,
 }
 
 impl ConfigSpec {
@@ -200,7 +200,7 @@ impl ConfigSpec {
             ("session_dir", self.session_dir.is_some()),
             ("agent_serves_output", self.agent_serves_output.is_some()),
             ("approval_policy", self.approval_policy.is_some()),
-            ("agent_takes_images", self.agent_takes_images.is_some()),
+            ("agent", self.agent.is_some()),
         ];
         // A bridge takes the client fields for each session's client.
         let foreign: Vec<_> = match role {
@@ -244,7 +244,7 @@ impl ConfigSpec {
             session_dir: self.session_dir.clone(),
             agent_serves_output: self.agent_serves_output.unwrap_or(false),
             approval_policy: self.approval_policy.clone(),
-            agent_takes_images: self.agent_takes_images.unwrap_or(false),
+            agent: self.agent.unwrap_or_default(),
             ..BridgeConfig::default()
         }
     }

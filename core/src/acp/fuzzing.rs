@@ -404,7 +404,11 @@ impl Harness {
         let config = BridgeConfig {
             session_dir: (config & 1 != 0).then(|| PathBuf::from(SESSION_DIR)),
             agent_serves_output: config & 2 != 0,
-            agent_takes_images: config & 4 != 0,
+            agent: if config & 4 != 0 {
+                crate::client::AgentKind::Omp
+            } else {
+                crate::client::AgentKind::Other
+            },
             ..BridgeConfig::default()
         };
         Harness {

@@ -121,9 +121,9 @@ pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use prompt::{
-    agent_takes_images, convert as prompt_content, decoded_len, PromptContent, AUDIO_NOTE,
-    CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
-    MAX_PROMPT_IMAGES, MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
+    convert as prompt_content, decoded_len, PromptContent, AUDIO_NOTE, CONTEXT_CUT_NOTICE,
+    IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES,
+    MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
 };
 pub use queue::MAX_QUEUED_PROMPTS;
 pub use rpc::MAX_EDITOR_LINE_BYTES;
@@ -132,7 +132,7 @@ pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
 
 use crate::client::{
-    self, commands, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,
+    self, commands, AgentKind, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,
     RequestId as AgentRequest,
 };
 use crate::frame::LineDecoder;
@@ -169,10 +169,11 @@ pub struct BridgeConfig {
     /// The approval policy the agent command names (omp's `--approval-mode`), shown by
     /// `/status` (ACP-01, ACP-24); `None` shows `unknown`.
     pub approval_policy: Option<String>,
-    /// Whether the configured agent takes prompt images (omp, pi, the bundled agent:
-    /// [`agent_takes_images`]): `initialize` advertises `promptCapabilities.image` on it, and
-    /// images reach the agent only then (ACP-14).
-    pub agent_takes_images: bool,
+    /// Which agent the sessions run, decided once from its command
+    /// ([`AgentKind::from_command`]) and kept on each session: `initialize` advertises
+    /// `promptCapabilities.image` when it [takes images](AgentKind::takes_images), and images
+    /// reach the agent only then (ACP-14).
+    pub agent: AgentKind,
     /// How long a session's agent may say nothing while the editor waits on it (ACP-21).
     pub silence_budget: SilenceBudget,
     /// The MCP servers' start-up budget (MCP-02); `None`: [`crate::mcp::INIT_BUDGET`].
@@ -613,7 +614,7 @@ impl Bridge {
                     // ACP-14, ACP-15, ACP-16: exactly what reaches the agent.
                     .prompt_capabilities(
                         PromptCapabilities::new()
-                            .image(self.config.agent_takes_images)
+                            .image(self.config.agent.takes_images())
                             .embedded_context(true),
                     );
                 let mut response = InitializeResponse::new(ProtocolVersion::V1)

@@ -18,6 +18,7 @@ impl Bridge {
             key,
             AcpSession {
                 acp_id: SessionId::new(""),
+                agent: self.config.agent,
                 client: Client::new(self.config.client.clone(), now),
                 mapper,
                 turn: None,

@@ -139,19 +139,6 @@ pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptCont
     Ok(out)
 }
 
-/// Whether an agent command names an agent known to take prompt images (ACP-14): omp or pi
-/// (`omp`, `pi`, or a script of a `pi-coding-agent` package under a runtime such as node or
-/// bun). `initialize` comes before any agent runs, so the advertisement rests on this.
-pub fn agent_takes_images(command: &[String]) -> bool {
-    command.iter().take(3).any(|arg| {
-        let name = std::path::Path::new(arg)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("");
-        name == "omp" || name == "pi" || arg.contains("pi-coding-agent")
-    })
-}
-
 /// The decoded length of base64 `data` (padding and whitespace not counted).
 pub fn decoded_len(data: &str) -> usize {
     let chars = data
@@ -247,16 +234,5 @@ mod tests {
         let content = convert(&blocks, false).unwrap();
         assert_eq!(content.notes, [IMAGE_NOT_TAKEN_NOTE, AUDIO_NOTE]);
         assert!(content.images.is_empty());
-    }
-
-    #[test]
-    fn acp_14_known_agents_take_images() {
-        let argv = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
-        assert!(agent_takes_images(&argv("omp --mode rpc")));
-        assert!(agent_takes_images(&argv("/usr/bin/pi --mode rpc")));
-        assert!(agent_takes_images(&argv(
-            "bun /x/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js --mode rpc"
-        )));
-        assert!(!agent_takes_images(&argv("python3 fake_agent.py")));
     }
 }

@@ -12,7 +12,7 @@ use agent_client_protocol_schema::v1::{RequestId, SessionId};
 use super::history::Walk;
 use super::load::LoadStep;
 use super::{config, map::Mapper, mcp, next, silence, start, stop};
-use crate::client::{Client, RequestId as AgentRequest};
+use crate::client::{AgentKind, Client, RequestId as AgentRequest};
 use crate::output::{ReadParams, StoredOutput};
 
 /// A session's timers, in the order a `Timeout` input runs them.
@@ -170,6 +170,8 @@ pub(super) struct AcpSession {
     /// The editor's id of the session (its file's name with a session folder, else the
     /// agent key); empty while `session/new` waits for it.
     pub(super) acp_id: SessionId,
+    /// Which agent it runs, decided once (from the bridge's configuration).
+    pub(super) agent: AgentKind,
     pub(super) client: Client,
     pub(super) mapper: Mapper,
     pub(super) turn: Option<Turn>,

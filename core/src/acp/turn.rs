@@ -24,7 +24,7 @@ impl Bridge {
             )));
         }
         // ACP-14..16: too many images or image bytes is refused before anything is sent.
-        let content = prompt::convert(&request.prompt, self.config.agent_takes_images)?;
+        let content = prompt::convert(&request.prompt, session.agent.takes_images())?;
         let text = content.message;
         if is_status_prompt(&text) {
             // ACP-01: answered here; no model turn, and the text after it is not executed.

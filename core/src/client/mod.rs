@@ -38,6 +38,7 @@
 //! ```
 
 mod action;
+mod agent_kind;
 mod answer;
 mod answered;
 mod call;
@@ -63,6 +64,7 @@ use std::time::Instant;
 
 pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
+pub use agent_kind::AgentKind;
 pub use answer::{CallError, FromAnswer, TypedCommand};
 pub use answered::{Answer, Answered};
 pub use call::{Call, CallResult};

@@ -51,28 +51,6 @@ pub const CALL_TITLE: &str = "musewire:host_tool_call";
 /// The `setStatus` key of an aborted call (its text: the toolCallId).
 pub const CANCEL_KEY: &str = "musewire:host_tool_cancel";
 
-/// Whether `command` (program and arguments) runs pi, not omp: a program named `pi`, or a
-/// `pi-coding-agent` package that is not oh-my-pi's, among its first three words.
-pub fn command_is_pi(command: &[String]) -> bool {
-    let words = &command[..command.len().min(3)];
-    let stem = |arg: &String| {
-        Path::new(arg)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("")
-            .to_owned()
-    };
-    if words
-        .iter()
-        .any(|arg| stem(arg) == "omp" || arg.contains("oh-my-pi"))
-    {
-        return false;
-    }
-    words
-        .iter()
-        .any(|arg| stem(arg) == "pi" || arg.contains("pi-coding-agent"))
-}
-
 /// `command` with the extension at `file` loaded: `-e FILE` appended.
 pub fn with_extension(command: &[String], file: &Path) -> Vec<String> {
     let mut out = command.to_vec();

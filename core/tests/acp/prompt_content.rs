@@ -8,13 +8,14 @@ use musewire_core::acp::{
     Bridge, BridgeConfig, AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE,
     MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES, TOO_MANY_IMAGES,
 };
+use musewire_core::client::AgentKind;
 use serde_json::{json, Value};
 
 /// A harness whose agent takes images.
 fn imaging() -> Harness {
     let mut h = Harness::new();
     h.bridge = Bridge::new(BridgeConfig {
-        agent_takes_images: true,
+        agent: AgentKind::Omp,
         ..BridgeConfig::default()
     });
     h
@@ -46,10 +47,10 @@ fn texts(h: &Harness) -> String {
 
 #[test]
 fn acp_14_initialize_advertises_images_only_for_an_agent_that_takes_them() {
-    for (takes, image) in [(false, false), (true, true)] {
+    for (agent, image) in [(AgentKind::Other, false), (AgentKind::Pi, true)] {
         let mut h = Harness::new();
         h.bridge = Bridge::new(BridgeConfig {
-            agent_takes_images: takes,
+            agent,
             ..BridgeConfig::default()
         });
         h.request(1, "initialize", json!({"protocolVersion": 1}));

@@ -6,7 +6,8 @@
 use crate::common as client_common;
 
 use client_common::{wire, Harness};
-use musewire_core::client::pi_host_tools::{self, command_is_pi, with_extension};
+use musewire_core::client::pi_host_tools::{self, with_extension};
+use musewire_core::client::AgentKind;
 use musewire_core::client::{Call, ClientConfig, ClientEvent, Input};
 use musewire_core::wire::{HostToolCall, HostToolDefinition};
 use serde_json::{json, Value};
@@ -216,6 +217,7 @@ fn host_10_a_restart_forgets_the_route_until_the_new_agent_announces_it() {
 #[test]
 fn host_10_pi_is_told_from_omp_by_its_command() {
     let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    let command_is_pi = |w: &[String]| AgentKind::from_command(w) == AgentKind::Pi;
     assert!(command_is_pi(&words("pi --mode rpc")));
     assert!(command_is_pi(&words("/usr/local/bin/pi --mode rpc")));
     assert!(command_is_pi(&words(

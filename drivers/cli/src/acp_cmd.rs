@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use musewire_core::acp::BridgeConfig;
+use musewire_core::client::AgentKind;
 use musewire_smol::acp::Served;
 
 use crate::agent_command::agent_command;
@@ -87,11 +88,12 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());
         }
-        // ACP-14: omp and pi take prompt images; another agent is not assumed to.
-        config.agent_takes_images = musewire_core::acp::agent_takes_images(&args.agent);
+        // Which agent runs, decided once (ACP-14: omp and pi take prompt images; another
+        // agent is not assumed to).
+        config.agent = AgentKind::from_command(&args.agent);
         let mut agent = args.agent;
         // HOST-10: pi carries host tools only through musewire's extension.
-        if !args.no_pi_extension && musewire_core::client::pi_host_tools::command_is_pi(&agent) {
+        if !args.no_pi_extension && config.agent == AgentKind::Pi {
             match crate::pi_extension::state_home()
                 .ok_or_else(|| "neither XDG_STATE_HOME nor HOME is set".to_owned())
                 .and_then(|state| crate::pi_extension::write_extension(&state))
@@ -119,7 +121,7 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
         return Ok((config, Agent::Command(agent)));
     }
     // ACP-14: the bundled agent takes images (its echo says what it saw of each).
-    config.agent_takes_images = true;
+    config.agent = AgentKind::Bundled;
     let mut bundled = Vec::new();
     let dir = match args.session_dir {
         Some(dir) => Some(private_dir(&dir)?),
