@@ -22,7 +22,7 @@ use super::map::withhold_credential_uris;
 use crate::wire::{AgentMessage, ContentBlock, MessageContent, SessionEntry};
 
 /// How much of the start of each session file the driver reads: the header (and omp's
-/// title slot before it).
+/// title slot before it) and the first user message, which titles an unnamed session.
 pub const SESSION_FILE_HEAD_BYTES: usize = 16 * 1024;
 
 /// How much of the end of each session file the driver reads: the latest title changes.
