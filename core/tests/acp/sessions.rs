@@ -202,7 +202,7 @@ fn user_line(id: &str, parent: Option<&str>, text: &str) -> String {
     json!({"type": "message", "id": id, "parentId": parent,
         "timestamp": "2026-12-01T10:00:01.000Z",
         "message": {"role": "user", "content": [{"type": "text", "text": text}],
-            "timestamp": 1_796_119_201_000u64}})
+            "attribution": "user", "timestamp": 1_796_119_201_000u64}})
     .to_string()
 }
 
@@ -226,8 +226,9 @@ fn omp_title_slot(title: &str) -> String {
     line.replace("\"pad\":\"\"", &format!("\"pad\":\"{pad}\""))
 }
 
-/// omp 18.2.3's file: the title slot, the header, the model and thinking level, then the
-/// conversation (omp writes it at its first assistant message).
+/// omp 18.2.3's file (as `musewire acp --session-dir DIR -- omp --mode rpc` leaves it): the
+/// title slot, the header, the model and thinking level, then the conversation (omp writes
+/// the file at its first assistant message), its user messages `attribution: "user"`.
 fn omp_file(id: &str, title: &str, messages: &[String]) -> String {
     let mut lines = vec![
         omp_title_slot(title),
@@ -235,10 +236,11 @@ fn omp_file(id: &str, title: &str, messages: &[String]) -> String {
             "timestamp": "2026-12-01T10:00:00.000Z", "cwd": "/w"})
         .to_string(),
         json!({"type": "model_change", "id": "a0000001", "parentId": null,
-            "timestamp": "2026-12-01T10:00:00.100Z", "model": "fake/fake-model"})
+            "timestamp": "2026-12-01T10:00:00.100Z", "model": "fake/fake-model",
+            "resolvedModelIsFallback": false})
         .to_string(),
         json!({"type": "thinking_level_change", "id": "a0000002", "parentId": "a0000001",
-            "timestamp": "2026-12-01T10:00:00.200Z", "thinkingLevel": "off"})
+            "timestamp": "2026-12-01T10:00:00.200Z", "thinkingLevel": null, "configured": null})
         .to_string(),
     ];
     lines.extend(messages.iter().cloned());

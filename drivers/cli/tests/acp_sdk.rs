@@ -1530,6 +1530,30 @@ fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
     let _ = std::fs::remove_dir_all(&sessions);
 }
 
+/// ACP-25, ACP-26 over omp 18.2.3 (`musewire acp --session-dir DIR -- omp --mode rpc`): its
+/// session files in our folder are listed, each titled by the session's name where omp set
+/// one, else by its first prompt; the session opened and never prompted is not listed; the
+/// rest of the scenario (close, resume, load while open) as over the bundled agent.
+#[test]
+fn acp_26_sessions_listed_with_titles_over_omp_rpc() {
+    let Some(omp) = Live::omp("acp-omp-session-list") else {
+        return;
+    };
+    let sessions = omp.dir.join("sessions");
+    let out = Sdk::over("sessions", &omp)
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .run()
+        .expect("the SDK is there");
+    for turn in ["promptA", "promptB", "afterResume", "afterReload"] {
+        assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
+    }
+    check_listed(&out, &[("a", "hello from a"), ("b", "hello from b")]);
+    assert!(out["resume"]["result"].is_object(), "{out:#}");
+    assert!(out["reload"]["result"].is_object(), "{out:#}");
+    assert_eq!(out["badCursor"]["code"], -32602, "{out:#}");
+    assert_eq!(out["bridgeExit"], 0);
+}
+
 /// ACP-09 through the official SDK client, bundled agent: an `input` dialog goes as a form
 /// elicitation when the editor offers forms (the text typed answers it) and is answered
 /// cancelled, said in the turn, when it does not; a `select` goes as a permission request
