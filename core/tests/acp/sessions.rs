@@ -202,8 +202,15 @@ fn user_line(id: &str, parent: Option<&str>, text: &str) -> String {
     json!({"type": "message", "id": id, "parentId": parent,
         "timestamp": "2026-12-01T10:00:01.000Z",
         "message": {"role": "user", "content": [{"type": "text", "text": text}],
-            "attribution": "user", "timestamp": 1_796_119_201_000u64}})
+            "timestamp": 1_796_119_201_000u64}})
     .to_string()
+}
+
+/// A user's message as omp 18.2.3 writes it: with `attribution: "user"`.
+fn omp_user_line(id: &str, parent: &str, text: &str) -> String {
+    let mut line: Value = serde_json::from_str(&user_line(id, Some(parent), text)).unwrap();
+    line["message"]["attribution"] = json!("user");
+    line.to_string()
 }
 
 fn assistant_line(id: &str, parent: &str, text: &str) -> String {
@@ -228,7 +235,7 @@ fn omp_title_slot(title: &str) -> String {
 
 /// omp 18.2.3's file (as `musewire acp --session-dir DIR -- omp --mode rpc` leaves it): the
 /// title slot, the header, the model and thinking level, then the conversation (omp writes
-/// the file at its first assistant message), its user messages `attribution: "user"`.
+/// the file at its first assistant message).
 fn omp_file(id: &str, title: &str, messages: &[String]) -> String {
     let mut lines = vec![
         omp_title_slot(title),
@@ -330,7 +337,7 @@ fn titled(id: &str, title: &str) -> (String, Option<String>) {
 fn acp_26_list_titles_omp_sessions_by_name_else_first_user_message() {
     let turn = |text: &str| {
         [
-            user_line("c0000001", Some("a0000002"), text),
+            omp_user_line("c0000001", "a0000002", text),
             assistant_line("c0000002", "c0000001", "done"),
         ]
     };
