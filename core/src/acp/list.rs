@@ -251,7 +251,8 @@ fn closed_at_cut(line: &[u8]) -> Option<Vec<u8>> {
                 (false, b'\\') => escaped = true,
                 (false, b'"') => {
                     in_string = false;
-                    last = b'"';
+                    // A key ends as `:`, which stands in for it.
+                    last = if in_key { b':' } else { b'"' };
                 }
                 _ => {}
             }
@@ -533,6 +534,32 @@ mod tests {
                 serde_json::from_slice::<IgnoredAny>(&fixed).is_ok(),
                 "{line}"
             );
+        }
+    }
+
+    #[test]
+    fn acp_26_every_cut_of_a_message_line_is_closed_whole_or_not_read() {
+        let line = serde_json::json!({"type": "message", "id": "7b45ac07", "parentId": null,
+            "timestamp": "2026-12-03T04:15:28.800Z", "message": {"role": "user", "content": [
+                {"type": "text", "text": "caf\u{e9} \"q\" \\ tab\t \u{1f600} \u{1} end"},
+                {"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+            "attribution": "user", "timestamp": 1_796_271_328_719u64}})
+        .to_string();
+        let bytes = line.as_bytes();
+        let text_from = line.find("caf").unwrap();
+        let text_to = line.find(" end").unwrap();
+        for end in 1..bytes.len() {
+            match closed_at_cut(&bytes[..end]) {
+                Some(closed) => {
+                    let closed = String::from_utf8(closed).unwrap();
+                    assert!(
+                        serde_json::from_str::<IgnoredAny>(&closed).is_ok(),
+                        "{closed}"
+                    );
+                }
+                // Every cut in the message's text is read.
+                None => assert!(!(text_from..text_to).contains(&end), "{end}"),
+            }
         }
     }
 
