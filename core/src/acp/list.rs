@@ -265,11 +265,7 @@ fn closed_at_cut(line: &[u8]) -> Option<Vec<u8>> {
             }
             b'{' => open.push(b'}'),
             b'[' => open.push(b']'),
-            b'}' | b']' => {
-                if open.pop() != Some(b) {
-                    return None;
-                }
-            }
+            b'}' | b']' if open.pop() != Some(b) => return None,
             _ => {}
         }
         if !b.is_ascii_whitespace() {
