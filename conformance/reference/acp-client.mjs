@@ -19,7 +19,8 @@
 // ACP_CARD_PROMPTS, a JSON list, one turn each, for their tool cards). `queue` (ACP-27): a
 // prompt sent while ACP_QUEUE_LONG (a tool call that takes a while) runs, then one queued behind
 // a second long turn that is cancelled, then a turn after; every update and answer in `log`.
-// `sessions` (ACP-25, ACP-26; needs --session-dir): two sessions with a turn each, listed,
+// `sessions` (ACP-25, ACP-26; needs --session-dir): two sessions with a turn each (prompts
+// ACP_PROMPT_A and ACP_PROMPT_B, default `hello from a`/`b`) and one never prompted, listed,
 // one closed (then prompted and closed again), the other resumed, prompted, loaded while open,
 // and a list with a cursor not of this list. `elicit` (ACP-09; ACP_FORMS=1 advertises form
 // elicitation): the bundled agent's `ask` as an input (answered with ACP_TEXT), a select of
@@ -286,10 +287,13 @@ async function extraScenario(ctx) {
   if (scenario === "sessions") {
     const a = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     const b = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    // A session opened and never prompted: not listed (ACP-26).
+    const idle = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.a = a.sessionId;
     out.b = b.sessionId;
-    out.promptA = await prompt(ctx, a.sessionId, "hello from a");
-    out.promptB = await prompt(ctx, b.sessionId, "hello from b");
+    out.idle = idle.sessionId;
+    out.promptA = await prompt(ctx, a.sessionId, process.env.ACP_PROMPT_A ?? "hello from a");
+    out.promptB = await prompt(ctx, b.sessionId, process.env.ACP_PROMPT_B ?? "hello from b");
     out.list = await errorOf(ctx.request("session/list", { cwd }));
     out.listElsewhere = await errorOf(ctx.request("session/list", { cwd: "/nowhere/else" }));
     out.close = await errorOf(ctx.request("session/close", { sessionId: b.sessionId }));

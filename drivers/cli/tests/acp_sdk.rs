@@ -1433,8 +1433,49 @@ fn acp_27_a_prompt_while_one_runs_is_queued_over_omp_rpc() {
     check_queue_log(&out, "hello queued");
 }
 
+/// ACP-26: the `sessions` scenario's list. Each of `titled` (the scenario's session name in
+/// `out`, the title it must have) is listed once with that title and an RFC 3339 `updatedAt`,
+/// newest first; the session never prompted is not; a list elsewhere is empty.
+fn check_listed(out: &Value, titled: &[(&str, &str)]) {
+    let listed = out["list"]["result"]["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("listed: {out:#}"));
+    for (name, title) in titled {
+        let id = out[*name]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: {out:#}"));
+        let found: Vec<&Value> = listed.iter().filter(|s| s["sessionId"] == id).collect();
+        assert_eq!(found.len(), 1, "{name} listed once: {out:#}");
+        assert_eq!(found[0]["title"], *title, "{name}'s title: {out:#}");
+    }
+    let idle = out["idle"].as_str().expect("the idle session's id");
+    assert!(
+        listed.iter().all(|s| s["sessionId"] != idle),
+        "a session never prompted is not listed: {out:#}"
+    );
+    let dates: Vec<&str> = listed
+        .iter()
+        .map(|s| {
+            s["updatedAt"]
+                .as_str()
+                .filter(|t| t.ends_with('Z') && t.len() == "2026-12-01T10:00:00.000Z".len())
+                .unwrap_or_else(|| panic!("updatedAt, RFC 3339: {s}"))
+        })
+        .collect();
+    assert!(
+        dates.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {dates:?}"
+    );
+    assert_eq!(
+        out["listElsewhere"]["result"]["sessions"],
+        json!([]),
+        "{out:#}"
+    );
+}
+
 /// ACP-25, ACP-26 through the official SDK client, bundled agent with a session folder: two
-/// sessions listed (newest first, titled, dated), one closed (its id unknown from then on),
+/// sessions listed (newest first, titled by their first prompt, dated; one opened and never
+/// prompted not listed), one closed (its id unknown from then on),
 /// the other resumed without a replay, loaded again while open (replayed), prompted after
 /// each; a list elsewhere is empty and a foreign cursor invalid params.
 #[test]
@@ -1453,30 +1494,7 @@ fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
     for turn in ["promptA", "promptB", "afterResume", "afterReload"] {
         assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
     }
-    let listed = out["list"]["result"]["sessions"]
-        .as_array()
-        .unwrap_or_else(|| panic!("listed: {out:#}"));
-    let ids: Vec<&str> = listed
-        .iter()
-        .map(|s| s["sessionId"].as_str().unwrap())
-        .collect();
-    assert!(
-        ids.contains(&out["a"].as_str().unwrap()) && ids.contains(&out["b"].as_str().unwrap()),
-        "{ids:?}: {out:#}"
-    );
-    for session in listed {
-        assert!(
-            session["updatedAt"]
-                .as_str()
-                .is_some_and(|t| t.ends_with('Z')),
-            "{session}"
-        );
-    }
-    assert_eq!(
-        out["listElsewhere"]["result"]["sessions"],
-        json!([]),
-        "{out:#}"
-    );
+    check_listed(&out, &[("a", "hello from a"), ("b", "hello from b")]);
     assert!(out["close"]["result"].is_object(), "{out:#}");
     assert_eq!(out["promptClosed"]["code"], -32002, "{out:#}");
     // The bridge answers a second close -32002 (the core tests see it); the SDK takes a
@@ -1510,6 +1528,30 @@ fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
     assert_eq!(out["badCursor"]["code"], -32602, "{out:#}");
     assert_eq!(out["bridgeExit"], 0);
     let _ = std::fs::remove_dir_all(&sessions);
+}
+
+/// ACP-25, ACP-26 over omp 18.2.3 (`musewire acp --session-dir DIR -- omp --mode rpc`): its
+/// session files in our folder are listed, each titled by the session's name where omp set
+/// one, else by its first prompt; the session opened and never prompted is not listed; the
+/// rest of the scenario (close, resume, load while open) as over the bundled agent.
+#[test]
+fn acp_26_sessions_listed_with_titles_over_omp_rpc() {
+    let Some(omp) = Live::omp("acp-omp-session-list") else {
+        return;
+    };
+    let sessions = omp.dir.join("sessions");
+    let out = Sdk::over("sessions", &omp)
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .run()
+        .expect("the SDK is there");
+    for turn in ["promptA", "promptB", "afterResume", "afterReload"] {
+        assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
+    }
+    check_listed(&out, &[("a", "hello from a"), ("b", "hello from b")]);
+    assert!(out["resume"]["result"].is_object(), "{out:#}");
+    assert!(out["reload"]["result"].is_object(), "{out:#}");
+    assert_eq!(out["badCursor"]["code"], -32602, "{out:#}");
+    assert_eq!(out["bridgeExit"], 0);
 }
 
 /// ACP-09 through the official SDK client, bundled agent: an `input` dialog goes as a form
