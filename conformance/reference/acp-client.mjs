@@ -31,8 +31,8 @@
 // the model, then a turn after it (ACP_AFTER).
 // `omp-approval-cancel` (ACP-08): an approval answered `cancelled`, one the editor leaves open
 // and cancels the turn under, then a turn after (ACP_AFTER).
-// `turns` (ACP-05): the prompts in the file ACP_PROMPTS_FILE, a JSON list, one turn each in
-// one session, in `turns`. `cancel-next` (ACP-28): ACP_LONG (a tool call that takes a while) is cancelled
+// `turns` (ACP-05, ACP-33): the prompts in the file ACP_PROMPTS_FILE, a JSON list, one turn each in
+// one session, in `turns` (a prompt answered with an error: `{error}`). `cancel-next` (ACP-28): ACP_LONG (a tool call that takes a while) is cancelled
 // once its tool card shows, and the next prompt (ACP_NEXT) is sent right after the cancel,
 // before the cancelled answer, as codecompanion.nvim does; then a turn after (ACP_AFTER);
 // every update and answer in `log`.
@@ -338,7 +338,9 @@ async function extraScenario(ctx) {
     out.turns = [];
     const { readFileSync } = await import("node:fs");
     for (const text of JSON.parse(readFileSync(process.env.ACP_PROMPTS_FILE, "utf8"))) {
-      out.turns.push(await prompt(ctx, session.sessionId, text));
+      // A prompt answered with an error is a turn too (ACP-33: the agent died in it).
+      const turn = await errorOf(prompt(ctx, session.sessionId, text));
+      out.turns.push(turn.result ?? { error: turn });
     }
     return;
   }

@@ -116,6 +116,8 @@ impl Bridge {
         if let Some(session) = self.sessions.get_mut(&key) {
             session.acp_id = session_id.clone();
             session.mapper.output_session = self.output_meta.then(|| name.to_owned());
+            // ACP-33: kept to start them again with a new agent.
+            session.restart.mcp = mcp_servers.clone();
         }
         self.mcp_start(now, key, mcp_servers, &cwd);
         self.keys.insert(session_id.0.clone(), key);

@@ -370,7 +370,7 @@ impl Bridge {
         };
         if !session.mcp.servers.values().any(McpServer::is_starting) {
             if let Some((acp_id, editor, resumed)) = session.mcp.held_open.take() {
-                self.opened(key, acp_id, &editor, resumed);
+                self.opened(now, key, acp_id, &editor, resumed);
             }
         }
         self.mcp_opened(key);

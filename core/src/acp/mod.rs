@@ -72,6 +72,7 @@ mod plan;
 mod prompt;
 mod queue;
 mod reads;
+mod restart;
 mod rpc;
 mod session;
 mod silence;
@@ -126,6 +127,7 @@ pub use prompt::{
     MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
 };
 pub use queue::MAX_QUEUED_PROMPTS;
+pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
@@ -638,6 +640,10 @@ impl Bridge {
                     return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
                 }
                 let key = self.open_session(now, request.cwd.clone());
+                if let Some(session) = self.sessions.get_mut(&key) {
+                    // ACP-33: kept to start them again with a new agent.
+                    session.restart.mcp = request.mcp_servers.clone();
+                }
                 self.mcp_start(now, key, request.mcp_servers, &request.cwd);
                 // ACP-24: the model and thinking level; ACP-06: the session file's name is
                 // the ACP session id.
@@ -868,7 +874,7 @@ impl Bridge {
                     ..
                 },
                 outcome,
-            ) => self.opened_models(key, editor, acp_id, resumed, outcome),
+            ) => self.opened_models(now, key, editor, acp_id, resumed, outcome),
             // `session/load` and `session/resume` (`load`).
             (Pending::Load { editor, step }, outcome) => {
                 self.load_step(now, key, editor, step, outcome)

@@ -33,6 +33,7 @@ impl Bridge {
                 title: None,
                 silence: silence::Silence::new(now),
                 mcp: mcp::SessionMcp::default(),
+                restart: Default::default(),
                 stdin_waiting: 0,
             },
         );
@@ -43,6 +44,7 @@ impl Bridge {
     /// The session has its ACP id: `session/new` is answered and `/status` advertised.
     pub(super) fn opened(
         &mut self,
+        now: Instant,
         key: AgentKey,
         acp_id: SessionId,
         editor: &RequestId,
@@ -59,6 +61,13 @@ impl Bridge {
         let commands = session.mapper.facts.commands();
         self.keys.insert(acp_id.0.clone(), key);
         let options = session.config.options();
+        if session.restart.prompt.is_some() {
+            // ACP-33: opened again for a prompt: the prompt runs instead of an answer.
+            self.editor(commands_line(&acp_id, commands));
+            self.mcp_opened(key);
+            self.restarted(now, key);
+            return;
+        }
         let answer = if resumed {
             // ACP-25: a resumed session's answer has no id of its own.
             rpc::result_line(
@@ -166,6 +175,7 @@ impl Bridge {
     /// ACP-24: the models answered (or not) at an opening: the session opens.
     pub(super) fn opened_models(
         &mut self,
+        now: Instant,
         key: AgentKey,
         editor: RequestId,
         acp_id: SessionId,
@@ -179,7 +189,7 @@ impl Bridge {
         {
             session.config.models(&models.models);
         }
-        self.opened(key, acp_id, &editor, resumed);
+        self.opened(now, key, acp_id, &editor, resumed);
     }
 
     /// ACP-25: a resume switched the agent to its file: `get_state` next.
@@ -272,7 +282,7 @@ impl Bridge {
             }
         }
         for (editor, acp_id, resumed) in opening {
-            self.opened(key, acp_id, &editor, resumed);
+            self.opened(now, key, acp_id, &editor, resumed);
         }
     }
 }

@@ -198,6 +198,8 @@ pub(super) struct AcpSession {
     pub(super) silence: silence::Silence,
     /// MCP-01: the editor's MCP servers of this session.
     pub(super) mcp: mcp::SessionMcp,
+    /// ACP-33: what starting its agent again needs.
+    pub(super) restart: super::restart::Restart,
     /// ACP-20: bytes given the driver for the agent's stdin and not yet reported written.
     pub(super) stdin_waiting: usize,
 }

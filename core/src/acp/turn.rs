@@ -11,6 +11,10 @@ impl Bridge {
         id: &RequestId,
         request: PromptRequest,
     ) -> Result<(), Error> {
+        // ACP-33: a session whose agent has exited starts it again, then runs the prompt.
+        if let Some(outcome) = self.restart_for_prompt(now, id, &request) {
+            return outcome;
+        }
         let session_id = request.session_id;
         let key = self.usable(&session_id)?;
         let Some(session) = self.sessions.get_mut(&key) else {

@@ -14,6 +14,7 @@ mod prompt_budget;
 mod prompt_content;
 mod queued_prompts;
 mod reload;
+mod restart;
 mod sessions;
 mod start_budget;
 mod status_usage;

@@ -1968,3 +1968,40 @@ fn acp_05_a_100_kb_answer_and_thought_arrive_whole_over_each_pi_rpc() {
         check_whole_answer_over(&live, &format!("pi {}", pi.version()));
     }
 }
+
+/// ACP-33 with the bundled agent, as an editor meets it: a turn, then a turn whose command
+/// kills the agent (`kill -9` of the shell's parent: the turn fails with the error), then a
+/// prompt: a new agent on the same session file runs it, after the restart notice.
+#[test]
+fn acp_33_the_prompt_after_the_agent_died_runs_in_a_new_agent_bundled_agent() {
+    use musewire_core::acp::RESTARTED_NOTICE;
+    let dir = scratch("acp-sdk-restart");
+    let sessions = dir.join("sessions");
+    let file = dir.join("prompts.json");
+    std::fs::write(
+        &file,
+        json!(["hello one", "bash kill -9 $PPID", "hello two"]).to_string(),
+    )
+    .unwrap();
+    let Some(out) = Sdk::new("turns")
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .env("ACP_PROMPTS_FILE", &file)
+        .run()
+    else {
+        return;
+    };
+    let first = turn_of(&out, 0);
+    assert_eq!(first["stopReason"], "end_turn", "{out:#}");
+    assert!(text_of(first, "agent_message_chunk").contains("hello one"));
+    let killed = turn_of(&out, 1);
+    assert!(
+        killed["error"].is_object(),
+        "the turn the agent died in fails: {out:#}"
+    );
+    let after = turn_of(&out, 2);
+    assert_eq!(after["stopReason"], "end_turn", "{out:#}");
+    let text = text_of(after, "agent_message_chunk");
+    assert!(text.starts_with(RESTARTED_NOTICE), "{text:?}");
+    assert!(text.contains("hello two"), "{text:?}");
+    assert_eq!(out["bridgeExit"], 0, "{out:#}");
+}
