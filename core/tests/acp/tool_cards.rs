@@ -318,7 +318,7 @@ fn acp_19_pending_while_the_arguments_stream_then_in_progress() {
     let u = h.updates();
     assert_eq!(u.len(), 1, "{u:#?}");
     assert_eq!(u[0]["sessionUpdate"], "tool_call_update");
-    assert_eq!(u[0]["title"], "read: a.txt");
+    assert_eq!(u[0]["title"], "a.txt");
     assert!(u[0].get("status").is_none(), "still pending: {}", u[0]);
     assert_eq!(u[0]["locations"], json!([{"path": "/tmp/a.txt"}]));
     assert_eq!(u[0]["rawInput"], json!({"path": "a.txt"}));
