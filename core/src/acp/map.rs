@@ -4,16 +4,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, Meta, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Meta, SessionUpdate, StopReason, TextContent, ToolCall,
+    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::Value;
 
 use super::bound::{bound_snapshot, bound_tail, cut_to_bytes, whole};
-use super::command::{self, is_command_tool, CommandOutput};
 use super::card::{
     argument_diffs, argument_locations, diff_content, raw_output, result_diffs, result_locations,
 };
+use super::command::{self, is_command_tool, CommandOutput};
 use super::kind::tool_kind;
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;

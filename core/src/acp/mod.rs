@@ -103,8 +103,8 @@ use serde_json::{json, Value};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
-pub use command::CommandOutput;
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
+pub use command::CommandOutput;
 pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
