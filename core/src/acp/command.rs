@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(new_bytes("one\n", "one\n"), "");
         // The agent's tail window moved on: the new bytes follow the old end.
         let sent = format!("{}end-of-old\n", "x".repeat(300));
-        let now = format!("{}end-of-old\nfresh\n", "x".repeat(100));
+        let now = format!("{}end-of-old\nfresh\n", "x".repeat(250));
         assert_eq!(new_bytes(&sent, &now), "fresh\n");
         assert_eq!(new_bytes("gone\n", "other\n"), "other\n");
     }
