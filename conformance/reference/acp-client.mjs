@@ -126,6 +126,9 @@ const step = async (name, promise) => {
   }
 };
 
+// When the `command` scenario's prompt went out (ACP-30).
+let commandStarted = Date.now();
+
 // The whole run's bound, generous: real agents on a loaded 2-core machine are slow
 // (ACP_WATCHDOG_MS overrides it).
 const watchdog = setTimeout(() => {
@@ -145,6 +148,8 @@ await acp
       const u = ctx.params.update;
       if (u.sessionUpdate === "config_option_update") latestOptions = u.configOptions;
       if (scenario === "queue" || scenario === "cancel-next") out.log.push({ update: u.sessionUpdate, text: u.content?.text ?? null });
+      // ACP-30: the command's card updates, each with its arrival time.
+      if (scenario === "command") out.log.push({ ms: Date.now() - commandStarted, update: u });
     }
   })
   // omp's own ACP mode asks before it runs a tool: allowed once, as an editor user would, so
@@ -176,7 +181,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -206,6 +211,8 @@ await acp
 
 async function extraScenario(ctx) {
   const meta = scenario === "output" ? { "muse/output": 1 } : { "muse/usage": 1 };
+  // ACP-30: an editor that opts into terminal output, as Zed does.
+  if (process.env.ACP_TERMINAL === "1") meta.terminal_output = true;
   const forms = process.env.ACP_FORMS === "1" ? { elicitation: { form: {} } } : {};
   out.initialize = await step("initialize", ctx.request("initialize", {
     protocolVersion: 1,
@@ -308,6 +315,18 @@ async function extraScenario(ctx) {
     out.reloadUpdates = updates;
     out.afterReload = await prompt(ctx, a.sessionId, "after reload");
     out.badCursor = await errorOf(ctx.request("session/list", { cwd, cursor: "not-a-cursor" }));
+    return;
+  }
+  if (scenario === "command") {
+    // ACP-30: one prompt running a command that prints, sleeps, prints; every update with
+    // its arrival time (ms since the prompt was sent), and when the prompt was answered.
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    out.log = [];
+    commandStarted = Date.now();
+    const answer = await ctx.request("session/prompt", {
+      sessionId: session.sessionId, prompt: [{ type: "text", text: process.env.ACP_COMMAND }] });
+    out.stopReason = answer.stopReason;
+    out.answeredMs = Date.now() - commandStarted;
     return;
   }
   if (scenario === "queue") {

@@ -39,3 +39,19 @@ pub fn bound_snapshot(text: &str) -> String {
 pub(crate) fn whole(delta: &str) -> Option<String> {
     (!delta.is_empty()).then(|| delta.to_owned())
 }
+
+/// A running output's tail bounded (ACP-30): itself when it fits, else the truncation notice
+/// on a line of its own and the last bytes, together [`MAX_SURFACE_BYTES`] at most: what a
+/// command printed last is what its card shows.
+pub fn bound_tail(text: &str) -> String {
+    if text.len() <= MAX_SURFACE_BYTES {
+        return text.to_owned();
+    }
+    let notice = TRUNCATION_NOTICE.trim_start();
+    let keep = MAX_SURFACE_BYTES - notice.len() - 1;
+    let mut start = text.len() - keep;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("{notice}\n{}", &text[start..])
+}

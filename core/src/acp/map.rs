@@ -4,15 +4,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Meta, SessionUpdate, StopReason, TextContent, ToolCall,
+    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::Value;
 
-use super::bound::{bound_snapshot, cut_to_bytes, whole};
+use super::bound::{bound_snapshot, bound_tail, cut_to_bytes, whole};
 use super::card::{
     argument_diffs, argument_locations, diff_content, raw_output, result_diffs, result_locations,
 };
+use super::command::{self, is_command_tool, CommandOutput};
 use super::kind::tool_kind;
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;
@@ -48,6 +49,12 @@ struct OpenCard {
     /// The call's arguments, once known: its diffs and locations come from them (ACP-17,
     /// ACP-18).
     args: Option<Value>,
+    /// The output shown so far while it runs: the text content last sent, or the tail the
+    /// terminal's output so far came from (ACP-30).
+    sent: String,
+    /// A newer output tail not sent yet: the agent sent more than one in a row, and only
+    /// the last goes (ACP-30).
+    held: Option<String>,
 }
 
 /// Maps one session's agent events to `session/update`s.
@@ -84,6 +91,9 @@ pub struct Mapper {
     pub output_session: Option<String>,
     /// What the session has observed (ACP-01, ACP-02).
     pub facts: Facts,
+    /// How a command's output reaches the editor: text, or a terminal for an editor that
+    /// opted in (ACP-30).
+    pub command_output: CommandOutput,
     /// The session's working directory: card paths are made absolute against it (ACP-17,
     /// ACP-18).
     pub cwd: Option<PathBuf>,
@@ -137,24 +147,20 @@ impl Mapper {
             }
             None
         } else {
+            let name = call.name.clone();
+            let args = call.arguments.clone();
+            let intent = call.intent.clone();
             self.tools.insert(
                 id.clone(),
                 OpenCard {
                     pending: true,
-                    name: call.name.clone(),
-                    args: Some(call.arguments.clone()),
+                    name: name.clone(),
+                    args: Some(args.clone()),
+                    ..OpenCard::default()
                 },
             );
             fields = fields.status(ToolCallStatus::Pending);
-            let SessionUpdate::ToolCall(card) = opening_card(
-                &id,
-                &call.name,
-                Some(&call.arguments),
-                call.intent.as_deref(),
-                self.cwd.as_deref(),
-            ) else {
-                return None;
-            };
+            let card = self.opening(&id, &name, Some(&args), intent.as_deref());
             Some(SessionUpdate::ToolCall(
                 card.status(ToolCallStatus::Pending),
             ))
@@ -206,6 +212,10 @@ impl Mapper {
     /// The updates one agent event gives, in order.
     pub fn event(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
         let mut out = Vec::new();
+        // ACP-30: output held from a run of updates goes before anything else.
+        if !matches!(event, AgentEvent::ToolExecutionUpdate(_)) {
+            out.extend(self.held_output());
+        }
         match event {
             AgentEvent::MessageStart(start) => {
                 self.thinking_streamed.clear();
@@ -314,18 +324,21 @@ impl Mapper {
                     None,
                     &mut out,
                 );
-                // ACP-05: an output delta updates the original call id.
+                // ACP-05, ACP-30: an output delta updates the original call id; it is held
+                // until something else comes, so a run of them is one update.
                 if let Some(text) = update
                     .partial_result
                     .as_ref()
                     .and_then(|r| result_text(r, false))
                 {
-                    let fields = ToolCallUpdateFields::new()
-                        .content(vec![text_content(bound_snapshot(&text))]);
-                    out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                        update.tool_call_id.clone(),
-                        fields,
-                    )));
+                    let terminal = self.is_terminal(&update.tool_name);
+                    if let Some(card) = self.tools.get_mut(&update.tool_call_id) {
+                        card.held = Some(if terminal {
+                            command::remembered(&text)
+                        } else {
+                            bound_tail(&text)
+                        });
+                    }
                 }
             }
             AgentEvent::ToolExecutionEnd(end) => {
@@ -334,7 +347,7 @@ impl Mapper {
                 self.calls.retain(|c| c.id != end.tool_call_id);
                 let failed = end.is_error == Some(true);
                 let details = end.result.as_ref().and_then(|r| r.get("details"));
-                out.push(finished_card(
+                let mut finished = finished_card(
                     &Finished {
                         id: &end.tool_call_id,
                         name: &end.tool_name,
@@ -345,7 +358,14 @@ impl Mapper {
                         cwd: self.cwd.as_deref(),
                     },
                     self.output_session.as_deref(),
-                ));
+                );
+                if let SessionUpdate::ToolCallUpdate(update) = &mut finished {
+                    if self.is_terminal(&end.tool_name) {
+                        let text = end.result.as_ref().and_then(|r| result_text(r, failed));
+                        terminal_end(update, &card.sent, text.as_deref(), details, failed);
+                    }
+                }
+                out.push(finished);
                 // ACP-03: the todo tool's phases replace the plan.
                 if end.tool_name == "todo" && !failed {
                     if let Some(phases) = end
@@ -513,14 +533,13 @@ impl Mapper {
             OpenCard {
                 pending: true,
                 name: name.to_owned(),
-                args: None,
+                ..OpenCard::default()
             },
         );
-        out.push(SessionUpdate::ToolCall(
-            ToolCall::new(id.to_owned(), title(name, None, None))
-                .kind(tool_kind(name, None))
-                .status(ToolCallStatus::Pending),
-        ));
+        let card = ToolCall::new(id.to_owned(), title(name, None, None))
+            .kind(tool_kind(name, None))
+            .status(ToolCallStatus::Pending);
+        out.push(SessionUpdate::ToolCall(self.as_terminal(id, name, card)));
     }
 
     /// A call's arguments are complete (`toolcall_end`): its card, still `pending`, gets its
@@ -535,17 +554,15 @@ impl Mapper {
                     pending: true,
                     name: call.name.clone(),
                     args: Some(call.arguments.clone()),
+                    ..OpenCard::default()
                 },
             );
-            let SessionUpdate::ToolCall(card) = opening_card(
+            let card = self.opening(
                 &call.id,
                 &call.name,
                 Some(&call.arguments),
                 call.intent.as_deref(),
-                cwd.as_deref(),
-            ) else {
-                return;
-            };
+            );
             out.push(SessionUpdate::ToolCall(
                 card.status(ToolCallStatus::Pending),
             ));
@@ -587,10 +604,93 @@ impl Mapper {
                 pending: false,
                 name: name.to_owned(),
                 args: args.cloned(),
+                ..OpenCard::default()
             },
         );
-        out.push(opening_card(id, name, args, intent, self.cwd.as_deref()));
+        let card = self.opening(id, name, args, intent);
+        out.push(SessionUpdate::ToolCall(card));
     }
+
+    /// A live card's opening (ACP-05), a terminal for a command when the editor opted in
+    /// (ACP-30).
+    fn opening(
+        &self,
+        id: &str,
+        name: &str,
+        args: Option<&Value>,
+        intent: Option<&str>,
+    ) -> ToolCall {
+        let card = opening_call(id, name, args, intent, self.cwd.as_deref());
+        self.as_terminal(id, name, card)
+    }
+
+    /// Whether a call of tool `name` shows its output as a terminal (ACP-30).
+    fn is_terminal(&self, name: &str) -> bool {
+        self.command_output == CommandOutput::Terminal && is_command_tool(name)
+    }
+
+    /// A command card's opening as a terminal when the editor opted in (ACP-30): its content
+    /// `{type: "terminal", terminalId}` (the call id) and `_meta.terminal_info`.
+    fn as_terminal(&self, id: &str, name: &str, mut card: ToolCall) -> ToolCall {
+        if !self.is_terminal(name) {
+            return card;
+        }
+        let mut meta = card.meta.take().unwrap_or_default();
+        meta.extend(command::info_meta(id, self.cwd.as_deref()));
+        card.content(vec![command::terminal_content(id)]).meta(meta)
+    }
+
+    /// The output tails held for running cards, each an update (ACP-30): as text, the
+    /// card's content when it changed; as a terminal, `_meta.terminal_output` with the bytes
+    /// not sent yet, when there are any. The bridge asks after each read of the agent's
+    /// output, and before any other event is mapped.
+    pub fn held_output(&mut self) -> Vec<SessionUpdate> {
+        let terminal = self.command_output == CommandOutput::Terminal;
+        let mut out = Vec::new();
+        for (id, card) in &mut self.tools {
+            let Some(text) = card.held.take() else {
+                continue;
+            };
+            if terminal && is_command_tool(&card.name) {
+                let data = command::new_bytes(&card.sent, &text);
+                if !data.is_empty() {
+                    let mut meta = Meta::new();
+                    command::add_output(&mut meta, id, data);
+                    let update = ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new());
+                    out.push(SessionUpdate::ToolCallUpdate(update.meta(meta)));
+                }
+            } else if text != card.sent {
+                let fields = ToolCallUpdateFields::new().content(vec![text_content(text.clone())]);
+                out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.clone(),
+                    fields,
+                )));
+            }
+            card.sent = text;
+        }
+        out
+    }
+}
+
+/// A command card's final update as a terminal (ACP-30): its content stays the terminal,
+/// `_meta.terminal_output` carries the result's text not sent yet and `_meta.terminal_exit`
+/// the exit code the details give (0 for a call that did not fail, else `null`).
+fn terminal_end(
+    update: &mut ToolCallUpdate,
+    sent: &str,
+    text: Option<&str>,
+    details: Option<&Value>,
+    failed: bool,
+) {
+    let id = update.tool_call_id.to_string();
+    let mut meta = update.meta.take().unwrap_or_default();
+    let data = command::new_bytes(sent, text.unwrap_or(""));
+    if !data.is_empty() {
+        command::add_output(&mut meta, &id, data);
+    }
+    command::add_exit(&mut meta, &id, command::exit_code(details, failed));
+    update.meta = Some(meta);
+    update.fields.content = Some(vec![command::terminal_content(&id)]);
 }
 
 /// An update's fields with what a call's arguments show: its title, kind, raw input
@@ -628,6 +728,17 @@ fn opening_card(
     intent: Option<&str>,
     cwd: Option<&Path>,
 ) -> SessionUpdate {
+    SessionUpdate::ToolCall(opening_call(id, name, args, intent, cwd))
+}
+
+/// The `tool_call` of [`opening_card`].
+fn opening_call(
+    id: &str,
+    name: &str,
+    args: Option<&Value>,
+    intent: Option<&str>,
+    cwd: Option<&Path>,
+) -> ToolCall {
     let kind = tool_kind(name, args);
     let mut call = ToolCall::new(id.to_owned(), title(name, args, intent))
         .kind(kind)
@@ -643,7 +754,7 @@ fn opening_card(
     if !diffs.is_empty() {
         call = call.content(diff_content(diffs));
     }
-    SessionUpdate::ToolCall(call)
+    call
 }
 
 /// What a tool card's final update is made of.
@@ -758,23 +869,41 @@ fn result_text(result: &Value, is_error: bool) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// A tool card's title (ACP-29): what the call does, with no `NAME: ` prefix an editor
+/// could cut the rest at. A command tool's command line (as claude-agent-acp and codex-acp
+/// show it); the `path` of a call that reads or changes one file (kinds read, edit, delete,
+/// move); else the agent's own label of the call (`intent`, omp); else the tool's name and
+/// its subject (`command`, `path`, `pattern`, `url`, `query`) after a space; else the name.
+/// Credential-bearing uris withheld, control characters as spaces, at most 256 bytes.
 pub(crate) fn title(name: &str, args: Option<&Value>, intent: Option<&str>) -> String {
-    let detail = intent.map(str::to_owned).or_else(|| {
-        let args = args?;
-        ["command", "path", "pattern", "url", "query"]
-            .iter()
-            .find_map(|key| args.get(*key).and_then(Value::as_str))
-            .map(str::to_owned)
-    });
-    let title = match detail {
-        Some(detail) => format!("{name}: {}", withhold_credential_uris(&detail)),
-        None => name.to_owned(),
+    let arg = |key: &str| {
+        args.and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
     };
-    let title: String = title
+    let one_file = matches!(
+        tool_kind(name, args),
+        ToolKind::Read | ToolKind::Edit | ToolKind::Delete | ToolKind::Move
+    );
+    let title = if let Some(command) = arg("command").filter(|_| is_command_tool(name)) {
+        command.to_owned()
+    } else if let Some(path) = arg("path").filter(|_| one_file) {
+        path.to_owned()
+    } else if let Some(intent) = intent.map(str::trim).filter(|i| !i.is_empty()) {
+        intent.to_owned()
+    } else if let Some(subject) = ["command", "path", "pattern", "url", "query"]
+        .into_iter()
+        .find_map(arg)
+    {
+        format!("{name} {subject}")
+    } else {
+        name.to_owned()
+    };
+    let title: String = withhold_credential_uris(&title)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    cut_to_bytes(&title, MAX_TITLE_BYTES).to_owned()
+    cut_to_bytes(title.trim(), MAX_TITLE_BYTES).to_owned()
 }
 
 /// A kind or status word for a notice: at most 64 characters, control characters and quotes

@@ -43,6 +43,7 @@
 
 mod bound;
 mod card;
+mod command;
 mod config;
 mod list;
 mod sessions;
@@ -105,8 +106,9 @@ use session::{AcpSession, Pending, Timer, TimerContext, Turn};
 
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
-pub use bound::{bound_snapshot, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
+pub use command::CommandOutput;
 pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
     PERMISSION_METHOD, TEXT_FIELD,
@@ -768,11 +770,14 @@ impl Bridge {
                 return;
             };
             let Some(action) = session.client.poll_action() else {
-                // ACP-28: a prompt held behind a cancelled turn starts once it is answered.
                 let mut out = Vec::new();
-                if next::start_next(session, now, &mut out) {
-                    let lines = out.into_iter().map(|bytes| Action::Editor { bytes });
-                    self.actions.extend(lines);
+                // ACP-30: a command's output held while this read went on goes now.
+                turn::held_output(session, &mut out);
+                // ACP-28: a prompt held behind a cancelled turn starts once it is answered.
+                let started = next::start_next(session, now, &mut out);
+                let lines = out.into_iter().map(|bytes| Action::Editor { bytes });
+                self.actions.extend(lines);
+                if started {
                     continue;
                 }
                 return;

@@ -12,6 +12,12 @@ impl Bridge {
         let key = AgentKey(self.next_session);
         let mut mapper = Mapper::new();
         mapper.usage_meta = self.usage_meta;
+        // ACP-30: command output as a terminal only for an editor that opted in.
+        let client_meta = self
+            .client_capabilities
+            .as_ref()
+            .and_then(|c| c.meta.as_ref());
+        mapper.command_output = CommandOutput::from_client_meta(client_meta);
         // ACP-17, ACP-18: card paths are absolute against the session's cwd.
         mapper.cwd = Some(cwd.clone());
         self.sessions.insert(

@@ -151,6 +151,15 @@ impl Bridge {
 
 /// One client event of a session: `session/update`s, or the prompt's answer; true when the
 /// prompt's turn ended and waits for the end-of-turn usage (ACP-02).
+/// The output tails a session's running commands sent since the last were shown (ACP-30),
+/// as `session/update` lines.
+pub(super) fn held_output(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) {
+    for update in session.mapper.held_output() {
+        let notification = SessionNotification::new(session.acp_id.clone(), update);
+        out.push(rpc::notification_line("session/update", &notification));
+    }
+}
+
 pub(super) fn session_event(
     session: &mut AcpSession,
     event: ClientEvent,

@@ -71,7 +71,7 @@ fn turn_with_call(h: &mut Harness) -> String {
     assert!(matches!(u[0].get("status"), None | Some(Value::String(_))));
     assert_ne!(u[0]["status"], "in_progress");
     assert_eq!(u[0]["kind"], "execute");
-    assert_eq!(u[0]["title"], "bash: echo hi");
+    assert_eq!(u[0]["title"], "echo hi");
     h.editor.clear();
     s
 }
@@ -88,7 +88,7 @@ fn acp_08_an_approval_asks_about_its_call_opened_pending_and_allow_once_approves
     let params = &requests[0]["params"];
     assert_eq!(params["sessionId"], s.as_str());
     assert_eq!(params["toolCall"]["toolCallId"], "c1");
-    assert_eq!(params["toolCall"]["title"], "bash: echo hi");
+    assert_eq!(params["toolCall"]["title"], "echo hi");
     assert_eq!(params["toolCall"]["kind"], "execute");
     assert_eq!(params["toolCall"]["status"], "pending");
     assert_eq!(

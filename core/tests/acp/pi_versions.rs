@@ -145,7 +145,7 @@ fn acp_05_call_06_pi_1_6_tool_turn_opens_one_card_and_settles_silently() {
     assert!(
         updates
             .iter()
-            .any(|u| u["toolCallId"] == cards[0]["toolCallId"] && u["title"] == "bash: echo hi"),
+            .any(|u| u["toolCallId"] == cards[0]["toolCallId"] && u["title"] == "echo hi"),
         "{updates:#?}"
     );
     assert_eq!(cards[1]["toolCallId"], "item-n1");

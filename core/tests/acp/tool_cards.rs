@@ -318,7 +318,7 @@ fn acp_19_pending_while_the_arguments_stream_then_in_progress() {
     let u = h.updates();
     assert_eq!(u.len(), 1, "{u:#?}");
     assert_eq!(u[0]["sessionUpdate"], "tool_call_update");
-    assert_eq!(u[0]["title"], "read: a.txt");
+    assert_eq!(u[0]["title"], "a.txt");
     assert!(u[0].get("status").is_none(), "still pending: {}", u[0]);
     assert_eq!(u[0]["locations"], json!([{"path": "/tmp/a.txt"}]));
     assert_eq!(u[0]["rawInput"], json!({"path": "a.txt"}));
@@ -349,4 +349,281 @@ fn acp_19_a_call_still_pending_when_the_run_ends_never_ran() {
     let done = last_of(&h, "c1");
     assert_eq!(done["sessionUpdate"], "tool_call_update");
     assert_eq!(done["status"], "failed");
+}
+
+fn text_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+fn partial(id: &str, name: &str, text: &str) -> Value {
+    json!({"type": "tool_execution_update", "toolCallId": id, "toolName": name,
+        "partialResult": text_result(text)})
+}
+
+/// A session of an editor that opted into terminal output (ACP-30), with a prompt running.
+fn terminal_session() -> (Harness, String) {
+    let mut h = Harness::new();
+    h.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"_meta": {"terminal_output": true}}}),
+    );
+    let s = h.open(2);
+    h.prompt(&s, "bash echo one; sleep 2; echo two");
+    h.editor.clear();
+    (h, s)
+}
+
+#[test]
+fn acp_29_titles_say_what_runs_with_no_prefix_to_cut_at() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "go");
+    h.editor.clear();
+    h.agent_lines(
+        &s,
+        &[
+            start(
+                "b",
+                "bash",
+                json!({"command": "echo one; sleep 2; echo two"}),
+            ),
+            start(
+                "b2",
+                "bash",
+                json!({"command": "printf 'a:b'\nls", "intent": "x"}),
+            ),
+            start("r", "read", json!({"path": "src/a.rs:10-20"})),
+            start("w", "write", json!({"path": "notes.txt", "content": "x"})),
+            start("e", "edit", json!({"path": "/abs/b.rs", "edits": []})),
+            start("g", "grep", json!({"pattern": "fn main"})),
+            start("f", "fetch", json!({"url": "https://example.com/x"})),
+            start("t", "todo", json!({})),
+            start("d", "write", json!({"path": "xd://hub", "content": "{}"})),
+        ],
+    );
+    let titles: Vec<(String, String)> = h
+        .updates()
+        .iter()
+        .map(|u| {
+            (
+                u["title"].as_str().unwrap().to_owned(),
+                u["kind"].as_str().unwrap_or("other").to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("echo one; sleep 2; echo two", "execute"),
+        ("printf 'a:b' ls", "execute"),
+        ("src/a.rs:10-20", "read"),
+        ("notes.txt", "edit"),
+        ("/abs/b.rs", "edit"),
+        ("grep fn main", "search"),
+        ("fetch https://example.com/x", "fetch"),
+        ("todo", "think"),
+        ("write xd://hub", "execute"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(t, k)| (t.to_string(), k.to_string()))
+        .collect();
+    assert_eq!(titles, expected);
+}
+
+#[test]
+fn acp_29_omp_intent_labels_a_call_that_is_no_command_and_no_file() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "go");
+    h.editor.clear();
+    let with_intent = call("g", "grep", json!({"pattern": "x"}));
+    let mut with_intent = with_intent;
+    with_intent["intent"] = json!("Finding the callers");
+    let bash = json!({"type": "toolCall", "id": "b", "name": "bash",
+        "arguments": {"command": "ls"}, "intent": "Listing"});
+    h.agent_lines(
+        &s,
+        &[
+            update(json!({"type": "toolcall_end", "contentIndex": 0, "toolCall": with_intent})),
+            update(json!({"type": "toolcall_end", "contentIndex": 1, "toolCall": bash})),
+        ],
+    );
+    let u = h.updates();
+    assert_eq!(u[0]["title"], "Finding the callers");
+    assert_eq!(u[1]["title"], "ls", "a command's title is its command");
+}
+
+#[test]
+fn acp_30_a_run_of_output_updates_in_one_read_is_one_update_of_the_last_tail() {
+    let mut h = Harness::new();
+    let s = h.session();
+    h.prompt(&s, "go");
+    h.agent_lines(&s, &[start("c", "bash", json!({"command": "yes"}))]);
+    h.editor.clear();
+    let chatty: Vec<Value> = (1..=200)
+        .map(|n| partial("c", "bash", &"y\n".repeat(n)))
+        .collect();
+    h.agent_lines(&s, &chatty);
+    let u = h.updates();
+    assert_eq!(u.len(), 1, "200 updates in one read: one to the editor");
+    assert_eq!(u[0]["content"][0]["content"]["text"], "y\n".repeat(200));
+    assert!(
+        u[0].get("_meta").is_none(),
+        "no terminal meta without the opt-in"
+    );
+    // The same tail again is not sent; a new one in a later read is.
+    h.editor.clear();
+    h.agent_lines(&s, &[partial("c", "bash", &"y\n".repeat(200))]);
+    assert!(h.updates().is_empty());
+    h.agent_lines(&s, &[partial("c", "bash", "z\n")]);
+    assert_eq!(h.updates()[0]["content"][0]["content"]["text"], "z\n");
+    // Held output goes before the next event of another kind, in order.
+    h.editor.clear();
+    h.agent_lines(
+        &s,
+        &[
+            partial("c", "bash", "z\nw\n"),
+            start("d", "read", json!({"path": "a.txt"})),
+        ],
+    );
+    let u = h.updates();
+    assert_eq!(u[0]["toolCallId"], "c");
+    assert_eq!(u[0]["content"][0]["content"]["text"], "z\nw\n");
+    assert_eq!(u[1]["toolCallId"], "d");
+    // A long tail shows its end, the notice first.
+    h.editor.clear();
+    let long = format!("{}END\n", "x".repeat(MAX_SURFACE_BYTES));
+    h.agent_lines(&s, &[partial("c", "bash", &long)]);
+    let text = h.updates()[0]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(text.len(), MAX_SURFACE_BYTES);
+    assert!(text.starts_with(TRUNCATION_NOTICE.trim_start()));
+    assert!(text.ends_with("END\n"));
+}
+
+#[test]
+fn acp_30_an_editor_that_opted_in_gets_the_command_as_a_terminal() {
+    let (mut h, s) = terminal_session();
+    h.agent_lines(
+        &s,
+        &[start(
+            "c",
+            "bash",
+            json!({"command": "echo one; sleep 2; echo two"}),
+        )],
+    );
+    let opening = last_of(&h, "c");
+    assert_eq!(opening["sessionUpdate"], "tool_call");
+    assert_eq!(opening["title"], "echo one; sleep 2; echo two");
+    assert_eq!(
+        opening["content"],
+        json!([{"type": "terminal", "terminalId": "c"}])
+    );
+    assert_eq!(
+        opening["_meta"]["terminal_info"],
+        json!({"terminal_id": "c", "cwd": "/tmp"})
+    );
+    // Each read's output: only the new bytes, in `_meta.terminal_output`, no content.
+    h.editor.clear();
+    h.agent_lines(&s, &[partial("c", "bash", "one\n")]);
+    h.agent_lines(
+        &s,
+        &[
+            partial("c", "bash", "one\n"),
+            partial("c", "bash", "one\ntwo\n"),
+        ],
+    );
+    let u = h.updates();
+    assert_eq!(u.len(), 2);
+    for (update, data) in u.iter().zip(["one\n", "two\n"]) {
+        assert_eq!(
+            update["_meta"],
+            json!({"terminal_output": {"terminal_id": "c", "data": data}})
+        );
+        assert!(update.get("content").is_none());
+        assert!(update.get("status").is_none());
+    }
+    // The end: the text not sent yet, the exit code from the details, the terminal kept.
+    h.editor.clear();
+    let result = json!({"content": [{"type": "text",
+        "text": "one\ntwo\n\nCommand exited with code 2"}], "details": {"exitCode": 2}});
+    h.agent_lines(
+        &s,
+        &[
+            json!({"type": "tool_execution_end", "toolCallId": "c", "toolName": "bash",
+            "result": result, "isError": true}),
+        ],
+    );
+    let done = last_of(&h, "c");
+    assert_eq!(done["status"], "failed");
+    assert_eq!(
+        done["content"],
+        json!([{"type": "terminal", "terminalId": "c"}])
+    );
+    assert_eq!(
+        done["_meta"]["terminal_output"],
+        json!({"terminal_id": "c", "data": "\nCommand exited with code 2"})
+    );
+    assert_eq!(
+        done["_meta"]["terminal_exit"],
+        json!({"terminal_id": "c", "exit_code": 2, "signal": null})
+    );
+    assert_eq!(done["rawOutput"]["details"]["exitCode"], 2);
+}
+
+#[test]
+fn acp_30_terminal_exit_codes_and_other_tools_stay_text() {
+    let (mut h, s) = terminal_session();
+    // Opened as the model streams its arguments: a terminal from the start.
+    h.agent_lines(&s, &[toolcall_start("c", "bash")]);
+    assert_eq!(
+        last_of(&h, "c")["_meta"]["terminal_info"]["terminal_id"],
+        "c"
+    );
+    h.agent_lines(
+        &s,
+        &[
+            toolcall_end("c", "bash", json!({"command": "true"})),
+            start("c", "bash", json!({"command": "true"})),
+            end("c", "bash", text_result("(no output)")),
+        ],
+    );
+    let done = last_of(&h, "c");
+    assert_eq!(
+        done["_meta"]["terminal_exit"]["exit_code"], 0,
+        "success is 0"
+    );
+    assert_eq!(done["_meta"]["terminal_output"]["data"], "(no output)");
+    // Aborted: no code in the details, none made up.
+    h.agent_lines(
+        &s,
+        &[
+            start("k", "bash", json!({"command": "sleep 9"})),
+            json!({"type": "tool_execution_end", "toolCallId": "k", "toolName": "bash",
+                "result": {"content": [{"type": "text", "text": "Command aborted"}],
+                "details": {"exitCode": null, "cancelled": true}}, "isError": true}),
+        ],
+    );
+    assert_eq!(
+        last_of(&h, "k")["_meta"]["terminal_exit"],
+        json!({"terminal_id": "k", "exit_code": null, "signal": null})
+    );
+    // A read is no terminal: text as ever.
+    h.agent_lines(
+        &s,
+        &[
+            start("r", "read", json!({"path": "a.txt"})),
+            partial("r", "read", "partial"),
+            end("r", "read", text_result("whole")),
+        ],
+    );
+    let cards: Vec<Value> = h
+        .updates()
+        .into_iter()
+        .filter(|u| u["toolCallId"] == "r")
+        .collect();
+    assert!(cards.iter().all(|u| u.get("_meta").is_none()));
+    assert_eq!(cards[1]["content"][0]["content"]["text"], "partial");
 }

@@ -27,7 +27,7 @@ fn acp_05_deltas_update_the_call_and_the_final_snapshot_replaces() {
     assert_eq!(u[0]["toolCallId"], "call-1");
     assert_eq!(u[0]["kind"], "execute");
     assert_eq!(u[0]["status"], "in_progress");
-    assert_eq!(u[0]["title"], "bash: echo hi");
+    assert_eq!(u[0]["title"], "echo hi");
     assert_eq!(u[1]["sessionUpdate"], "tool_call_update");
     assert_eq!(u[1]["toolCallId"], "call-1");
     assert_eq!(u[1]["content"][0]["content"]["text"], "h");
@@ -84,7 +84,7 @@ fn acp_05_credential_uri_in_a_tool_title_and_raw_input_is_withheld() {
     h.agent_lines(&s, &[json!({"type": "tool_execution_start", "toolCallId": "c", "toolName": "bash",
         "args": {"command": "curl https://b.s3.amazonaws.com/p?X-Amz-Signature=abc123secret -o x"}})]);
     let title = h.updates()[0]["title"].as_str().unwrap().to_owned();
-    assert_eq!(title, "bash: curl [uri withheld] -o x");
+    assert_eq!(title, "curl [uri withheld] -o x");
     assert_eq!(
         h.updates()[0]["rawInput"]["command"],
         "curl [uri withheld] -o x"
@@ -156,7 +156,8 @@ fn acp_05_a_100_kb_answer_and_thought_arrive_whole_while_a_100_kb_tool_output_is
         )],
     );
     assert_eq!(h.updates()[0]["content"]["text"], one.as_str());
-    // A tool's 100 KB output is still cut to 64 KiB, with the notice, live and at its end.
+    // A tool's 100 KB output is still cut to 64 KiB, with the notice, live and at its end:
+    // live its tail shows, the notice first (ACP-30), at its end its head, the notice last.
     h.editor.clear();
     h.agent_lines(&s, &[
         json!({"type": "tool_execution_update", "toolCallId": "c", "toolName": "bash", "partialResult": text_result(&one)}),
@@ -171,6 +172,12 @@ fn acp_05_a_100_kb_answer_and_thought_arrive_whole_while_a_100_kb_tool_output_is
             "{}",
             &text[text.len() - 80..]
         );
-        assert!(text.ends_with(TRUNCATION_NOTICE));
+        let live = card.get("status").is_none();
+        if live {
+            assert!(text.starts_with(TRUNCATION_NOTICE.trim_start()));
+        } else {
+            assert!(text.ends_with(TRUNCATION_NOTICE));
+        }
     }
+    assert_eq!(cards.len(), 3, "the opening, the live tail, the end");
 }

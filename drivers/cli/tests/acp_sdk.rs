@@ -803,7 +803,7 @@ fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remember
         assert!(!call["toolCallId"].as_str().unwrap().starts_with("dialog-"));
         assert_eq!(call["kind"], "execute");
         assert!(
-            call["title"].as_str().unwrap().starts_with("bash: echo"),
+            call["title"].as_str().unwrap().starts_with("echo"),
             "{call:#}"
         );
         let kinds: Vec<&str> = request["options"]
@@ -2004,4 +2004,154 @@ fn acp_33_the_prompt_after_the_agent_died_runs_in_a_new_agent_bundled_agent() {
     assert!(text.starts_with(RESTARTED_NOTICE), "{text:?}");
     assert!(text.contains("hello two"), "{text:?}");
     assert_eq!(out["bridgeExit"], 0, "{out:#}");
+}
+
+/// The command both ACP-30 scenarios run: it prints, sleeps, prints.
+const COMMAND: &str = "echo one; sleep 2; echo two";
+
+/// What an update shows of the command's output: its text content, or the terminal output
+/// its `_meta` carries.
+fn shown_output(update: &Value) -> String {
+    let mut text = String::new();
+    if let Some(content) = update["content"].as_array() {
+        for item in content {
+            text.push_str(item["content"]["text"].as_str().unwrap_or(""));
+        }
+    }
+    text.push_str(
+        update["_meta"]["terminal_output"]["data"]
+            .as_str()
+            .unwrap_or(""),
+    );
+    text
+}
+
+/// ACP-29, ACP-30: the command's card is titled with the command, its first line reached
+/// the card well before the card completed (the command sleeps 2 s between its lines), and
+/// with `terminal` the card is a terminal (`terminal_info`, each chunk's new bytes once,
+/// `terminal_exit` 0), without it no terminal `_meta` at all.
+fn check_command_card(out: &Value, terminal: bool) {
+    assert_eq!(out["stopReason"], "end_turn", "{out:#}");
+    let log = out["log"].as_array().expect("the updates");
+    let opening = log
+        .iter()
+        .find(|e| e["update"]["sessionUpdate"] == "tool_call")
+        .unwrap_or_else(|| panic!("a tool_call: {out:#}"));
+    let id = opening["update"]["toolCallId"].clone();
+    let card: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["update"]["toolCallId"] == id)
+        .collect();
+    // ACP-29: the title is the command; the kind execute.
+    let titles: Vec<&str> = card
+        .iter()
+        .filter_map(|e| e["update"]["title"].as_str())
+        .collect();
+    assert_eq!(titles.last(), Some(&COMMAND), "{out:#}");
+    assert_eq!(opening["update"]["kind"], "execute", "{out:#}");
+    let done = card
+        .iter()
+        .find(|e| e["update"]["status"] == "completed")
+        .unwrap_or_else(|| panic!("the card completed: {out:#}"));
+    let first = card
+        .iter()
+        .find(|e| shown_output(&e["update"]).contains("one"))
+        .unwrap_or_else(|| panic!("the first line on the card: {out:#}"));
+    assert!(
+        !shown_output(&first["update"]).contains("two"),
+        "the first line came alone: {out:#}"
+    );
+    let (first_ms, done_ms) = (first["ms"].as_u64().unwrap(), done["ms"].as_u64().unwrap());
+    assert!(
+        first_ms + 500 <= done_ms,
+        "the first line reached the card before the command ended ({first_ms} ms, done at \
+         {done_ms} ms): {out:#}"
+    );
+    assert!(done_ms <= out["answeredMs"].as_u64().unwrap());
+    let metas = card
+        .iter()
+        .filter(|e| {
+            e["update"]["_meta"].get("terminal_output").is_some()
+                || e["update"]["_meta"].get("terminal_info").is_some()
+                || e["update"]["_meta"].get("terminal_exit").is_some()
+        })
+        .count();
+    if !terminal {
+        assert_eq!(metas, 0, "no terminal meta without the opt-in: {out:#}");
+        assert!(shown_output(&done["update"]).contains("two"), "{out:#}");
+        return;
+    }
+    let info = &opening["update"]["_meta"]["terminal_info"];
+    assert_eq!(info["terminal_id"], id, "{out:#}");
+    assert_eq!(
+        opening["update"]["content"],
+        json!([{"type": "terminal", "terminalId": id}]),
+        "{out:#}"
+    );
+    let data: String = card
+        .iter()
+        .filter_map(|e| e["update"]["_meta"]["terminal_output"]["data"].as_str())
+        .collect();
+    assert_eq!(data.matches("one").count(), 1, "{data:?}");
+    assert_eq!(data.matches("two").count(), 1, "{data:?}");
+    assert_eq!(
+        done["update"]["_meta"]["terminal_exit"],
+        json!({"terminal_id": id, "exit_code": 0, "signal": null}),
+        "{out:#}"
+    );
+    assert_eq!(
+        done["update"]["content"],
+        json!([{"type": "terminal", "terminalId": id}])
+    );
+}
+
+/// ACP-29, ACP-30 through the official SDK client over the bundled agent (its bash streams,
+/// AGENT-06): as text, then as a terminal for an editor that opted in.
+#[test]
+fn acp_29_30_a_commands_output_streams_onto_its_card_bundled_agent() {
+    let prompt = format!("bash {COMMAND}");
+    for terminal in [false, true] {
+        let Some(out) = Sdk::new("command")
+            .env("ACP_COMMAND", &prompt)
+            .env("ACP_TERMINAL", if terminal { "1" } else { "0" })
+            .run()
+        else {
+            return;
+        };
+        check_command_card(&out, terminal);
+    }
+}
+
+/// ACP-29, ACP-30 over omp 18.2.3's RPC mode (scripted model): omp's `partialResult`s.
+#[test]
+fn acp_29_30_a_commands_output_streams_onto_its_card_over_omp_rpc() {
+    let script = format!(r#"[[tool bash {{"command":"{COMMAND}"}}]]"#);
+    for terminal in [false, true] {
+        let Some(omp) = Live::omp(&format!("acp-omp-command-{terminal}")) else {
+            return;
+        };
+        let out = Sdk::over("command", &omp)
+            .env("ACP_COMMAND", &script)
+            .env("ACP_TERMINAL", if terminal { "1" } else { "0" })
+            .run()
+            .expect("the SDK is there");
+        check_command_card(&out, terminal);
+    }
+}
+
+/// ACP-29, ACP-30 over each pi's RPC mode (scripted model), as a terminal.
+#[test]
+fn acp_29_30_a_commands_output_streams_onto_its_card_over_each_pi_rpc() {
+    let script = format!(r#"[[tool bash {{"command":"{COMMAND}"}}]]"#);
+    for pi in Pi::ALL {
+        let Some(live) = Live::pi(pi, &format!("acp-{}-command", pi.name())) else {
+            return;
+        };
+        let out = Sdk::over("command", &live)
+            .env("ACP_COMMAND", &script)
+            .env("ACP_TERMINAL", "1")
+            .run()
+            .expect("the SDK is there");
+        check_command_card(&out, true);
+    }
 }
