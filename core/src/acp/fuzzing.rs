@@ -298,7 +298,11 @@ impl Side {
                     out += bytes.len();
                     lines(bytes, "mcp");
                 }
-                Action::McpSpawn { .. } | Action::McpStop { .. } => {}
+                Action::McpSpawn { .. }
+                | Action::McpStop { .. }
+                | Action::McpHttpOpen { .. }
+                | Action::McpHttpSend { .. }
+                | Action::McpHttpAbort { .. } => {}
                 // ACP-26: the fuzzed editor lists no sessions (no session folder).
                 Action::ReadSessionFolder { .. } => {}
                 Action::CloseAgentStdin { session } => {
