@@ -1926,3 +1926,108 @@ fn acp_05_a_100_kb_answer_and_thought_arrive_whole_over_each_pi_rpc() {
         check_whole_answer_over(&live, &format!("pi {}", pi.version()));
     }
 }
+
+/// The reference MCP server everything, run over HTTP in `mode` (`streamableHttp`, `sse`)
+/// on a free loopback port; killed when dropped.
+struct HttpEverything {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpEverything {
+    /// Started and listening, or `None` when it is not installed (and skipping is allowed).
+    fn start(mode: &str) -> Option<HttpEverything> {
+        let script = peers::mcp_server("everything");
+        if !script.exists() {
+            peers::missing("the reference MCP server everything");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("node")
+            .arg(script)
+            .arg(mode)
+            .env("PORT", port.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("node runs");
+        let server = HttpEverything { child, port };
+        // Generous: node's start on a loaded 2-core machine.
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "server-everything ({mode}) did not listen on {port}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Some(server)
+    }
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// MCP-18 through the official SDK client: the editor's server-everything over streamable
+/// HTTP (`http`) and over HTTP+SSE (`sse`), with a header the bridge sends but never shows;
+/// the bundled agent calls its `echo` and the tool's answer reaches the turn.
+#[test]
+fn mcp_18_an_editors_http_and_sse_mcp_servers_reach_the_bundled_agent_through_the_sdk() {
+    const TOKEN: &str = "Bearer mcp-18-not-shown";
+    for (mode, kind, path) in [("streamableHttp", "http", "mcp"), ("sse", "sse", "sse")] {
+        let Some(server) = HttpEverything::start(mode) else {
+            return;
+        };
+        let sessions = scratch(&format!("acp-sdk-mcp-{kind}"));
+        let url = format!("http://127.0.0.1:{}/{path}", server.port);
+        let servers = json!([{"type": kind, "name": "everything", "url": url,
+            "headers": [{"name": "Authorization", "value": TOKEN}]}])
+        .to_string();
+        let message = format!("over {kind}");
+        let prompt = format!(
+            "call mcp__everything__echo {}",
+            json!({ "message": message })
+        );
+        // The server's start-up budget is no part of the scenario: generous, for a loaded
+        // machine.
+        let Some(out) = Sdk::new("mcp")
+            .flags(&[
+                "--mcp-start-timeout".as_ref(),
+                "60".as_ref(),
+                "--session-dir".as_ref(),
+                sessions.as_os_str(),
+            ])
+            .env("ACP_MCP_SERVERS", &servers)
+            .env("ACP_PROMPT", &prompt)
+            .run()
+        else {
+            return;
+        };
+        // Each step it depends on: http and sse advertised, the session opened, the turn.
+        let caps = &out["initialize"]["agentCapabilities"]["mcpCapabilities"];
+        assert_eq!(caps, &json!({"http": true, "sse": true}), "{kind}: {out:#}");
+        assert!(
+            out["turn"]["result"].is_object(),
+            "{kind}: the turn was answered: {out:#}"
+        );
+        let turn = &out["turn"]["result"];
+        assert_eq!(turn["stopReason"], "end_turn", "{kind}: {out:#}");
+        let text = text_of(turn, "agent_message_chunk");
+        assert!(
+            text.contains(&format!("mcp__everything__echo returned: Echo: {message}")),
+            "{kind}: {text:?}: {out:#}"
+        );
+        // MCP-15: the header's value never reached the editor.
+        assert!(!out.to_string().contains("mcp-18-not-shown"), "{out:#}");
+        drop(server);
+    }
+}
