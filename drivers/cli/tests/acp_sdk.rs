@@ -2031,3 +2031,53 @@ fn mcp_18_an_editors_http_and_sse_mcp_servers_reach_the_bundled_agent_through_th
         drop(server);
     }
 }
+
+/// MCP-18, HOST-10 through the official SDK client: the editor's server-everything over
+/// streamable HTTP reaches the newest pinned pi through musewire's extension; the scripted
+/// model calls its `echo` and the result reaches the model.
+#[test]
+fn mcp_18_host_10_an_editors_http_mcp_server_reaches_pi_through_the_sdk() {
+    let Some(server) = HttpEverything::start("streamableHttp") else {
+        return;
+    };
+    let pi = *Pi::ALL.last().expect("a pinned pi");
+    let Some(live) = Live::pi(pi, "acp-sdk-mcp-http-pi") else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let servers =
+        json!([{"type": "http", "name": "everything", "url": url, "headers": []}]).to_string();
+    // The MCP server's start-up budget is no part of the scenario: generous, for a loaded
+    // machine.
+    let out = Sdk::over("mcp", &live)
+        .flags(&["--mcp-start-timeout".as_ref(), "60".as_ref()])
+        .env("ACP_MCP_SERVERS", &servers)
+        .env(
+            "ACP_PROMPT",
+            r#"[[tool mcp__everything__echo {"message":"over http to pi"}]]"#,
+        )
+        .run()
+        .expect("the SDK is there");
+    let pi = pi.version();
+    assert!(
+        out["turn"]["result"].is_object(),
+        "pi {pi}: the turn was answered: {out:#}"
+    );
+    let turn = &out["turn"]["result"];
+    assert_eq!(turn["stopReason"], "end_turn", "pi {pi}: {out:#}");
+    let updates = turn["updates"].as_array().expect("updates");
+    assert!(
+        updates.iter().any(|u| u["sessionUpdate"] == "tool_call"
+            && u["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("mcp__everything__echo"))),
+        "pi {pi}: the call's card: {out:#}"
+    );
+    let last = live
+        .server
+        .requests()
+        .last()
+        .expect("the model was called")
+        .to_string();
+    assert!(last.contains("Echo: over http to pi"), "pi {pi}: {last}");
+}
