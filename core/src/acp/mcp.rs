@@ -110,7 +110,7 @@ pub enum McpRead<'a> {
 #[derive(Debug)]
 enum SessionServer {
     /// A process, spoken to on its stdin and stdout.
-    Stdio(McpServer),
+    Stdio(Box<McpServer>),
     /// Over HTTP (MCP-18): streamable HTTP or HTTP+SSE.
     Http(Box<McpHttpServer>),
 }
@@ -332,7 +332,7 @@ impl Bridge {
                         server: server_key,
                         launch,
                     });
-                    SessionServer::Stdio(McpServer::new(&name, now, config))
+                    SessionServer::Stdio(Box::new(McpServer::new(&name, now, config)))
                 }
                 // MCP-18: the driver learns where and with what headers before the first
                 // request, which the machine asks for at once (drained below).

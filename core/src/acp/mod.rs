@@ -198,8 +198,9 @@ pub enum Input<'a> {
     AgentStdoutEnd(AgentKey),
     /// A session's agent exited (or could not be spawned: [`ExitStatus::Unknown`]).
     AgentExit(AgentKey, ExitStatus),
-    /// An MCP server's process (named by the server key of its [`Action::McpSpawn`]) did
-    /// something (MCP-01).
+    /// An MCP server (named by the server key of its [`Action::McpSpawn`] or
+    /// [`Action::McpHttpOpen`]) did something: its process (MCP-01), or one of its HTTP
+    /// exchanges (MCP-18).
     Mcp(McpServerKey, McpRead<'a>),
     /// The time of [`Bridge::poll_timeout`] has come.
     Timeout,

@@ -17,11 +17,11 @@
 //! what waits for it is bounded by the editor's reads stopping ([`Bridge::reads_editor`]).
 //!
 //! The editor's HTTP MCP servers (MCP-18) are reached with an
-//! [`McpHttpTransport`](crate::mcp_http::McpHttpTransport) each, its exchanges tasks on the
+//! [`McpHttpTransport`] each, its exchanges tasks on the
 //! loop's executor whose events come back on the loop's bounded channel; a server the options
 //! refuse (plain `http` to a host that is not loopback, a bad header) has each of its requests
 //! answered as failed, which the bridge notes. When the bridge is finished the loop waits for
-//! the stopped servers' DELETEs, within [`DELETE_GRACE`](crate::mcp_http::DELETE_GRACE).
+//! the stopped servers' DELETEs, within [`DELETE_GRACE`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -240,8 +240,7 @@ where
         .run(serve(
             &tasks,
             Orphans::adopt(),
-            config,
-            mcp_http,
+            (config, mcp_http),
             // ACP-20: what is in flight to and from the editor is bounded here too.
             crate::editor_stdio::editor_in(),
             crate::editor_stdio::editor_out(),
@@ -298,8 +297,7 @@ where
         .run(serve(
             &tasks,
             Orphans::left_alone(),
-            config,
-            McpHttpOptions::default(),
+            (config, McpHttpOptions::default()),
             editor_in,
             editor_out,
             agent,
@@ -309,7 +307,7 @@ where
 }
 
 /// The loop of [`serve_acp_until`], sweeping `orphans` (ACP-22) when the bridge owns the
-/// process.
+/// process, reaching the HTTP MCP servers as `mcp_http` allows (MCP-18).
 ///
 /// The loop and the tasks it starts (the editor's reader, each agent's and MCP server's
 /// transport) run on `tasks`, an executor of the loop's own that its caller runs it on
@@ -320,8 +318,7 @@ where
 async fn serve<R, W, F, S>(
     tasks: &smol::Executor<'static>,
     orphans: Orphans,
-    config: BridgeConfig,
-    mcp_http: McpHttpOptions,
+    (config, mcp_http): (BridgeConfig, McpHttpOptions),
     mut editor_in: R,
     mut editor_out: W,
     agent: F,
