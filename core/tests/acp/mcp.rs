@@ -447,3 +447,63 @@ fn mcp_18_an_unreachable_http_server_is_noted_and_the_session_opens() {
     assert!(agent_sent(&h, "set_host_tools").is_empty());
     assert_secret_kept(&h);
 }
+
+#[test]
+fn mcp_18_session_load_and_resume_start_their_http_and_sse_servers() {
+    for (method, kind, first) in [
+        ("session/load", "http", Method::Post),
+        ("session/resume", "sse", Method::Get),
+    ] {
+        let mut h = Harness::new();
+        h.bridge = musewire_core::acp::Bridge::new(musewire_core::acp::BridgeConfig {
+            session_dir: Some("/state/sessions".into()),
+            ..Default::default()
+        });
+        h.request(1, "initialize", json!({"protocolVersion": 1}));
+        let servers = json!([{"type": kind, "name": "web", "url": "https://example.com/mcp",
+            "headers": [{"name": "Authorization", "value": SECRET}]}]);
+        h.request(
+            2,
+            method,
+            json!({"sessionId": "s1", "cwd": "/work/p", "mcpServers": servers}),
+        );
+        assert_eq!(h.mcp_http_opened.len(), 1, "{method}");
+        assert_eq!(h.mcp_http_opened[0].0, SERVER);
+        assert_eq!(h.mcp_http[0].1.method, first, "{method}");
+        assert_secret_kept(&h);
+    }
+}
+
+#[test]
+fn mcp_05_18_a_call_cancelled_over_http_drops_its_post_and_notifies_the_server() {
+    let mut h = Harness::new();
+    let servers = json!([{"type": "http", "name": "web", "url": "http://127.0.0.1:3001/mcp",
+        "headers": [{"name": "Authorization", "value": SECRET}]}]);
+    let id = session(&mut h, servers);
+    let init = http_request(&h, SERVER, "initialize");
+    let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
+    h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    let list = http_request(&h, SERVER, "tools/list");
+    let answer = tools_list(request_id(&list));
+    h.mcp_http_answer(SERVER, list.exchange, JSON, answer.to_string().as_bytes());
+    host_call(&mut h, &id, "host-tool-1", "mcp__web__echo");
+    let call = http_request(&h, SERVER, "tools/call");
+    h.agent_lines(
+        &id,
+        &[json!({"type":"host_tool_cancel","id":"host-tool-9","targetId":"host-tool-1"})],
+    );
+    // MCP-05: notifications/cancelled for the call's request; MCP-11: its POST dropped.
+    let cancelled = http_request(&h, SERVER, "notifications/cancelled");
+    let body: Value = serde_json::from_slice(cancelled.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body["params"]["requestId"], request_id(&call));
+    assert!(
+        h.mcp_http_aborted
+            .iter()
+            .any(|(key, exchange)| key == SERVER && *exchange == call.exchange),
+        "{:?}",
+        h.mcp_http_aborted
+    );
+    // HOST-03: no result for a cancelled call.
+    assert!(agent_sent(&h, "host_tool_result").is_empty());
+    assert_secret_kept(&h);
+}
