@@ -228,6 +228,10 @@ pub(crate) struct SessionMcp {
     registering: BTreeSet<AgentRequest>,
     /// `session/new`'s answer, held while a server starts (MCP-02).
     held_open: Option<(SessionId, RequestId, bool)>,
+    /// The servers are being stopped with the session (MCP-01): their tools are no longer
+    /// registered or withdrawn (the agent goes too; a `set_host_tools` to it would only fail,
+    /// and its notice reach an editor that may have gone).
+    stopping: bool,
 }
 
 impl SessionMcp {
@@ -402,6 +406,7 @@ impl Bridge {
     /// MCP-01: the session's servers are stopped with it.
     pub(crate) fn mcp_stop(&mut self, now: Instant, key: AgentKey) {
         if let Some(session) = self.sessions.get_mut(&key) {
+            session.mcp.stopping = true;
             for server in session.mcp.servers.values_mut() {
                 server.stop(now);
             }
@@ -498,7 +503,9 @@ impl Bridge {
             return;
         };
         session.mcp.registering.remove(&request);
-        if let Some(failure) = failure {
+        // A registration failed by the session's end (or the bridge's, ACP-12) is no news.
+        let ending = session.mcp.stopping || self.editor_ended;
+        if let (Some(failure), false) = (failure, ending) {
             session.mcp.held.push(format!(
                 "the agent refused the MCP servers' tools (set_host_tools): {failure}"
             ));
@@ -547,7 +554,7 @@ impl Bridge {
                 }
             }
         }
-        if changed {
+        if changed && !session.mcp.stopping && !self.editor_ended {
             // MCP-03: the union of the session's servers' tools, sent when it changed.
             // A name two servers give (`a_` and `a` can meet) goes to the first.
             let mut tools: Vec<HostToolDefinition> = Vec::new();

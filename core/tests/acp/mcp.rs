@@ -507,3 +507,28 @@ fn mcp_05_18_a_call_cancelled_over_http_drops_its_post_and_notifies_the_server()
     assert!(agent_sent(&h, "host_tool_result").is_empty());
     assert_secret_kept(&h);
 }
+
+#[test]
+fn mcp_01_18_the_editors_end_ends_the_servers_session_without_a_notice() {
+    let mut h = Harness::new();
+    let servers = json!([{"type": "http", "name": "web", "url": "http://127.0.0.1:3001/mcp",
+        "headers": []}]);
+    session(&mut h, servers);
+    let init = http_request(&h, SERVER, "initialize");
+    let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
+    h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    let list = http_request(&h, SERVER, "tools/list");
+    let answer = tools_list(request_id(&list));
+    h.mcp_http_answer(SERVER, list.exchange, JSON, answer.to_string().as_bytes());
+    assert_eq!(agent_sent(&h, "set_host_tools").len(), 1);
+    h.editor.clear();
+    h.bridge.handle(h.now, musewire_core::acp::Input::EditorEnd);
+    h.drain();
+    // The session's end: DELETE and the server stopped; its tools are not withdrawn from an
+    // agent that is going (no set_host_tools, no notice to an editor that has gone).
+    let (_, delete) = h.mcp_http.last().unwrap();
+    assert_eq!(delete.method, Method::Delete);
+    assert_eq!(h.mcp_stopped, [SERVER]);
+    assert_eq!(agent_sent(&h, "set_host_tools").len(), 1);
+    assert!(notices(&h).is_empty(), "{:?}", h.editor);
+}

@@ -1715,6 +1715,8 @@ fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
             .expect("the model was called")
             .to_string();
         assert!(last.contains("Echo: through the sdk"), "pi {pi}: {last}");
+        // MCP-01: the editor's end stops the server without a notice to an editor gone.
+        assert_eq!(out["bridgeExit"], 0, "pi {pi}: {out:#}");
     }
 }
 
@@ -2028,6 +2030,8 @@ fn mcp_18_an_editors_http_and_sse_mcp_servers_reach_the_bundled_agent_through_th
         );
         // MCP-15: the header's value never reached the editor.
         assert!(!out.to_string().contains("mcp-18-not-shown"), "{out:#}");
+        // The editor's end ends the bridge cleanly, the server's session with it (DELETE).
+        assert_eq!(out["bridgeExit"], 0, "{kind}: {out:#}");
         drop(server);
     }
 }
@@ -2080,4 +2084,5 @@ fn mcp_18_host_10_an_editors_http_mcp_server_reaches_pi_through_the_sdk() {
         .expect("the model was called")
         .to_string();
     assert!(last.contains("Echo: over http to pi"), "pi {pi}: {last}");
+    assert_eq!(out["bridgeExit"], 0, "pi {pi}: {out:#}");
 }
