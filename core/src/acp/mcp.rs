@@ -106,6 +106,13 @@ pub enum McpRead<'a> {
     Http(HttpInput<'a>),
 }
 
+/// What `initialize` advertises (MCP-01, MCP-18): `http` and `sse` servers are started too.
+pub(crate) fn capabilities() -> agent_client_protocol_schema::v1::McpCapabilities {
+    agent_client_protocol_schema::v1::McpCapabilities::new()
+        .http(true)
+        .sse(true)
+}
+
 /// One MCP server of a session, by transport.
 #[derive(Debug)]
 enum SessionServer {

@@ -89,11 +89,11 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
     ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk, Error,
     Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    LoadSessionResponse, McpCapabilities, Meta, NewSessionRequest, NewSessionResponse, Plan,
-    PromptCapabilities, PromptRequest, PromptResponse, RequestId, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionInfoUpdate,
-    SessionListCapabilities, SessionNotification, SessionResumeCapabilities, SessionUpdate,
-    SetSessionConfigOptionRequest, StopReason, TextContent,
+    LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptCapabilities,
+    PromptRequest, PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionInfoUpdate, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -776,7 +776,7 @@ impl Bridge {
                 let capabilities = AgentCapabilities::new()
                     .load_session(stored)
                     // MCP-18: the editor's http and sse MCP servers are started too.
-                    .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
+                    .mcp_capabilities(mcp::capabilities())
                     .session_capabilities(sessions)
                     // ACP-14, ACP-15, ACP-16: exactly what reaches the agent.
                     .prompt_capabilities(
