@@ -9,7 +9,9 @@
 //! requests (initialize, session/new, load, prompt, cancel, `_muse/readOutput`, unknown
 //! methods, responses), raw agent bytes, well-formed agent frames (responses to the commands
 //! the bridge actually wrote, shaped by command, and the events of a turn), stderr, the end
-//! of an agent's stdout, its exit, the editor's end, a signal's shutdown, and time passing.
+//! of an agent's stdout, its exit, the editor's end, a signal's shutdown, time passing, and
+//! what came of an HTTP MCP server's last exchange (MCP-18: a head, body bytes, its end or
+//! its failure; `session/new` names an `http` or `sse` server for some operands).
 //! Checked after every op:
 //! - nothing panics;
 //! - every editor action is complete JSON-RPC 2.0 lines: each a JSON object with
@@ -19,19 +21,26 @@
 //!   session is spawned twice, none after the bridge began to end; an agent's stdin is
 //!   closed at most once and its group killed at most once (ACP-12);
 //! - the output of one input is bounded by its size (see [`MAX_OUT_PER_BYTE`]);
+//! - an HTTP MCP server (MCP-18) is opened once, sent requests only once opened and until
+//!   stopped, and stopped at most once; the driver's actions never hold a header's value;
 //! - after a timer input the next timeout is in the future (no busy loop), and once
 //!   finished the bridge stays finished;
 //! - determinism: a second bridge fed the same inputs at the same times gives the same
 //!   actions.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{Action, AgentKey, Bridge, BridgeConfig, Input, ProcessKey};
+use super::{Action, AgentKey, Bridge, BridgeConfig, Input, McpRead, McpServerKey, ProcessKey};
 use crate::client::ExitStatus;
+use crate::mcp::http::{ExchangeId, HttpInput, ResponseHead};
+
+/// The header value the fuzzed editor gives its HTTP MCP servers: never in an action's
+/// `Debug` or transcript form (MCP-15).
+const SECRET: &str = "fuzz-secret-header-value";
 
 /// The session folder of the fuzzed bridge, when the configuration byte asks for one.
 pub const SESSION_DIR: &str = "/state/sessions";
@@ -76,6 +85,9 @@ pub enum Op {
     Shutdown,
     /// Time passes (ms), then the timer input.
     Advance(u16),
+    /// What came of the last exchange of the `n`-th session's HTTP MCP server (MCP-18), by
+    /// kind: a head (status and content type by kind), body bytes, its end, its failure.
+    McpHttp(u8, u8, Vec<u8>),
 }
 
 /// Reads the configuration byte and up to 512 ops from `data`; a truncated op ends it.
@@ -102,7 +114,7 @@ pub fn decode(data: &[u8]) -> (u8, Vec<Op>) {
     while ops.len() < MAX_OPS {
         let Some(tag) = byte(&mut rest) else { break };
         let op = (|| {
-            Some(match tag % 10 {
+            Some(match tag % 11 {
                 0 => {
                     let n = len(&mut rest)?;
                     Op::Editor(take(n, &mut rest)?)
@@ -128,6 +140,12 @@ pub fn decode(data: &[u8]) -> (u8, Vec<Op>) {
                 6 => Op::AgentExit(byte(&mut rest)?, byte(&mut rest)? as i8),
                 7 => Op::EditorEnd,
                 8 => Op::Shutdown,
+                10 => {
+                    let s = byte(&mut rest)?;
+                    let kind = byte(&mut rest)?;
+                    let n = len(&mut rest)?;
+                    Op::McpHttp(s, kind, take(n, &mut rest)?)
+                }
                 _ => Op::Advance(len(&mut rest)? as u16),
             })
         })();
@@ -165,6 +183,19 @@ pub fn encode(config: u8, ops: &[Op]) -> Vec<u8> {
             Op::Advance(ms) => {
                 out.push(9);
                 out.extend(ms.to_le_bytes());
+            }
+            Op::McpHttp(s, kind, data) => {
+                // A head, an end or a failure carries no bytes: still one op.
+                let empty: &[u8] = &[];
+                let mut pieces: Vec<&[u8]> = data.chunks(usize::from(u16::MAX)).collect();
+                if pieces.is_empty() {
+                    pieces.push(empty);
+                }
+                for piece in pieces {
+                    out.extend([10, *s, *kind]);
+                    out.extend((piece.len() as u16).to_le_bytes());
+                    out.extend_from_slice(piece);
+                }
             }
         }
     }
@@ -241,6 +272,10 @@ struct Side {
     acp_ids: Vec<String>,
     /// Per spawned session: (id, type) of each command written to its agent.
     written: Vec<Vec<(String, String)>>,
+    /// HTTP MCP servers opened (MCP-18): the last exchange each was asked for, if any.
+    http: BTreeMap<McpServerKey, Option<ExchangeId>>,
+    /// MCP servers stopped.
+    mcp_stopped: BTreeSet<McpServerKey>,
     ending: bool,
     finished: bool,
 }
@@ -254,6 +289,8 @@ impl Side {
             killed: BTreeSet::new(),
             acp_ids: Vec::new(),
             written: Vec::new(),
+            http: BTreeMap::new(),
+            mcp_stopped: BTreeSet::new(),
             ending: false,
             finished: false,
         }
@@ -298,7 +335,25 @@ impl Side {
                     out += bytes.len();
                     lines(bytes, "mcp");
                 }
-                Action::McpSpawn { .. } | Action::McpStop { .. } => {}
+                Action::McpSpawn { .. } | Action::McpHttpAbort { .. } => {}
+                Action::McpStop { server } => {
+                    assert!(self.mcp_stopped.insert(*server), "{server} stopped twice");
+                }
+                // MCP-18: opened once, before its requests; none after its stop.
+                Action::McpHttpOpen { server, .. } => {
+                    assert!(!self.http.contains_key(server), "{server} opened twice");
+                    self.http.insert(*server, None);
+                }
+                Action::McpHttpSend { server, request } => {
+                    assert!(
+                        !self.mcp_stopped.contains(server),
+                        "{server} sent to, stopped"
+                    );
+                    let last = self.http.get_mut(server);
+                    let last = last.unwrap_or_else(|| panic!("{server} sent to, not opened"));
+                    *last = Some(request.exchange);
+                    out += request.body.as_ref().map_or(0, Vec::len);
+                }
                 // ACP-26: the fuzzed editor lists no sessions (no session folder).
                 Action::ReadSessionFolder { .. } => {}
                 Action::CloseAgentStdin { session } => {
@@ -312,6 +367,9 @@ impl Side {
                     assert!(self.killed.insert(key), "{key}'s group killed twice");
                 }
             }
+            // MCP-15: no header value in what the driver is told, shown or recorded.
+            let shown = format!("{action:?}") + &serde_json::to_string(&action).unwrap_or_default();
+            assert!(!shown.contains(SECRET), "a header value in {shown}");
             actions.push(action);
         }
         if self.finished {
@@ -491,6 +549,7 @@ impl Harness {
                     self.feed(Input::AgentExit(id, status), 0, 0);
                 }
             }
+            Op::McpHttp(n, kind, bytes) => self.mcp_http(n, kind, &bytes),
             Op::EditorEnd => self.feed(Input::EditorEnd, 0, 0),
             Op::Shutdown => self.feed(Input::Shutdown, 0, 0),
             Op::Advance(ms) => {
@@ -510,6 +569,46 @@ impl Harness {
                 self.feed(Input::Timeout, 0, 0);
             }
         }
+    }
+
+    /// MCP-18: what came of the last exchange of the `n`-th session's first HTTP server.
+    fn mcp_http(&mut self, n: u8, kind: u8, bytes: &[u8]) {
+        let Some((_, agent)) = self.sides[0].session(n) else {
+            return;
+        };
+        let side = &self.sides[0];
+        let found = side.http.range(McpServerKey { agent, index: 0 }..);
+        let Some((&server, &Some(exchange))) = found.take_while(|(k, _)| k.agent == agent).next()
+        else {
+            return;
+        };
+        let statuses = [200, 202, 200, 404, 405, 500];
+        let types = [
+            Some("application/json"),
+            Some("text/event-stream"),
+            None,
+            Some("text/plain"),
+        ];
+        let head = ResponseHead {
+            status: statuses[usize::from(kind / 4) % statuses.len()],
+            content_type: types[usize::from(kind / 24) % types.len()],
+            session_id: (kind & 0x80 == 0).then_some("fuzz-session"),
+        };
+        let input = match kind % 4 {
+            0 => HttpInput::Head { exchange, head },
+            1 => HttpInput::Body { exchange, bytes },
+            2 => HttpInput::End { exchange },
+            _ => HttpInput::Failed {
+                exchange,
+                error: "the connection broke",
+            },
+        };
+        let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+        self.feed(
+            Input::Mcp(server, McpRead::Http(input)),
+            bytes.len(),
+            newlines,
+        );
     }
 
     fn editor_message(&mut self, kind: u8, a: u8, b: u8) -> Value {
@@ -543,7 +642,23 @@ impl Harness {
                     json!({"protocolVersion": 1, "clientCapabilities": {"_meta": meta}}),
                 )
             }
-            1 => request("session/new", json!({"cwd": "/work", "mcpServers": []})),
+            // MCP-18: some sessions have an HTTP MCP server (streamable or HTTP+SSE).
+            1 => {
+                let headers = json!([{"name": "Authorization", "value": SECRET}]);
+                let servers = match a % 4 {
+                    1 => {
+                        json!([{"type": "http", "name": "web", "url": "http://127.0.0.1:1/mcp", "headers": headers}])
+                    }
+                    2 => {
+                        json!([{"type": "sse", "name": "old", "url": "http://127.0.0.1:1/sse", "headers": headers}])
+                    }
+                    _ => json!([]),
+                };
+                request(
+                    "session/new",
+                    json!({"cwd": "/work", "mcpServers": servers}),
+                )
+            }
             2 => request("session/new", json!({"cwd": "relative", "mcpServers": []})),
             3 => request(
                 "session/load",

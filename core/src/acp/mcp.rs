@@ -1,11 +1,14 @@
-//! The editor's MCP servers of each session, as host tools of its agent (MCP-01..09): the
-//! bridge starts each `stdio` entry of `session/new` and `session/load` (one
-//! [`McpServer`] client each), registers the servers' tools with the agent through
+//! The editor's MCP servers of each session, as host tools of its agent (MCP-01..09,
+//! MCP-18): the bridge starts each entry of `session/new`, `session/load` and
+//! `session/resume` — a `stdio` one as a process ([`McpServer`] client), an `http` one over
+//! streamable HTTP and an `sse` one over HTTP+SSE ([`McpHttpServer`] client, the driver doing
+//! the requests: [`Action::McpHttpOpen`], [`Action::McpHttpSend`], [`Action::McpHttpAbort`],
+//! answered as [`McpRead::Http`]) — registers the servers' tools with the agent through
 //! `set_host_tools`, answers the agent's `host_tool_call`s for them, and stops them with the
 //! session.
 //!
-//! Each server process is named in actions and inputs by its [`McpServerKey`]: the
-//! session's agent key and the entry's position.
+//! Each server is named in actions and inputs by its [`McpServerKey`]: the session's agent
+//! key and the entry's position.
 
 use super::{AgentKey, McpServerKey};
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,8 +21,13 @@ use agent_client_protocol_schema::v1::{RequestId, SessionId};
 
 use super::{notices, Action, Bridge};
 use crate::client::{self, Call, CallResult, CommandFailure, RequestId as AgentRequest};
+use crate::mcp::http::{
+    ExchangeId, HttpAction, HttpConfig, HttpInput, HttpRequest, HttpTransport, McpHttpServer,
+    SecretHeaders,
+};
 use crate::mcp::{self, McpConfig, McpServer, TOOL_PREFIX};
 use crate::wire::{HostToolCall, HostToolDefinition, ToolResult};
+use url::Url;
 
 /// The most MCP servers one session starts; later entries are left out with a notice.
 pub const MAX_MCP_SERVERS: usize = 32;
@@ -37,22 +45,188 @@ pub struct McpLaunch {
     pub cwd: PathBuf,
 }
 
-/// What an MCP server's process did: [`super::Input::Mcp`]'s event.
+/// Where an HTTP MCP server is and what to send it (MCP-18): [`Action::McpHttpOpen`]'s
+/// parameters. Serialised (for transcripts) as `{"url","headers":[NAME…]}`: the headers'
+/// names only, never their values (MCP-15).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpHttpLaunch {
+    /// The server's URL, as the editor gave it (the endpoint, or the HTTP+SSE stream's URL).
+    pub url: Url,
+    /// The editor's headers, sent on every request of this server and nowhere else.
+    pub headers: SecretHeaders,
+}
+
+impl serde::Serialize for McpHttpLaunch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name).collect();
+        let mut out = s.serialize_struct("McpHttpLaunch", 2)?;
+        out.serialize_field("url", self.url.as_str())?;
+        out.serialize_field("headers", &names)?;
+        out.end()
+    }
+}
+
+/// [`Action::McpHttpSend`]'s request, for transcripts: `{"exchange","method","url","body"}`
+/// (the body as text; the protocol's own headers are implied by them).
+pub(crate) fn request_summary<S: serde::Serializer>(
+    request: &HttpRequest,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut out = s.serialize_struct("HttpRequest", 4)?;
+    out.serialize_field("exchange", &request.exchange.0)?;
+    out.serialize_field("method", request.method.as_str())?;
+    out.serialize_field("url", request.url.as_str())?;
+    let body = request.body.as_deref().map(String::from_utf8_lossy);
+    out.serialize_field("body", &body)?;
+    out.end()
+}
+
+/// [`Action::McpHttpAbort`]'s exchange, for transcripts: its number.
+pub(crate) fn exchange_number<S: serde::Serializer>(
+    exchange: &ExchangeId,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(exchange.0)
+}
+
+/// What an MCP server did: [`super::Input::Mcp`]'s event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum McpRead<'a> {
-    /// Bytes from its stdout.
+    /// Bytes from its stdout (a stdio server).
     Stdout(&'a [u8]),
-    /// Its stdout ended.
+    /// Its stdout ended (a stdio server).
     StdoutEnd,
-    /// It exited, or could not be started.
+    /// It exited, or could not be started (a stdio server).
     Exit,
+    /// What came of one of an HTTP server's exchanges (MCP-18): only
+    /// [`HttpInput::Head`], [`HttpInput::Body`], [`HttpInput::End`] and
+    /// [`HttpInput::Failed`] are the driver's to give; the others are ignored here.
+    Http(HttpInput<'a>),
+}
+
+/// What `initialize` advertises (MCP-01, MCP-18): `http` and `sse` servers are started too.
+pub(crate) fn capabilities() -> agent_client_protocol_schema::v1::McpCapabilities {
+    agent_client_protocol_schema::v1::McpCapabilities::new()
+        .http(true)
+        .sse(true)
+}
+
+/// One MCP server of a session, by transport.
+#[derive(Debug)]
+enum SessionServer {
+    /// A process, spoken to on its stdin and stdout.
+    Stdio(Box<McpServer>),
+    /// Over HTTP (MCP-18): streamable HTTP or HTTP+SSE.
+    Http(Box<McpHttpServer>),
+}
+
+impl SessionServer {
+    /// The protocol machine (name, tools, state), whichever the transport.
+    fn protocol(&self) -> &McpServer {
+        match self {
+            SessionServer::Stdio(server) => server,
+            SessionServer::Http(server) => server.server(),
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        match self {
+            SessionServer::Stdio(server) => server.poll_timeout(),
+            SessionServer::Http(server) => server.poll_timeout(),
+        }
+    }
+
+    fn timeout(&mut self, now: Instant) {
+        match self {
+            SessionServer::Stdio(server) => server.handle(now, mcp::Input::Timeout),
+            SessionServer::Http(server) => server.handle(now, HttpInput::Timeout),
+        }
+    }
+
+    fn stop(&mut self, now: Instant) {
+        match self {
+            SessionServer::Stdio(server) => server.handle(now, mcp::Input::Stop),
+            SessionServer::Http(server) => server.handle(now, HttpInput::Stop),
+        }
+    }
+
+    fn call(&mut self, now: Instant, id: String, tool: String, arguments: serde_json::Value) {
+        match self {
+            SessionServer::Stdio(server) => server.handle(
+                now,
+                mcp::Input::Call {
+                    id,
+                    tool,
+                    arguments,
+                },
+            ),
+            SessionServer::Http(server) => server.handle(
+                now,
+                HttpInput::Call {
+                    id,
+                    tool,
+                    arguments,
+                },
+            ),
+        }
+    }
+
+    fn cancel(&mut self, now: Instant, id: String) {
+        match self {
+            SessionServer::Stdio(server) => server.handle(now, mcp::Input::Cancel { id }),
+            SessionServer::Http(server) => server.handle(now, HttpInput::Cancel { id }),
+        }
+    }
+
+    /// The next of its actions, as the bridge's (`Ok`) or the session's own (`Err`).
+    fn poll(&mut self, key: McpServerKey) -> Option<Result<Action, mcp::Action>> {
+        match self {
+            SessionServer::Stdio(server) => Some(match server.poll_action()? {
+                mcp::Action::Write { bytes } => Ok(Action::McpWrite { server: key, bytes }),
+                mcp::Action::Stop => Ok(Action::McpStop { server: key }),
+                other => Err(other),
+            }),
+            SessionServer::Http(server) => Some(match server.poll_action()? {
+                HttpAction::Send(request) => Ok(Action::McpHttpSend {
+                    server: key,
+                    request,
+                }),
+                HttpAction::Abort(exchange) => Ok(Action::McpHttpAbort {
+                    server: key,
+                    exchange,
+                }),
+                HttpAction::Stop => Ok(Action::McpStop { server: key }),
+                HttpAction::Tools(tools) => Err(mcp::Action::Tools(tools)),
+                HttpAction::Result {
+                    id,
+                    result,
+                    is_error,
+                } => Err(mcp::Action::Result {
+                    id,
+                    result,
+                    is_error,
+                }),
+                HttpAction::Notice(text) => Err(mcp::Action::Notice(text)),
+            }),
+        }
+    }
+}
+
+/// How one entry of `mcpServers` is started.
+enum Start {
+    Stdio(McpLaunch),
+    Http(McpHttpLaunch, HttpTransport),
+    /// Not started: why.
+    Refused(&'static str),
 }
 
 /// A session's MCP servers.
 #[derive(Debug, Default)]
 pub(crate) struct SessionMcp {
     /// By server key.
-    servers: BTreeMap<McpServerKey, McpServer>,
+    servers: BTreeMap<McpServerKey, SessionServer>,
     /// Notices waiting for the session's id (MCP-09).
     held: Vec<String>,
     /// The set last registered with the agent, if any was.
@@ -61,6 +235,10 @@ pub(crate) struct SessionMcp {
     registering: BTreeSet<AgentRequest>,
     /// `session/new`'s answer, held while a server starts (MCP-02).
     held_open: Option<(SessionId, RequestId, bool)>,
+    /// The servers are being stopped with the session (MCP-01): their tools are no longer
+    /// registered or withdrawn (the agent goes too; a `set_host_tools` to it would only fail,
+    /// and its notice reach an editor that may have gone).
+    stopping: bool,
 }
 
 impl SessionMcp {
@@ -73,14 +251,15 @@ impl SessionMcp {
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         self.servers
             .values()
-            .filter_map(McpServer::poll_timeout)
+            .filter_map(SessionServer::poll_timeout)
             .min()
     }
 }
 
 impl Bridge {
-    /// MCP-01: the session's `stdio` servers are started in its cwd; other transports are
-    /// noted, not started.
+    /// MCP-01: the session's `stdio` servers are started in its cwd; MCP-18: its `http`
+    /// servers over streamable HTTP and its `sse` servers over HTTP+SSE, with the editor's
+    /// headers.
     pub(crate) fn mcp_start(
         &mut self,
         now: Instant,
@@ -95,9 +274,22 @@ impl Bridge {
         let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
+        let headers = |list: Vec<agent_client_protocol_schema::v1::HttpHeader>| {
+            SecretHeaders::new(list.into_iter().map(|h| (h.name, h.value)).collect())
+        };
+        let http = |url: &str, list, transport| match Url::parse(url) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => Start::Http(
+                McpHttpLaunch {
+                    url,
+                    headers: headers(list),
+                },
+                transport,
+            ),
+            _ => Start::Refused("its URL is not an http or https URL"),
+        };
         let mut names: Vec<String> = Vec::new();
         for (index, entry) in entries.into_iter().enumerate() {
-            let (name, launch) = match entry {
+            let (name, start) = match entry {
                 McpEntry::Stdio(stdio) => {
                     let launch = McpLaunch {
                         command: stdio.command,
@@ -105,18 +297,28 @@ impl Bridge {
                         env: stdio.env.into_iter().map(|v| (v.name, v.value)).collect(),
                         cwd: cwd.to_path_buf(),
                     };
-                    (stdio.name, Some(launch))
+                    (stdio.name, Start::Stdio(launch))
                 }
-                McpEntry::Http(http) => (http.name, None),
-                McpEntry::Sse(sse) => (sse.name, None),
-                _ => ("(unknown)".to_owned(), None),
+                McpEntry::Http(entry) => {
+                    let start = http(&entry.url, entry.headers, HttpTransport::Streamable);
+                    (entry.name, start)
+                }
+                McpEntry::Sse(entry) => {
+                    let start = http(&entry.url, entry.headers, HttpTransport::Sse);
+                    (entry.name, start)
+                }
+                _ => (
+                    "(unknown)".to_owned(),
+                    Start::Refused("its transport is not one the bridge knows"),
+                ),
             };
-            let Some(launch) = launch else {
-                session.mcp.held.push(format!(
-                    "MCP server {name:?} is not started: only stdio servers are supported"
-                ));
+            if let Start::Refused(why) = start {
+                session
+                    .mcp
+                    .held
+                    .push(format!("MCP server {name:?} is not started: {why}"));
                 continue;
-            };
+            }
             let part = mcp::name_part(&name);
             if names.contains(&part) {
                 session.mcp.held.push(format!(
@@ -135,19 +337,38 @@ impl Bridge {
                 agent: key,
                 index: u32::try_from(index).unwrap_or(u32::MAX),
             };
-            session
-                .mcp
-                .servers
-                .insert(server_key, McpServer::new(&name, now, config));
-            self.actions.push_back(Action::McpSpawn {
-                server: server_key,
-                launch,
-            });
+            let server = match start {
+                Start::Stdio(launch) => {
+                    self.actions.push_back(Action::McpSpawn {
+                        server: server_key,
+                        launch,
+                    });
+                    SessionServer::Stdio(Box::new(McpServer::new(&name, now, config)))
+                }
+                // MCP-18: the driver learns where and with what headers before the first
+                // request, which the machine asks for at once (drained below).
+                Start::Http(launch, transport) => {
+                    let http_config = HttpConfig {
+                        mcp: config,
+                        transport,
+                        ..HttpConfig::default()
+                    };
+                    let url = launch.url.clone();
+                    self.actions.push_back(Action::McpHttpOpen {
+                        server: server_key,
+                        launch,
+                    });
+                    SessionServer::Http(Box::new(McpHttpServer::new(&name, url, now, http_config)))
+                }
+                Start::Refused(_) => continue,
+            };
+            session.mcp.servers.insert(server_key, server);
         }
         self.mcp_drain(now, key);
     }
 
-    /// An MCP server's process did something.
+    /// An MCP server did something: its process (stdio), or one of its exchanges (MCP-18).
+    /// A read of the other transport's kind is ignored.
     pub(crate) fn mcp_read(&mut self, now: Instant, server: McpServerKey, read: McpRead<'_>) {
         let key = server.agent;
         let Some(machine) = self
@@ -157,12 +378,25 @@ impl Bridge {
         else {
             return;
         };
-        let input = match read {
-            McpRead::Stdout(bytes) => mcp::Input::Stdout(bytes),
-            McpRead::StdoutEnd => mcp::Input::StdoutEnd,
-            McpRead::Exit => mcp::Input::Exit,
-        };
-        machine.handle(now, input);
+        match (machine, read) {
+            (SessionServer::Stdio(machine), McpRead::Stdout(bytes)) => {
+                machine.handle(now, mcp::Input::Stdout(bytes))
+            }
+            (SessionServer::Stdio(machine), McpRead::StdoutEnd) => {
+                machine.handle(now, mcp::Input::StdoutEnd)
+            }
+            (SessionServer::Stdio(machine), McpRead::Exit) => machine.handle(now, mcp::Input::Exit),
+            (
+                SessionServer::Http(machine),
+                McpRead::Http(
+                    input @ (HttpInput::Head { .. }
+                    | HttpInput::Body { .. }
+                    | HttpInput::End { .. }
+                    | HttpInput::Failed { .. }),
+                ),
+            ) => machine.handle(now, input),
+            _ => return,
+        }
         self.mcp_drain(now, key);
     }
 
@@ -170,7 +404,7 @@ impl Bridge {
     pub(crate) fn mcp_timeout(&mut self, now: Instant, key: AgentKey) {
         if let Some(session) = self.sessions.get_mut(&key) {
             for server in session.mcp.servers.values_mut() {
-                server.handle(now, mcp::Input::Timeout);
+                server.timeout(now);
             }
         }
         self.mcp_drain(now, key);
@@ -179,8 +413,9 @@ impl Bridge {
     /// MCP-01: the session's servers are stopped with it.
     pub(crate) fn mcp_stop(&mut self, now: Instant, key: AgentKey) {
         if let Some(session) = self.sessions.get_mut(&key) {
+            session.mcp.stopping = true;
             for server in session.mcp.servers.values_mut() {
-                server.handle(now, mcp::Input::Stop);
+                server.stop(now);
             }
         }
         self.mcp_drain(now, key);
@@ -193,29 +428,23 @@ impl Bridge {
         };
         // The server that registered the name; else one whose prefix it has (a server
         // starting or gone answers with why).
-        let registered = session
-            .mcp
-            .servers
-            .values()
-            .position(|s| s.tools().iter().any(|t| t.name == call.tool_name));
+        let registered = session.mcp.servers.values().position(|s| {
+            s.protocol()
+                .tools()
+                .iter()
+                .any(|t| t.name == call.tool_name)
+        });
         let by_prefix = || {
             session
                 .mcp
                 .servers
                 .values()
-                .position(|s| s.owns(&call.tool_name))
+                .position(|s| s.protocol().owns(&call.tool_name))
         };
         let index = registered.or_else(by_prefix);
         let owner = index.and_then(|i| session.mcp.servers.values_mut().nth(i));
         match owner {
-            Some(server) => server.handle(
-                now,
-                mcp::Input::Call {
-                    id: call.id,
-                    tool: call.tool_name,
-                    arguments: call.arguments,
-                },
-            ),
+            Some(server) => server.call(now, call.id, call.tool_name, call.arguments),
             None => {
                 let text = if call.tool_name.starts_with(TOOL_PREFIX) {
                     format!(
@@ -236,8 +465,9 @@ impl Bridge {
     /// MCP-05: the agent withdrew a call.
     pub(crate) fn mcp_cancel(&mut self, now: Instant, key: AgentKey, id: String) {
         if let Some(session) = self.sessions.get_mut(&key) {
-            if let Some(server) = session.mcp.servers.values_mut().find(|s| s.has_call(&id)) {
-                server.handle(now, mcp::Input::Cancel { id });
+            let owner = session.mcp.servers.values_mut();
+            if let Some(server) = owner.into_iter().find(|s| s.protocol().has_call(&id)) {
+                server.cancel(now, id);
             }
         }
         self.mcp_drain(now, key);
@@ -257,7 +487,11 @@ impl Bridge {
             return false;
         };
         if session.mcp.held_open.is_some()
-            || !session.mcp.servers.values().any(McpServer::is_starting)
+            || !session
+                .mcp
+                .servers
+                .values()
+                .any(|s| s.protocol().is_starting())
         {
             return false;
         }
@@ -276,7 +510,9 @@ impl Bridge {
             return;
         };
         session.mcp.registering.remove(&request);
-        if let Some(failure) = failure {
+        // A registration failed by the session's end (or the bridge's, ACP-12) is no news.
+        let ending = session.mcp.stopping || self.editor_ended;
+        if let (Some(failure), false) = (failure, ending) {
             session.mcp.held.push(format!(
                 "the agent refused the MCP servers' tools (set_host_tools): {failure}"
             ));
@@ -311,30 +547,30 @@ impl Bridge {
         let mut changed = false;
         let mut answers = Vec::new();
         for (server_key, server) in session.mcp.servers.iter_mut() {
-            while let Some(action) = server.poll_action() {
+            while let Some(action) = server.poll(*server_key) {
                 match action {
-                    mcp::Action::Write { bytes } => self.actions.push_back(Action::McpWrite {
-                        server: *server_key,
-                        bytes,
-                    }),
-                    mcp::Action::Stop => self.actions.push_back(Action::McpStop {
-                        server: *server_key,
-                    }),
-                    mcp::Action::Tools(_) => changed = true,
-                    mcp::Action::Result {
+                    Ok(action) => self.actions.push_back(action),
+                    Err(mcp::Action::Write { .. } | mcp::Action::Stop) => {}
+                    Err(mcp::Action::Tools(_)) => changed = true,
+                    Err(mcp::Action::Result {
                         id,
                         result,
                         is_error,
-                    } => answers.push(Call::HostToolResult(id, result, is_error)),
-                    mcp::Action::Notice(text) => session.mcp.held.push(text),
+                    }) => answers.push(Call::HostToolResult(id, result, is_error)),
+                    Err(mcp::Action::Notice(text)) => session.mcp.held.push(text),
                 }
             }
         }
-        if changed {
+        if changed && !session.mcp.stopping && !self.editor_ended {
             // MCP-03: the union of the session's servers' tools, sent when it changed.
             // A name two servers give (`a_` and `a` can meet) goes to the first.
             let mut tools: Vec<HostToolDefinition> = Vec::new();
-            for tool in session.mcp.servers.values().flat_map(|s| s.tools()) {
+            for tool in session
+                .mcp
+                .servers
+                .values()
+                .flat_map(|s| s.protocol().tools())
+            {
                 if !tools.iter().any(|t| t.name == tool.name) {
                     tools.push(tool.clone());
                 }
@@ -368,7 +604,12 @@ impl Bridge {
         let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
-        if !session.mcp.servers.values().any(McpServer::is_starting) {
+        if !session
+            .mcp
+            .servers
+            .values()
+            .any(|s| s.protocol().is_starting())
+        {
             if let Some((acp_id, editor, resumed)) = session.mcp.held_open.take() {
                 self.opened(now, key, acp_id, &editor, resumed);
             }

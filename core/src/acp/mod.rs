@@ -23,9 +23,10 @@
 //! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
 //! retries, ACP-10, ACP-11). A prompt while one runs is queued as the agent's follow-up and
 //! answered after it (`queue`, ACP-27); one after a `session/cancel` is the next turn
-//! (`next`, ACP-28). The editor's MCP servers of a session (`mcpServers`, stdio) are
-//! started with it and their tools given to its agent as host tools (`mcp`, MCP-01..09: one
-//! [`crate::mcp::McpServer`] each, its process named by a server key).
+//! (`next`, ACP-28). The editor's MCP servers of a session (`mcpServers`: stdio, http, sse)
+//! are started with it and their tools given to its agent as host tools (`mcp`, MCP-01..09,
+//! MCP-18: one [`crate::mcp::McpServer`] or [`crate::mcp::http::McpHttpServer`] each, named
+//! by a server key).
 //!
 //! ```
 //! use std::time::Instant;
@@ -119,7 +120,7 @@ pub use flow::{
 pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
 pub use map::Mapper;
-pub use mcp::{McpLaunch, McpRead, MAX_MCP_SERVERS};
+pub use mcp::{McpHttpLaunch, McpLaunch, McpRead, MAX_MCP_SERVERS};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
@@ -204,8 +205,9 @@ pub enum Input<'a> {
     AgentStdoutEnd(AgentKey),
     /// A session's agent exited (or could not be spawned: [`ExitStatus::Unknown`]).
     AgentExit(AgentKey, ExitStatus),
-    /// An MCP server's process (named by the server key of its [`Action::McpSpawn`]) did
-    /// something (MCP-01).
+    /// An MCP server (named by the server key of its [`Action::McpSpawn`] or
+    /// [`Action::McpHttpOpen`]) did something: its process (MCP-01), or one of its HTTP
+    /// exchanges (MCP-18).
     Mcp(McpServerKey, McpRead<'a>),
     /// The time of [`Bridge::poll_timeout`] has come.
     Timeout,
@@ -226,7 +228,10 @@ pub enum Input<'a> {
 /// `{"action":"editor","bytes":LINE}`, `{"action":"spawn","session","cwd"}`,
 /// `{"action":"agent","session","bytes"}`, `{"action":"close_agent_stdin","session"}`,
 /// `{"action":"stop_agent","session"}`, `{"action":"mcp_spawn","server","launch"}`,
-/// `{"action":"mcp_write","server","bytes"}`, `{"action":"mcp_stop","server"}`, bytes as text.
+/// `{"action":"mcp_write","server","bytes"}`, `{"action":"mcp_stop","server"}`,
+/// `{"action":"mcp_http_open","server","launch":{"url","headers":[NAME…]}}`,
+/// `{"action":"mcp_http_send","server","request":{"exchange","method","url","body"}}`,
+/// `{"action":"mcp_http_abort","server","exchange"}`, bytes as text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
@@ -291,10 +296,38 @@ pub enum Action {
         #[serde(serialize_with = "as_text")]
         bytes: Vec<u8>,
     },
-    /// Kill the MCP server's process group (MCP-01, MCP-06). Comes once per server.
+    /// Kill the MCP server's process group (MCP-01, MCP-06); for an HTTP server, let its
+    /// session's DELETE (just sent) finish on its own and take no more of its exchanges'
+    /// inputs (MCP-18). Comes once per server.
     McpStop {
         /// The server key.
         server: McpServerKey,
+    },
+    /// Get ready to reach an HTTP MCP server (MCP-18): its URL and the editor's headers,
+    /// added to each of its [`Action::McpHttpSend`] requests. Comes once, before them.
+    McpHttpOpen {
+        /// The server key.
+        server: McpServerKey,
+        /// Where, and the headers (never shown: [`crate::mcp::http::SecretHeaders`]).
+        launch: McpHttpLaunch,
+    },
+    /// Send this request to the HTTP MCP server (MCP-18), with its headers, and report its
+    /// response as [`McpRead::Http`] inputs under this server key.
+    McpHttpSend {
+        /// The server key.
+        server: McpServerKey,
+        /// The request.
+        #[serde(serialize_with = "mcp::request_summary")]
+        request: crate::mcp::http::HttpRequest,
+    },
+    /// Drop this exchange of the HTTP MCP server (close its connection): no more inputs
+    /// are wanted for it (MCP-18).
+    McpHttpAbort {
+        /// The server key.
+        server: McpServerKey,
+        /// The exchange.
+        #[serde(serialize_with = "mcp::exchange_number")]
+        exchange: crate::mcp::http::ExchangeId,
     },
 }
 
@@ -614,6 +647,8 @@ impl Bridge {
                     .resume(stored.then(SessionResumeCapabilities::new));
                 let capabilities = AgentCapabilities::new()
                     .load_session(stored)
+                    // MCP-18: the editor's http and sse MCP servers are started too.
+                    .mcp_capabilities(mcp::capabilities())
                     .session_capabilities(sessions)
                     // ACP-14, ACP-15, ACP-16: exactly what reaches the agent.
                     .prompt_capabilities(

@@ -1,6 +1,6 @@
-//! The editor's MCP servers through the bridge (MCP-01, 03, 05, 06, 08, 09): started with the
-//! session, their tools registered with the agent, the agent's calls answered from them,
-//! their failures noted and their tools withdrawn.
+//! The editor's MCP servers through the bridge (MCP-01, 03, 05, 06, 08, 09, 18): started with
+//! the session (stdio, http, sse), their tools registered with the agent, the agent's calls
+//! answered from them, their failures noted and their tools withdrawn.
 
 use crate::support as acp_support;
 
@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use acp_support::Harness;
 use musewire_core::acp::McpRead;
+use musewire_core::mcp::http::{HttpInput, HttpRequest, Method, ResponseHead};
 use serde_json::{json, Value};
 
 const SERVER: &str = "musewire-1/mcp-0";
@@ -173,13 +174,11 @@ fn mcp_06_a_server_that_never_answers_initialize_is_noted_and_stopped() {
 }
 
 #[test]
-fn mcp_01_09_http_entries_are_noted_and_servers_stop_with_the_session() {
+fn mcp_01_09_18_entries_not_started_are_noted_and_servers_stop_with_the_session() {
     let mut h = Harness::new();
     h.request(1, "initialize", json!({"protocolVersion": 1}));
-    let caps = &h.answer(1).unwrap()["result"]["agentCapabilities"]["mcpCapabilities"];
-    assert_eq!(caps, &json!({"http": false, "sse": false}));
     let servers = json!([
-        {"type": "http", "name": "web", "url": "https://example.com/mcp", "headers": []},
+        {"type": "http", "name": "web", "url": "ftp://example.com/mcp", "headers": []},
         {"name": "a", "command": "/bin/a", "args": [], "env": []},
         {"name": "a", "command": "/bin/b", "args": [], "env": []}
     ]);
@@ -206,7 +205,7 @@ fn mcp_01_09_http_entries_are_noted_and_servers_stop_with_the_session() {
     assert_eq!(
         notices(&h),
         [
-            "[MCP: MCP server \"web\" is not started: only stdio servers are supported]\n",
+            "[MCP: MCP server \"web\" is not started: its URL is not an http or https URL]\n",
             "[MCP: MCP server \"a\" is not started: another server of this session has that name]\n"
         ]
     );
@@ -257,4 +256,279 @@ fn mcp_03_a_name_two_servers_give_is_registered_once_and_called_on_the_first() {
     assert_eq!(h.mcp.len(), 1);
     assert_eq!(h.mcp[0].0, "musewire-1/mcp-0");
     assert_eq!(h.mcp[0].1["params"]["name"], "_b");
+}
+
+const SECRET: &str = "Bearer s3cret-token";
+
+/// The last request to `server` whose body is the JSON-RPC `method` (MCP-18).
+fn http_request(h: &Harness, server: &str, method: &str) -> HttpRequest {
+    h.mcp_http
+        .iter()
+        .rev()
+        .filter(|(key, _)| key == server)
+        .map(|(_, request)| request)
+        .find(|r| {
+            r.body
+                .as_deref()
+                .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+                .is_some_and(|v| v["method"] == method)
+        })
+        .unwrap_or_else(|| panic!("no {method} sent to {server}: {:?}", h.mcp_http))
+        .clone()
+}
+
+fn request_id(request: &HttpRequest) -> Value {
+    let body: Value = serde_json::from_slice(request.body.as_deref().unwrap()).unwrap();
+    body["id"].clone()
+}
+
+const JSON: ResponseHead<'static> = ResponseHead {
+    status: 200,
+    content_type: Some("application/json"),
+    session_id: Some("s-1"),
+};
+
+fn tools_list(id: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"result":{"tools":[{"name":"echo","description":"Echoes back","inputSchema":{"type":"object"}}]}})
+}
+
+/// No credential reached the editor, the agent or the Debug output of the driver's actions
+/// (MCP-15, MCP-18).
+fn assert_secret_kept(h: &Harness) {
+    let shown = [
+        serde_json::to_string(&h.editor).unwrap(),
+        serde_json::to_string(&h.agent).unwrap(),
+        format!("{:?}", h.mcp_http_opened),
+        format!("{:?}", h.mcp_http),
+        serde_json::to_string(&h.mcp_http_opened.iter().map(|(_, l)| l).collect::<Vec<_>>())
+            .unwrap(),
+    ];
+    for text in shown {
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+}
+
+#[test]
+fn mcp_18_an_http_server_is_started_its_tools_registered_and_called_its_headers_kept() {
+    let mut h = Harness::new();
+    h.request(1, "initialize", json!({"protocolVersion": 1}));
+    let caps = &h.answer(1).unwrap()["result"]["agentCapabilities"]["mcpCapabilities"];
+    assert_eq!(caps, &json!({"http": true, "sse": true}));
+    let servers = json!([{"type": "http", "name": "web", "url": "http://127.0.0.1:3001/mcp",
+        "headers": [{"name": "Authorization", "value": SECRET}]}]);
+    let id = session(&mut h, servers);
+    // The driver is told where and with which headers, before the first request.
+    assert_eq!(h.mcp_http_opened.len(), 1);
+    let (key, launch) = &h.mcp_http_opened[0];
+    assert_eq!(key, SERVER);
+    assert_eq!(launch.url.as_str(), "http://127.0.0.1:3001/mcp");
+    assert_eq!(launch.headers.values().collect::<Vec<_>>(), [SECRET]);
+    assert!(h.mcp_spawned.is_empty());
+    let init = http_request(&h, SERVER, "initialize");
+    assert_eq!(init.method, Method::Post);
+    assert_eq!(init.url.as_str(), "http://127.0.0.1:3001/mcp");
+    // MCP-02: session/new waits for the server.
+    assert!(h.answer(2).is_none());
+    let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
+    h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    let list = http_request(&h, SERVER, "tools/list");
+    assert_eq!(list.session_id.as_deref(), Some("s-1"));
+    let answer = tools_list(request_id(&list));
+    h.mcp_http_answer(SERVER, list.exchange, JSON, answer.to_string().as_bytes());
+    assert_eq!(h.answer(2).unwrap()["result"]["sessionId"], id.as_str());
+    let registered = agent_sent(&h, "set_host_tools");
+    assert_eq!(registered.len(), 1, "{:?}", h.agent);
+    assert_eq!(registered[0]["tools"][0]["name"], "mcp__web__echo");
+
+    // MCP-05 over HTTP: the call is a POST, its answer an event stream here.
+    host_call(&mut h, &id, "host-tool-1", "mcp__web__echo");
+    let call = http_request(&h, SERVER, "tools/call");
+    let body: Value = serde_json::from_slice(call.body.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        body["params"],
+        json!({"name":"echo","arguments":{"message":"hi"}})
+    );
+    let answer = json!({"jsonrpc":"2.0","id":body["id"],"result":{"content":[{"type":"text","text":"Echo: hi"}]}});
+    let events = format!("event: message\ndata: {answer}\n\n");
+    let head = ResponseHead {
+        content_type: Some("text/event-stream"),
+        ..JSON
+    };
+    h.mcp_http_answer(SERVER, call.exchange, head, events.as_bytes());
+    let results = agent_sent(&h, "host_tool_result");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["id"], "host-tool-1");
+    assert_eq!(
+        results[0]["result"]["content"],
+        json!([{"type":"text","text":"Echo: hi"}])
+    );
+
+    // The session's end ends the server's session: DELETE, then the server is stopped.
+    h.agent_exit(&id);
+    let (_, delete) = h.mcp_http.last().unwrap();
+    assert_eq!(delete.method, Method::Delete);
+    assert_eq!(delete.session_id.as_deref(), Some("s-1"));
+    assert_eq!(h.mcp_stopped, [SERVER]);
+    assert_secret_kept(&h);
+}
+
+#[test]
+fn mcp_18_an_sse_server_is_reached_over_http_sse() {
+    let mut h = Harness::new();
+    let servers = json!([{"type": "sse", "name": "old", "url": "http://127.0.0.1:3001/sse",
+        "headers": [{"name": "X-Key", "value": SECRET}]}]);
+    let id = session(&mut h, servers);
+    let (_, stream) = h.mcp_http[0].clone();
+    assert_eq!(stream.method, Method::Get);
+    assert_eq!(stream.url.as_str(), "http://127.0.0.1:3001/sse");
+    let head = ResponseHead {
+        status: 200,
+        content_type: Some("text/event-stream"),
+        session_id: None,
+    };
+    let exchange = stream.exchange;
+    let event = |h: &mut Harness, text: String| {
+        let read = McpRead::Http(HttpInput::Body {
+            exchange,
+            bytes: text.as_bytes(),
+        });
+        h.mcp_read(SERVER, read);
+    };
+    h.mcp_read(SERVER, McpRead::Http(HttpInput::Head { exchange, head }));
+    event(
+        &mut h,
+        "event: endpoint\ndata: /messages?s=1\n\n".to_owned(),
+    );
+    let init = http_request(&h, SERVER, "initialize");
+    assert_eq!(init.url.as_str(), "http://127.0.0.1:3001/messages?s=1");
+    let accepted = ResponseHead {
+        status: 202,
+        content_type: None,
+        session_id: None,
+    };
+    h.mcp_http_answer(SERVER, init.exchange, accepted, b"");
+    let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}}}});
+    event(&mut h, format!("event: message\ndata: {answer}\n\n"));
+    let list = http_request(&h, SERVER, "tools/list");
+    h.mcp_http_answer(SERVER, list.exchange, accepted, b"");
+    event(
+        &mut h,
+        format!(
+            "event: message\ndata: {}\n\n",
+            tools_list(request_id(&list))
+        ),
+    );
+    assert_eq!(h.answer(2).unwrap()["result"]["sessionId"], id.as_str());
+    let registered = agent_sent(&h, "set_host_tools");
+    assert_eq!(registered[0]["tools"][0]["name"], "mcp__old__echo");
+    assert_secret_kept(&h);
+}
+
+#[test]
+fn mcp_18_an_unreachable_http_server_is_noted_and_the_session_opens() {
+    let mut h = Harness::new();
+    let servers = json!([{"type": "http", "name": "web", "url": "https://example.com/mcp",
+        "headers": [{"name": "Authorization", "value": SECRET}]}]);
+    session(&mut h, servers);
+    let init = http_request(&h, SERVER, "initialize");
+    assert!(h.answer(2).is_none());
+    let error = "could not connect: refused";
+    let read = McpRead::Http(HttpInput::Failed {
+        exchange: init.exchange,
+        error,
+    });
+    h.mcp_read(SERVER, read);
+    assert!(h.answer(2).unwrap()["result"]["sessionId"].is_string());
+    let notes = notices(&h);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("\"web\""), "{notes:?}");
+    assert!(notes[0].contains(error), "{notes:?}");
+    assert_eq!(h.mcp_stopped, [SERVER]);
+    assert!(agent_sent(&h, "set_host_tools").is_empty());
+    assert_secret_kept(&h);
+}
+
+#[test]
+fn mcp_18_session_load_and_resume_start_their_http_and_sse_servers() {
+    for (method, kind, first) in [
+        ("session/load", "http", Method::Post),
+        ("session/resume", "sse", Method::Get),
+    ] {
+        let mut h = Harness::new();
+        h.bridge = musewire_core::acp::Bridge::new(musewire_core::acp::BridgeConfig {
+            session_dir: Some("/state/sessions".into()),
+            ..Default::default()
+        });
+        h.request(1, "initialize", json!({"protocolVersion": 1}));
+        let servers = json!([{"type": kind, "name": "web", "url": "https://example.com/mcp",
+            "headers": [{"name": "Authorization", "value": SECRET}]}]);
+        h.request(
+            2,
+            method,
+            json!({"sessionId": "s1", "cwd": "/work/p", "mcpServers": servers}),
+        );
+        assert_eq!(h.mcp_http_opened.len(), 1, "{method}");
+        assert_eq!(h.mcp_http_opened[0].0, SERVER);
+        assert_eq!(h.mcp_http[0].1.method, first, "{method}");
+        assert_secret_kept(&h);
+    }
+}
+
+#[test]
+fn mcp_05_18_a_call_cancelled_over_http_drops_its_post_and_notifies_the_server() {
+    let mut h = Harness::new();
+    let servers = json!([{"type": "http", "name": "web", "url": "http://127.0.0.1:3001/mcp",
+        "headers": [{"name": "Authorization", "value": SECRET}]}]);
+    let id = session(&mut h, servers);
+    let init = http_request(&h, SERVER, "initialize");
+    let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
+    h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    let list = http_request(&h, SERVER, "tools/list");
+    let answer = tools_list(request_id(&list));
+    h.mcp_http_answer(SERVER, list.exchange, JSON, answer.to_string().as_bytes());
+    host_call(&mut h, &id, "host-tool-1", "mcp__web__echo");
+    let call = http_request(&h, SERVER, "tools/call");
+    h.agent_lines(
+        &id,
+        &[json!({"type":"host_tool_cancel","id":"host-tool-9","targetId":"host-tool-1"})],
+    );
+    // MCP-05: notifications/cancelled for the call's request; MCP-11: its POST dropped.
+    let cancelled = http_request(&h, SERVER, "notifications/cancelled");
+    let body: Value = serde_json::from_slice(cancelled.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body["params"]["requestId"], request_id(&call));
+    assert!(
+        h.mcp_http_aborted
+            .iter()
+            .any(|(key, exchange)| key == SERVER && *exchange == call.exchange),
+        "{:?}",
+        h.mcp_http_aborted
+    );
+    // HOST-03: no result for a cancelled call.
+    assert!(agent_sent(&h, "host_tool_result").is_empty());
+    assert_secret_kept(&h);
+}
+
+#[test]
+fn mcp_01_18_the_editors_end_ends_the_servers_session_without_a_notice() {
+    let mut h = Harness::new();
+    let servers = json!([{"type": "http", "name": "web", "url": "http://127.0.0.1:3001/mcp",
+        "headers": []}]);
+    session(&mut h, servers);
+    let init = http_request(&h, SERVER, "initialize");
+    let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
+    h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    let list = http_request(&h, SERVER, "tools/list");
+    let answer = tools_list(request_id(&list));
+    h.mcp_http_answer(SERVER, list.exchange, JSON, answer.to_string().as_bytes());
+    assert_eq!(agent_sent(&h, "set_host_tools").len(), 1);
+    h.editor.clear();
+    h.bridge.handle(h.now, musewire_core::acp::Input::EditorEnd);
+    h.drain();
+    // The session's end: DELETE and the server stopped; its tools are not withdrawn from an
+    // agent that is going (no set_host_tools, no notice to an editor that has gone).
+    let (_, delete) = h.mcp_http.last().unwrap();
+    assert_eq!(delete.method, Method::Delete);
+    assert_eq!(h.mcp_stopped, [SERVER]);
+    assert_eq!(agent_sent(&h, "set_host_tools").len(), 1);
+    assert!(notices(&h).is_empty(), "{:?}", h.editor);
 }

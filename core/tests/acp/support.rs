@@ -4,9 +4,10 @@
 use std::time::Instant;
 
 use musewire_core::acp::{
-    Action, AgentKey, Bridge, Input, McpLaunch, McpRead, McpServerKey, ProcessKey,
+    Action, AgentKey, Bridge, Input, McpHttpLaunch, McpLaunch, McpRead, McpServerKey, ProcessKey,
 };
 use musewire_core::client::ExitStatus;
+use musewire_core::mcp::http::{ExchangeId, HttpInput, HttpRequest, ResponseHead};
 use serde_json::{json, Value};
 
 /// The agent key a test names as text (`musewire-N`).
@@ -46,6 +47,12 @@ pub struct Harness {
     pub mcp: Vec<(String, Value)>,
     /// MCP servers stopped, in order.
     pub mcp_stopped: Vec<String>,
+    /// HTTP MCP servers made ready (MCP-18): server key and where.
+    pub mcp_http_opened: Vec<(String, McpHttpLaunch)>,
+    /// Requests sent to HTTP MCP servers (MCP-18): server key and request.
+    pub mcp_http: Vec<(String, HttpRequest)>,
+    /// Exchanges of HTTP MCP servers dropped (MCP-18).
+    pub mcp_http_aborted: Vec<(String, ExchangeId)>,
 }
 
 impl Harness {
@@ -63,6 +70,9 @@ impl Harness {
             mcp_spawned: Vec::new(),
             mcp: Vec::new(),
             mcp_stopped: Vec::new(),
+            mcp_http_opened: Vec::new(),
+            mcp_http: Vec::new(),
+            mcp_http_aborted: Vec::new(),
         }
     }
 
@@ -96,6 +106,15 @@ impl Harness {
                     }
                 }
                 Action::McpStop { server } => self.mcp_stopped.push(server.to_string()),
+                Action::McpHttpOpen { server, launch } => {
+                    self.mcp_http_opened.push((server.to_string(), launch))
+                }
+                Action::McpHttpSend { server, request } => {
+                    self.mcp_http.push((server.to_string(), request))
+                }
+                Action::McpHttpAbort { server, exchange } => {
+                    self.mcp_http_aborted.push((server.to_string(), exchange))
+                }
             }
         }
     }
@@ -134,6 +153,27 @@ impl Harness {
             bytes.push(b'\n');
         }
         self.mcp_read(server, McpRead::Stdout(&bytes));
+    }
+
+    /// An HTTP MCP server's answer to an exchange (MCP-18): its head, its body whole, its
+    /// end.
+    pub fn mcp_http_answer(
+        &mut self,
+        server: &str,
+        exchange: ExchangeId,
+        head: ResponseHead<'_>,
+        body: &[u8],
+    ) {
+        for input in [
+            HttpInput::Head { exchange, head },
+            HttpInput::Body {
+                exchange,
+                bytes: body,
+            },
+            HttpInput::End { exchange },
+        ] {
+            self.mcp_read(server, McpRead::Http(input));
+        }
     }
 
     /// Something an MCP server's process did.

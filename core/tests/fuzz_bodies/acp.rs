@@ -133,3 +133,45 @@ fn acp_12_bridge_fuzz_body_on_scripted_sessions() {
         );
     }
 }
+
+/// MCP-18 through the harness: a session with a streamable-HTTP server and one with an
+/// HTTP+SSE server, their exchanges answered (heads, bodies, ends, failures) and the ops
+/// round-tripping through the input format.
+#[test]
+fn mcp_18_bridge_fuzz_body_on_http_mcp_servers() {
+    let init = Op::EditorMessage(0, 3, 0);
+    let ready = |s| Op::AgentFrame(s, 0, 0, 0);
+    let answer = |s, which| Op::AgentFrame(s, 1, which, 0);
+    let initialize = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}}"#;
+    let tools = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#;
+    let events = b"event: endpoint\ndata: /messages\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n\n";
+    let ops = vec![
+        init,
+        // session/new with an http server (a % 4 == 1), then one with an sse server.
+        Op::EditorMessage(1, 1, 0),
+        ready(0),
+        answer(0, 0),
+        Op::McpHttp(0, 0, Vec::new()),
+        Op::McpHttp(0, 1, initialize.to_vec()),
+        Op::McpHttp(0, 2, Vec::new()),
+        Op::McpHttp(0, 0, Vec::new()),
+        Op::McpHttp(0, 1, tools.to_vec()),
+        Op::McpHttp(0, 2, Vec::new()),
+        Op::EditorMessage(1, 2, 0),
+        ready(1),
+        answer(1, 0),
+        Op::McpHttp(1, 24, Vec::new()),
+        Op::McpHttp(1, 1, events.to_vec()),
+        Op::McpHttp(1, 3, Vec::new()),
+        // A 404 on a session, a failure, time past the budgets.
+        Op::McpHttp(0, 12, Vec::new()),
+        Op::McpHttp(0, 3, Vec::new()),
+        Op::Advance(20_000),
+        Op::McpHttp(0, 1, b"\xff garbage".to_vec()),
+    ];
+    let bytes = fuzzing::encode(1, &ops);
+    assert_eq!(fuzzing::decode(&bytes), (1, ops.clone()));
+    for config in 0..2 {
+        fuzzing::run(config, ops.clone());
+    }
+}

@@ -1,4 +1,4 @@
-//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [--silence-timeout SECS] [--mcp-start-timeout SECS] [--no-pi-extension] [-- AGENT…]`: serve the Agent
+//! `musewire acp [--session-dir DIR] [--max-inline-bytes N] [--ready-timeout SECS] [--silence-timeout SECS] [--mcp-start-timeout SECS] [--allow-insecure-mcp-http] [--mcp-tls-root FILE] [--no-pi-extension] [-- AGENT…]`: serve the Agent
 //! Client Protocol on stdio, one agent process per ACP session (the bundled `musewire agent
 //! --mode rpc` by default). Only I/O: the protocol is `musewire_core::acp::Bridge`, the loop
 //! `musewire_smol::acp::serve_acp_stdio`. On SIGTERM, SIGINT or SIGHUP every agent is stopped
@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use musewire_core::acp::BridgeConfig;
 use musewire_core::client::AgentKind;
 use musewire_smol::acp::Served;
+use musewire_smol::mcp_http::McpHttpOptions;
 
 use crate::agent_command::agent_command;
 
@@ -45,6 +46,15 @@ pub struct AcpArgs {
     /// list its tools (MCP-02): past it the server is stopped and the editor told.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     mcp_start_timeout: u64,
+    /// Reach the editor's `http` and `sse` MCP servers over plain `http://` on a host that
+    /// is not loopback too (MCP-17, MCP-18): their headers, a token say, then cross the
+    /// network unencrypted. Without it such a server is not reached and the editor told.
+    #[arg(long)]
+    allow_insecure_mcp_http: bool,
+    /// Trust only the PEM certificates in FILE as roots for the editor's `https` MCP servers
+    /// (a private CA), instead of the platform's (MCP-17, MCP-18).
+    #[arg(long, value_name = "FILE")]
+    mcp_tls_root: Option<PathBuf>,
     /// Do not load musewire's pi extension into a pi agent. pi has no host tools of its own;
     /// with the extension (written to `$XDG_STATE_HOME/musewire/pi/`, passed as `-e FILE`)
     /// the editor's MCP servers' tools reach it as they reach omp (HOST-10, MCP-03).
@@ -58,13 +68,33 @@ pub struct AcpArgs {
 
 /// Runs `musewire acp` until the editor closes stdin and every agent has exited.
 pub fn run(args: AcpArgs) -> ExitCode {
+    let mcp_http = match mcp_http_options(&args) {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("musewire acp: {}", crate::visible::visible(&e));
+            return ExitCode::FAILURE;
+        }
+    };
     match configure(args) {
-        Ok((config, agent)) => serve(config, agent),
+        Ok((config, agent)) => serve(config, mcp_http, agent),
         Err(e) => {
             eprintln!("musewire acp: {}", crate::visible::visible(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// How the editor's HTTP MCP servers are reached (MCP-17, MCP-18): `--allow-insecure-mcp-http`,
+/// `--mcp-tls-root FILE` (read now, so a bad file fails before the editor connects).
+fn mcp_http_options(args: &AcpArgs) -> Result<McpHttpOptions, String> {
+    let tls_roots = match &args.mcp_tls_root {
+        Some(file) => Some(musewire_smol::mcp_http::read_pem_roots(file)?),
+        None => None,
+    };
+    Ok(McpHttpOptions {
+        allow_insecure_http: args.allow_insecure_mcp_http,
+        tls_roots,
+    })
 }
 
 /// The agent each session runs.
@@ -151,9 +181,9 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
     Ok((config, Agent::Bundled(bundled)))
 }
 
-fn serve(config: BridgeConfig, agent: Agent) -> ExitCode {
+fn serve(config: BridgeConfig, mcp_http: McpHttpOptions, agent: Agent) -> ExitCode {
     // ACP-12: the editor's end or SIGTERM, SIGINT, SIGHUP stops every agent first.
-    let result = smol::block_on(musewire_smol::acp::serve_acp_stdio(config, move |_cwd| {
+    let served = musewire_smol::acp::serve_acp_stdio(config, mcp_http, move |_cwd| {
         let command = match &agent {
             Agent::Bundled(flags) => agent_command(&[]).map(|mut c| {
                 c.args(flags);
@@ -164,7 +194,8 @@ fn serve(config: BridgeConfig, agent: Agent) -> ExitCode {
         // Unreachable after the check above; an empty program fails to spawn and the
         // session reports the agent's exit.
         command.unwrap_or_else(|_| std::process::Command::new(""))
-    }));
+    });
+    let result = smol::block_on(served);
     match result {
         Ok(Served::EditorEnd) => ExitCode::SUCCESS,
         Ok(Served::Signal(signal)) => ExitCode::from(musewire_smol::agent_stdio::die_of(signal)),

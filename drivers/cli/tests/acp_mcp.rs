@@ -498,3 +498,46 @@ fn mcp_05_host_10_a_cancelled_turn_over_pi_cancels_the_server_call() {
     assert!(last.contains("Echo: after the cancel"), "{last}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// MCP-17, MCP-18: an `http` server on a host that is not loopback is not reached over plain
+/// http (its header would cross the network unencrypted) unless `--allow-insecure-mcp-http`:
+/// the editor is told why and how, the header's value nowhere, and the session works on.
+#[test]
+fn mcp_18_plain_http_to_a_host_not_loopback_is_refused_with_a_notice() {
+    let dir = scratch("acp-mcp-http-insecure");
+    let work = dir.join("work");
+    let mut bridge = Bridge::start(bundled(&dir, &[]));
+    let web = json!({"type": "http", "name": "web", "url": "http://192.0.2.1/mcp",
+        "headers": [{"name": "Authorization", "value": "Bearer mcp-18-kept"}]});
+    let session = bridge.session(&work, json!([web]));
+    let mut all = bridge.message_text();
+    while !all.contains("[MCP: MCP server \"web\"") {
+        let line = bridge
+            .lines
+            .recv_timeout(WAIT)
+            .expect("the refusal's notice");
+        bridge.seen.push(line);
+        all = bridge.message_text();
+    }
+    assert!(all.contains("--allow-insecure-mcp-http"), "{all}");
+    let text = bridge.prompt(3, &session, "hello");
+    assert!(text.contains("hello"), "{text}");
+    let seen = serde_json::to_string(&bridge.seen).unwrap();
+    assert!(!seen.contains("mcp-18-kept"), "{seen}");
+}
+
+/// `--mcp-tls-root FILE` is read before the editor is served: a file without a certificate
+/// fails `musewire acp` at once, naming the file.
+#[test]
+fn mcp_18_a_tls_root_file_without_a_certificate_fails_at_start() {
+    let dir = scratch("acp-mcp-tls-root");
+    let file = dir.join("roots.pem");
+    std::fs::write(&file, "not a certificate\n").unwrap();
+    let out = bundled(&dir, &["--mcp-tls-root", file.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .expect("musewire acp");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("roots.pem"), "{stderr}");
+}

@@ -15,6 +15,13 @@
 //! written ([`Input::EditorWritten`]). Each agent's stdin is written by its own task, which
 //! tells the bridge what it wrote ([`Input::AgentWritten`]): while one agent does not read,
 //! what waits for it is bounded by the editor's reads stopping ([`Bridge::reads_editor`]).
+//!
+//! The editor's HTTP MCP servers (MCP-18) are reached with an
+//! [`McpHttpTransport`] each, its exchanges tasks on the
+//! loop's executor whose events come back on the loop's bounded channel; a server the options
+//! refuse (plain `http` to a host that is not loopback, a bad header) has each of its requests
+//! answered as failed, which the bridge notes. When the bridge is finished the loop waits for
+//! the stopped servers' DELETEs, within [`DELETE_GRACE`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -42,6 +49,7 @@ use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::agent_pipes::{AgentPipes, PipeEvent};
 use crate::agent_stdio::TERMINATING_SIGNALS;
+use crate::mcp_http::{HttpEvent, McpHttpOptions, McpHttpTransport, DELETE_GRACE};
 
 /// The bytes one read of a pipe takes at most.
 pub(crate) const READ_CHUNK: usize = 64 * 1024;
@@ -67,6 +75,17 @@ enum Event {
     /// This many bytes were written to an agent's (or MCP server's) stdin, or dropped with a
     /// closed one (ACP-20).
     Written(ProcessKey, usize),
+    /// What came of an HTTP MCP server's exchange (MCP-18).
+    Http(McpServerKey, HttpEvent),
+}
+
+/// An HTTP MCP server, as the loop knows it (MCP-18).
+enum HttpServer {
+    /// Its exchanges.
+    Open(McpHttpTransport),
+    /// The options refuse it: each of its requests fails with this (it names no header
+    /// value, MCP-15).
+    Refused(String),
 }
 
 /// What the loop's wait ended with.
@@ -195,7 +214,11 @@ pub enum Served {
 /// Serves ACP on this process's stdin and stdout, with [`TERMINATING_SIGNALS`] caught from
 /// now on: the editor's end or a signal stops every agent (ACP-12) and ends the loop once
 /// they have exited.
-pub async fn serve_acp_stdio<F>(config: BridgeConfig, agent: F) -> io::Result<Served>
+pub async fn serve_acp_stdio<F>(
+    config: BridgeConfig,
+    mcp_http: McpHttpOptions,
+    agent: F,
+) -> io::Result<Served>
 where
     F: Fn(&Path) -> std::process::Command,
 {
@@ -217,7 +240,7 @@ where
         .run(serve(
             &tasks,
             Orphans::adopt(),
-            config,
+            (config, mcp_http),
             // ACP-20: what is in flight to and from the editor is bounded here too.
             crate::editor_stdio::editor_in(),
             crate::editor_stdio::editor_out(),
@@ -274,7 +297,7 @@ where
         .run(serve(
             &tasks,
             Orphans::left_alone(),
-            config,
+            (config, McpHttpOptions::default()),
             editor_in,
             editor_out,
             agent,
@@ -284,7 +307,7 @@ where
 }
 
 /// The loop of [`serve_acp_until`], sweeping `orphans` (ACP-22) when the bridge owns the
-/// process.
+/// process, reaching the HTTP MCP servers as `mcp_http` allows (MCP-18).
 ///
 /// The loop and the tasks it starts (the editor's reader, each agent's and MCP server's
 /// transport) run on `tasks`, an executor of the loop's own that its caller runs it on
@@ -295,7 +318,7 @@ where
 async fn serve<R, W, F, S>(
     tasks: &smol::Executor<'static>,
     orphans: Orphans,
-    config: BridgeConfig,
+    (config, mcp_http): (BridgeConfig, McpHttpOptions),
     mut editor_in: R,
     mut editor_out: W,
     agent: F,
@@ -345,6 +368,9 @@ where
     let mut agents: BTreeMap<AgentKey, Agent> = BTreeMap::new();
     // MCP-01: the sessions' MCP servers, by server key, piped as the agents are.
     let mut servers: BTreeMap<McpServerKey, Agent> = BTreeMap::new();
+    // MCP-18: the sessions' HTTP MCP servers, and the DELETEs of those stopped.
+    let mut http: BTreeMap<McpServerKey, HttpServer> = BTreeMap::new();
+    let mut stopping: Vec<smol::Task<()>> = Vec::new();
     // A failed write to the editor: it has gone, which ends the bridge as its input's end
     // does (ACP-12: the agents are stopped first); the error is returned at the end.
     let mut editor_failed: Option<io::Error> = None;
@@ -438,6 +464,44 @@ where
                     if let Some(server) = servers.remove(&server) {
                         kill(&server);
                     }
+                    // MCP-18: its DELETE finishes on its own; no more of its events are read.
+                    if let Some(HttpServer::Open(transport)) = http.remove(&server) {
+                        stopping.retain(|task| !task.is_finished());
+                        stopping.push(tasks.spawn(transport.finish()));
+                    }
+                }
+                // MCP-17, MCP-18: the options say whether the URL may be used.
+                Action::McpHttpOpen { server, launch } => {
+                    let opened = McpHttpTransport::new(&launch.url, launch.headers, &mcp_http);
+                    let entry = match opened {
+                        Ok(transport) => HttpServer::Open(transport),
+                        Err(error) => HttpServer::Refused(error.to_string()),
+                    };
+                    http.insert(server, entry);
+                }
+                Action::McpHttpSend { server, request } => match http.get_mut(&server) {
+                    Some(HttpServer::Open(transport)) => {
+                        let wrap = move |event| Event::Http(server, event);
+                        transport.send(tasks, request, events.clone(), wrap)
+                    }
+                    Some(HttpServer::Refused(error)) => {
+                        let failed = HttpEvent::Failed {
+                            exchange: request.exchange,
+                            error: error.clone(),
+                        };
+                        let events = events.clone();
+                        tasks
+                            .spawn(async move {
+                                let _ = events.send(Event::Http(server, failed)).await;
+                            })
+                            .detach();
+                    }
+                    None => {}
+                },
+                Action::McpHttpAbort { server, exchange } => {
+                    if let Some(HttpServer::Open(transport)) = http.get_mut(&server) {
+                        transport.abort(exchange);
+                    }
                 }
             }
         }
@@ -453,6 +517,17 @@ where
         }
         if bridge.is_finished() {
             sweep(&orphans, &agents, &servers);
+            // MCP-18: the stopped servers' DELETEs, within their grace (their events are
+            // not read now: the queue holds what they send until the loop's end).
+            let deletes = async {
+                for task in stopping.drain(..) {
+                    task.await;
+                }
+            };
+            future::or(deletes, async {
+                smol::Timer::after(DELETE_GRACE).await;
+            })
+            .await;
             // The bridge's last lines (a prompt failed as its agent stopped) go out, unless
             // the editor does not read them within the grace.
             if editor_failed.is_none() {
@@ -515,6 +590,16 @@ where
         };
         use ProcessKey::{Agent as A, McpServer as M};
         match event {
+            // MCP-18: an exchange of a server not stopped yet.
+            Event::Http(s, event) => {
+                let Some(server) = http.get_mut(&s) else {
+                    continue;
+                };
+                if let HttpServer::Open(transport) = server {
+                    transport.finished(&event);
+                }
+                bridge.handle(now, Input::Mcp(s, McpRead::Http(event.as_input())))
+            }
             // An MCP server's stderr is its own log: not read.
             Event::Stderr(M(_), _) => {}
             Event::Stdout(M(s), bytes) => {

@@ -233,6 +233,22 @@ pub fn check_url(url: &Url, options: &McpHttpOptions) -> Result<(), McpHttpError
     }
 }
 
+/// The certificates of a PEM file (`-----BEGIN CERTIFICATE-----` blocks), as roots for
+/// [`McpHttpOptions::tls_roots`] (`musewire acp --mcp-tls-root FILE`); an error names the
+/// file and why, and a file without a certificate is one.
+pub fn read_pem_roots(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    use rustls_pki_types::pem::PemObject;
+    let why = |e: rustls_pki_types::pem::Error| format!("{}: {e}", path.display());
+    let roots = CertificateDer::pem_file_iter(path)
+        .map_err(why)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(why)?;
+    if roots.is_empty() {
+        return Err(format!("{}: no PEM certificate in it", path.display()));
+    }
+    Ok(roots)
+}
+
 /// The TLS client configuration: ring, the platform's roots or the given ones.
 pub fn tls_config(options: &McpHttpOptions) -> Result<ClientConfig, McpHttpError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -354,6 +370,17 @@ impl McpHttpTransport {
     pub fn stop(self) {
         for (_, task) in self.exchanges {
             task.detach();
+        }
+    }
+
+    /// [`McpHttpTransport::stop`], for a caller that waits for the exchanges left (the
+    /// session's DELETE, within [`DELETE_GRACE`]) before it ends: done once they are.
+    pub fn finish(self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let tasks: Vec<smol::Task<()>> = self.exchanges.into_values().collect();
+        async move {
+            for task in tasks {
+                task.await;
+            }
         }
     }
 }

@@ -515,3 +515,26 @@ fn mcp_17_plain_http_only_on_loopback() {
     let text = bad.unwrap_err().to_string();
     assert!(!text.contains("s3cret"), "{text}");
 }
+
+/// MCP-17, MCP-18: `read_pem_roots` (`musewire acp --mcp-tls-root FILE`) reads a CA's PEM
+/// into the roots a TLS session with it then verifies against; a file without a certificate,
+/// or none at all, is an error naming the file.
+#[test]
+fn mcp_18_pem_roots_are_read_for_a_private_ca() {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-18-pem-roots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ca.pem");
+    std::fs::write(&file, format!("# a comment line\n{}", ca.pem())).unwrap();
+    let roots = musewire_smol::mcp_http::read_pem_roots(&file).unwrap();
+    assert_eq!(roots, vec![ca.der().clone()]);
+
+    std::fs::write(&file, "no certificate here\n").unwrap();
+    let error = musewire_smol::mcp_http::read_pem_roots(&file).unwrap_err();
+    assert!(error.contains("ca.pem"), "{error}");
+    let error = musewire_smol::mcp_http::read_pem_roots(&dir.join("missing.pem")).unwrap_err();
+    assert!(error.contains("missing.pem"), "{error}");
+}
