@@ -299,8 +299,11 @@ impl Side {
                     lines(bytes, "mcp");
                 }
                 Action::McpSpawn { .. } | Action::McpStop { .. } => {}
-                // ACP-26: the fuzzed editor lists no sessions (no session folder).
-                Action::ReadSessionFolder { .. } => {}
+                // ACP-26, ACP-31, ACP-32: the folder's reads, forks and deletes are not
+                // answered by the fuzzer (no op hands back their inputs yet).
+                Action::ReadSessionFolder { .. }
+                | Action::ForkSessionFile { .. }
+                | Action::DeleteSessionFile { .. } => {}
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
                     let key = *session;
