@@ -110,7 +110,14 @@ pub(super) struct SessionFiles {
     after_exit: BTreeMap<AgentKey, Vec<FileTicket>>,
     /// Sessions opening as forks: answered with a `ForkSessionResponse`.
     forks: BTreeSet<AgentKey>,
+    /// The ids deleted, newest last, at most [`MAX_DELETED_REMEMBERED`]: a load, resume or
+    /// fork of one is `session not found` (an agent switched to a missing file may make it
+    /// anew), until a new session takes the id again.
+    deleted: VecDeque<Arc<str>>,
 }
+
+/// How many deleted session ids the bridge remembers (ACP-32).
+pub const MAX_DELETED_REMEMBERED: usize = 1024;
 
 impl SessionFiles {
     fn ticket(&mut self) -> FileTicket {
@@ -120,6 +127,24 @@ impl SessionFiles {
 
     fn full(&self) -> bool {
         self.waiting.len() >= MAX_WAITING_FILE_REQUESTS
+    }
+
+    /// Whether `id` was deleted (ACP-32).
+    pub(super) fn is_deleted(&self, id: &str) -> bool {
+        self.deleted.iter().any(|d| &**d == id)
+    }
+
+    /// A session opened under `id`: it is no longer a deleted one.
+    pub(super) fn opened(&mut self, id: &str) {
+        self.deleted.retain(|d| &**d != id);
+    }
+
+    fn deleted(&mut self, id: Arc<str>) {
+        self.opened(&id);
+        if self.deleted.len() >= MAX_DELETED_REMEMBERED {
+            self.deleted.pop_front();
+        }
+        self.deleted.push_back(id);
     }
 
     /// Whether the session `key` opens as a fork, forgotten once asked.
@@ -267,7 +292,8 @@ impl Bridge {
                     self.files.forks.insert(key);
                 }
             }
-            (FileRequest::Delete { editor, .. }, Ok(SessionFileDone::Deleted)) => {
+            (FileRequest::Delete { editor, session_id }, Ok(SessionFileDone::Deleted)) => {
+                self.files.deleted(session_id.0);
                 self.editor(rpc::result_line(&editor, &DeleteSessionResponse::new()));
             }
             (

@@ -118,7 +118,7 @@ pub use flow::{
 };
 pub use fork::{
     FileTicket, ForkNaming, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
-    MAX_WAITING_FILE_REQUESTS,
+    MAX_DELETED_REMEMBERED, MAX_WAITING_FILE_REQUESTS,
 };
 pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};

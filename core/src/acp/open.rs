@@ -53,6 +53,7 @@ impl Bridge {
         }
         // ACP-31: a fork opens as a resume does, and is answered with its own id.
         let forked = self.files.take_fork(key);
+        self.files.opened(&acp_id.0);
         let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };

@@ -204,6 +204,20 @@ fn acp_32_delete_removes_a_stored_session_file() {
     );
     h.drain();
     assert_eq!(h.answer(2).unwrap()["result"], json!({}));
+    // Gone: a load, resume or fork of it is not found, nothing started.
+    for (id, method) in [
+        (3, "session/load"),
+        (4, "session/resume"),
+        (5, "session/fork"),
+    ] {
+        h.request(
+            id,
+            method,
+            json!({"sessionId": "s-1", "cwd": "/work", "mcpServers": []}),
+        );
+        assert_eq!(h.answer(id).unwrap()["error"]["code"], -32002, "{method}");
+    }
+    assert!(h.spawned.is_empty() && h.forks.is_empty());
 }
 
 #[test]
