@@ -1628,6 +1628,44 @@ fn acp_31_32_fork_carries_the_history_and_delete_removes_it_bundled_agent() {
     let _ = std::fs::remove_dir_all(&sessions);
 }
 
+/// ACP-31, ACP-32 over omp 18.2.3 (`musewire acp --session-dir DIR -- omp --mode rpc`), the
+/// scenario as over the bundled agent; and what the model server was sent: the fork's turn
+/// carries the original's first prompt, the original's next turn does not carry the fork's.
+#[test]
+fn acp_31_32_fork_carries_the_history_and_delete_removes_it_over_omp_rpc() {
+    let Some(omp) = Live::omp("acp-omp-fork") else {
+        return;
+    };
+    let sessions = omp.dir.join("sessions");
+    let out = Sdk::over("fork", &omp)
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .env("ACP_PROMPT_A", "[[text alpha]]")
+        .env("ACP_PROMPT_B", "[[text beta]]")
+        .env("ACP_PROMPT_C", "[[text gamma]]")
+        .run()
+        .expect("the SDK is there");
+    check_fork_and_delete(&out, &sessions);
+    let sent: Vec<String> = omp
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    let beta = sent
+        .iter()
+        .find(|r| r.contains("[[text beta]]"))
+        .expect("the fork's turn reached the model");
+    assert!(beta.contains("[[text alpha]]"), "{beta}");
+    let gamma = sent
+        .iter()
+        .find(|r| r.contains("[[text gamma]]"))
+        .expect("the original's turn reached the model");
+    assert!(
+        gamma.contains("[[text alpha]]") && !gamma.contains("[[text beta]]"),
+        "{gamma}"
+    );
+}
+
 /// ACP-25, ACP-26 over omp 18.2.3 (`musewire acp --session-dir DIR -- omp --mode rpc`): its
 /// session files in our folder are listed, each titled by the session's name where omp set
 /// one, else by its first prompt; the session opened and never prompted is not listed; the
