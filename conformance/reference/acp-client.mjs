@@ -181,7 +181,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -327,6 +327,32 @@ async function extraScenario(ctx) {
       sessionId: session.sessionId, prompt: [{ type: "text", text: process.env.ACP_COMMAND }] });
     out.stopReason = answer.stopReason;
     out.answeredMs = Date.now() - commandStarted;
+    return;
+  }
+  if (scenario === "fork") {
+    // ACP-31, ACP-32: A in the original, a fork, B in the fork, C in the original; each
+    // loaded back (its replay is its history); the fork deleted, then listed and loaded.
+    const said = list => list.filter(u => u.sessionUpdate === "user_message_chunk").map(u => u.content?.text ?? "");
+    const original = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    out.original = original.sessionId;
+    out.promptA = await prompt(ctx, original.sessionId, process.env.ACP_PROMPT_A ?? "alpha in the original");
+    out.fork = await errorOf(ctx.request("session/fork", { sessionId: original.sessionId, cwd, mcpServers: [] }));
+    const fork = out.fork.result?.sessionId;
+    if (!fork) return;
+    out.promptB = await prompt(ctx, fork, process.env.ACP_PROMPT_B ?? "beta in the fork");
+    out.promptC = await prompt(ctx, original.sessionId, process.env.ACP_PROMPT_C ?? "gamma in the original");
+    updates = [];
+    out.loadFork = await errorOf(ctx.request("session/load", { sessionId: fork, cwd, mcpServers: [] }));
+    out.forkSaid = said(updates);
+    updates = [];
+    out.loadOriginal = await errorOf(ctx.request("session/load", { sessionId: original.sessionId, cwd, mcpServers: [] }));
+    out.originalSaid = said(updates);
+    out.listBefore = await errorOf(ctx.request("session/list", { cwd }));
+    out.delete = await errorOf(ctx.request("session/delete", { sessionId: fork }));
+    out.listAfter = await errorOf(ctx.request("session/list", { cwd }));
+    out.loadDeleted = await errorOf(ctx.request("session/load", { sessionId: fork, cwd, mcpServers: [] }));
+    out.deleteAgain = await errorOf(ctx.request("session/delete", { sessionId: fork }));
+    out.afterDelete = await prompt(ctx, original.sessionId, "still here");
     return;
   }
   if (scenario === "queue") {

@@ -354,8 +354,11 @@ impl Side {
                     *last = Some(request.exchange);
                     out += request.body.as_ref().map_or(0, Vec::len);
                 }
-                // ACP-26: the fuzzed editor lists no sessions (no session folder).
-                Action::ReadSessionFolder { .. } => {}
+                // ACP-26, ACP-31, ACP-32: the folder's reads, forks and deletes are not
+                // answered by the fuzzer (no op hands back their inputs yet).
+                Action::ReadSessionFolder { .. }
+                | Action::ForkSessionFile { .. }
+                | Action::DeleteSessionFile { .. } => {}
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
                     let key = *session;

@@ -98,7 +98,8 @@ impl Bridge {
 
     /// A stored session opened in a new agent in `cwd` (ACP-06, ACP-25): the agent is
     /// switched to the session's file in our folder, then the session is replayed (a load)
-    /// or not (a resume). The id is checked by the caller.
+    /// or not (a resume). The id is checked by the caller. The new session's key, unless
+    /// there is no session folder.
     pub(super) fn switch_to(
         &mut self,
         now: Instant,
@@ -107,10 +108,8 @@ impl Bridge {
         cwd: PathBuf,
         mcp_servers: Vec<agent_client_protocol_schema::v1::McpServer>,
         replay: bool,
-    ) {
-        let Some(dir) = self.config.session_dir.clone() else {
-            return;
-        };
+    ) -> Option<AgentKey> {
+        let dir = self.config.session_dir.clone()?;
         let name = &*session_id.0;
         let key = self.open_session(now, cwd.clone());
         if let Some(session) = self.sessions.get_mut(&key) {
@@ -136,6 +135,7 @@ impl Bridge {
             },
             id,
         );
+        Some(key)
     }
 
     /// A load's history walk is over: `get_session_stats` for the cumulative usage (ACP-02).

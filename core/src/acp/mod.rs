@@ -58,6 +58,7 @@ pub use list::{
 };
 mod dialogs;
 mod flow;
+mod fork;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod history;
@@ -90,13 +91,15 @@ use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
-    ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk, Error,
-    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk,
+    DeleteSessionRequest, Error, ForkSessionRequest, ForkSessionResponse, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
     LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptCapabilities,
     PromptRequest, PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionInfoUpdate, SessionListCapabilities,
-    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    StopReason, TextContent,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionForkCapabilities, SessionInfoUpdate, SessionListCapabilities, SessionNotification,
+    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest, StopReason,
+    TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -116,6 +119,10 @@ pub use dialogs::{
 };
 pub use flow::{
     AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS,
+};
+pub use fork::{
+    FileTicket, ForkNaming, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
+    MAX_DELETED_REMEMBERED, MAX_WAITING_FILE_REQUESTS,
 };
 pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
@@ -214,6 +221,9 @@ pub enum Input<'a> {
     /// The session folder as [`Action::ReadSessionFolder`] asked: its `*.jsonl` regular
     /// files (symlinks not followed), or why it could not be read (ACP-26).
     SessionFolder(Result<Vec<SessionFile>, String>),
+    /// What the driver did with the session file of an [`Action::ForkSessionFile`] or
+    /// [`Action::DeleteSessionFile`] (ACP-31, ACP-32), under its ticket.
+    SessionFile(FileTicket, Result<SessionFileDone, SessionFileFailure>),
     /// The driver wrote this many bytes of the [`Action::Editor`] lines to the editor
     /// (ACP-20: what waits decides whether the agents are read, [`Bridge::reads_agent`]).
     EditorWritten(usize),
@@ -231,7 +241,10 @@ pub enum Input<'a> {
 /// `{"action":"mcp_write","server","bytes"}`, `{"action":"mcp_stop","server"}`,
 /// `{"action":"mcp_http_open","server","launch":{"url","headers":[NAME…]}}`,
 /// `{"action":"mcp_http_send","server","request":{"exchange","method","url","body"}}`,
-/// `{"action":"mcp_http_abort","server","exchange"}`, bytes as text.
+/// `{"action":"mcp_http_abort","server","exchange"}`,
+/// `{"action":"read_session_folder","dir"}`,
+/// `{"action":"fork_session_file","ticket","dir","source","naming"}`,
+/// `{"action":"delete_session_file","ticket","dir","name"}`, bytes as text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
@@ -271,6 +284,30 @@ pub enum Action {
     ReadSessionFolder {
         /// The folder ([`BridgeConfig::session_dir`]).
         dir: PathBuf,
+    },
+    /// Copy the session file `source` of the folder `dir` to a new file named as `naming`
+    /// says, under a fresh session id (ACP-31; the store's STORE-02: no symlink followed,
+    /// the copy created exclusively, 0600), and hand back its name as [`Input::SessionFile`].
+    ForkSessionFile {
+        /// Which request this is, handed back with the outcome.
+        ticket: FileTicket,
+        /// The session folder ([`BridgeConfig::session_dir`]).
+        dir: PathBuf,
+        /// The file to copy: one name of the folder (`<id>.jsonl`), not a path.
+        source: String,
+        /// How the copy is named.
+        naming: ForkNaming,
+    },
+    /// Remove the session file `name` of the folder `dir` (ACP-32; the store's STORE-03:
+    /// only a regular file, a symlink refused), and hand back the outcome as
+    /// [`Input::SessionFile`].
+    DeleteSessionFile {
+        /// Which request this is, handed back with the outcome.
+        ticket: FileTicket,
+        /// The session folder ([`BridgeConfig::session_dir`]).
+        dir: PathBuf,
+        /// The file to remove: one name of the folder (`<id>.jsonl`), not a path.
+        name: String,
     },
     /// Kill the session's agent and every process left in its process group (ACP-12: the
     /// driver starts each agent as the leader of a process group of its own). Comes once
@@ -375,6 +412,8 @@ pub struct Bridge {
     shutdown: stop::Shutdown,
     /// ACP-26: the `session/list` requests waiting for the folder's read.
     listing: Vec<(RequestId, ListSessionsRequest)>,
+    /// ACP-31, ACP-32: the forks and deletes waiting on the driver.
+    files: fork::SessionFiles,
     /// ACP-20: the editor bytes given to the driver and not yet written.
     editor_queue: flow::EditorQueue,
     actions: VecDeque<Action>,
@@ -397,6 +436,7 @@ impl Bridge {
             dialogs: dialogs::Dialogs::default(),
             shutdown: stop::Shutdown::default(),
             listing: Vec::new(),
+            files: fork::SessionFiles::default(),
             editor_queue: flow::EditorQueue::default(),
             actions: VecDeque::new(),
         }
@@ -482,8 +522,11 @@ impl Bridge {
                 }
                 self.session_input(now, key, client::Input::exit(status));
                 self.mcp_stop(now, key);
+                // ACP-32: a deleted session's file goes once its agent is gone.
+                self.deletes_after_exit(key);
             }
             Input::SessionFolder(files) => self.listed(files),
+            Input::SessionFile(ticket, outcome) => self.session_file(now, ticket, outcome),
             Input::EditorWritten(bytes) => self.editor_written(now, bytes),
             Input::AgentWritten(key, bytes) => self.agent_written(key, bytes),
             Input::Mcp(server, read) => self.mcp_read(now, server, read),
@@ -639,12 +682,15 @@ impl Bridge {
                 self.client_capabilities = Some(request.client_capabilities);
                 self.client_meta = request.meta;
                 // ACP-06: loading works where the agent keeps its sessions in our folder.
-                // ACP-25: close always; resume and list where loading works.
+                // ACP-25: close always; resume and list where loading works; ACP-31,
+                // ACP-32: fork and delete too.
                 let stored = self.config.session_dir.is_some();
                 let sessions = SessionCapabilities::new()
                     .close(SessionCloseCapabilities::new())
                     .list(stored.then(SessionListCapabilities::new))
-                    .resume(stored.then(SessionResumeCapabilities::new));
+                    .resume(stored.then(SessionResumeCapabilities::new))
+                    .fork(stored.then(SessionForkCapabilities::new))
+                    .delete(stored.then(SessionDeleteCapabilities::new));
                 let capabilities = AgentCapabilities::new()
                     .load_session(stored)
                     // MCP-18: the editor's http and sse MCP servers are started too.
@@ -712,6 +758,14 @@ impl Bridge {
             "session/resume" => {
                 let request: ResumeSessionRequest = params_of(params)?;
                 self.resume(now, id, request).map(|()| None)
+            }
+            "session/fork" => {
+                let request: ForkSessionRequest = params_of(params)?;
+                self.fork(id, request).map(|()| None)
+            }
+            "session/delete" => {
+                let request: DeleteSessionRequest = params_of(params)?;
+                self.delete(now, id, request).map(|()| None)
             }
             "session/set_config_option" => {
                 let request: SetSessionConfigOptionRequest = params_of(params)?;

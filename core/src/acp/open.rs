@@ -59,6 +59,9 @@ impl Bridge {
         if self.mcp_hold_open(key, &acp_id, editor, resumed) {
             return;
         }
+        // ACP-31: a fork opens as a resume does, and is answered with its own id.
+        let forked = self.files.take_fork(key);
+        self.files.opened(&acp_id.0);
         let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
@@ -74,7 +77,12 @@ impl Bridge {
             self.restarted(now, key);
             return;
         }
-        let answer = if resumed {
+        let answer = if forked {
+            rpc::result_line(
+                editor,
+                &ForkSessionResponse::new(acp_id.clone()).config_options(options),
+            )
+        } else if resumed {
             // ACP-25: a resumed session's answer has no id of its own.
             rpc::result_line(
                 editor,

@@ -63,7 +63,8 @@ impl Bridge {
 
     /// What `session/load` and `session/resume` check before anything starts (ACP-06,
     /// ACP-25): a session folder (else method not found, naming `what` the bridge cannot
-    /// do), an absolute cwd, and an id that names a file of the folder.
+    /// do), an absolute cwd, and an id that names a file of the folder and was not deleted
+    /// (ACP-32).
     pub(super) fn check_stored(
         &self,
         session_id: &SessionId,
@@ -78,7 +79,8 @@ impl Bridge {
         if !cwd.is_absolute() {
             return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
         }
-        if !is_session_file_name(&session_id.0) {
+        // ACP-32: a deleted session is gone, whatever an agent would make of its name.
+        if !is_session_file_name(&session_id.0) || self.files.is_deleted(&session_id.0) {
             return Err(Error::session_not_found(session_id.clone()));
         }
         Ok(())

@@ -5,6 +5,7 @@ mod bad_input;
 mod bridge;
 mod config;
 mod dialogs;
+mod fork_delete;
 mod load_without_pages;
 mod mcp;
 mod pi_versions;

@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use musewire_core::acp::{
-    Action, AgentKey, Bridge, Input, McpHttpLaunch, McpLaunch, McpRead, McpServerKey, ProcessKey,
+    Action, AgentKey, Bridge, FileTicket, ForkNaming, Input, McpHttpLaunch, McpLaunch, McpRead,
+    McpServerKey, ProcessKey,
 };
 use musewire_core::client::ExitStatus;
 use musewire_core::mcp::http::{ExchangeId, HttpInput, HttpRequest, ResponseHead};
@@ -41,6 +42,10 @@ pub struct Harness {
     pub stopped: Vec<String>,
     /// Session folders the bridge asked to read (ACP-26), in order.
     pub folder_reads: Vec<std::path::PathBuf>,
+    /// Session files the bridge asked to fork (ACP-31): ticket, folder, source, naming.
+    pub forks: Vec<(FileTicket, std::path::PathBuf, String, ForkNaming)>,
+    /// Session files the bridge asked to delete (ACP-32): ticket, folder, name.
+    pub deletes: Vec<(FileTicket, std::path::PathBuf, String)>,
     /// MCP servers started (MCP-01): server key and launch.
     pub mcp_spawned: Vec<(String, McpLaunch)>,
     /// What went to MCP servers: server key and message.
@@ -67,6 +72,8 @@ impl Harness {
             closed: Vec::new(),
             stopped: Vec::new(),
             folder_reads: Vec::new(),
+            forks: Vec::new(),
+            deletes: Vec::new(),
             mcp_spawned: Vec::new(),
             mcp: Vec::new(),
             mcp_stopped: Vec::new(),
@@ -95,6 +102,15 @@ impl Harness {
                 Action::CloseAgentStdin { session } => self.closed.push(session.to_string()),
                 Action::StopAgent { session } => self.stopped.push(session.to_string()),
                 Action::ReadSessionFolder { dir } => self.folder_reads.push(dir),
+                Action::ForkSessionFile {
+                    ticket,
+                    dir,
+                    source,
+                    naming,
+                } => self.forks.push((ticket, dir, source, naming)),
+                Action::DeleteSessionFile { ticket, dir, name } => {
+                    self.deletes.push((ticket, dir, name))
+                }
                 Action::McpSpawn { server, launch } => {
                     self.mcp_spawned.push((server.to_string(), launch))
                 }

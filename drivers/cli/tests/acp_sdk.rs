@@ -1530,6 +1530,142 @@ fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
     let _ = std::fs::remove_dir_all(&sessions);
 }
 
+/// The session ids a `session/list` answer holds.
+fn listed_ids(list: &Value) -> Vec<String> {
+    list["result"]["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {list}"))
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// What the `fork` scenario shows of ACP-31 and ACP-32 over any agent: each step answered,
+/// the fork's history the original's and its own, the original's without the fork's, the
+/// deleted fork neither listed nor loadable, the original still there.
+fn check_fork_and_delete(out: &Value, sessions: &Path) {
+    let caps = &out["initialize"]["agentCapabilities"]["sessionCapabilities"];
+    assert!(
+        caps["fork"].is_object() && caps["delete"].is_object(),
+        "{caps}"
+    );
+    let original = out["original"].as_str().unwrap();
+    let fork = out["fork"]["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("forked: {out:#}"));
+    assert_ne!(fork, original);
+    assert!(out["fork"]["result"]["configOptions"].is_array(), "{out:#}");
+    for turn in ["promptA", "promptB", "promptC", "afterDelete"] {
+        assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
+    }
+    assert!(out["loadFork"]["result"].is_object(), "{out:#}");
+    assert!(out["loadOriginal"]["result"].is_object(), "{out:#}");
+    let said = |key: &str| -> String {
+        out[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    let (fork_said, original_said) = (said("forkSaid"), said("originalSaid"));
+    assert!(
+        fork_said.contains("alpha") && fork_said.contains("beta") && !fork_said.contains("gamma"),
+        "the fork's history: {fork_said:?}"
+    );
+    assert!(
+        original_said.contains("alpha")
+            && original_said.contains("gamma")
+            && !original_said.contains("beta"),
+        "the original's history: {original_said:?}"
+    );
+    // The copy is the store's: private, beside the original.
+    let copy = std::fs::read_dir(sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().into_string().unwrap())
+        .collect::<Vec<_>>();
+    assert!(
+        !copy.contains(&format!("{fork}.jsonl")),
+        "the deleted fork's file is gone: {copy:?}"
+    );
+    let before = listed_ids(&out["listBefore"]);
+    assert!(
+        before.iter().any(|s| s == fork) && before.iter().any(|s| s == original),
+        "{before:?}"
+    );
+    assert_eq!(out["delete"]["result"], json!({}), "{out:#}");
+    let after = listed_ids(&out["listAfter"]);
+    assert!(
+        !after.iter().any(|s| s == fork) && after.iter().any(|s| s == original),
+        "{after:?}"
+    );
+    assert_eq!(out["loadDeleted"]["code"], -32002, "{out:#}");
+    // The bridge answers a second delete -32002 (the core tests see it); the SDK takes it
+    // as success, as it does a close's (the same end state).
+    assert!(
+        out["deleteAgain"]["result"].is_object() || out["deleteAgain"]["code"] == -32002,
+        "{out:#}"
+    );
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// ACP-31, ACP-32 through the official SDK client, bundled agent: A in the original, a
+/// fork, B in the fork, C in the original; each loaded back shows its own history (the
+/// fork's A and B, the original's A and C); the fork deleted is no longer listed nor
+/// loadable, its file gone.
+#[test]
+fn acp_31_32_fork_carries_the_history_and_delete_removes_it_bundled_agent() {
+    let sessions = scratch("acp-sdk-fork");
+    let Some(out) = Sdk::new("fork")
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .run()
+    else {
+        return;
+    };
+    check_fork_and_delete(&out, &sessions);
+    let _ = std::fs::remove_dir_all(&sessions);
+}
+
+/// ACP-31, ACP-32 over omp 18.2.3 (`musewire acp --session-dir DIR -- omp --mode rpc`), the
+/// scenario as over the bundled agent; and what the model server was sent: the fork's turn
+/// carries the original's first prompt, the original's next turn does not carry the fork's.
+#[test]
+fn acp_31_32_fork_carries_the_history_and_delete_removes_it_over_omp_rpc() {
+    let Some(omp) = Live::omp("acp-omp-fork") else {
+        return;
+    };
+    let sessions = omp.dir.join("sessions");
+    let out = Sdk::over("fork", &omp)
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .env("ACP_PROMPT_A", "[[text alpha]]")
+        .env("ACP_PROMPT_B", "[[text beta]]")
+        .env("ACP_PROMPT_C", "[[text gamma]]")
+        .run()
+        .expect("the SDK is there");
+    check_fork_and_delete(&out, &sessions);
+    let sent: Vec<String> = omp
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    let beta = sent
+        .iter()
+        .find(|r| r.contains("[[text beta]]"))
+        .expect("the fork's turn reached the model");
+    assert!(beta.contains("[[text alpha]]"), "{beta}");
+    let gamma = sent
+        .iter()
+        .find(|r| r.contains("[[text gamma]]"))
+        .expect("the original's turn reached the model");
+    assert!(
+        gamma.contains("[[text alpha]]") && !gamma.contains("[[text beta]]"),
+        "{gamma}"
+    );
+}
+
 /// ACP-25, ACP-26 over omp 18.2.3 (`musewire acp --session-dir DIR -- omp --mode rpc`): its
 /// session files in our folder are listed, each titled by the session's name where omp set
 /// one, else by its first prompt; the session opened and never prompted is not listed; the

@@ -34,7 +34,8 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use musewire_core::acp::{
-    Action, AgentKey, Bridge, BridgeConfig, Input, McpRead, McpServerKey, ProcessKey, SessionFile,
+    Action, AgentKey, Bridge, BridgeConfig, FileTicket, Input, McpRead, McpServerKey, ProcessKey,
+    SessionFile, SessionFileDone, SessionFileFailure,
 };
 use musewire_core::client::ExitStatus;
 use musewire_host::process_group::kill_group;
@@ -72,6 +73,8 @@ enum Event {
     Shutdown,
     /// The session folder was read (ACP-26).
     SessionFolder(Result<Vec<SessionFile>, String>),
+    /// A session file was forked or deleted (ACP-31, ACP-32).
+    SessionFile(FileTicket, Result<SessionFileDone, SessionFileFailure>),
     /// This many bytes were written to an agent's (or MCP server's) stdin, or dropped with a
     /// closed one (ACP-20).
     Written(ProcessKey, usize),
@@ -396,6 +399,36 @@ where
                         })
                         .detach();
                 }
+                // ACP-31, ACP-32: the store's work, off the loop, handed back as an event.
+                Action::ForkSessionFile {
+                    ticket,
+                    dir,
+                    source,
+                    naming,
+                } => {
+                    let events = events.clone();
+                    tasks
+                        .spawn(async move {
+                            let done = smol::unblock(move || {
+                                crate::session_folder::fork_session_file(&dir, &source, naming)
+                            })
+                            .await;
+                            let _ = events.send(Event::SessionFile(ticket, done)).await;
+                        })
+                        .detach();
+                }
+                Action::DeleteSessionFile { ticket, dir, name } => {
+                    let events = events.clone();
+                    tasks
+                        .spawn(async move {
+                            let done = smol::unblock(move || {
+                                crate::session_folder::delete_session_file(&dir, &name)
+                            })
+                            .await;
+                            let _ = events.send(Event::SessionFile(ticket, done)).await;
+                        })
+                        .detach();
+                }
                 Action::Spawn { session, cwd } => {
                     let mut command = agent(&cwd);
                     // ACP-12: a group of its own (a std Command's, CALL-11), killed whole
@@ -623,6 +656,9 @@ where
             Event::EditorEnd => bridge.handle(now, Input::EditorEnd),
             Event::Shutdown => bridge.handle(now, Input::Shutdown),
             Event::SessionFolder(files) => bridge.handle(now, Input::SessionFolder(files)),
+            Event::SessionFile(ticket, done) => {
+                bridge.handle(now, Input::SessionFile(ticket, done))
+            }
             Event::Stdout(A(s), bytes) => {
                 if let Some(agent) = agents.get_mut(&s) {
                     agent.stdout.handed_in();

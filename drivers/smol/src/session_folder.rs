@@ -1,5 +1,6 @@
-//! The read `session/list` asks of the driver (ACP-26): the session folder's `*.jsonl`
-//! regular files, symlinks not followed, each file's head and tail only.
+//! What the bridge asks of the session folder (ACP-26, ACP-31, ACP-32): the read
+//! `session/list` asks (its `*.jsonl` regular files, symlinks not followed, each file's head
+//! and tail only), and a fork's copy and a delete, done by the store (STORE-01..03).
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -8,8 +9,61 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use musewire_core::acp::{
-    SessionFile, MAX_SESSION_FILES, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
+    ForkNaming, SessionFile, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
+    MAX_SESSION_FILES, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
+use musewire_store::sessions::{SessionFileError, SessionFileName, SessionFolder, SessionNaming};
+
+/// Forks the session file `source` of `dir` as [`musewire_core::acp::Action::ForkSessionFile`]
+/// asks (ACP-31): the store copies it under a fresh id in the agent's naming (STORE-02: the
+/// folder opened without following a symlink and not writable by others, the source
+/// `O_NOFOLLOW` and regular, the copy `O_EXCL`, 0600), a timestamped name at the wall clock's
+/// time now.
+pub fn fork_session_file(
+    dir: &Path,
+    source: &str,
+    naming: ForkNaming,
+) -> Result<SessionFileDone, SessionFileFailure> {
+    let source = SessionFileName::new(source).map_err(failure)?;
+    let mut folder = SessionFolder::open(dir, false).map_err(failure)?;
+    let naming = match naming {
+        ForkNaming::Numbered => SessionNaming::Numbered,
+        ForkNaming::Timestamped => SessionNaming::Timestamped {
+            unix_ms: std::time::SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        },
+    };
+    let forked = folder.fork(&source, &naming).map_err(failure)?;
+    Ok(SessionFileDone::Forked {
+        name: forked.name.as_str().to_owned(),
+    })
+}
+
+/// Removes the session file `name` of `dir` as
+/// [`musewire_core::acp::Action::DeleteSessionFile`] asks (ACP-32): only a regular file of
+/// the folder, a symlink refused (STORE-03).
+pub fn delete_session_file(dir: &Path, name: &str) -> Result<SessionFileDone, SessionFileFailure> {
+    let name = SessionFileName::new(name).map_err(failure)?;
+    let folder = SessionFolder::open(dir, false).map_err(failure)?;
+    folder.delete(&name).map_err(failure)?;
+    Ok(SessionFileDone::Deleted)
+}
+
+/// The bridge's kind of a store's failure, with its message.
+fn failure(error: SessionFileError) -> SessionFileFailure {
+    let kind = match &error {
+        SessionFileError::NotFound { .. } | SessionFileError::BadName { .. } => {
+            SessionFileFailureKind::NotFound
+        }
+        SessionFileError::NotAFile { .. } => SessionFileFailureKind::NotAFile,
+        _ => SessionFileFailureKind::Other,
+    };
+    SessionFileFailure {
+        kind,
+        message: error.to_string(),
+    }
+}
 
 /// Reads the folder as [`musewire_core::acp::Action::ReadSessionFolder`] asks: at most
 /// [`MAX_SESSION_FILES`] files, the newest, each opened with `O_NOFOLLOW` (a symlink
@@ -105,6 +159,46 @@ mod tests {
         assert_eq!(files[1].tail.len(), SESSION_FILE_TAIL_BYTES);
         assert!(files[1].tail.ends_with(b"\nend\n"));
         assert!(read_session_folder(&dir.join("missing")).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn acp_31_32_fork_copies_and_delete_removes_regular_files_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("musewire-fork-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"session-1\",\"timestamp\":\"t\",\"cwd\":\"/w\"}\n";
+        fs::write(
+            dir.join("session-1.jsonl"),
+            format!("{header}{{\"type\":\"x\"}}\n"),
+        )
+        .unwrap();
+        let forked = fork_session_file(&dir, "session-1.jsonl", ForkNaming::Numbered).unwrap();
+        assert_eq!(
+            forked,
+            SessionFileDone::Forked {
+                name: "session-2.jsonl".into()
+            }
+        );
+        let copy = fs::symlink_metadata(dir.join("session-2.jsonl")).unwrap();
+        assert_eq!(copy.permissions().mode() & 0o777, 0o600);
+        let text = fs::read_to_string(dir.join("session-2.jsonl")).unwrap();
+        assert!(text.contains("\"parentSession\"") && text.ends_with("{\"type\":\"x\"}\n"));
+        let timestamped = fork_session_file(&dir, "session-1.jsonl", ForkNaming::Timestamped);
+        assert!(matches!(timestamped, Ok(SessionFileDone::Forked { name }) if name.contains('_')));
+        std::os::unix::fs::symlink(dir.join("session-1.jsonl"), dir.join("link.jsonl")).unwrap();
+        let refused = delete_session_file(&dir, "link.jsonl").unwrap_err();
+        assert_eq!(refused.kind, SessionFileFailureKind::NotAFile);
+        let refused = fork_session_file(&dir, "link.jsonl", ForkNaming::Numbered).unwrap_err();
+        assert_eq!(refused.kind, SessionFileFailureKind::NotAFile);
+        assert_eq!(
+            delete_session_file(&dir, "missing.jsonl").unwrap_err().kind,
+            SessionFileFailureKind::NotFound
+        );
+        delete_session_file(&dir, "session-2.jsonl").unwrap();
+        assert!(!dir.join("session-2.jsonl").exists());
+        assert!(dir.join("session-1.jsonl").exists());
         fs::remove_dir_all(&dir).unwrap();
     }
 }
