@@ -85,8 +85,8 @@ pub enum SessionFileFailureKind {
     Other,
 }
 
-/// A session-file request waiting on the driver.
-#[derive(Debug)]
+/// A session-file request waiting on the driver. Its `Debug` shows no MCP server's
+/// environment or headers (credentials).
 enum FileRequest {
     Fork {
         editor: RequestId,
@@ -98,6 +98,30 @@ enum FileRequest {
         editor: RequestId,
         session_id: SessionId,
     },
+}
+
+impl std::fmt::Debug for FileRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileRequest::Fork {
+                editor,
+                source,
+                cwd,
+                mcp_servers,
+            } => f
+                .debug_struct("Fork")
+                .field("editor", editor)
+                .field("source", source)
+                .field("cwd", cwd)
+                .field("mcp_servers", &mcp_servers.len())
+                .finish(),
+            FileRequest::Delete { editor, session_id } => f
+                .debug_struct("Delete")
+                .field("editor", editor)
+                .field("session_id", session_id)
+                .finish(),
+        }
+    }
 }
 
 /// The bridge's session-file requests (ACP-31, ACP-32).

@@ -115,8 +115,9 @@ impl Bridge {
         if let Some(session) = self.sessions.get_mut(&key) {
             session.acp_id = session_id.clone();
             session.mapper.output_session = self.output_meta.then(|| name.to_owned());
-            // ACP-33: kept to start them again with a new agent.
+            // ACP-33: kept to start them again with a new agent, on this file.
             session.restart.mcp = mcp_servers.clone();
+            session.restart.stored = true;
         }
         self.mcp_start(now, key, mcp_servers, &cwd);
         self.keys.insert(session_id.0.clone(), key);

@@ -243,6 +243,17 @@ pub(crate) struct SessionMcp {
 
 impl SessionMcp {
     /// Whether `request` is one of our `set_host_tools`.
+    /// The opening's answer held while a server starts (MCP-02), taken: the editor's
+    /// request it answers, when one was held.
+    pub(crate) fn take_held_open(&mut self) -> Option<RequestId> {
+        self.held_open.take().map(|(_, editor, _)| editor)
+    }
+
+    /// Whether the opening's answer waits for a server (MCP-02): the session is opening.
+    pub(crate) fn is_holding_open(&self) -> bool {
+        self.held_open.is_some()
+    }
+
     pub(crate) fn is_registration(&self, request: AgentRequest) -> bool {
         self.registering.contains(&request)
     }
@@ -610,7 +621,10 @@ impl Bridge {
             .values()
             .any(|s| s.protocol().is_starting())
         {
-            if let Some((acp_id, editor, resumed)) = session.mcp.held_open.take() {
+            // An agent that ended meanwhile opens nothing (its opening was failed then).
+            let alive = !session.exited && !session.client.is_closed();
+            if let Some((acp_id, editor, resumed)) = session.mcp.held_open.take().filter(|_| alive)
+            {
                 self.opened(now, key, acp_id, &editor, resumed);
             }
         }

@@ -818,7 +818,8 @@ impl Bridge {
             .sessions
             .get(key)
             .ok_or_else(|| Error::session_not_found(session_id.clone()))?;
-        if session.pending.values().any(Pending::is_opening) {
+        let reopening = session.mcp.is_holding_open() || session.restart.prompt.is_some();
+        if reopening || session.pending.values().any(Pending::is_opening) {
             return Err(Error::invalid_request().data(json!("the session is still opening")));
         }
         if session.client.is_closed() || session.exited {
@@ -843,6 +844,10 @@ impl Bridge {
         self.cancel_turn(now, key);
         // ACP-28: what waited for the next turn is cancelled too.
         self.cancel_held(key);
+        // ACP-33: a prompt waiting for its restarted agent is answered cancelled instead.
+        if let Some(session) = self.sessions.get_mut(&key) {
+            session.restart.cancelled = session.restart.prompt.is_some();
+        }
     }
 
     fn session_input(&mut self, now: Instant, key: AgentKey, input: client::Input<'_>) {
@@ -923,6 +928,14 @@ impl Bridge {
                         if p.is_opening() {
                             self.keys.retain(|_, k| *k != key);
                         }
+                    }
+                    // An opening held for its MCP servers fails too; a restart's prompt
+                    // (ACP-33) with it.
+                    session.restart.prompt = None;
+                    if let Some(editor) = session.mcp.take_held_open() {
+                        let error = Error::internal_error().data(json!(error.to_string()));
+                        out.push(rpc::error_line(&editor, &error));
+                        self.keys.retain(|_, k| *k != key);
                     }
                     session_event(session, ClientEvent::Closed { error }, &mut out);
                     for bytes in out {

@@ -166,13 +166,16 @@ impl Bridge {
         // ACP-06: the name of the agent's session file in our folder (`<id>.jsonl`
         // of the bundled agent, `<timestamp>_<id>.jsonl` of omp) without `.jsonl`, so
         // that a load finds the file again; else our key (not loadable).
-        let acp_id = state
+        let stem = state
             .session_file
             .as_deref()
             .and_then(|file| self.session_stem(file))
-            .filter(|stem| !self.keys.contains_key(stem.as_str()))
-            .map_or_else(|| SessionId::new(key.to_string()), SessionId::new);
+            .filter(|stem| !self.keys.contains_key(stem.as_str()));
+        let stored = stem.is_some();
+        let acp_id = stem.map_or_else(|| SessionId::new(key.to_string()), SessionId::new);
         if let Some(session) = self.sessions.get_mut(&key) {
+            // ACP-33: only a session with its file comes back.
+            session.restart.stored = stored;
             session.learn_protocol();
             session.learn_state(&state);
         }

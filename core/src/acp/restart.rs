@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, Error, McpServer as McpEntry, PromptRequest, RequestId,
-    SessionUpdate, TextContent,
+    ContentBlock, ContentChunk, Error, McpServer as McpEntry, PromptRequest, PromptResponse,
+    RequestId, SessionUpdate, StopReason, TextContent,
 };
 use serde_json::json;
 
@@ -42,6 +42,11 @@ pub(super) struct Restart {
     times: VecDeque<Instant>,
     /// The prompt that started it again, run once the session is open.
     pub(super) prompt: Option<(RequestId, PromptRequest)>,
+    /// The editor cancelled the prompt while the agent was being started again.
+    pub(super) cancelled: bool,
+    /// The session's id names a session file of the folder the agent wrote (its history),
+    /// not the bridge's fallback id.
+    pub(super) stored: bool,
 }
 
 impl std::fmt::Debug for Restart {
@@ -50,6 +55,7 @@ impl std::fmt::Debug for Restart {
             .field("mcp_servers", &self.mcp.len())
             .field("times", &self.times)
             .field("prompt", &self.prompt.as_ref().map(|(id, _)| id))
+            .field("stored", &self.stored)
             .finish()
     }
 }
@@ -83,9 +89,13 @@ impl Bridge {
     ) -> Option<Result<(), Error>> {
         let key = *self.keys.get(&*request.session_id.0)?;
         let session = self.sessions.get(&key)?;
-        let dead = session.exited || session.client.is_closed();
+        // An agent being stopped (ACP-12, ACP-13, ACP-21) is not gone until it exits: its
+        // group is still to be killed, and it may still write the file.
+        let dead = session.exited;
         let between_turns = session.turn.is_none() && session.queued.is_empty();
-        let stored = self.config.session_dir.is_some() && is_session_file_name(&session.acp_id.0);
+        let stored = self.config.session_dir.is_some()
+            && session.restart.stored
+            && is_session_file_name(&session.acp_id.0);
         if !dead || !between_turns || !stored || self.editor_ended {
             return None;
         }
@@ -123,6 +133,15 @@ impl Bridge {
         else {
             return false;
         };
+        let cancelled = self
+            .sessions
+            .get_mut(&key)
+            .is_some_and(|s| std::mem::take(&mut s.restart.cancelled));
+        if cancelled {
+            let answer = PromptResponse::new(StopReason::Cancelled);
+            self.editor(rpc::result_line(&id, &answer));
+            return true;
+        }
         let notice = ContentChunk::new(ContentBlock::Text(TextContent::new(format!(
             "{RESTARTED_NOTICE}\n"
         ))));

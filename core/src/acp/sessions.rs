@@ -44,10 +44,13 @@ impl Bridge {
             return;
         };
         let error = Error::invalid_request().data(json!(why));
-        let waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
+        let mut waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
             .into_values()
             .filter_map(|p| p.editor().cloned())
             .collect();
+        // An opening held for its MCP servers, or a restart's prompt (ACP-33), ends here.
+        waiting.extend(session.mcp.take_held_open());
+        session.restart.prompt = None;
         // ACP-27: the queued prompts are cancelled with the running one.
         let prompts = super::queue::take_prompts(session);
         for editor in waiting {

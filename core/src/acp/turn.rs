@@ -430,5 +430,7 @@ impl Bridge {
         for bytes in out {
             self.editor(bytes);
         }
+        // ACP-28: a prompt held behind the turn starts now.
+        self.drain(now, key);
     }
 }

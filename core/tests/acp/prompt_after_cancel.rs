@@ -288,3 +288,17 @@ fn acp_28_a_held_prompt_the_agent_refuses_fails_alone_and_the_session_goes_on() 
     prompt(&mut h, &s, 12, "third");
     assert!(prompts_sent(&h)[2].get("streamingBehavior").is_none());
 }
+
+/// ACP-28 with ACP-02's budget: the cancelled run's usage never comes; when its budget runs
+/// out the cancelled prompt is answered and the held one starts then, with no other input.
+#[test]
+fn acp_28_the_held_prompt_starts_when_the_cancelled_turns_usage_times_out() {
+    let (mut h, s) = cancelled_then_prompted();
+    h.agent_lines(&s, &[agent_end("aborted")]);
+    assert_eq!(prompts_sent(&h).len(), 1);
+    h.timeout(musewire_core::acp::STATS_BUDGET);
+    assert_eq!(stop_reason(&h, 10), "cancelled");
+    let sent = prompts_sent(&h);
+    assert_eq!(sent.len(), 2, "the held prompt went at the budget's end");
+    assert_eq!(sent[1]["message"], "second");
+}

@@ -146,3 +146,72 @@ fn acp_33_a_session_without_a_folder_does_not_come_back() {
     assert!(h.answer(11).unwrap()["error"].is_object());
     assert_eq!(h.spawned.len(), 1);
 }
+
+/// The agent `musewire-1` dies between turns and the prompt `id` starts `musewire-2`.
+fn died_and_prompted(id: u64) -> Harness {
+    let mut h = resumed();
+    h.agent_exit("musewire-1");
+    prompt(&mut h, id, "second");
+    assert_eq!(h.spawned.len(), 2);
+    h
+}
+
+#[test]
+fn acp_33_a_cancel_while_the_agent_comes_back_answers_the_prompt_cancelled() {
+    let mut h = died_and_prompted(11);
+    h.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s-1"}}));
+    h.answer_opening_after_switch("musewire-2");
+    assert_eq!(h.answer(11).unwrap()["result"]["stopReason"], "cancelled");
+    assert!(
+        h.agent
+            .iter()
+            .all(|m| m["type"] != "prompt" || m["message"] != "second"),
+        "the cancelled prompt never reached the agent"
+    );
+    // The session goes on.
+    prompt(&mut h, 12, "third");
+    run_turn(&mut h, "musewire-2", 12);
+}
+
+#[test]
+fn acp_33_a_prompt_while_the_agent_comes_back_is_refused_as_while_opening() {
+    let mut h = died_and_prompted(11);
+    prompt(&mut h, 12, "another");
+    assert_eq!(h.answer(12).unwrap()["error"]["code"], -32600);
+    h.answer_opening_after_switch("musewire-2");
+    assert_eq!(h.agent.last().unwrap()["message"], "second");
+    run_turn(&mut h, "musewire-2", 11);
+}
+
+#[test]
+fn acp_33_a_close_while_the_agent_comes_back_ends_it_for_good() {
+    let mut h = died_and_prompted(11);
+    h.request(20, "session/close", json!({"sessionId": "s-1"}));
+    assert!(
+        h.answer(11).unwrap()["error"].is_object(),
+        "the prompt fails"
+    );
+    assert!(h.answer(20).unwrap()["result"].is_object());
+    h.agent_exit("musewire-2");
+    prompt(&mut h, 21, "after close");
+    assert_eq!(h.answer(21).unwrap()["error"]["code"], -32002);
+    assert_eq!(h.spawned.len(), 2, "nothing started again");
+}
+
+#[test]
+fn acp_33_an_agent_being_stopped_is_not_started_again_until_it_exits() {
+    let mut h = resumed();
+    // Its output ends (it is closing) but it has not exited: no second agent on the file.
+    h.bridge.handle(
+        h.now,
+        musewire_core::acp::Input::AgentStdoutEnd(acp_support::agent_key("musewire-1")),
+    );
+    h.drain();
+    prompt(&mut h, 11, "second");
+    assert_eq!(h.spawned.len(), 1);
+    // Its exit fails what waited on it; the next prompt brings a new agent.
+    h.agent_exit("musewire-1");
+    assert!(h.answer(11).unwrap()["error"].is_object());
+    prompt(&mut h, 12, "third");
+    assert_eq!(h.spawned.len(), 2);
+}

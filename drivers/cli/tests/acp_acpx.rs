@@ -194,7 +194,7 @@ fn acp_01_03_05_acpx_exec_text_tool_plan_and_status_over_the_bundled_agent() {
             // ACP-19: the card opens pending, titled with the tool's name, as the model
             // streams the arguments (acpx prints the first title it sees, as running).
             "[tool] bash (running)",
-            "[tool] bash: echo hi (completed)",
+            "[tool] echo hi (completed)",
             "kind: execute",
             "bash returned: hi",
             "[done] end_turn",
@@ -283,10 +283,7 @@ fn acp_05_06_acpx_persistent_session_prompt_list_cancel_and_close() {
     let long = Run::finish(long);
     let printed = reader.join().unwrap();
     assert!(long.output.status.success(), "{printed}");
-    assert_has(
-        &printed,
-        &["[tool] bash: sleep 20 (failed)", "[done] cancelled"],
-    );
+    assert_has(&printed, &["[tool] sleep 20 (failed)", "[done] cancelled"]);
 
     let closed = acpx.run(&["sessions", "close"]).ok();
     assert_eq!(closed.trim(), id);
@@ -381,7 +378,7 @@ fn acp_05_call_06_acpx_exec_tool_turn_over_each_pinned_pi() {
                 // ACP-19: the card opens pending, titled with the tool's name, as the model
                 // streams the arguments (acpx prints the first title it sees, as running).
                 "[tool] bash (running)",
-                "[tool] bash: echo hi (completed)",
+                "[tool] echo hi (completed)",
                 "kind: execute",
                 "bash returned: hi",
                 "[done] end_turn",
