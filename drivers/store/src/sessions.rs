@@ -438,24 +438,8 @@ fn read_header(
     })
 }
 
-/// `unix_ms` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, as JavaScript's `toISOString` writes it.
+/// `unix_ms` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, as JavaScript's `toISOString` writes it (the
+/// core's [`rfc3339`](musewire_core::acp::rfc3339), which `session/list` dates with).
 pub fn iso_8601(unix_ms: u64) -> String {
-    let (days, ms) = (unix_ms / 86_400_000, unix_ms % 86_400_000);
-    // Days to a civil date (Howard Hinnant's algorithm), from 1970-01-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000
-    )
+    musewire_core::acp::rfc3339(unix_ms)
 }
