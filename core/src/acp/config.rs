@@ -65,6 +65,8 @@ pub(crate) struct Config {
     /// The approval policy the agent was started with ([`super::BridgeConfig`]), for
     /// `/status`.
     pub(crate) approval_policy: Option<String>,
+    /// ACP-34, ACP-35: the bridge's own approval policy for the session, its first option.
+    pub(crate) mode: super::mode::Mode,
 }
 
 /// A model's option value: `provider/id`, or its id alone when it names no provider.
@@ -161,10 +163,10 @@ impl Config {
         true
     }
 
-    /// The options to show: the model select when the agent offers models, then the
-    /// thinking level select once the protocol is known.
+    /// The options to show: the mode (ACP-35), the model select when the agent offers
+    /// models, then the thinking level select once the protocol is known.
     pub(crate) fn options(&self) -> Vec<SessionConfigOption> {
-        let mut options = Vec::new();
+        let mut options = vec![super::mode::option(self.mode)];
         if !self.models.is_empty() {
             let current = self
                 .model
@@ -267,6 +269,10 @@ impl Bridge {
         id: &RequestId,
         request: SetSessionConfigOptionRequest,
     ) -> Result<(), Error> {
+        // ACP-35: the mode is the bridge's, not the agent's.
+        if &*request.config_id.0 == super::MODE_OPTION {
+            return self.set_mode_option(id, request);
+        }
         let key = self.usable(&request.session_id)?;
         let Some(session) = self.sessions.get(&key) else {
             return Err(Error::session_not_found(request.session_id));
@@ -372,11 +378,13 @@ mod tests {
     #[test]
     fn acp_24_no_models_no_model_option() {
         let mut config = Config::default();
-        assert!(config.options().is_empty());
-        config.set_protocol(false);
         let options = config.options();
         assert_eq!(options.len(), 1);
-        assert_eq!(&*options[0].id.0, THOUGHT_OPTION);
+        assert_eq!(&*options[0].id.0, super::super::MODE_OPTION);
+        config.set_protocol(false);
+        let options = config.options();
+        assert_eq!(options.len(), 2);
+        assert_eq!(&*options[1].id.0, THOUGHT_OPTION);
         assert!(config.command(MODEL_OPTION, "x/y").is_err());
     }
 }

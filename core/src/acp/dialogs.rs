@@ -185,12 +185,17 @@ impl Bridge {
         }
     }
 
-    /// ACP-08: an approval: answered from an "always" of this session, else asked about its
-    /// call (the card opened first, pending) or, tied to none, asked as a plain select.
+    /// ACP-08: an approval: answered from an "always" of this session, else by the session's
+    /// mode where it says so (ACP-34), else asked about its call (the card opened first,
+    /// pending) or, tied to none, asked as a plain select.
     fn approval(&mut self, now: Instant, key: AgentKey, select: &SelectRequest, tool: String) {
         if let Some(allowed) = self.dialogs.always.get(&(key, tool.clone())).copied() {
             let value = if allowed { APPROVE } else { DENY };
             return self.respond(now, key, &select.id, UiResponse::value("", value));
+        }
+        // ACP-34: the session's mode approves what it says, unasked, and the card says so.
+        if self.approved_by_mode(key, &tool, &select.title) {
+            return self.respond(now, key, &select.id, UiResponse::value("", APPROVE));
         }
         let ask = Ask {
             key,

@@ -296,9 +296,9 @@ impl Bridge {
             (
                 FileRequest::Fork {
                     editor,
+                    source,
                     cwd,
                     mcp_servers,
-                    ..
                 },
                 Ok(SessionFileDone::Forked { name }),
             ) => {
@@ -309,14 +309,18 @@ impl Bridge {
                     self.editor(rpc::error_line(&editor, &error));
                     return;
                 }
-                // ACP-31: the copy opens as a resume does, answered as a fork.
+                // ACP-31: the copy opens as a resume does, answered as a fork; ACP-35: in
+                // the original's mode.
                 let fork = SessionId::new(stem);
+                self.modes.remember(stem, self.modes.recall(&source.0));
                 let key = self.switch_to(now, &editor, &fork, cwd, mcp_servers, false);
                 if let Some(key) = key {
                     self.files.forks.insert(key);
                 }
             }
             (FileRequest::Delete { editor, session_id }, Ok(SessionFileDone::Deleted)) => {
+                // ACP-35: a session deleted is in no mode.
+                self.modes.remember(&session_id.0, mode::Mode::Ask);
                 self.files.deleted(session_id.0);
                 self.editor(rpc::result_line(&editor, &DeleteSessionResponse::new()));
             }

@@ -118,6 +118,9 @@ impl Bridge {
             // ACP-33: kept to start them again with a new agent, on this file.
             session.restart.mcp = mcp_servers.clone();
             session.restart.stored = true;
+            // ACP-35: the mode it was last in, in this process.
+            session.config.mode = self.modes.recall(name);
+            session.mapper.facts.requested(&session.config);
         }
         self.mcp_start(now, key, mcp_servers, &cwd);
         self.keys.insert(session_id.0.clone(), key);
@@ -230,12 +233,15 @@ impl Bridge {
         let acp_id = session.acp_id.clone();
         let commands = session.mapper.facts.commands();
         let options = session.config.options();
+        let modes = mode::state(session.config.mode);
         for update in updates {
             self.session_update(key, update);
         }
         self.editor(rpc::result_line(
             editor,
-            &LoadSessionResponse::new().config_options(options),
+            &LoadSessionResponse::new()
+                .modes(modes)
+                .config_options(options),
         ));
         self.editor(commands_line(&acp_id, commands));
     }

@@ -97,6 +97,8 @@ pub struct Mapper {
     /// The session's working directory: card paths are made absolute against it (ACP-17,
     /// ACP-18).
     pub cwd: Option<PathBuf>,
+    /// The cards the session's mode approved, whose line stays first (ACP-34).
+    pub(crate) notes: super::mode::CardNotes,
 }
 
 impl Mapper {
@@ -166,6 +168,30 @@ impl Mapper {
             ))
         };
         Some((id.clone(), ToolCallUpdate::new(id, fields), opening))
+    }
+
+    /// The kind of the call an approval for tool `name` would be tied to (ACP-08, ACP-18),
+    /// without tying it; `None` when no call fits.
+    pub(crate) fn approval_kind(&self, name: &str) -> Option<ToolKind> {
+        let call = self.calls.iter().find(|c| c.name == name && !c.asked)?;
+        Some(tool_kind(&call.name, Some(&call.arguments)))
+    }
+
+    /// What an open card shows before it runs: a command's terminal (ACP-30), else its
+    /// arguments' diffs (ACP-17) and the output shown so far.
+    pub(crate) fn card_content(&self, id: &str) -> Vec<ToolCallContent> {
+        let Some(card) = self.tools.get(id) else {
+            return Vec::new();
+        };
+        if self.is_terminal(&card.name) {
+            return vec![command::terminal_content(id)];
+        }
+        let diffs = argument_diffs(&card.name, card.args.as_ref(), self.cwd.as_deref());
+        let mut content = diff_content(diffs);
+        if !card.sent.is_empty() {
+            content.push(text_content(card.sent.clone()));
+        }
+        content
     }
 
     /// Notes a tool call block of the assistant message being streamed (ACP-08).
@@ -395,6 +421,8 @@ impl Mapper {
                 self.facts.plan_size = Some(plan.entries.len());
             }
         }
+        // ACP-34: a card the mode approved keeps saying so.
+        self.notes.apply(&mut out);
         out
     }
 
@@ -668,6 +696,7 @@ impl Mapper {
             }
             card.sent = text;
         }
+        self.notes.apply(&mut out);
         out
     }
 }

@@ -67,6 +67,7 @@ mod kind;
 mod load;
 mod map;
 mod mcp;
+mod mode;
 mod next;
 mod notices;
 mod open;
@@ -98,8 +99,8 @@ use agent_client_protocol_schema::v1::{
     PromptRequest, PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse,
     SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
     SessionForkCapabilities, SessionInfoUpdate, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest, StopReason,
-    TextContent,
+    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest, SetSessionModeRequest,
+    StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -128,6 +129,7 @@ pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
 pub use map::Mapper;
 pub use mcp::{McpHttpLaunch, McpLaunch, McpRead, MAX_MCP_SERVERS};
+pub use mode::{approved_line, Mode, MAX_REMEMBERED_MODES, MODE_OPTION};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
@@ -414,6 +416,8 @@ pub struct Bridge {
     listing: Vec<(RequestId, ListSessionsRequest)>,
     /// ACP-31, ACP-32: the forks and deletes waiting on the driver.
     files: fork::SessionFiles,
+    /// ACP-35: the sessions' modes, by ACP id, for a later load or resume.
+    modes: mode::Modes,
     /// ACP-20: the editor bytes given to the driver and not yet written.
     editor_queue: flow::EditorQueue,
     actions: VecDeque<Action>,
@@ -437,6 +441,7 @@ impl Bridge {
             shutdown: stop::Shutdown::default(),
             listing: Vec::new(),
             files: fork::SessionFiles::default(),
+            modes: mode::Modes::default(),
             editor_queue: flow::EditorQueue::default(),
             actions: VecDeque::new(),
         }
@@ -766,6 +771,10 @@ impl Bridge {
             "session/delete" => {
                 let request: DeleteSessionRequest = params_of(params)?;
                 self.delete(now, id, request).map(|()| None)
+            }
+            "session/set_mode" => {
+                let request: SetSessionModeRequest = params_of(params)?;
+                self.set_mode(id, request).map(|()| None)
             }
             "session/set_config_option" => {
                 let request: SetSessionConfigOptionRequest = params_of(params)?;

@@ -69,6 +69,11 @@ impl Bridge {
         session.mapper.output_session = self.output_meta.then(|| acp_id.0.to_string());
         let commands = session.mapper.facts.commands();
         self.keys.insert(acp_id.0.clone(), key);
+        // ACP-35: a new session asks, whatever an earlier one of its id was in.
+        if !resumed && !forked {
+            self.modes.remember(&acp_id.0, session.config.mode);
+        }
+        let modes = mode::state(session.config.mode);
         let options = session.config.options();
         if session.restart.prompt.is_some() {
             // ACP-33: opened again for a prompt: the prompt runs instead of an answer.
@@ -80,18 +85,24 @@ impl Bridge {
         let answer = if forked {
             rpc::result_line(
                 editor,
-                &ForkSessionResponse::new(acp_id.clone()).config_options(options),
+                &ForkSessionResponse::new(acp_id.clone())
+                    .modes(modes)
+                    .config_options(options),
             )
         } else if resumed {
             // ACP-25: a resumed session's answer has no id of its own.
             rpc::result_line(
                 editor,
-                &ResumeSessionResponse::new().config_options(options),
+                &ResumeSessionResponse::new()
+                    .modes(modes)
+                    .config_options(options),
             )
         } else {
             rpc::result_line(
                 editor,
-                &NewSessionResponse::new(acp_id.clone()).config_options(options),
+                &NewSessionResponse::new(acp_id.clone())
+                    .modes(modes)
+                    .config_options(options),
             )
         };
         self.editor(answer);

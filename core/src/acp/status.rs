@@ -51,14 +51,16 @@ pub struct Facts {
     pub requested_effort: Option<String>,
     /// The approval policy the agent was started with (`--approval-mode`), when known.
     pub approval_policy: Option<String>,
+    /// The session's mode (ACP-34): its name and id.
+    pub requested_mode: Option<String>,
     /// The time of the last assistant message (ms since the Unix epoch, as the agent
     /// stamped it): the session's `updatedAt` at a turn's end (ACP-26).
     pub last_message_ms: Option<u64>,
 }
 
 impl Facts {
-    /// Takes the model, provider, thinking level and approval policy the session is set to
-    /// (ACP-24) for `/status`.
+    /// Takes the model, provider, thinking level, approval policy (ACP-24) and mode (ACP-34)
+    /// the session is set to, for `/status`.
     pub(crate) fn requested(&mut self, config: &super::config::Config) {
         if let Some((model, provider)) = config.model() {
             self.requested_model = Some(model.to_owned());
@@ -70,6 +72,7 @@ impl Facts {
         if let Some(policy) = &config.approval_policy {
             self.approval_policy = Some(policy.clone());
         }
+        self.requested_mode = Some(format!("{} ({})", config.mode.name(), config.mode.id()));
     }
 
     /// Takes an assistant message's model and usage, once per message (at `message_end`);
@@ -199,7 +202,7 @@ impl Facts {
                 or_unknown(&self.requested_provider)
             ),
             format!("requested effort: {}", or_unknown(&self.requested_effort)),
-            "requested mode: unknown".into(),
+            format!("requested mode: {}", or_unknown(&self.requested_mode)),
             format!("last observed model: {}", or_unknown(&self.model)),
             format!("last observed provider: {}", or_unknown(&self.provider)),
             format!("last observed effort: {}", or_unknown(&self.effort)),

@@ -32,6 +32,7 @@ impl Bridge {
         let text = content.message;
         if is_status_prompt(&text) {
             // ACP-01: answered here; no model turn, and the text after it is not executed.
+            session.mapper.facts.requested(&session.config);
             let status = session.mapper.facts.status_text();
             let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(status)));
             let update =

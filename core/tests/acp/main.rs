@@ -8,6 +8,7 @@ mod dialogs;
 mod fork_delete;
 mod load_without_pages;
 mod mcp;
+mod modes;
 mod pi_versions;
 mod plan;
 mod prompt_after_cancel;

@@ -106,7 +106,8 @@ fn acp_25_resume_switches_without_replay_and_answers_with_the_options() {
     );
     let answer = h.answer(2).expect("resumed");
     let options = answer["result"]["configOptions"].as_array().unwrap();
-    assert_eq!(options.len(), 2, "{answer}");
+    // ACP-35: the mode, then the model and the thinking level.
+    assert_eq!(options.len(), 3, "{answer}");
     // No history was read: no replay.
     assert!(h.asked("get_messages_page").is_none() && h.asked("get_messages").is_none());
     let titles: Vec<&Value> = h
