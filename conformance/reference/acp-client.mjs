@@ -36,6 +36,10 @@
 // once its tool card shows, and the next prompt (ACP_NEXT) is sent right after the cancel,
 // before the cancelled answer, as codecompanion.nvim does; then a turn after (ACP_AFTER);
 // every update and answer in `log`.
+// `modes` (ACP-34, ACP-35): the modes session/new offers; a gated prompt (ACP_GATED) in Ask,
+// then in Accept edits (set by session/set_mode) an edit prompt (ACP_EDIT, when given) and
+// the gated one, then in Allow all (set by the `mode` config option) the gated one, then in
+// Ask again; a mode not offered; /status. Each turn counts the permission requests it made.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -181,7 +185,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork", "modes"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -421,6 +425,36 @@ async function extraScenario(ctx) {
     out.yes = await prompt(ctx, session.sessionId, "ask Proceed?");
     choose = "no";
     out.no = await prompt(ctx, session.sessionId, "ask Again?");
+    return;
+  }
+  if (scenario === "modes") {
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    out.modes = session.modes;
+    out.configOptions = session.configOptions;
+    const turn = async text => {
+      choose = "allow_once";
+      const before = out.permissions ?? 0;
+      const result = await errorOf(prompt(ctx, session.sessionId, text));
+      return { ...(result.result ?? { error: result }), asked: (out.permissions ?? 0) - before };
+    };
+    const setting = async request => {
+      updates = [];
+      const answer = await errorOf(request);
+      return { ...answer, updates };
+    };
+    const setMode = modeId => setting(ctx.request("session/set_mode", { sessionId: session.sessionId, modeId }));
+    out.ask = await turn(process.env.ACP_GATED);
+    out.setAcceptEdits = await setMode("acceptEdits");
+    if (process.env.ACP_EDIT) out.acceptEdit = await turn(process.env.ACP_EDIT);
+    out.acceptGated = await turn(process.env.ACP_GATED);
+    out.setAllowAll = await setting(
+      ctx.request("session/set_config_option", { sessionId: session.sessionId, configId: "mode", value: "bypassPermissions" }),
+    );
+    out.allowAll = await turn(process.env.ACP_GATED);
+    out.status = await turn("/status");
+    out.setAsk = await setMode("default");
+    out.back = await turn(process.env.ACP_GATED);
+    out.setPlan = await setMode("plan");
     return;
   }
   if (scenario === "omp-approval") {

@@ -891,6 +891,131 @@ fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
     );
 }
 
+/// The line a card the mode approved carries first (ACP-34).
+fn approved_line(mode: &str) -> String {
+    format!("[approved without asking: the session's mode is {mode}]")
+}
+
+/// Whether a turn shows a card whose content begins with the mode's line (ACP-34).
+fn card_says(turn: &Value, mode: &str) -> bool {
+    let line = approved_line(mode);
+    turn["updates"].as_array().unwrap().iter().any(|u| {
+        u["sessionUpdate"] == "tool_call_update"
+            && u["content"][0]["content"]["text"].as_str() == Some(line.as_str())
+    })
+}
+
+/// A `modes` run (ACP-34, ACP-35): the modes offered both ways, the permission requests each
+/// turn made (asked in Ask, an edit not asked in Accept edits where `edit`, the gated tool
+/// still asked there, nothing asked in Allow all, asked again back in Ask), each change
+/// announced both ways, the approved cards' line, `/status`, a mode not offered refused.
+fn check_modes(out: &Value, edit: bool) {
+    assert_eq!(out["modes"]["currentModeId"], "default", "{out:#}");
+    let ids: Vec<&str> = out["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["default", "acceptEdits", "bypassPermissions"]);
+    let option = config_option(&out["configOptions"], "mode");
+    assert_eq!(option["category"], "mode");
+    assert_eq!(option["currentValue"], "default");
+    let mut turns = vec![("ask", 1), ("acceptGated", 1), ("allowAll", 0), ("back", 1)];
+    if edit {
+        turns.push(("acceptEdit", 0));
+    }
+    for (turn, asked) in turns {
+        assert_eq!(out[turn]["asked"], asked, "{turn}: {out:#}");
+        assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
+        let closed = closed(&out[turn]);
+        assert!(
+            closed.iter().any(|(_, status)| status == "completed"),
+            "{turn}: the approved call ran: {out:#}"
+        );
+    }
+    assert!(card_says(&out["allowAll"], "Allow all"), "{out:#}");
+    if edit {
+        assert!(card_says(&out["acceptEdit"], "Accept edits"), "{out:#}");
+    }
+    for turn in ["ask", "acceptGated", "back"] {
+        assert!(!card_says(&out[turn], "Allow all") && !card_says(&out[turn], "Accept edits"));
+    }
+    for (set, mode) in [
+        ("setAcceptEdits", "acceptEdits"),
+        ("setAllowAll", "bypassPermissions"),
+        ("setAsk", "default"),
+    ] {
+        assert!(out[set]["result"].is_object(), "{set}: {out:#}");
+        let updates = out[set]["updates"].as_array().unwrap();
+        let current = updates
+            .iter()
+            .find(|u| u["sessionUpdate"] == "current_mode_update")
+            .unwrap_or_else(|| panic!("{set}: {out:#}"));
+        assert_eq!(current["currentModeId"], mode, "{set}");
+        let options = updates
+            .iter()
+            .find(|u| u["sessionUpdate"] == "config_option_update")
+            .unwrap_or_else(|| panic!("{set}: {out:#}"));
+        assert_eq!(
+            config_option(&options["configOptions"], "mode")["currentValue"],
+            mode,
+            "{set}"
+        );
+    }
+    assert_eq!(
+        config_option(&out["setAllowAll"]["result"]["configOptions"], "mode")["currentValue"],
+        "bypassPermissions"
+    );
+    let status = text_of(&out["status"], "agent_message_chunk");
+    assert!(
+        status.contains("requested mode: Allow all (bypassPermissions)"),
+        "{status}"
+    );
+    assert_eq!(out["setPlan"]["code"], -32602, "{out:#}");
+}
+
+/// ACP-34, ACP-35 through the official client over `omp --mode rpc --approval-mode
+/// always-ask`: a bash call is asked in Ask; in Accept edits a write runs unasked (its card
+/// says so, the file is written) and bash is asked; in Allow all bash runs unasked; back in
+/// Ask it is asked again.
+#[test]
+fn acp_34_35_modes_over_omp_rpc_asked_not_asked_and_back_to_asking() {
+    let Some(omp) = Live::omp("acp-omp-modes") else {
+        return;
+    };
+    let out = Sdk::over("modes", &omp)
+        .agent_args(&["--approval-mode", "always-ask"])
+        .env("ACP_GATED", r#"[[tool bash {"command":"echo gated"}]]"#)
+        .env(
+            "ACP_EDIT",
+            r#"[[tool write {"path":"by-mode.txt","content":"fresh\n"}]]"#,
+        )
+        .run()
+        .expect("the SDK is there");
+    check_modes(&out, true);
+    let written = std::fs::read_to_string(omp.work().join("by-mode.txt"));
+    assert_eq!(written.ok().as_deref(), Some("fresh\n"), "{out:#}");
+}
+
+/// ACP-34, ACP-35 through the official client over the bundled agent: its `ask` tool asking
+/// in omp's approval form (`Allow tool: ask`, Approve or Deny) is asked in Ask and in Accept
+/// edits (it is no edit), answered by the bridge in Allow all, and asked again in Ask.
+#[test]
+fn acp_34_35_modes_over_the_bundled_agents_ask_asked_not_asked_and_back_to_asking() {
+    let gated = r#"call ask {"question":"Allow tool: ask\nfrom the bundled agent","kind":"select","options":["Approve","Deny"]}"#;
+    let Some(out) = Sdk::new("modes").env("ACP_GATED", gated).run() else {
+        return;
+    };
+    check_modes(&out, false);
+    for turn in ["ask", "acceptGated", "allowAll", "back"] {
+        assert!(
+            text_of(&out[turn], "agent_message_chunk").contains("ask returned: Approve"),
+            "{turn}: {out:#}"
+        );
+    }
+}
+
 /// `musewire acp`'s flags: `--max-inline-bytes` is for the bundled agent
 /// only; the session folder is created private (0700); a symlink there is refused.
 #[cfg(unix)]
