@@ -270,7 +270,7 @@ impl Bridge {
         request: SetSessionConfigOptionRequest,
     ) -> Result<(), Error> {
         // ACP-35: the mode is the bridge's, not the agent's.
-        if &*request.config_id.0 == super::MODE_OPTION {
+        if &*request.config_id.0 == super::mode::MODE_OPTION {
             return self.set_mode_option(id, request);
         }
         let key = self.usable(&request.session_id)?;
@@ -380,7 +380,7 @@ mod tests {
         let mut config = Config::default();
         let options = config.options();
         assert_eq!(options.len(), 1);
-        assert_eq!(&*options[0].id.0, super::super::MODE_OPTION);
+        assert_eq!(&*options[0].id.0, super::super::mode::MODE_OPTION);
         config.set_protocol(false);
         let options = config.options();
         assert_eq!(options.len(), 2);

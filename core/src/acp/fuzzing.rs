@@ -683,7 +683,22 @@ impl Harness {
                        "outputRef": format!("o{}", b % 4), "offsetBytes": u64::from(a) * 100,
                        "lengthBytes": 1000}),
             ),
-            10 => request("frobnicate", json!({})),
+            // ACP-35: modes set both ways, offered or not.
+            10 => {
+                let mode =
+                    ["default", "acceptEdits", "bypassPermissions", "plan"][usize::from(b % 4)];
+                match a % 3 {
+                    0 => request("frobnicate", json!({})),
+                    1 => request(
+                        "session/set_mode",
+                        json!({"sessionId": session, "modeId": mode}),
+                    ),
+                    _ => request(
+                        "session/set_config_option",
+                        json!({"sessionId": session, "configId": "mode", "value": mode}),
+                    ),
+                }
+            }
             11 => json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": "x"}}),
             12 => json!({"jsonrpc": "2.0", "method": "some/notification", "params": a}),
             // ACP-14..16: images (past the bounds too), context, links, audio, blobs.

@@ -34,11 +34,11 @@ use super::{notices, rpc, AgentKey, Bridge};
 
 /// The id of the mode config option (ACP-35), as omp's and claude-agent-acp's ACP modes
 /// name theirs.
-pub const MODE_OPTION: &str = "mode";
+pub(crate) const MODE_OPTION: &str = "mode";
 
 /// The most sessions whose mode (other than [`Mode::Ask`]) the bridge remembers for a later
 /// load or resume (ACP-35); past it the oldest is forgotten (that session loads in `Ask`).
-pub const MAX_REMEMBERED_MODES: usize = 1024;
+pub(crate) const MAX_REMEMBERED_MODES: usize = 1024;
 
 /// A session's approval policy (ACP-34).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
