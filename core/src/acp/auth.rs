@@ -54,9 +54,10 @@ pub const SIGN_IN_REQUIRED: &str = "the agent needs credentials for its provider
 
 /// The `authMethods` of `initialize` (ACP-40), most likely to work first: [`AGENT_METHOD`];
 /// for omp one `login-PROVIDER` per [`OMP_LOGIN_PROVIDERS`]; for an editor with
-/// `auth.terminal`, [`TERMINAL_METHOD`]. The bundled agent needs no sign-in: none.
+/// `auth.terminal`, [`TERMINAL_METHOD`]. For omp and pi only: the bundled agent needs no
+/// sign-in, and nothing is assumed of any other agent.
 pub(super) fn auth_methods(agent: AgentKind, editor: &ClientCapabilities) -> Vec<AuthMethod> {
-    if agent == AgentKind::Bundled {
+    if !matches!(agent, AgentKind::Omp | AgentKind::Pi) {
         return Vec::new();
     }
     let mut methods = vec![AuthMethod::Agent(
