@@ -46,7 +46,10 @@ pub const OMP_LOGIN_PROVIDERS: [(&str, &str); 4] = [
     ("anthropic", "Anthropic (Claude Pro/Max)"),
     ("openai-codex", "ChatGPT Plus/Pro (Codex Subscription)"),
     ("google-gemini-cli", "Google Cloud Code Assist (Gemini CLI)"),
-    ("google-antigravity", "Antigravity (Gemini 3, Claude, GPT-OSS)"),
+    (
+        "google-antigravity",
+        "Antigravity (Gemini 3, Claude, GPT-OSS)",
+    ),
 ];
 
 /// The message of a turn's `auth_required` answer (ACP-42).
@@ -68,7 +71,9 @@ pub(super) fn auth_methods(agent: AgentKind, editor: &ClientCapabilities) -> Vec
     if agent == AgentKind::Omp {
         for (id, name) in OMP_LOGIN_PROVIDERS {
             let method = AuthMethodAgent::new(format!("{LOGIN_METHOD_PREFIX}{id}"), name)
-                .description(format!("Sign in to {name} in the browser (omp's /login {id})."));
+                .description(format!(
+                    "Sign in to {name} in the browser (omp's /login {id})."
+                ));
             methods.push(AuthMethod::Agent(method));
         }
     }
@@ -79,6 +84,29 @@ pub(super) fn auth_methods(agent: AgentKind, editor: &ClientCapabilities) -> Vec
         methods.push(AuthMethod::Terminal(method));
     }
     methods
+}
+
+/// The command a `terminal` method runs (ACP-40): the configured agent command with
+/// [`TERMINAL_LOGIN_ARG`] among its arguments (the editor appends it to the invocation),
+/// without it and without `--mode rpc` (`--mode=rpc`): the agent's own interactive mode.
+/// `None` when the argument is not there: the bridge runs as usual.
+pub fn terminal_login_command(agent: &[String]) -> Option<Vec<String>> {
+    if !agent.iter().any(|a| a == TERMINAL_LOGIN_ARG) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut args = agent.iter().filter(|a| *a != TERMINAL_LOGIN_ARG).peekable();
+    while let Some(arg) = args.next() {
+        if arg == "--mode" && args.peek().is_some_and(|m| *m == "rpc") {
+            args.next();
+            continue;
+        }
+        if arg == "--mode=rpc" {
+            continue;
+        }
+        out.push(arg.clone());
+    }
+    Some(out)
 }
 
 /// Whether an agent's error text says it lacks credentials (ACP-42): a provider's 401 or
@@ -187,7 +215,10 @@ impl Bridge {
             return Ok(Some(rpc::result_line(id, &AuthenticateResponse::new())));
         };
         // One sign-in at a time: a new one ends the one before (its request cancelled).
-        self.end_login(now, Error::request_cancelled().data(json!("another sign-in began")));
+        self.end_login(
+            now,
+            Error::request_cancelled().data(json!("another sign-in began")),
+        );
         let cwd = self
             .config
             .auth_cwd
@@ -205,19 +236,21 @@ impl Bridge {
             ..Login::default()
         });
         let asked = self.sessions.get_mut(&key).and_then(|session| {
-            let sent = session.client.handle(now, client::Input::Call(Call::Send(login)));
+            let sent = session
+                .client
+                .handle(now, client::Input::Call(Call::Send(login)));
             let request = sent.request()?;
-            session.pending.insert(
-                request,
-                Pending::Login {
-                    editor: id.clone(),
-                },
-            );
+            session
+                .pending
+                .insert(request, Pending::Login { editor: id.clone() });
             Some(())
         });
         self.drain(now, key);
         if asked.is_none() {
-            self.end_login(now, Error::internal_error().data(json!("the agent could not be asked")));
+            self.end_login(
+                now,
+                Error::internal_error().data(json!("the agent could not be asked")),
+            );
         }
         Ok(None)
     }
@@ -270,16 +303,15 @@ impl Bridge {
                 self.session_input(now, key, client::Input::Call(answer));
             }
             ClientEvent::UiWithdrawn { id, .. } => {
-                let open = self.signin.login.as_mut().and_then(|f| {
-                    f.code
-                        .take_if(|(_, dialog)| *dialog == id)
-                        .map(|(n, _)| n)
-                });
+                let open = self
+                    .signin
+                    .login
+                    .as_mut()
+                    .and_then(|f| f.code.take_if(|(_, dialog)| *dialog == id).map(|(n, _)| n));
                 if let Some(n) = open {
-                    let cancel =
-                        agent_client_protocol_schema::v1::CancelRequestNotification::new(
-                            request_id(n),
-                        );
+                    let cancel = agent_client_protocol_schema::v1::CancelRequestNotification::new(
+                        request_id(n),
+                    );
                     self.editor(rpc::notification_line("$/cancel_request", &cancel));
                 }
             }
@@ -325,7 +357,11 @@ impl Bridge {
             url,
         );
         let request = CreateElicitationRequest::new(mode, message);
-        self.editor(rpc::request_line(&request_id(n), ELICITATION_METHOD, &request));
+        self.editor(rpc::request_line(
+            &request_id(n),
+            ELICITATION_METHOD,
+            &request,
+        ));
         if let Some(flow) = self.signin.login.as_mut() {
             flow.url = Some((n, elicitation));
         }
@@ -359,7 +395,11 @@ impl Bridge {
         let request = CreateElicitationRequest::new(mode, withhold_credential_uris(&title));
         self.signin.next += 1;
         let n = self.signin.next;
-        self.editor(rpc::request_line(&request_id(n), ELICITATION_METHOD, &request));
+        self.editor(rpc::request_line(
+            &request_id(n),
+            ELICITATION_METHOD,
+            &request,
+        ));
         if let Some(flow) = self.signin.login.as_mut() {
             flow.code = Some((n, dialog));
         }
@@ -398,15 +438,19 @@ impl Bridge {
             let answer = match action {
                 Some(ElicitationAction::Accept(accept)) => {
                     match accept.content.as_ref().and_then(|c| c.get(TEXT_FIELD)) {
-                        Some(agent_client_protocol_schema::v1::ElicitationContentValue::String(
-                            text,
-                        )) => UiResponse::value("", text.clone()),
+                        Some(
+                            agent_client_protocol_schema::v1::ElicitationContentValue::String(text),
+                        ) => UiResponse::value("", text.clone()),
                         _ => UiResponse::cancelled("", false),
                     }
                 }
                 _ => UiResponse::cancelled("", false),
             };
-            self.session_input(now, key, client::Input::Call(Call::UiRespond(dialog, answer)));
+            self.session_input(
+                now,
+                key,
+                client::Input::Call(Call::UiRespond(dialog, answer)),
+            );
         }
         true
     }

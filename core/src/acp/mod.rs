@@ -91,17 +91,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AuthenticateRequest, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
-    CancelRequestNotification,
-    ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk,
-    DeleteSessionRequest, Error, ForkSessionRequest, ForkSessionResponse, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptCapabilities,
-    PromptRequest, PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionForkCapabilities, SessionInfoUpdate, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest, StopReason,
-    TextContent,
+    AgentCapabilities, AuthenticateRequest, AvailableCommand, AvailableCommandsUpdate,
+    CancelNotification, CancelRequestNotification, ClientCapabilities, CloseSessionRequest,
+    ConfigOptionUpdate, ContentBlock, ContentChunk, DeleteSessionRequest, Error,
+    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, LoadSessionRequest, LoadSessionResponse, Meta, NewSessionRequest,
+    NewSessionResponse, Plan, PromptCapabilities, PromptRequest, PromptResponse, RequestId,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionForkCapabilities, SessionInfoUpdate, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -113,8 +112,8 @@ use session::{AcpSession, Pending, Timer, TimerContext, Turn};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use auth::{
-    names_missing_credentials, AGENT_METHOD, LOGIN_METHOD_PREFIX, OMP_LOGIN_PROVIDERS,
-    SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
+    names_missing_credentials, terminal_login_command, AGENT_METHOD, LOGIN_METHOD_PREFIX,
+    OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
 };
 pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};

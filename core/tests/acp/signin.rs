@@ -6,7 +6,9 @@
 use crate::support as acp_support;
 
 use acp_support::{assistant, Harness};
-use musewire_core::acp::{Bridge, BridgeConfig, AGENT_METHOD, TERMINAL_LOGIN_ARG};
+use musewire_core::acp::{
+    terminal_login_command, Bridge, BridgeConfig, AGENT_METHOD, TERMINAL_LOGIN_ARG,
+};
 use musewire_core::client::AgentKind;
 use serde_json::{json, Value};
 
@@ -52,10 +54,12 @@ fn login(capabilities: Value) -> (Harness, String, Value) {
 fn open_url(h: &mut Harness, key: &str) {
     h.agent_lines(
         key,
-        &[json!({"type": "extension_ui_request", "id": "u1", "method": "open_url",
+        &[
+            json!({"type": "extension_ui_request", "id": "u1", "method": "open_url",
             "url": "https://claude.ai/oauth/authorize?code=true&state=s1",
             "launchUrl": "http://localhost:54545/launch",
-            "instructions": "Complete login in your browser."})],
+            "instructions": "Complete login in your browser."}),
+        ],
     );
 }
 
@@ -157,8 +161,10 @@ fn acp_41_the_sign_in_page_is_a_url_elicitation_and_the_login_answers_authentica
     assert!(h.answer(5).is_none());
     h.agent_lines(
         &key,
-        &[json!({"id": login["id"], "type": "response", "command": "login",
-            "success": true, "data": {"providerId": "anthropic"}})],
+        &[
+            json!({"id": login["id"], "type": "response", "command": "login",
+            "success": true, "data": {"providerId": "anthropic"}}),
+        ],
     );
     assert_eq!(h.answer(5).unwrap()["result"], json!({}));
     let complete = h
@@ -179,8 +185,10 @@ fn acp_41_a_pasted_code_is_a_form_and_its_text_reaches_the_agent_only() {
     open_url(&mut h, &key);
     h.agent_lines(
         &key,
-        &[json!({"type": "extension_ui_request", "id": "c1", "method": "input",
-            "title": "Paste the authorization code", "placeholder": "code#state"})],
+        &[
+            json!({"type": "extension_ui_request", "id": "c1", "method": "input",
+            "title": "Paste the authorization code", "placeholder": "code#state"}),
+        ],
     );
     let asked = elicitations(&h);
     assert_eq!(asked.len(), 2);
@@ -239,12 +247,17 @@ fn acp_41_without_url_elicitation_authenticate_answers_with_the_url_and_the_logi
         .unwrap()
         .contains("https://claude.ai/oauth/authorize"));
     assert!(elicitations(&h).is_empty());
-    assert!(h.closed.is_empty(), "the page's callback still reaches the agent");
+    assert!(
+        h.closed.is_empty(),
+        "the page's callback still reaches the agent"
+    );
     // A pasted-code dialog has no form to go to: answered cancelled.
     h.agent_lines(
         &key,
-        &[json!({"type": "extension_ui_request", "id": "c1", "method": "input",
-            "title": "Paste the authorization code"})],
+        &[
+            json!({"type": "extension_ui_request", "id": "c1", "method": "input",
+            "title": "Paste the authorization code"}),
+        ],
     );
     let answer = h.agent.last().unwrap();
     assert_eq!(answer["type"], "extension_ui_response");
@@ -256,8 +269,10 @@ fn acp_41_a_failed_login_fails_authenticate_with_the_agents_text() {
     let (mut h, key, login) = login(json!({"elicitation": {"url": {}}}));
     h.agent_lines(
         &key,
-        &[json!({"id": login["id"], "type": "response", "command": "login",
-            "success": false, "error": "Unknown OAuth provider: anthropic"})],
+        &[
+            json!({"id": login["id"], "type": "response", "command": "login",
+            "success": false, "error": "Unknown OAuth provider: anthropic"}),
+        ],
     );
     let error = &h.answer(5).unwrap()["error"];
     assert_eq!(error["code"], -32603);
@@ -310,7 +325,11 @@ fn acp_42_missing_keys_and_models_are_auth_required_other_errors_end_the_turn() 
         let h = failed_turn(error);
         assert_eq!(h.answer(10).unwrap()["error"]["code"], -32000, "{error}");
     }
-    for error in ["HTTP 400 model_not_supported", "4010 tokens over", "overloaded"] {
+    for error in [
+        "HTTP 400 model_not_supported",
+        "4010 tokens over",
+        "overloaded",
+    ] {
         let h = failed_turn(error);
         assert_eq!(
             h.answer(10).unwrap()["result"]["stopReason"],
@@ -333,13 +352,46 @@ fn acp_42_a_prompt_refused_for_want_of_a_key_is_auth_required_with_its_text() {
     let agent = h.agent_to.last().unwrap().to_string();
     h.agent_lines(
         &agent,
-        &[json!({"id": sent["id"], "type": "response", "command": "prompt",
-            "success": false, "error": "No API key found for fake."})],
+        &[
+            json!({"id": sent["id"], "type": "response", "command": "prompt",
+            "success": false, "error": "No API key found for fake."}),
+        ],
     );
     assert_eq!(h.answer(10).unwrap()["error"]["code"], -32000);
     let shown = h.updates();
     assert_eq!(
         shown[0]["content"]["text"],
         "[error: No API key found for fake.]\n"
+    );
+}
+
+#[test]
+fn acp_40_the_terminal_methods_argument_runs_the_agent_without_rpc_mode() {
+    let line = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        terminal_login_command(&line(&[
+            "omp",
+            "--mode",
+            "rpc",
+            "--model",
+            "m",
+            TERMINAL_LOGIN_ARG
+        ])),
+        Some(line(&["omp", "--model", "m"]))
+    );
+    assert_eq!(
+        terminal_login_command(&line(&[
+            "bun",
+            "pi.js",
+            "--mode=rpc",
+            TERMINAL_LOGIN_ARG,
+            "-e",
+            "x"
+        ])),
+        Some(line(&["bun", "pi.js", "-e", "x"]))
+    );
+    assert_eq!(
+        terminal_login_command(&line(&["omp", "--mode", "rpc"])),
+        None
     );
 }

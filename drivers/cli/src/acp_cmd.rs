@@ -68,6 +68,10 @@ pub struct AcpArgs {
 
 /// Runs `musewire acp` until the editor closes stdin and every agent has exited.
 pub fn run(args: AcpArgs) -> ExitCode {
+    // ACP-40: the `terminal` sign-in runs the agent's own interactive mode instead.
+    if let Some(line) = musewire_core::acp::terminal_login_command(&args.agent) {
+        return crate::terminal_login::run(&line);
+    }
     let mcp_http = match mcp_http_options(&args) {
         Ok(options) => options,
         Err(e) => {
