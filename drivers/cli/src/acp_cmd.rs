@@ -118,6 +118,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
     config.silence_budget =
         musewire_core::acp::SilenceBudget(std::time::Duration::from_secs(args.silence_timeout));
     config.mcp_init_budget = Some(std::time::Duration::from_secs(args.mcp_start_timeout));
+    // ACP-41: an agent started for `authenticate` runs where the bridge was started.
+    config.auth_cwd = std::env::current_dir().ok();
     if !args.agent.is_empty() {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());
