@@ -33,7 +33,7 @@ pub const AGENT_METHOD: &str = "agent";
 /// The method an editor with `auth.terminal` runs in its terminal (ACP-40).
 pub const TERMINAL_METHOD: &str = "terminal";
 /// The prefix of an omp browser sign-in's method id: `login-PROVIDER` (ACP-40, ACP-41).
-pub const LOGIN_METHOD_PREFIX: &str = "login-";
+const LOGIN_METHOD_PREFIX: &str = "login-";
 /// The argument a `terminal` method appends to the configured agent invocation (`musewire
 /// acp … -- AGENT…`, so it lands among the agent's arguments): `musewire acp` then starts
 /// the agent's own interactive mode in the terminal, without `--mode rpc`, instead of the
@@ -113,7 +113,7 @@ pub fn terminal_login_command(agent: &[String]) -> Option<Vec<String>> {
 /// an unknown key (`401`, `unauthorized`, `authentication`, `invalid api key`, `incorrect
 /// api key`, `invalid_api_key`), or omp's and pi's own `No API key …`, `No model selected`
 /// and `No models available`; any case.
-pub fn names_missing_credentials(error: &str) -> bool {
+pub(super) fn names_missing_credentials(error: &str) -> bool {
     let error = error.to_ascii_lowercase();
     let words = [
         "unauthorized",
@@ -276,6 +276,7 @@ impl Bridge {
                 if let Some(editor) = self.signin.login.as_mut().and_then(|f| f.editor.take()) {
                     self.editor(rpc::result_line(&editor, &AuthenticateResponse::new()));
                 }
+                // Answered: nothing is left for an error to go to.
                 self.end_login(now, Error::internal_error());
             }
             Err(failure) => {

@@ -112,8 +112,8 @@ use session::{AcpSession, Pending, Timer, TimerContext, Turn};
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
 pub use auth::{
-    names_missing_credentials, terminal_login_command, AGENT_METHOD, LOGIN_METHOD_PREFIX,
-    OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
+    terminal_login_command, AGENT_METHOD, OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED,
+    TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
 };
 pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};

@@ -7,7 +7,8 @@ use crate::support as acp_support;
 
 use acp_support::{assistant, Harness};
 use musewire_core::acp::{
-    terminal_login_command, Bridge, BridgeConfig, AGENT_METHOD, TERMINAL_LOGIN_ARG,
+    terminal_login_command, Bridge, BridgeConfig, AGENT_METHOD, OMP_LOGIN_PROVIDERS,
+    SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
 };
 use musewire_core::client::AgentKind;
 use serde_json::{json, Value};
@@ -93,7 +94,14 @@ fn acp_40_omp_offers_its_own_sign_in_first_then_a_login_per_provider_and_termina
     );
     let methods = h.answer(1).unwrap()["result"]["authMethods"].clone();
     let terminal = methods.as_array().unwrap().last().unwrap();
+    assert_eq!(terminal["id"], TERMINAL_METHOD);
     assert_eq!(terminal["type"], "terminal");
+    let logins: Vec<&str> = methods.as_array().unwrap()[1..=OMP_LOGIN_PROVIDERS.len()]
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    let names: Vec<&str> = OMP_LOGIN_PROVIDERS.iter().map(|(_, name)| *name).collect();
+    assert_eq!(logins, names);
     assert_eq!(terminal["args"], json!([TERMINAL_LOGIN_ARG]));
     assert_eq!(methods[0]["id"], AGENT_METHOD);
 }
@@ -309,6 +317,7 @@ fn acp_42_a_401_ends_the_prompt_auth_required_with_the_providers_text_in_the_tur
     assert_eq!(text, "[error: 401 Incorrect API key provided]\n");
     let answer = h.answer(10).unwrap();
     assert_eq!(answer["error"]["code"], -32000, "{answer:#}");
+    assert_eq!(answer["error"]["data"]["message"], SIGN_IN_REQUIRED);
     assert_eq!(
         answer["error"]["data"]["error"],
         "401 Incorrect API key provided"
