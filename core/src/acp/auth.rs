@@ -14,9 +14,9 @@ use std::time::Instant;
 use agent_client_protocol_schema::v1::{
     AuthMethod, AuthMethodAgent, AuthMethodTerminal, AuthenticateRequest, AuthenticateResponse,
     ClientCapabilities, CompleteElicitationNotification, CreateElicitationRequest,
-    CreateElicitationResponse, ElicitationAction, ElicitationFormMode, ElicitationId,
-    ElicitationRequestScope, ElicitationSchema, ElicitationUrlMode, Error, RequestId,
-    StringPropertySchema,
+    CreateElicitationResponse, ElicitationAction, ElicitationContentValue, ElicitationFormMode,
+    ElicitationId, ElicitationRequestScope, ElicitationSchema, ElicitationUrlMode, Error,
+    RequestId, StringPropertySchema,
 };
 use serde_json::{json, Value};
 
@@ -295,7 +295,7 @@ impl Bridge {
                 self.sign_in_page(open.url, open.instructions)
             }
             ClientEvent::UiRequest(UiRequest::Input(input)) => {
-                self.pasted_code(now, key, input.id, input.title, input.placeholder)
+                self.pasted_code(input.id, input.title, input.placeholder)
             }
             // A dialog the sign-in cannot ask is answered cancelled.
             ClientEvent::UiRequest(request) if request.is_dialog() => {
@@ -369,15 +369,10 @@ impl Bridge {
     }
 
     /// A pasted-code dialog (`input`): a form elicitation of one string field where the
-    /// editor offers forms, tied to the `authenticate` request; else answered cancelled.
-    fn pasted_code(
-        &mut self,
-        now: Instant,
-        key: AgentKey,
-        dialog: String,
-        title: String,
-        placeholder: Option<String>,
-    ) {
+    /// editor offers forms, tied to the `authenticate` request; else left open, unanswered
+    /// (omp asks again at once after an empty answer: the page's callback may still complete
+    /// the login, and the dialog's own timeout closes it).
+    fn pasted_code(&mut self, dialog: String, title: String, placeholder: Option<String>) {
         let editor = self.signin.login.as_ref().and_then(|f| f.editor.clone());
         let forms = self
             .client_capabilities
@@ -385,8 +380,7 @@ impl Bridge {
             .and_then(|c| c.elicitation.as_ref())
             .is_some_and(|e| e.supports_form());
         let (Some(editor), true) = (editor, forms) else {
-            let answer = Call::UiRespond(dialog, UiResponse::cancelled("", false));
-            return self.session_input(now, key, client::Input::Call(answer));
+            return;
         };
         let mut field = StringPropertySchema::new();
         field.title = Some(withhold_credential_uris(&title));
@@ -407,9 +401,9 @@ impl Bridge {
     }
 
     /// The editor's answer to a sign-in request (ACP-41); whether it was one. The URL
-    /// accepted: the login goes on; declined, cancelled or unreadable: the sign-in is
-    /// cancelled (`authenticate` answered -32800, the agent stopped). The form's text goes
-    /// to the agent's dialog, anything else answers it cancelled.
+    /// accepted: the login goes on; the form accepted with its text: the text answers the
+    /// agent's dialog. Anything else, declined, cancelled or unreadable, cancels the sign-in
+    /// (`authenticate` answered -32800, the agent stopped).
     pub(super) fn sign_in_answer(
         &mut self,
         now: Instant,
@@ -436,22 +430,25 @@ impl Bridge {
         }
         if let Some((_, dialog)) = flow.code.take_if(|(m, _)| *m == n) {
             let key = flow.key;
-            let answer = match action {
+            let text = match action {
                 Some(ElicitationAction::Accept(accept)) => {
                     match accept.content.as_ref().and_then(|c| c.get(TEXT_FIELD)) {
-                        Some(
-                            agent_client_protocol_schema::v1::ElicitationContentValue::String(text),
-                        ) => UiResponse::value("", text.clone()),
-                        _ => UiResponse::cancelled("", false),
+                        Some(ElicitationContentValue::String(text)) => Some(text.clone()),
+                        _ => None,
                     }
                 }
-                _ => UiResponse::cancelled("", false),
+                _ => None,
             };
-            self.session_input(
-                now,
-                key,
-                client::Input::Call(Call::UiRespond(dialog, answer)),
-            );
+            match text {
+                Some(text) => {
+                    let answer = Call::UiRespond(dialog, UiResponse::value("", text));
+                    self.session_input(now, key, client::Input::Call(answer));
+                }
+                None => {
+                    let error = Error::request_cancelled().data(json!("the sign-in was cancelled"));
+                    self.end_login(now, error);
+                }
+            }
         }
         true
     }

@@ -259,7 +259,8 @@ fn acp_41_without_url_elicitation_authenticate_answers_with_the_url_and_the_logi
         h.closed.is_empty(),
         "the page's callback still reaches the agent"
     );
-    // A pasted-code dialog has no form to go to: answered cancelled.
+    // A pasted-code dialog has no form to go to: left open (omp would ask again at once
+    // after an empty answer), the login still waiting for the page's callback.
     h.agent_lines(
         &key,
         &[
@@ -267,9 +268,8 @@ fn acp_41_without_url_elicitation_authenticate_answers_with_the_url_and_the_logi
             "title": "Paste the authorization code"}),
         ],
     );
-    let answer = h.agent.last().unwrap();
-    assert_eq!(answer["type"], "extension_ui_response");
-    assert_eq!(answer["cancelled"], true);
+    assert!(h.agent.iter().all(|m| m["type"] != "extension_ui_response"));
+    assert!(elicitations(&h).is_empty());
 }
 
 #[test]
@@ -403,4 +403,21 @@ fn acp_40_the_terminal_methods_argument_runs_the_agent_without_rpc_mode() {
         terminal_login_command(&line(&["omp", "--mode", "rpc"])),
         None
     );
+}
+
+#[test]
+fn acp_41_a_pasted_code_form_not_accepted_cancels_the_sign_in() {
+    let (mut h, key, _) = login(json!({"elicitation": {"url": {}, "form": {}}}));
+    open_url(&mut h, &key);
+    h.agent_lines(
+        &key,
+        &[
+            json!({"type": "extension_ui_request", "id": "c1", "method": "input",
+            "title": "Paste the authorization code"}),
+        ],
+    );
+    let form = elicitations(&h)[1].clone();
+    h.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "cancel"}}));
+    assert_eq!(h.answer(5).unwrap()["error"]["code"], -32800);
+    assert_eq!(h.closed, [key]);
 }
