@@ -8,6 +8,7 @@
 //! ([`OMP_LOGIN_PROVIDERS`]); a provider omp no longer knows fails its `authenticate` with
 //! omp's own `Unknown OAuth provider` text.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -151,6 +152,9 @@ pub(super) fn sign_in_required(why: &str) -> Error {
 #[derive(Debug, Default)]
 pub(super) struct SignIn {
     login: Option<LoginFlow>,
+    /// The login agents not yet gone (the running one, and ended ones still exiting): their
+    /// events are the sign-in's, never a session's.
+    agents: BTreeSet<AgentKey>,
     /// Requests asked of the editor, for their ids.
     next: u64,
 }
@@ -180,8 +184,13 @@ fn request_number(id: &RequestId) -> Option<u64> {
 }
 
 impl SignIn {
-    /// Whether this agent key is the login agent's.
+    /// Whether this agent key is a login agent's.
     pub(super) fn is_login(&self, key: AgentKey) -> bool {
+        self.agents.contains(&key)
+    }
+
+    /// Whether this agent key is the running sign-in's.
+    fn is_running(&self, key: AgentKey) -> bool {
         self.login.as_ref().is_some_and(|l| l.key == key)
     }
 }
@@ -225,6 +234,7 @@ impl Bridge {
             .clone()
             .unwrap_or_else(|| PathBuf::from("/"));
         let key = self.open_session(now, cwd);
+        self.signin.agents.insert(key);
         self.signin.login = Some(LoginFlow {
             key,
             editor: Some(id.clone()),
@@ -290,6 +300,25 @@ impl Bridge {
     /// An event of the login agent (ACP-41): its sign-in page and its pasted-code dialog go
     /// to the editor; its end fails what waits; nothing else is shown (there is no turn).
     pub(super) fn login_event(&mut self, now: Instant, key: AgentKey, event: ClientEvent) {
+        if let ClientEvent::Closed { error } = &event {
+            self.signin.agents.remove(&key);
+            if self.signin.is_running(key) {
+                let error = Error::internal_error().data(json!(error.to_string()));
+                self.end_login(now, error);
+            }
+            return;
+        }
+        // An ended sign-in's agent, on its way out: its dialogs are answered cancelled.
+        if !self.signin.is_running(key) {
+            if let ClientEvent::UiRequest(request) = &event {
+                if request.is_dialog() {
+                    let dialog = request.id().unwrap_or_default().to_owned();
+                    let answer = Call::UiRespond(dialog, UiResponse::cancelled("", false));
+                    self.session_input(now, key, client::Input::Call(answer));
+                }
+            }
+            return;
+        }
         match event {
             ClientEvent::UiRequest(UiRequest::OpenUrl(open)) => {
                 self.sign_in_page(open.url, open.instructions)
@@ -315,10 +344,6 @@ impl Bridge {
                     );
                     self.editor(rpc::notification_line("$/cancel_request", &cancel));
                 }
-            }
-            ClientEvent::Closed { error } => {
-                let error = Error::internal_error().data(json!(error.to_string()));
-                self.end_login(now, error);
             }
             _ => {}
         }

@@ -421,3 +421,24 @@ fn acp_41_a_pasted_code_form_not_accepted_cancels_the_sign_in() {
     assert_eq!(h.answer(5).unwrap()["error"]["code"], -32800);
     assert_eq!(h.closed, [key]);
 }
+
+#[test]
+fn acp_41_a_second_sign_in_cancels_the_first_whose_agent_then_shows_nothing() {
+    let (mut h, first, _) = login(json!({"elicitation": {"url": {}}}));
+    h.request(6, "authenticate", json!({"methodId": "login-openai-codex"}));
+    assert_eq!(h.answer(5).unwrap()["error"]["code"], -32800);
+    assert_eq!(h.closed.len(), 1);
+    assert_eq!(h.closed[0], first);
+    let shown = h.editor.len();
+    // The first agent on its way out: an unknown frame and a dialog show nothing.
+    h.agent_lines(
+        &first,
+        &[
+            json!({"type": "advisor_cost_changed"}),
+            json!({"type": "extension_ui_request", "id": "u9", "method": "open_url", "url": "https://x"}),
+        ],
+    );
+    h.agent_exit(&first);
+    assert_eq!(h.editor.len(), shown, "{:#?}", &h.editor[shown..]);
+    assert!(h.answer(6).is_none(), "the second sign-in runs");
+}
