@@ -25,8 +25,11 @@
 // and a list with a cursor not of this list. `elicit` (ACP-09; ACP_FORMS=1 advertises form
 // elicitation): the bundled agent's `ask` as an input (answered with ACP_TEXT), a select of
 // three (answered with its second option), and a confirm (allowed).
-// `provider-error` (ACP-11): ACP_PROMPT, a prompt the model server fails, then a turn after
-// it (ACP_AFTER).
+// `provider-error` (ACP-11, ACP-42): ACP_PROMPT, a prompt the model server fails (its updates in
+// `failedUpdates`), then a turn after it (ACP_AFTER).
+// `auth` (ACP-40, ACP-41): initialize as an editor offering terminal sign-in and url and form
+// elicitation, `authenticate` with `agent`, then with ACP_LOGIN_METHOD when set (its sign-in
+// page answered ACP_URL_ACTION, default decline).
 // `omp-model` (ACP-10, ACP-24): omp's `/model ACP_MODEL` builtin, a local turn that switches
 // the model, then a turn after it (ACP_AFTER).
 // `omp-approval-cancel` (ACP-08): an approval answered `cancelled`, one the editor leaves open
@@ -182,10 +185,13 @@ await acp
   })
   .onRequest("elicitation/create", ctx => {
     (out.elicitations ??= []).push(ctx.params);
+    // ACP-41: a sign-in page is answered ACP_URL_ACTION (default: decline, which cancels
+    // the sign-in before the agent reaches any network).
+    if (ctx.params.mode === "url") return { action: process.env.ACP_URL_ACTION ?? "decline" };
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork", "modes"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork", "modes", "auth"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -218,6 +224,8 @@ async function extraScenario(ctx) {
   // ACP-30: an editor that opts into terminal output, as Zed does.
   if (process.env.ACP_TERMINAL === "1") meta.terminal_output = true;
   const forms = process.env.ACP_FORMS === "1" ? { elicitation: { form: {} } } : {};
+  // ACP-40, ACP-41: an editor that offers terminal sign-in and url and form elicitation.
+  if (scenario === "auth") Object.assign(forms, { auth: { terminal: true }, elicitation: { url: {}, form: {} } });
   out.initialize = await step("initialize", ctx.request("initialize", {
     protocolVersion: 1,
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta, ...forms },
@@ -278,9 +286,18 @@ async function extraScenario(ctx) {
     out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }
+  if (scenario === "auth") {
+    out.agentMethod = await errorOf(ctx.request("authenticate", { methodId: "agent" }));
+    if (process.env.ACP_LOGIN_METHOD) {
+      out.login = await errorOf(ctx.request("authenticate", { methodId: process.env.ACP_LOGIN_METHOD }));
+    }
+    return;
+  }
   if (scenario === "provider-error") {
     const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     out.failed = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_PROMPT));
+    // ACP-42: what the failed turn showed, whether its prompt was answered or failed.
+    out.failedUpdates = updates;
     out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }

@@ -458,6 +458,10 @@ impl Bridge {
         id: &RequestId,
         outcome: Result<Value, Value>,
     ) {
+        // ACP-41: an answer to a sign-in's request.
+        if self.sign_in_answer(now, id, &outcome) {
+            return;
+        }
         let Some(ask) = ask_number(id).and_then(|n| self.dialogs.asks.remove(&n)) else {
             return;
         };

@@ -82,6 +82,8 @@ pub struct Mapper {
     /// The last assistant message failed with a content filter's or a refusal's error
     /// (ACP-11, as omp's own ACP mode reads it).
     refused: bool,
+    /// The last assistant message failed for want of credentials: its error text (ACP-42).
+    sign_in: Option<String>,
     /// Prompts started, for the `turnId` of usage (ACP-02).
     turns: u64,
     /// Whether the editor opted into `muse/usage` metadata (ACP-02).
@@ -233,6 +235,14 @@ impl Mapper {
             Some("error") if self.refused => StopReason::Refusal,
             _ => StopReason::EndTurn,
         }
+    }
+
+    /// The error text of a turn that failed for want of credentials (ACP-42): its last
+    /// assistant message's, when that failed so; the prompt is answered `auth_required`.
+    pub fn sign_in_error(&self) -> Option<&str> {
+        self.sign_in
+            .as_deref()
+            .filter(|_| self.stop_reason.as_deref() == Some("error"))
     }
 
     /// The updates one agent event gives, in order.
@@ -527,6 +537,11 @@ impl Mapper {
                         .error_message
                         .as_deref()
                         .is_some_and(names_refusal);
+                // ACP-42: a turn that failed for want of credentials.
+                self.sign_in = assistant
+                    .error_message
+                    .clone()
+                    .filter(|e| reason == "error" && super::auth::names_missing_credentials(e));
             }
         }
     }

@@ -42,6 +42,7 @@
 //! assert!(matches!(bridge.poll_action(), Some(Action::Spawn { .. })));
 //! ```
 
+mod auth;
 mod bound;
 mod card;
 mod command;
@@ -91,16 +92,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification,
-    ClientCapabilities, CloseSessionRequest, ConfigOptionUpdate, ContentBlock, ContentChunk,
-    DeleteSessionRequest, Error, ForkSessionRequest, ForkSessionResponse, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    LoadSessionResponse, Meta, NewSessionRequest, NewSessionResponse, Plan, PromptCapabilities,
-    PromptRequest, PromptResponse, RequestId, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionForkCapabilities, SessionInfoUpdate, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest, SetSessionModeRequest,
-    StopReason, TextContent,
+    AgentCapabilities, AuthenticateRequest, AvailableCommand, AvailableCommandsUpdate,
+    CancelNotification, CancelRequestNotification, ClientCapabilities, CloseSessionRequest,
+    ConfigOptionUpdate, ContentBlock, ContentChunk, DeleteSessionRequest, Error,
+    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, LoadSessionRequest, LoadSessionResponse, Meta, NewSessionRequest,
+    NewSessionResponse, Plan, PromptCapabilities, PromptRequest, PromptResponse, RequestId,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionForkCapabilities, SessionInfoUpdate, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionModeRequest, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
 use serde::de::DeserializeOwned;
@@ -111,6 +112,10 @@ use session::{AcpSession, Pending, Timer, TimerContext, Turn};
 
 pub use agent_client_protocol_schema as schema;
 pub use agent_client_protocol_schema::v1::SessionId;
+pub use auth::{
+    terminal_login_command, AGENT_METHOD, OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED,
+    TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
+};
 pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
 pub use command::CommandOutput;
@@ -192,6 +197,9 @@ pub struct BridgeConfig {
     pub silence_budget: SilenceBudget,
     /// The MCP servers' start-up budget (MCP-02); `None`: [`crate::mcp::INIT_BUDGET`].
     pub mcp_init_budget: Option<std::time::Duration>,
+    /// Where an agent started for `authenticate` runs (ACP-41: there is no session, so no
+    /// session cwd): the driver's own working directory; `None`: `/`.
+    pub auth_cwd: Option<PathBuf>,
 }
 
 /// One input to a [`Bridge`].
@@ -420,6 +428,8 @@ pub struct Bridge {
     modes: mode::Modes,
     /// ACP-20: the editor bytes given to the driver and not yet written.
     editor_queue: flow::EditorQueue,
+    /// ACP-41: the sign-in running.
+    signin: auth::SignIn,
     actions: VecDeque<Action>,
 }
 
@@ -443,6 +453,7 @@ impl Bridge {
             files: fork::SessionFiles::default(),
             modes: mode::Modes::default(),
             editor_queue: flow::EditorQueue::default(),
+            signin: auth::SignIn::default(),
             actions: VecDeque::new(),
         }
     }
@@ -707,8 +718,15 @@ impl Bridge {
                             .image(self.config.agent.takes_images())
                             .embedded_context(true),
                     );
+                // ACP-40: the sign-in methods, by the agent's kind and the editor's offer.
+                let methods = self
+                    .client_capabilities
+                    .as_ref()
+                    .map(|editor| auth::auth_methods(self.config.agent, editor))
+                    .unwrap_or_default();
                 let mut response = InitializeResponse::new(ProtocolVersion::V1)
                     .agent_capabilities(capabilities)
+                    .auth_methods(methods)
                     .agent_info(Implementation::new("musewire", env!("CARGO_PKG_VERSION")));
                 let mut meta = Meta::new();
                 if self.usage_meta {
@@ -721,6 +739,10 @@ impl Bridge {
                     response = response.meta(meta);
                 }
                 Ok(Some(rpc::result_line(id, &response)))
+            }
+            "authenticate" => {
+                let request: AuthenticateRequest = params_of(params)?;
+                self.authenticate(now, id, request)
             }
             "session/new" => {
                 let request: NewSessionRequest = params_of(params)?;
@@ -838,6 +860,13 @@ impl Bridge {
     }
 
     fn notification(&mut self, now: Instant, method: &str, params: Value) {
+        // ACP-41: the editor withdrew its `authenticate`.
+        if method == "$/cancel_request" {
+            if let Ok(cancel) = serde_json::from_value::<CancelRequestNotification>(params) {
+                self.sign_in_withdrawn(now, &cancel.request_id);
+            }
+            return;
+        }
         // Unknown notifications, and ones that don't parse, are ignored.
         if method != "session/cancel" {
             return;
@@ -908,6 +937,10 @@ impl Bridge {
                 }) if session.pending.contains_key(&request) => {
                     let pending = session.pending.remove(&request).expect("checked");
                     self.answer(now, key, pending, outcome);
+                }
+                // ACP-41: the login agent's events are the sign-in's.
+                client::Action::Event(event) if self.signin.is_login(key) => {
+                    self.login_event(now, key, event)
                 }
                 // MCP-05, MCP-08: host tool calls go to the session's MCP servers.
                 client::Action::Event(ClientEvent::HostToolCall(call)) => {
@@ -1016,6 +1049,8 @@ impl Bridge {
             (Pending::TurnStats { .. }, outcome) => self.turn_stats_answered(key, outcome),
             // ACP-21: the probe's answer only showed the agent alive.
             (Pending::Probe, _) => {}
+            // ACP-41: the login agent's `login`.
+            (Pending::Login { .. }, outcome) => self.login_answered(now, outcome),
             // Reads (`reads`).
             (
                 Pending::ReadCheck {

@@ -117,6 +117,8 @@ pub(super) enum Pending {
     /// ACP-21: `get_state` asked of an agent silent for half its budget; the answer (any
     /// byte) only shows it is alive.
     Probe,
+    /// ACP-41: `login`, for `authenticate`.
+    Login { editor: RequestId },
 }
 
 impl Pending {
@@ -129,7 +131,8 @@ impl Pending {
             | Pending::ConfigState { editor }
             | Pending::Load { editor, .. }
             | Pending::ReadCheck { editor, .. }
-            | Pending::Read { editor, .. } => Some(editor),
+            | Pending::Read { editor, .. }
+            | Pending::Login { editor } => Some(editor),
             Pending::TurnStats { .. } | Pending::Models | Pending::Probe => None,
         }
     }

@@ -103,7 +103,12 @@ impl AcpSession {
     /// Whether the editor waits on this session's agent: a prompt running, or a request of
     /// the bridge's made for the editor (a probe is none).
     pub(super) fn is_waited_on(&self) -> bool {
-        self.turn.is_some() || self.pending.values().any(|p| !matches!(p, Pending::Probe))
+        // ACP-41: a login waits on the user's browser, not on the agent.
+        self.turn.is_some()
+            || self
+                .pending
+                .values()
+                .any(|p| !matches!(p, Pending::Probe | Pending::Login { .. }))
     }
 
     /// The editor begins to wait on the agent: when nothing waited, the silence is counted

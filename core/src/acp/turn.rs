@@ -240,7 +240,16 @@ pub(super) fn session_event(
             if is_prompt(&request, &session.turn) =>
         {
             if let Some(turn) = session.turn.take() {
-                let error = Error::internal_error().data(json!(failure.to_string()));
+                let mut error = Error::internal_error().data(json!(failure.to_string()));
+                // ACP-42: a prompt refused for want of credentials (pi's `No API key found`,
+                // `No model selected`): its text in the turn, the prompt `auth_required`.
+                if super::auth::names_missing_credentials(&failure.error) {
+                    let line = super::notices::line("error", &failure.error);
+                    let update = session.mapper.notice(&line);
+                    let notification = SessionNotification::new(id.clone(), update);
+                    out.push(rpc::notification_line("session/update", &notification));
+                    error = super::auth::sign_in_required(&failure.error);
+                }
                 out.push(rpc::error_line(&turn.editor, &error));
                 // ACP-27: what was queued behind it runs on its own.
                 queue::turn_answered(session, false, out);
@@ -387,7 +396,14 @@ pub(super) fn end_turn(
 pub(super) fn finish_turn(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) {
     if let Some(turn) = session.turn.take() {
         let reason = session.mapper.stop_reason(turn.cancel_requested);
-        out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason)));
+        match session.mapper.sign_in_error() {
+            // ACP-42: the editor offers sign-in; the error was shown in the turn (ACP-11).
+            Some(error) if !turn.cancel_requested => {
+                let error = super::auth::sign_in_required(error);
+                out.push(rpc::error_line(&turn.editor, &error));
+            }
+            _ => out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason))),
+        }
         queue::turn_answered(session, turn.cancel_requested, out);
     }
 }

@@ -18,6 +18,7 @@ mod queued_prompts;
 mod reload;
 mod restart;
 mod sessions;
+mod signin;
 mod start_budget;
 mod status_usage;
 mod stop;

@@ -68,6 +68,10 @@ pub struct AcpArgs {
 
 /// Runs `musewire acp` until the editor closes stdin and every agent has exited.
 pub fn run(args: AcpArgs) -> ExitCode {
+    // ACP-40: the `terminal` sign-in runs the agent's own interactive mode instead.
+    if let Some(line) = musewire_core::acp::terminal_login_command(&args.agent) {
+        return crate::terminal_login::run(&line);
+    }
     let mcp_http = match mcp_http_options(&args) {
         Ok(options) => options,
         Err(e) => {
@@ -114,6 +118,8 @@ fn configure(args: AcpArgs) -> Result<(BridgeConfig, Agent), String> {
     config.silence_budget =
         musewire_core::acp::SilenceBudget(std::time::Duration::from_secs(args.silence_timeout));
     config.mcp_init_budget = Some(std::time::Duration::from_secs(args.mcp_start_timeout));
+    // ACP-41: an agent started for `authenticate` runs where the bridge was started.
+    config.auth_cwd = std::env::current_dir().ok();
     if !args.agent.is_empty() {
         if args.max_inline_bytes.is_some() {
             return Err("--max-inline-bytes applies to the bundled agent only".into());

@@ -18,6 +18,7 @@ mod prompt_cmd;
 mod replay_cmd;
 mod session;
 mod tap_cmd;
+mod terminal_login;
 mod visible;
 
 /// Tools for driving, inspecting and testing coding agents that speak the RPC protocol.

@@ -1872,18 +1872,34 @@ fn acp_09_each_dialog_kind_with_and_without_form_elicitation_bundled_agent() {
 /// ACP-11 over omp 18.2.3's RPC mode: the model server answers the model call 401; the
 /// turn shows the provider's error text and ends `end_turn`, and the session goes on.
 #[test]
-fn acp_11_a_provider_error_is_shown_in_the_turn_over_omp_rpc() {
+fn acp_11_42_a_providers_401_is_shown_in_the_turn_and_ends_it_auth_required_over_omp_rpc() {
     let Some(omp) = Live::omp("acp-omp-provider-error") else {
         return;
     };
-    let out = Sdk::over("provider-error", &omp)
+    check_auth_required(&omp);
+}
+
+#[test]
+fn acp_11_42_a_providers_401_is_shown_in_the_turn_and_ends_it_auth_required_over_pi_rpc() {
+    let Some(pi) = Live::pi(Pi::V0_73, "acp-pi-provider-error") else {
+        return;
+    };
+    check_auth_required(&pi);
+}
+
+/// ACP-11, ACP-42: the scripted model's 401 shows the provider's text in the turn and fails
+/// the prompt with `auth_required` (-32000), so the editor offers sign-in; the next turn runs.
+fn check_auth_required(live: &Live) {
+    let out = Sdk::over("provider-error", live)
         .env("ACP_PROMPT", "[[status 401 Incorrect API key provided]]")
         .env("ACP_AFTER", "[[text still here]]")
         .run()
         .expect("the SDK is there");
-    let failed = &out["failed"]["result"];
-    assert_eq!(failed["stopReason"], "end_turn", "{out:#}");
-    let shown = text_of(failed, "agent_message_chunk");
+    assert_eq!(out["failed"]["code"], -32000, "{out:#}");
+    let shown = text_of(
+        &json!({"updates": out["failedUpdates"]}),
+        "agent_message_chunk",
+    );
     assert!(shown.contains("Incorrect API key provided"), "{shown:?}");
     assert_eq!(out["after"]["result"]["stopReason"], "end_turn", "{out:#}");
     assert_eq!(
@@ -2575,4 +2591,62 @@ fn mcp_18_host_10_an_editors_http_mcp_server_reaches_pi_through_the_sdk() {
         .to_string();
     assert!(last.contains("Echo: over http to pi"), "pi {pi}: {last}");
     assert_eq!(out["bridgeExit"], 0, "pi {pi}: {out:#}");
+}
+
+/// ACP-40, ACP-41 over omp 18.2.3's RPC mode through the official SDK, as an editor offering
+/// terminal sign-in and url and form elicitation: omp's methods (its own sign-in first, a
+/// login per browser provider, the terminal method last); `agent` answers `{}`; the Anthropic
+/// login reaches its sign-in page as a URL elicitation tied to `authenticate`, which the editor
+/// declines before omp reaches any network: the sign-in is answered -32800.
+#[test]
+fn acp_40_41_omps_sign_in_methods_and_its_login_page_as_a_url_elicitation_through_the_sdk() {
+    let Some(omp) = Live::omp("acp-omp-sign-in") else {
+        return;
+    };
+    let out = Sdk::over("auth", &omp)
+        .env("ACP_LOGIN_METHOD", "login-anthropic")
+        .run()
+        .expect("the SDK is there");
+    let methods = out["initialize"]["authMethods"].as_array().unwrap();
+    let ids: Vec<&str> = methods.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "agent",
+            "login-anthropic",
+            "login-openai-codex",
+            "login-google-gemini-cli",
+            "login-google-antigravity",
+            "terminal"
+        ],
+        "{out:#}"
+    );
+    assert_eq!(methods[5]["type"], "terminal");
+    assert_eq!(methods[5]["args"], json!(["--musewire-terminal-login"]));
+    assert_eq!(out["agentMethod"]["result"], json!({}), "{out:#}");
+    let page = &out["elicitations"][0];
+    assert_eq!(page["mode"], "url", "{out:#}");
+    assert!(page["requestId"].is_number(), "{page:#}");
+    assert!(
+        page["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://claude.ai/oauth/authorize")),
+        "{page:#}"
+    );
+    assert_eq!(out["login"]["code"], -32800, "{out:#}");
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// ACP-40 over pi 0.73.1's RPC mode: pi has no RPC login, so its own sign-in and the terminal
+/// method, which `musewire acp` runs as pi's interactive mode.
+#[test]
+fn acp_40_pis_sign_in_methods_through_the_sdk() {
+    let Some(pi) = Live::pi(Pi::V0_73, "acp-pi-sign-in") else {
+        return;
+    };
+    let out = Sdk::over("auth", &pi).run().expect("the SDK is there");
+    let methods = out["initialize"]["authMethods"].as_array().unwrap();
+    let ids: Vec<&str> = methods.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["agent", "terminal"], "{out:#}");
+    assert_eq!(out["agentMethod"]["result"], json!({}), "{out:#}");
 }
