@@ -41,9 +41,15 @@ impl Bridge {
                 mcp: mcp::SessionMcp::default(),
                 restart: Default::default(),
                 stdin_waiting: 0,
+                subagents: Default::default(),
             },
         );
         self.actions.push_back(Action::Spawn { session: key, cwd });
+        // ACP-37: omp is asked for its subagents' progress first.
+        if let Some(session) = self.sessions.get_mut(&key) {
+            subagent::subscribe(session, now);
+        }
+        self.drain(now, key);
         key
     }
 
