@@ -45,11 +45,10 @@ impl Bridge {
             },
         );
         self.actions.push_back(Action::Spawn { session: key, cwd });
-        // ACP-37: omp is asked for its subagents' progress first.
+        // ACP-37: omp is asked for its subagents' progress first (the next drain writes it).
         if let Some(session) = self.sessions.get_mut(&key) {
             subagent::subscribe(session, now);
         }
-        self.drain(now, key);
         key
     }
 

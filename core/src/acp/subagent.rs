@@ -1,7 +1,7 @@
 //! omp's subagents on cards of their own (ACP-37). A session whose agent is omp
 //! ([`AgentKind::Omp`]) asks it at its start for `set_subagent_subscription {level:
 //! "progress"}`; omp 18.2.3 then writes `subagent_lifecycle` (a subagent `started`, then
-//! `completed`, `failed` or `aborted`) and `subagent_progress` (what it does, at most one per
+//! `completed`, `failed` or `aborted`; a frame with no status shows nothing) and `subagent_progress` (what it does, at most one per
 //! 150 ms per subagent) frames, and each subagent becomes a tool card: opened `in_progress`
 //! at its start (or its first progress), titled with its task, its content the progress
 //! (what it says it does, its latest output lines, its counts) bounded to the last 64 KiB
@@ -118,7 +118,7 @@ impl Subagents {
 
     fn lifecycle(&mut self, payload: &SubagentLifecyclePayload) -> Vec<SessionUpdate> {
         let description = nonempty(payload.description.as_deref());
-        if !payload.has_ended() {
+        if payload.status.as_deref() == Some("started") {
             // A subagent of that id started again: a card of its own.
             self.forget_ended(&payload.id);
             let title = title_of(description, None, payload.agent.as_deref());
@@ -126,6 +126,10 @@ impl Subagents {
                 return retitle(card, title, description.is_some());
             }
             return self.open_card(&payload.id, title, description.is_some());
+        }
+        if !payload.has_ended() {
+            // No status: not a lifecycle step this version knows.
+            return Vec::new();
         }
         let Some(card) = self.open.remove(&payload.id) else {
             // Never shown (past the cards' bound, or before the subscription): nothing.

@@ -292,3 +292,47 @@ fn acp_36_session_cancel_withdraws_an_open_form_and_its_late_answer_finds_nothin
     );
     assert_eq!(h.agent.len(), sent, "the late answer sends nothing");
 }
+
+#[test]
+fn acp_36_an_editor_that_refuses_a_form_is_asked_by_permission_request_after() {
+    let mut h = Harness::new();
+    let s = with_forms(&mut h);
+    h.agent_lines(&s, &[confirm("q1", "Proceed?")]);
+    let form = asked(&h, "elicitation/create").pop().unwrap();
+    // As a Zed build without its ACP beta flag answers although it advertised forms.
+    h.send(json!({"jsonrpc": "2.0", "id": form["id"],
+        "error": {"code": -32602, "message": "elicitation support requires the ACP beta flag"}}));
+    let requests = asked(&h, "session/request_permission");
+    assert_eq!(requests.len(), 1, "{:#?}", h.editor);
+    assert_eq!(requests[0]["params"]["toolCall"]["toolCallId"], "dialog-q1");
+    reply(
+        &mut h,
+        &requests[0],
+        json!({"outcome": {"outcome": "selected", "optionId": "yes"}}),
+    );
+    assert_eq!(answers(&h)[0]["confirmed"], true);
+    // Later dialogs are not asked as forms; text is answered cancelled and said.
+    h.agent_lines(
+        &s,
+        &[
+            confirm("q2", "Again?"),
+            json!({"type": "extension_ui_request", "id": "i1", "method": "input", "title": "Name"}),
+        ],
+    );
+    assert_eq!(asked(&h, "elicitation/create").len(), 1);
+    assert_eq!(asked(&h, "session/request_permission").len(), 2);
+    assert_eq!(answers(&h)[1]["cancelled"], true);
+    let said: String = h
+        .updates()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        said.contains(
+            "[dialog answered as cancelled: \"Name\": the editor refused a form elicitation]"
+        ),
+        "{said}"
+    );
+    assert!(cards(&h).is_empty(), "{:#?}", cards(&h));
+}
