@@ -2485,3 +2485,58 @@ fn mcp_18_host_10_an_editors_http_mcp_server_reaches_pi_through_the_sdk() {
     assert!(last.contains("Echo: over http to pi"), "pi {pi}: {last}");
     assert_eq!(out["bridgeExit"], 0, "pi {pi}: {out:#}");
 }
+
+/// ACP-37 over `omp --mode rpc` on the scripted model: the model calls omp's `task` tool, and
+/// the subagent it starts (whose own model call the task's text scripts: a `yield` of data,
+/// or of an error) is a card of its own, titled with its task, that ends `completed` (or
+/// `failed`) within the turn; the `task` call's own card completes too.
+#[test]
+fn acp_37_a_subagent_of_omp_is_a_card_that_ends_completed_or_failed() {
+    let Some(omp) = Live::omp("acp-sdk-subagent") else {
+        return;
+    };
+    // The subagent's task scripts its model: brackets escaped in the JSON, so the parent's
+    // marker ends where it should.
+    let task = |answer: &str| {
+        format!(
+            r#"[[tool task {{"agent":"task","task":"\u005b\u005btool yield {answer}\u005d\u005d"}}]]"#
+        )
+    };
+    let prompts = json!([
+        task(r#"{\"data\":\"found it\"}"#),
+        task(r#"{\"error\":\"no luck\"}"#)
+    ])
+    .to_string();
+    let file = omp.work().join("prompts.json");
+    std::fs::write(&file, prompts).unwrap();
+    let out = Sdk::over("turns", &omp)
+        .env("ACP_PROMPTS_FILE", &file)
+        .run()
+        .expect("the SDK is there");
+    for (n, ending) in [(0, "completed"), (1, "failed")] {
+        let turn = turn_of(&out, n);
+        assert_eq!(turn["stopReason"], "end_turn", "turn {n}: {out:#}");
+        let updates = turn["updates"].as_array().unwrap();
+        let subagent = |u: &&Value| {
+            u["toolCallId"]
+                .as_str()
+                .is_some_and(|id| id.starts_with(musewire_core::acp::SUBAGENT_CALL_PREFIX))
+        };
+        let opened: Vec<&Value> = updates
+            .iter()
+            .filter(subagent)
+            .filter(|u| u["sessionUpdate"] == "tool_call")
+            .collect();
+        assert_eq!(opened.len(), 1, "turn {n}: {out:#}");
+        assert_eq!(opened[0]["status"], "in_progress");
+        let title = opened[0]["title"].as_str().unwrap();
+        assert!(!title.is_empty() && !title.contains("subagent:"), "{title}");
+        let last = updates
+            .iter()
+            .filter(subagent)
+            .rfind(|u| u.get("status").is_some())
+            .unwrap();
+        assert_eq!(last["status"], ending, "turn {n}: {out:#}");
+    }
+    assert_eq!(out["bridgeExit"], 0);
+}
