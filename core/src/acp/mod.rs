@@ -121,7 +121,6 @@ pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, DIALOG_CALL_PREFIX,
     ELICITATION_METHOD, PERMISSION_METHOD, TEXT_FIELD,
 };
-pub use elicit::{NO as CONFIRM_NO, YES as CONFIRM_YES};
 pub use flow::{
     AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS,
 };
@@ -147,7 +146,7 @@ pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
-pub use subagent::{MAX_SUBAGENT_CARDS, SUBAGENT_CALL_PREFIX, SUBAGENT_SUBSCRIPTION_LEVEL};
+pub use subagent::SUBAGENT_CALL_PREFIX;
 
 use crate::client::{
     self, commands, AgentKind, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,

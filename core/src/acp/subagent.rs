@@ -3,7 +3,8 @@
 //! "progress"}`; omp 18.2.3 then writes `subagent_lifecycle` (a subagent `started`, then
 //! `completed`, `failed` or `aborted`; a frame with no status shows nothing) and `subagent_progress` (what it does, at most one per
 //! 150 ms per subagent) frames, and each subagent becomes a tool card: opened `in_progress`
-//! at its start (or its first progress), titled with its task, its content the progress
+//! at its start (or its first progress), titled with its description (omp's label of the
+//! task, which may come with a later progress frame) or its assignment, its content the progress
 //! (what it says it does, its latest output lines, its counts) bounded to the last 64 KiB
 //! (ACP-05), sent only when it changed, and closed `completed` or `failed` (`aborted`
 //! too) when it ends, or `failed` when the agent exits. No other agent is asked; an omp that
@@ -149,7 +150,16 @@ impl Subagents {
         if self.ended_set.contains(id) {
             return Vec::new();
         }
-        let task = nonempty(payload.task.as_deref()).or(nonempty(progress.task.as_deref()));
+        // omp's `task` is its prompt (`Complete assignment thoroughly:` and the assignment);
+        // the assignment is the task the model gave.
+        let task = [
+            &payload.assignment,
+            &progress.assignment,
+            &payload.task,
+            &progress.task,
+        ]
+        .into_iter()
+        .find_map(|t| nonempty(t.as_deref()));
         let description = nonempty(progress.description.as_deref());
         let agent = payload.agent.as_deref().or(progress.agent.as_deref());
         let title = title_of(description, task, agent);
@@ -264,7 +274,8 @@ fn nonempty(text: Option<&str>) -> Option<&str> {
     text.filter(|t| !t.trim().is_empty())
 }
 
-/// A subagent card's title: its description, else its task's first line, else its agent's
+/// A subagent card's title: its description, else its assignment's (else its task's) first
+/// line, else its agent's
 /// name, else `subagent`; as a tool card's title is made (ACP-29: no `NAME: ` prefix,
 /// credential-bearing uris withheld, control characters as spaces, at most 256 bytes).
 fn title_of(description: Option<&str>, task: Option<&str>, agent: Option<&str>) -> String {

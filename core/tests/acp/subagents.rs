@@ -36,11 +36,14 @@ fn lifecycle(id: &str, status: &str, description: Option<&str>) -> Value {
 }
 
 fn progress(id: &str, status: &str, intent: &str, output: &[&str], tools: u64) -> Value {
+    // omp's `task` is its prompt around the assignment, the task the model gave.
+    let task = "Complete assignment thoroughly:\n\nFind every caller of foo\nand report the files";
+    let assignment = "Find every caller of foo\nand report the files";
     json!({"type": "subagent_progress", "payload": {"index": 0, "agent": "explore",
-        "agentSource": "bundled", "task": "Find every caller of foo\nand report the files",
+        "agentSource": "bundled", "task": task, "assignment": assignment,
         "parentToolCallId": "c1", "progress": {"index": 0, "id": id, "agent": "explore",
-        "agentSource": "bundled", "status": status,
-        "task": "Find every caller of foo\nand report the files", "lastIntent": intent,
+        "agentSource": "bundled", "status": status, "task": task, "assignment": assignment,
+        "lastIntent": intent,
         "currentTool": "grep", "recentTools": [], "recentOutput": output, "toolCount": tools,
         "requests": 1, "tokens": 100, "cost": 0, "durationMs": 1200}}})
 }

@@ -2529,8 +2529,17 @@ fn acp_37_a_subagent_of_omp_is_a_card_that_ends_completed_or_failed() {
             .collect();
         assert_eq!(opened.len(), 1, "turn {n}: {out:#}");
         assert_eq!(opened[0]["status"], "in_progress");
-        let title = opened[0]["title"].as_str().unwrap();
-        assert!(!title.is_empty() && !title.contains("subagent:"), "{title}");
+        // Titled with its description, else its assignment (not omp's prompt around it).
+        let title = updates
+            .iter()
+            .filter(subagent)
+            .filter_map(|u| u["title"].as_str())
+            .last()
+            .unwrap();
+        assert!(
+            !title.is_empty() && !title.starts_with("Complete assignment"),
+            "{title}: {out:#}"
+        );
         let last = updates
             .iter()
             .filter(subagent)
