@@ -736,7 +736,7 @@ impl Harness {
             2 => {
                 json!({"action": "accept", "content": {"value": value[usize::from(a) % value.len()]}})
             }
-            3 => json!({"action": "accept", "content": {"value": a % 2 == 0}}),
+            3 => json!({"action": "accept", "content": {"value": a.is_multiple_of(2)}}),
             4 => json!({"action": "decline"}),
             5 => json!({"action": "cancel"}),
             6 => {

@@ -112,7 +112,7 @@ fn acp_37_a_subagent_card_follows_its_progress_and_ends_completed() {
         &["src/b.rs:3 foo()", "src/a.rs:1 foo()"],
         2,
     );
-    h.agent_lines(&s, &[first.clone()]);
+    h.agent_lines(&s, std::slice::from_ref(&first));
     let u = cards(&h);
     assert_eq!(u.len(), 1, "{u:#?}");
     assert_eq!(u[0]["sessionUpdate"], "tool_call_update");

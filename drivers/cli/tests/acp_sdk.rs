@@ -2534,7 +2534,7 @@ fn acp_37_a_subagent_of_omp_is_a_card_that_ends_completed_or_failed() {
             .iter()
             .filter(subagent)
             .filter_map(|u| u["title"].as_str())
-            .last()
+            .next_back()
             .unwrap();
         assert!(
             !title.is_empty() && !title.starts_with("Complete assignment"),
