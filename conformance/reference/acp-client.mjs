@@ -22,9 +22,10 @@
 // `sessions` (ACP-25, ACP-26; needs --session-dir): two sessions with a turn each (prompts
 // ACP_PROMPT_A and ACP_PROMPT_B, default `hello from a`/`b`) and one never prompted, listed,
 // one closed (then prompted and closed again), the other resumed, prompted, loaded while open,
-// and a list with a cursor not of this list. `elicit` (ACP-09; ACP_FORMS=1 advertises form
-// elicitation): the bundled agent's `ask` as an input (answered with ACP_TEXT), a select of
-// three (answered with its second option), and a confirm (allowed).
+// and a list with a cursor not of this list. `elicit` (ACP-09, ACP-36; ACP_FORMS=1 advertises
+// form elicitation): the bundled agent's `ask` as an input (answered with ACP_TEXT), a select
+// of three (answered with its second option), a confirm answered yes and one answered no (by
+// form or by permission request, whichever the bridge asks).
 // `provider-error` (ACP-11, ACP-42): ACP_PROMPT, a prompt the model server fails (its updates in
 // `failedUpdates`), then a turn after it (ACP_AFTER).
 // `auth` (ACP-40, ACP-41): initialize as an editor offering terminal sign-in and url and form
@@ -183,11 +184,21 @@ await acp
       ? { outcome: { outcome: "selected", optionId: allow.optionId } }
       : { outcome: { outcome: "cancelled" } };
   })
+  // ACP-09, ACP-36: a form's one field `value`: a one-of (a confirm's yes/no, a select's
+  // choices) answered with the option `choose` names (by its const; else the first), `null`
+  // cancels and "decline" declines; a text field with ACP_TEXT.
   .onRequest("elicitation/create", ctx => {
     (out.elicitations ??= []).push(ctx.params);
     // ACP-41: a sign-in page is answered ACP_URL_ACTION (default: decline, which cancels
     // the sign-in before the agent reaches any network).
     if (ctx.params.mode === "url") return { action: process.env.ACP_URL_ACTION ?? "decline" };
+    if (choose === null) return { action: "cancel" };
+    if (choose === "decline") return { action: "decline" };
+    const field = ctx.params.requestedSchema?.properties?.value ?? {};
+    if (Array.isArray(field.oneOf) && field.oneOf.length > 0) {
+      const picked = field.oneOf.find(o => o.const === choose) ?? field.oneOf[0];
+      return { action: "accept", content: { value: picked.const } };
+    }
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
@@ -308,8 +319,10 @@ async function extraScenario(ctx) {
     (out.permissionRequests ??= []);
     choose = "choice-1";
     out.select = await prompt(ctx, session.sessionId, 'call ask {"question":"Pick one","kind":"select","options":["red","green","blue"]}');
-    choose = "allow_once";
+    choose = "yes";
     out.confirm = await prompt(ctx, session.sessionId, "ask Proceed?");
+    choose = "no";
+    out.refuse = await prompt(ctx, session.sessionId, "ask Really?");
     return;
   }
   if (scenario === "sessions") {

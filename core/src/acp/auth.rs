@@ -233,7 +233,7 @@ impl Bridge {
             .auth_cwd
             .clone()
             .unwrap_or_else(|| PathBuf::from("/"));
-        let key = self.open_session(now, cwd);
+        let key = self.start_agent(now, cwd);
         self.signin.agents.insert(key);
         self.signin.login = Some(LoginFlow {
             key,

@@ -1,7 +1,11 @@
-//! The agent's dialogs, asked of the editor (ACP-08, ACP-09): approvals and other `select`s
-//! and `confirm`s as `session/request_permission`, `input` and `editor` as a form
-//! `elicitation/create` when the editor offers forms, `notify` and `setTitle` shown; the
-//! editor's answers, its "always", a dialog's timeout and a cancelled turn.
+//! The agent's dialogs, asked of the editor (ACP-08, ACP-09, ACP-36): an approval of a call
+//! as `session/request_permission` about the call's card; a dialog tied to no tool (a
+//! `confirm`, another `select`, `input`, `editor`) as one item: a form `elicitation/create`
+//! when the editor offers forms (`elicit`), else a `confirm` or `select` as a
+//! `session/request_permission` whose tool call is announced by no card before it and
+//! updated by none after it (text dialogs are then answered cancelled); `notify` and
+//! `setTitle` shown; the editor's answers, its "always", a dialog's timeout and a cancelled
+//! turn.
 //!
 //! The agent's dialog stays open in the session's [`Client`](crate::client::Client), whose
 //! timer closes it at its timeout ([`ClientEvent::UiWithdrawn`]); the bridge then withdraws
@@ -13,16 +17,15 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
-    CancelRequestNotification, CreateElicitationRequest, CreateElicitationResponse,
-    ElicitationAction, ElicitationContentValue, ElicitationFormMode, ElicitationSchema,
-    ElicitationSessionScope, PermissionOption, PermissionOptionKind, RequestId,
+    CancelRequestNotification, PermissionOption, PermissionOptionKind, RequestId,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SessionInfoUpdate, SessionUpdate, StringPropertySchema, ToolCall, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    SessionInfoUpdate, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use serde_json::Value;
 
-use super::map::{title, withhold_credential_uris};
+use super::elicit::{self, Field};
+use super::map::withhold_credential_uris;
 use super::{notices, rpc, Bridge};
 use crate::client::{Call, ClientEvent, Input};
 use crate::wire::{SelectRequest, UiRequest, UiResponse};
@@ -40,8 +43,15 @@ pub const APPROVE: &str = "Approve";
 pub const DENY: &str = "Deny";
 /// The first line of omp's approval title, before the tool's name (ACP-08).
 pub const APPROVAL_TITLE_PREFIX: &str = "Allow tool: ";
-/// The form field an `input` or `editor` dialog's text comes back in (ACP-09).
-pub const TEXT_FIELD: &str = "value";
+/// The form field an elicited dialog's answer comes back in (ACP-09, ACP-36).
+pub const TEXT_FIELD: &str = elicit::FIELD;
+/// The prefix of the tool call id a dialog tied to no tool is asked about when the editor
+/// offers no forms (ACP-36): `dialog-` and the agent's dialog id. No card of that id is
+/// announced before the request or updated after it.
+pub const DIALOG_CALL_PREFIX: &str = "dialog-";
+
+/// Why a text dialog is answered cancelled once the editor refused a form (ACP-36).
+const FORMS_REFUSED: &str = "the editor refused a form elicitation";
 
 /// The most requests the bridge keeps open with the editor at once; a dialog past it is
 /// answered as cancelled (ACP-09).
@@ -56,6 +66,9 @@ pub(crate) struct Dialogs {
     asks: BTreeMap<u64, Ask>,
     /// The editor's "always" answers: allowed (true) or rejected, by session key and tool.
     always: BTreeMap<(AgentKey, String), bool>,
+    /// The editor answered a form with an error although it advertised forms (a Zed build
+    /// without its ACP beta flag does): no more forms are asked of it (ACP-36).
+    forms_refused: bool,
 }
 
 /// One request open with the editor.
@@ -66,9 +79,11 @@ struct Ask {
     /// The agent's dialog id.
     dialog: String,
     form: Form,
-    /// The card the bridge opened for a dialog that is no tool's, closed with the answer.
-    card: Option<String>,
+    /// How it was asked: [`PERMISSION_METHOD`] or [`ELICITATION_METHOD`].
+    method: &'static str,
     title: String,
+    /// A `confirm`'s message, besides its title.
+    message: Option<String>,
 }
 
 impl Dialogs {
@@ -93,6 +108,17 @@ enum Form {
     Confirm,
     /// An `input` or `editor` dialog, as a form.
     Text,
+}
+
+impl Form {
+    /// The form field it is asked with (ACP-36); an approval is never elicited.
+    fn field(&self) -> Field<'_> {
+        match self {
+            Form::Select { options } => Field::Choice(options),
+            Form::Confirm => Field::Confirm,
+            Form::Approval { .. } | Form::Text => Field::Text(None),
+        }
+    }
 }
 
 /// The tool an approval `select` asks about (ACP-08): options exactly `Approve`, `Deny` and a
@@ -120,7 +146,7 @@ fn ask_number(id: &RequestId) -> Option<u64> {
 /// A dialog's title as a card title: credential-bearing uris withheld, control characters
 /// shown as spaces, bounded.
 fn shown_title(text: &str) -> String {
-    title(&withhold_credential_uris(text), None, None)
+    elicit::label(text)
 }
 
 impl Bridge {
@@ -201,8 +227,9 @@ impl Bridge {
             key,
             dialog: select.id.clone(),
             form: Form::Approval { tool: tool.clone() },
-            card: None,
+            method: PERMISSION_METHOD,
             title: select.title.clone(),
+            message: None,
         };
         if !self.has_room(key) {
             return self.unasked(now, ask, "too many questions are open with the editor");
@@ -264,8 +291,9 @@ impl Bridge {
         self.ask_choice(now, key, dialog, title, message, Form::Select { options });
     }
 
-    /// ACP-09: a dialog of no tool as `session/request_permission` about a card of its own,
-    /// `dialog-ID`, opened pending.
+    /// ACP-36: a `confirm` or `select` tied to no tool, asked once: as a form elicitation
+    /// when the editor offers forms, else as a permission request of its own
+    /// ([`Bridge::permission_choice`]).
     fn ask_choice(
         &mut self,
         now: Instant,
@@ -275,57 +303,86 @@ impl Bridge {
         message: Option<String>,
         form: Form,
     ) {
-        let options = match &form {
+        let ask = Ask {
+            key,
+            dialog: dialog.to_owned(),
+            form,
+            method: PERMISSION_METHOD,
+            title: text.to_owned(),
+            message,
+        };
+        if !self.has_room(key) {
+            return self.unasked(now, ask, "too many questions are open with the editor");
+        }
+        let Some(session) = self.sessions.get(&key) else {
+            return;
+        };
+        if self.offers_forms() {
+            let request = elicit::request(
+                session.acp_id.clone(),
+                &ask.title,
+                ask.message.as_deref(),
+                ask.form.field(),
+            );
+            let ask = Ask {
+                method: ELICITATION_METHOD,
+                ..ask
+            };
+            return self.open_ask(ask, ELICITATION_METHOD, &request);
+        }
+        self.permission_choice(now, ask);
+    }
+
+    /// Whether dialogs go as forms: the editor advertised form elicitation and has not
+    /// refused a form (ACP-36).
+    fn offers_forms(&self) -> bool {
+        elicit::offers_forms(self.client_capabilities.as_ref()) && !self.dialogs.forms_refused
+    }
+
+    /// ACP-36: a `confirm` or `select` as `session/request_permission` about a tool call of
+    /// its own, `dialog-ID`, that no card announces before it and none updates after it.
+    fn permission_choice(&mut self, now: Instant, ask: Ask) {
+        let options = match &ask.form {
             Form::Select { options } => options
                 .iter()
                 .enumerate()
                 .map(|(i, o)| {
                     PermissionOption::new(
-                        format!("choice-{i}"),
+                        elicit::choice_id(i),
                         shown_title(o),
                         PermissionOptionKind::AllowOnce,
                     )
                 })
                 .collect(),
             _ => vec![
-                PermissionOption::new("yes", "Yes", PermissionOptionKind::AllowOnce),
-                PermissionOption::new("no", "No", PermissionOptionKind::RejectOnce),
+                PermissionOption::new(elicit::YES, "Yes", PermissionOptionKind::AllowOnce),
+                PermissionOption::new(elicit::NO, "No", PermissionOptionKind::RejectOnce),
             ],
         };
-        let card = format!("dialog-{}", super::bound::cut_to_bytes(dialog, 128));
-        let card_title = shown_title(text);
-        let mut opening = ToolCall::new(card.clone(), card_title.clone())
-            .kind(ToolKind::Other)
-            .status(ToolCallStatus::Pending);
+        let call = format!(
+            "{DIALOG_CALL_PREFIX}{}",
+            super::bound::cut_to_bytes(&ask.dialog, 128)
+        );
         let mut fields = ToolCallUpdateFields::new()
-            .title(card_title)
+            .title(shown_title(&ask.title))
             .kind(ToolKind::Other)
             .status(ToolCallStatus::Pending);
-        // A title over more lines than one, or a message, is the card's content.
-        let body = message.or_else(|| text.contains('\n').then(|| text.to_owned()));
+        // A title over more lines than one, or a message, is the request's content.
+        let body = ask
+            .message
+            .clone()
+            .or_else(|| ask.title.contains('\n').then(|| ask.title.clone()));
         if let Some(body) = body {
             let content = vec![super::map::text_content(super::bound::bound_snapshot(
                 &withhold_credential_uris(&body),
             ))];
-            opening = opening.content(content.clone());
             fields = fields.content(content);
         }
         let ask = Ask {
-            key,
-            dialog: dialog.to_owned(),
-            form,
-            card: None,
-            title: text.to_owned(),
-        };
-        if !self.has_room(key) {
-            return self.unasked(now, ask, "too many questions are open with the editor");
-        }
-        self.session_update(key, SessionUpdate::ToolCall(opening));
-        let ask = Ask {
-            card: Some(card.clone()),
+            method: PERMISSION_METHOD,
             ..ask
         };
-        self.ask_permission(now, ask, ToolCallUpdate::new(card, fields), options);
+        self.ask_permission(now, ask, ToolCallUpdate::new(call, fields), options);
     }
 
     /// Whether another request can be opened for this session: it has its ACP id, and fewer
@@ -376,15 +433,14 @@ impl Bridge {
             key,
             dialog: dialog.to_owned(),
             form: Form::Text,
-            card: None,
+            method: ELICITATION_METHOD,
             title: text.to_owned(),
+            message: None,
         };
-        let forms = self
-            .client_capabilities
-            .as_ref()
-            .and_then(|c| c.elicitation.as_ref())
-            .is_some_and(|e| e.supports_form());
-        if !forms {
+        if self.dialogs.forms_refused {
+            return self.unasked(now, ask, FORMS_REFUSED);
+        }
+        if !elicit::offers_forms(self.client_capabilities.as_ref()) {
             return self.unasked(now, ask, "the editor offers no form elicitation");
         }
         if !self.has_room(key) {
@@ -393,17 +449,8 @@ impl Bridge {
         let Some(session) = self.sessions.get(&key) else {
             return;
         };
-        let mut field = StringPropertySchema::new();
-        field.title = Some(shown_title(text));
-        match initial {
-            Some((prefill, true)) => field.default = Some(prefill),
-            Some((placeholder, false)) => field.description = Some(placeholder),
-            None => {}
-        }
-        let schema = ElicitationSchema::new().property(TEXT_FIELD, field, true);
-        let mode =
-            ElicitationFormMode::new(ElicitationSessionScope::new(session.acp_id.clone()), schema);
-        let request = CreateElicitationRequest::new(mode, withhold_credential_uris(text));
+        let initial = initial.as_ref().map(|(t, prefill)| (t.as_str(), *prefill));
+        let request = elicit::request(session.acp_id.clone(), text, None, Field::Text(initial));
         self.open_ask(ask, ELICITATION_METHOD, &request);
     }
 
@@ -416,9 +463,6 @@ impl Bridge {
             &format!("\"{}\": {why}", shown_title(&ask.title)),
         );
         self.say(ask.key, &line);
-        if let Some(card) = &ask.card {
-            self.close_card(ask.key, card, false);
-        }
         self.respond(now, ask.key, &ask.dialog, answer);
     }
 
@@ -439,9 +483,6 @@ impl Bridge {
         };
         let cancel = CancelRequestNotification::new(request_id(n));
         self.editor(rpc::notification_line("$/cancel_request", &cancel));
-        if let Some(card) = &ask.card {
-            self.close_card(key, card, false);
-        }
         if timed_out {
             let line = notices::line("dialog timed out", &shown_title(&ask.title));
             self.say(key, &line);
@@ -465,8 +506,20 @@ impl Bridge {
         let Some(ask) = ask_number(id).and_then(|n| self.dialogs.asks.remove(&n)) else {
             return;
         };
+        if ask.method == ELICITATION_METHOD && outcome.is_err() {
+            // ACP-36: an editor that advertised forms and refuses one is asked no more
+            // forms: a choice is asked again as a permission request, text is cancelled.
+            self.dialogs.forms_refused = true;
+            return match ask.form {
+                Form::Text => self.unasked(now, ask, FORMS_REFUSED),
+                _ => self.permission_choice(now, ask),
+            };
+        }
         let (answer, cancel_turn) = match &ask.form {
-            Form::Text => (text_answer(outcome), false),
+            // ACP-36: a form's accept, decline or cancel answers it; the turn goes on.
+            form if ask.method == ELICITATION_METHOD => {
+                (elicit::answer(form.field(), outcome), false)
+            }
             form => match outcome
                 .ok()
                 .and_then(|v| serde_json::from_value::<RequestPermissionResponse>(v).ok())
@@ -479,10 +532,6 @@ impl Bridge {
                 _ => (refusal(form), false),
             },
         };
-        if let Some(card) = &ask.card {
-            let chosen = answer.cancelled != Some(true);
-            self.close_card(ask.key, card, chosen);
-        }
         self.respond(now, ask.key, &ask.dialog, answer);
         if cancel_turn {
             // As `session/cancel`: what else waits for the editor is denied too.
@@ -512,45 +561,37 @@ impl Bridge {
                 }
                 UiResponse::value("", value)
             }
-            Form::Select { options } => option
-                .strip_prefix("choice-")
-                .and_then(|n| n.parse::<usize>().ok())
-                .filter(|n| format!("choice-{n}") == option)
-                .and_then(|n| options.get(n))
-                .map_or_else(
-                    || UiResponse::cancelled("", false),
-                    |v| UiResponse::value("", v.clone()),
-                ),
-            Form::Confirm => match option {
-                "yes" => UiResponse::confirmed("", true),
-                "no" => UiResponse::confirmed("", false),
-                _ => UiResponse::cancelled("", false),
-            },
+            Form::Select { options } => elicit::chosen(options, option).map_or_else(
+                || UiResponse::cancelled("", false),
+                |v| UiResponse::value("", v.clone()),
+            ),
+            Form::Confirm if option == elicit::YES => UiResponse::confirmed("", true),
+            Form::Confirm if option == elicit::NO => UiResponse::confirmed("", false),
+            Form::Confirm => UiResponse::cancelled("", false),
             Form::Text => UiResponse::cancelled("", false),
         }
     }
 
     /// `session/cancel` (ACP-08): every dialog of the session waiting for the editor is
-    /// answered as cancelled (approvals denied); the editor answers its requests `cancelled`
-    /// itself, and those answers find nothing.
+    /// answered as cancelled (approvals denied); the editor answers its permission requests
+    /// `cancelled` itself, and those answers find nothing; its forms are withdrawn
+    /// (`$/cancel_request`, ACP-36).
     pub(super) fn cancel_dialogs(&mut self, now: Instant, key: AgentKey) {
-        for (_, ask) in self.dialogs.take_session(key) {
-            if let Some(card) = &ask.card {
-                self.close_card(key, card, false);
+        for (n, ask) in self.dialogs.take_session(key) {
+            if ask.method == ELICITATION_METHOD {
+                let cancel = CancelRequestNotification::new(request_id(n));
+                self.editor(rpc::notification_line("$/cancel_request", &cancel));
             }
             self.respond(now, key, &ask.dialog, refusal(&ask.form));
         }
     }
 
     /// The session's agent is gone: its requests are withdrawn from the editor
-    /// (`$/cancel_request`), their cards closed `failed`.
+    /// (`$/cancel_request`).
     pub(super) fn forget_dialogs(&mut self, key: AgentKey) {
-        for (n, ask) in self.dialogs.take_session(key) {
+        for (n, _) in self.dialogs.take_session(key) {
             let cancel = CancelRequestNotification::new(request_id(n));
             self.editor(rpc::notification_line("$/cancel_request", &cancel));
-            if let Some(card) = &ask.card {
-                self.close_card(key, card, false);
-            }
         }
     }
 
@@ -561,17 +602,6 @@ impl Bridge {
             session.client.handle(now, Input::Call(answer));
             self.drain(now, key);
         }
-    }
-
-    fn close_card(&mut self, key: AgentKey, card: &str, chosen: bool) {
-        let status = if chosen {
-            ToolCallStatus::Completed
-        } else {
-            ToolCallStatus::Failed
-        };
-        let update =
-            ToolCallUpdate::new(card.to_owned(), ToolCallUpdateFields::new().status(status));
-        self.session_update(key, SessionUpdate::ToolCallUpdate(update));
     }
 
     /// A short line in the session's turn (ACP-09, ACP-11).
@@ -592,22 +622,6 @@ impl Bridge {
 fn refusal(form: &Form) -> UiResponse {
     match form {
         Form::Approval { .. } => UiResponse::value("", DENY),
-        _ => UiResponse::cancelled("", false),
-    }
-}
-
-/// An elicitation's answer: the accepted text, else cancelled.
-fn text_answer(outcome: Result<Value, Value>) -> UiResponse {
-    let response = outcome
-        .ok()
-        .and_then(|v| serde_json::from_value::<CreateElicitationResponse>(v).ok());
-    match response.map(|r| r.action) {
-        Some(ElicitationAction::Accept(accept)) => {
-            match accept.content.as_ref().and_then(|c| c.get(TEXT_FIELD)) {
-                Some(ElicitationContentValue::String(text)) => UiResponse::value("", text.clone()),
-                _ => UiResponse::cancelled("", false),
-            }
-        }
         _ => UiResponse::cancelled("", false),
     }
 }

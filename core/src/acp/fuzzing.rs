@@ -6,12 +6,16 @@
 //! configuration (a session folder, an agent that serves stored output), then each [`Op`] is
 //! a tag byte and its operands ([`decode`]; [`encode`] writes the same format, so seeds can be
 //! made from transcripts with [`ops_from_transcript`]): raw editor bytes, well-formed editor
-//! requests (initialize, session/new, load, prompt, cancel, `_muse/readOutput`, unknown
-//! methods, responses), raw agent bytes, well-formed agent frames (responses to the commands
-//! the bridge actually wrote, shaped by command, and the events of a turn), stderr, the end
-//! of an agent's stdout, its exit, the editor's end, a signal's shutdown, time passing, and
-//! what came of an HTTP MCP server's last exchange (MCP-18: a head, body bytes, its end or
-//! its failure; `session/new` names an `http` or `sse` server for some operands).
+//! requests (initialize, with form elicitation for some operands, session/new, load, fork,
+//! delete, prompt, cancel, `_muse/readOutput`, unknown methods, responses, and answers to the
+//! permission requests and forms the bridge asked: ACP-08, ACP-09, ACP-36), raw agent bytes,
+//! well-formed agent frames (responses to the commands the bridge actually wrote, shaped by
+//! command, the events of a turn, the agent's dialogs, omp's subagent frames: ACP-37), stderr,
+//! the end of an agent's stdout, its exit, the editor's end, a signal's shutdown, time
+//! passing, what came of an HTTP MCP server's last exchange (MCP-18: a head, body bytes, its
+//! end or its failure; `session/new` names an `http` or `sse` server for some operands), and
+//! the driver's answers to the session folder's read and to a fork's or delete's file
+//! (ACP-26, ACP-31, ACP-32: [`Input::SessionFolder`], [`Input::SessionFile`]).
 //! Checked after every op:
 //! - nothing panics;
 //! - every editor action is complete JSON-RPC 2.0 lines: each a JSON object with
@@ -28,13 +32,16 @@
 //! - determinism: a second bridge fed the same inputs at the same times gives the same
 //!   actions.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{Action, AgentKey, Bridge, BridgeConfig, Input, McpRead, McpServerKey, ProcessKey};
+use super::{
+    Action, AgentKey, Bridge, BridgeConfig, FileTicket, Input, McpRead, McpServerKey, ProcessKey,
+    SessionFile, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
+};
 use crate::client::ExitStatus;
 use crate::mcp::http::{ExchangeId, HttpInput, ResponseHead};
 
@@ -55,6 +62,9 @@ pub const MAX_OUT_PER_LINE: usize = 512 * 1024;
 
 /// The stop reasons an `agent_end` carries.
 const STOP_REASONS: [&str; 4] = ["stop", "length", "aborted", "error"];
+
+/// The statuses of a subagent's lifecycle (ACP-37).
+const SUBAGENT_STATUSES: [&str; 4] = ["started", "completed", "failed", "aborted"];
 
 /// The statuses of todo tasks.
 const TODO_STATUSES: [&str; 5] = ["pending", "in_progress", "completed", "cancelled", "odd"];
@@ -88,6 +98,10 @@ pub enum Op {
     /// What came of the last exchange of the `n`-th session's HTTP MCP server (MCP-18), by
     /// kind: a head (status and content type by kind), body bytes, its end, its failure.
     McpHttp(u8, u8, Vec<u8>),
+    /// The driver's answer to the oldest session-folder read, fork or delete it was asked
+    /// (ACP-26, ACP-31, ACP-32), by kind and an operand: done, or failed in one of the ways
+    /// the editor tells apart.
+    Driver(u8, u8),
 }
 
 /// Reads the configuration byte and up to 512 ops from `data`; a truncated op ends it.
@@ -114,7 +128,7 @@ pub fn decode(data: &[u8]) -> (u8, Vec<Op>) {
     while ops.len() < MAX_OPS {
         let Some(tag) = byte(&mut rest) else { break };
         let op = (|| {
-            Some(match tag % 11 {
+            Some(match tag % 12 {
                 0 => {
                     let n = len(&mut rest)?;
                     Op::Editor(take(n, &mut rest)?)
@@ -146,6 +160,7 @@ pub fn decode(data: &[u8]) -> (u8, Vec<Op>) {
                     let n = len(&mut rest)?;
                     Op::McpHttp(s, kind, take(n, &mut rest)?)
                 }
+                11 => Op::Driver(byte(&mut rest)?, byte(&mut rest)?),
                 _ => Op::Advance(len(&mut rest)? as u16),
             })
         })();
@@ -184,6 +199,7 @@ pub fn encode(config: u8, ops: &[Op]) -> Vec<u8> {
                 out.push(9);
                 out.extend(ms.to_le_bytes());
             }
+            Op::Driver(kind, a) => out.extend([11, *kind, *a]),
             Op::McpHttp(s, kind, data) => {
                 // A head, an end or a failure carries no bytes: still one op.
                 let empty: &[u8] = &[];
@@ -219,6 +235,9 @@ pub fn ops_from_transcript(jsonl: &str) -> Option<(u8, Vec<Op>)> {
     }
     if config["agent_serves_output"] == json!(true) {
         byte |= 2;
+    }
+    if config["agent"] == json!("omp") {
+        byte |= 4;
     }
     let mut ops = Vec::new();
     let mut now = 0u64;
@@ -276,6 +295,11 @@ struct Side {
     http: BTreeMap<McpServerKey, Option<ExchangeId>>,
     /// MCP servers stopped.
     mcp_stopped: BTreeSet<McpServerKey>,
+    /// The ids of the requests the bridge made of the editor (ACP-08, ACP-09, ACP-36).
+    asked: Vec<Value>,
+    /// What the driver was asked and has not answered, oldest first: a folder read (`None`)
+    /// or a fork's or delete's file (its ticket, and whether it is a fork).
+    driver: VecDeque<Option<(FileTicket, bool)>>,
     ending: bool,
     finished: bool,
 }
@@ -291,6 +315,8 @@ impl Side {
             written: Vec::new(),
             http: BTreeMap::new(),
             mcp_stopped: BTreeSet::new(),
+            asked: Vec::new(),
+            driver: VecDeque::new(),
             ending: false,
             finished: false,
         }
@@ -308,6 +334,11 @@ impl Side {
                         check_editor_message(&value);
                         if let Some(id) = value["result"]["sessionId"].as_str() {
                             self.acp_ids.push(id.to_owned());
+                        }
+                        if value.get("method").is_some() {
+                            if let Some(id) = value.get("id") {
+                                self.asked.push(id.clone());
+                            }
                         }
                     }
                 }
@@ -354,11 +385,14 @@ impl Side {
                     *last = Some(request.exchange);
                     out += request.body.as_ref().map_or(0, Vec::len);
                 }
-                // ACP-26, ACP-31, ACP-32: the folder's reads, forks and deletes are not
-                // answered by the fuzzer (no op hands back their inputs yet).
-                Action::ReadSessionFolder { .. }
-                | Action::ForkSessionFile { .. }
-                | Action::DeleteSessionFile { .. } => {}
+                // ACP-26, ACP-31, ACP-32: answered by `Op::Driver`.
+                Action::ReadSessionFolder { .. } => self.driver.push_back(None),
+                Action::ForkSessionFile { ticket, .. } => {
+                    self.driver.push_back(Some((*ticket, true)))
+                }
+                Action::DeleteSessionFile { ticket, .. } => {
+                    self.driver.push_back(Some((*ticket, false)))
+                }
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
                     let key = *session;
@@ -553,6 +587,7 @@ impl Harness {
                 }
             }
             Op::McpHttp(n, kind, bytes) => self.mcp_http(n, kind, &bytes),
+            Op::Driver(kind, a) => self.driver(kind, a),
             Op::EditorEnd => self.feed(Input::EditorEnd, 0, 0),
             Op::Shutdown => self.feed(Input::Shutdown, 0, 0),
             Op::Advance(ms) => {
@@ -614,6 +649,104 @@ impl Harness {
         );
     }
 
+    /// ACP-26, ACP-31, ACP-32: the driver's answer to the oldest read, fork or delete it
+    /// was asked: done (a listing of a file by `a`, or the fork's copy named by `a`) or
+    /// failed (not found, not a file, another failure).
+    fn driver(&mut self, kind: u8, a: u8) {
+        let Some(asked) = self.sides[0].driver.front().copied() else {
+            return;
+        };
+        for side in &mut self.sides {
+            side.driver.pop_front();
+        }
+        let failure = |kind: u8| SessionFileFailure {
+            kind: match kind % 3 {
+                0 => SessionFileFailureKind::NotFound,
+                1 => SessionFileFailureKind::NotAFile,
+                _ => SessionFileFailureKind::Other,
+            },
+            message: "the driver failed".into(),
+        };
+        let fails = kind % 4 == 3;
+        match asked {
+            None => {
+                let header = format!(
+                    "{{\"type\":\"session\",\"id\":\"s-{a}\",\"cwd\":\"/work\"}}\n\
+                     {{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}\n",
+                    "t".repeat(usize::from(a))
+                );
+                let files = (!fails).then(|| {
+                    (0..usize::from(kind % 8))
+                        .map(|n| SessionFile {
+                            name: format!("s-{}.jsonl", (n + usize::from(a)) % 6),
+                            modified_ms: Some(u64::from(a) * 1000 + n as u64),
+                            head: header.clone().into_bytes(),
+                            tail: if n % 2 == 0 {
+                                Vec::new()
+                            } else {
+                                b"\xff{\n".to_vec()
+                            },
+                        })
+                        .collect()
+                });
+                let input = Input::SessionFolder(files.ok_or_else(|| "unreadable".to_owned()));
+                self.feed(input, 0, 0);
+            }
+            Some((ticket, fork)) => {
+                let outcome = if fails {
+                    Err(failure(a))
+                } else if fork {
+                    Ok(SessionFileDone::Forked {
+                        name: format!("s-{}.jsonl", 10 + a % 4),
+                    })
+                } else {
+                    Ok(SessionFileDone::Deleted)
+                };
+                self.feed(Input::SessionFile(ticket, outcome), 0, 0);
+            }
+        }
+    }
+
+    /// The editor's answer to the request the bridge made of it, by `a` (ACP-08, ACP-09,
+    /// ACP-36): a permission option or `cancelled`, a form's accept (with a value offered or
+    /// not), decline or cancel, an error, or a result of no shape.
+    fn editor_answer(&self, a: u8, b: u8) -> Value {
+        let asked = &self.sides[0].asked;
+        let id = if asked.is_empty() {
+            json!(format!("musewire-dialog-{a}"))
+        } else {
+            asked[usize::from(a) % asked.len()].clone()
+        };
+        let options = [
+            "allow_once",
+            "allow_always",
+            "reject_once",
+            "reject_always",
+            "yes",
+            "no",
+            "choice-0",
+            "choice-2",
+        ];
+        let value = ["yes", "no", "choice-1", "choice-9", "typed text"];
+        let result = match b % 8 {
+            0 => {
+                json!({"outcome": {"outcome": "selected", "optionId": options[usize::from(a) % options.len()]}})
+            }
+            1 => json!({"outcome": {"outcome": "cancelled"}}),
+            2 => {
+                json!({"action": "accept", "content": {"value": value[usize::from(a) % value.len()]}})
+            }
+            3 => json!({"action": "accept", "content": {"value": a.is_multiple_of(2)}}),
+            4 => json!({"action": "decline"}),
+            5 => json!({"action": "cancel"}),
+            6 => {
+                return json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "refused"}})
+            }
+            _ => json!({"outcome": a}),
+        };
+        json!({"jsonrpc": "2.0", "id": id, "result": result})
+    }
+
     fn editor_message(&mut self, kind: u8, a: u8, b: u8) -> Value {
         self.next_id += 1;
         let id = match b % 4 {
@@ -631,7 +764,7 @@ impl Harness {
                 json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
             )
         };
-        match kind % 14 {
+        match kind % 19 {
             0 => {
                 let mut meta = serde_json::Map::new();
                 if a & 1 != 0 {
@@ -640,11 +773,30 @@ impl Harness {
                 if a & 2 != 0 {
                     meta.insert("muse/output".into(), json!(1));
                 }
+                let mut capabilities = json!({"_meta": meta});
+                // ACP-36: an editor that offers form elicitation.
+                if a & 4 != 0 {
+                    capabilities["elicitation"] = json!({"form": {}});
+                }
                 request(
                     "initialize",
-                    json!({"protocolVersion": 1, "clientCapabilities": {"_meta": meta}}),
+                    json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
                 )
             }
+            // ACP-31, ACP-32: a fork and a delete of a session given (or made up).
+            14 => request(
+                "session/fork",
+                json!({"sessionId": session, "cwd": "/work", "mcpServers": []}),
+            ),
+            15 => request("session/delete", json!({"sessionId": session})),
+            // ACP-08, ACP-09, ACP-36: an answer to a request the bridge made.
+            16 => self.editor_answer(a, b),
+            17 => request(
+                "session/resume",
+                json!({"sessionId": session, "cwd": "/work", "mcpServers": []}),
+            ),
+            // ACP-26: the session folder read, answered by `Op::Driver`.
+            18 => request("session/list", json!({"cwd": "/work"})),
             // MCP-18: some sessions have an HTTP MCP server (streamable or HTTP+SSE).
             1 => {
                 let headers = json!([{"name": "Authorization", "value": SECRET}]);
@@ -736,14 +888,14 @@ impl Harness {
         let stored = json!({"sessionId": "agent-1", "itemId": tool, "outputRef": format!("o{}", a % 4),
             "availability": if b & 4 == 0 { "available" } else { "expired" },
             "totalBytes": 5000, "previewBytes": 10});
-        match kind % 16 {
+        match kind % 20 {
             0 => json!({"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": [1],
                 "capabilities": {"readOutput": b & 1 == 0}}),
             1..=4 => {
                 let Some((id, command)) = call else {
                     return json!({"type": "agent_start"});
                 };
-                if kind % 16 == 4 {
+                if kind % 20 == 4 {
                     return json!({"id": id, "type": "response", "command": command,
                         "success": false, "error": "failed",
                         "code": if b & 1 == 0 { "session_busy" } else { "not_found" }});
@@ -828,6 +980,33 @@ impl Harness {
             14 => {
                 json!({"type": "available_commands_update", "commands": [{"name": "c", "description": "d"}]})
             }
+            // ACP-08, ACP-09, ACP-36: the agent's dialogs, approvals among them.
+            16 => {
+                let id = format!("q{}", a % 4);
+                match b % 6 {
+                    0 => json!({"type": "extension_ui_request", "id": id, "method": "confirm",
+                        "title": "Sure?", "message": "m".repeat(usize::from(a) * 64)}),
+                    1 => json!({"type": "extension_ui_request", "id": id, "method": "select",
+                        "title": "Pick", "options": (0..usize::from(a % 5)).map(|n| n.to_string()).collect::<Vec<_>>()}),
+                    2 => json!({"type": "extension_ui_request", "id": id, "method": "select",
+                        "title": "Allow tool: bash\nCommand: ls", "options": ["Approve", "Deny"]}),
+                    3 => {
+                        json!({"type": "extension_ui_request", "id": id, "method": "input", "title": "Name"})
+                    }
+                    4 => json!({"type": "extension_ui_request", "id": id, "method": "editor",
+                        "title": "Text", "prefill": "p", "timeout": u64::from(a) * 10}),
+                    _ => json!({"type": "extension_ui_request", "id": "c", "method": "cancel",
+                        "targetId": id}),
+                }
+            }
+            // ACP-37: omp's subagents.
+            17 => json!({"type": "subagent_lifecycle", "payload": {"id": format!("s{}", a % 4),
+                "agent": "explore", "status": SUBAGENT_STATUSES[usize::from(b % 4)],
+                "description": if b & 4 == 0 { Value::from("a task") } else { Value::Null }, "index": 0}}),
+            18 => json!({"type": "subagent_progress", "payload": {"task": "t\nmore",
+                "progress": {"id": format!("s{}", a % 4), "status": if b & 1 == 0 { "running" } else { "completed" },
+                "lastIntent": "doing", "recentOutput": (0..usize::from(b % 9)).map(|n| "o".repeat(n * usize::from(a) * 16)).collect::<Vec<_>>(),
+                "toolCount": b, "requests": a}}}),
             _ => json!({"type": "response", "command": "parse", "success": false, "error": "bad"}),
         }
     }

@@ -18,8 +18,10 @@
 //! at most [`MAX_HISTORY_PAGES`] pages of [`WALK_PAGE_MESSAGES`] history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
 //! `initialize`, each read checked against the history, then the agent's `read_output`
 //! within [`READ_BUDGET`], failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
-//! asked of the editor (`dialogs`: approvals tied to their tool call and other choices as
-//! `session/request_permission`, text as form elicitation, ACP-08, ACP-09), and what it says
+//! asked of the editor (`dialogs`: approvals tied to their tool call as
+//! `session/request_permission`; a dialog tied to no tool as one item, a form elicitation
+//! where the editor offers forms, else a permission request with no card of its own, ACP-08,
+//! ACP-09, ACP-36), omp's subagents followed on cards of their own (`subagent`, ACP-37), and what it says
 //! outside the model's text is shown in the turn (`notices`: local-only prompts, errors,
 //! retries, ACP-10, ACP-11). A prompt while one runs is queued as the agent's follow-up and
 //! answered after it (`queue`, ACP-27); one after a `session/cancel` is the next turn
@@ -58,6 +60,7 @@ pub use list::{
     SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
+mod elicit;
 mod flow;
 mod fork;
 #[cfg(feature = "fuzzing")]
@@ -84,6 +87,7 @@ mod silence;
 mod start;
 mod status;
 mod stop;
+mod subagent;
 mod turn;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -120,8 +124,8 @@ pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRU
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
 pub use command::CommandOutput;
 pub use dialogs::{
-    approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, ELICITATION_METHOD,
-    PERMISSION_METHOD, TEXT_FIELD,
+    approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, DIALOG_CALL_PREFIX,
+    ELICITATION_METHOD, PERMISSION_METHOD, TEXT_FIELD,
 };
 pub use flow::{
     AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS,
@@ -149,6 +153,7 @@ pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
+pub use subagent::SUBAGENT_CALL_PREFIX;
 
 use crate::client::{
     self, commands, AgentKind, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,

@@ -6,8 +6,19 @@ use super::*;
 use crate::wire::SessionState;
 
 impl Bridge {
-    /// Starts a session's agent in `cwd`; its key.
+    /// Starts a session's agent in `cwd`; its key. ACP-37: omp is asked for its subagents'
+    /// progress first (the next drain writes it).
     pub(super) fn open_session(&mut self, now: Instant, cwd: PathBuf) -> AgentKey {
+        let key = self.start_agent(now, cwd);
+        if let Some(session) = self.sessions.get_mut(&key) {
+            subagent::subscribe(session, now);
+        }
+        key
+    }
+
+    /// Starts an agent in `cwd` with a session's state and no subscription: a session's
+    /// ([`Bridge::open_session`]) or a sign-in's (ACP-41, whose agent only logs in).
+    pub(super) fn start_agent(&mut self, now: Instant, cwd: PathBuf) -> AgentKey {
         self.next_session += 1;
         let key = AgentKey(self.next_session);
         let mut mapper = Mapper::new();
@@ -41,6 +52,7 @@ impl Bridge {
                 mcp: mcp::SessionMcp::default(),
                 restart: Default::default(),
                 stdin_waiting: 0,
+                subagents: Default::default(),
             },
         );
         self.actions.push_back(Action::Spawn { session: key, cwd });

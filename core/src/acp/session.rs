@@ -205,6 +205,8 @@ pub(super) struct AcpSession {
     pub(super) restart: super::restart::Restart,
     /// ACP-20: bytes given the driver for the agent's stdin and not yet reported written.
     pub(super) stdin_waiting: usize,
+    /// ACP-37: omp's subagents' cards.
+    pub(super) subagents: super::subagent::Subagents,
 }
 
 impl AcpSession {

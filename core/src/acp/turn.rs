@@ -174,6 +174,10 @@ pub(super) fn session_event(
     if queue::queued_answer(session, &event, out) {
         return false;
     }
+    // ACP-37: the answer to the subagent subscription shows nothing.
+    if subagent::subscription_answer(session, &event) {
+        return false;
+    }
     match event {
         ClientEvent::Frame {
             frame: AgentFrame::Ready(_),
@@ -286,6 +290,11 @@ pub(super) fn session_event(
             for editor in queue::take_prompts(session) {
                 out.push(rpc::error_line(&editor, &error));
             }
+            // ACP-37: a subagent still running ends with its agent.
+            for update in session.subagents.agent_gone() {
+                let notification = SessionNotification::new(id.clone(), update);
+                out.push(rpc::notification_line("session/update", &notification));
+            }
         }
         _ => {}
     }
@@ -331,6 +340,10 @@ pub(super) fn frame_updates(session: &mut AcpSession, frame: &AgentFrame) -> Vec
         }
         AgentFrame::ExtensionError(error) => {
             vec![mapper.notice(&notices::extension_error(error))]
+        }
+        // ACP-37: omp's subagents on cards of their own.
+        AgentFrame::SubagentLifecycle(_) | AgentFrame::SubagentProgress(_) => {
+            session.subagents.frame(frame)
         }
         _ => Vec::new(),
     }

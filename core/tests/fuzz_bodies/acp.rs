@@ -175,3 +175,61 @@ fn mcp_18_bridge_fuzz_body_on_http_mcp_servers() {
         fuzzing::run(config, ops.clone());
     }
 }
+
+/// ACP-36, ACP-37, ACP-31, ACP-32, ACP-26 through the harness: an editor with and without
+/// form elicitation answering the agent's dialogs every way (permission options, a cancelled
+/// outcome, a form's accept, decline, cancel, an error), omp's subagent frames, a fork, a
+/// delete and a list answered by the driver (done and failed), over omp and another agent,
+/// with and without a session folder; the ops round-trip through the input format.
+#[test]
+fn acp_36_37_bridge_fuzz_body_on_dialogs_subagents_forks_and_deletes() {
+    let ready = |s| Op::AgentFrame(s, 0, 0, 0);
+    let answer = |s, which| Op::AgentFrame(s, 1, which, 0);
+    let mut ops = vec![
+        Op::EditorMessage(0, 4, 0),
+        Op::EditorMessage(1, 0, 0),
+        ready(0),
+    ];
+    for which in 0..4 {
+        ops.push(answer(0, which));
+    }
+    ops.push(Op::EditorMessage(5, 0, 0));
+    for which in 0..6 {
+        ops.push(answer(0, which));
+    }
+    ops.push(Op::AgentFrame(0, 5, 0, 0));
+    for b in 0..6u8 {
+        ops.push(Op::AgentFrame(0, 16, b, b));
+        ops.push(Op::EditorMessage(16, b, b));
+        ops.push(Op::EditorMessage(16, b + 1, b + 2));
+    }
+    for (a, b) in [(0, 0), (1, 4), (0, 9), (0, 1), (2, 3), (1, 2), (3, 0)] {
+        ops.push(Op::AgentFrame(0, 17, a, b));
+        ops.push(Op::AgentFrame(0, 18, a * 40, b));
+    }
+    ops.extend([
+        Op::EditorMessage(8, 0, 0),
+        Op::EditorMessage(16, 3, 6),
+        Op::EditorMessage(14, 0, 0),
+        Op::Driver(0, 1),
+        Op::EditorMessage(14, 0, 0),
+        Op::Driver(3, 2),
+        Op::EditorMessage(18, 0, 0),
+        Op::Driver(5, 3),
+        Op::EditorMessage(18, 0, 0),
+        Op::Driver(3, 0),
+        Op::EditorMessage(15, 0, 0),
+        Op::Driver(1, 0),
+        Op::EditorMessage(15, 1, 0),
+        Op::Driver(7, 1),
+        Op::AgentFrame(0, 17, 3, 0),
+        Op::AgentExit(0, 1),
+        Op::EditorMessage(17, 0, 0),
+        Op::Advance(6000),
+    ]);
+    let bytes = fuzzing::encode(5, &ops);
+    assert_eq!(fuzzing::decode(&bytes), (5, ops.clone()));
+    for config in [0, 1, 4, 5] {
+        fuzzing::run(config, ops.clone());
+    }
+}

@@ -743,10 +743,24 @@ fn acp_09_the_bundled_agents_ask_reaches_the_editor_and_its_choice_answers() {
             .find(|u| u["status"] == "completed")
             .expect("the ask tool completed");
         assert_eq!(result["content"][0]["content"]["text"], answer, "{turn}");
-        assert!(closed(&out[turn])
-            .iter()
-            .any(|(id, status)| id.starts_with("dialog-") && status == "completed"));
+        // ACP-36: the request is the dialog's one item: no card of its own.
+        assert_eq!(dialog_cards(&out[turn]), 0, "{turn}: {out:#}");
     }
+}
+
+/// How many updates of a turn are about a dialog's own tool call (`dialog-…`): none since
+/// ACP-36.
+fn dialog_cards(turn: &Value) -> usize {
+    turn["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| {
+            u["toolCallId"]
+                .as_str()
+                .is_some_and(|id| id.starts_with(musewire_core::acp::DIALOG_CALL_PREFIX))
+        })
+        .count()
 }
 
 /// Runs `scenario` (with `env`) over omp with `--approval-mode always-ask` on the scripted
@@ -1815,12 +1829,13 @@ fn acp_26_sessions_listed_with_titles_over_omp_rpc() {
     assert_eq!(out["bridgeExit"], 0);
 }
 
-/// ACP-09 through the official SDK client, bundled agent: an `input` dialog goes as a form
-/// elicitation when the editor offers forms (the text typed answers it) and is answered
-/// cancelled, said in the turn, when it does not; a `select` goes as a permission request
-/// with its choices as options, a `confirm` with yes and no.
+/// ACP-09, ACP-36 through the official SDK client, bundled agent: each dialog shows once. With
+/// form elicitation offered, an `input` (the text typed answers it), a `select` (a titled
+/// one-of of its options) and a `confirm` (a one-of of yes and no) are one form each and no
+/// permission request; without it, the `input` is answered cancelled, said in the turn, and
+/// the `select` and the `confirm`s are one permission request each with no card of their own.
 #[test]
-fn acp_09_each_dialog_kind_with_and_without_form_elicitation_bundled_agent() {
+fn acp_09_36_each_dialog_shows_once_with_and_without_form_elicitation_bundled_agent() {
     for forms in [true, false] {
         let Some(out) = Sdk::new("elicit")
             .env("ACP_FORMS", if forms { "1" } else { "0" })
@@ -1830,41 +1845,60 @@ fn acp_09_each_dialog_kind_with_and_without_form_elicitation_bundled_agent() {
             return;
         };
         let said = |turn: &str| text_of(&out[turn], "agent_message_chunk");
-        for turn in ["input", "select", "confirm"] {
+        let turns = ["input", "select", "confirm", "refuse"];
+        for turn in turns {
             assert_eq!(out[turn]["stopReason"], "end_turn", "{turn}: {out:#}");
+            assert_eq!(dialog_cards(&out[turn]), 0, "{turn}: {out:#}");
         }
-        let elicitations = out["elicitations"].as_array().map_or(0, Vec::len);
+        let elicitations = out["elicitations"].as_array().cloned().unwrap_or_default();
+        let requests = out["permissionRequests"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if forms {
-            assert_eq!(elicitations, 1, "{out:#}");
-            let asked = &out["elicitations"][0];
-            assert_eq!(asked["message"], "Your name?", "{asked:#}");
+            assert_eq!(elicitations.len(), 4, "{out:#}");
+            assert!(requests.is_empty(), "{out:#}");
+            assert_eq!(elicitations[0]["message"], "Your name?");
+            let select = &elicitations[1];
+            assert_eq!(select["message"], "Pick one", "{select:#}");
+            let titles: Vec<&str> = select["requestedSchema"]["properties"]["value"]["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["title"].as_str().unwrap())
+                .collect();
+            assert_eq!(titles, ["red", "green", "blue"], "{select:#}");
+            let confirm = &elicitations[2]["requestedSchema"]["properties"]["value"];
+            assert_eq!(
+                confirm["oneOf"],
+                json!([{"const": "yes", "title": "Yes"}, {"const": "no", "title": "No"}])
+            );
             assert!(
                 said("input").contains("ask returned: Ada Lovelace"),
                 "{out:#}"
             );
         } else {
-            assert_eq!(elicitations, 0, "{out:#}");
+            assert!(elicitations.is_empty(), "{out:#}");
+            assert_eq!(requests.len(), 3, "{out:#}");
             let input = said("input");
             assert!(
                 input.contains("dialog answered as cancelled") && input.contains("Your name?"),
                 "{input:?}"
             );
             assert!(input.contains("ask returned: no"), "{input:?}");
+            let select = &requests[0];
+            assert_eq!(select["toolCall"]["title"], "Pick one", "{select:#}");
+            let names: Vec<&str> = select["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, ["red", "green", "blue"], "{select:#}");
         }
-        let requests = out["permissionRequests"].as_array().expect("asked");
-        let select = requests
-            .iter()
-            .find(|r| r["toolCall"]["title"] == "Pick one")
-            .unwrap_or_else(|| panic!("the select was asked: {out:#}"));
-        let names: Vec<&str> = select["options"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| o["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["red", "green", "blue"], "{select:#}");
         assert!(said("select").contains("ask returned: green"), "{out:#}");
         assert!(said("confirm").contains("ask returned: yes"), "{out:#}");
+        assert!(said("refuse").contains("ask returned: no"), "{out:#}");
         assert_eq!(out["bridgeExit"], 0);
     }
 }
@@ -2649,4 +2683,67 @@ fn acp_40_pis_sign_in_methods_through_the_sdk() {
     let ids: Vec<&str> = methods.iter().map(|m| m["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["agent", "terminal"], "{out:#}");
     assert_eq!(out["agentMethod"]["result"], json!({}), "{out:#}");
+}
+/// ACP-37 over `omp --mode rpc` on the scripted model: the model calls omp's `task` tool, and
+/// the subagent it starts (whose own model call the task's text scripts: a `yield` of data,
+/// or of an error) is a card of its own, titled with its task, that ends `completed` (or
+/// `failed`) within the turn; the `task` call's own card completes too.
+#[test]
+fn acp_37_a_subagent_of_omp_is_a_card_that_ends_completed_or_failed() {
+    let Some(omp) = Live::omp("acp-sdk-subagent") else {
+        return;
+    };
+    // The subagent's task scripts its model: brackets escaped in the JSON, so the parent's
+    // marker ends where it should.
+    let task = |answer: &str| {
+        format!(
+            r#"[[tool task {{"agent":"task","task":"\u005b\u005btool yield {answer}\u005d\u005d"}}]]"#
+        )
+    };
+    let prompts = json!([
+        task(r#"{\"data\":\"found it\"}"#),
+        task(r#"{\"error\":\"no luck\"}"#)
+    ])
+    .to_string();
+    let file = omp.work().join("prompts.json");
+    std::fs::write(&file, prompts).unwrap();
+    let out = Sdk::over("turns", &omp)
+        .env("ACP_PROMPTS_FILE", &file)
+        .run()
+        .expect("the SDK is there");
+    for (n, ending) in [(0, "completed"), (1, "failed")] {
+        let turn = turn_of(&out, n);
+        assert_eq!(turn["stopReason"], "end_turn", "turn {n}: {out:#}");
+        let updates = turn["updates"].as_array().unwrap();
+        let subagent = |u: &&Value| {
+            u["toolCallId"]
+                .as_str()
+                .is_some_and(|id| id.starts_with(musewire_core::acp::SUBAGENT_CALL_PREFIX))
+        };
+        let opened: Vec<&Value> = updates
+            .iter()
+            .filter(subagent)
+            .filter(|u| u["sessionUpdate"] == "tool_call")
+            .collect();
+        assert_eq!(opened.len(), 1, "turn {n}: {out:#}");
+        assert_eq!(opened[0]["status"], "in_progress");
+        // Titled with its description, else its assignment (not omp's prompt around it).
+        let title = updates
+            .iter()
+            .filter(subagent)
+            .filter_map(|u| u["title"].as_str())
+            .next_back()
+            .unwrap();
+        assert!(
+            !title.is_empty() && !title.starts_with("Complete assignment"),
+            "{title}: {out:#}"
+        );
+        let last = updates
+            .iter()
+            .filter(subagent)
+            .rfind(|u| u.get("status").is_some())
+            .unwrap();
+        assert_eq!(last["status"], ending, "turn {n}: {out:#}");
+    }
+    assert_eq!(out["bridgeExit"], 0);
 }
