@@ -359,6 +359,9 @@ impl Side {
                 Action::ReadSessionFolder { .. }
                 | Action::ForkSessionFile { .. }
                 | Action::DeleteSessionFile { .. } => {}
+                // ACP-38: the fuzzed editors offer no `fs.writeTextFile`; a read would not be
+                // answered either.
+                Action::ReadEditedFile { .. } => {}
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
                     let key = *session;

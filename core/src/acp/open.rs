@@ -41,6 +41,7 @@ impl Bridge {
                 mcp: mcp::SessionMcp::default(),
                 restart: Default::default(),
                 stdin_waiting: 0,
+                review: Default::default(),
             },
         );
         self.actions.push_back(Action::Spawn { session: key, cwd });

@@ -16,6 +16,7 @@ mod prompt_content;
 mod queued_prompts;
 mod reload;
 mod restart;
+mod review;
 mod sessions;
 mod start_budget;
 mod status_usage;
