@@ -52,6 +52,7 @@ mod handlers;
 pub mod mcp_http;
 mod orphans;
 mod pipe;
+mod edited_file;
 pub mod session_folder;
 
 use std::future::Future;
