@@ -15,8 +15,8 @@
 //! leaves unanswered, is a line in the turn (ACP-11's form); the bridge never writes the
 //! file itself, so the file on disk stays as the agent wrote it.
 
-use super::*;
 use super::card::edited_files;
+use super::*;
 use agent_client_protocol_schema::v1::WriteTextFileRequest;
 use std::path::Path;
 use std::time::Duration;
@@ -105,7 +105,11 @@ pub(super) struct Edited {
 /// offers `fs.writeTextFile` (`offered`) and the call did not fail (ACP-38). Read before the
 /// mapper sees the event (it forgets the call's arguments then); the call's final update is
 /// then held when any of its files is to be read.
-pub(super) fn edited(session: &mut AcpSession, event: &ClientEvent, offered: bool) -> Option<Edited> {
+pub(super) fn edited(
+    session: &mut AcpSession,
+    event: &ClientEvent,
+    offered: bool,
+) -> Option<Edited> {
     let ClientEvent::Frame {
         frame: AgentFrame::Event(AgentEvent::ToolExecutionEnd(end)),
     } = event
@@ -177,7 +181,9 @@ pub(super) struct Edits {
 impl Edits {
     /// Whether a file of `key`'s call `call` is still on its way.
     fn waits_for(&self, key: AgentKey, call: &str) -> bool {
-        self.waiting.values().any(|e| e.key == key && e.call == call)
+        self.waiting
+            .values()
+            .any(|e| e.key == key && e.call == call)
     }
 }
 
@@ -210,7 +216,11 @@ fn request_id(ticket: ReviewTicket) -> RequestId {
 
 fn ticket_of(id: &RequestId) -> Option<ReviewTicket> {
     match id {
-        RequestId::Str(s) => s.strip_prefix("musewire-write-")?.parse().ok().map(ReviewTicket),
+        RequestId::Str(s) => s
+            .strip_prefix("musewire-write-")?
+            .parse()
+            .ok()
+            .map(ReviewTicket),
         _ => None,
     }
 }
@@ -307,7 +317,11 @@ impl Bridge {
             (Ok(content), Some(acp_id)) => {
                 edit.asked = true;
                 let request = WriteTextFileRequest::new(acp_id, path, content);
-                self.editor(rpc::request_line(&request_id(ticket), WRITE_METHOD, &request));
+                self.editor(rpc::request_line(
+                    &request_id(ticket),
+                    WRITE_METHOD,
+                    &request,
+                ));
             }
             (Err(why), _) => {
                 self.review_line(key, NOT_SENT_LABEL, &path, &why);

@@ -38,8 +38,7 @@ fn end(id: &str, name: &str, details: Value) -> Value {
 /// The card's final update, if sent.
 fn completed(h: &Harness, id: &str) -> Option<usize> {
     h.editor.iter().position(|m| {
-        m["params"]["update"]["toolCallId"] == id
-            && m["params"]["update"]["status"] == "completed"
+        m["params"]["update"]["toolCallId"] == id && m["params"]["update"]["status"] == "completed"
     })
 }
 
@@ -125,7 +124,10 @@ fn acp_38_omps_write_and_edit_name_their_files_in_the_details() {
         ],
     );
     let paths: Vec<PathBuf> = h.edited_reads.iter().map(|r| r.2.clone()).collect();
-    assert_eq!(paths, [PathBuf::from("/tmp/new.txt"), PathBuf::from("/tmp/old.txt")]);
+    assert_eq!(
+        paths,
+        [PathBuf::from("/tmp/new.txt"), PathBuf::from("/tmp/old.txt")]
+    );
 }
 
 #[test]
@@ -141,11 +143,20 @@ fn acp_38_a_multi_file_edit_completes_once_every_file_is_answered() {
     ]});
     h.agent_lines(
         &s,
-        &[start("e1", "edit", json!({"input": "…"})), end("e1", "edit", details)],
+        &[
+            start("e1", "edit", json!({"input": "…"})),
+            end("e1", "edit", details),
+        ],
     );
     let reads = h.edited_reads.clone();
     let paths: Vec<&PathBuf> = reads.iter().map(|r| &r.2).collect();
-    assert_eq!(paths, [&PathBuf::from("/tmp/src/a.rs"), &PathBuf::from("/tmp/src/b.rs")]);
+    assert_eq!(
+        paths,
+        [
+            &PathBuf::from("/tmp/src/a.rs"),
+            &PathBuf::from("/tmp/src/b.rs")
+        ]
+    );
     read(&mut h, reads[0].0, Ok(b"a\n".to_vec()));
     read(&mut h, reads[1].0, Ok(b"b\n".to_vec()));
     let sent = writes(&h);
@@ -258,7 +269,11 @@ fn acp_39_a_file_outside_the_cwd_is_neither_read_nor_sent() {
     let mut h = Harness::new();
     let s = session(&mut h, true);
     h.prompt(&s, "write");
-    for (id, path) in [("w1", "/etc/hosts"), ("w2", "../elsewhere.txt"), ("w3", "sub/../../x")] {
+    for (id, path) in [
+        ("w1", "/etc/hosts"),
+        ("w2", "../elsewhere.txt"),
+        ("w3", "sub/../../x"),
+    ] {
         pi_write(&mut h, &s, id, path);
         assert!(completed(&h, id).is_some(), "{path}: completed at once");
     }
@@ -289,7 +304,11 @@ fn acp_38_nothing_goes_without_the_editors_offer_nor_for_a_failed_call_or_a_uri(
             start("w1", "write", json!({"path": "a.txt", "content": "x"})),
             json!({"type": "tool_execution_end", "toolCallId": "w1", "toolName": "write",
                 "isError": true, "result": {"content": [{"type": "text", "text": "denied"}]}}),
-            start("w2", "write", json!({"path": "local://PLAN.md", "content": "x"})),
+            start(
+                "w2",
+                "write",
+                json!({"path": "local://PLAN.md", "content": "x"}),
+            ),
             end("w2", "write", json!({"resolvedPath": "/tmp/.omp/PLAN.md"})),
             start("b1", "bash", json!({"command": "echo > a.txt"})),
             end("b1", "bash", json!({})),

@@ -47,12 +47,12 @@ pub mod acp;
 mod agent_pipes;
 pub mod agent_stdio;
 mod driver;
+mod edited_file;
 mod editor_stdio;
 mod handlers;
 pub mod mcp_http;
 mod orphans;
 mod pipe;
-mod edited_file;
 pub mod session_folder;
 
 use std::future::Future;
