@@ -36,6 +36,10 @@
 // once its tool card shows, and the next prompt (ACP_NEXT) is sent right after the cancel,
 // before the cancelled answer, as codecompanion.nvim does; then a turn after (ACP_AFTER);
 // every update and answer in `log`.
+// `review` (ACP-38, ACP-39): an editor offering fs.writeTextFile; the prompts ACP_PROMPTS (a
+// JSON list), one turn each, each turn's `log` its tool card updates and the
+// `fs/write_text_file` requests in the order they came; ACP_REFUSE_WRITES=1 answers every
+// write with an error.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -71,6 +75,8 @@ const stream = acp.ndJsonStream(Writable.toWeb(bridge.stdin), Readable.toWeb(bri
 
 let updates = [];
 const out = {};
+// ACP-38: the `review` scenario's turn log: card updates and editor writes, in order.
+let reviewLog = [];
 // The permission answer of the dialog scenarios: the kind of option to pick (`yes`/`no` pick
 // by id), or null for `cancelled`; undefined keeps the default (allow once).
 let choose;
@@ -147,6 +153,9 @@ await acp
       updates.push(ctx.params.update);
       const u = ctx.params.update;
       if (u.sessionUpdate === "config_option_update") latestOptions = u.configOptions;
+      if (scenario === "review" && (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update")) {
+        reviewLog.push({ card: u.toolCallId, status: u.status ?? null });
+      }
       if (scenario === "queue" || scenario === "cancel-next") out.log.push({ update: u.sessionUpdate, text: u.content?.text ?? null });
       // ACP-30: the command's card updates, each with its arrival time.
       if (scenario === "command") out.log.push({ ms: Date.now() - commandStarted, update: u });
@@ -176,12 +185,17 @@ await acp
       ? { outcome: { outcome: "selected", optionId: allow.optionId } }
       : { outcome: { outcome: "cancelled" } };
   })
+  .onRequest("fs/write_text_file", ctx => {
+    reviewLog.push({ write: ctx.params.path, content: ctx.params.content, sessionId: ctx.params.sessionId });
+    if (process.env.ACP_REFUSE_WRITES === "1") throw new Error("refused by the test editor");
+    return {};
+  })
   .onRequest("elicitation/create", ctx => {
     (out.elicitations ??= []).push(ctx.params);
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork", "review"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -214,9 +228,10 @@ async function extraScenario(ctx) {
   // ACP-30: an editor that opts into terminal output, as Zed does.
   if (process.env.ACP_TERMINAL === "1") meta.terminal_output = true;
   const forms = process.env.ACP_FORMS === "1" ? { elicitation: { form: {} } } : {};
+  const writeTextFile = scenario === "review";
   out.initialize = await step("initialize", ctx.request("initialize", {
     protocolVersion: 1,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta, ...forms },
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile }, terminal: false, _meta: meta, ...forms },
     clientInfo: { name: "musewire-acp-test", version: "1" },
   }));
   if (scenario === "content") {
@@ -242,6 +257,17 @@ async function extraScenario(ctx) {
     out.cards = [];
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
+    }
+    return;
+  }
+  if (scenario === "review") {
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    out.sessionId = session.sessionId;
+    out.turns = [];
+    for (const text of JSON.parse(process.env.ACP_PROMPTS)) {
+      reviewLog = [];
+      const turn = await errorOf(prompt(ctx, session.sessionId, text));
+      out.turns.push({ ...(turn.result ?? { error: turn }), log: reviewLog });
     }
     return;
   }

@@ -236,6 +236,29 @@ fn text_of(bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "it is not text (it is not UTF-8)".into())
 }
 
+/// What an editor's error answer says (ACP-39): its `message`, then its `data` (a string, or
+/// the string `details` or `message` of an object, else the data as JSON) in parentheses.
+fn refusal(error: &Value) -> String {
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned)
+    };
+    let message = text(error.get("message"));
+    let data = error.get("data").filter(|d| !d.is_null()).map(|data| {
+        text(Some(data))
+            .or_else(|| text(data.get("details")))
+            .or_else(|| text(data.get("message")))
+            .unwrap_or_else(|| data.to_string())
+    });
+    match (message, data) {
+        (Some(message), Some(data)) => format!("{message} ({data})"),
+        (Some(text), None) | (None, Some(text)) => text,
+        (None, None) => "an error without a message".into(),
+    }
+}
+
 impl Bridge {
     /// Whether the editor offered `fs.writeTextFile` in `initialize` (ACP-38).
     pub(super) fn writes_offered(&self) -> bool {
@@ -347,12 +370,7 @@ impl Bridge {
             return true;
         };
         if let Err(error) = outcome {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .filter(|m| !m.trim().is_empty())
-                .unwrap_or("an error without a message");
-            let why = format!("{}; {KEPT}", map::withhold_credential_uris(message));
+            let why = format!("{}; {KEPT}", map::withhold_credential_uris(&refusal(error)));
             let (key, path) = (edit.key, edit.path.clone());
             self.review_line(key, REFUSED_LABEL, &path, &why);
         }

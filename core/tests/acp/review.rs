@@ -177,12 +177,12 @@ fn acp_39_a_refused_write_is_said_and_the_card_completes() {
     read(&mut h, ticket, Ok(b"text\n".to_vec()));
     let id = writes(&h)[0].1["id"].clone();
     h.send(json!({"jsonrpc": "2.0", "id": id,
-        "error": {"code": -32603, "message": "buffer is read-only"}}));
+        "error": {"code": -32603, "message": "Internal error", "data": {"details": "buffer is read-only"}}}));
     assert!(completed(&h, "w1").is_some());
     assert_eq!(
         notices(&h),
         format!(
-            "[{REFUSED_LABEL}: /tmp/a.txt: buffer is read-only; the file on disk is as the agent wrote it]\n"
+            "[{REFUSED_LABEL}: /tmp/a.txt: Internal error (buffer is read-only); the file on disk is as the agent wrote it]\n"
         )
     );
 }
