@@ -61,7 +61,10 @@ fn notices(h: &Harness) -> String {
         .collect()
 }
 
-fn read(h: &mut Harness, ticket: ReviewTicket, outcome: Result<Vec<u8>, EditedFileFailure>) {
+/// What the driver hands back for an edited file.
+type Read = Result<Vec<u8>, EditedFileFailure>;
+
+fn read(h: &mut Harness, ticket: ReviewTicket, outcome: Read) {
     h.bridge.handle(h.now, Input::EditedFile(ticket, outcome));
     h.drain();
 }
@@ -217,7 +220,7 @@ fn acp_39_large_binary_symlinked_and_missing_files_are_not_sent() {
     let mut h = Harness::new();
     let s = session(&mut h, true);
     h.prompt(&s, "write");
-    let cases: [(&str, Result<Vec<u8>, EditedFileFailure>, &str); 6] = [
+    let cases: [(&str, Read, &str); 6] = [
         (
             "big.txt",
             Err(EditedFileFailure::TooLarge {

@@ -118,7 +118,7 @@ mod tests {
         assert_eq!(read("sub"), Err(EditedFileFailure::NotAFile));
         rustix::fs::mknodat(
             CWD,
-            &cwd.join("fifo"),
+            cwd.join("fifo"),
             FileType::Fifo,
             Mode::from_raw_mode(0o600),
             0,
