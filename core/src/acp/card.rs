@@ -123,18 +123,17 @@ pub(crate) fn edited_files(
         }
         return paths;
     }
-    let named = details.and_then(|d| {
-        let key = if name == "write" {
-            "resolvedPath"
-        } else {
-            "path"
-        };
-        d.get(key).filter(|_| kept(&d)).map(|p| (p, d))
-    });
-    match named {
-        Some((path, _)) => push(file_path(Some(path), cwd)),
-        None if details.is_some_and(|d| !kept(&d)) => {}
-        None => push(file_path(arg_path, cwd)),
+    // A single file's details: omp names it (`resolvedPath` for a write, `path` for an
+    // edit) unless it deleted it; without details, the arguments do.
+    let key = if name == "write" {
+        "resolvedPath"
+    } else {
+        "path"
+    };
+    match details {
+        Some(d) if !kept(&d) => {}
+        Some(d) if d.get(key).is_some() => push(file_path(d.get(key), cwd)),
+        _ => push(file_path(arg_path, cwd)),
     }
     paths
 }
