@@ -132,6 +132,11 @@ impl App {
                 let (runner, mut ctx) = self.parts();
                 runner.answer_tool(&mut ctx, now, Pending::Io(id), finished);
             }
+            IoFor::Change { path } => {
+                let finished = tools::change_finished(&path, outcome);
+                let (runner, mut ctx) = self.parts();
+                runner.answer_tool(&mut ctx, now, Pending::Io(id), finished);
+            }
             IoFor::Create { epoch } => {
                 let millis = self.clock.millis(now);
                 self.sessions

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 
-use crate::io::{IoOutcome, IoWork, MAX_SESSION_FILE_BYTES};
+use crate::io::{IoOutcome, IoWork, MAX_EDIT_FILE_BYTES, MAX_SESSION_FILE_BYTES};
 use crate::read::{LineScanner, ReadWindow};
 
 const DIR_MODE: u32 = 0o700;
@@ -51,6 +51,8 @@ impl Disk {
     pub fn perform(&mut self, work: IoWork) -> IoOutcome {
         match work {
             IoWork::ReadFile { path, window } => read_file(&path, window),
+            IoWork::WriteFile { path, bytes } => write_file(&path, &bytes),
+            IoWork::EditFile { path, edits } => edit_file(&path, &edits),
             IoWork::CreateSession { name, bytes } => self.session_work(&name, |dir, path| {
                 create(dir, &name, path, &bytes)
             }),
@@ -217,6 +219,87 @@ fn open_file(dir: &OwnedFd, name: &str, path: &Path, flags: OFlags) -> Result<Fi
     Ok(File::from(fd))
 }
 
+/// The `write` tool: the file made or replaced, its folders made, never through a symlink
+/// at the file.
+fn write_file(path: &Path, bytes: &[u8]) -> IoOutcome {
+    let write = || -> io::Result<()> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let fd = rustix::fs::open(
+            path,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )?;
+        let mut file = File::from(fd);
+        file.write_all(bytes)?;
+        file.flush()
+    };
+    match write() {
+        Ok(()) => IoOutcome::Changed(bytes.len() as u64),
+        Err(error) => IoOutcome::Failed(format!("Cannot write {}: {error}", path.display())),
+    }
+}
+
+/// The `edit` tool: each replacement in turn, each `old` found exactly once; the file
+/// written back only when all apply.
+fn edit_file(path: &Path, edits: &[(String, String)]) -> IoOutcome {
+    let shown = path.display();
+    let edit = || -> Result<u64, String> {
+        let name = path.file_name().ok_or(format!("{shown} is not a file"))?;
+        let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => parent,
+            None => Path::new("."),
+        };
+        let dir = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| format!("Cannot open the folder of {shown}: {e}"))?;
+        let name = name
+            .to_str()
+            .ok_or(format!("{shown}: the name is not UTF-8"))?;
+        let mut file = open_file(&dir, name, path, OFlags::RDWR)?;
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(MAX_EDIT_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("Cannot read {shown}: {e}"))?;
+        if bytes.len() as u64 > MAX_EDIT_FILE_BYTES {
+            return Err(format!("{shown} is over {MAX_EDIT_FILE_BYTES} bytes"));
+        }
+        let mut text =
+            String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
+        for (old, new) in edits {
+            match text.matches(old.as_str()).count() {
+                1 => text = text.replacen(old.as_str(), new, 1),
+                0 => {
+                    return Err(format!(
+                        "Could not find the text to replace in {shown}: {old:?}"
+                    ))
+                }
+                n => {
+                    return Err(format!(
+                        "The text to replace occurs {n} times in {shown}, not once: {old:?}"
+                    ))
+                }
+            }
+        }
+        use std::io::{Seek, SeekFrom};
+        file.set_len(0)
+            .and_then(|()| file.seek(SeekFrom::Start(0)).map(|_| ()))
+            .and_then(|()| file.write_all(text.as_bytes()))
+            .and_then(|()| file.flush())
+            .map_err(|e| format!("Cannot write {shown}: {e}"))?;
+        Ok(text.len() as u64)
+    };
+    match edit() {
+        Ok(len) => IoOutcome::Changed(len),
+        Err(error) => IoOutcome::Failed(error),
+    }
+}
+
 /// The `read` tool's window of a local file.
 fn read_file(path: &Path, window: ReadWindow) -> IoOutcome {
     let read = || -> io::Result<_> {
@@ -288,6 +371,43 @@ mod tests {
             window: window(),
         });
         assert!(matches!(outcome, IoOutcome::Read(found) if found.kept.is_empty()));
+    }
+
+    #[test]
+    fn write_makes_the_file_and_edit_replaces_text_found_once_never_through_a_symlink() {
+        let dir = scratch("write-edit");
+        let file = dir.join("sub/a.txt");
+        let mut disk = Disk::new(None).unwrap();
+        let write = |disk: &mut Disk, path: &Path, text: &str| {
+            disk.perform(IoWork::WriteFile {
+                path: path.to_owned(),
+                bytes: text.as_bytes().to_vec(),
+            })
+        };
+        assert_eq!(
+            write(&mut disk, &file, "alpha\nbeta\n"),
+            IoOutcome::Changed(11)
+        );
+        let edit = |disk: &mut Disk, old: &str, new: &str| {
+            disk.perform(IoWork::EditFile {
+                path: file.clone(),
+                edits: vec![(old.into(), new.into())],
+            })
+        };
+        assert_eq!(edit(&mut disk, "beta", "gamma"), IoOutcome::Changed(12));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\ngamma\n");
+        assert!(
+            matches!(edit(&mut disk, "zeta", "x"), IoOutcome::Failed(e) if e.contains("Could not find"))
+        );
+        assert!(matches!(edit(&mut disk, "a", "x"), IoOutcome::Failed(e) if e.contains("times")));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\ngamma\n");
+        let link = dir.join("link.txt");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(matches!(
+            write(&mut disk, &link, "no"),
+            IoOutcome::Failed(_)
+        ));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\ngamma\n");
     }
 
     #[test]

@@ -43,6 +43,25 @@ pub enum IoWork {
         /// Which lines, and how many bytes at most.
         window: crate::read::ReadWindow,
     },
+    /// The `write` tool: the file made (its missing folders too) or replaced with `bytes`,
+    /// never through a symlink at the file (answered by [`IoOutcome::Changed`] or
+    /// [`IoOutcome::Failed`]). A relative path is the working directory's.
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// Its new content.
+        bytes: Vec<u8>,
+    },
+    /// The `edit` tool: in a regular file (not a symlink, at most [`MAX_EDIT_FILE_BYTES`]),
+    /// each `(old, new)` in turn replaces the one place `old` occurs (answered by
+    /// [`IoOutcome::Changed`], or [`IoOutcome::Failed`] when an `old` occurs nowhere or more
+    /// than once, and the file is left as it was).
+    EditFile {
+        /// The file.
+        path: PathBuf,
+        /// The replacements, in order.
+        edits: Vec<(String, String)>,
+    },
     /// Creates the session file `name` in the session folder, exclusively (it must not exist),
     /// mode 0600, never through a symlink, holding `bytes` (the header line). Answered by
     /// [`IoOutcome::Done`], [`IoOutcome::Exists`] or [`IoOutcome::Failed`].
@@ -95,9 +114,14 @@ pub enum IoOutcome {
     Read(crate::read::FileWindow),
     /// A [`IoWork::LoadSession`]: the file's bytes.
     Loaded(Vec<u8>),
+    /// A [`IoWork::WriteFile`] or [`IoWork::EditFile`]: the bytes the file now holds.
+    Changed(u64),
     /// The work failed: the reason, for a person.
     Failed(String),
 }
+
+/// The largest file [`IoWork::EditFile`] edits (16 MiB).
+pub const MAX_EDIT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The largest session file [`IoWork::LoadSession`] reads (256 MiB): a bigger one is refused
 /// rather than held in memory.
@@ -111,6 +135,8 @@ pub(crate) enum IoFor {
         path: String,
         window: crate::read::ReadWindow,
     },
+    /// The `write` or `edit` tool's change of `path`.
+    Change { path: String },
     /// Making the file of the session of this epoch.
     Create { epoch: u64 },
     /// An append to (or the cut of) the file of the session of this epoch.

@@ -1,5 +1,6 @@
 //! The model's tools: `bash` (a shell command), `read` (a file, or a URI of a scheme the
-//! host registered: HOST-05), `todo`, and the host's own tools (HOST-02).
+//! host registered: HOST-05), `write` and `edit` (a file, as pi's take them), `todo`, and
+//! the host's own tools (HOST-02).
 //!
 //! [`Tools`] is the App's tools part: it owns the shell commands running, starts a tool
 //! call (answered at once, or [`Pending`] on a shell command, the host, a dialog or file
@@ -25,7 +26,7 @@ use crate::session::Sessions;
 use crate::todo;
 
 /// The names of the built-in tools, with their descriptions.
-pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
+pub const BUILTIN_TOOLS: [(&str, &str); 5] = [
     (
         "bash",
         "Run a shell command with sh -c; the first 2 MiB of its output are kept",
@@ -35,6 +36,14 @@ pub const BUILTIN_TOOLS: [(&str, &str); 3] = [
         "Read a file (offset: the first line, 1-based; limit: how many lines), or a URI of a scheme the host serves",
     ),
     ("todo", "Set the todo list (op \"init\")"),
+    (
+        "write",
+        "Write a file (path, content), making its folders; never through a symlink",
+    ),
+    (
+        "edit",
+        "Replace text in a file (path, edits: [{oldText, newText}], or one oldText and newText); each oldText must occur exactly once",
+    ),
 ];
 
 /// What answers a tool call that did not finish at once.
@@ -113,6 +122,30 @@ impl Tools {
                     }
                 }
                 None => Err(Box::new(failure("ask needs a string \"question\""))),
+            },
+            "write" => match (arg("path"), arg("content")) {
+                (Some(path), Some(content)) => {
+                    let work = IoWork::WriteFile {
+                        path: path.into(),
+                        bytes: content.as_bytes().to_vec(),
+                    };
+                    Ok(change(ctx.io, work, path))
+                }
+                _ => Err(Box::new(failure(
+                    "write needs a string \"path\" and a string \"content\"",
+                ))),
+            },
+            "edit" => match (arg("path"), edits_of(args)) {
+                (Some(path), Some(edits)) => {
+                    let work = IoWork::EditFile {
+                        path: path.into(),
+                        edits,
+                    };
+                    Ok(change(ctx.io, work, path))
+                }
+                _ => Err(Box::new(failure(
+                    "edit needs a string \"path\" and \"edits\" [{oldText, newText}] (or one oldText and newText)",
+                ))),
             },
             "todo" => match todo::run(args) {
                 Ok((result, phases)) => {
@@ -234,6 +267,41 @@ fn read(
         window,
     };
     Ok(Pending::Io(ctx.io.request(work, purpose)))
+}
+
+/// A `write` or `edit` of `path`: the file work, handed to the loop.
+fn change(io: &mut IoQueue, work: IoWork, path: &str) -> Pending {
+    let purpose = IoFor::Change {
+        path: path.to_owned(),
+    };
+    Pending::Io(io.request(work, purpose))
+}
+
+/// An `edit`'s replacements: `edits: [{oldText, newText}]`, or one `oldText` and `newText`;
+/// `None` when they are not strings, or there is none.
+fn edits_of(args: &Value) -> Option<Vec<(String, String)>> {
+    let pair = |edit: &Value| {
+        let text = |key: &str| edit.get(key).and_then(Value::as_str).map(str::to_owned);
+        Some((text("oldText")?, text("newText")?))
+    };
+    let edits: Vec<(String, String)> = match args.get("edits") {
+        Some(Value::Array(edits)) => edits.iter().map(pair).collect::<Option<_>>()?,
+        Some(_) => return None,
+        None => vec![pair(args)?],
+    };
+    (!edits.is_empty()).then_some(edits)
+}
+
+/// The result of a `write` or `edit`, from the loop's answer.
+pub(crate) fn change_finished(path: &str, outcome: IoOutcome) -> Finished {
+    match outcome {
+        IoOutcome::Changed(bytes) => (
+            text_result(format!("Wrote {bytes} bytes to {path}"), None),
+            false,
+        ),
+        IoOutcome::Failed(error) => failure(error),
+        other => failure(format!("unexpected answer to a change: {other:?}")),
+    }
 }
 
 /// The result of a local `read`, from the loop's answer.

@@ -44,6 +44,10 @@
 // then in Accept edits (set by session/set_mode) an edit prompt (ACP_EDIT, when given) and
 // the gated one, then in Allow all (set by the `mode` config option) the gated one, then in
 // Ask again; a mode not offered; /status. Each turn counts the permission requests it made.
+// `review` (ACP-38, ACP-39): an editor offering fs.writeTextFile; the prompts ACP_PROMPTS (a
+// JSON list), one turn each, each turn's `log` its tool card updates and the
+// `fs/write_text_file` requests in the order they came; ACP_REFUSE_WRITES=1 answers every
+// write with an error.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -79,6 +83,8 @@ const stream = acp.ndJsonStream(Writable.toWeb(bridge.stdin), Readable.toWeb(bri
 
 let updates = [];
 const out = {};
+// ACP-38: the `review` scenario's turn log: card updates and editor writes, in order.
+let reviewLog = [];
 // The permission answer of the dialog scenarios: the kind of option to pick (`yes`/`no` pick
 // by id), or null for `cancelled`; undefined keeps the default (allow once).
 let choose;
@@ -155,6 +161,9 @@ await acp
       updates.push(ctx.params.update);
       const u = ctx.params.update;
       if (u.sessionUpdate === "config_option_update") latestOptions = u.configOptions;
+      if (scenario === "review" && (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update")) {
+        reviewLog.push({ card: u.toolCallId, status: u.status ?? null });
+      }
       if (scenario === "queue" || scenario === "cancel-next") out.log.push({ update: u.sessionUpdate, text: u.content?.text ?? null });
       // ACP-30: the command's card updates, each with its arrival time.
       if (scenario === "command") out.log.push({ ms: Date.now() - commandStarted, update: u });
@@ -184,6 +193,11 @@ await acp
       ? { outcome: { outcome: "selected", optionId: allow.optionId } }
       : { outcome: { outcome: "cancelled" } };
   })
+  .onRequest("fs/write_text_file", ctx => {
+    reviewLog.push({ write: ctx.params.path, content: ctx.params.content, sessionId: ctx.params.sessionId });
+    if (process.env.ACP_REFUSE_WRITES === "1") throw new Error("refused by the test editor");
+    return {};
+  })
   // ACP-09, ACP-36: a form's one field `value`: a one-of (a confirm's yes/no, a select's
   // choices) answered with the option `choose` names (by its const; else the first), `null`
   // cancels and "decline" declines; a text field with ACP_TEXT.
@@ -202,7 +216,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork", "modes", "auth"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork", "modes", "auth", "review"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -237,9 +251,10 @@ async function extraScenario(ctx) {
   const forms = process.env.ACP_FORMS === "1" ? { elicitation: { form: {} } } : {};
   // ACP-40, ACP-41: an editor that offers terminal sign-in and url and form elicitation.
   if (scenario === "auth") Object.assign(forms, { auth: { terminal: true }, elicitation: { url: {}, form: {} } });
+  const writeTextFile = scenario === "review";
   out.initialize = await step("initialize", ctx.request("initialize", {
     protocolVersion: 1,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, _meta: meta, ...forms },
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile }, terminal: false, _meta: meta, ...forms },
     clientInfo: { name: "musewire-acp-test", version: "1" },
   }));
   if (scenario === "content") {
@@ -265,6 +280,17 @@ async function extraScenario(ctx) {
     out.cards = [];
     for (const text of JSON.parse(process.env.ACP_CARD_PROMPTS ?? "[]")) {
       out.cards.push(await prompt(ctx, session.sessionId, text));
+    }
+    return;
+  }
+  if (scenario === "review") {
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    out.sessionId = session.sessionId;
+    out.turns = [];
+    for (const text of JSON.parse(process.env.ACP_PROMPTS)) {
+      reviewLog = [];
+      const turn = await errorOf(prompt(ctx, session.sessionId, text));
+      out.turns.push({ ...(turn.result ?? { error: turn }), log: reviewLog });
     }
     return;
   }

@@ -154,6 +154,9 @@ impl Session {
                         in_reads(bytes, cuts, |r| b.handle(now, acp::Input::Editor(r)))
                     }
                     Input::EditorEnd => b.handle(now, acp::Input::EditorEnd),
+                    Input::EditedFile(ticket, read) => {
+                        b.handle(now, acp::Input::EditedFile(*ticket, read.clone()))
+                    }
                     Input::Timer => b.handle(now, acp::Input::Timeout),
                     // MCP-01: a session input under a server key is that MCP server's.
                     Input::Session {

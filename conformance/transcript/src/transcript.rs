@@ -10,8 +10,9 @@
 //! [`Client`](musewire_core::client::Client)), `"agent"` (the agent side,
 //! [`Agent`](musewire_core::agent::Agent)) or `"bridge"` (the ACP adapter,
 //! [`Bridge`](musewire_core::acp::Bridge): inputs `editor`, `editor_end`, and per session
-//! `agent_stdout`, `agent_stderr`, `agent_eof`, `agent_exit` with `"session": ID`, and
-//! `timer`; `conformance/transcripts/README.md` has the table).
+//! `agent_stdout`, `agent_stderr`, `agent_eof`, `agent_exit` with `"session": ID`,
+//! `edited_file` (the driver's read of an edited file, ACP-38) and `timer`;
+//! `conformance/transcripts/README.md` has the table).
 //!
 //! A step has an optional time `at` (milliseconds from the start; default: the previous
 //! step's time; never decreasing), exactly one input, and `expect`, the actions drained from
@@ -64,7 +65,7 @@ use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use musewire_core::acp::{BridgeConfig, ProcessKey};
+use musewire_core::acp::{BridgeConfig, EditedFileFailure, ProcessKey, ReviewTicket};
 use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, UnknownCommands};
 use musewire_core::client::{self, AgentKind, Call, ClientConfig, ExitStatus};
 use musewire_core::output::{OutputError, ReadBytes};
@@ -319,6 +320,10 @@ pub enum Input {
     Editor(Vec<u8>),
     /// The editor's input ended (bridge role).
     EditorEnd,
+    /// The driver's read of an edited file (bridge role, ACP-38): `"edited_file": TICKET`
+    /// with `"text"` or `"b64"` (its bytes) or `"failure"`: `"not_found"`, `"symlink"`,
+    /// `"not_a_file"`, `"outside"`, `{"too_large": SIZE}` or `{"other": MESSAGE}`.
+    EditedFile(ReviewTicket, Result<Vec<u8>, EditedFileFailure>),
     /// One input of a session's agent (bridge role).
     Session {
         /// The process: a session's agent (`musewire-N`) or one of its MCP servers
@@ -375,6 +380,7 @@ impl Input {
             | Input::AgentIo(_)
             | Input::Editor(_)
             | Input::EditorEnd
+            | Input::EditedFile(..)
             | Input::Session { .. } => return None,
         })
     }
@@ -504,9 +510,10 @@ const AGENT_INPUTS: [&str; 8] = [
     "read_done",
 ];
 
-const BRIDGE_INPUTS: [&str; 7] = [
+const BRIDGE_INPUTS: [&str; 8] = [
     "editor",
     "editor_end",
+    "edited_file",
     "agent_stdout",
     "agent_stderr",
     "agent_eof",
@@ -559,6 +566,28 @@ pub fn expand_repeats(value: &Value) -> Result<Value, String> {
                 .collect::<Result<_, String>>()?,
         ),
         other => other.clone(),
+    })
+}
+
+/// An `edited_file` step's `"failure"` ([`Input::EditedFile`]).
+fn edited_file_failure(value: &Value) -> Result<EditedFileFailure, String> {
+    let bad = || format!("not an edited file's failure: {value}");
+    Ok(match value {
+        Value::String(kind) => match kind.as_str() {
+            "not_found" => EditedFileFailure::NotFound,
+            "symlink" => EditedFileFailure::Symlink,
+            "not_a_file" => EditedFileFailure::NotAFile,
+            "outside" => EditedFileFailure::Outside,
+            _ => return Err(bad()),
+        },
+        Value::Object(fields) => match (fields.get("too_large"), fields.get("other")) {
+            (Some(size), None) => EditedFileFailure::TooLarge {
+                size: size.as_u64().ok_or_else(bad)?,
+            },
+            (None, Some(Value::String(other))) => EditedFileFailure::Other(other.clone()),
+            _ => return Err(bad()),
+        },
+        _ => return Err(bad()),
     })
 }
 
@@ -627,6 +656,19 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
     Ok(match key {
         "editor" => Input::Editor(text(value)?),
         "editor_end" => Input::EditorEnd,
+        "edited_file" => {
+            let ticket = value
+                .as_u64()
+                .map(ReviewTicket)
+                .ok_or("\"edited_file\" must be the read's ticket, a number")?;
+            let read = match (raw.get("text"), raw.get("b64"), raw.get("failure")) {
+                (Some(t), None, None) => Ok(text(t)?),
+                (None, Some(b), None) => Ok(b64(b)?),
+                (None, None, Some(failure)) => Err(edited_file_failure(failure)?),
+                _ => return Err("edited_file takes \"text\", \"b64\" or \"failure\"".into()),
+            };
+            Input::EditedFile(ticket, read)
+        }
         "agent_stdout" => in_session(SessionInput::Stdout(text(value)?))?,
         "agent_stderr" => in_session(SessionInput::Stderr(text(value)?))?,
         "agent_eof" => in_session(SessionInput::Eof)?,

@@ -77,6 +77,67 @@ pub(crate) fn result_diffs(details: Option<&Value>, cwd: Option<&Path>) -> Vec<D
         .collect()
 }
 
+/// The files a finished `write` or `edit` call changed (ACP-38), made absolute and
+/// normalized as the cards' paths are (ACP-17): omp's `write` names its file in
+/// `details.resolvedPath`, its `edit` in `details.perFileResults[].path` (a multi-file edit)
+/// or `details.path`, an entry that failed (`isError`) or deleted its file (`op: "delete"`)
+/// left out, a moved file under its new path; else the arguments' `path` (pi's, the bundled
+/// agent's). None for a call whose `path` argument is a uri (`scheme://`: omp's own
+/// `local://` artifacts and `xd://` devices, which its ACP mode keeps off the editor too),
+/// nor for any other tool. Each path once, at most [`MAX_CARD_DIFFS`].
+pub(crate) fn edited_files(
+    name: &str,
+    args: Option<&Value>,
+    details: Option<&Value>,
+    cwd: Option<&Path>,
+) -> Vec<PathBuf> {
+    if !matches!(name, "write" | "edit") {
+        return Vec::new();
+    }
+    let arg_path = args.and_then(|a| a.get("path"));
+    if arg_path
+        .and_then(Value::as_str)
+        .is_some_and(|p| p.contains("://"))
+    {
+        return Vec::new();
+    }
+    let details = details.filter(|d| d.is_object());
+    let kept = |entry: &&Value| {
+        entry.get("isError").and_then(Value::as_bool) != Some(true)
+            && entry.get("op").and_then(Value::as_str) != Some("delete")
+    };
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut push = |path: Option<PathBuf>| {
+        if let Some(path) = path {
+            if !paths.contains(&path) && paths.len() < MAX_CARD_DIFFS {
+                paths.push(path);
+            }
+        }
+    };
+    let per_file = details
+        .and_then(|d| d.get("perFileResults"))
+        .and_then(Value::as_array);
+    if let Some(entries) = per_file {
+        for entry in entries.iter().filter(kept) {
+            push(file_path(entry.get("path"), cwd));
+        }
+        return paths;
+    }
+    // A single file's details: omp names it (`resolvedPath` for a write, `path` for an
+    // edit) unless it deleted it; without details, the arguments do.
+    let key = if name == "write" {
+        "resolvedPath"
+    } else {
+        "path"
+    };
+    match details {
+        Some(d) if !kept(&d) => {}
+        Some(d) if d.get(key).is_some() => push(file_path(d.get(key), cwd)),
+        _ => push(file_path(arg_path, cwd)),
+    }
+    paths
+}
+
 /// A diff with both texts bounded to 64 KiB with the truncation notice (ACP-05, ACP-17).
 fn diff(path: PathBuf, old: Option<&str>, new: &str) -> Diff {
     Diff::new(path, bound_snapshot(new)).old_text(old.map(bound_snapshot))

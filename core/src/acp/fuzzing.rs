@@ -393,6 +393,9 @@ impl Side {
                 Action::DeleteSessionFile { ticket, .. } => {
                     self.driver.push_back(Some((*ticket, false)))
                 }
+                // ACP-38: the fuzzed editors offer no `fs.writeTextFile`; a read would not be
+                // answered either.
+                Action::ReadEditedFile { .. } => {}
                 Action::CloseAgentStdin { session } => {
                     self.index(session);
                     let key = *session;

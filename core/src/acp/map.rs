@@ -101,6 +101,11 @@ pub struct Mapper {
     pub cwd: Option<PathBuf>,
     /// The cards the session's mode approved, whose line stays first (ACP-34).
     pub(crate) notes: super::mode::CardNotes,
+    /// Calls whose final update is to be held, not sent, when they end (ACP-38: it waits
+    /// for the editor's writes of their files).
+    hold: BTreeSet<String>,
+    /// The final updates held, by call id (ACP-38).
+    held: BTreeMap<String, SessionUpdate>,
 }
 
 impl Mapper {
@@ -115,6 +120,30 @@ impl Mapper {
         self.error_shown = false;
         self.mid_line = false;
         self.turns += 1;
+    }
+
+    /// The arguments of an open card's call, once known (ACP-38: the files a write or an
+    /// edit names).
+    pub(crate) fn card_args(&self, id: &str) -> Option<&Value> {
+        self.tools.get(id).and_then(|card| card.args.as_ref())
+    }
+
+    /// The final update of call `id` is held when it ends, until [`Mapper::release_final`]
+    /// (ACP-38).
+    pub(crate) fn hold_final(&mut self, id: &str) {
+        self.hold.insert(id.to_owned());
+    }
+
+    /// The held final update of call `id`, if any, no longer held (ACP-38).
+    pub(crate) fn release_final(&mut self, id: &str) -> Option<SessionUpdate> {
+        self.hold.remove(id);
+        self.held.remove(id)
+    }
+
+    /// Every held final update, no longer held, in call id order (ACP-38).
+    pub(crate) fn release_all(&mut self) -> Vec<SessionUpdate> {
+        self.hold.clear();
+        std::mem::take(&mut self.held).into_values().collect()
     }
 
     /// A short notice as an `agent_message_chunk` on a line of its own (ACP-10, ACP-11).
@@ -401,7 +430,12 @@ impl Mapper {
                         terminal_end(update, &card.sent, text.as_deref(), details, failed);
                     }
                 }
-                out.push(finished);
+                // ACP-38: held while its files go to the editor.
+                if self.hold.remove(&end.tool_call_id) {
+                    self.held.insert(end.tool_call_id.clone(), finished);
+                } else {
+                    out.push(finished);
+                }
                 // ACP-03: the todo tool's phases replace the plan.
                 if end.tool_name == "todo" && !failed {
                     if let Some(phases) = end

@@ -81,6 +81,7 @@ mod prompt;
 mod queue;
 mod reads;
 mod restart;
+mod review;
 mod rpc;
 mod session;
 mod silence;
@@ -149,6 +150,10 @@ pub use prompt::{
 };
 pub use queue::MAX_QUEUED_PROMPTS;
 pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};
+pub use review::{
+    EditedFileFailure, ReviewTicket, EDITOR_WRITE_BUDGET, MAX_REVIEW_FILE_BYTES, MAX_WAITING_EDITS,
+    NOT_SENT_LABEL, REFUSED_LABEL, UNCONFIRMED_LABEL, WRITE_METHOD,
+};
 pub use rpc::MAX_EDITOR_LINE_BYTES;
 pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
 pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
@@ -239,6 +244,9 @@ pub enum Input<'a> {
     /// What the driver did with the session file of an [`Action::ForkSessionFile`] or
     /// [`Action::DeleteSessionFile`] (ACP-31, ACP-32), under its ticket.
     SessionFile(FileTicket, Result<SessionFileDone, SessionFileFailure>),
+    /// The driver read the edited file of an [`Action::ReadEditedFile`] (its bytes, at most
+    /// [`MAX_REVIEW_FILE_BYTES`]), or why it did not (ACP-38, ACP-39), under its ticket.
+    EditedFile(ReviewTicket, Result<Vec<u8>, EditedFileFailure>),
     /// The driver wrote this many bytes of the [`Action::Editor`] lines to the editor
     /// (ACP-20: what waits decides whether the agents are read, [`Bridge::reads_agent`]).
     EditorWritten(usize),
@@ -259,7 +267,8 @@ pub enum Input<'a> {
 /// `{"action":"mcp_http_abort","server","exchange"}`,
 /// `{"action":"read_session_folder","dir"}`,
 /// `{"action":"fork_session_file","ticket","dir","source","naming"}`,
-/// `{"action":"delete_session_file","ticket","dir","name"}`, bytes as text.
+/// `{"action":"delete_session_file","ticket","dir","name"}`,
+/// `{"action":"read_edited_file","ticket","cwd","path"}`, bytes as text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
@@ -323,6 +332,20 @@ pub enum Action {
         dir: PathBuf,
         /// The file to remove: one name of the folder (`<id>.jsonl`), not a path.
         name: String,
+    },
+    /// Read the file `path`, which an agent's `write` or `edit` changed, for the editor's
+    /// review (ACP-38, ACP-39): `path` lies beneath `cwd` (both absolute and normalized);
+    /// open each folder beneath `cwd` and the file itself without following a symlink
+    /// (`O_NOFOLLOW`), only a regular file, at most [`MAX_REVIEW_FILE_BYTES`] of it (a
+    /// larger one is [`EditedFileFailure::TooLarge`]); hand back its bytes as
+    /// [`Input::EditedFile`].
+    ReadEditedFile {
+        /// Which read this is, handed back with the outcome.
+        ticket: ReviewTicket,
+        /// The session's working directory.
+        cwd: PathBuf,
+        /// The file.
+        path: PathBuf,
     },
     /// Kill the session's agent and every process left in its process group (ACP-12: the
     /// driver starts each agent as the leader of a process group of its own). Comes once
@@ -431,6 +454,8 @@ pub struct Bridge {
     files: fork::SessionFiles,
     /// ACP-35: the sessions' modes, by ACP id, for a later load or resume.
     modes: mode::Modes,
+    /// ACP-38: the edited files on their way to the editor.
+    edits: review::Edits,
     /// ACP-20: the editor bytes given to the driver and not yet written.
     editor_queue: flow::EditorQueue,
     /// ACP-41: the sign-in running.
@@ -457,6 +482,7 @@ impl Bridge {
             listing: Vec::new(),
             files: fork::SessionFiles::default(),
             modes: mode::Modes::default(),
+            edits: review::Edits::default(),
             editor_queue: flow::EditorQueue::default(),
             signin: auth::SignIn::default(),
             actions: VecDeque::new(),
@@ -548,6 +574,7 @@ impl Bridge {
             }
             Input::SessionFolder(files) => self.listed(files),
             Input::SessionFile(ticket, outcome) => self.session_file(now, ticket, outcome),
+            Input::EditedFile(ticket, outcome) => self.edited_file(now, ticket, outcome),
             Input::EditorWritten(bytes) => self.editor_written(now, bytes),
             Input::AgentWritten(key, bytes) => self.agent_written(key, bytes),
             Input::Mcp(server, read) => self.mcp_read(now, server, read),
@@ -586,6 +613,7 @@ impl Bridge {
             Timer::Stats => self.expire_stats(now, key),
             Timer::Models => self.expire_models(now, key),
             Timer::Read => self.expire_reads(now, key),
+            Timer::Review => self.expire_review(now, key),
             Timer::Mcp => self.mcp_timeout(now, key),
             Timer::Client => self.session_input(now, key, client::Input::Timeout),
         }
@@ -667,7 +695,12 @@ impl Bridge {
         };
         match rpc::parse_line(text) {
             Ok(None) => {}
-            Ok(Some(Incoming::Response { id, outcome })) => self.editor_answer(now, &id, outcome),
+            // ACP-38: an answer to one of the edits' writes, else to a dialog.
+            Ok(Some(Incoming::Response { id, outcome })) => {
+                if !self.write_answered(now, &id, &outcome) {
+                    self.editor_answer(now, &id, outcome)
+                }
+            }
             Ok(Some(Incoming::Request { id, method, params })) => {
                 match self.request(now, &id, &method, params) {
                     Ok(Some(bytes)) => self.editor(bytes),
@@ -902,6 +935,7 @@ impl Bridge {
 
     /// Passes a session's client actions on, mapping its events.
     fn drain(&mut self, now: Instant, key: AgentKey) {
+        let writes = self.writes_offered();
         loop {
             let Some(session) = self.sessions.get_mut(&key) else {
                 return;
@@ -985,6 +1019,9 @@ impl Bridge {
                         self.keys.retain(|_, k| *k != key);
                     }
                     session_event(session, ClientEvent::Closed { error }, &mut out);
+                    // ACP-38: held cards complete before the turn's error; nothing waits
+                    // for the editor's writes now.
+                    self.review_forget(key, true);
                     for bytes in out {
                         self.actions.push_back(Action::Editor { bytes });
                     }
@@ -992,13 +1029,18 @@ impl Bridge {
                     self.forget_dialogs(key);
                 }
                 client::Action::Event(event) => {
+                    // ACP-38: a finished write's or edit's files go to the editor first.
+                    let edited = review::edited(session, &event, writes);
                     let mut out = Vec::new();
                     let turn_ended = session_event(session, event, &mut out);
                     for bytes in out {
                         self.actions.push_back(Action::Editor { bytes });
                     }
+                    if let Some(edited) = edited {
+                        self.review_begin(now, key, edited);
+                    }
                     if turn_ended {
-                        self.turn_stats(now, key);
+                        self.turn_ended(now, key);
                     }
                 }
             }

@@ -53,6 +53,7 @@ impl Bridge {
                 restart: Default::default(),
                 stdin_waiting: 0,
                 subagents: Default::default(),
+                review: Default::default(),
             },
         );
         self.actions.push_back(Action::Spawn { session: key, cwd });

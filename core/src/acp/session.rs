@@ -30,6 +30,8 @@ pub(super) enum Timer {
     Models,
     /// OUT-07: a `read_output`'s budget.
     Read,
+    /// ACP-39: a held card's budget for its files' writes by the editor.
+    Review,
     /// MCP-05, MCP-06: the session's MCP servers' calls and start-up.
     Mcp,
     /// The session's client's own timer (its start-up probe, FRAME-03, and call budgets).
@@ -39,13 +41,14 @@ pub(super) enum Timer {
 impl Timer {
     /// Every timer, in the order a `Timeout` input runs them (the order the bridge ran its
     /// expiries in before the table).
-    pub(super) const ALL: [Timer; 8] = [
+    pub(super) const ALL: [Timer; 9] = [
         Timer::Start,
         Timer::Silence,
         Timer::Stop,
         Timer::Stats,
         Timer::Models,
         Timer::Read,
+        Timer::Review,
         Timer::Mcp,
         Timer::Client,
     ];
@@ -207,6 +210,8 @@ pub(super) struct AcpSession {
     pub(super) stdin_waiting: usize,
     /// ACP-37: omp's subagents' cards.
     pub(super) subagents: super::subagent::Subagents,
+    /// ACP-38: its cards held while their files go to the editor.
+    pub(super) review: super::review::Held,
 }
 
 impl AcpSession {
@@ -229,6 +234,7 @@ impl AcpSession {
             Timer::Stats => pending(|p| matches!(p, Pending::TurnStats { .. })),
             Timer::Models => pending(|p| matches!(p, Pending::NewModels { .. })),
             Timer::Read => pending(|p| matches!(p, Pending::Read { .. })),
+            Timer::Review => self.review.timeout(),
             Timer::Mcp => self.mcp.poll_timeout(),
             Timer::Client => self.client.poll_timeout(),
         }
@@ -259,8 +265,9 @@ mod tests {
                 Timer::Stats => 3,
                 Timer::Models => 4,
                 Timer::Read => 5,
-                Timer::Mcp => 6,
-                Timer::Client => 7,
+                Timer::Review => 6,
+                Timer::Mcp => 7,
+                Timer::Client => 8,
             };
             assert_eq!(index, at, "{timer:?}");
         }

@@ -39,6 +39,8 @@ impl Bridge {
     /// failed with `why`, its dialogs withdrawn, its agent stopped, its id forgotten.
     pub(super) fn end_session(&mut self, now: Instant, key: AgentKey, why: &str) {
         self.forget_dialogs(key);
+        // ACP-38: the held cards go with the session; the editor's late answers are dropped.
+        self.review_forget(key, false);
         self.keys.retain(|_, k| *k != key);
         let Some(session) = self.sessions.get_mut(&key) else {
             return;

@@ -18,6 +18,7 @@ mod prompt_content;
 mod queued_prompts;
 mod reload;
 mod restart;
+mod review;
 mod sessions;
 mod signin;
 mod start_budget;

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use musewire_core::acp::{
     Action, AgentKey, Bridge, FileTicket, ForkNaming, Input, McpHttpLaunch, McpLaunch, McpRead,
-    McpServerKey, ProcessKey,
+    McpServerKey, ProcessKey, ReviewTicket,
 };
 use musewire_core::client::ExitStatus;
 use musewire_core::mcp::http::{ExchangeId, HttpInput, HttpRequest, ResponseHead};
@@ -58,6 +58,8 @@ pub struct Harness {
     pub mcp_http: Vec<(String, HttpRequest)>,
     /// Exchanges of HTTP MCP servers dropped (MCP-18).
     pub mcp_http_aborted: Vec<(String, ExchangeId)>,
+    /// Edited files the bridge asked to read (ACP-38): ticket, cwd, path.
+    pub edited_reads: Vec<(ReviewTicket, std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Harness {
@@ -80,6 +82,7 @@ impl Harness {
             mcp_http_opened: Vec::new(),
             mcp_http: Vec::new(),
             mcp_http_aborted: Vec::new(),
+            edited_reads: Vec::new(),
         }
     }
 
@@ -130,6 +133,9 @@ impl Harness {
                 }
                 Action::McpHttpAbort { server, exchange } => {
                     self.mcp_http_aborted.push((server.to_string(), exchange))
+                }
+                Action::ReadEditedFile { ticket, cwd, path } => {
+                    self.edited_reads.push((ticket, cwd, path))
                 }
             }
         }

@@ -2747,3 +2747,142 @@ fn acp_37_a_subagent_of_omp_is_a_card_that_ends_completed_or_failed() {
     }
     assert_eq!(out["bridgeExit"], 0);
 }
+/// ACP-38: one `review` turn (one tool call): the editor got `fs/write_text_file` for `path`
+/// with `content`, in the session, before the call's card completed; the turn ended.
+fn check_review_turn(turn: &Value, session: &Value, path: &Path, content: &str, who: &str) {
+    let log = turn["log"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{who}: {turn:#}"));
+    let write = log
+        .iter()
+        .position(|e| e["write"] == json!(path))
+        .unwrap_or_else(|| panic!("{who}: no write of {}: {turn:#}", path.display()));
+    assert_eq!(log[write]["content"], content, "{who}: {turn:#}");
+    assert_eq!(&log[write]["sessionId"], session, "{who}");
+    let completed = log
+        .iter()
+        .rposition(|e| e["status"] == "completed")
+        .unwrap_or_else(|| panic!("{who}: the card completed: {turn:#}"));
+    assert!(
+        write < completed,
+        "{who}: written before the card completed: {turn:#}"
+    );
+    assert_eq!(turn["stopReason"], "end_turn", "{who}: {turn:#}");
+}
+
+/// ACP-38 through the official SDK: an editor that offers `fs.writeTextFile` gets the
+/// bundled agent's `write` and `edit` as `fs/write_text_file` with the file's content,
+/// each before its card completes.
+#[test]
+fn acp_38_the_bundled_agents_write_and_edit_reach_the_editor() {
+    let work = scratch("acp-38-bundled");
+    let prompts = json!([
+        r#"call write {"path":"notes/new.txt","content":"fresh\n"}"#,
+        r#"call edit {"path":"notes/new.txt","edits":[{"oldText":"fresh","newText":"edited"}]}"#,
+    ]);
+    let Some(out) = Sdk::new("review")
+        .env("ACP_CWD", &work)
+        .env("ACP_PROMPTS", prompts.to_string())
+        .run()
+    else {
+        return;
+    };
+    let file = work.join("notes/new.txt");
+    let turns = out["turns"].as_array().unwrap();
+    check_review_turn(&turns[0], &out["sessionId"], &file, "fresh\n", "write");
+    check_review_turn(&turns[1], &out["sessionId"], &file, "edited\n", "edit");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited\n");
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// ACP-39 through the official SDK: an editor that refuses the write: the turn says so,
+/// ends as usual, and the file on disk is as the agent wrote it.
+#[test]
+fn acp_39_a_write_the_editor_refuses_is_said_and_the_file_stays_bundled_agent() {
+    let work = scratch("acp-39-refused");
+    let prompts = json!([r#"call write {"path":"kept.txt","content":"agent's\n"}"#]);
+    let Some(out) = Sdk::new("review")
+        .env("ACP_CWD", &work)
+        .env("ACP_PROMPTS", prompts.to_string())
+        .env("ACP_REFUSE_WRITES", "1")
+        .run()
+    else {
+        return;
+    };
+    let file = work.join("kept.txt");
+    let turn = &out["turns"][0];
+    check_review_turn(turn, &out["sessionId"], &file, "agent's\n", "refused");
+    let said = text_of(turn, "agent_message_chunk");
+    assert!(
+        said.contains(&format!(
+            "[the editor refused the edit: {}: Internal error (refused by the test editor); the file on disk is as the agent wrote it]",
+            file.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "agent's\n");
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// ACP-38 over `omp --mode rpc` on the scripted model server: omp's `write` and its
+/// replace-mode `edit` reach the editor as `fs/write_text_file` with the file's content.
+#[test]
+fn acp_38_omps_write_and_edit_reach_the_editor() {
+    let Some(mut omp) = Live::omp("acp-38-omp") else {
+        return;
+    };
+    omp.agent.env("PI_EDIT_VARIANT", "replace");
+    let work = omp.work();
+    std::fs::write(work.join("old.txt"), "alpha\nbeta\n").unwrap();
+    let prompts = json!([
+        r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
+        r#"[[tool edit {"path":"old.txt","old_string":"beta","new_string":"gamma"}]]"#,
+    ]);
+    let out = Sdk::over("review", &omp)
+        .env("ACP_PROMPTS", prompts.to_string())
+        .run()
+        .expect("the SDK is there");
+    let turns = out["turns"].as_array().unwrap();
+    let session = &out["sessionId"];
+    check_review_turn(
+        &turns[0],
+        session,
+        &work.join("new.txt"),
+        "fresh\n",
+        "omp write",
+    );
+    let edited = work.join("old.txt");
+    check_review_turn(&turns[1], session, &edited, "alpha\ngamma\n", "omp edit");
+    assert_eq!(std::fs::read_to_string(&edited).unwrap(), "alpha\ngamma\n");
+    assert_eq!(out["bridgeExit"], 0);
+}
+
+/// ACP-38 over each pinned `pi --mode rpc`: pi's `write` and its `edit` (`edits[]`) reach the
+/// editor as `fs/write_text_file` with the file's content.
+#[test]
+fn acp_38_each_pis_write_and_edit_reach_the_editor() {
+    for pi in Pi::ALL {
+        let Some(live) = Live::pi(pi, &format!("acp-38-{}", pi.name())) else {
+            return;
+        };
+        let work = live.work();
+        std::fs::write(work.join("old.txt"), "alpha\nbeta\n").unwrap();
+        let prompts = json!([
+            r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
+            r#"[[tool edit {"path":"old.txt","edits":[{"oldText":"beta","newText":"gamma"}]}]]"#,
+        ]);
+        let out = Sdk::over("review", &live)
+            .env("ACP_PROMPTS", prompts.to_string())
+            .run()
+            .expect("the SDK is there");
+        let who = format!("pi {}", pi.version());
+        let turns = out["turns"].as_array().unwrap();
+        let session = &out["sessionId"];
+        let new = work.join("new.txt");
+        check_review_turn(&turns[0], session, &new, "fresh\n", &format!("{who} write"));
+        let edited = work.join("old.txt");
+        let edit = format!("{who} edit");
+        check_review_turn(&turns[1], session, &edited, "alpha\ngamma\n", &edit);
+        assert_eq!(out["bridgeExit"], 0);
+    }
+}

@@ -34,8 +34,8 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use musewire_core::acp::{
-    Action, AgentKey, Bridge, BridgeConfig, FileTicket, Input, McpRead, McpServerKey, ProcessKey,
-    SessionFile, SessionFileDone, SessionFileFailure,
+    Action, AgentKey, Bridge, BridgeConfig, EditedFileFailure, FileTicket, Input, McpRead,
+    McpServerKey, ProcessKey, ReviewTicket, SessionFile, SessionFileDone, SessionFileFailure,
 };
 use musewire_core::client::ExitStatus;
 use musewire_host::process_group::kill_group;
@@ -75,6 +75,8 @@ enum Event {
     SessionFolder(Result<Vec<SessionFile>, String>),
     /// A session file was forked or deleted (ACP-31, ACP-32).
     SessionFile(FileTicket, Result<SessionFileDone, SessionFileFailure>),
+    /// An edited file was read for the editor's review (ACP-38).
+    EditedFile(ReviewTicket, Result<Vec<u8>, EditedFileFailure>),
     /// This many bytes were written to an agent's (or MCP server's) stdin, or dropped with a
     /// closed one (ACP-20).
     Written(ProcessKey, usize),
@@ -429,6 +431,19 @@ where
                         })
                         .detach();
                 }
+                // ACP-38, ACP-39: read off the loop, handed back as an event.
+                Action::ReadEditedFile { ticket, cwd, path } => {
+                    let events = events.clone();
+                    tasks
+                        .spawn(async move {
+                            let read = smol::unblock(move || {
+                                crate::edited_file::read_edited_file(&cwd, &path)
+                            })
+                            .await;
+                            let _ = events.send(Event::EditedFile(ticket, read)).await;
+                        })
+                        .detach();
+                }
                 Action::Spawn { session, cwd } => {
                     let mut command = agent(&cwd);
                     // ACP-12: a group of its own (a std Command's, CALL-11), killed whole
@@ -659,6 +674,7 @@ where
             Event::SessionFile(ticket, done) => {
                 bridge.handle(now, Input::SessionFile(ticket, done))
             }
+            Event::EditedFile(ticket, read) => bridge.handle(now, Input::EditedFile(ticket, read)),
             Event::Stdout(A(s), bytes) => {
                 if let Some(agent) = agents.get_mut(&s) {
                     agent.stdout.handed_in();

@@ -47,6 +47,7 @@ pub mod acp;
 mod agent_pipes;
 pub mod agent_stdio;
 mod driver;
+mod edited_file;
 mod editor_stdio;
 mod handlers;
 pub mod mcp_http;
