@@ -22,10 +22,10 @@ use serde_json::{Map, Value};
 
 use crate::io::IoQueue;
 use crate::messages::{self, text_result, Model};
+use crate::options::ApprovalMode;
 use crate::options::Clock;
 use crate::script::{quote, words, Script};
 use crate::session::Sessions;
-use crate::options::ApprovalMode;
 use crate::tools::{self, Finished, Pending, ToolCtx, Tools};
 
 /// Longest quote of a tool's result in the model's reply (the result itself is kept whole

@@ -67,7 +67,10 @@ mod tests {
         let allow = Reply::Confirm.answer(Verdict::Allow);
         assert_eq!(allow.confirmed, Some(true));
         assert_eq!(allow.value, None);
-        assert_eq!(Reply::Confirm.answer(Verdict::Refuse).confirmed, Some(false));
+        assert_eq!(
+            Reply::Confirm.answer(Verdict::Refuse).confirmed,
+            Some(false)
+        );
         assert_eq!(
             Reply::Select.answer(Verdict::Allow).value.as_deref(),
             Some(APPROVE)

@@ -22,8 +22,8 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::Value;
 
-use super::map::{title, withhold_credential_uris};
 use super::confirm::{Reply, Verdict};
+use super::map::{title, withhold_credential_uris};
 use super::{notices, rpc, Bridge};
 use crate::client::{Call, ClientEvent, Input};
 use crate::wire::{SelectRequest, UiRequest, UiResponse};

@@ -41,7 +41,12 @@ fn confirmed(h: &Harness) -> Vec<(String, Option<bool>)> {
     h.agent
         .iter()
         .filter(|m| m["type"] == "extension_ui_response")
-        .map(|m| (m["id"].as_str().unwrap().to_owned(), m["confirmed"].as_bool()))
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap().to_owned(),
+                m["confirmed"].as_bool(),
+            )
+        })
         .collect()
 }
 
@@ -124,8 +129,10 @@ fn acp_43_accept_edits_answers_a_tied_confirm_of_an_edit_and_asks_for_bash() {
     );
     h.agent_lines(
         &s,
-        &[json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "write",
-            "result": {"content": [{"type": "text", "text": "ok"}]}, "isError": false})],
+        &[
+            json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "write",
+            "result": {"content": [{"type": "text", "text": "ok"}]}, "isError": false}),
+        ],
     );
     h.agent_lines(&s, &[update(json!({"type": "start"}))]);
     h.agent_lines(&s, &started("c2", "bash", json!({"command": "echo hi"})));
@@ -150,8 +157,10 @@ fn acp_43_allow_all_answers_any_tied_confirm_and_an_always_stands_before_it() {
     set_mode(&mut h, 3, &s, ALLOW_ALL);
     h.agent_lines(
         &s,
-        &[json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "bash",
-            "result": {"content": [{"type": "text", "text": "blocked"}]}, "isError": true})],
+        &[
+            json!({"type": "tool_execution_end", "toolCallId": "c1", "toolName": "bash",
+            "result": {"content": [{"type": "text", "text": "blocked"}]}, "isError": true}),
+        ],
     );
     // The "always" of bash stands in Allow all.
     h.agent_lines(&s, &started("c2", "bash", json!({"command": "rm y"})));
@@ -161,8 +170,10 @@ fn acp_43_allow_all_answers_any_tied_confirm_and_an_always_stands_before_it() {
     // Another tool is answered by the mode.
     h.agent_lines(
         &s,
-        &[json!({"type": "tool_execution_end", "toolCallId": "c2", "toolName": "bash",
-            "result": {"content": [{"type": "text", "text": "blocked"}]}, "isError": true})],
+        &[
+            json!({"type": "tool_execution_end", "toolCallId": "c2", "toolName": "bash",
+            "result": {"content": [{"type": "text", "text": "blocked"}]}, "isError": true}),
+        ],
     );
     h.agent_lines(&s, &started("c3", "grep", json!({"pattern": "x"})));
     h.agent_lines(&s, &[confirm("u3")]);
@@ -197,8 +208,10 @@ fn acp_43_a_confirm_no_single_call_fits_stays_a_dialog_in_every_mode() {
     // An `ask`: its confirm is its question.
     h.agent_lines(
         &s,
-        &[json!({"type": "tool_execution_end", "toolCallId": "c2", "toolName": "bash",
-            "result": {"content": [{"type": "text", "text": "out"}]}, "isError": false})],
+        &[
+            json!({"type": "tool_execution_end", "toolCallId": "c2", "toolName": "bash",
+            "result": {"content": [{"type": "text", "text": "out"}]}, "isError": false}),
+        ],
     );
     h.agent_lines(&s, &started("c3", "ask", json!({"question": "Q"})));
     h.agent_lines(&s, &[confirm("u4")]);

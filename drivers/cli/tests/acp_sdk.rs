@@ -2639,7 +2639,12 @@ fn acp_34_35_43_modes_over_each_pi_with_a_confirming_extension() {
         check_modes(&out, true);
         asked_about_the_call(&out);
         let written = std::fs::read_to_string(live.work().join("by-mode.txt"));
-        assert_eq!(written.ok().as_deref(), Some("fresh\n"), "{}: {out:#}", pi.name());
+        assert_eq!(
+            written.ok().as_deref(),
+            Some("fresh\n"),
+            "{}: {out:#}",
+            pi.name()
+        );
     }
 }
 

@@ -191,7 +191,10 @@ fn agent_07_always_ask_asks_before_bash_and_deny_runs_nothing() {
     agent.send(&json!({"id": "p1", "type": "prompt", "message": format!("bash {command}")}));
     let asked = agent.wait_frame(|f| f["type"] == "extension_ui_request");
     assert_eq!(asked["method"], "select");
-    assert_eq!(asked["title"], format!("Allow tool: bash\nCommand: {command}"));
+    assert_eq!(
+        asked["title"],
+        format!("Allow tool: bash\nCommand: {command}")
+    );
     assert_eq!(asked["options"], json!(["Approve", "Deny"]));
     assert!(
         !agent
