@@ -8,7 +8,7 @@
 //! made from transcripts with [`ops_from_transcript`]): raw editor bytes, well-formed editor
 //! requests (initialize, session/new, load, prompt, cancel, `_muse/readOutput`, unknown
 //! methods, responses), raw agent bytes, well-formed agent frames (responses to the commands
-//! the bridge actually wrote, shaped by command, and the events of a turn), stderr, the end
+//! the bridge actually wrote, shaped by command, the events of a turn and a `confirm`), stderr, the end
 //! of an agent's stdout, its exit, the editor's end, a signal's shutdown, time passing, and
 //! what came of an HTTP MCP server's last exchange (MCP-18: a head, body bytes, its end or
 //! its failure; `session/new` names an `http` or `sse` server for some operands).
@@ -821,6 +821,10 @@ impl Harness {
                 "tasks": (0..usize::from(a)).map(|n| json!({"content": n.to_string(),
                 "status": TODO_STATUSES[n % 5]}))
                 .collect::<Vec<_>>()}]}}}),
+            // ACP-08, ACP-09, ACP-43: a confirm, an approval of its call when exactly one call
+            // has just started.
+            13 if b & 8 != 0 => json!({"type": "extension_ui_request", "id": format!("u{a}"),
+                "method": "confirm", "title": "Allow?", "message": "m"}),
             13 => {
                 json!({"type": format!("kind_{}", a % 3), "id": format!("i{b}"), "status": "running",
                 "text": "t"})
