@@ -9,9 +9,10 @@
 //! requests (initialize, session/new, load, prompt, cancel, `_muse/readOutput`, unknown
 //! methods, responses), raw agent bytes, well-formed agent frames (responses to the commands
 //! the bridge actually wrote, shaped by command, the events of a turn and a `confirm`),
-//! stderr, the end of an agent's stdout, its exit, the editor's end, a signal's shutdown, time passing, and
-//! what came of an HTTP MCP server's last exchange (MCP-18: a head, body bytes, its end or
-//! its failure; `session/new` names an `http` or `sse` server for some operands).
+//! stderr, the end of an agent's stdout, its exit, the editor's end, a signal's shutdown,
+//! time passing, and what came of an HTTP MCP server's last exchange (MCP-18: a head, body
+//! bytes, its end or its failure; `session/new` names an `http` or `sse` server for some
+//! operands).
 //! Checked after every op:
 //! - nothing panics;
 //! - every editor action is complete JSON-RPC 2.0 lines: each a JSON object with
