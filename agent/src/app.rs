@@ -57,6 +57,7 @@ impl App {
             provider: options.provider().to_owned(),
             id: options.model_id().to_owned(),
         };
+        let approval_mode = options.approval_mode;
         let deadline = options.max_time.and_then(|d| now.checked_add(d));
         let folder = options.session_dir.clone().filter(|_| !options.no_session);
         let spills = options.max_inline_bytes.is_some();
@@ -78,7 +79,7 @@ impl App {
             clock: Clock::new(now, options.fixed_clock_ms),
             sessions: Sessions::new(folder, options.cwd.clone()),
             options,
-            runner: Runner::new(model, deadline),
+            runner: Runner::new(model, deadline, approval_mode),
             tools: Tools { jobs },
             io: IoQueue::default(),
             rpc_bash: BTreeMap::new(),
@@ -269,11 +270,13 @@ impl App {
                 Pending::Uri(request),
                 tools::host_uri_finished(outcome),
             ),
-            AgentEvent::DialogResolved { dialog, outcome } => answer(
-                self,
-                Pending::Dialog(dialog),
-                tools::dialog_finished(outcome),
-            ),
+            AgentEvent::DialogResolved { dialog, outcome } => {
+                let (runner, mut ctx) = self.parts();
+                if !runner.approval_answered(&mut ctx, now, dialog, &outcome) {
+                    let finished = tools::dialog_finished(outcome);
+                    runner.answer_tool(&mut ctx, now, Pending::Dialog(dialog), finished);
+                }
+            }
             AgentEvent::InputClosed => {
                 let (runner, mut ctx) = self.parts();
                 runner.abort(&mut ctx, now);

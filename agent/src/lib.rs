@@ -10,7 +10,8 @@
 //! the host), `todo`, and the host's own tools. It keeps a real message history (user,
 //! assistant, tool results, bash executions), pages it (PAGE-01..06), and with
 //! `--session-dir` keeps each session in a file of that folder, loaded back by
-//! `switch_session` ([`session`], AGENT-05).
+//! `switch_session` ([`session`], AGENT-05). With `--approval-mode always-ask`
+//! ([`ApprovalMode`]) its `bash` tool asks the host first, as omp's does (AGENT-07).
 //!
 //! [`App`] is the application, driven without a process by tests, sans-IO apart from the
 //! shell commands it runs: its file work goes through the [I/O seam](io) ([`App::poll_io`],
@@ -54,7 +55,7 @@ pub use app::App;
 pub use bash::Notify;
 pub use bash::{MAX_OUTPUT_BYTES, MAX_SPILLED_OUTPUT_BYTES, MAX_UPDATE_BYTES, UPDATE_INTERVAL};
 pub use commands::BUSY;
-pub use options::{Clock, Options, CLOCK_ENV, THINKING_LEVELS};
+pub use options::{ApprovalMode, Clock, Options, CLOCK_ENV, THINKING_LEVELS};
 pub use run::{MAX_DELTAS, MAX_QUOTE_BYTES};
 pub use script::MAX_REPLY_BYTES;
 pub use tools::BUILTIN_TOOLS;

@@ -12,9 +12,33 @@ pub const THINKING_LEVELS: [&str; 8] = [
     "off", "auto", "minimal", "low", "medium", "high", "xhigh", "max",
 ];
 
+/// Which of the model's tools ask the host before they run: what `--approval-mode` says
+/// (AGENT-07, omp 18.2.3's gate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalMode {
+    /// Every tool runs unasked: no `--approval-mode`, or omp's `yolo` (the default).
+    #[default]
+    Unasked,
+    /// omp's `always-ask` or `write`: the `bash` tool (omp's `exec` tier) asks first, with
+    /// omp's `select` (`Allow tool: bash`, `Approve` / `Deny`); `read`, `todo` and `ask`
+    /// (omp's `read` tier) run unasked, and the agent has no file-writing tool.
+    AskBeforeBash,
+}
+
+impl ApprovalMode {
+    /// The mode of an `--approval-mode` value omp takes (`always-ask`, `write`, `yolo`).
+    pub fn from_flag(value: &str) -> Option<ApprovalMode> {
+        match value {
+            "always-ask" | "write" => Some(ApprovalMode::AskBeforeBash),
+            "yolo" => Some(ApprovalMode::Unasked),
+            _ => None,
+        }
+    }
+}
+
 /// The agent's options: what `--model`, `--provider`, `--session-dir`, `--no-session`,
-/// `--max-time`, `--thinking`, `--max-inline-bytes`, `--spill-dir` and the clock say, and the
-/// working directory.
+/// `--max-time`, `--thinking`, `--approval-mode`, `--max-inline-bytes`, `--spill-dir` and the
+/// clock say, and the working directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     /// `--model`: the model id the agent reports (default `scripted`).
@@ -34,6 +58,8 @@ pub struct Options {
     /// `--thinking`: the thinking level `get_state` reports (one of [`THINKING_LEVELS`];
     /// `off` when `None`).
     pub thinking: Option<String>,
+    /// `--approval-mode`: which tools ask the host first (AGENT-07).
+    pub approval_mode: ApprovalMode,
     /// A fixed clock (milliseconds since the Unix epoch) for every timestamp; `None` for the
     /// system clock, read once at start and advanced by the loop's `now`.
     pub fixed_clock_ms: Option<u64>,

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use musewire_core::agent::{Agent, SettledToolResult};
+use musewire_core::agent::{Agent, DialogId, DialogOutcome, SettledToolResult};
 use musewire_core::spill::{SpillOwner, SpillSource};
 use musewire_core::wire::{
     AgentEnd, AgentEvent, AgentFrame, AgentMessage, AssistantMessageEvent, BlockDelta, BlockEnd,
@@ -22,10 +22,11 @@ use serde_json::{Map, Value};
 
 use crate::io::IoQueue;
 use crate::messages::{self, text_result, Model};
+use crate::options::ApprovalMode;
 use crate::options::Clock;
 use crate::script::{quote, words, Script};
 use crate::session::Sessions;
-use crate::tools::{Finished, Pending, ToolCtx, Tools};
+use crate::tools::{self, Finished, Pending, ToolCtx, Tools};
 
 /// Longest quote of a tool's result in the model's reply (the result itself is kept whole
 /// in the history).
@@ -135,12 +136,19 @@ pub(crate) struct Runner {
     model: Model,
     /// The session's deadline (`--max-time`, AGENT-03).
     deadline: Option<Instant>,
+    /// Which tools ask the host first (`--approval-mode`, AGENT-07).
+    approval_mode: ApprovalMode,
 }
 
 impl Runner {
-    /// No run yet, for `model`, with the session's deadline.
-    pub(crate) fn new(model: Model, deadline: Option<Instant>) -> Self {
+    /// No run yet, for `model`, with the session's deadline and approval mode.
+    pub(crate) fn new(
+        model: Model,
+        deadline: Option<Instant>,
+        approval_mode: ApprovalMode,
+    ) -> Self {
         Runner {
+            approval_mode,
             run: None,
             queue: VecDeque::new(),
             deferred: Vec::new(),
@@ -307,13 +315,85 @@ impl Runner {
         };
         let assistant = self.stream_assistant(ctx, now, &[Block::ToolCall(&call)], "toolUse");
         ctx.push_history(now, assistant.clone());
-        let start = ToolExecutionStart {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            args: Some(call.arguments.clone()),
-            ..ToolExecutionStart::default()
+        if tools::asks_first(self.approval_mode, &call.name) {
+            // AGENT-07: the host is asked before the tool starts, as omp asks.
+            match ctx.agent.ui_dialog(now, tools::approval(&call)) {
+                Ok(dialog) => {
+                    if let Some(run) = &mut self.run {
+                        run.waiting = Some(Waiting {
+                            call,
+                            assistant,
+                            on: Pending::Approval(dialog),
+                        });
+                    }
+                }
+                Err(error) => {
+                    let finished = (text_result(error.to_string(), None), true);
+                    self.refuse(ctx, now, call, assistant, finished);
+                }
+            }
+            return;
+        }
+        self.start_tool(ctx, now, call, assistant);
+    }
+
+    /// The host answered the approval `dialog` the run waits for (AGENT-07): `Approve`
+    /// starts the tool; anything else ends it refused, the tool not run. False when the run
+    /// waits for no such approval.
+    pub(crate) fn approval_answered(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        dialog: DialogId,
+        outcome: &DialogOutcome,
+    ) -> bool {
+        let Some(run) = &mut self.run else {
+            return false;
         };
-        ctx.emit(now, AgentEvent::ToolExecutionStart(start));
+        if run
+            .waiting
+            .as_ref()
+            .is_none_or(|w| w.on != Pending::Approval(dialog))
+        {
+            return false;
+        }
+        let waiting = run.waiting.take().expect("checked");
+        if tools::approved(outcome) {
+            self.start_tool(ctx, now, waiting.call, waiting.assistant);
+        } else {
+            let finished = tools::denied(&waiting.call.name);
+            self.refuse(ctx, now, waiting.call, waiting.assistant, finished);
+        }
+        true
+    }
+
+    /// A call that does not run: it starts and ends with `finished`, an error.
+    fn refuse(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        call: ToolCall,
+        assistant: AgentMessage,
+        finished: Finished,
+    ) {
+        emit_start(ctx, now, &call);
+        let waiting = Waiting {
+            call,
+            assistant,
+            on: Pending::Done,
+        };
+        self.tool_finished(ctx, now, waiting, finished);
+    }
+
+    /// Starts the tool of `call`; the turn goes on when it has finished.
+    fn start_tool(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        now: Instant,
+        call: ToolCall,
+        assistant: AgentMessage,
+    ) {
+        emit_start(ctx, now, &call);
         let tool_ctx = ToolCtx {
             agent: ctx.agent,
             sessions: ctx.sessions,
@@ -575,6 +655,17 @@ impl Runner {
 }
 
 /// `message_start` or `message_end` of `message`.
+/// `tool_execution_start` of `call`.
+fn emit_start(ctx: &mut Ctx<'_>, now: Instant, call: &ToolCall) {
+    let start = ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: Some(call.arguments.clone()),
+        ..ToolExecutionStart::default()
+    };
+    ctx.emit(now, AgentEvent::ToolExecutionStart(start));
+}
+
 fn message_event(message: AgentMessage) -> MessageEvent {
     MessageEvent {
         message,

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use crate::bash::{BashOutcome, JobId, Jobs, OutputTail};
 use crate::io::{IoFor, IoId, IoOutcome, IoQueue, IoWork};
 use crate::messages::text_result;
+use crate::options::ApprovalMode;
 use crate::read::{self, ReadWindow};
 use crate::session::Sessions;
 use crate::todo;
@@ -57,6 +58,8 @@ pub(crate) enum Pending {
     Uri(HostUriId),
     /// An extension UI dialog.
     Dialog(DialogId),
+    /// The approval asked before the tool runs (AGENT-07): the tool has not started.
+    Approval(DialogId),
     /// File work handed out to the loop (a local `read`).
     Io(IoId),
     /// Nothing: the result is known.
@@ -174,7 +177,7 @@ impl Tools {
             Pending::Uri(request) => {
                 agent.cancel_host_uri(now, request);
             }
-            Pending::Dialog(dialog) => {
+            Pending::Dialog(dialog) | Pending::Approval(dialog) => {
                 agent.ui_cancel(now, dialog);
             }
             // The read's answer finds nothing waiting for it.
@@ -224,6 +227,60 @@ fn dialog(
             "ask's kind is confirm, input or select, not {other:?}"
         )),
     }
+}
+
+/// The option of an approval that lets the tool run (AGENT-07, omp's).
+pub(crate) const APPROVE: &str = "Approve";
+/// The option of an approval that refuses it.
+pub(crate) const DENY: &str = "Deny";
+/// How much of a command an approval's title quotes (omp's `truncateForPrompt`), in
+/// characters.
+const APPROVAL_QUOTE_CHARS: usize = 2000;
+
+/// Whether a call of `name` asks the host before it runs under `mode` (AGENT-07): `bash`
+/// under [`ApprovalMode::AskBeforeBash`].
+pub(crate) fn asks_first(mode: ApprovalMode, name: &str) -> bool {
+    mode == ApprovalMode::AskBeforeBash && name == "bash"
+}
+
+/// The approval of `call` (AGENT-07): omp 18.2.3's `select`, titled by its
+/// `formatApprovalPrompt` (`Allow tool: NAME`, then `Command: …` for bash), options
+/// `Approve` and `Deny`, no timeout.
+pub(crate) fn approval(call: &ToolCall) -> UiRequest {
+    let mut title = format!("Allow tool: {}", call.name);
+    if call.name == "bash" {
+        let command = call.arguments.get("command").and_then(Value::as_str);
+        title.push_str("\nCommand: ");
+        title.push_str(&quote_for_prompt(command.unwrap_or("(missing)")));
+    }
+    UiRequest::Select(SelectRequest {
+        title,
+        options: vec![APPROVE.to_owned(), DENY.to_owned()],
+        ..SelectRequest::default()
+    })
+}
+
+/// omp's `truncateForPrompt`: the first [`APPROVAL_QUOTE_CHARS`] characters, then
+/// `[…Nch elided…]`.
+fn quote_for_prompt(text: &str) -> String {
+    let total = text.chars().count();
+    if total <= APPROVAL_QUOTE_CHARS {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(APPROVAL_QUOTE_CHARS).collect();
+    format!("{kept}[…{}ch elided…]", total - APPROVAL_QUOTE_CHARS)
+}
+
+/// Whether the host's answer to an approval lets the tool run: `Approve` chosen. Anything
+/// else (`Deny`, a cancel, a timeout, a closed host) refuses it, as omp's does.
+pub(crate) fn approved(outcome: &DialogOutcome) -> bool {
+    outcome.value() == Some(APPROVE)
+}
+
+/// The result of a call the host refused (AGENT-07): omp's error, `Tool call denied by
+/// user: NAME`.
+pub(crate) fn denied(name: &str) -> Finished {
+    failure(format!("Tool call denied by user: {name}"))
 }
 
 /// `ask`: the dialog for the host (HOST-06), answered with the text or choice (yes or no for

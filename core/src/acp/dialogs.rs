@@ -24,6 +24,7 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::Value;
 
+use super::confirm::{Reply, Verdict};
 use super::elicit::{self, Field};
 use super::map::withhold_credential_uris;
 use super::{notices, rpc, Bridge};
@@ -100,8 +101,8 @@ impl Dialogs {
 
 #[derive(Debug)]
 enum Form {
-    /// An approval of a call of this tool: `Approve` or `Deny`.
-    Approval { tool: String },
+    /// An approval of a call of this tool, answered as `reply` says (ACP-08, ACP-43).
+    Approval { tool: String, reply: Reply },
     /// A `select`: one of these values.
     Select { options: Vec<String> },
     /// A `confirm`: yes or no.
@@ -164,7 +165,12 @@ impl Bridge {
         match request {
             UiRequest::Select(select) => {
                 if let Some(tool) = approval_tool(&select).map(str::to_owned) {
-                    return self.approval(now, key, &select, tool);
+                    let fallback = |bridge: &mut Bridge| {
+                        let options = select.options.clone();
+                        bridge.choice(now, key, &select.id, &select.title, None, options);
+                    };
+                    let asked = (&select.id[..], &select.title[..], Reply::Select);
+                    return self.approval(now, key, asked, tool, fallback);
                 }
                 self.choice(
                     now,
@@ -177,14 +183,19 @@ impl Bridge {
             }
             UiRequest::Confirm(confirm) => {
                 let message = confirm.message.filter(|m| *m != confirm.title);
-                self.ask_choice(
-                    now,
-                    key,
-                    &confirm.id,
-                    &confirm.title,
-                    message,
-                    Form::Confirm,
-                );
+                let fallback = |bridge: &mut Bridge| {
+                    let form = Form::Confirm;
+                    bridge.ask_choice(now, key, &confirm.id, &confirm.title, message, form);
+                };
+                // ACP-43: a confirm that stops the one call that has just started is its
+                // approval.
+                match self.confirm_tool(key) {
+                    Some(tool) => {
+                        let asked = (&confirm.id[..], &confirm.title[..], Reply::Confirm);
+                        self.approval(now, key, asked, tool, fallback);
+                    }
+                    None => fallback(self),
+                }
             }
             UiRequest::Input(input) => {
                 let prompt = input.placeholder.map(|p| (p, false));
@@ -211,24 +222,39 @@ impl Bridge {
         }
     }
 
-    /// ACP-08: an approval: answered from an "always" of this session, else by the session's
-    /// mode where it says so (ACP-34), else asked about its call (the card opened first,
-    /// pending) or, tied to none, asked as a plain select.
-    fn approval(&mut self, now: Instant, key: AgentKey, select: &SelectRequest, tool: String) {
+    /// ACP-08, ACP-43: an approval (the agent's dialog id, its title, how it is answered):
+    /// answered from an "always" of this session, else by the session's mode where it says
+    /// so (ACP-34), else asked about its call (the card opened first, pending) or, tied to
+    /// none, asked as `fallback` asks it.
+    fn approval(
+        &mut self,
+        now: Instant,
+        key: AgentKey,
+        (dialog, title, reply): (&str, &str, Reply),
+        tool: String,
+        fallback: impl FnOnce(&mut Bridge),
+    ) {
         if let Some(allowed) = self.dialogs.always.get(&(key, tool.clone())).copied() {
-            let value = if allowed { APPROVE } else { DENY };
-            return self.respond(now, key, &select.id, UiResponse::value("", value));
+            let verdict = if allowed {
+                Verdict::Allow
+            } else {
+                Verdict::Refuse
+            };
+            return self.respond(now, key, dialog, reply.answer(verdict));
         }
         // ACP-34: the session's mode approves what it says, unasked, and the card says so.
-        if self.approved_by_mode(key, &tool, &select.title) {
-            return self.respond(now, key, &select.id, UiResponse::value("", APPROVE));
+        if self.approved_by_mode(key, &tool, title) {
+            return self.respond(now, key, dialog, reply.answer(Verdict::Allow));
         }
         let ask = Ask {
             key,
-            dialog: select.id.clone(),
-            form: Form::Approval { tool: tool.clone() },
+            dialog: dialog.to_owned(),
+            form: Form::Approval {
+                tool: tool.clone(),
+                reply,
+            },
             method: PERMISSION_METHOD,
-            title: select.title.clone(),
+            title: title.to_owned(),
             message: None,
         };
         if !self.has_room(key) {
@@ -238,14 +264,7 @@ impl Bridge {
             return;
         };
         let Some((_, call, opening)) = session.mapper.approval_target(&tool) else {
-            return self.choice(
-                now,
-                key,
-                &select.id,
-                &select.title,
-                None,
-                select.options.clone(),
-            );
+            return fallback(self);
         };
         if let Some(opening) = opening {
             self.session_update(key, opening);
@@ -543,13 +562,13 @@ impl Bridge {
     /// The answer an option the editor chose gives; an option not offered is a refusal.
     fn selected(&mut self, ask: &Ask, form: &Form, option: &str) -> UiResponse {
         match form {
-            Form::Approval { tool } => {
-                let (value, always) = match option {
-                    "allow_once" => (APPROVE, None),
-                    "allow_always" => (APPROVE, Some(true)),
-                    "reject_once" => (DENY, None),
-                    "reject_always" => (DENY, Some(false)),
-                    _ => (DENY, None),
+            Form::Approval { tool, reply } => {
+                let (verdict, always) = match option {
+                    "allow_once" => (Verdict::Allow, None),
+                    "allow_always" => (Verdict::Allow, Some(true)),
+                    "reject_once" => (Verdict::Refuse, None),
+                    "reject_always" => (Verdict::Refuse, Some(false)),
+                    _ => (Verdict::Refuse, None),
                 };
                 if let Some(allowed) = always {
                     let entry = (ask.key, tool.clone());
@@ -559,7 +578,7 @@ impl Bridge {
                         self.dialogs.always.insert(entry, allowed);
                     }
                 }
-                UiResponse::value("", value)
+                reply.answer(verdict)
             }
             Form::Select { options } => elicit::chosen(options, option).map_or_else(
                 || UiResponse::cancelled("", false),
@@ -621,7 +640,7 @@ impl Bridge {
 /// The answer for a dialog nobody chose for: cancelled; an approval denied.
 fn refusal(form: &Form) -> UiResponse {
     match form {
-        Form::Approval { .. } => UiResponse::value("", DENY),
+        Form::Approval { reply, .. } => reply.answer(Verdict::Refuse),
         _ => UiResponse::cancelled("", false),
     }
 }

@@ -976,6 +976,10 @@ impl Harness {
                 "tasks": (0..usize::from(a)).map(|n| json!({"content": n.to_string(),
                 "status": TODO_STATUSES[n % 5]}))
                 .collect::<Vec<_>>()}]}}}),
+            // ACP-08, ACP-09, ACP-43: a confirm, an approval of its call when exactly one call
+            // has just started.
+            13 if b & 8 != 0 => json!({"type": "extension_ui_request", "id": format!("u{a}"),
+                "method": "confirm", "title": "Allow?", "message": "m"}),
             13 => {
                 json!({"type": format!("kind_{}", a % 3), "id": format!("i{b}"), "status": "running",
                 "text": "t"})

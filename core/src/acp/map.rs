@@ -208,6 +208,22 @@ impl Mapper {
         Some(tool_kind(&call.name, Some(&call.arguments)))
     }
 
+    /// ACP-43: the name of the one call of the assistant message being streamed that has
+    /// started (its card open and running), has not finished, has no approval tied yet and
+    /// has shown no output, and is no `ask` (a tool whose dialogs are its questions);
+    /// `None` when no call, or more than one, fits.
+    pub(crate) fn confirm_target(&self) -> Option<&str> {
+        let mut fits = self.calls.iter().filter(|c| {
+            !c.asked
+                && c.name != super::confirm::QUESTION_TOOL
+                && self.tools.get(&c.id).is_some_and(|card| {
+                    !card.pending && card.sent.is_empty() && card.held.is_none()
+                })
+        });
+        let call = fits.next()?;
+        fits.next().is_none().then_some(call.name.as_str())
+    }
+
     /// What an open card shows before it runs: a command's terminal (ACP-30), else its
     /// arguments' diffs (ACP-17) and the output shown so far.
     pub(crate) fn card_content(&self, id: &str) -> Vec<ToolCallContent> {

@@ -49,6 +49,7 @@ mod bound;
 mod card;
 mod command;
 mod config;
+mod confirm;
 mod list;
 mod sessions;
 pub use config::{

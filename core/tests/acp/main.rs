@@ -4,6 +4,7 @@ mod backpressure;
 mod bad_input;
 mod bridge;
 mod config;
+mod confirm_approvals;
 mod dialogs;
 mod fork_delete;
 mod load_without_pages;

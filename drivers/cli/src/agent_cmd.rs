@@ -1,8 +1,8 @@
 //! `musewire agent`: the bundled reference agent on stdio (`musewire_agent`), taking the flags
 //! omp 18.2.3 takes so that a host written against omp can start it in omp's place
 //! (AGENT-03): what applies is honoured (`--no-session`, `--max-time`, `--cwd`, `--thinking`,
-//! `--model`, `--provider`, `--session-dir`: session files, AGENT-05), the rest accepted and
-//! ignored, and the flags that need what a scripted agent does not have (resuming a session
+//! `--model`, `--provider`, `--session-dir`: session files, AGENT-05; `--approval-mode`: the
+//! bash tool asks first, AGENT-07), the rest accepted and ignored, and the flags that need what a scripted agent does not have (resuming a session
 //! by flag, another mode) refused. Its own flags: `--max-inline-bytes` and `--spill-dir`
 //! (tool-output spill and `read_output`).
 
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use musewire_agent::{Options, CLOCK_ENV, THINKING_LEVELS};
+use musewire_agent::{ApprovalMode, Options, CLOCK_ENV, THINKING_LEVELS};
 
 /// The agent's protocol mode.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -53,6 +53,11 @@ pub struct AgentArgs {
     /// max); another value is ignored with a warning, as omp does.
     #[arg(long, allow_hyphen_values = true)]
     thinking: Option<String>,
+    /// Which tools ask the host before they run, as omp's (AGENT-07): always-ask or write
+    /// (the bash tool asks, with omp's select `Allow tool: bash`), yolo (none asks; the
+    /// default). Another value is ignored with a warning.
+    #[arg(long, value_name = "MODE", allow_hyphen_values = true)]
+    approval_mode: Option<String>,
     /// Stamp every message with this time (milliseconds since the Unix epoch) instead of the
     /// system clock; the MUSEWIRE_AGENT_CLOCK_MS environment variable does the same.
     #[arg(long)]
@@ -88,9 +93,6 @@ struct OmpIgnored {
     /// omp: another workspace directory (repeatable).
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     add_dir: Vec<String>,
-    /// omp: approval policy (always-ask, write, yolo).
-    #[arg(long, value_name = "MODE", allow_hyphen_values = true)]
-    approval_mode: Option<String>,
     /// omp: approve every tool call.
     #[arg(long, visible_alias = "yolo")]
     auto_approve: bool,
@@ -308,7 +310,19 @@ pub fn run(args: AgentArgs) -> ExitCode {
         }
         known
     });
+    let approval_mode = match args.approval_mode.as_deref().map(ApprovalMode::from_flag) {
+        Some(Some(mode)) => mode,
+        Some(None) => {
+            eprintln!(
+                "musewire agent: ignoring --approval-mode {:?} (one of always-ask, write, yolo)",
+                args.approval_mode.unwrap_or_default()
+            );
+            ApprovalMode::default()
+        }
+        None => ApprovalMode::default(),
+    };
     let options = Options {
+        approval_mode,
         model: args.model,
         provider: args.provider,
         session_dir: args.session_dir,

@@ -2884,5 +2884,88 @@ fn acp_38_each_pis_write_and_edit_reach_the_editor() {
         let edit = format!("{who} edit");
         check_review_turn(&turns[1], session, &edited, "alpha\ngamma\n", &edit);
         assert_eq!(out["bridgeExit"], 0);
+/// ACP-34, ACP-35, AGENT-07 through the official client over `musewire agent
+/// --approval-mode always-ask`: its `bash` asks omp's approval select, asked in Ask and in
+/// Accept edits (no edit; the agent has no file-writing tool), answered by the bridge in
+/// Allow all, asked again back in Ask; each approved command ran.
+#[test]
+fn acp_34_35_agent_07_modes_over_the_bundled_agent_under_always_ask() {
+    let work = scratch("acp-bundled-always-ask");
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    agent.args(["agent", "--mode", "rpc"]).current_dir(&work);
+    let Some(out) = Sdk::over_command("modes", &agent)
+        .agent_args(&["--approval-mode", "always-ask"])
+        .env("ACP_GATED", "bash echo gated")
+        .run()
+    else {
+        return;
+    };
+    check_modes(&out, false);
+    asked_about_the_call(&out);
+    for turn in ["ask", "acceptGated", "allowAll", "back"] {
+        assert!(
+            text_of(&out[turn], "agent_message_chunk").contains("bash returned: gated"),
+            "{turn}: {out:#}"
+        );
+    }
+}
+
+/// ACP-43's test extension for pi: confirms before `write` and `bash` from its `tool_call`
+/// handler, as a pi permission gate does, and blocks the call on `false`.
+const CONFIRM_GATE: &str = r#"export default function (pi) {
+  pi.on("tool_call", async (event, ctx) => {
+    if (event.toolName !== "write" && event.toolName !== "bash") return undefined;
+    const ok = await ctx.ui.confirm(`Allow ${event.toolName}?`, JSON.stringify(event.input));
+    return ok ? undefined : { block: true, reason: "Blocked by the gate extension" };
+  });
+}
+"#;
+
+/// ACP-34, ACP-35, ACP-43 through the official client over each pinned `pi --mode rpc` with
+/// an extension that confirms before `write` and `bash`: the bash confirm is asked in Ask;
+/// in Accept edits a write runs unasked (its card says so, the file is written) and bash is
+/// asked; in Allow all bash runs unasked; back in Ask it is asked again.
+#[test]
+fn acp_34_35_43_modes_over_each_pi_with_a_confirming_extension() {
+    for pi in Pi::ALL {
+        let Some(live) = Live::pi(pi, &format!("acp-{}-confirm-modes", pi.name())) else {
+            return;
+        };
+        let gate = live.dir.join("confirm-gate.ts");
+        std::fs::write(&gate, CONFIRM_GATE).unwrap();
+        let gate = gate.to_str().unwrap().to_owned();
+        let out = Sdk::over("modes", &live)
+            .agent_args(&["-e", &gate])
+            .env("ACP_GATED", r#"[[tool bash {"command":"echo gated"}]]"#)
+            .env(
+                "ACP_EDIT",
+                r#"[[tool write {"path":"by-mode.txt","content":"fresh\n"}]]"#,
+            )
+            .run()
+            .expect("the SDK is there");
+        check_modes(&out, true);
+        asked_about_the_call(&out);
+        let written = std::fs::read_to_string(live.work().join("by-mode.txt"));
+        assert_eq!(
+            written.ok().as_deref(),
+            Some("fresh\n"),
+            "{}: {out:#}",
+            pi.name()
+        );
+    }
+}
+
+/// Every permission request of a run named the gated call's own card (ACP-08, ACP-43), a
+/// bash one, never a dialog card of its own.
+fn asked_about_the_call(out: &Value) {
+    let requests = out["permissionRequests"].as_array().expect("asked");
+    assert_eq!(requests.len(), 3, "{out:#}");
+    for request in requests {
+        let call = &request["toolCall"];
+        assert!(
+            !call["toolCallId"].as_str().unwrap().starts_with("dialog-"),
+            "{out:#}"
+        );
+        assert_eq!(call["kind"], "execute", "{out:#}");
     }
 }

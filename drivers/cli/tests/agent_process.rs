@@ -1,6 +1,7 @@
 //! `musewire agent` as a process, driven over raw pipes the way a crashing host leaves it:
 //! stdin closed with host requests pending (HOST-07, HOST-08, AGENT-01), a dialog's own
-//! timeout (HOST-06), signals and a closed stdin with shell commands running (AGENT-02).
+//! timeout (HOST-06), signals and a closed stdin with shell commands running (AGENT-02), the
+//! approval asked before `bash` under `--approval-mode always-ask` (AGENT-07).
 
 mod process;
 
@@ -177,4 +178,45 @@ fn agent_01_02_closing_stdin_kills_the_running_shells() {
         .expect("the bash command is answered");
     assert_eq!(response["data"]["cancelled"], true, "{response}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// AGENT-07: `musewire agent --approval-mode always-ask` asks omp's approval `select` before
+/// its `bash` tool starts; `Deny` runs nothing and the result says so, `Approve` runs it.
+#[test]
+fn agent_07_always_ask_asks_before_bash_and_deny_runs_nothing() {
+    let dir = scratch("approval");
+    let marker = dir.join("ran");
+    let mut agent = AgentProcess::spawn(&["--approval-mode", "always-ask"]);
+    let command = format!("touch {}", marker.display());
+    agent.send(&json!({"id": "p1", "type": "prompt", "message": format!("bash {command}")}));
+    let asked = agent.wait_frame(|f| f["type"] == "extension_ui_request");
+    assert_eq!(asked["method"], "select");
+    assert_eq!(
+        asked["title"],
+        format!("Allow tool: bash\nCommand: {command}")
+    );
+    assert_eq!(asked["options"], json!(["Approve", "Deny"]));
+    assert!(
+        !agent
+            .frames()
+            .iter()
+            .any(|f| f["type"] == "tool_execution_start"),
+        "asked before the tool starts"
+    );
+    agent.send(&json!({"type": "extension_ui_response", "id": asked["id"], "value": "Deny"}));
+    let end = agent.wait_frame(|f| f["type"] == "tool_execution_end");
+    assert_eq!(end["isError"], true);
+    assert_eq!(
+        end["result"]["content"][0]["text"],
+        "Tool call denied by user: bash"
+    );
+    agent.wait_frame(|f| f["type"] == "agent_end");
+    assert!(!marker.exists(), "a denied command does not run");
+    agent.send(&json!({"id": "p2", "type": "prompt", "message": format!("bash {command}")}));
+    let asked = agent.wait_frame(|f| f["type"] == "extension_ui_request");
+    agent.send(&json!({"type": "extension_ui_response", "id": asked["id"], "value": "Approve"}));
+    let end = agent.wait_frame(|f| f["type"] == "tool_execution_end");
+    assert_eq!(end["isError"], false, "{end}");
+    assert!(marker.exists(), "an approved command runs");
+    let _ = std::fs::remove_dir_all(&dir);
 }
