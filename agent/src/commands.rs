@@ -96,7 +96,7 @@ impl App {
                 })))
             }
             Command::GetMessages(_) => Ok(Some(ResponseData::Messages(MessagesData {
-                messages: self.sessions.current.messages.clone(),
+                messages: self.sessions.current.messages.clone().into(),
                 ..MessagesData::default()
             }))),
             Command::GetMessagesPage(_) => {

@@ -85,7 +85,10 @@ pub(crate) struct Rebuild {
 
 impl Rebuild {
     /// Takes one page's messages, in order; the replay's updates.
-    pub(crate) fn page(&mut self, messages: &[AgentMessage]) -> Vec<SessionUpdate> {
+    pub(crate) fn page<'a>(
+        &mut self,
+        messages: impl IntoIterator<Item = &'a AgentMessage>,
+    ) -> Vec<SessionUpdate> {
         let mut updates = Vec::new();
         for message in messages {
             let key = fnv1a64(&serde_json::to_vec(message).unwrap_or_default());
@@ -125,12 +128,12 @@ pub(crate) fn stored_output(details: Option<&Value>) -> Option<StoredOutput> {
 /// Looks for a reference among a page's tool results (OUT-06): its record when it belongs
 /// to `item_id`, [`OutputError::Foreign`] when it belongs to another item, `None` when the
 /// page does not name it.
-pub(crate) fn find_stored(
-    messages: &[AgentMessage],
+pub(crate) fn find_stored<'a>(
+    messages: impl IntoIterator<Item = &'a AgentMessage>,
     item_id: &str,
     output_ref: &OutputRef,
 ) -> Option<Result<StoredOutput, OutputError>> {
-    messages.iter().find_map(|message| {
+    messages.into_iter().find_map(|message| {
         let AgentMessage::ToolResult(result) = message else {
             return None;
         };

@@ -157,7 +157,7 @@ pub(crate) fn legacy(
     outcome: Result<ResponseData, CommandFailure>,
 ) -> Result<Vec<AgentMessage>, CommandFailure> {
     match outcome? {
-        ResponseData::Messages(data) => Ok(data.messages),
+        ResponseData::Messages(data) => Ok(data.messages.into_vec()),
         ResponseData::Other(data) => {
             lenient_messages(&data).ok_or_else(|| failure("get_messages returned no messages"))
         }
@@ -188,7 +188,7 @@ fn lenient_page(data: &Value) -> Option<MessagesPageData> {
         .get("totalMessages")
         .and_then(non_negative_safe_integer)?;
     Some(MessagesPageData {
-        messages: lenient_messages(data).unwrap_or_default(),
+        messages: lenient_messages(data).unwrap_or_default().into(),
         next_cursor: data
             .get("nextCursor")
             .and_then(Value::as_str)

@@ -10,7 +10,7 @@ use serde_json::{Map, Number, Value};
 use super::codec::{self, wire_struct, KeySeed, Prefix};
 use super::event::CompactionResult;
 use super::frame::SubagentProgress;
-use super::lazy::Lazy;
+use super::lazy::{Lazy, MessageList};
 use super::message::AgentMessage;
 use super::session::SessionEntry;
 use crate::output::ReadResult;
@@ -478,16 +478,16 @@ wire_struct! {
 wire_struct! {
     /// `get_messages`: `{messages}`.
     pub struct MessagesData {
-        /// The whole history.
-        req messages: Vec<AgentMessage> = "messages",
+        /// The whole history, each message typed when read ([`MessageList`]).
+        req messages: MessageList = "messages",
     }
 }
 
 wire_struct! {
     /// `get_messages_page`: `{messages, nextCursor?, totalMessages}` (PAGE-06).
     pub struct MessagesPageData {
-        /// This page.
-        req messages: Vec<AgentMessage> = "messages",
+        /// This page, each message typed when read ([`MessageList`]).
+        req messages: MessageList = "messages",
         /// The next page's cursor; absent on the last page.
         opt next_cursor: String = "nextCursor",
         /// Messages in the snapshot.
