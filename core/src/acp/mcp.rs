@@ -465,7 +465,11 @@ impl Bridge {
                 } else {
                     format!("the bridge has no host tool {:?}", call.tool_name)
                 };
-                let answer = Call::HostToolResult(call.id, ToolResult::text(text), true);
+                let answer = Call::HostToolResult {
+                    id: call.id,
+                    result: ToolResult::text(text),
+                    is_error: true,
+                };
                 session.client.handle(now, client::Input::Call(answer));
                 self.drain(now, key);
             }
@@ -567,7 +571,11 @@ impl Bridge {
                         id,
                         result,
                         is_error,
-                    }) => answers.push(Call::HostToolResult(id, result, is_error)),
+                    }) => answers.push(Call::HostToolResult {
+                        id,
+                        result,
+                        is_error,
+                    }),
                     Err(mcp::Action::Notice(text)) => session.mcp.held.push(text),
                 }
             }

@@ -29,8 +29,8 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::{
-    Agent, AgentError, CommandFailure, DialogId, HostCallId, HostUriId, HostUriOperation,
-    PageSource, RequestId,
+    Agent, AgentError, CommandFailure, CommandId, DialogId, HostCallId, HostUriId,
+    HostUriOperation, PageSource,
 };
 use crate::output::StoredOutput;
 use crate::spill::{SpillOwner, SpillSource};
@@ -41,11 +41,11 @@ use crate::wire::{AgentFrame, ResponseData, ToolResult, UiRequest};
 pub enum AgentCall {
     /// [`Agent::respond`]. Read from a transcript, `data` is [`ResponseData::Other`]: the
     /// step does not name the command, and the payload is written as it was recorded.
-    Respond(RequestId, Result<Option<ResponseData>, CommandFailure>),
+    Respond(CommandId, Result<Option<ResponseData>, CommandFailure>),
     /// [`Agent::respond_messages_page`] with a [`PageSource`] of JSON messages.
     RespondMessagesPage {
         /// The `get_messages_page` request.
-        request: RequestId,
+        request: CommandId,
         /// [`PageSource::busy`].
         busy: bool,
         /// [`PageSource::session_id`].
@@ -56,7 +56,7 @@ pub enum AgentCall {
         messages: Vec<Value>,
     },
     /// [`Agent::reject_unknown`].
-    RejectUnknown(RequestId),
+    RejectUnknown(CommandId),
     /// [`Agent::emit`].
     Emit(AgentFrame),
     /// [`Agent::call_host_tool`].
@@ -321,7 +321,7 @@ impl AgentCall {
         let request = || {
             field("request")?
                 .as_u64()
-                .map(RequestId)
+                .map(CommandId)
                 .ok_or_else(|| "\"request\" must be a request number".to_owned())
         };
         let wire_id = |parse: fn(&str) -> Option<u64>, what: &str| {

@@ -10,7 +10,7 @@ use super::label::{
 };
 
 /// MCP's content block types: an array whose every element is one of these is content even
-/// without [`ToolResult::data_is_content`](super::ToolResult::data_is_content) (BLOCK-02).
+/// without [`RawToolResult::data_is_content`](super::RawToolResult::data_is_content) (BLOCK-02).
 pub const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
 /// The longest uri a link's line shows, in characters. A longer uri gets the stub that says

@@ -23,9 +23,9 @@
 //! uri of every fetchable link back in its [`BlockClass::Reference`] to resolve `ref-N` later.
 //!
 //! ```
-//! use musewire_core::blocks::{show_tool_result, Source, ToolResult};
+//! use musewire_core::blocks::{show_tool_result, Source, RawToolResult};
 //!
-//! let result = ToolResult::from_json(r#"{"content":[
+//! let result = RawToolResult::from_json(r#"{"content":[
 //!     {"type":"text","text":"done"},
 //!     {"type":"audio","data":"UklGRg==","mimeType":"audio/wav"},
 //!     {"type":"resource_link","name":"report.csv","uri":"file:///tmp/report.csv","mimeType":"text/csv"},
@@ -70,9 +70,11 @@ pub use render::{
     cut_at_cap, goes_native, render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS,
 };
 
-/// A tool result as the blocks lane reads it.
+/// A tool result as untyped JSON, as the blocks lane reads it before classifying it: a
+/// protocol result's content or a module's data (the wire's typed result is
+/// [`wire::ToolResult`](crate::wire::ToolResult)).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
+pub struct RawToolResult {
     /// The result's content field, or a module's data.
     pub content: Value,
     /// Whether the tool reported an error.
@@ -93,7 +95,7 @@ pub enum ReadError {
     Shape,
 }
 
-impl ToolResult {
+impl RawToolResult {
     /// Reads a tool result from JSON text: a protocol result, `{"content":[…],"isError":…}`
     /// (content whatever its blocks), or a module's, `{"data":…,"dataIsContent":…}`. Lone
     /// surrogate escapes are made U+FFFD first ([`well_formed_json`]).
@@ -134,7 +136,7 @@ pub struct Shown {
 }
 
 /// Classifies a result once and makes both copies from that classification.
-pub fn show_tool_result(result: &ToolResult, source: &Source<'_>, cap: usize) -> Shown {
+pub fn show_tool_result(result: &RawToolResult, source: &Source<'_>, cap: usize) -> Shown {
     if is_content_array(&result.content, result.data_is_content) {
         let items = result.content.as_array().map(Vec::as_slice).unwrap_or(&[]);
         let blocks = tool_result_blocks(items, source);

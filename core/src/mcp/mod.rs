@@ -626,7 +626,7 @@ impl McpServer {
             address: None,
         };
         let shown = blocks::show_tool_result(
-            &blocks::ToolResult {
+            &blocks::RawToolResult {
                 content,
                 is_error,
                 data_is_content: true,

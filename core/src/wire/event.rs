@@ -505,8 +505,11 @@ wire_struct! {
 }
 
 wire_enum! {
-    /// An agent session event, tagged by `type`.
-    pub enum AgentEvent tag "type" {
+    /// What the agent streams about its session between responses (pi's `AgentSessionEvent`:
+    /// runs, turns, messages, tool executions, compaction, retries, notices), tagged by
+    /// `type`; an [`AgentFrame::Event`](super::AgentFrame::Event). Not the [`agent`](crate::agent) machine's events for
+    /// its application, which are [`AgentEvent`](crate::agent::AgentEvent)s.
+    pub enum SessionEvent tag "type" {
         /// A run starts.
         "agent_start" => AgentStart(Empty),
         /// A run ends.

@@ -4,7 +4,7 @@
 use serde_json::{Number, Value};
 
 use super::codec::{self, boxed_hooks, wire_enum, wire_struct, BoxedHooks};
-use super::event::AgentEvent;
+use super::event::SessionEvent;
 use super::host::{
     HostCancel, HostToolCall, HostToolResult, HostToolUpdate, HostUriRequest, HostUriResult,
 };
@@ -218,7 +218,7 @@ wire_struct! {
         /// Subagent id.
         req id: String = "id",
         /// The event.
-        req event: AgentEvent = "event",
+        req event: SessionEvent = "event",
     }
 }
 
@@ -334,7 +334,7 @@ wire_enum! {
     }
     groups {
         /// An agent session event (`agent_start`, `message_update`, …).
-        Event(AgentEvent),
+        Event(SessionEvent),
     }
 }
 
@@ -345,9 +345,9 @@ boxed_hooks!(
     SubagentProgressUpdate
 );
 
-impl From<AgentEvent> for AgentFrame {
+impl From<SessionEvent> for AgentFrame {
     /// A session event as the frame it is written as.
-    fn from(event: AgentEvent) -> Self {
+    fn from(event: SessionEvent) -> Self {
         AgentFrame::Event(event)
     }
 }
