@@ -67,7 +67,6 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{
     AgentAction, AgentEvent, CommandId, DialogId, DialogOutcome, HostCallId, HostUriContent,
     HostUriId, ReadId, SettledToolResult, SpillId,
@@ -75,11 +74,9 @@ pub use action::{
 pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
 pub use error::AgentError;
-pub use host::{
-    result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED,
-};
+pub use host::{result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED};
 pub use input::Input;
-pub use outputs::READ_OUTPUT_COMMAND;
+pub(crate) use outputs::READ_OUTPUT_COMMAND;
 pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
 pub use crate::client::CommandFailure;

@@ -50,25 +50,24 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use classify::{
-    approx_size, classify_block, dial_check, is_content_array, tool_result_blocks, BlockClass,
-    ShownAs, Source, Unfetchable, UriWithheld, MCP_BLOCK_TYPES, REFERENCE_STUB_MAX_CHARS,
-    URI_MAX_CHARS,
+    dial_check, is_content_array, tool_result_blocks, BlockClass, Source, Unfetchable, UriWithheld,
+    REFERENCE_STUB_MAX_CHARS,
 };
+
+pub(crate) use classify::classify_block;
+pub use classify::{ShownAs, MCP_BLOCK_TYPES, URI_MAX_CHARS};
 pub use credential::{
     credential_finding, uri_may_carry_credential, CredentialFinding, MAX_DECODES, MAX_LEVELS,
     MAX_READS,
 };
-pub use label::{
-    is_dropped_from_label, sanitize_label, sanitize_label_utf16, well_formed_json, LABEL_MAX_CHARS,
-    SERVER_ID_MAX_CHARS, TYPE_MAX_CHARS,
-};
+pub use label::sanitize_label;
+pub(crate) use label::well_formed_json;
 pub use params::{
-    is_credential_parameter, name_words, CredentialParameter, CREDENTIAL_PARAMETERS,
-    DESCRIPTOR_WORDS, KEY_QUALIFIERS, SECRET_WORDS, WHOLE_SECRET_WORDS,
+    CredentialParameter, CREDENTIAL_PARAMETERS, DESCRIPTOR_WORDS, KEY_QUALIFIERS, SECRET_WORDS,
+    WHOLE_SECRET_WORDS,
 };
-pub use render::{
-    cut_at_cap, goes_native, render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS,
-};
+pub(crate) use render::cut_at_cap;
+pub use render::{render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS};
 
 /// A tool result as untyped JSON, as the blocks lane reads it before classifying it: a
 /// protocol result's content or a module's data (the wire's typed result is
@@ -98,7 +97,7 @@ pub enum ReadError {
 impl RawToolResult {
     /// Reads a tool result from JSON text: a protocol result, `{"content":[…],"isError":…}`
     /// (content whatever its blocks), or a module's, `{"data":…,"dataIsContent":…}`. Lone
-    /// surrogate escapes are made U+FFFD first ([`well_formed_json`]).
+    /// surrogate escapes (a `\ud800` with no pair) are made U+FFFD first.
     pub fn from_json(text: &str) -> Result<Self, ReadError> {
         let value: Value = serde_json::from_str(&well_formed_json(text))?;
         let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);

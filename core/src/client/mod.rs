@@ -62,7 +62,6 @@ mod spill;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
-pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use agent_kind::AgentKind;
 pub use answer::{CallError, FromAnswer, TypedCommand};
@@ -72,7 +71,7 @@ pub use config::ClientConfig;
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
 pub use history::MAX_PAGE_MESSAGES;
-pub use host::{normalize_host_tools, normalize_host_uri_schemes, RESERVED_HOST_URI_SCHEMES};
+pub(crate) use host::{normalize_host_tools, normalize_host_uri_schemes};
 pub use input::Input;
 pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};
 pub use requests::HostRequestKind;

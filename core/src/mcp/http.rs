@@ -75,7 +75,7 @@ use crate::wire::{HostToolDefinition, ToolResult};
 pub const MAX_EXCHANGES: usize = 128;
 
 /// The most messages held for HTTP+SSE while the server has not named its endpoint.
-pub const MAX_HELD: usize = 16;
+pub(crate) const MAX_HELD: usize = 16;
 
 /// How many times one server's session may be started again (404 on a session, a lost
 /// HTTP+SSE stream) before the server counts as failed.
@@ -83,13 +83,13 @@ pub const MAX_REINITS: u32 = 8;
 
 /// The longest `Mcp-Session-Id` taken (the spec allows visible ASCII; a longer one fails the
 /// server).
-pub const MAX_SESSION_ID_BYTES: usize = 1024;
+pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
 
 /// `Accept` of a POST.
-pub const ACCEPT_POST: &str = "application/json, text/event-stream";
+pub(crate) const ACCEPT_POST: &str = "application/json, text/event-stream";
 
 /// `Accept` of a GET (an event stream).
-pub const ACCEPT_STREAM: &str = "text/event-stream";
+pub(crate) const ACCEPT_STREAM: &str = "text/event-stream";
 
 /// Which of MCP's HTTP transports a server speaks (ACP's `McpServer::Http` or `::Sse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
