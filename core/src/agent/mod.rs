@@ -79,7 +79,7 @@ pub use input::Input;
 pub(crate) use outputs::READ_OUTPUT_COMMAND;
 pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
-pub use crate::client::CommandFailure;
+pub use crate::client::{CommandFailure, StepError};
 use crate::frame::{
     EncodedFrame, FrameEncoder, LineDecoder, ProtocolVersion, MAX_FRAME_BYTES,
     MAX_REASSEMBLED_FRAME_BYTES,

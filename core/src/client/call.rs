@@ -248,24 +248,26 @@ impl Call {
     }
 
     /// Reads a call from a transcript step (`"call": NAME` and its arguments).
-    pub fn read(step: &Map<String, Value>) -> Result<Call, String> {
+    pub fn read(step: &Map<String, Value>) -> Result<Call, StepError> {
         let name = step
             .get("call")
             .and_then(Value::as_str)
             .ok_or("\"call\" must be a string")?;
         let field = |key: &str| {
-            step.get(key)
-                .ok_or_else(|| format!("call {name} needs \"{key}\""))
+            step.get(key).ok_or_else(|| StepError::Missing {
+                call: name.to_owned(),
+                key: key.to_owned(),
+            })
         };
-        let string = |key: &str| {
+        let string = |key: &str| -> Result<String, StepError> {
             field(key)?
                 .as_str()
                 .map(str::to_owned)
-                .ok_or_else(|| format!("\"{key}\" must be a string"))
+                .ok_or_else(|| format!("\"{key}\" must be a string").into())
         };
-        let typed = |key: &str| -> Result<Value, String> { Ok(field(key)?.clone()) };
+        let typed = |key: &str| -> Result<Value, StepError> { Ok(field(key)?.clone()) };
         // The answers' objects are written without the id the call names; read them with it.
-        let with_id = |key: &str, id: &str| -> Result<Value, String> {
+        let with_id = |key: &str, id: &str| -> Result<Value, StepError> {
             let mut object = field(key)?
                 .as_object()
                 .cloned()
@@ -327,8 +329,41 @@ impl Call {
             },
             "stop" => Call::Stop,
             "restart" => Call::Restart,
-            other => return Err(format!("unknown call {other:?}")),
+            other => return Err(StepError::UnknownCall(other.to_owned())),
         })
+    }
+}
+
+/// Why a transcript step is not a call the machine reads ([`Call::read`],
+/// [`AgentCall::read`](crate::agent::AgentCall::read)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// The step names a call the machine does not have.
+    #[error("unknown call {0:?}")]
+    UnknownCall(String),
+    /// An argument the call needs is absent.
+    #[error("call {call} needs \"{key}\"")]
+    Missing {
+        /// The call's name.
+        call: String,
+        /// The absent argument.
+        key: String,
+    },
+    /// `call` is not a string, or an argument is not of its shape: what is wrong, naming the
+    /// argument.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for StepError {
+    fn from(text: String) -> Self {
+        StepError::Invalid(text)
+    }
+}
+
+impl From<&str> for StepError {
+    fn from(text: &str) -> Self {
+        StepError::Invalid(text.to_owned())
     }
 }
 

@@ -66,7 +66,7 @@ pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use agent_kind::AgentKind;
 pub use answer::{CallError, FromAnswer, TypedCommand};
 pub use answered::{Answer, Answered};
-pub use call::{Call, CallResult};
+pub use call::{Call, CallResult, StepError};
 pub use config::ClientConfig;
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
