@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentConfig, AgentEvent, AgentProgram, CommandFailure, RequestId,
+    Agent, AgentConfig, AgentEvent, AgentProgram, CommandFailure, CommandId,
 };
 use musewire_core::output::stored_outputs_in_history;
 use musewire_core::spill::SpillPolicy;
@@ -45,7 +45,7 @@ pub struct App {
     pub(crate) tools: Tools,
     pub(crate) io: IoQueue,
     /// The RPC `bash` commands running: their request and command line.
-    pub(crate) rpc_bash: BTreeMap<JobId, (RequestId, String)>,
+    pub(crate) rpc_bash: BTreeMap<JobId, (CommandId, String)>,
 }
 
 impl App {
@@ -156,7 +156,7 @@ impl App {
     fn on_session_loaded(
         &mut self,
         now: Instant,
-        request: RequestId,
+        request: CommandId,
         name: String,
         outcome: IoOutcome,
     ) {

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use musewire_core::agent::{CommandFailure, PageSource, RequestId};
+use musewire_core::agent::{CommandFailure, CommandId, PageSource};
 use musewire_core::wire::{
     AgentMessage, BashData, BashExecutionMessage, CancelledData, Command, ContentBlock,
     ContextUsage, DumpTool, LastAssistantTextData, Lazy, MessagesData, ModelInfo, ModelsData,
@@ -35,7 +35,7 @@ fn fail(error: String) -> Result<Option<ResponseData>, CommandFailure> {
 }
 
 impl App {
-    pub(crate) fn on_command(&mut self, now: Instant, request: RequestId, command: Command) {
+    pub(crate) fn on_command(&mut self, now: Instant, request: CommandId, command: Command) {
         let outcome = match command {
             Command::Prompt(prompt) => {
                 if self.runner.is_streaming() && prompt.streaming_behavior.is_none() {
@@ -175,7 +175,7 @@ impl App {
     pub(crate) fn respond(
         &mut self,
         now: Instant,
-        request: RequestId,
+        request: CommandId,
         outcome: Result<Option<ResponseData>, CommandFailure>,
     ) {
         self.agent
@@ -185,7 +185,7 @@ impl App {
 
     /// A prompt is acknowledged first (CALL-03); it starts a run, or is queued while one
     /// runs.
-    fn prompt(&mut self, now: Instant, request: RequestId, message: UserPrompt) {
+    fn prompt(&mut self, now: Instant, request: CommandId, message: UserPrompt) {
         self.respond(now, request, Ok(None));
         let (runner, mut ctx) = self.parts();
         runner.prompt(&mut ctx, now, message);
@@ -196,7 +196,7 @@ impl App {
     pub(crate) fn finish_rpc_bash(
         &mut self,
         now: Instant,
-        request: RequestId,
+        request: CommandId,
         command: String,
         outcome: BashOutcome,
     ) {

@@ -143,7 +143,7 @@ pub(crate) enum IoFor {
     Write { epoch: u64 },
     /// `switch_session`'s load of the file `name`, for `request`.
     Load {
-        request: musewire_core::agent::RequestId,
+        request: musewire_core::agent::CommandId,
         name: String,
     },
 }

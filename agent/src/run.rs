@@ -14,9 +14,10 @@ use std::time::Instant;
 use musewire_core::agent::{Agent, DialogId, DialogOutcome, SettledToolResult};
 use musewire_core::spill::{SpillOwner, SpillSource};
 use musewire_core::wire::{
-    AgentEnd, AgentEvent, AgentFrame, AgentMessage, AssistantMessageEvent, BlockDelta, BlockEnd,
-    BlockStart, ContentBlock, Empty, Lazy, MessageEvent, MessageUpdate, ThinkingContent, ToolCall,
-    ToolCallEnd, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, ToolResult, TurnEnd,
+    AgentEnd, AgentFrame, AgentMessage, AssistantMessageEvent, BlockDelta, BlockEnd, BlockStart,
+    ContentBlock, Empty, Lazy, MessageEvent, MessageUpdate, SessionEvent, ThinkingContent,
+    ToolCall, ToolCallEnd, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, ToolResult,
+    TurnEnd,
 };
 use serde_json::{Map, Value};
 
@@ -75,7 +76,7 @@ pub(crate) struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Emits a session event of the run.
-    fn emit(&mut self, now: Instant, event: AgentEvent) {
+    fn emit(&mut self, now: Instant, event: SessionEvent) {
         self.agent
             .emit(now, &AgentFrame::Event(event))
             .expect("a typed frame is written");
@@ -219,7 +220,7 @@ impl Runner {
             first_message: ctx.sessions.current.messages.len(),
             ..Run::default()
         });
-        ctx.emit(now, AgentEvent::AgentStart(Empty::default()));
+        ctx.emit(now, SessionEvent::AgentStart(Empty::default()));
         if self.deadline_passed(now) {
             // Past `--max-time` the reference's loop stops before calling the model: the
             // prompt is recorded and the run ends (AGENT-03).
@@ -234,7 +235,7 @@ impl Runner {
     }
 
     fn user_turn(&mut self, ctx: &mut Ctx<'_>, now: Instant, prompt: UserPrompt) {
-        ctx.emit(now, AgentEvent::TurnStart(Empty::default()));
+        ctx.emit(now, SessionEvent::TurnStart(Empty::default()));
         // The script first: the prompt then moves into the history, never copied whole
         // (AGENT-04).
         let mut script = Script::parse(&prompt.text);
@@ -266,7 +267,7 @@ impl Runner {
         ctx.push_history(now, message.clone());
         ctx.emit(
             now,
-            AgentEvent::TurnEnd(TurnEnd {
+            SessionEvent::TurnEnd(TurnEnd {
                 message,
                 tool_results: Some(Vec::new()),
                 ..TurnEnd::default()
@@ -295,7 +296,7 @@ impl Runner {
             messages: messages.to_vec(),
             ..AgentEnd::default()
         };
-        ctx.emit(now, AgentEvent::AgentEnd(end));
+        ctx.emit(now, SessionEvent::AgentEnd(end));
         for message in std::mem::take(&mut self.deferred) {
             ctx.push_history(now, message);
         }
@@ -461,7 +462,7 @@ impl Runner {
             partial_result: Some(partial),
             ..ToolExecutionUpdate::default()
         };
-        ctx.emit(now, AgentEvent::ToolExecutionUpdate(update));
+        ctx.emit(now, SessionEvent::ToolExecutionUpdate(update));
     }
 
     /// A tool has finished: its final result goes through the spill policy first (SPILL-01..05:
@@ -513,7 +514,7 @@ impl Runner {
         is_error: bool,
     ) {
         let text = record_tool_result(ctx, now, &waiting, result, is_error);
-        ctx.emit(now, AgentEvent::TurnStart(Empty::default()));
+        ctx.emit(now, SessionEvent::TurnStart(Empty::default()));
         let verb = if is_error { "failed" } else { "returned" };
         let reply = format!(
             "{} {verb}: {}",
@@ -562,13 +563,15 @@ impl Runner {
             )))
         };
         let update = |content: &[ContentBlock], event: AssistantMessageEvent| {
-            AgentEvent::MessageUpdate(MessageUpdate {
+            SessionEvent::MessageUpdate(MessageUpdate {
                 message: Some(Lazy::new(&snapshot(content)).expect("a message serialises")),
                 assistant_message_event: event,
                 ..MessageUpdate::default()
             })
         };
-        let mut events = vec![AgentEvent::MessageStart(message_event(snapshot(&content)))];
+        let mut events = vec![SessionEvent::MessageStart(message_event(snapshot(
+            &content,
+        )))];
         for block in blocks {
             let index = content.len();
             let content_index = index as u64;
@@ -646,7 +649,7 @@ impl Runner {
             events.push(update(&content, end));
         }
         let message = snapshot(&content);
-        events.push(AgentEvent::MessageEnd(message_event(message.clone())));
+        events.push(SessionEvent::MessageEnd(message_event(message.clone())));
         for event in events {
             ctx.emit(now, event);
         }
@@ -663,7 +666,7 @@ fn emit_start(ctx: &mut Ctx<'_>, now: Instant, call: &ToolCall) {
         args: Some(call.arguments.clone()),
         ..ToolExecutionStart::default()
     };
-    ctx.emit(now, AgentEvent::ToolExecutionStart(start));
+    ctx.emit(now, SessionEvent::ToolExecutionStart(start));
 }
 
 fn message_event(message: AgentMessage) -> MessageEvent {
@@ -677,9 +680,12 @@ fn message_event(message: AgentMessage) -> MessageEvent {
 fn emit_message(ctx: &mut Ctx<'_>, now: Instant, message: &AgentMessage) {
     ctx.emit(
         now,
-        AgentEvent::MessageStart(message_event(message.clone())),
+        SessionEvent::MessageStart(message_event(message.clone())),
     );
-    ctx.emit(now, AgentEvent::MessageEnd(message_event(message.clone())));
+    ctx.emit(
+        now,
+        SessionEvent::MessageEnd(message_event(message.clone())),
+    );
 }
 
 /// `tool_execution_end`, the tool result message and `turn_end`; returns the result's
@@ -701,7 +707,7 @@ fn record_tool_result(
         is_error: Some(is_error),
         ..ToolExecutionEnd::default()
     };
-    ctx.emit(now, AgentEvent::ToolExecutionEnd(end));
+    ctx.emit(now, SessionEvent::ToolExecutionEnd(end));
     let message = messages::tool_result(&call.id, &call.name, result, is_error, ctx.millis(now));
     let message = AgentMessage::ToolResult(message);
     emit_message(ctx, now, &message);
@@ -711,7 +717,7 @@ fn record_tool_result(
         tool_results: Some(vec![message]),
         ..TurnEnd::default()
     };
-    ctx.emit(now, AgentEvent::TurnEnd(turn_end));
+    ctx.emit(now, SessionEvent::TurnEnd(turn_end));
     text
 }
 

@@ -41,7 +41,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use musewire_core::agent::RequestId;
+use musewire_core::agent::CommandId;
 use musewire_core::wire::AgentMessage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -260,7 +260,7 @@ impl Sessions {
     /// handed out, for `request`.
     pub(crate) fn request_load(
         &self,
-        request: RequestId,
+        request: CommandId,
         path: &str,
         io: &mut IoQueue,
     ) -> Result<(), String> {

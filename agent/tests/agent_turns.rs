@@ -250,7 +250,11 @@ fn host_01_02_call_runs_a_host_tool_with_its_updates() {
         wire_value(partial.clone())
     )));
     let result = json!({"content": [{"type": "text", "text": "found it"}]});
-    assert!(pair.reply(Call::HostToolResult(id.clone(), wire_value(result), false)));
+    assert!(pair.reply(Call::HostToolResult {
+        id: id.clone(),
+        result: wire_value(result),
+        is_error: false
+    }));
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     let update = frames
@@ -332,7 +336,11 @@ fn call_04_a_prompt_while_streaming_needs_a_streaming_behavior_and_is_then_queue
         })
         .unwrap();
     let result = json!({"content": [{"type": "text", "text": "done"}]});
-    pair.reply(Call::HostToolResult(id.clone(), wire_value(result), false));
+    pair.reply(Call::HostToolResult {
+        id: id.clone(),
+        result: wire_value(result),
+        is_error: false,
+    });
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let frames = pair.frames();
     assert_eq!(

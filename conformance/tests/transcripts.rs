@@ -267,11 +267,11 @@ fn spill_03_a_recorded_client_spill_replays() {
     let call = b"{\"type\":\"host_tool_call\",\"id\":\"h1\",\"toolCallId\":\"c1\",\"toolName\":\"t\",\"arguments\":{}}\n";
     let inputs = [
         Input::stdout(call),
-        Input::Call(Call::HostToolResult(
-            "h1".into(),
-            ToolResult::text("x".repeat(100)),
-            false,
-        )),
+        Input::Call(Call::HostToolResult {
+            id: "h1".into(),
+            result: ToolResult::text("x".repeat(100)),
+            is_error: false,
+        }),
         Input::SpillDone(
             musewire_core::spill::SpillId(1),
             Err(SaveFailure::new("disk full")),

@@ -4,7 +4,7 @@
 //! `cargo bench -p musewire-core --bench blocks -- --warm-up-time 1 --measurement-time 3`
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use musewire_core::blocks::{show_tool_result, uri_may_carry_credential, Source, ToolResult};
+use musewire_core::blocks::{show_tool_result, uri_may_carry_credential, RawToolResult, Source};
 use serde_json::{json, Value};
 
 const S3: &str = "https://bucket.s3.amazonaws.com/photo.png?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20260101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=0123456789abcdef";
@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
             json!({"type":"audio","data":"AAAA","mimeType":"audio/wav"}),
         ])
         .collect();
-    let result = ToolResult {
+    let result = RawToolResult {
         content: Value::Array(content),
         is_error: false,
         data_is_content: true,

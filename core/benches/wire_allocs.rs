@@ -13,7 +13,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use musewire_core::wire::{AgentEvent, AgentFrame, AssistantMessageEvent, ResponseData};
+use musewire_core::wire::{AgentFrame, AssistantMessageEvent, ResponseData, SessionEvent};
 use serde_json::{json, Value};
 
 /// The system allocator, counting each allocation and its bytes.
@@ -163,7 +163,7 @@ fn case(name: &str, frames: &[String], rounds: u32) {
 /// Types what a `message_update` keeps as text (its `message` and the event's `partial`):
 /// what every update cost when the model typed them on arrival.
 fn type_snapshots(frame: &AgentFrame) {
-    if let AgentFrame::Event(AgentEvent::MessageUpdate(update)) = frame {
+    if let AgentFrame::Event(SessionEvent::MessageUpdate(update)) = frame {
         std::hint::black_box(update.message.as_ref().map(|m| m.get().expect("a message")));
         if let AssistantMessageEvent::TextDelta(delta) = &update.assistant_message_event {
             std::hint::black_box(delta.partial.as_ref().map(|m| m.get().expect("a partial")));

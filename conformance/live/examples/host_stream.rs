@@ -19,7 +19,7 @@ use std::io::Read;
 use std::time::Instant;
 
 use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, Input};
-use musewire_core::wire::{AgentEvent, AgentFrame};
+use musewire_core::wire::{AgentFrame, SessionEvent};
 
 /// Events by kind.
 #[derive(Default)]
@@ -40,7 +40,7 @@ impl Counts {
             };
             match event {
                 ClientEvent::Frame {
-                    frame: AgentFrame::Event(AgentEvent::MessageUpdate(_)),
+                    frame: AgentFrame::Event(SessionEvent::MessageUpdate(_)),
                 } => self.message_updates += 1,
                 ClientEvent::Frame { .. } => self.other_frames += 1,
                 ClientEvent::Unmatched { .. } => self.unmatched += 1,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientEvent, SessionError};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{AgentEvent, AgentFrame, ErrorCode, ResponseData};
+use musewire_core::wire::{AgentFrame, ErrorCode, ResponseData, SessionEvent};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;
@@ -535,7 +535,8 @@ fn pi_tool_and_thinking_turns(driver: Driver, pi: Pi) {
         .iter()
         .filter_map(|e| match e {
             ClientEvent::Frame {
-                frame: frame @ (AgentFrame::Unknown(_) | AgentFrame::Event(AgentEvent::Unknown(_))),
+                frame:
+                    frame @ (AgentFrame::Unknown(_) | AgentFrame::Event(SessionEvent::Unknown(_))),
             } => Some(frame),
             _ => None,
         })
@@ -545,7 +546,7 @@ fn pi_tool_and_thinking_turns(driver: Driver, pi: Pi) {
         .iter()
         .filter_map(|e| match e {
             ClientEvent::Frame {
-                frame: AgentFrame::Event(AgentEvent::AgentSettled(settled)),
+                frame: AgentFrame::Event(SessionEvent::AgentSettled(settled)),
             } => Some(settled.aborted),
             _ => None,
         })

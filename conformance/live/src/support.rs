@@ -92,8 +92,12 @@ impl dyn Host {
 
     /// `host_tool_result`; whether it was sent.
     pub fn host_tool_result(&self, id: &str, result: ToolResult, is_error: bool) -> bool {
-        self.answer(Call::HostToolResult(id.into(), result, is_error))
-            .expect("host_tool_result")
+        self.answer(Call::HostToolResult {
+            id: id.into(),
+            result,
+            is_error,
+        })
+        .expect("host_tool_result")
     }
 
     /// `host_uri_result`; whether it was sent.

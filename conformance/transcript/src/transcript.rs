@@ -695,8 +695,10 @@ fn parse_input(role: Role, raw: &Map<String, Value>, dir: &Path) -> Result<Input
             },
         },
         "call" => match role {
-            Role::Client => Input::Call(Call::read(&call_step()?)?),
-            Role::Agent => Input::AgentCall(AgentCall::read(&call_step()?)?),
+            Role::Client => Input::Call(Call::read(&call_step()?).map_err(|e| e.to_string())?),
+            Role::Agent => {
+                Input::AgentCall(AgentCall::read(&call_step()?).map_err(|e| e.to_string())?)
+            }
             Role::Bridge => unreachable!("a bridge step has no call"),
         },
         "spill_done" => {

@@ -17,9 +17,9 @@ use super::command::{self, is_command_tool, CommandOutput};
 use super::kind::tool_kind;
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;
-use crate::blocks::{show_tool_result, uri_may_carry_credential, Source, ToolResult};
+use crate::blocks::{show_tool_result, uri_may_carry_credential, RawToolResult, Source};
 use crate::wire::{
-    AgentEvent, AgentMessage, AssistantMessageEvent, ContentBlock as WireBlock, MessageContent,
+    AgentMessage, AssistantMessageEvent, ContentBlock as WireBlock, MessageContent, SessionEvent,
 };
 
 /// The longest tool card title, in bytes.
@@ -291,20 +291,20 @@ impl Mapper {
     }
 
     /// The updates one agent event gives, in order.
-    pub fn event(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
+    pub fn event(&mut self, event: &SessionEvent) -> Vec<SessionUpdate> {
         let mut out = Vec::new();
         // ACP-30: output held from a run of updates goes before anything else.
-        if !matches!(event, AgentEvent::ToolExecutionUpdate(_)) {
+        if !matches!(event, SessionEvent::ToolExecutionUpdate(_)) {
             out.extend(self.held_output());
         }
         match event {
-            AgentEvent::MessageStart(start) => {
+            SessionEvent::MessageStart(start) => {
                 self.thinking_streamed.clear();
                 if matches!(start.message, AgentMessage::Assistant(_)) {
                     self.calls.clear();
                 }
             }
-            AgentEvent::MessageUpdate(update) => {
+            SessionEvent::MessageUpdate(update) => {
                 match &update.assistant_message_event {
                     AssistantMessageEvent::ToolCallStart(start) => {
                         // The partial message is typed only here, once a call starts.
@@ -337,7 +337,7 @@ impl Mapper {
                 }
                 self.message_update(&update.assistant_message_event, &mut out)
             }
-            AgentEvent::MessageEnd(end) => {
+            SessionEvent::MessageEnd(end) => {
                 self.note_stop(&end.message);
                 if let AgentMessage::Assistant(assistant) = &end.message {
                     for block in &assistant.content {
@@ -356,12 +356,12 @@ impl Mapper {
                     }
                 }
             }
-            AgentEvent::ThinkingLevelChanged(level) => {
+            SessionEvent::ThinkingLevelChanged(level) => {
                 if let Some(effort) = level.thinking_level.as_ref().or(level.level.as_ref()) {
                     self.facts.effort = Some(effort.clone());
                 }
             }
-            AgentEvent::AgentEnd(end) => {
+            SessionEvent::AgentEnd(end) => {
                 // ACP-19: a call still pending when the run ends never ran.
                 let never_ran: Vec<String> = self
                     .tools
@@ -386,7 +386,7 @@ impl Mapper {
                     self.message_error(message, &mut out);
                 }
             }
-            AgentEvent::ToolExecutionStart(start) => {
+            SessionEvent::ToolExecutionStart(start) => {
                 self.run_tool(&start.tool_call_id, start.args.as_ref(), &mut out);
                 self.open_tool(
                     &start.tool_call_id,
@@ -396,7 +396,7 @@ impl Mapper {
                     &mut out,
                 );
             }
-            AgentEvent::ToolExecutionUpdate(update) => {
+            SessionEvent::ToolExecutionUpdate(update) => {
                 self.run_tool(&update.tool_call_id, update.args.as_ref(), &mut out);
                 self.open_tool(
                     &update.tool_call_id,
@@ -422,7 +422,7 @@ impl Mapper {
                     }
                 }
             }
-            AgentEvent::ToolExecutionEnd(end) => {
+            SessionEvent::ToolExecutionEnd(end) => {
                 self.open_tool(&end.tool_call_id, &end.tool_name, None, None, &mut out);
                 let card = self.tools.remove(&end.tool_call_id).unwrap_or_default();
                 self.calls.retain(|c| c.id != end.tool_call_id);
@@ -464,11 +464,11 @@ impl Mapper {
                     }
                 }
             }
-            AgentEvent::TodoReminder(reminder) => {
+            SessionEvent::TodoReminder(reminder) => {
                 let todos = reminder.todos.as_deref().unwrap_or(&[]);
                 out.push(SessionUpdate::Plan(plan_from_tasks(todos)));
             }
-            AgentEvent::TodoAutoClear(_) => out.push(SessionUpdate::Plan(plan_from_tasks([]))),
+            SessionEvent::TodoAutoClear(_) => out.push(SessionUpdate::Plan(plan_from_tasks([]))),
             // ACP-11: retries, compactions and notices as short lines.
             other => {
                 if let Some(line) = super::notices::event(other) {
@@ -951,7 +951,7 @@ fn result_text(result: &Value, is_error: bool) -> Option<String> {
         return None;
     }
     let shown = show_tool_result(
-        &ToolResult {
+        &RawToolResult {
             content: content.clone(),
             is_error,
             data_is_content: true,

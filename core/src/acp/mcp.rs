@@ -22,8 +22,8 @@ use agent_client_protocol_schema::v1::{RequestId, SessionId};
 use super::{notices, Action, Bridge};
 use crate::client::{self, Call, CallResult, CommandFailure, RequestId as AgentRequest};
 use crate::mcp::http::{
-    ExchangeId, HttpAction, HttpConfig, HttpInput, HttpRequest, HttpTransport, McpHttpServer,
-    SecretHeaders,
+    redacted_url, ExchangeId, HttpAction, HttpConfig, HttpInput, HttpRequest, HttpTransport,
+    McpHttpServer, SecretHeaders,
 };
 use crate::mcp::{self, McpConfig, McpServer, TOOL_PREFIX};
 use crate::wire::{HostToolCall, HostToolDefinition, ToolResult};
@@ -46,9 +46,10 @@ pub struct McpLaunch {
 }
 
 /// Where an HTTP MCP server is and what to send it (MCP-18): [`Action::McpHttpOpen`]'s
-/// parameters. Serialised (for transcripts) as `{"url","headers":[NAME…]}`: the headers'
-/// names only, never their values (MCP-15).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// parameters. Serialised (for transcripts) as `{"url","headers":[NAME…]}`: the URL
+/// [redacted](crate::mcp::http::redacted_url), the headers' names only, never their values
+/// (MCP-15); its `Debug` likewise.
+#[derive(Clone, PartialEq, Eq)]
 pub struct McpHttpLaunch {
     /// The server's URL, as the editor gave it (the endpoint, or the HTTP+SSE stream's URL).
     pub url: Url,
@@ -61,9 +62,18 @@ impl serde::Serialize for McpHttpLaunch {
         use serde::ser::SerializeStruct;
         let names: Vec<&str> = self.headers.iter().map(|(name, _)| name).collect();
         let mut out = s.serialize_struct("McpHttpLaunch", 2)?;
-        out.serialize_field("url", self.url.as_str())?;
+        out.serialize_field("url", &redacted_url(&self.url))?;
         out.serialize_field("headers", &names)?;
         out.end()
+    }
+}
+
+impl std::fmt::Debug for McpHttpLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpLaunch")
+            .field("url", &redacted_url(&self.url))
+            .field("headers", &self.headers)
+            .finish()
     }
 }
 
@@ -77,7 +87,7 @@ pub(crate) fn request_summary<S: serde::Serializer>(
     let mut out = s.serialize_struct("HttpRequest", 4)?;
     out.serialize_field("exchange", &request.exchange.0)?;
     out.serialize_field("method", request.method.as_str())?;
-    out.serialize_field("url", request.url.as_str())?;
+    out.serialize_field("url", &redacted_url(&request.url))?;
     let body = request.body.as_deref().map(String::from_utf8_lossy);
     out.serialize_field("body", &body)?;
     out.end()
@@ -465,7 +475,11 @@ impl Bridge {
                 } else {
                     format!("the bridge has no host tool {:?}", call.tool_name)
                 };
-                let answer = Call::HostToolResult(call.id, ToolResult::text(text), true);
+                let answer = Call::HostToolResult {
+                    id: call.id,
+                    result: ToolResult::text(text),
+                    is_error: true,
+                };
                 session.client.handle(now, client::Input::Call(answer));
                 self.drain(now, key);
             }
@@ -567,7 +581,11 @@ impl Bridge {
                         id,
                         result,
                         is_error,
-                    }) => answers.push(Call::HostToolResult(id, result, is_error)),
+                    }) => answers.push(Call::HostToolResult {
+                        id,
+                        result,
+                        is_error,
+                    }),
                     Err(mcp::Action::Notice(text)) => session.mcp.held.push(text),
                 }
             }

@@ -171,7 +171,7 @@ use crate::output::{
 };
 use crate::spill::SaveFailure;
 use crate::wire::{
-    AgentEvent, AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionStatsData,
+    AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionEvent, SessionStatsData,
     StreamingBehavior, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};

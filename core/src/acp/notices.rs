@@ -5,7 +5,7 @@
 //! spaces; the turn's `agent_message_chunk` carries it on a line of its own.
 
 use crate::wire::{
-    AgentEvent, AutoCompactionEnd, AutoRetryEnd, AutoRetryStart, ConfigUpdate, ExtensionError,
+    AutoCompactionEnd, AutoRetryEnd, AutoRetryStart, ConfigUpdate, ExtensionError, SessionEvent,
 };
 
 use super::bound::cut_to_bytes;
@@ -32,23 +32,23 @@ pub(crate) fn line(label: &str, text: &str) -> String {
 }
 
 /// The notice an agent event gives, if any (ACP-11).
-pub(crate) fn event(event: &AgentEvent) -> Option<String> {
+pub(crate) fn event(event: &SessionEvent) -> Option<String> {
     Some(match event {
-        AgentEvent::Notice(notice) => {
+        SessionEvent::Notice(notice) => {
             line(notice.level.as_deref().unwrap_or("notice"), &notice.message)
         }
-        AgentEvent::AutoRetryStart(start) => retry_start(start),
-        AgentEvent::AutoRetryEnd(end) => retry_end(end),
-        AgentEvent::AutoCompactionStart(start) => line(
+        SessionEvent::AutoRetryStart(start) => retry_start(start),
+        SessionEvent::AutoRetryEnd(end) => retry_end(end),
+        SessionEvent::AutoCompactionStart(start) => line(
             "compacting context",
             start.reason.as_deref().unwrap_or_default(),
         ),
-        AgentEvent::AutoCompactionEnd(end) => compaction_end(end),
-        AgentEvent::CompactionStart(start) => line(
+        SessionEvent::AutoCompactionEnd(end) => compaction_end(end),
+        SessionEvent::CompactionStart(start) => line(
             "compacting context",
             start.reason.as_deref().unwrap_or_default(),
         ),
-        AgentEvent::CompactionEnd(end) => {
+        SessionEvent::CompactionEnd(end) => {
             compaction_outcome(end.aborted, end.error_message.as_deref())
         }
         _ => return None,

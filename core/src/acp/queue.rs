@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::{end_turn, rpc, AcpSession};
 use crate::client::{ClientEvent, RequestId as AgentRequest};
-use crate::wire::{AgentEvent, AgentMessage, ResponseData};
+use crate::wire::{AgentMessage, ResponseData, SessionEvent};
 
 /// The most prompts that may wait behind a session's running one (ACP-27); past it a prompt
 /// is refused (-32600).
@@ -28,10 +28,10 @@ pub(crate) const QUEUED_NOTICE: &str = "Queued: this prompt runs when the curren
 /// end-of-run total to ask for) and becomes the turn.
 pub(super) fn user_message_starts(
     session: &mut AcpSession,
-    event: &AgentEvent,
+    event: &SessionEvent,
     out: &mut Vec<Vec<u8>>,
 ) {
-    let AgentEvent::MessageStart(start) = event else {
+    let SessionEvent::MessageStart(start) = event else {
         return;
     };
     if !matches!(start.message, AgentMessage::User(_)) {

@@ -111,7 +111,7 @@ pub(super) fn edited(
     offered: bool,
 ) -> Option<Edited> {
     let ClientEvent::Frame {
-        frame: AgentFrame::Event(AgentEvent::ToolExecutionEnd(end)),
+        frame: AgentFrame::Event(SessionEvent::ToolExecutionEnd(end)),
     } = event
     else {
         return None;

@@ -197,7 +197,7 @@ pub(super) fn session_event(
         }
         // ACP-05: an item of a kind this version does not know.
         ClientEvent::Frame {
-            frame: AgentFrame::Unknown(item) | AgentFrame::Event(AgentEvent::Unknown(item)),
+            frame: AgentFrame::Unknown(item) | AgentFrame::Event(SessionEvent::Unknown(item)),
         } => {
             for update in session.mapper.unknown_item(&item) {
                 let notification = SessionNotification::new(id.clone(), update);
@@ -207,7 +207,7 @@ pub(super) fn session_event(
         ClientEvent::Frame {
             frame: AgentFrame::Event(event),
         } => {
-            if let AgentEvent::ToolExecutionEnd(end) = &event {
+            if let SessionEvent::ToolExecutionEnd(end) = &event {
                 // OUT-06: what this session's tool results showed, bounded.
                 let details = end.result.as_ref().and_then(|r| r.get("details"));
                 if let Some(stored) = history::stored_output(details) {
@@ -222,7 +222,7 @@ pub(super) fn session_event(
             queue::user_message_starts(session, &event, out);
             let mut updates = session.mapper.event(&event);
             // ACP-24: a level the agent changed itself moves the option.
-            if let AgentEvent::ThinkingLevelChanged(level) = &event {
+            if let SessionEvent::ThinkingLevelChanged(level) = &event {
                 let level = level.thinking_level.as_ref().or(level.level.as_ref());
                 if level.is_some_and(|l| session.config.thinking_changed(l)) {
                     session.mapper.facts.requested(&session.config);

@@ -10,12 +10,13 @@ pub use crate::spill::SpillId;
 use crate::spill::{Outcome, SpillWrite};
 use crate::wire::{Command, HostToolDefinition, HostUriSchemeDefinition, ToolResult};
 
-/// A command from the host, as the application sees it: a counter, so runs are reproducible.
+/// Names a command from the host as the application sees it: a counter, so runs are
+/// reproducible (the client's own requests are [`client::RequestId`](crate::client::RequestId)s).
 /// The host's own `id` travels with it in [`AgentEvent::Command`] and is echoed in the
 /// response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
-pub struct RequestId(pub u64);
+pub struct CommandId(pub u64);
 
 macro_rules! outbound_id {
     ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
@@ -226,7 +227,7 @@ pub enum AgentEvent {
     /// in any order (CALL-01).
     Command {
         /// The counter to answer with (not the host's `id`, which is below).
-        request: RequestId,
+        request: CommandId,
         /// The host's `id`, as sent (absent when it sent none), for frames that refer to the
         /// command later (`prompt_result`).
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -29,9 +29,10 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::{
-    Agent, AgentError, CommandFailure, DialogId, HostCallId, HostUriId, HostUriOperation,
-    PageSource, RequestId,
+    Agent, AgentError, CommandFailure, CommandId, DialogId, HostCallId, HostUriId,
+    HostUriOperation, PageSource,
 };
+use crate::client::StepError;
 use crate::output::StoredOutput;
 use crate::spill::{SpillOwner, SpillSource};
 use crate::wire::{AgentFrame, ResponseData, ToolResult, UiRequest};
@@ -41,11 +42,11 @@ use crate::wire::{AgentFrame, ResponseData, ToolResult, UiRequest};
 pub enum AgentCall {
     /// [`Agent::respond`]. Read from a transcript, `data` is [`ResponseData::Other`]: the
     /// step does not name the command, and the payload is written as it was recorded.
-    Respond(RequestId, Result<Option<ResponseData>, CommandFailure>),
+    Respond(CommandId, Result<Option<ResponseData>, CommandFailure>),
     /// [`Agent::respond_messages_page`] with a [`PageSource`] of JSON messages.
     RespondMessagesPage {
         /// The `get_messages_page` request.
-        request: RequestId,
+        request: CommandId,
         /// [`PageSource::busy`].
         busy: bool,
         /// [`PageSource::session_id`].
@@ -56,7 +57,7 @@ pub enum AgentCall {
         messages: Vec<Value>,
     },
     /// [`Agent::reject_unknown`].
-    RejectUnknown(RequestId),
+    RejectUnknown(CommandId),
     /// [`Agent::emit`].
     Emit(AgentFrame),
     /// [`Agent::call_host_tool`].
@@ -303,39 +304,41 @@ impl AgentCall {
     }
 
     /// Reads a call from a transcript step (`"call": NAME` and its arguments).
-    pub fn read(step: &Map<String, Value>) -> Result<AgentCall, String> {
+    pub fn read(step: &Map<String, Value>) -> Result<AgentCall, StepError> {
         let name = step
             .get("call")
             .and_then(Value::as_str)
             .ok_or("\"call\" must be a string")?;
         let field = |key: &str| {
-            step.get(key)
-                .ok_or_else(|| format!("call {name} needs \"{key}\""))
+            step.get(key).ok_or_else(|| StepError::Missing {
+                call: name.to_owned(),
+                key: key.to_owned(),
+            })
         };
-        let string = |key: &str| {
+        let string = |key: &str| -> Result<String, StepError> {
             field(key)?
                 .as_str()
                 .map(str::to_owned)
-                .ok_or_else(|| format!("\"{key}\" must be a string"))
+                .ok_or_else(|| format!("\"{key}\" must be a string").into())
         };
-        let request = || {
+        let request = || -> Result<CommandId, StepError> {
             field("request")?
                 .as_u64()
-                .map(RequestId)
-                .ok_or_else(|| "\"request\" must be a request number".to_owned())
+                .map(CommandId)
+                .ok_or_else(|| "\"request\" must be a request number".into())
         };
-        let wire_id = |parse: fn(&str) -> Option<u64>, what: &str| {
+        let wire_id = |parse: fn(&str) -> Option<u64>, what: &str| -> Result<u64, StepError> {
             let id = string("id")?;
-            parse(&id).ok_or_else(|| format!("\"id\" must be a {what} id, not {id:?}"))
+            parse(&id).ok_or_else(|| format!("\"id\" must be a {what} id, not {id:?}").into())
         };
-        let ui_request = || {
+        let ui_request = || -> Result<UiRequest, StepError> {
             let mut fields = field("request")?
                 .as_object()
                 .cloned()
                 .ok_or("\"request\" must be an object")?;
             fields.entry("id").or_insert_with(|| Value::from(""));
             serde_json::from_value::<UiRequest>(Value::Object(fields))
-                .map_err(|e| format!("\"request\" is not an extension UI request: {e}"))
+                .map_err(|e| format!("\"request\" is not an extension UI request: {e}").into())
         };
         Ok(match name {
             "respond" => {
@@ -376,7 +379,7 @@ impl AgentCall {
                 let operation = match string("operation")?.as_str() {
                     "read" => HostUriOperation::Read,
                     "write" => HostUriOperation::Write(string("content")?),
-                    other => return Err(format!("unknown operation {other:?}")),
+                    other => return Err(format!("unknown operation {other:?}").into()),
                 };
                 AgentCall::RequestHostUri(string("url")?, operation)
             }
@@ -405,7 +408,7 @@ impl AgentCall {
                 serde_json::from_value(field("outputs")?.clone())
                     .map_err(|e| format!("\"outputs\" are not stored outputs: {e}"))?,
             ),
-            other => return Err(format!("unknown call {other:?}")),
+            other => return Err(StepError::UnknownCall(other.to_owned())),
         })
     }
 }

@@ -2,18 +2,18 @@
 
 use thiserror::Error;
 
-use super::RequestId;
+use super::CommandId;
 
 /// A call the agent refuses; nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AgentError {
-    /// The request is not pending: already answered, or never handed out.
-    #[error("request {0:?} is not pending")]
-    UnknownRequest(RequestId),
-    /// [`Agent::respond_messages_page`](super::Agent::respond_messages_page) for a request
+    /// The command is not pending: already answered, or never handed out.
+    #[error("command {} is not pending", .0.0)]
+    UnknownCommand(CommandId),
+    /// [`Agent::respond_messages_page`](super::Agent::respond_messages_page) for a command
     /// that is not a `get_messages_page`.
-    #[error("request {0:?} is not a get_messages_page command")]
-    NotAPageRequest(RequestId),
+    #[error("command {} is not a get_messages_page", .0.0)]
+    NotAPageCommand(CommandId),
     /// The host's side has closed: no new host requests (HOST-07). The reference's message.
     #[error("{0}")]
     Disconnected(&'static str),

@@ -21,13 +21,13 @@ use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{json, Value};
 
 use super::{
-    Agent, AgentAction, AgentConfig, AgentEvent, DialogId, HostCallId, HostUriId, HostUriOperation,
-    PageSource, RequestId, UnknownCommands,
+    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogId, HostCallId, HostUriId,
+    HostUriOperation, PageSource, UnknownCommands,
 };
 use crate::frame::{DecodeEvent, DecoderConfig, StreamDecoder, MAX_FRAME_BYTES};
 use crate::wire::{
-    AgentEvent as WireEvent, AgentFrame, AgentMessage, Empty, MessageEvent, ResponseData,
-    SelectRequest, UiRequest,
+    AgentFrame, AgentMessage, Empty, MessageEvent, ResponseData, SelectRequest, SessionEvent,
+    UiRequest,
 };
 
 /// A line the host writes.
@@ -91,8 +91,8 @@ struct Harness {
     agent: Agent,
     now: Instant,
     decoder: StreamDecoder,
-    pending: Vec<(RequestId, bool)>,
-    answered: BTreeSet<RequestId>,
+    pending: Vec<(CommandId, bool)>,
+    answered: BTreeSet<CommandId>,
     cursors: Vec<String>,
     calls: Vec<HostCallId>,
     uris: Vec<HostUriId>,
@@ -253,7 +253,7 @@ impl Harness {
                 }
             }
             Op::RespondPage(n, busy, grow) => {
-                let pages: Vec<(RequestId, bool)> =
+                let pages: Vec<(CommandId, bool)> =
                     self.pending.iter().copied().filter(|p| p.1).collect();
                 if let Some((request, _)) = Self::pick(&pages, n) {
                     let source = PageSource {
@@ -275,12 +275,12 @@ impl Harness {
                 let event = if big && !self.big_used {
                     self.big_used = true;
                     let message = json!({"content": "x".repeat(1_100_000)});
-                    WireEvent::MessageEnd(MessageEvent {
+                    SessionEvent::MessageEnd(MessageEvent {
                         message: AgentMessage::Unknown(message),
                         ..MessageEvent::default()
                     })
                 } else {
-                    WireEvent::AgentStart(Empty::default())
+                    SessionEvent::AgentStart(Empty::default())
                 };
                 let frame = AgentFrame::Event(event);
                 self.agent.emit(now, &frame).expect("a typed frame");

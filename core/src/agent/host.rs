@@ -13,7 +13,7 @@ use super::{
 use crate::wire::UiRequest;
 
 /// The error of a host tool result with `isError` and no text (HOST-02).
-pub const HOST_TOOL_FAILED: &str = "Host tool execution failed";
+pub(crate) const HOST_TOOL_FAILED: &str = "Host tool execution failed";
 /// How host tool calls are rejected when stdin closes (HOST-07).
 pub const HOST_TOOL_DISCONNECTED: &str =
     "RPC client disconnected before host tool execution completed";

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::{js, Agent, AgentEvent, Pending, RequestId, UnknownCommands};
+use super::{js, Agent, AgentEvent, CommandId, Pending, UnknownCommands};
 use crate::client::{normalize_host_tools, normalize_host_uri_schemes};
 use crate::frame::ProtocolVersion;
 use crate::paging::PageOptions;
@@ -133,7 +133,7 @@ impl Agent {
         page: Option<PageOptions>,
     ) {
         self.next_request += 1;
-        let request = RequestId(self.next_request);
+        let request = CommandId(self.next_request);
         self.requests.insert(
             request,
             Pending {

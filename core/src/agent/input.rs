@@ -85,7 +85,7 @@ mod tests {
         let actions = drain(&mut one);
         assert_eq!(actions, drain(&mut per));
         assert!(actions[1].contains("GetState"), "{actions:?}");
-        let request = crate::agent::RequestId(1);
+        let request = crate::agent::CommandId(1);
         let result = one.handle(now, Input::Call(AgentCall::Respond(request, Ok(None))));
         assert_eq!(result, Some(AgentCallResult::Done(Ok(()))));
         per.respond(now, request, Ok(None)).unwrap();

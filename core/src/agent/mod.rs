@@ -67,22 +67,19 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use crate::output::READ_OUTPUT_VERSION;
 pub use action::{
-    AgentAction, AgentEvent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId,
-    ReadId, RequestId, SettledToolResult, SpillId,
+    AgentAction, AgentEvent, CommandId, DialogId, DialogOutcome, HostCallId, HostUriContent,
+    HostUriId, ReadId, SettledToolResult, SpillId,
 };
 pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
 pub use error::AgentError;
-pub use host::{
-    result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_TOOL_FAILED, HOST_URI_DISCONNECTED,
-};
+pub use host::{result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED};
 pub use input::Input;
-pub use outputs::READ_OUTPUT_COMMAND;
+pub(crate) use outputs::READ_OUTPUT_COMMAND;
 pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
-pub use crate::client::CommandFailure;
+pub use crate::client::{CommandFailure, StepError};
 use crate::frame::{
     EncodedFrame, FrameEncoder, LineDecoder, ProtocolVersion, MAX_FRAME_BYTES,
     MAX_REASSEMBLED_FRAME_BYTES,
@@ -149,7 +146,7 @@ pub struct Agent {
     out: VecDeque<Out>,
     next_request: u64,
     next_outbound: u64,
-    requests: BTreeMap<RequestId, Pending>,
+    requests: BTreeMap<CommandId, Pending>,
     host_tools: BTreeMap<String, HostToolDefinition>,
     host_schemes: BTreeMap<String, HostUriSchemeDefinition>,
     tool_calls: BTreeMap<HostCallId, String>,
@@ -330,7 +327,7 @@ impl Agent {
     pub fn respond(
         &mut self,
         now: Instant,
-        request: RequestId,
+        request: CommandId,
         outcome: Result<Option<ResponseData>, CommandFailure>,
     ) -> Result<(), AgentError> {
         let outcome = outcome.map(|data| data.map(|data| to_value(&data)));
@@ -341,14 +338,14 @@ impl Agent {
     fn answer(
         &mut self,
         now: Instant,
-        request: RequestId,
+        request: CommandId,
         outcome: Result<Option<Value>, CommandFailure>,
     ) -> Result<(), AgentError> {
         let _ = now;
         let pending = self
             .requests
             .remove(&request)
-            .ok_or(AgentError::UnknownRequest(request))?;
+            .ok_or(AgentError::UnknownCommand(request))?;
         self.write_response(pending.id, Some(pending.command), outcome);
         Ok(())
     }
@@ -360,12 +357,12 @@ impl Agent {
     pub fn respond_messages_page<M: Serialize>(
         &mut self,
         now: Instant,
-        request: RequestId,
+        request: CommandId,
         source: PageSource<'_, M>,
     ) -> Result<(), AgentError> {
         let options = match self.requests.get(&request) {
-            None => return Err(AgentError::UnknownRequest(request)),
-            Some(Pending { page: None, .. }) => return Err(AgentError::NotAPageRequest(request)),
+            None => return Err(AgentError::UnknownCommand(request)),
+            Some(Pending { page: None, .. }) => return Err(AgentError::NotAPageCommand(request)),
             Some(Pending {
                 page: Some(options),
                 ..
@@ -391,12 +388,12 @@ impl Agent {
     /// Answers a command of an unknown type that was delivered
     /// ([`UnknownCommands::Deliver`]) as the reference does: `Unknown command: X`, without
     /// the id.
-    pub fn reject_unknown(&mut self, now: Instant, request: RequestId) -> Result<(), AgentError> {
+    pub fn reject_unknown(&mut self, now: Instant, request: CommandId) -> Result<(), AgentError> {
         let _ = now;
         let pending = self
             .requests
             .remove(&request)
-            .ok_or(AgentError::UnknownRequest(request))?;
+            .ok_or(AgentError::UnknownCommand(request))?;
         self.write_unknown_command(Some(&pending.command));
         Ok(())
     }

@@ -33,7 +33,7 @@ use crate::spill::{self, Decision, SaveFailure, Saved, Settled, SpillOwner, Spil
 use crate::wire::ToolResult;
 
 /// The `read_output` command's type (OUT-10).
-pub const READ_OUTPUT_COMMAND: &str = "read_output";
+pub(crate) const READ_OUTPUT_COMMAND: &str = "read_output";
 
 /// A `read_output` waiting for the driver's bytes.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use super::label::{
 };
 
 /// MCP's content block types: an array whose every element is one of these is content even
-/// without [`ToolResult::data_is_content`](super::ToolResult::data_is_content) (BLOCK-02).
+/// without [`RawToolResult::data_is_content`](super::RawToolResult::data_is_content) (BLOCK-02).
 pub const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
 /// The longest uri a link's line shows, in characters. A longer uri gets the stub that says
@@ -259,7 +259,7 @@ pub fn tool_result_blocks(content: &[Value], source: &Source<'_>) -> Vec<BlockCl
 
 /// Classifies one block; `refs` counts the result's references so far (the next is
 /// `ref-{refs + 1}`).
-pub fn classify_block(block: &Value, source: &Source<'_>, refs: &mut usize) -> BlockClass {
+pub(crate) fn classify_block(block: &Value, source: &Source<'_>, refs: &mut usize) -> BlockClass {
     let Some(kind) = block.get("type").and_then(Value::as_str) else {
         return marker("[Content not shown: this host can't display a block with no type.]");
     };
@@ -454,7 +454,7 @@ fn approx_base64(data: &str) -> String {
 }
 
 /// A size as the markers write it: `~512 bytes`, `~3KB`, `~1.5MB`.
-pub fn approx_size(bytes: u64) -> String {
+pub(crate) fn approx_size(bytes: u64) -> String {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * 1024;
     if bytes < KIB {

@@ -5,8 +5,8 @@
 //! * it has userinfo (`https://user@host/`, `https://user:pw@host/`);
 //! * a query or fragment parameter with a non-empty value has a name on
 //!   [`CREDENTIAL_PARAMETERS`](super::CREDENTIAL_PARAMETERS) (compared by letters and digits),
-//!   or a name made of credential words (`auth_token`, `apiSecret`, `signing_key`, `sid`: see
-//!   [`super::is_credential_parameter`], BLOCK-07);
+//!   or a name made of credential words (`auth_token`, `apiSecret`, `signing_key`, `sid`;
+//!   BLOCK-07);
 //!   a fragment is read as a query is, and `?` and `;` inside either are read both as
 //!   separators and not (`#/reset?token=…`, `?x=;token=…`); so are `;` parameters of the path
 //!   (`/app;jsessionid=…`);

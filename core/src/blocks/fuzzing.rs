@@ -4,7 +4,7 @@ use arbitrary::Unstructured;
 use serde_json::{json, Value};
 
 use super::{
-    credential_finding, sanitize_label, show_tool_result, BlockClass, Source, ToolResult,
+    credential_finding, sanitize_label, show_tool_result, BlockClass, RawToolResult, Source,
     CREDENTIAL_PARAMETERS, REFERENCE_STUB_MAX_CHARS,
 };
 
@@ -33,9 +33,9 @@ pub fn fuzz_credential_uri(data: &[u8]) {
 /// (type, uri, name, data, mimeType drawn from the bytes), so most inputs reach the classifier.
 pub fn fuzz_classify_blocks(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let result = match ToolResult::from_json(&text) {
+    let result = match RawToolResult::from_json(&text) {
         Ok(result) => result,
-        Err(_) => ToolResult {
+        Err(_) => RawToolResult {
             content: blocks_from_bytes(data),
             is_error: false,
             data_is_content: data.first().is_some_and(|b| b & 1 == 0),

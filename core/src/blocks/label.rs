@@ -3,8 +3,8 @@
 //! A label loses every control character (C0, DEL, C1), the line and paragraph separators
 //! U+2028 and U+2029, and the bidirectional formatting controls (U+061C, U+200E, U+200F,
 //! U+202A–U+202E, U+2066–U+2069), so none starts a line of its own or reorders what follows it;
-//! it is made well-formed (a lone surrogate becomes U+FFFD: see [`sanitize_label_utf16`] and
-//! [`well_formed_json`]); and it is cut to a bound, ending in `…` when cut.
+//! it is made well-formed (a lone surrogate, or a lone surrogate escape in JSON text, becomes
+//! U+FFFD); and it is cut to a bound, ending in `…` when cut.
 //!
 //! ```
 //! use musewire_core::blocks::sanitize_label;
@@ -16,16 +16,16 @@
 use std::borrow::Cow;
 
 /// The bound of a name in a stub, a link's line or a marker, in characters.
-pub const LABEL_MAX_CHARS: usize = 120;
+pub(crate) const LABEL_MAX_CHARS: usize = 120;
 
 /// The bound of a media type or a block's type in a stub or a marker, in characters.
-pub const TYPE_MAX_CHARS: usize = 80;
+pub(crate) const TYPE_MAX_CHARS: usize = 80;
 
 /// The bound of a server's id in a stub, in characters.
-pub const SERVER_ID_MAX_CHARS: usize = 64;
+pub(crate) const SERVER_ID_MAX_CHARS: usize = 64;
 
 /// Whether a label drops `c`: a control character, U+2028/U+2029, or a bidi control.
-pub fn is_dropped_from_label(c: char) -> bool {
+pub(crate) fn is_dropped_from_label(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -44,16 +44,6 @@ pub fn is_dropped_from_label(c: char) -> bool {
 pub fn sanitize_label(text: &str, max_chars: usize) -> String {
     cut_chars(
         text.chars().filter(|c| !is_dropped_from_label(*c)),
-        max_chars,
-    )
-}
-
-/// [`sanitize_label`] for UTF-16 text, where a lone surrogate becomes U+FFFD.
-pub fn sanitize_label_utf16(units: &[u16], max_chars: usize) -> String {
-    cut_chars(
-        char::decode_utf16(units.iter().copied())
-            .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
-            .filter(|c| !is_dropped_from_label(*c)),
         max_chars,
     )
 }
@@ -81,7 +71,7 @@ pub(crate) fn cut_chars(chars: impl Iterator<Item = char>, max_chars: usize) -> 
 /// (a high one not followed by a low one, or a low one on its own) becomes `\uFFFD`. JSON
 /// allows such escapes, but a Rust string can't hold them, so a tool result carrying one in a
 /// label would otherwise fail to parse. Text with no such escape is returned as it is.
-pub fn well_formed_json(text: &str) -> Cow<'_, str> {
+pub(crate) fn well_formed_json(text: &str) -> Cow<'_, str> {
     if !text.contains("\\u") && !text.contains("\\U") {
         return Cow::Borrowed(text);
     }
@@ -156,8 +146,6 @@ mod tests {
 
     #[test]
     fn block_05_lone_surrogates() {
-        let units = [0x61, 0xD800, 0x62, 0xDC00];
-        assert_eq!(sanitize_label_utf16(&units, 10), "a\u{FFFD}b\u{FFFD}");
         assert_eq!(
             well_formed_json(r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800","d":"\udc00"}"#),
             r#"{"a":"x\uFFFDy","b":"\ud83d\ude00","c":"\\ud800","d":"\uFFFD"}"#

@@ -23,9 +23,9 @@
 //! uri of every fetchable link back in its [`BlockClass::Reference`] to resolve `ref-N` later.
 //!
 //! ```
-//! use musewire_core::blocks::{show_tool_result, Source, ToolResult};
+//! use musewire_core::blocks::{show_tool_result, Source, RawToolResult};
 //!
-//! let result = ToolResult::from_json(r#"{"content":[
+//! let result = RawToolResult::from_json(r#"{"content":[
 //!     {"type":"text","text":"done"},
 //!     {"type":"audio","data":"UklGRg==","mimeType":"audio/wav"},
 //!     {"type":"resource_link","name":"report.csv","uri":"file:///tmp/report.csv","mimeType":"text/csv"},
@@ -50,29 +50,30 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use classify::{
-    approx_size, classify_block, dial_check, is_content_array, tool_result_blocks, BlockClass,
-    ShownAs, Source, Unfetchable, UriWithheld, MCP_BLOCK_TYPES, REFERENCE_STUB_MAX_CHARS,
-    URI_MAX_CHARS,
+    dial_check, is_content_array, tool_result_blocks, BlockClass, Source, Unfetchable, UriWithheld,
+    REFERENCE_STUB_MAX_CHARS,
 };
+
+pub(crate) use classify::classify_block;
+pub use classify::{ShownAs, MCP_BLOCK_TYPES, URI_MAX_CHARS};
 pub use credential::{
     credential_finding, uri_may_carry_credential, CredentialFinding, MAX_DECODES, MAX_LEVELS,
     MAX_READS,
 };
-pub use label::{
-    is_dropped_from_label, sanitize_label, sanitize_label_utf16, well_formed_json, LABEL_MAX_CHARS,
-    SERVER_ID_MAX_CHARS, TYPE_MAX_CHARS,
-};
+pub use label::sanitize_label;
+pub(crate) use label::well_formed_json;
 pub use params::{
-    is_credential_parameter, name_words, CredentialParameter, CREDENTIAL_PARAMETERS,
-    DESCRIPTOR_WORDS, KEY_QUALIFIERS, SECRET_WORDS, WHOLE_SECRET_WORDS,
+    CredentialParameter, CREDENTIAL_PARAMETERS, DESCRIPTOR_WORDS, KEY_QUALIFIERS, SECRET_WORDS,
+    WHOLE_SECRET_WORDS,
 };
-pub use render::{
-    cut_at_cap, goes_native, render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS,
-};
+pub(crate) use render::cut_at_cap;
+pub use render::{render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS};
 
-/// A tool result as the blocks lane reads it.
+/// A tool result as untyped JSON, as the blocks lane reads it before classifying it: a
+/// protocol result's content or a module's data (the wire's typed result is
+/// [`wire::ToolResult`](crate::wire::ToolResult)).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
+pub struct RawToolResult {
     /// The result's content field, or a module's data.
     pub content: Value,
     /// Whether the tool reported an error.
@@ -93,10 +94,10 @@ pub enum ReadError {
     Shape,
 }
 
-impl ToolResult {
+impl RawToolResult {
     /// Reads a tool result from JSON text: a protocol result, `{"content":[…],"isError":…}`
     /// (content whatever its blocks), or a module's, `{"data":…,"dataIsContent":…}`. Lone
-    /// surrogate escapes are made U+FFFD first ([`well_formed_json`]).
+    /// surrogate escapes (a `\ud800` with no pair) are made U+FFFD first.
     pub fn from_json(text: &str) -> Result<Self, ReadError> {
         let value: Value = serde_json::from_str(&well_formed_json(text))?;
         let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
@@ -134,7 +135,7 @@ pub struct Shown {
 }
 
 /// Classifies a result once and makes both copies from that classification.
-pub fn show_tool_result(result: &ToolResult, source: &Source<'_>, cap: usize) -> Shown {
+pub fn show_tool_result(result: &RawToolResult, source: &Source<'_>, cap: usize) -> Shown {
     if is_content_array(&result.content, result.data_is_content) {
         let items = result.content.as_array().map(Vec::as_slice).unwrap_or(&[]);
         let blocks = tool_result_blocks(items, source);

@@ -151,7 +151,7 @@ pub const CREDENTIAL_PARAMETERS: &[CredentialParameter] = &[
 
 /// Reduces a parameter name to its ASCII letters and digits, lowercased: the form in which
 /// names are compared.
-pub fn normalize_name(name: &str) -> String {
+pub(crate) fn normalize_name(name: &str) -> String {
     name.chars()
         .filter(char::is_ascii_alphanumeric)
         .map(|c| c.to_ascii_lowercase())
@@ -238,7 +238,7 @@ pub const DESCRIPTOR_WORDS: &[&str] = &[
 /// Whether `name` (as written in a uri, already percent-decoded) names a credential: it is on
 /// [`CREDENTIAL_PARAMETERS`] once reduced to its letters and digits, or its words make it one
 /// (see the module docs).
-pub fn is_credential_parameter(name: &str) -> bool {
+pub(crate) fn is_credential_parameter(name: &str) -> bool {
     let wanted = normalize_name(name);
     if wanted.is_empty() {
         return false;
@@ -290,7 +290,7 @@ fn is_listed(wanted: &str) -> bool {
 /// Splits a name into lowercase words: at every character that is not an ASCII letter or
 /// digit, before an uppercase letter that follows a lowercase one or a digit (`sessionToken`),
 /// and before the last capital of a run followed by a lowercase letter (`APIKey` → `api key`).
-pub fn name_words(name: &str) -> Vec<String> {
+pub(crate) fn name_words(name: &str) -> Vec<String> {
     let chars: Vec<char> = name.chars().collect();
     let mut words = Vec::new();
     let mut word = String::new();

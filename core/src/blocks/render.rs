@@ -17,8 +17,7 @@ pub enum LiveBlock {
     /// line or marker another block is shown as; otherwise the whole stored copy, cut at the
     /// cap, as the only block ([`render`]).
     Text {
-        /// What the model reads; a text cut at the cap ends with a line saying so
-        /// ([`cut_at_cap`]).
+        /// What the model reads; a text cut at the cap ends with a line saying so.
         text: String,
     },
     /// A native image.
@@ -38,13 +37,14 @@ pub struct Copies {
     pub stored: String,
     /// The content the model reads.
     pub live: Vec<LiveBlock>,
-    /// Whether the live copy went as native blocks beside an image ([`goes_native`]).
+    /// Whether the live copy went as native blocks beside an image: only when the
+    /// result holds an image and its links' lines and markers fit within the cap.
     pub native: bool,
 }
 
 /// Whether the live copy goes as native blocks: only when the result holds an image and its
 /// links' lines and markers, together, fit within `cap` characters.
-pub fn goes_native(blocks: &[BlockClass], cap: usize) -> bool {
+pub(crate) fn goes_native(blocks: &[BlockClass], cap: usize) -> bool {
     let has_image = blocks.iter().any(|b| b.shown_as() == ShownAs::Image);
     if !has_image {
         return false;
@@ -62,7 +62,7 @@ pub fn goes_native(blocks: &[BlockClass], cap: usize) -> bool {
 }
 
 /// Cuts `text` at `cap` characters; a cut text ends with a line saying so.
-pub fn cut_at_cap(text: &str, cap: usize) -> String {
+pub(crate) fn cut_at_cap(text: &str, cap: usize) -> String {
     if text.chars().count() <= cap {
         return text.to_owned();
     }
@@ -84,7 +84,8 @@ pub fn stored_text(blocks: &[BlockClass]) -> String {
     out
 }
 
-/// Makes both copies from one classification. Going native ([`goes_native`]), the live copy
+/// Makes both copies from one classification. Going native (an image, and links and markers within
+/// `cap`), the live copy
 /// sends each image natively, each text block cut at `cap`, every stub and withheld line
 /// whole, and every link line and marker as it is; otherwise it is the stored text, cut at
 /// `cap`, as one text block.

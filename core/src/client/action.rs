@@ -7,8 +7,8 @@ use super::error::SessionError;
 use crate::frame::{FrameError, ProtocolVersion};
 use crate::spill::{Outcome, SpillId, SpillWrite};
 use crate::wire::{
-    AgentEvent, AgentFrame, AgentMessage, AssistantMessageEvent, ErrorCode, HostToolCall,
-    HostUriRequest, ResponseData, UiRequest,
+    AgentFrame, AgentMessage, AssistantMessageEvent, ErrorCode, HostToolCall, HostUriRequest,
+    ResponseData, SessionEvent, UiRequest,
 };
 
 /// The id of a request the application made. Counters, so runs are reproducible; on the wire
@@ -250,7 +250,7 @@ impl ClientEvent {
             return None;
         };
         match frame {
-            AgentFrame::Event(AgentEvent::MessageUpdate(update)) => {
+            AgentFrame::Event(SessionEvent::MessageUpdate(update)) => {
                 match (&update.assistant_message_event, kind) {
                     (AssistantMessageEvent::TextDelta(d), "text_delta")
                     | (AssistantMessageEvent::ThinkingDelta(d), "thinking_delta") => Some(&d.delta),

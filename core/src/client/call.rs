@@ -45,14 +45,22 @@ pub enum Call {
     /// [`CallResult::Sent`]: false, sending nothing, when the call is not open (cancelled,
     /// finished or unknown: HOST-03).
     HostToolUpdate(String, ToolResult),
-    /// Sends the result of the open host tool call with this id and closes it (HOST-02);
-    /// `true` rejects the call with the result's text. Returns [`CallResult::Sent`]: false,
+    /// Sends the result of the open host tool call `id` and closes it (HOST-02); with
+    /// `is_error` (the frame's `isError`) the call is rejected with the result's joined text.
+    /// Returns [`CallResult::Sent`]: false,
     /// sending nothing, for a call that is not open (HOST-03). With
     /// [`ClientConfig::spill`](super::ClientConfig::spill) a result over the cap is saved
     /// first and sent as a preview once the driver has answered the
     /// [`Action::SpillWrite`](super::Action::SpillWrite) (SPILL-01..05). A result over what
     /// the agent takes is replaced by an error result and reported as a HOST-09 warning.
-    HostToolResult(String, ToolResult, bool),
+    HostToolResult {
+        /// The open call's id, as its `host_tool_call` gave it.
+        id: String,
+        /// The tool's result.
+        result: ToolResult,
+        /// Rejects the call with the result's joined text (`isError`).
+        is_error: bool,
+    },
     /// Answers the open host URI request with this id (HOST-05); the answer's `id` is set to
     /// it. Returns [`CallResult::Sent`]: false, sending nothing, for a request that is not
     /// open. An answer over what the agent takes is replaced by an error and reported as a
@@ -153,9 +161,11 @@ impl Client {
             Call::HostToolUpdate(id, partial) => {
                 CallResult::Sent(self.host_tool_update(now, &id, partial))
             }
-            Call::HostToolResult(id, result, is_error) => {
-                CallResult::Sent(self.host_tool_result(now, &id, result, is_error))
-            }
+            Call::HostToolResult {
+                id,
+                result,
+                is_error,
+            } => CallResult::Sent(self.host_tool_result(now, &id, result, is_error)),
             Call::HostUriResult(id, fields) => {
                 CallResult::Sent(self.host_uri_result(now, &id, fields))
             }
@@ -183,7 +193,7 @@ impl Call {
             Call::SetHostTools(_) => "set_host_tools",
             Call::SetHostUriSchemes(_) => "set_host_uri_schemes",
             Call::HostToolUpdate(..) => "host_tool_update",
-            Call::HostToolResult(..) => "host_tool_result",
+            Call::HostToolResult { .. } => "host_tool_result",
             Call::HostUriResult(..) => "host_uri_result",
             Call::UiRespond(..) => "ui_respond",
             Call::RawLine(_) => "raw_line",
@@ -212,7 +222,11 @@ impl Call {
                 put("id", id.as_str().into());
                 put("partial_result", to_json(partial));
             }
-            Call::HostToolResult(id, result, is_error) => {
+            Call::HostToolResult {
+                id,
+                result,
+                is_error,
+            } => {
                 put("id", id.as_str().into());
                 put("result", to_json(result));
                 put("is_error", (*is_error).into());
@@ -234,24 +248,26 @@ impl Call {
     }
 
     /// Reads a call from a transcript step (`"call": NAME` and its arguments).
-    pub fn read(step: &Map<String, Value>) -> Result<Call, String> {
+    pub fn read(step: &Map<String, Value>) -> Result<Call, StepError> {
         let name = step
             .get("call")
             .and_then(Value::as_str)
             .ok_or("\"call\" must be a string")?;
         let field = |key: &str| {
-            step.get(key)
-                .ok_or_else(|| format!("call {name} needs \"{key}\""))
+            step.get(key).ok_or_else(|| StepError::Missing {
+                call: name.to_owned(),
+                key: key.to_owned(),
+            })
         };
-        let string = |key: &str| {
+        let string = |key: &str| -> Result<String, StepError> {
             field(key)?
                 .as_str()
                 .map(str::to_owned)
-                .ok_or_else(|| format!("\"{key}\" must be a string"))
+                .ok_or_else(|| format!("\"{key}\" must be a string").into())
         };
-        let typed = |key: &str| -> Result<Value, String> { Ok(field(key)?.clone()) };
+        let typed = |key: &str| -> Result<Value, StepError> { Ok(field(key)?.clone()) };
         // The answers' objects are written without the id the call names; read them with it.
-        let with_id = |key: &str, id: &str| -> Result<Value, String> {
+        let with_id = |key: &str, id: &str| -> Result<Value, StepError> {
             let mut object = field(key)?
                 .as_object()
                 .cloned()
@@ -281,13 +297,14 @@ impl Call {
                 string("id")?,
                 from_json(typed("partial_result")?, "partial_result")?,
             ),
-            "host_tool_result" => Call::HostToolResult(
-                string("id")?,
-                from_json(typed("result")?, "result")?,
-                step.get("is_error")
+            "host_tool_result" => Call::HostToolResult {
+                id: string("id")?,
+                result: from_json(typed("result")?, "result")?,
+                is_error: step
+                    .get("is_error")
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
-            ),
+            },
             "host_uri_result" => {
                 let id = string("id")?;
                 let fields = from_json(with_id("fields", &id)?, "fields")?;
@@ -312,8 +329,41 @@ impl Call {
             },
             "stop" => Call::Stop,
             "restart" => Call::Restart,
-            other => return Err(format!("unknown call {other:?}")),
+            other => return Err(StepError::UnknownCall(other.to_owned())),
         })
+    }
+}
+
+/// Why a transcript step is not a call the machine reads ([`Call::read`],
+/// [`AgentCall::read`](crate::agent::AgentCall::read)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// The step names a call the machine does not have.
+    #[error("unknown call {0:?}")]
+    UnknownCall(String),
+    /// An argument the call needs is absent.
+    #[error("call {call} needs \"{key}\"")]
+    Missing {
+        /// The call's name.
+        call: String,
+        /// The absent argument.
+        key: String,
+    },
+    /// `call` is not a string, or an argument is not of its shape: what is wrong, naming the
+    /// argument.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for StepError {
+    fn from(text: String) -> Self {
+        StepError::Invalid(text)
+    }
+}
+
+impl From<&str> for StepError {
+    fn from(text: &str) -> Self {
+        StepError::Invalid(text.to_owned())
     }
 }
 

@@ -475,11 +475,11 @@ impl Harness {
                 )));
             }
             Op::HostToolResult(n, error) => {
-                self.input(Input::Call(Call::HostToolResult(
-                    host_call_id(n),
-                    ToolResult::default(),
-                    error,
-                )));
+                self.input(Input::Call(Call::HostToolResult {
+                    id: host_call_id(n),
+                    result: ToolResult::default(),
+                    is_error: error,
+                }));
             }
             Op::HostUriResult(n) => {
                 let result = HostUriResult {

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::action::CommandFailure;
 use crate::frame::{is_safe_integer, non_negative_safe_integer};
+use crate::paging::PageError;
 use crate::wire::{
     AgentMessage, Command, ErrorCode, GetMessagesPage, MessagesPageData, NoArgs, ResponseData,
 };
@@ -17,8 +18,6 @@ use crate::wire::{
 /// of the client's history walk (PAGE-07, [`ClientConfig::history_page_limit`](super::ClientConfig)).
 pub const MAX_PAGE_MESSAGES: u64 = 256;
 
-const BUSY: &str = "Cannot page messages while the session is changing";
-const STALE: &str = "RPC message cursor is stale";
 /// PAGE-09 (ours): the pages hold more messages than `totalMessages` says there are.
 const MORE_THAN_TOTAL: &str = "RPC message pagination returned more messages than its total";
 /// PAGE-09 (ours), PAGE-02: a page with no message that still names a next cursor.
@@ -144,8 +143,8 @@ pub(crate) fn falls_back(failure: &CommandFailure) -> bool {
     matches!(
         failure.code,
         Some(ErrorCode::SessionBusy | ErrorCode::StaleCursor)
-    ) || failure.error == BUSY
-        || failure.error == STALE
+    ) || failure.error == PageError::SessionBusy.to_string()
+        || failure.error == PageError::StaleCursor.to_string()
         || failure.error == UNKNOWN_PAGE_COMMAND
 }
 

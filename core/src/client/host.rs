@@ -5,12 +5,12 @@
 use serde_json::{Map, Value};
 
 /// Schemes the agent keeps for itself (HOST-04).
-pub const RESERVED_HOST_URI_SCHEMES: [&str; 1] = ["security"];
+pub(crate) const RESERVED_HOST_URI_SCHEMES: [&str; 1] = ["security"];
 
 /// Checks host tool definitions as the agent will (HOST-01): a non-empty name, a non-empty
 /// description and a JSON Schema object for `parameters`; names and descriptions are sent
 /// trimmed.
-pub fn normalize_host_tools(tools: &[Value]) -> Result<Vec<Value>, String> {
+pub(crate) fn normalize_host_tools(tools: &[Value]) -> Result<Vec<Value>, String> {
     tools
         .iter()
         .enumerate()
@@ -44,7 +44,7 @@ pub fn normalize_host_tools(tools: &[Value]) -> Result<Vec<Value>, String> {
 /// Normalises host URI scheme definitions as the agent will (HOST-04): each scheme trimmed and
 /// lower-cased, matching `^[a-z][a-z0-9+.-]*$`, not reserved; a later duplicate replaces an
 /// earlier one.
-pub fn normalize_host_uri_schemes(schemes: &[Value]) -> Result<Vec<Value>, String> {
+pub(crate) fn normalize_host_uri_schemes(schemes: &[Value]) -> Result<Vec<Value>, String> {
     let mut out: Vec<(String, Value)> = Vec::new();
     for raw in schemes {
         let original = raw.get("scheme").and_then(Value::as_str).unwrap_or("");

@@ -13,8 +13,8 @@ use crate::frame::{
     DecodeEvent, Frame, FrameError, ProtocolVersion, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
 };
 use crate::wire::{
-    AgentEvent, AgentFrame, Command, ErrorCode, NegotiateProtocol, PromptResult, Response,
-    ResponseData, UiRequest,
+    AgentFrame, Command, ErrorCode, NegotiateProtocol, PromptResult, Response, ResponseData,
+    SessionEvent, UiRequest,
 };
 
 impl Client {
@@ -97,13 +97,13 @@ impl Client {
                 self.on_response(&frame, lenient_response(value))
             }
             AgentFrame::PromptResult(result) => self.on_prompt_result(result),
-            frame @ AgentFrame::Event(AgentEvent::AgentStart(_)) => {
+            frame @ AgentFrame::Event(SessionEvent::AgentStart(_)) => {
                 self.streaming = true;
                 self.event(ClientEvent::Frame { frame });
                 self.event(ClientEvent::TurnStarted);
             }
-            frame @ AgentFrame::Event(AgentEvent::AgentEnd(_)) => {
-                let terminal = matches!(&frame, AgentFrame::Event(AgentEvent::AgentEnd(end)) if end.is_terminal());
+            frame @ AgentFrame::Event(SessionEvent::AgentEnd(_)) => {
+                let terminal = matches!(&frame, AgentFrame::Event(SessionEvent::AgentEnd(end)) if end.is_terminal());
                 self.end_of_run(frame, terminal);
             }
             AgentFrame::Unknown(value) if kind == FrameKind::AgentEnd => {

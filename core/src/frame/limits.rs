@@ -3,26 +3,26 @@
 /// Maximum size of one physical frame, including its LF (FRAME-02).
 pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
 /// Maximum size of one logical frame reassembled from v2 chunks (FRAME-07).
-pub const MAX_REASSEMBLED_FRAME_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_REASSEMBLED_FRAME_BYTES: usize = 64 * 1024 * 1024;
 /// Payload bytes carried by one `rpc_chunk` frame; the last chunk may carry fewer (FRAME-08, 11).
 pub const CHUNK_PAYLOAD_BYTES: usize = 256 * 1024;
 /// Most chunks one logical frame may be split into: 64 MiB / 256 KiB (FRAME-07).
-pub const MAX_CHUNK_COUNT: u32 = (MAX_REASSEMBLED_FRAME_BYTES / CHUNK_PAYLOAD_BYTES) as u32;
+pub(crate) const MAX_CHUNK_COUNT: u32 = (MAX_REASSEMBLED_FRAME_BYTES / CHUNK_PAYLOAD_BYTES) as u32;
 /// Longest `chunkId`, in UTF-16 code units as the reference counts them (FRAME-07).
-pub const MAX_CHUNK_ID_UNITS: usize = 128;
+pub(crate) const MAX_CHUNK_ID_UNITS: usize = 128;
 /// Largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// Whether JavaScript's `Number.isSafeInteger` holds for `x`: finite, integral, and at most
 /// [`MAX_SAFE_INTEGER`] in magnitude. The one safe-integer check every rule uses (chunk
 /// metadata, FRAME-07; cursor fields and page limits, PAGE-01, 03; `totalMessages`).
-pub fn is_safe_integer(x: f64) -> bool {
+pub(crate) fn is_safe_integer(x: f64) -> bool {
     x.is_finite() && x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER
 }
 
 /// A JSON number that JavaScript reads as a safe non-negative integer (`5`, `5.0`, `5e0`,
 /// `-0`); `None` for anything else.
-pub fn non_negative_safe_integer(value: &serde_json::Value) -> Option<u64> {
+pub(crate) fn non_negative_safe_integer(value: &serde_json::Value) -> Option<u64> {
     let x = value.as_number()?.as_f64()?;
     // `-0` passes as 0; every other negative fails.
     (is_safe_integer(x) && x > -1.0).then_some(x.abs() as u64)

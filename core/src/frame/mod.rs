@@ -23,11 +23,8 @@ mod shrink;
 pub use decoder::{DecodeEvent, DecoderConfig, DecoderStats, StreamDecoder};
 pub use encoder::{EncodedFrame, FrameEncoder};
 pub use error::{FrameError, UnsupportedVersion};
-pub use limits::{
-    is_safe_integer, non_negative_safe_integer, ProtocolVersion, CHUNK_PAYLOAD_BYTES,
-    MAX_CHUNK_COUNT, MAX_CHUNK_ID_UNITS, MAX_FRAME_BYTES, MAX_REASSEMBLED_FRAME_BYTES,
-    MAX_SAFE_INTEGER,
-};
+pub(crate) use limits::{is_safe_integer, non_negative_safe_integer, MAX_REASSEMBLED_FRAME_BYTES};
+pub use limits::{ProtocolVersion, CHUNK_PAYLOAD_BYTES, MAX_FRAME_BYTES, MAX_SAFE_INTEGER};
 pub use line::{Line, LineDecoder};
 pub use logical::Frame;
 pub use shrink::{FRAME_OVERFLOW_ERROR, RESPONSE_OVERFLOW_ERROR};

@@ -75,7 +75,7 @@ use crate::wire::{HostToolDefinition, ToolResult};
 pub const MAX_EXCHANGES: usize = 128;
 
 /// The most messages held for HTTP+SSE while the server has not named its endpoint.
-pub const MAX_HELD: usize = 16;
+pub(crate) const MAX_HELD: usize = 16;
 
 /// How many times one server's session may be started again (404 on a session, a lost
 /// HTTP+SSE stream) before the server counts as failed.
@@ -83,13 +83,13 @@ pub const MAX_REINITS: u32 = 8;
 
 /// The longest `Mcp-Session-Id` taken (the spec allows visible ASCII; a longer one fails the
 /// server).
-pub const MAX_SESSION_ID_BYTES: usize = 1024;
+pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
 
 /// `Accept` of a POST.
-pub const ACCEPT_POST: &str = "application/json, text/event-stream";
+pub(crate) const ACCEPT_POST: &str = "application/json, text/event-stream";
 
 /// `Accept` of a GET (an event stream).
-pub const ACCEPT_STREAM: &str = "text/event-stream";
+pub(crate) const ACCEPT_STREAM: &str = "text/event-stream";
 
 /// Which of MCP's HTTP transports a server speaks (ACP's `McpServer::Http` or `::Sse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +163,20 @@ impl fmt::Debug for SecretHeaders {
     }
 }
 
+/// A server's URL as a log line, a transcript, a notice or a `Debug` output shows it: scheme,
+/// host, port and path only. The userinfo (`https://user:token@host/`), the query and the
+/// fragment are left out, since an editor may put a credential there as it puts one in a
+/// header (MCP-15); the driver alone sends the URL as given.
+pub fn redacted_url(url: &Url) -> String {
+    let mut shown = url.clone();
+    // Fails only for a URL that cannot have userinfo.
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.into()
+}
+
 /// One HTTP exchange the machine asked for: the key of the inputs that answer it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ExchangeId(pub u64);
@@ -190,8 +204,9 @@ impl Method {
 }
 
 /// A request to send. The driver adds the editor's [`SecretHeaders`] and nothing else of
-/// its own but what HTTP itself needs (`Host`, `Content-Length`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// its own but what HTTP itself needs (`Host`, `Content-Length`). Its `Debug` shows the URL
+/// [redacted](redacted_url) and the body's length.
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     /// The exchange its inputs name.
     pub exchange: ExchangeId,
@@ -209,6 +224,24 @@ pub struct HttpRequest {
     pub last_event_id: Option<String>,
     /// One JSON-RPC message (`Content-Type: application/json`), for a POST.
     pub body: Option<Vec<u8>>,
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpRequest")
+            .field("exchange", &self.exchange)
+            .field("method", &self.method)
+            .field("url", &redacted_url(&self.url))
+            .field("accept", &self.accept)
+            .field(
+                "session_id",
+                &self.session_id.as_ref().map(|_| "<redacted>"),
+            )
+            .field("protocol_version", &self.protocol_version)
+            .field("last_event_id", &self.last_event_id)
+            .field("body_bytes", &self.body.as_ref().map(Vec::len))
+            .finish()
+    }
 }
 
 impl HttpRequest {
@@ -383,8 +416,8 @@ struct Envelope<'a> {
     method: Option<&'a str>,
 }
 
-/// One MCP server over HTTP, as its client. See the [module docs](self).
-#[derive(Debug)]
+/// One MCP server over HTTP, as its client. See the [module docs](self). Its `Debug` shows
+/// its URLs [redacted](redacted_url).
 pub struct McpHttpServer {
     inner: McpServer,
     config: HttpConfig,
@@ -407,6 +440,18 @@ pub struct McpHttpServer {
     reinits: u32,
     stopped: bool,
     actions: VecDeque<HttpAction>,
+}
+
+impl fmt::Debug for McpHttpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpHttpServer")
+            .field("inner", &self.inner)
+            .field("transport", &self.config.transport)
+            .field("url", &redacted_url(&self.url))
+            .field("post_url", &self.post_url.as_ref().map(redacted_url))
+            .field("exchanges", &self.exchanges.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl McpHttpServer {

@@ -40,7 +40,7 @@ pub mod fuzzing;
 pub mod http;
 pub mod sse;
 mod tools;
-pub mod types;
+pub(crate) mod types;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -49,7 +49,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use tools::ToolSet;
-pub use tools::{host_name, name_part, MAX_TOOLS, MAX_TOOL_NAME_BYTES, TOOL_PREFIX};
+pub(crate) use tools::{name_part, TOOL_PREFIX};
 use types::{
     CallToolParams, CallToolResult, Implementation, InitializeParams, InitializeResult,
     ListToolsResult, RpcError, PROTOCOL_VERSION,
@@ -67,7 +67,7 @@ pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 pub const MAX_LIST_PAGES: usize = 16;
 
 /// The most `tools/call`s waiting on one server; a call past it is answered as an error.
-pub const MAX_PENDING_CALLS: usize = 64;
+pub(crate) const MAX_PENDING_CALLS: usize = 64;
 
 /// How long a server may take to answer `initialize` and list its tools (as codex's
 /// `startup_timeout_sec`).
@@ -626,7 +626,7 @@ impl McpServer {
             address: None,
         };
         let shown = blocks::show_tool_result(
-            &blocks::ToolResult {
+            &blocks::RawToolResult {
                 content,
                 is_error,
                 data_is_content: true,

@@ -9,16 +9,16 @@ use super::types::Tool;
 use crate::wire::HostToolDefinition;
 
 /// What every host tool name of an MCP server starts with.
-pub const TOOL_PREFIX: &str = "mcp__";
+pub(crate) const TOOL_PREFIX: &str = "mcp__";
 
 /// The longest host tool name: what the model providers take (`^[a-zA-Z0-9_-]{1,64}$`).
-pub const MAX_TOOL_NAME_BYTES: usize = 64;
+pub(crate) const MAX_TOOL_NAME_BYTES: usize = 64;
 
 /// The most tools one server registers; the rest are left out with a notice.
-pub const MAX_TOOLS: usize = 256;
+pub(crate) const MAX_TOOLS: usize = 256;
 
 /// A name with every character outside `[A-Za-z0-9_-]` made `_` (`server` for an empty one).
-pub fn name_part(name: &str) -> String {
+pub(crate) fn name_part(name: &str) -> String {
     let part: String = name
         .chars()
         .map(|c| {
@@ -37,7 +37,7 @@ pub fn name_part(name: &str) -> String {
 }
 
 /// The host tool name of `tool` of the server whose name part is `server`.
-pub fn host_name(server: &str, tool: &str) -> String {
+pub(crate) fn host_name(server: &str, tool: &str) -> String {
     format!("{TOOL_PREFIX}{server}__{}", name_part(tool))
 }
 

@@ -45,9 +45,6 @@ pub struct InitializeResult {
     /// What it offers.
     #[serde(default)]
     pub capabilities: ServerCapabilities,
-    /// Who answers.
-    #[serde(rename = "serverInfo", default)]
-    pub server_info: Option<Implementation>,
 }
 
 /// The server capabilities the client reads.

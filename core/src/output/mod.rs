@@ -69,11 +69,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The read method's name in the Muse adapter protocol (OUT-01).
-pub const READ_METHOD: &str = "_muse/readOutput";
+pub(crate) const READ_METHOD: &str = "_muse/readOutput";
 
 /// The version of `read_output`, musewire's extension of the RPC protocol (OUT-10): what an
 /// agent's ready frame offers and what a host speaks.
-pub const READ_OUTPUT_VERSION: u64 = 1;
+pub(crate) const READ_OUTPUT_VERSION: u64 = 1;
 
 /// The most bytes one read may ask for (OUT-03).
 pub const MAX_READ_BYTES: u64 = 1_048_576;
@@ -370,7 +370,7 @@ pub struct StoredOutput {
     pub output_ref: OutputRef,
     /// The whole output's length in bytes, what a walk reads up to.
     pub byte_len: u64,
-    /// Its media type as stored: a text type ([`is_text_media_type`]) is read in UTF-8 pages,
+    /// Its media type as stored: a text type (`text/*`, `application/json`, `*+json`) is read in UTF-8 pages,
     /// anything else in base64 ones (OUT-05).
     pub media_type: String,
     /// Whether it can be read.
@@ -566,7 +566,7 @@ impl ReadResult {
 
 /// Whether a media type is text (`text/*`, `application/json`, `*+json`), its parameters
 /// aside.
-pub fn is_text_media_type(media_type: &str) -> bool {
+pub(crate) fn is_text_media_type(media_type: &str) -> bool {
     let essence = media_type
         .split(';')
         .next()

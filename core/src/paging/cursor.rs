@@ -11,12 +11,12 @@ use super::error::PageError;
 use crate::frame::non_negative_safe_integer;
 
 /// The only cursor version.
-pub const CURSOR_VERSION: u64 = 1;
+pub(crate) const CURSOR_VERSION: u64 = 1;
 /// Longest cursor accepted, in characters.
-pub const MAX_CURSOR_CHARS: usize = 2048;
+pub(crate) const MAX_CURSOR_CHARS: usize = 2048;
 /// Longest `sessionId` or `leafId` accepted in a cursor, in UTF-16 code units as the
 /// reference counts them.
-pub const MAX_CURSOR_ID_UNITS: usize = 256;
+pub(crate) const MAX_CURSOR_ID_UNITS: usize = 256;
 
 /// Decodes as Node's `Buffer.from(text, "base64url")` does for a canonical text (trailing
 /// bits are checked by re-encoding), and encodes without padding.

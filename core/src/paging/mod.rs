@@ -31,10 +31,9 @@ mod error;
 pub mod fuzzing;
 mod page;
 
-pub use cursor::{Cursor, CURSOR_VERSION, MAX_CURSOR_CHARS, MAX_CURSOR_ID_UNITS};
+pub use cursor::Cursor;
+
 pub use error::PageError;
 pub(crate) use page::json_len;
-pub use page::{
-    build_page, page_data, Page, PageOptions, Snapshot, DEFAULT_PAGE_LIMIT, MAX_PAGE_BYTES,
-    MAX_PAGE_LIMIT, PAGE_BUSY_ERROR, PAGE_STALE_ERROR,
-};
+pub(crate) use page::page_data;
+pub use page::{build_page, Page, PageOptions, Snapshot, MAX_PAGE_BYTES};

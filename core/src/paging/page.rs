@@ -10,16 +10,12 @@ use super::error::PageError;
 use crate::frame::non_negative_safe_integer;
 
 /// Messages per page when the request gives no limit (PAGE-01).
-pub const DEFAULT_PAGE_LIMIT: u64 = 100;
+pub(crate) const DEFAULT_PAGE_LIMIT: u64 = 100;
 /// Largest limit a request may give (PAGE-01).
-pub const MAX_PAGE_LIMIT: u64 = 256;
+pub(crate) const MAX_PAGE_LIMIT: u64 = 256;
 /// Most bytes of serialised messages a page holds, counted as the JSON array `[m1,m2,…]`
 /// (PAGE-02); a page always holds at least one message.
 pub const MAX_PAGE_BYTES: usize = 768 * 1024;
-/// The busy failure's message (PAGE-05).
-pub const PAGE_BUSY_ERROR: &str = "Cannot page messages while the session is changing";
-/// The stale failure's message (PAGE-04).
-pub const PAGE_STALE_ERROR: &str = "RPC message cursor is stale";
 
 /// The request's `cursor` and `limit`, as received: they are checked when the page is built,
 /// after the busy check, in the reference's order (limit, then cursor).
@@ -172,7 +168,7 @@ pub fn build_page<M: Serialize>(
 }
 
 /// The response data of a page: `{messages, nextCursor?, totalMessages}` (PAGE-06).
-pub fn page_data<M: Serialize>(page: &Page, messages: &[M]) -> Value {
+pub(crate) fn page_data<M: Serialize>(page: &Page, messages: &[M]) -> Value {
     let list: Vec<Value> = messages[page.range()]
         .iter()
         .map(|m| serde_json::to_value(m).expect("a message serialises"))

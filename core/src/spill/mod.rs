@@ -81,14 +81,14 @@ use crate::wire::{ContentBlock, TextContent, ToolResult};
 
 /// Tools whose results are never spilled (SPILL-04): spilling `read` would loop
 /// read → spill file → read again.
-pub const NEVER_SPILLED: &[&str] = &["read"];
+pub(crate) const NEVER_SPILLED: &[&str] = &["read"];
 
 /// The line that marks where the preview's head ends and its tail begins (counted within
 /// the cap).
 pub const CUT_MARK: &str = "\n…\n";
 
 /// Put between the preview and the notice (not counted within the cap).
-pub const NOTICE_SEPARATOR: &str = "\n\n";
+pub(crate) const NOTICE_SEPARATOR: &str = "\n\n";
 
 /// How the policy is configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -493,7 +493,7 @@ impl PendingSpill {
 }
 
 /// The UTF-8 length of an all-text result's text (blocks joined by `\n`).
-pub fn text_len(result: &ToolResult) -> usize {
+pub(crate) fn text_len(result: &ToolResult) -> usize {
     let texts: usize = result
         .content
         .iter()

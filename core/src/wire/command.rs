@@ -38,7 +38,7 @@ pub enum StreamingBehavior {
 wire_struct! {
     /// `prompt {message, images?, streamingBehavior?}`.
     pub struct Prompt {
-        /// The prompt text.
+        /// What the user typed, sent to the model as the user message.
         req message: String = "message",
         /// Attached images (`ContentBlock::Image` blocks, `{type:"image", data, mimeType}`).
         opt images: Vec<ContentBlock> = "images",
@@ -61,7 +61,7 @@ wire_struct! {
 wire_struct! {
     /// `new_session {parentSession?}`.
     pub struct NewSession {
-        /// The parent session file.
+        /// The session file the new session records as its parent.
         opt parent_session: String = "parentSession",
     }
 }
@@ -149,7 +149,7 @@ wire_struct! {
 wire_struct! {
     /// `bash {command}`.
     pub struct Bash {
-        /// The command line.
+        /// A shell command line, run in the session's working directory.
         req command: String = "command",
     }
 }

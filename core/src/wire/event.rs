@@ -44,7 +44,7 @@ impl AgentEnd {
 wire_struct! {
     /// `turn_end`: one assistant response and its tool results.
     pub struct TurnEnd {
-        /// The assistant message.
+        /// The turn's assistant message, complete (its tool results follow in `toolResults`).
         req message: AgentMessage = "message",
         /// The turn's tool results: `toolResult` messages, each with its `role`.
         opt tool_results: Vec<AgentMessage> = "toolResults",
@@ -54,7 +54,7 @@ wire_struct! {
 wire_struct! {
     /// `message_start` / `message_end`.
     pub struct MessageEvent {
-        /// The message.
+        /// The message as it stands: at `message_start` as it opens, at `message_end` complete.
         req message: AgentMessage = "message",
     }
 }
@@ -115,7 +115,7 @@ wire_struct! {
     pub struct ImageEnd {
         /// Index of the block.
         req content_index: u64 = "contentIndex",
-        /// The image.
+        /// The whole image block, data and media type.
         req content: Box<ImageContent> = "content",
         /// The message so far, typed when asked ([`Lazy::get`]).
         opt partial: Lazy<AssistantMessage> = "partial",
@@ -127,7 +127,7 @@ wire_struct! {
     pub struct ToolCallEnd {
         /// Index of the block.
         req content_index: u64 = "contentIndex",
-        /// The tool call.
+        /// The whole call: id, tool name and parsed arguments.
         req tool_call: Box<ToolCall> = "toolCall",
         /// The message so far, typed when asked ([`Lazy::get`]).
         opt partial: Lazy<AssistantMessage> = "partial",
@@ -139,7 +139,7 @@ wire_struct! {
     pub struct StreamDone {
         /// Why it stopped.
         req reason: String = "reason",
-        /// The final message.
+        /// The complete assistant message, when the stream sends it.
         opt message: Box<AssistantMessage> = "message",
     }
 }
@@ -149,7 +149,7 @@ wire_struct! {
     pub struct StreamError {
         /// Why it stopped.
         req reason: String = "reason",
-        /// The message as it stood.
+        /// The assistant message up to the failure (its `errorMessage` says why).
         opt error: Box<AssistantMessage> = "error",
     }
 }
@@ -251,7 +251,7 @@ wire_struct! {
 wire_struct! {
     /// A compaction's outcome (`CompactionResult`).
     pub struct CompactionResult {
-        /// The summary.
+        /// The text that replaces the compacted messages in the model's context.
         req summary: String = "summary",
         /// Short display summary.
         opt short_summary: String = "shortSummary",
@@ -277,7 +277,7 @@ wire_struct! {
 wire_struct! {
     /// `auto_compaction_end` (oh-my-pi).
     pub struct AutoCompactionEnd {
-        /// The action taken.
+        /// What the compaction did, in the agent's words.
         opt action: String = "action",
         /// The result, when it completed.
         opt result: CompactionResult = "result",
@@ -339,7 +339,7 @@ wire_struct! {
         req success: bool = "success",
         /// Attempts made.
         opt attempt: u64 = "attempt",
-        /// The final error.
+        /// The last attempt's error text, when the retries gave up.
         opt final_error: String = "finalError",
         /// Errors per attempt, as sent.
         opt retry_errors: Vec<Value> = "retryErrors",
@@ -361,7 +361,7 @@ wire_struct! {
 wire_struct! {
     /// `retry_fallback_succeeded`.
     pub struct RetryFallbackSucceeded {
-        /// The model that answered.
+        /// The fallback model's id, as the agent names it.
         opt model: String = "model",
         /// Model role.
         opt role: String = "role",
@@ -402,7 +402,7 @@ wire_struct! {
     pub struct Notice {
         /// `info`, `warning`, `error`.
         opt level: String = "level",
-        /// The text.
+        /// What to show the user.
         req message: String = "message",
         /// Where it comes from, e.g. `session-persistence`.
         opt source: String = "source",
@@ -412,7 +412,7 @@ wire_struct! {
 wire_struct! {
     /// `thinking_level_changed` (`thinkingLevel` in oh-my-pi, `level` in pi).
     pub struct ThinkingLevelChanged {
-        /// The effective level.
+        /// The level now in force, as the agent names it (`off`, `low`, `high`, …).
         opt thinking_level: String = "thinkingLevel",
         /// The configured selector when it differs.
         opt configured: String = "configured",
@@ -446,7 +446,7 @@ wire_struct! {
 wire_struct! {
     /// `session_info_changed` (pi 0.73).
     pub struct SessionInfoChanged {
-        /// The session name.
+        /// The session's name now; absent when it has none.
         opt name: String = "name",
     }
 }
@@ -499,14 +499,17 @@ wire_struct! {
     pub struct BashExecutionUpdate {
         /// The `bash` command's request id, when it had one.
         opt id: String = "id",
-        /// The output chunk.
+        /// The next piece of the command's output, in order.
         req delta: String = "delta",
     }
 }
 
 wire_enum! {
-    /// An agent session event, tagged by `type`.
-    pub enum AgentEvent tag "type" {
+    /// What the agent streams about its session between responses (pi's `AgentSessionEvent`:
+    /// runs, turns, messages, tool executions, compaction, retries, notices), tagged by
+    /// `type`; an [`AgentFrame::Event`](super::AgentFrame::Event). Not the [`agent`](crate::agent) machine's events for
+    /// its application, which are [`AgentEvent`](crate::agent::AgentEvent)s.
+    pub enum SessionEvent tag "type" {
         /// A run starts.
         "agent_start" => AgentStart(Empty),
         /// A run ends.

@@ -4,7 +4,7 @@
 use serde_json::{Number, Value};
 
 use super::codec::{self, boxed_hooks, wire_enum, wire_struct, BoxedHooks};
-use super::event::AgentEvent;
+use super::event::SessionEvent;
 use super::host::{
     HostCancel, HostToolCall, HostToolResult, HostToolUpdate, HostUriRequest, HostUriResult,
 };
@@ -62,7 +62,7 @@ wire_struct! {
 wire_struct! {
     /// `available_commands_update {commands}`.
     pub struct AvailableCommandsUpdate {
-        /// The commands.
+        /// Every slash command now available (the whole list, not a change).
         req commands: Vec<SlashCommand> = "commands",
     }
 }
@@ -70,11 +70,11 @@ wire_struct! {
 wire_struct! {
     /// `extension_error {extensionPath, event, error}`.
     pub struct ExtensionError {
-        /// The extension.
+        /// Where the failing extension was loaded from.
         opt extension_path: String = "extensionPath",
         /// The event it was handling.
         opt event: String = "event",
-        /// The error text.
+        /// What the extension threw, as text.
         opt error: String = "error",
     }
 }
@@ -85,7 +85,7 @@ wire_struct! {
     pub struct RpcFrameError {
         /// The dropped frame's type.
         opt original_type: String = "originalType",
-        /// The error text.
+        /// Why the frame could not be sent (the v1 limit it broke).
         req error: String = "error",
     }
 }
@@ -199,7 +199,7 @@ wire_struct! {
 wire_struct! {
     /// `subagent_lifecycle {payload}`.
     pub struct SubagentLifecycle {
-        /// The payload.
+        /// Which subagent started or ended, and how.
         req payload: SubagentLifecyclePayload = "payload",
     }
 }
@@ -207,7 +207,7 @@ wire_struct! {
 wire_struct! {
     /// `subagent_progress {payload}`.
     pub struct SubagentProgressUpdate {
-        /// The payload.
+        /// The subagent's task and what it is doing now.
         req payload: SubagentProgressPayload = "payload",
     }
 }
@@ -217,15 +217,15 @@ wire_struct! {
     pub struct SubagentEventPayload {
         /// Subagent id.
         req id: String = "id",
-        /// The event.
-        req event: AgentEvent = "event",
+        /// The subagent's own session event, as its session emitted it.
+        req event: SessionEvent = "event",
     }
 }
 
 wire_struct! {
     /// `subagent_event {payload:{id, event}}`.
     pub struct SubagentEvent {
-        /// The payload.
+        /// The subagent's id and the session event it emitted.
         req payload: SubagentEventPayload = "payload",
     }
 }
@@ -233,7 +233,7 @@ wire_struct! {
 wire_struct! {
     /// `command_output {text}`: output of a builtin slash command.
     pub struct CommandOutput {
-        /// The text.
+        /// What the command printed, for the user.
         req text: String = "text",
     }
 }
@@ -334,7 +334,7 @@ wire_enum! {
     }
     groups {
         /// An agent session event (`agent_start`, `message_update`, …).
-        Event(AgentEvent),
+        Event(SessionEvent),
     }
 }
 
@@ -345,9 +345,9 @@ boxed_hooks!(
     SubagentProgressUpdate
 );
 
-impl From<AgentEvent> for AgentFrame {
+impl From<SessionEvent> for AgentFrame {
     /// A session event as the frame it is written as.
-    fn from(event: AgentEvent) -> Self {
+    fn from(event: SessionEvent) -> Self {
         AgentFrame::Event(event)
     }
 }

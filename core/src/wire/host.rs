@@ -71,7 +71,7 @@ wire_struct! {
     pub struct HostToolUpdate {
         /// The call's id.
         req id: String = "id",
-        /// The partial result.
+        /// Progress so far, as the tool reports it; the call stays open.
         req partial_result: ToolResult = "partialResult",
     }
 }
@@ -81,7 +81,7 @@ wire_struct! {
     pub struct HostToolResult {
         /// The call's id.
         req id: String = "id",
-        /// The result.
+        /// What the tool gave; with `isError` its joined text is the error.
         req result: ToolResult = "result",
         /// Rejects the call with the result's joined text.
         opt is_error: bool = "isError",
@@ -95,7 +95,7 @@ wire_struct! {
         req id: String = "id",
         /// `read` or `write`.
         req operation: String = "operation",
-        /// The URL.
+        /// The whole URL, whose scheme the host registered (HOST-04).
         req url: String = "url",
         /// Content to write.
         opt content: String = "content",
@@ -125,7 +125,7 @@ wire_struct! {
         opt immutable: bool = "immutable",
         /// Whether this is an error.
         opt is_error: bool = "isError",
-        /// The error text.
+        /// Why the read or write failed, with `isError`.
         opt error: String = "error",
     }
 }

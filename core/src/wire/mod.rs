@@ -34,10 +34,10 @@
 //! and [`serde_json::Value`] payloads all hold lone surrogates, with no type of their own.
 //!
 //! ```
-//! use musewire_core::wire::{AgentFrame, AgentEvent, Command, ErrorCode};
+//! use musewire_core::wire::{AgentFrame, SessionEvent, Command, ErrorCode};
 //!
 //! let frame = AgentFrame::from_slice(br#"{"type":"agent_end","messages":[],"isTerminal":false}"#).unwrap();
-//! let AgentFrame::Event(AgentEvent::AgentEnd(end)) = &frame else { panic!() };
+//! let AgentFrame::Event(SessionEvent::AgentEnd(end)) = &frame else { panic!() };
 //! assert!(!end.is_terminal());
 //!
 //! let failure = AgentFrame::from_slice(

@@ -532,3 +532,29 @@ fn mcp_01_18_the_editors_end_ends_the_servers_session_without_a_notice() {
     assert_eq!(agent_sent(&h, "set_host_tools").len(), 1);
     assert!(notices(&h).is_empty(), "{:?}", h.editor);
 }
+
+/// An editor's server URL with a credential in its userinfo or query (MCP-15, as for its
+/// headers): the driver is told the URL as given; the editor, the agent (so the model), the
+/// notices, the transcript form and every `Debug` output see it without the credential.
+#[test]
+fn mcp_15_a_server_url_with_credentials_reaches_only_the_driver() {
+    let mut h = Harness::new();
+    let url = "https://ada:s3cret-pw@mcp.example/mcp?token=s3cret-q";
+    let servers = json!([{"type": "http", "name": "web", "url": url, "headers": []}]);
+    session(&mut h, servers);
+    let launch = h.mcp_http_opened[0].1.clone();
+    assert_eq!(launch.url.as_str(), url);
+    let init = http_request(&h, SERVER, "initialize");
+    assert_eq!(init.url.as_str(), url);
+    let read = McpRead::Http(HttpInput::Failed {
+        exchange: init.exchange,
+        error: "could not connect: refused",
+    });
+    h.mcp_read(SERVER, read);
+    assert_eq!(notices(&h).len(), 1);
+    assert_eq!(
+        serde_json::to_value(&launch).unwrap()["url"],
+        "https://mcp.example/mcp"
+    );
+    assert_secret_kept(&h);
+}

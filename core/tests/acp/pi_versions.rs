@@ -7,7 +7,7 @@
 use crate::support as acp_support;
 
 use acp_support::Harness;
-use musewire_core::wire::{AgentEvent, AgentFrame, AssistantMessageEvent, ResponseData};
+use musewire_core::wire::{AgentFrame, AssistantMessageEvent, ResponseData, SessionEvent};
 use serde_json::{json, Value};
 
 const SESSION: &str = include_str!("../../../conformance/samples/pi-1.6-session.jsonl");
@@ -41,7 +41,7 @@ fn call_06_every_frame_pi_1_6_sent_is_typed() {
         assert!(
             !matches!(
                 frame,
-                AgentFrame::Unknown(_) | AgentFrame::Event(AgentEvent::Unknown(_))
+                AgentFrame::Unknown(_) | AgentFrame::Event(SessionEvent::Unknown(_))
             ),
             "an unknown frame: {line:.200}"
         );
@@ -56,7 +56,7 @@ fn call_06_every_frame_pi_1_6_sent_is_typed() {
 #[test]
 fn call_06_pi_1_6_agent_settled_and_delta_only_updates_are_typed() {
     let settled = AgentFrame::from_slice(br#"{"type":"agent_settled","aborted":true}"#).unwrap();
-    let AgentFrame::Event(AgentEvent::AgentSettled(settled)) = settled else {
+    let AgentFrame::Event(SessionEvent::AgentSettled(settled)) = settled else {
         panic!("{settled:?}")
     };
     assert_eq!(settled.aborted, Some(true));
@@ -66,7 +66,7 @@ fn call_06_pi_1_6_agent_settled_and_delta_only_updates_are_typed() {
     for frame in run(2).iter().chain(&run(1)) {
         let typed = AgentFrame::from_value(frame.clone()).unwrap();
         match typed {
-            AgentFrame::Event(AgentEvent::MessageUpdate(update)) => {
+            AgentFrame::Event(SessionEvent::MessageUpdate(update)) => {
                 // pi 1.6 sends the delta only: no message snapshot, the usage beside it.
                 assert!(update.message.is_none());
                 assert!(update.usage.is_some());
@@ -76,11 +76,11 @@ fn call_06_pi_1_6_agent_settled_and_delta_only_updates_are_typed() {
                     _ => {}
                 }
             }
-            AgentFrame::Event(AgentEvent::AgentEnd(end)) => {
+            AgentFrame::Event(SessionEvent::AgentEnd(end)) => {
                 assert_eq!(end.will_retry, Some(false));
                 assert!(end.is_terminal());
             }
-            AgentFrame::Event(AgentEvent::ToolExecutionEnd(end)) => {
+            AgentFrame::Event(SessionEvent::ToolExecutionEnd(end)) => {
                 assert!(end.duration_ms.is_some(), "{end:?}");
             }
             _ => {}

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent, RequestId};
+use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent, CommandId};
 use musewire_core::frame::{DecodeEvent, DecoderConfig, StreamDecoder};
 use musewire_core::wire::Command;
 use serde_json::Value;
@@ -104,7 +104,7 @@ impl Harness {
     }
 
     /// The host sends a command; returns the request handed to the application.
-    pub fn command(&mut self, line: &str) -> (RequestId, Command) {
+    pub fn command(&mut self, line: &str) -> (CommandId, Command) {
         self.host(line);
         let (frames, events) = self.split();
         assert!(frames.is_empty(), "{frames:?}");

@@ -347,7 +347,7 @@ fn page_06_the_result_has_messages_next_cursor_and_total_and_the_last_page_no_cu
     };
     assert_eq!(
         h.agent.respond_messages_page(h.now, request, source),
-        Err(AgentError::NotAPageRequest(request))
+        Err(AgentError::NotAPageCommand(request))
     );
 }
 

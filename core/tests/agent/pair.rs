@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentAction, AgentConfig, AgentEvent, DialogOutcome, HostUriOperation, PageSource,
-    RequestId as AgentRequest,
+    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostUriOperation,
+    PageSource,
 };
 use musewire_core::client::{
     commands, Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent,
@@ -52,7 +52,7 @@ struct Pair {
     /// Physical lines the agent wrote, and how many were chunks.
     agent_lines: usize,
     chunk_lines: usize,
-    held_bash: Vec<AgentRequest>,
+    held_bash: Vec<CommandId>,
     /// Spill writes the client asked for, unanswered.
     client_spills: Vec<(SpillId, SpillWrite)>,
     /// What the agent answers `get_state` with.
@@ -398,11 +398,11 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
         id.clone(),
         wire(json!({"content": [{"type": "text", "text": "…"}]}))
     )));
-    assert!(pair.answer(Call::HostToolResult(
-        id.clone(),
-        wire(json!({"content": [{"type": "text", "text": "no such row"}]})),
-        true
-    )));
+    assert!(pair.answer(Call::HostToolResult {
+        id: id.clone(),
+        result: wire(json!({"content": [{"type": "text", "text": "no such row"}]})),
+        is_error: true
+    }));
     pair.drive();
     assert_eq!(
         pair.take_agent_events(),
@@ -429,11 +429,11 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
     assert!(
         matches!(events.last(), Some(ClientEvent::HostToolCancelled { id }) if *id == call.wire())
     );
-    assert!(!pair.answer(Call::HostToolResult(
-        call.wire(),
-        wire(json!({"content": []})),
-        false
-    )));
+    assert!(!pair.answer(Call::HostToolResult {
+        id: call.wire(),
+        result: wire(json!({"content": []})),
+        is_error: false
+    }));
 }
 
 #[test]
@@ -592,7 +592,11 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // Spilled: the write names the owner and the call; nothing is sent until it is answered.
     let call = call_host(&mut pair, "tc-1");
-    assert!(pair.answer(Call::HostToolResult(call.wire(), result(&text), false)));
+    assert!(pair.answer(Call::HostToolResult {
+        id: call.wire(),
+        result: result(&text),
+        is_error: false
+    }));
     pair.drive();
     assert_eq!(pair.take_agent_events(), []);
     let (id, write) = pair.client_spills.pop().expect("a spill write");
@@ -638,7 +642,11 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // A failed save: the original result goes on, as a success (SPILL-05), and is logged.
     let call = call_host(&mut pair, "tc-2");
-    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
+    pair.answer(Call::HostToolResult {
+        id: call.wire(),
+        result: result(&text),
+        is_error: false,
+    });
     pair.drive();
     let (id, _) = pair.client_spills.pop().expect("a spill write");
     pair.client.handle(
@@ -660,7 +668,11 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // Within the cap: sent at once, nothing asked, nothing logged.
     let call = call_host(&mut pair, "tc-3");
-    pair.answer(Call::HostToolResult(call.wire(), result("short"), false));
+    pair.answer(Call::HostToolResult {
+        id: call.wire(),
+        result: result("short"),
+        is_error: false,
+    });
     pair.drive();
     assert!(pair.client_spills.is_empty());
     assert_eq!(pair.take_agent_events().len(), 1);
@@ -668,7 +680,11 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
 
     // Cancelled while saving: the host hears of it, and the save's answer sends nothing.
     let call = call_host(&mut pair, "tc-4");
-    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
+    pair.answer(Call::HostToolResult {
+        id: call.wire(),
+        result: result(&text),
+        is_error: false,
+    });
     pair.drive();
     assert!(pair.agent.cancel_host_tool(pair.now, call));
     pair.drive();
@@ -701,7 +717,11 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
     pair.take_agent_events();
     pair.take_client_events();
     let call = call_host(&mut pair, "tc-5");
-    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
+    pair.answer(Call::HostToolResult {
+        id: call.wire(),
+        result: result(&text),
+        is_error: false,
+    });
     pair.drive();
     assert!(pair.client_spills.is_empty());
     assert!(matches!(
@@ -715,7 +735,11 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
     pair.drive();
     assert!(pair.response(state).is_ok());
     let call = call_host(&mut pair, "tc-6");
-    pair.answer(Call::HostToolResult(call.wire(), result(&text), false));
+    pair.answer(Call::HostToolResult {
+        id: call.wire(),
+        result: result(&text),
+        is_error: false,
+    });
     pair.drive();
     let (_, write) = pair.client_spills.pop().expect("a spill write");
     assert_eq!(write.owner.session_id, "agent-session");

@@ -349,7 +349,7 @@ fn call_01_a_bash_can_be_answered_after_later_commands() {
     // Answered once.
     assert_eq!(
         h.agent.respond(h.now, bash, Ok(None)),
-        Err(AgentError::UnknownRequest(bash))
+        Err(AgentError::UnknownCommand(bash))
     );
     assert_eq!(h.agent.pending_requests(), 0);
 }

@@ -7,7 +7,7 @@ mod blocks {
     use musewire_core::blocks::{
         credential_finding, dial_check, is_content_array, render, sanitize_label, show_tool_result,
         tool_result_blocks, uri_may_carry_credential, BlockClass, CredentialFinding, LiveBlock,
-        Shown, Source, ToolResult, Unfetchable, UriWithheld, CREDENTIAL_PARAMETERS, MAX_LEVELS,
+        RawToolResult, Shown, Source, Unfetchable, UriWithheld, CREDENTIAL_PARAMETERS, MAX_LEVELS,
         REFERENCE_STUB_MAX_CHARS,
     };
     use serde_json::{json, Value};
@@ -18,7 +18,7 @@ mod blocks {
     };
 
     fn show(content: Value, source: &Source<'_>, cap: usize) -> Shown {
-        let result = ToolResult {
+        let result = RawToolResult {
             content,
             is_error: false,
             data_is_content: true,
@@ -243,12 +243,13 @@ mod blocks {
         assert!(!is_content_array(&json!({"type":"text"}), true));
 
         // A module's array of records of other types is data, written as JSON as before.
-        let module = ToolResult::from_json(r#"{"data":[{"type":"user","name":"ada"}]}"#).unwrap();
+        let module =
+            RawToolResult::from_json(r#"{"data":[{"type":"user","name":"ada"}]}"#).unwrap();
         let shown = show_tool_result(&module, &Source::Local, 50_000);
         assert!(!shown.is_content);
         assert_eq!(shown.copies.stored, r#"[{"type":"user","name":"ada"}]"#);
         // The same array flagged dataIsContent is content.
-        let flagged = ToolResult::from_json(
+        let flagged = RawToolResult::from_json(
             r#"{"data":[{"type":"user","name":"ada"}],"dataIsContent":true}"#,
         )
         .unwrap();
@@ -259,21 +260,21 @@ mod blocks {
             "[Content not shown: this host can't display \"user\" content.]"
         );
         // A module's array of MCP blocks is content without the flag.
-        let audio = ToolResult::from_json(
+        let audio = RawToolResult::from_json(
             r#"{"data":[{"type":"audio","data":"AAAA","mimeType":"audio/wav"}]}"#,
         )
         .unwrap();
         assert!(show_tool_result(&audio, &Source::Local, 50_000).is_content);
         // A protocol result's content field is content whatever its blocks.
         let protocol =
-            ToolResult::from_json(r#"{"content":[{"type":"user"}],"isError":true}"#).unwrap();
+            RawToolResult::from_json(r#"{"content":[{"type":"user"}],"isError":true}"#).unwrap();
         let shown = show_tool_result(&protocol, &Source::Local, 50_000);
         assert!(shown.is_content && shown.is_error);
     }
 
     #[test]
     fn block_02_links_nested_in_data_show_as_their_block_would() {
-        let module = ToolResult {
+        let module = RawToolResult {
             content: json!({"files":[{"type":"resource_link","name":"p","uri":S3}, {"type":"resource_link","name":"r","uri":"file:///r.txt"}], "n": 2}),
             is_error: false,
             data_is_content: false,
@@ -773,7 +774,7 @@ mod blocks {
 
     #[test]
     fn block_05_lone_surrogates_become_replacement_characters() {
-        let result = ToolResult::from_json(
+        let result = RawToolResult::from_json(
             r#"{"content":[{"type":"resource_link","name":"a\ud800b\udc00c","uri":"file:///x"}]}"#,
         )
         .unwrap();

@@ -6,7 +6,7 @@
 mod blocks {
 
     use musewire_core::blocks::{
-        show_tool_result, uri_may_carry_credential, LiveBlock, Shown, Source, ToolResult,
+        show_tool_result, uri_may_carry_credential, LiveBlock, RawToolResult, Shown, Source,
         CREDENTIAL_PARAMETERS,
     };
     use proptest::prelude::*;
@@ -203,11 +203,11 @@ mod blocks {
                 content.push(json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}));
             }
             for source in sources() {
-                let result = ToolResult { content: Value::Array(content.clone()), is_error: false, data_is_content: true };
+                let result = RawToolResult { content: Value::Array(content.clone()), is_error: false, data_is_content: true };
                 let shown = show_tool_result(&result, &source, cap);
                 prop_assert!(!all_text(&shown).contains(&secret), "{}: {}", uri, shown.copies.stored);
                 // The same link nested in a module's data.
-                let data = ToolResult { content: json!({"items": [content[1].clone()]}), is_error: false, data_is_content: false };
+                let data = RawToolResult { content: json!({"items": [content[1].clone()]}), is_error: false, data_is_content: false };
                 let shown = show_tool_result(&data, &source, cap);
                 prop_assert!(!all_text(&shown).contains(&secret), "{}: {}", uri, shown.copies.stored);
             }
@@ -231,7 +231,7 @@ mod blocks {
                 uri.push_str(&fragment);
             }
             prop_assert!(!uri_may_carry_credential(&uri), "{}", uri);
-            let result = ToolResult { content: json!([{"type": "resource_link", "name": "d", "uri": uri}]), is_error: false, data_is_content: true };
+            let result = RawToolResult { content: json!([{"type": "resource_link", "name": "d", "uri": uri}]), is_error: false, data_is_content: true };
             let shown = show_tool_result(&result, &Source::Local, 50_000);
             prop_assert_eq!(shown.copies.stored, format!("[resource link \"d\": {uri}; not fetched]"));
         }

@@ -117,11 +117,11 @@ fn host_10_a_call_dialog_is_a_host_tool_call_and_its_result_is_the_dialogs_value
         wire(json!({"content": [{"type": "text", "text": "partial"}]}))
     )));
     assert!(h.split().0.is_empty());
-    assert!(h.answer(Call::HostToolResult(
-        "d1".into(),
-        wire(json!({"content": [{"type": "text", "text": "found"}], "details": {"n": 1}})),
-        false
-    )));
+    assert!(h.answer(Call::HostToolResult {
+        id: "d1".into(),
+        result: wire(json!({"content": [{"type": "text", "text": "found"}], "details": {"n": 1}})),
+        is_error: false
+    }));
     let (written, _) = h.split();
     assert_eq!(written.len(), 1, "{written:?}");
     assert_eq!(written[0]["type"], "extension_ui_response");
@@ -132,20 +132,20 @@ fn host_10_a_call_dialog_is_a_host_tool_call_and_its_result_is_the_dialogs_value
         json!({"content": [{"type": "text", "text": "found"}], "details": {"n": 1}})
     );
     // Answered once.
-    assert!(!h.answer(Call::HostToolResult(
-        "d1".into(),
-        wire(json!({"content": []})),
-        false
-    )));
+    assert!(!h.answer(Call::HostToolResult {
+        id: "d1".into(),
+        result: wire(json!({"content": []})),
+        is_error: false
+    }));
 
     // An error result says so in the value.
     h.agent(&call_dialog("d2", "tc2"));
     h.drain();
-    assert!(h.answer(Call::HostToolResult(
-        "d2".into(),
-        wire(json!({"content": [{"type": "text", "text": "no"}]})),
-        true
-    )));
+    assert!(h.answer(Call::HostToolResult {
+        id: "d2".into(),
+        result: wire(json!({"content": [{"type": "text", "text": "no"}]})),
+        is_error: true
+    }));
     let (written, _) = h.split();
     let value: Value = serde_json::from_str(written[0]["value"].as_str().unwrap()).unwrap();
     assert_eq!(value["isError"], true);
@@ -163,11 +163,11 @@ fn host_10_an_aborted_call_is_cancelled_and_its_late_result_dropped() {
         events,
         vec![ClientEvent::HostToolCancelled { id: "d1".into() }]
     );
-    assert!(!h.answer(Call::HostToolResult(
-        "d1".into(),
-        wire(json!({"content": []})),
-        false
-    )));
+    assert!(!h.answer(Call::HostToolResult {
+        id: "d1".into(),
+        result: wire(json!({"content": []})),
+        is_error: false
+    }));
     assert!(h.split().0.is_empty());
     // A cancel for no open call says nothing.
     h.agent(r#"{"type":"extension_ui_request","id":"u10","method":"setStatus","statusKey":"musewire:host_tool_cancel","statusText":"tc1"}"#);

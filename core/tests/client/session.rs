@@ -849,17 +849,17 @@ fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_
     );
     let content = json!({"content": [{"type": "text", "text": "partial"}]});
     assert!(h.answer(Call::HostToolUpdate("h1".into(), wire(content.clone()))));
-    assert!(h.answer(Call::HostToolResult(
-        "h1".into(),
-        wire(json!({"content": [{"type": "text", "text": "no"}]})),
-        true
-    )));
+    assert!(h.answer(Call::HostToolResult {
+        id: "h1".into(),
+        result: wire(json!({"content": [{"type": "text", "text": "no"}]})),
+        is_error: true
+    }));
     assert!(
-        !h.answer(Call::HostToolResult(
-            "h1".into(),
-            ToolResult::default(),
-            false
-        )),
+        !h.answer(Call::HostToolResult {
+            id: "h1".into(),
+            result: ToolResult::default(),
+            is_error: false
+        }),
         "already finished"
     );
     let (written, _) = h.split();
@@ -876,11 +876,11 @@ fn host_02_03_tool_calls_stream_updates_end_with_a_result_and_cancel_drops_late_
         events,
         vec![ClientEvent::HostToolCancelled { id: "h2".into() }]
     );
-    assert!(!h.answer(Call::HostToolResult(
-        "h2".into(),
-        ToolResult::default(),
-        false
-    )));
+    assert!(!h.answer(Call::HostToolResult {
+        id: "h2".into(),
+        result: ToolResult::default(),
+        is_error: false
+    }));
     assert!(!h.answer(Call::HostToolUpdate("nope".into(), ToolResult::default())));
     assert!(h.split().0.is_empty());
 }
@@ -1267,7 +1267,11 @@ fn host_09_an_answer_over_the_agents_limit_fails_the_call_at_once() {
         h.drain();
         let text = "a".repeat(big);
         let result = ToolResult::text(text.clone());
-        assert!(h.answer(Call::HostToolResult("h1".into(), result, false)));
+        assert!(h.answer(Call::HostToolResult {
+            id: "h1".into(),
+            result,
+            is_error: false
+        }));
         let fields = HostUriResult {
             content: Some(text),
             ..Default::default()
@@ -1292,11 +1296,11 @@ fn host_09_an_answer_over_the_agents_limit_fails_the_call_at_once() {
         assert_eq!(warned, ["HOST-09", "HOST-09"]);
         // Within the limit: sent as it is.
         let small = json!({"content": [{"type": "text", "text": "ok"}]});
-        assert!(h.answer(Call::HostToolResult(
-            "h2".into(),
-            wire(small.clone()),
-            false
-        )));
+        assert!(h.answer(Call::HostToolResult {
+            id: "h2".into(),
+            result: wire(small.clone()),
+            is_error: false
+        }));
         let (written, events) = h.split();
         assert_eq!(
             written,

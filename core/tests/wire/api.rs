@@ -190,7 +190,7 @@ fn agent_end_is_terminal_unless_it_says_otherwise() {
             false,
         ),
     ] {
-        let AgentFrame::Event(AgentEvent::AgentEnd(end)) =
+        let AgentFrame::Event(SessionEvent::AgentEnd(end)) =
             AgentFrame::from_slice(json.as_bytes()).unwrap()
         else {
             panic!()
@@ -387,7 +387,7 @@ fn pi_v1_only_differences() {
         panic!()
     };
     assert_eq!(data.commands[0].extra["sourceInfo"], json!({"path":"/x"}));
-    let AgentFrame::Event(AgentEvent::CompactionEnd(end)) = AgentFrame::from_slice(
+    let AgentFrame::Event(SessionEvent::CompactionEnd(end)) = AgentFrame::from_slice(
         br#"{"type":"compaction_end","reason":"manual","aborted":true,"willRetry":false}"#,
     )
     .unwrap() else {
@@ -489,7 +489,7 @@ fn call06_an_assistant_messages_usage_cost_is_typed_and_written_back_as_sent() {
 fn call06_message_update_message_is_typed_when_asked() {
     let json = r#"{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"a\ud83d \"q\"\n"}],"api":"a","provider":"p","model":"m","stopReason":"stop","timestamp":1},"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"\n","partial":{"role":"assistant","content":[{"type":"text","text":"a\ud83d \"q\"\n"}],"api":"a","provider":"p","model":"m","stopReason":"stop","timestamp":1}}}"#;
     let frame = AgentFrame::from_slice(json.as_bytes()).unwrap();
-    let AgentFrame::Event(AgentEvent::MessageUpdate(update)) = &frame else {
+    let AgentFrame::Event(SessionEvent::MessageUpdate(update)) = &frame else {
         panic!("{frame:?}")
     };
     let AgentMessage::Assistant(message) = update.message.as_ref().unwrap().get().unwrap() else {

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use musewire_core::frame::{DecodeEvent, Frame, StreamDecoder};
-use musewire_core::wire::{AgentEvent, AgentFrame, AssistantMessageEvent, ResponseData};
+use musewire_core::wire::{AgentFrame, AssistantMessageEvent, ResponseData, SessionEvent};
 use serde_json::Value;
 
 fn frames(path: &Path) -> Vec<Frame> {
@@ -124,7 +124,7 @@ fn frame03_call06_omp_session_sample_is_fully_typed() {
                 Some(ResponseData::Messages(data)) => messages += data.messages.len(),
                 other => panic!("unexpected response data {other:?}"),
             },
-            AgentFrame::Event(AgentEvent::MessageUpdate(update)) => {
+            AgentFrame::Event(SessionEvent::MessageUpdate(update)) => {
                 assert!(matches!(
                     update.assistant_message_event,
                     AssistantMessageEvent::TextDelta(_)

@@ -4,7 +4,7 @@
 use crate::wire_samples;
 
 use musewire_core::wire::{
-    AgentEvent, AgentFrame, AgentMessage, Command, ContentBlock, HostFrame, UiRequest,
+    AgentFrame, AgentMessage, Command, ContentBlock, HostFrame, SessionEvent, UiRequest,
 };
 use serde_json::{json, Value};
 use wire_samples::{AGENT_FRAMES, COMMANDS, HOST_FRAMES};
@@ -161,11 +161,11 @@ fn call06_unknown_nested_tags_are_kept() {
         ),
         (
             r#"{"type":"message_update","message":{"role":"assistant","content":[],"timestamp":1},"assistantMessageEvent":{"type":"audio_delta","contentIndex":0,"delta":"AAAA"}}"#,
-            |f| matches!(f, AgentFrame::Event(AgentEvent::MessageUpdate(u)) if u.assistant_message_event.tag() == Some("audio_delta")),
+            |f| matches!(f, AgentFrame::Event(SessionEvent::MessageUpdate(u)) if u.assistant_message_event.tag() == Some("audio_delta")),
         ),
         (
             r#"{"type":"subagent_event","payload":{"id":"sa","event":{"type":"future_event","x":1}}}"#,
-            |f| matches!(f, AgentFrame::SubagentEvent(e) if matches!(e.payload.event, AgentEvent::Unknown(_))),
+            |f| matches!(f, AgentFrame::SubagentEvent(e) if matches!(e.payload.event, SessionEvent::Unknown(_))),
         ),
     ] {
         let frame = AgentFrame::from_slice(json.as_bytes()).unwrap();
@@ -216,7 +216,7 @@ fn call06_duplicate_type_is_read_as_json_parse_does() {
     assert!(AgentFrame::from_slice(json).is_err());
     let frame = AgentFrame::from_slice_lenient(json).unwrap();
     assert!(
-        matches!(frame, AgentFrame::Event(AgentEvent::TurnStart(_))),
+        matches!(frame, AgentFrame::Event(SessionEvent::TurnStart(_))),
         "{frame:?}"
     );
 }

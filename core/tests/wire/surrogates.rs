@@ -4,8 +4,8 @@
 //! writes it.
 
 use musewire_core::wire::{
-    self, display_text, lone_surrogate, stand_in, AgentEvent, AgentFrame, AgentMessage, Command,
-    ContentBlock, HostFrame,
+    self, display_text, lone_surrogate, stand_in, AgentFrame, AgentMessage, Command, ContentBlock,
+    HostFrame, SessionEvent,
 };
 use proptest::prelude::*;
 
@@ -24,7 +24,7 @@ fn agent_exact(json: &str) -> AgentFrame {
 }
 
 fn message_end_text(frame: &AgentFrame) -> Vec<String> {
-    let AgentFrame::Event(AgentEvent::MessageEnd(end)) = frame else {
+    let AgentFrame::Event(SessionEvent::MessageEnd(end)) = frame else {
         panic!("{frame:?}")
     };
     let AgentMessage::Assistant(message) = &end.message else {

@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use musewire_core::blocks::{show_tool_result, Source, ToolResult, DEFAULT_CAP_CHARS};
+use musewire_core::blocks::{show_tool_result, RawToolResult, Source, DEFAULT_CAP_CHARS};
 
 /// Arguments of `musewire blocks`.
 #[derive(clap::Args)]
@@ -39,7 +39,7 @@ pub fn run(args: BlocksArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let text = String::from_utf8_lossy(&input);
-    let result = match ToolResult::from_json(&text) {
+    let result = match RawToolResult::from_json(&text) {
         Ok(result) => result,
         Err(e) => {
             eprintln!("musewire blocks: {e}");

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::output::{Availability, StoredOutput};
 use musewire_core::wire::{
-    AgentEvent, AgentFrame, ContentBlock, HostToolDefinition, HostUriResult, ToolResult, UiRequest,
-    UiResponse,
+    AgentFrame, ContentBlock, HostToolDefinition, HostUriResult, SessionEvent, ToolResult,
+    UiRequest, UiResponse,
 };
 use musewire_mio::{AgentProcess, CallError};
 use serde_json::{json, Value};
@@ -182,7 +182,7 @@ impl Screen {
             return;
         };
         match event {
-            AgentEvent::ToolExecutionStart(start) => {
+            SessionEvent::ToolExecutionStart(start) => {
                 let args = start
                     .args
                     .as_ref()
@@ -190,7 +190,7 @@ impl Screen {
                     .unwrap_or_default();
                 self.note(&format!("→ {}({})", start.tool_name, shorten(&args, 120)));
             }
-            AgentEvent::ToolExecutionEnd(end) => {
+            SessionEvent::ToolExecutionEnd(end) => {
                 // The result is the tool's own (`{content, details?}`), kept as sent.
                 let result = end
                     .result

@@ -2884,6 +2884,9 @@ fn acp_38_each_pis_write_and_edit_reach_the_editor() {
         let edit = format!("{who} edit");
         check_review_turn(&turns[1], session, &edited, "alpha\ngamma\n", &edit);
         assert_eq!(out["bridgeExit"], 0);
+    }
+}
+
 /// ACP-34, ACP-35, AGENT-07 through the official client over `musewire agent
 /// --approval-mode always-ask`: its `bash` asks omp's approval select, asked in Ask and in
 /// Accept edits (no edit; the agent has no file-writing tool), answered by the bridge in

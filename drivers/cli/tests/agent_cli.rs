@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{AgentEvent, AgentFrame, ContentBlock, ToolResult};
+use musewire_core::wire::{AgentFrame, ContentBlock, SessionEvent, ToolResult};
 use musewire_mio::AgentProcess;
 use serde_json::{json, Value};
 
@@ -134,7 +134,7 @@ fn agent_06_bash_streams_its_output_while_it_runs() {
     let mut ended = None;
     next(&agent, |e| match e {
         ClientEvent::Frame {
-            frame: AgentFrame::Event(AgentEvent::ToolExecutionUpdate(update)),
+            frame: AgentFrame::Event(SessionEvent::ToolExecutionUpdate(update)),
         } => {
             assert_eq!(update.tool_name, "bash");
             let partial = update.partial_result.clone().expect("a partial result");
@@ -143,7 +143,7 @@ fn agent_06_bash_streams_its_output_while_it_runs() {
             false
         }
         ClientEvent::Frame {
-            frame: AgentFrame::Event(AgentEvent::ToolExecutionEnd(end)),
+            frame: AgentFrame::Event(SessionEvent::ToolExecutionEnd(end)),
         } => {
             ended = Some((Instant::now(), end.result.clone()));
             false

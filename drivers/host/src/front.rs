@@ -135,7 +135,11 @@ impl From<ToolResult> for HostToolAnswer {
 
 /// The call that answers a host tool call with what its handler returned (HOST-02).
 pub fn tool_answer(id: String, answer: HostToolAnswer) -> Call {
-    Call::HostToolResult(id, answer.result, answer.is_error)
+    Call::HostToolResult {
+        id,
+        result: answer.result,
+        is_error: answer.is_error,
+    }
 }
 
 /// The call that answers a host URI request (HOST-05).
@@ -382,11 +386,11 @@ mod tests {
         let answer = HandlerAnswer::Tool(HostToolAnswer::error(ToolResult::text("no")));
         assert_eq!(
             answer.into_call(&key),
-            Some(Call::HostToolResult(
-                "h1".into(),
-                ToolResult::text("no"),
-                true
-            ))
+            Some(Call::HostToolResult {
+                id: "h1".into(),
+                result: ToolResult::text("no"),
+                is_error: true
+            })
         );
     }
 }

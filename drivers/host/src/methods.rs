@@ -83,7 +83,7 @@ macro_rules! driver_methods {
             $crate::__core::client::Call::HostToolUpdate(id.into(), partial_result);
         /// Sends the result of a host tool call; false when the call is not open (HOST-03).
         answer host_tool_result(id: &str, result: $crate::__core::wire::ToolResult, is_error: bool) =
-            $crate::__core::client::Call::HostToolResult(id.into(), result, is_error);
+            $crate::__core::client::Call::HostToolResult { id: id.into(), result, is_error };
         /// Answers a host URI request; false when it is not open.
         answer host_uri_result(id: &str, result: $crate::__core::wire::HostUriResult) =
             $crate::__core::client::Call::HostUriResult(id.into(), result);

@@ -4,8 +4,8 @@
 //! `cargo run -p musewire --release -- prompt hi -- target/release/examples/mio_agent`.
 use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent, Ended};
 use musewire_core::wire::{
-    AgentEnd, AgentEvent as Event, AgentFrame, AgentMessage, AssistantMessage,
-    AssistantMessageEvent, BlockDelta, Command, ContentBlock, Empty, Lazy, MessageUpdate,
+    AgentEnd, AgentFrame, AgentMessage, AssistantMessage, AssistantMessageEvent, BlockDelta,
+    Command, ContentBlock, Empty, Lazy, MessageUpdate, SessionEvent,
 };
 use musewire_mio::agent_stdio::AgentStdio;
 
@@ -29,16 +29,16 @@ fn main() -> std::io::Result<()> {
                 delta: text,
                 ..BlockDelta::default()
             });
-            let update = Event::MessageUpdate(MessageUpdate {
+            let update = SessionEvent::MessageUpdate(MessageUpdate {
                 message: Lazy::new(&said).ok(),
                 assistant_message_event: delta,
                 ..MessageUpdate::default()
             });
-            let end = Event::AgentEnd(AgentEnd {
+            let end = SessionEvent::AgentEnd(AgentEnd {
                 messages: vec![said],
                 ..AgentEnd::default()
             });
-            for event in [Event::AgentStart(Empty::default()), update, end] {
+            for event in [SessionEvent::AgentStart(Empty::default()), update, end] {
                 let _ = agent.emit(now, &AgentFrame::from(event));
             }
         }

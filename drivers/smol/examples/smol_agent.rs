@@ -4,8 +4,8 @@
 //! `cargo run -p musewire --release -- prompt "hi there" -- target/release/examples/smol_agent`.
 use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent};
 use musewire_core::wire::{
-    AgentEnd, AgentEvent as Event, AgentFrame, AgentMessage, AssistantMessage,
-    AssistantMessageEvent, BlockDelta, Command, ContentBlock, Empty, Lazy, MessageUpdate,
+    AgentEnd, AgentFrame, AgentMessage, AssistantMessage, AssistantMessageEvent, BlockDelta,
+    Command, ContentBlock, Empty, Lazy, MessageUpdate, SessionEvent,
 };
 use musewire_smol::agent_stdio::AgentStdio;
 
@@ -25,10 +25,10 @@ fn main() -> std::io::Result<()> {
         {
             let answered = agent.respond(now, request, Ok(None));
             if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
-                let mut emit = |event: Event| {
+                let mut emit = |event: SessionEvent| {
                     let _ = agent.emit(now, &AgentFrame::from(event));
                 };
-                emit(Event::AgentStart(Empty::default()));
+                emit(SessionEvent::AgentStart(Empty::default()));
                 let mut text = String::new();
                 for word in prompt.message.split_inclusive(' ') {
                     text.push_str(word);
@@ -37,13 +37,13 @@ fn main() -> std::io::Result<()> {
                         delta: word.to_owned(),
                         ..BlockDelta::default()
                     });
-                    emit(Event::MessageUpdate(MessageUpdate {
+                    emit(SessionEvent::MessageUpdate(MessageUpdate {
                         message: Lazy::new(&message(&text)).ok(),
                         assistant_message_event: delta,
                         ..MessageUpdate::default()
                     }));
                 }
-                emit(Event::AgentEnd(AgentEnd {
+                emit(SessionEvent::AgentEnd(AgentEnd {
                     messages: vec![message(&text)],
                     ..AgentEnd::default()
                 }));

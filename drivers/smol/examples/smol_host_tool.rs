@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::{AgentEvent, AgentFrame, HostToolDefinition, ToolResult};
+use musewire_core::wire::{AgentFrame, HostToolDefinition, SessionEvent, ToolResult};
 use musewire_smol::AgentProcess;
 use serde_json::json;
 
@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             match event {
                 ClientEvent::Frame {
-                    frame: AgentFrame::Event(AgentEvent::ToolExecutionEnd(end)),
+                    frame: AgentFrame::Event(SessionEvent::ToolExecutionEnd(end)),
                 } => println!("\n[{} → {:?}]", end.tool_name, end.result),
                 ClientEvent::TurnFinished | ClientEvent::Closed { .. } => break,
                 _ => {}

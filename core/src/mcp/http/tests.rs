@@ -681,3 +681,33 @@ fn mcp_11_batch_answer() {
     h.json(call, None, &batch);
     assert_eq!(h.results[0].1, r#"[{"type":"text","text":"b"}]"#);
 }
+
+/// A URL's userinfo, query and fragment (where an editor may put a token) are in no `Debug`
+/// output of the machine or its requests, as MCP-15 keeps the headers' values; the request
+/// still goes to the URL as given.
+#[test]
+fn mcp_15_a_url_with_credentials_is_shown_without_them() {
+    let url: Url = "https://ada:s3cret-pw@mcp.example:8443/mcp?token=s3cret-q#s3cret-f"
+        .parse()
+        .unwrap();
+    assert_eq!(redacted_url(&url), "https://mcp.example:8443/mcp");
+    let plain: Url = "http://127.0.0.1:3001/sse".parse().unwrap();
+    assert_eq!(redacted_url(&plain), "http://127.0.0.1:3001/sse");
+
+    let now = Instant::now();
+    let mut server = McpHttpServer::new("srv", url.clone(), now, HttpConfig::default());
+    let mut sent = Vec::new();
+    while let Some(action) = server.poll_action() {
+        if let HttpAction::Send(request) = action {
+            sent.push(request);
+        }
+    }
+    let [request] = &sent[..] else {
+        panic!("one initialize request: {sent:?}")
+    };
+    assert_eq!(request.url, url, "the driver gets the URL as given");
+    for shown in [format!("{request:?}"), format!("{server:?}")] {
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("https://mcp.example:8443/mcp"), "{shown}");
+    }
+}
