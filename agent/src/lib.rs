@@ -11,7 +11,8 @@
 //! assistant, tool results, bash executions), pages it (PAGE-01..06), and with
 //! `--session-dir` keeps each session in a file of that folder, loaded back by
 //! `switch_session` ([`session`], AGENT-05). With `--approval-mode always-ask`
-//! ([`ApprovalMode`]) its `bash` tool asks the host first, as omp's does (AGENT-07).
+//! ([`ApprovalMode`]) its `bash`, `write` and `edit` tools ask the host first, as omp's do
+//! (AGENT-07).
 //!
 //! [`App`] is the application, driven without a process by tests, sans-IO apart from the
 //! shell commands it runs: its file work goes through the [I/O seam](io) ([`App::poll_io`],

@@ -19,17 +19,21 @@ pub enum ApprovalMode {
     /// Every tool runs unasked: no `--approval-mode`, or omp's `yolo` (the default).
     #[default]
     Unasked,
-    /// omp's `always-ask` or `write`: the `bash` tool (omp's `exec` tier) asks first, with
-    /// omp's `select` (`Allow tool: bash`, `Approve` / `Deny`); `read`, `todo` and `ask`
-    /// (omp's `read` tier) run unasked, and the agent has no file-writing tool.
+    /// omp's `write`: the `bash` tool (omp's `exec` tier) asks first, with omp's `select`
+    /// (`Allow tool: bash`, `Approve` / `Deny`); `write` and `edit` (omp's `write` tier),
+    /// `read`, `todo` and `ask` (its `read` tier) run unasked.
     AskBeforeBash,
+    /// omp's `always-ask`: `bash`, `write` and `edit` (omp's `exec` and `write` tiers) ask
+    /// first, each with omp's `select`; `read`, `todo` and `ask` run unasked.
+    AskBeforeChanges,
 }
 
 impl ApprovalMode {
     /// The mode of an `--approval-mode` value omp takes (`always-ask`, `write`, `yolo`).
     pub fn from_flag(value: &str) -> Option<ApprovalMode> {
         match value {
-            "always-ask" | "write" => Some(ApprovalMode::AskBeforeBash),
+            "always-ask" => Some(ApprovalMode::AskBeforeChanges),
+            "write" => Some(ApprovalMode::AskBeforeBash),
             "yolo" => Some(ApprovalMode::Unasked),
             _ => None,
         }

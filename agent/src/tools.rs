@@ -237,21 +237,40 @@ pub(crate) const DENY: &str = "Deny";
 /// characters.
 const APPROVAL_QUOTE_CHARS: usize = 2000;
 
-/// Whether a call of `name` asks the host before it runs under `mode` (AGENT-07): `bash`
-/// under [`ApprovalMode::AskBeforeBash`].
+/// Whether a call of `name` asks the host before it runs under `mode` (AGENT-07), as omp's
+/// tiers say: `bash` (omp's `exec` tier) unless nothing asks, `write` and `edit` (its
+/// `write` tier) under [`ApprovalMode::AskBeforeChanges`] only.
 pub(crate) fn asks_first(mode: ApprovalMode, name: &str) -> bool {
-    mode == ApprovalMode::AskBeforeBash && name == "bash"
+    match mode {
+        ApprovalMode::Unasked => false,
+        ApprovalMode::AskBeforeBash => name == "bash",
+        ApprovalMode::AskBeforeChanges => matches!(name, "bash" | "write" | "edit"),
+    }
 }
 
 /// The approval of `call` (AGENT-07): omp 18.2.3's `select`, titled by its
-/// `formatApprovalPrompt` (`Allow tool: NAME`, then `Command: …` for bash), options
-/// `Approve` and `Deny`, no timeout.
+/// `formatApprovalPrompt` (`Allow tool: NAME`, then the tool's `formatApprovalDetails`
+/// lines: `Command: …` for bash, `Path: …` and `Content:` then the content for write,
+/// `File: …` for edit), options `Approve` and `Deny`, no timeout.
 pub(crate) fn approval(call: &ToolCall) -> UiRequest {
+    let text = |key: &str| call.arguments.get(key).and_then(Value::as_str);
     let mut title = format!("Allow tool: {}", call.name);
-    if call.name == "bash" {
-        let command = call.arguments.get("command").and_then(Value::as_str);
-        title.push_str("\nCommand: ");
-        title.push_str(&quote_for_prompt(command.unwrap_or("(missing)")));
+    match call.name.as_str() {
+        "bash" => {
+            title.push_str("\nCommand: ");
+            title.push_str(&quote_for_prompt(text("command").unwrap_or("(missing)")));
+        }
+        "write" => {
+            title.push_str("\nPath: ");
+            title.push_str(&quote_for_prompt(text("path").unwrap_or("(missing)")));
+            title.push_str("\nContent:\n");
+            title.push_str(&quote_for_prompt(text("content").unwrap_or_default()));
+        }
+        "edit" => {
+            title.push_str("\nFile: ");
+            title.push_str(&quote_for_prompt(text("path").unwrap_or("(unknown)")));
+        }
+        _ => {}
     }
     UiRequest::Select(SelectRequest {
         title,

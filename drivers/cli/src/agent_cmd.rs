@@ -2,7 +2,7 @@
 //! omp 18.2.3 takes so that a host written against omp can start it in omp's place
 //! (AGENT-03): what applies is honoured (`--no-session`, `--max-time`, `--cwd`, `--thinking`,
 //! `--model`, `--provider`, `--session-dir`: session files, AGENT-05; `--approval-mode`: the
-//! bash tool asks first, AGENT-07), the rest accepted and ignored, and the flags that need what a scripted agent does not have (resuming a session
+//! bash, write and edit tools ask first, AGENT-07), the rest accepted and ignored, and the flags that need what a scripted agent does not have (resuming a session
 //! by flag, another mode) refused. Its own flags: `--max-inline-bytes` and `--spill-dir`
 //! (tool-output spill and `read_output`).
 
@@ -53,9 +53,9 @@ pub struct AgentArgs {
     /// max); another value is ignored with a warning, as omp does.
     #[arg(long, allow_hyphen_values = true)]
     thinking: Option<String>,
-    /// Which tools ask the host before they run, as omp's (AGENT-07): always-ask or write
-    /// (the bash tool asks, with omp's select `Allow tool: bash`), yolo (none asks; the
-    /// default). Another value is ignored with a warning.
+    /// Which tools ask the host before they run, as omp's (AGENT-07): always-ask (bash,
+    /// write and edit ask, with omp's select `Allow tool: NAME`), write (bash asks), yolo
+    /// (none asks; the default). Another value is ignored with a warning.
     #[arg(long, value_name = "MODE", allow_hyphen_values = true)]
     approval_mode: Option<String>,
     /// Stamp every message with this time (milliseconds since the Unix epoch) instead of the
