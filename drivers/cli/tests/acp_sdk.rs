@@ -2888,9 +2888,10 @@ fn acp_38_each_pis_write_and_edit_reach_the_editor() {
 }
 
 /// ACP-34, ACP-35, AGENT-07 through the official client over `musewire agent
-/// --approval-mode always-ask`: its `bash` asks omp's approval select, asked in Ask and in
-/// Accept edits (no edit; the agent has no file-writing tool), answered by the bridge in
-/// Allow all, asked again back in Ask; each approved command ran.
+/// --approval-mode always-ask`: its `bash` and `write` ask omp's approval select; bash is
+/// asked in Ask and in Accept edits, where a write runs unasked (its card says so, the file
+/// is written), answered by the bridge in Allow all, asked again back in Ask; each approved
+/// command ran.
 #[test]
 fn acp_34_35_agent_07_modes_over_the_bundled_agent_under_always_ask() {
     let work = scratch("acp-bundled-always-ask");
@@ -2899,12 +2900,18 @@ fn acp_34_35_agent_07_modes_over_the_bundled_agent_under_always_ask() {
     let Some(out) = Sdk::over_command("modes", &agent)
         .agent_args(&["--approval-mode", "always-ask"])
         .env("ACP_GATED", "bash echo gated")
+        .env(
+            "ACP_EDIT",
+            r#"call write {"path":"by-mode.txt","content":"fresh\n"}"#,
+        )
         .run()
     else {
         return;
     };
-    check_modes(&out, false);
+    check_modes(&out, true);
     asked_about_the_call(&out);
+    let written = std::fs::read_to_string(work.join("by-mode.txt"));
+    assert_eq!(written.ok().as_deref(), Some("fresh\n"), "{out:#}");
     for turn in ["ask", "acceptGated", "allowAll", "back"] {
         assert!(
             text_of(&out[turn], "agent_message_chunk").contains("bash returned: gated"),
