@@ -36,7 +36,8 @@
 // `omp-approval-cancel` (ACP-08): an approval answered `cancelled`, one the editor leaves open
 // and cancels the turn under, then a turn after (ACP_AFTER).
 // `turns` (ACP-05, ACP-33): the prompts in the file ACP_PROMPTS_FILE, a JSON list, one turn each in
-// one session, in `turns` (a prompt answered with an error: `{error}`). `cancel-next` (ACP-28): ACP_LONG (a tool call that takes a while) is cancelled
+// one session, in `turns` (a prompt answered with an error: `{error}`; an entry `{"kill": true}`
+// kills the agent's process group between turns: `{killed}`). `cancel-next` (ACP-28): ACP_LONG (a tool call that takes a while) is cancelled
 // once its tool card shows, and the next prompt (ACP_NEXT) is sent right after the cancel,
 // before the cancelled answer, as codecompanion.nvim does; then a turn after (ACP_AFTER);
 // every update and answer in `log`.
@@ -138,6 +139,40 @@ const step = async (name, promise) => {
     bridge.kill();
     process.exit(2);
   }
+};
+
+// ACP-33: kills the bridge's agent between turns: the bridge's one child that leads a process
+// group of its own (ACP-12), SIGKILL to that group; resolves once the agent is reaped (the
+// bridge saw it exit) and a moment more for the bridge to take that in, as
+// `{pid, group, gone}`.
+const killAgent = async () => {
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const stat = pid => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const [state, ppid, pgrp] = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      return { state, ppid: Number(ppid), pgrp: Number(pgrp) };
+    } catch {
+      return null;
+    }
+  };
+  const agents = readdirSync("/proc")
+    .filter(name => /^[0-9]+$/.test(name))
+    .map(Number)
+    .filter(pid => {
+      const s = stat(pid);
+      return s && s.ppid === bridge.pid && s.pgrp === pid && s.state !== "Z";
+    });
+  if (agents.length !== 1) return { agents };
+  const [pid] = agents;
+  process.kill(-pid, "SIGKILL");
+  let gone = false;
+  try {
+    await until(() => stat(pid) === null, WAIT_MS);
+    gone = true;
+  } catch {}
+  await new Promise(r => setTimeout(r, 1000));
+  return { pid, group: pid, gone };
 };
 
 // When the `command` scenario's prompt went out (ACP-30).
@@ -439,10 +474,16 @@ async function extraScenario(ctx) {
     return;
   }
   if (scenario === "turns") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
+    out.sessionId = session.sessionId;
     out.turns = [];
     const { readFileSync } = await import("node:fs");
     for (const text of JSON.parse(readFileSync(process.env.ACP_PROMPTS_FILE, "utf8"))) {
+      // `{"kill": true}` (ACP-33): the agent killed between turns, in `turns` as `{killed}`.
+      if (text?.kill) {
+        out.turns.push({ killed: await killAgent() });
+        continue;
+      }
       // A prompt answered with an error is a turn too (ACP-33: the agent died in it).
       const turn = await errorOf(prompt(ctx, session.sessionId, text));
       out.turns.push(turn.result ?? { error: turn });

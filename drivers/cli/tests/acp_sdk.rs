@@ -2319,6 +2319,81 @@ fn acp_33_the_prompt_after_the_agent_died_runs_in_a_new_agent_bundled_agent() {
     assert_eq!(out["bridgeExit"], 0, "{out:#}");
 }
 
+/// ACP-33 over a real agent (`musewire acp --session-dir DIR -- AGENT --mode rpc`), as issue
+/// 34 asks: a turn; the agent's process group killed between turns (SIGKILL; the agent reaped
+/// before the next prompt); a prompt: it runs in a new agent on the same session file, after
+/// the restart notice, and the model is sent the first prompt with it (the history).
+fn check_restart_between_turns_over(live: &Live, what: &str) {
+    use musewire_core::acp::RESTARTED_NOTICE;
+    let sessions = live.dir.join("sessions");
+    let file = live.dir.join("prompts.json");
+    std::fs::write(
+        &file,
+        json!(["[[text alpha]]", {"kill": true}, "[[text beta]]"]).to_string(),
+    )
+    .unwrap();
+    let out = Sdk::over("turns", live)
+        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .env("ACP_PROMPTS_FILE", &file)
+        .run()
+        .expect("the SDK is there");
+    assert!(out["sessionId"].is_string(), "{what}: session/new: {out:#}");
+    let first = turn_of(&out, 0);
+    assert_eq!(first["stopReason"], "end_turn", "{what}: {out:#}");
+    assert_eq!(
+        text_of(first, "agent_message_chunk").trim(),
+        "alpha",
+        "{what}"
+    );
+    let killed = &turn_of(&out, 1)["killed"];
+    assert!(killed["pid"].is_u64(), "{what}: one agent to kill: {out:#}");
+    assert_eq!(killed["gone"], true, "{what}: the agent exited: {out:#}");
+    let after = turn_of(&out, 2);
+    assert_eq!(after["stopReason"], "end_turn", "{what}: {out:#}");
+    let text = text_of(after, "agent_message_chunk");
+    let rest = text
+        .strip_prefix(RESTARTED_NOTICE)
+        .and_then(|rest| rest.strip_prefix('\n'))
+        .unwrap_or_else(|| panic!("{what}: the notice on a line first: {text:?}"));
+    assert_eq!(rest.trim(), "beta", "{what}");
+    let sent: Vec<String> = live
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    let beta = sent
+        .iter()
+        .find(|r| r.contains("[[text beta]]"))
+        .unwrap_or_else(|| panic!("{what}: the second turn reached the model"));
+    assert!(
+        beta.contains("[[text alpha]]"),
+        "{what}: the history: {beta}"
+    );
+    assert_eq!(out["bridgeExit"], 0, "{what}: {out:#}");
+}
+
+/// ACP-33 over omp 18.2.3's RPC mode: the agent killed between turns, the next prompt
+/// answered in a new agent with the history.
+#[test]
+fn acp_33_the_agent_killed_between_turns_comes_back_with_the_history_over_omp_rpc() {
+    let Some(omp) = Live::omp("acp-omp-restart") else {
+        return;
+    };
+    check_restart_between_turns_over(&omp, "omp");
+}
+
+/// ACP-33 over each pinned `pi --mode rpc`, as over omp.
+#[test]
+fn acp_33_the_agent_killed_between_turns_comes_back_with_the_history_over_each_pi_rpc() {
+    for pi in Pi::ALL {
+        let Some(live) = Live::pi(pi, &format!("acp-{}-restart", pi.name())) else {
+            return;
+        };
+        check_restart_between_turns_over(&live, &format!("pi {}", pi.version()));
+    }
+}
+
 /// The command both ACP-30 scenarios run: it prints, sleeps, prints.
 const COMMAND: &str = "echo one; sleep 2; echo two";
 
