@@ -208,6 +208,12 @@ pub fn check_output_grace(
     let left = scratch(driver, "group-escapes").with_file_name("left");
     let agent = start(group_agent(&left, "escapes"));
     let sleeper = left_running(&left);
+    // `setsid` makes the sleeper a group of its own after the agent wrote its pid: on a busy
+    // machine the group can still be the agent's for a moment.
+    let since = Instant::now();
+    while process_group(sleeper) != Some(sleeper) && since.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(process_group(sleeper), Some(sleeper));
     let started = Instant::now();
     let status = (agent.stop)(Duration::from_secs(10));
