@@ -5,7 +5,7 @@
 
 use crate::support as acp_support;
 
-use acp_support::{update, Harness};
+use acp_support::{choose, set_mode, update, Harness};
 use musewire_core::acp::{approved_line, Mode};
 use serde_json::{json, Value};
 
@@ -48,19 +48,6 @@ fn confirmed(h: &Harness) -> Vec<(String, Option<bool>)> {
             )
         })
         .collect()
-}
-
-fn choose(h: &mut Harness, request: &Value, option: &str) {
-    h.send(json!({"jsonrpc": "2.0", "id": request["id"],
-        "result": {"outcome": {"outcome": "selected", "optionId": option}}}));
-}
-
-fn set_mode(h: &mut Harness, id: u64, s: &str, mode: &str) {
-    h.request(
-        id,
-        "session/set_mode",
-        json!({"sessionId": s, "modeId": mode}),
-    );
 }
 
 fn option_ids(request: &Value) -> Vec<&str> {

@@ -3,7 +3,7 @@
 
 use crate::support as acp_support;
 
-use acp_support::{assistant, update, Harness};
+use acp_support::{answers, asked, assistant, choose, update, Harness};
 use serde_json::{json, Value};
 
 const APPROVAL_TITLE: &str = "Allow tool: bash\nCommand: echo hi";
@@ -16,29 +16,6 @@ fn tool_call_end(id: &str, name: &str, arguments: Value) -> Value {
 fn approval(id: &str) -> Value {
     json!({"type": "extension_ui_request", "id": id, "method": "select",
         "title": APPROVAL_TITLE, "options": ["Approve", "Deny"]})
-}
-
-/// The editor requests the bridge made with this method, in order.
-fn asked(h: &Harness, method: &str) -> Vec<Value> {
-    h.editor
-        .iter()
-        .filter(|m| m["method"] == method && m.get("id").is_some())
-        .cloned()
-        .collect()
-}
-
-/// The agent's `extension_ui_response`s, in order.
-fn answers(h: &Harness) -> Vec<Value> {
-    h.agent
-        .iter()
-        .filter(|m| m["type"] == "extension_ui_response")
-        .cloned()
-        .collect()
-}
-
-fn choose(h: &mut Harness, request: &Value, option: &str) {
-    h.send(json!({"jsonrpc": "2.0", "id": request["id"],
-        "result": {"outcome": {"outcome": "selected", "optionId": option}}}));
 }
 
 fn cancelled(h: &mut Harness, request: &Value) {

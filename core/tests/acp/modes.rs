@@ -5,7 +5,7 @@
 
 use crate::support as acp_support;
 
-use acp_support::{update, Harness};
+use acp_support::{choose, set_mode, update, Harness};
 use musewire_core::acp::{approved_line, Bridge, BridgeConfig, Input, Mode, SessionFileDone};
 use serde_json::{json, Value};
 
@@ -45,19 +45,6 @@ fn answers(h: &Harness) -> Vec<(String, String)> {
             )
         })
         .collect()
-}
-
-fn choose(h: &mut Harness, request: &Value, option: &str) {
-    h.send(json!({"jsonrpc": "2.0", "id": request["id"],
-        "result": {"outcome": {"outcome": "selected", "optionId": option}}}));
-}
-
-fn set_mode(h: &mut Harness, id: u64, s: &str, mode: &str) {
-    h.request(
-        id,
-        "session/set_mode",
-        json!({"sessionId": s, "modeId": mode}),
-    );
 }
 
 fn set_option(h: &mut Harness, id: u64, s: &str, value: Value) {

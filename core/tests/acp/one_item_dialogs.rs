@@ -5,26 +5,8 @@
 
 use crate::support as acp_support;
 
-use acp_support::{update, Harness};
+use acp_support::{answers, asked, update, Harness};
 use serde_json::{json, Value};
-
-/// The editor requests the bridge made with this method, in order.
-fn asked(h: &Harness, method: &str) -> Vec<Value> {
-    h.editor
-        .iter()
-        .filter(|m| m["method"] == method && m.get("id").is_some())
-        .cloned()
-        .collect()
-}
-
-/// The agent's `extension_ui_response`s, in order.
-fn answers(h: &Harness) -> Vec<Value> {
-    h.agent
-        .iter()
-        .filter(|m| m["type"] == "extension_ui_response")
-        .cloned()
-        .collect()
-}
 
 /// Every tool card update the editor saw (`tool_call`, `tool_call_update`).
 fn cards(h: &Harness) -> Vec<Value> {

@@ -390,3 +390,36 @@ pub fn update(event: Value) -> Value {
 pub fn agent_end(stop_reason: &str) -> Value {
     json!({"type": "agent_end", "messages": [assistant("x", stop_reason)]})
 }
+
+/// The editor requests the bridge made with this method, in order.
+pub fn asked(h: &Harness, method: &str) -> Vec<Value> {
+    h.editor
+        .iter()
+        .filter(|m| m["method"] == method && m.get("id").is_some())
+        .cloned()
+        .collect()
+}
+
+/// The agent's `extension_ui_response`s, in order.
+pub fn answers(h: &Harness) -> Vec<Value> {
+    h.agent
+        .iter()
+        .filter(|m| m["type"] == "extension_ui_response")
+        .cloned()
+        .collect()
+}
+
+/// The editor answers the permission `request` with `option` (ACP-08, ACP-09).
+pub fn choose(h: &mut Harness, request: &Value, option: &str) {
+    h.send(json!({"jsonrpc": "2.0", "id": request["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": option}}}));
+}
+
+/// The editor sets session `s`'s mode by `session/set_mode` (ACP-35), as request `id`.
+pub fn set_mode(h: &mut Harness, id: u64, s: &str, mode: &str) {
+    h.request(
+        id,
+        "session/set_mode",
+        json!({"sessionId": s, "modeId": mode}),
+    );
+}
