@@ -5,12 +5,13 @@ use serde_json::Value;
 use url::Url;
 
 use super::credential::{credential_finding, CredentialFinding};
+use super::RawToolResult;
 use super::label::{
     cut_chars, sanitize_label, LABEL_MAX_CHARS, SERVER_ID_MAX_CHARS, TYPE_MAX_CHARS,
 };
 
 /// MCP's content block types: an array whose every element is one of these is content even
-/// without [`RawToolResult::data_is_content`](super::RawToolResult::data_is_content) (BLOCK-02).
+/// without [`RawToolResult::data_is_content`] (BLOCK-02).
 pub const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
 /// The longest uri a link's line shows, in characters. A longer uri gets the stub that says
@@ -230,14 +231,14 @@ impl BlockClass {
     }
 }
 
-/// Whether `value` is a content array (BLOCK-02): any array when `data_is_content` (a protocol
-/// result's content field), else a non-empty array whose every element is an object whose
-/// `type` is one of [`MCP_BLOCK_TYPES`].
-pub fn is_content_array(value: &Value, data_is_content: bool) -> bool {
-    let Some(items) = value.as_array() else {
+/// Whether `result` is a content array (BLOCK-02): any array when
+/// [`RawToolResult::data_is_content`] (a protocol result's content field), else a non-empty
+/// array whose every element is an object whose `type` is one of [`MCP_BLOCK_TYPES`].
+pub(super) fn is_content_array(result: &RawToolResult) -> bool {
+    let Some(items) = result.content.as_array() else {
         return false;
     };
-    if data_is_content {
+    if result.data_is_content {
         return true;
     }
     !items.is_empty()

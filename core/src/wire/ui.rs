@@ -262,13 +262,21 @@ impl UiResponse {
         }
     }
 
-    /// `{id, cancelled:true}`, with `timedOut:true` when `timed_out`.
-    pub fn cancelled(id: impl Into<String>, timed_out: bool) -> Self {
+    /// `{id, cancelled:true}`: the user dismissed the dialog.
+    pub fn cancelled(id: impl Into<String>) -> Self {
         UiResponse {
             id: id.into(),
             cancelled: Some(true),
-            timed_out: timed_out.then_some(true),
             ..Default::default()
+        }
+    }
+
+    /// `{id, cancelled:true, timedOut:true}`: the dialog was dismissed because its time ran
+    /// out.
+    pub fn timed_out(id: impl Into<String>) -> Self {
+        UiResponse {
+            timed_out: Some(true),
+            ..UiResponse::cancelled(id)
         }
     }
 }
