@@ -54,7 +54,7 @@ impl Agent {
             Input::StdinEnd => self.handle_stdin_eof(now),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return Some(self.call(now, call)),
-            Input::SpillDone(id, saved) => self.spill_done(now, id, saved),
+            Input::SpillDone(id, saved) => self.spill_done(id, saved),
             Input::ReadDone(id, read) => self.read_done(now, id, read),
         }
         None

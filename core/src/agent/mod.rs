@@ -73,7 +73,7 @@ pub use action::{
 };
 pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
-pub use error::AgentError;
+pub use error::{AgentError, HostFailure};
 pub use host::{result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED};
 pub use input::Input;
 pub(crate) use outputs::READ_OUTPUT_COMMAND;

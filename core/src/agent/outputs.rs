@@ -70,11 +70,9 @@ impl Agent {
     /// The driver's answer to a spill write.
     pub(super) fn spill_done(
         &mut self,
-        now: Instant,
         id: SpillId,
         saved: Result<Saved, SaveFailure>,
     ) {
-        let _ = now;
         if let Some((settled, output, source)) = self.spills.finish(id, saved) {
             self.settled(source, settled, output);
         }

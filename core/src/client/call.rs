@@ -149,12 +149,12 @@ impl Client {
     pub fn handle(&mut self, now: Instant, input: Input<'_>) -> CallResult {
         match input {
             Input::Stdout(bytes) => self.handle_stdout(now, &bytes),
-            Input::Stderr(bytes) => self.handle_stderr(now, &bytes),
+            Input::Stderr(bytes) => self.handle_stderr(&bytes),
             Input::StdoutEnd => self.handle_stdout_eof(now),
-            Input::Exit(status, tail) => self.handle_exit(now, status, &tail),
+            Input::Exit(status, tail) => self.handle_exit(status, &tail),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return self.call(now, call),
-            Input::SpillDone(id, saved) => self.spill_done(now, id, saved),
+            Input::SpillDone(id, saved) => self.spill_done(id, saved),
         }
         CallResult::Done
     }
@@ -162,30 +162,30 @@ impl Client {
     /// Makes `call` at `now` (the [`Input::Call`] of [`Client::handle`]).
     fn call(&mut self, now: Instant, call: Call) -> CallResult {
         match call {
-            Call::Send(command) => CallResult::Request(self.send(now, command)),
+            Call::Send(command) => CallResult::Request(self.send(command)),
             Call::Prompt(message, behavior) => {
-                CallResult::Request(self.prompt(now, &message, behavior))
+                CallResult::Request(self.prompt(&message, behavior))
             }
-            Call::ReadHistory => CallResult::Request(self.read_history(now)),
-            Call::SetHostTools(tools) => CallResult::Request(self.set_host_tools(now, &tools)),
+            Call::ReadHistory => CallResult::Request(self.read_history()),
+            Call::SetHostTools(tools) => CallResult::Request(self.set_host_tools(&tools)),
             Call::SetHostUriSchemes(schemes) => {
-                CallResult::Request(self.set_host_uri_schemes(now, &schemes))
+                CallResult::Request(self.set_host_uri_schemes(&schemes))
             }
             Call::HostToolUpdate(id, partial) => {
-                CallResult::sent_if(self.host_tool_update(now, &id, partial))
+                CallResult::sent_if(self.host_tool_update(&id, partial))
             }
             Call::HostToolResult {
                 id,
                 result,
                 is_error,
-            } => CallResult::sent_if(self.host_tool_result(now, &id, result, is_error)),
+            } => CallResult::sent_if(self.host_tool_result(&id, result, is_error)),
             Call::HostUriResult(id, fields) => {
-                CallResult::sent_if(self.host_uri_result(now, &id, fields))
+                CallResult::sent_if(self.host_uri_result(&id, fields))
             }
-            Call::UiRespond(id, answer) => CallResult::sent_if(self.ui_respond(now, &id, answer)),
-            Call::RawLine(bytes) => CallResult::sent_if(self.send_raw_line(now, &bytes)),
+            Call::UiRespond(id, answer) => CallResult::sent_if(self.ui_respond(&id, answer)),
+            Call::RawLine(bytes) => CallResult::sent_if(self.send_raw_line(&bytes)),
             Call::Stop => {
-                self.stop(now);
+                self.stop();
                 CallResult::Done
             }
             Call::Restart => {

@@ -26,7 +26,6 @@
 //!   being saved withdraws it ([`ClientEvent::HostToolCancelled`]); the save's answer then
 //!   sends nothing. A save answered after the session closed sends nothing either.
 
-use std::time::Instant;
 
 use super::{Action, Client, ClientEvent, CommandFailure, Phase};
 use crate::spill::{self, Decision, Outcome, SaveFailure, Saved, SpillId, SpillOwner};
@@ -76,11 +75,9 @@ impl Client {
     /// write that is not pending is dropped.
     pub(super) fn spill_done(
         &mut self,
-        now: Instant,
         id: SpillId,
         saved: Result<Saved, SaveFailure>,
     ) {
-        let _ = now;
         let Some((settled, _stored, spill)) = self.spills.finish(id, saved) else {
             return;
         };

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostUriOperation,
+    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostFailure, HostUriOperation,
     PageSource,
 };
 use musewire_core::client::{
@@ -414,7 +414,7 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
             },
             AgentEvent::HostToolFinished {
                 call,
-                outcome: Err("no such row".into())
+                outcome: Err(HostFailure::Failed("no such row".into()))
             },
         ]
     );
@@ -546,7 +546,7 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
         [
             AgentEvent::HostToolFinished {
                 call,
-                outcome: Err(musewire_core::agent::HOST_TOOL_DISCONNECTED.into())
+                outcome: Err(HostFailure::Disconnected(musewire_core::agent::HOST_TOOL_DISCONNECTED))
             },
             AgentEvent::InputClosed,
         ]
