@@ -33,13 +33,13 @@ pub enum Input<'a> {
 impl Input<'_> {
     /// The answer of a driver with no spill store to spill write `id`: the save failed
     /// (SPILL-05: the original result goes on).
-    pub fn spill_without_store(id: SpillId) -> Self {
+    pub(crate) fn spill_without_store(id: SpillId) -> Self {
         Input::SpillDone(id, Err(SaveFailure::no_store()))
     }
 
     /// The answer of a driver with no store to output read `id`: the output is unavailable
     /// (OUT-07).
-    pub fn read_without_store(id: ReadId) -> Self {
+    pub(crate) fn read_without_store(id: ReadId) -> Self {
         Input::ReadDone(id, Err(OutputError::Unavailable))
     }
 }

@@ -212,7 +212,7 @@ impl Agent {
     }
 
     /// Whether stdin has ended (HOST-07).
-    pub fn is_input_closed(&self) -> bool {
+    pub(crate) fn is_input_closed(&self) -> bool {
         self.input_closed
     }
 

@@ -121,7 +121,8 @@ impl Agent {
     }
 
     /// Stored-output reads waiting for the driver.
-    pub fn pending_reads(&self) -> usize {
+    #[cfg(test)]
+    fn pending_reads(&self) -> usize {
         self.reads.len()
     }
 

@@ -67,7 +67,7 @@ pub enum Unfetchable {
 
 impl Unfetchable {
     /// The clause a stub ends with.
-    pub fn clause(&self) -> String {
+    pub(crate) fn clause(&self) -> String {
         match self {
             Self::NoServer => "no server delivered it".to_owned(),
             Self::UnknownServer { id } => format!("its server \"{id}\" isn't one this host knows"),
@@ -221,7 +221,7 @@ impl BlockClass {
     }
 
     /// How the block counts against the cap.
-    pub fn shown_as(&self) -> ShownAs {
+    pub(crate) fn shown_as(&self) -> ShownAs {
         match self {
             Self::Text { .. } => ShownAs::Text,
             Self::Image { .. } => ShownAs::Image,

@@ -1,5 +1,5 @@
 //! The fuzz body for the [`Client`] (feature `fuzzing`): `fuzz/fuzz_targets/client_session.rs`
-//! is a thin wrapper, and `core/tests/client_fuzz_body.rs` runs it on seeds under cargo test.
+//! is a thin wrapper, and `core/tests/fuzz_bodies/client.rs` runs it on seeds under cargo test.
 //!
 //! The input is read as a sequence of [`Op`]s: raw stdout bytes, well-formed agent frames
 //! (ready, responses to the ids the client actually wrote, history pages, chunked frames over

@@ -498,7 +498,8 @@ impl McpHttpServer {
     }
 
     /// The exchanges open now.
-    pub fn open_exchanges(&self) -> usize {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn open_exchanges(&self) -> usize {
         self.exchanges.len()
     }
 
