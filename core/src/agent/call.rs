@@ -196,7 +196,9 @@ impl Agent {
             }
             AgentCall::UiDialog(request) => AgentCallResult::Dialog(self.ui_dialog(now, request)),
             AgentCall::UiNotice(request) => AgentCallResult::Notice(self.ui_notice(now, request)),
-            AgentCall::UiCancel(dialog) => AgentCallResult::cancelled_if(self.ui_cancel(now, dialog)),
+            AgentCall::UiCancel(dialog) => {
+                AgentCallResult::cancelled_if(self.ui_cancel(now, dialog))
+            }
             AgentCall::SettleToolResult {
                 source,
                 owner,

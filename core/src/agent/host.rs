@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::{
-    js, Agent, AgentError, AgentEvent, DialogId, HostFailure, DialogOutcome, HostCallId, HostUriContent,
-    HostUriId, PendingUri,
+    js, Agent, AgentError, AgentEvent, DialogId, DialogOutcome, HostCallId, HostFailure,
+    HostUriContent, HostUriId, PendingUri,
 };
 use crate::wire::UiRequest;
 

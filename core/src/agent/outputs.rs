@@ -68,11 +68,7 @@ impl Agent {
     }
 
     /// The driver's answer to a spill write.
-    pub(super) fn spill_done(
-        &mut self,
-        id: SpillId,
-        saved: Result<Saved, SaveFailure>,
-    ) {
+    pub(super) fn spill_done(&mut self, id: SpillId, saved: Result<Saved, SaveFailure>) {
         if let Some((settled, output, source)) = self.spills.finish(id, saved) {
             self.settled(source, settled, output);
         }

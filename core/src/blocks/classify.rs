@@ -5,10 +5,10 @@ use serde_json::Value;
 use url::Url;
 
 use super::credential::{credential_finding, CredentialFinding};
-use super::RawToolResult;
 use super::label::{
     cut_chars, sanitize_label, LABEL_MAX_CHARS, SERVER_ID_MAX_CHARS, TYPE_MAX_CHARS,
 };
+use super::RawToolResult;
 
 /// MCP's content block types: an array whose every element is one of these is content even
 /// without [`RawToolResult::data_is_content`] (BLOCK-02).

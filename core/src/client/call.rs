@@ -163,9 +163,7 @@ impl Client {
     fn call(&mut self, now: Instant, call: Call) -> CallResult {
         match call {
             Call::Send(command) => CallResult::Request(self.send(command)),
-            Call::Prompt(message, behavior) => {
-                CallResult::Request(self.prompt(&message, behavior))
-            }
+            Call::Prompt(message, behavior) => CallResult::Request(self.prompt(&message, behavior)),
             Call::ReadHistory => CallResult::Request(self.read_history()),
             Call::SetHostTools(tools) => CallResult::Request(self.set_host_tools(&tools)),
             Call::SetHostUriSchemes(schemes) => {

@@ -293,18 +293,14 @@ impl Client {
         behavior: Option<StreamingBehavior>,
     ) -> Result<RequestId, ClientError> {
         self.send(Command::Prompt(Prompt {
-                message: message.to_owned(),
-                streaming_behavior: behavior,
-                ..Prompt::default()
-            }),
-        )
+            message: message.to_owned(),
+            streaming_behavior: behavior,
+            ..Prompt::default()
+        }))
     }
 
     /// [`Call::SetHostTools`].
-    fn set_host_tools(
-        &mut self,
-        tools: &[HostToolDefinition],
-    ) -> Result<RequestId, ClientError> {
+    fn set_host_tools(&mut self, tools: &[HostToolDefinition]) -> Result<RequestId, ClientError> {
         let tools = host::checked_host_tools(tools).map_err(ClientError::InvalidHostTool)?;
         if self.phase == Phase::Closed {
             return Err(ClientError::Closed);
@@ -332,10 +328,9 @@ impl Client {
         let schemes =
             host::checked_host_uri_schemes(schemes).map_err(ClientError::InvalidHostUriScheme)?;
         self.send(Command::SetHostUriSchemes(SetHostUriSchemes {
-                schemes,
-                ..Default::default()
-            }),
-        )
+            schemes,
+            ..Default::default()
+        }))
     }
 
     /// [`Call::ReadHistory`].
@@ -371,12 +366,7 @@ impl Client {
     }
 
     /// [`Call::HostToolResult`].
-    fn host_tool_result(
-        &mut self,
-        id: &str,
-        result: ToolResult,
-        is_error: bool,
-    ) -> bool {
+    fn host_tool_result(&mut self, id: &str, result: ToolResult, is_error: bool) -> bool {
         let Some(source) = self.host_calls.remove(id) else {
             return false;
         };

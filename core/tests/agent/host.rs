@@ -264,7 +264,9 @@ fn host_05_uri_requests_writes_only_when_writable_and_the_error_text_precedence(
             },
             AgentEvent::HostUriFinished {
                 request: write,
-                outcome: Err(HostFailure::Failed("Host URI write failed for notes://a".into()))
+                outcome: Err(HostFailure::Failed(
+                    "Host URI write failed for notes://a".into()
+                ))
             },
         ]
     );

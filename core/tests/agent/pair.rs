@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostFailure, HostUriOperation,
-    PageSource,
+    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostFailure,
+    HostUriOperation, PageSource,
 };
 use musewire_core::client::{
     commands, Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent,
@@ -546,7 +546,9 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
         [
             AgentEvent::HostToolFinished {
                 call,
-                outcome: Err(HostFailure::Disconnected(musewire_core::agent::HOST_TOOL_DISCONNECTED))
+                outcome: Err(HostFailure::Disconnected(
+                    musewire_core::agent::HOST_TOOL_DISCONNECTED
+                ))
             },
             AgentEvent::InputClosed,
         ]
