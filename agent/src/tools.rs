@@ -10,7 +10,8 @@
 use std::time::Instant;
 
 use musewire_core::agent::{
-    Agent, DialogId, DialogOutcome, HostCallId, HostUriContent, HostUriId, HostUriOperation,
+    Agent, DialogId, DialogOutcome, HostCallId, HostFailure, HostUriContent, HostUriId,
+    HostUriOperation,
 };
 use musewire_core::wire::{
     ConfirmRequest, InputRequest, SelectRequest, ToolCall, ToolResult, UiRequest,
@@ -385,7 +386,7 @@ pub(crate) fn read_finished(path: &str, window: &ReadWindow, outcome: IoOutcome)
     match outcome {
         IoOutcome::Read(found) => match read::result(path, window, found) {
             Ok(result) => (result, false),
-            Err(error) => failure(error),
+            Err(error) => failure(error.to_string()),
         },
         IoOutcome::Failed(error) => failure(error),
         other => failure(format!("unexpected answer to a read: {other:?}")),
@@ -470,10 +471,10 @@ pub(crate) fn details_json(details: &impl Serialize) -> Value {
 
 /// A host tool's result (HOST-02) or its failure (HOST-07). A result without the shape of
 /// a tool result keeps its members (`details` among them) beside an empty `content`.
-pub(crate) fn host_tool_finished(outcome: Result<Value, String>) -> Finished {
+pub(crate) fn host_tool_finished(outcome: Result<Value, HostFailure>) -> Finished {
     match outcome {
         Ok(result) => (tool_result_of(result), false),
-        Err(error) => failure(error),
+        Err(error) => failure(error.to_string()),
     }
 }
 
@@ -496,7 +497,7 @@ fn tool_result_of(result: Value) -> ToolResult {
 }
 
 /// A host URI read's content (HOST-05) or its failure.
-pub(crate) fn host_uri_finished(outcome: Result<HostUriContent, String>) -> Finished {
+pub(crate) fn host_uri_finished(outcome: Result<HostUriContent, HostFailure>) -> Finished {
     match outcome {
         Ok(content) => {
             let details = UriDetails {
@@ -509,7 +510,7 @@ pub(crate) fn host_uri_finished(outcome: Result<HostUriContent, String>) -> Fini
                 false,
             )
         }
-        Err(error) => failure(error),
+        Err(error) => failure(error.to_string()),
     }
 }
 

@@ -137,7 +137,8 @@ impl Pair {
     /// Makes a call that answers the agent: whether the answer went out.
     pub fn reply(&mut self, call: Call) -> bool {
         match self.input(Input::Call(call)) {
-            CallResult::Sent(sent) => sent,
+            CallResult::Sent => true,
+            CallResult::NotOpen => false,
             other => panic!("an answer call returned {other:?}"),
         }
     }

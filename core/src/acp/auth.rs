@@ -313,7 +313,7 @@ impl Bridge {
             if let ClientEvent::UiRequest(request) = &event {
                 if request.is_dialog() {
                     let dialog = request.id().unwrap_or_default().to_owned();
-                    let answer = Call::UiRespond(dialog, UiResponse::cancelled("", false));
+                    let answer = Call::UiRespond(dialog, UiResponse::cancelled(""));
                     self.session_input(now, key, client::Input::Call(answer));
                 }
             }
@@ -329,7 +329,7 @@ impl Bridge {
             // A dialog the sign-in cannot ask is answered cancelled.
             ClientEvent::UiRequest(request) if request.is_dialog() => {
                 let dialog = request.id().unwrap_or_default().to_owned();
-                let answer = Call::UiRespond(dialog, UiResponse::cancelled("", false));
+                let answer = Call::UiRespond(dialog, UiResponse::cancelled(""));
                 self.session_input(now, key, client::Input::Call(answer));
             }
             ClientEvent::UiWithdrawn { id, .. } => {

@@ -305,7 +305,7 @@ impl Bridge {
         options: Vec<String>,
     ) {
         if options.is_empty() {
-            return self.respond(now, key, dialog, UiResponse::cancelled("", false));
+            return self.respond(now, key, dialog, UiResponse::cancelled(""));
         }
         self.ask_choice(now, key, dialog, title, message, Form::Select { options });
     }
@@ -581,13 +581,13 @@ impl Bridge {
                 reply.answer(verdict)
             }
             Form::Select { options } => elicit::chosen(options, option).map_or_else(
-                || UiResponse::cancelled("", false),
+                || UiResponse::cancelled(""),
                 |v| UiResponse::value("", v.clone()),
             ),
             Form::Confirm if option == elicit::YES => UiResponse::confirmed("", true),
             Form::Confirm if option == elicit::NO => UiResponse::confirmed("", false),
-            Form::Confirm => UiResponse::cancelled("", false),
-            Form::Text => UiResponse::cancelled("", false),
+            Form::Confirm => UiResponse::cancelled(""),
+            Form::Text => UiResponse::cancelled(""),
         }
     }
 
@@ -641,6 +641,6 @@ impl Bridge {
 fn refusal(form: &Form) -> UiResponse {
     match form {
         Form::Approval { reply, .. } => reply.answer(Verdict::Refuse),
-        _ => UiResponse::cancelled("", false),
+        _ => UiResponse::cancelled(""),
     }
 }

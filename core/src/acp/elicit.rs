@@ -113,7 +113,7 @@ pub(super) fn answer(field: Field<'_>, outcome: Result<Value, Value>) -> UiRespo
         .ok()
         .and_then(|v| serde_json::from_value::<CreateElicitationResponse>(v).ok())
         .map(|r| r.action);
-    let cancelled = UiResponse::cancelled("", false);
+    let cancelled = UiResponse::cancelled("");
     let value = match action {
         Some(ElicitationAction::Accept(accept)) => accept.content.and_then(|mut c| c.remove(FIELD)),
         Some(ElicitationAction::Decline) if matches!(field, Field::Confirm) => {

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::HostFailure;
 use crate::frame::ProtocolVersion;
 use crate::output::{OutputRead, ReadRequest, StoredOutput};
 pub use crate::spill::SpillId;
@@ -265,7 +266,7 @@ pub enum AgentEvent {
         /// `result` on success; on `isError` its joined text ("Host tool execution failed"
         /// when empty); on disconnect the reference's message.
         #[serde(serialize_with = "crate::outcome::serialize_outcome")]
-        outcome: Result<Value, String>,
+        outcome: Result<Value, HostFailure>,
     },
     /// A host URI request ended (HOST-05, HOST-07).
     HostUriFinished {
@@ -274,7 +275,7 @@ pub enum AgentEvent {
         request: HostUriId,
         /// The content (for a write, empty), or the error text.
         #[serde(serialize_with = "crate::outcome::serialize_outcome")]
-        outcome: Result<HostUriContent, String>,
+        outcome: Result<HostUriContent, HostFailure>,
     },
     /// A dialog was answered, timed out, or can no longer be (HOST-06, HOST-07).
     DialogResolved {

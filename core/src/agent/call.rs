@@ -109,15 +109,28 @@ pub enum AgentCallResult {
     Dialog(Result<DialogId, AgentError>),
     /// A notice was sent with this id, or refused.
     Notice(Result<String, AgentError>),
-    /// A cancel was written (true) or nothing was open for it (false).
-    Cancelled(bool),
+    /// A cancel was written.
+    Cancelled,
+    /// Nothing was written: the host call, URI request or dialog is not open (answered,
+    /// cancelled or unknown).
+    NotOpen,
     /// Outputs were recorded: how many.
     Registered(usize),
 }
 
 impl AgentCallResult {
+    /// [`AgentCallResult::Cancelled`] when `cancelled`, else [`AgentCallResult::NotOpen`].
+    fn cancelled_if(cancelled: bool) -> Self {
+        if cancelled {
+            AgentCallResult::Cancelled
+        } else {
+            AgentCallResult::NotOpen
+        }
+    }
+
     /// As a transcript's `returns` holds it: nothing for a plain success, `{"ok": ID}` for an
-    /// id, `{"err": MESSAGE}`, or a boolean.
+    /// id, `{"err": MESSAGE}`, `true` for [`AgentCallResult::Cancelled`], `false` for
+    /// [`AgentCallResult::NotOpen`], or a count.
     pub fn to_json(&self) -> Option<Value> {
         fn id<T>(r: &Result<T, AgentError>, wire: impl Fn(&T) -> String) -> Option<Value> {
             Some(match r {
@@ -132,7 +145,8 @@ impl AgentCallResult {
             AgentCallResult::HostUri(r) => id(r, |u| u.wire()),
             AgentCallResult::Dialog(r) => id(r, |d| d.wire()),
             AgentCallResult::Notice(r) => id(r, String::clone),
-            AgentCallResult::Cancelled(sent) => Some(Value::Bool(*sent)),
+            AgentCallResult::Cancelled => Some(Value::Bool(true)),
+            AgentCallResult::NotOpen => Some(Value::Bool(false)),
             AgentCallResult::Registered(count) => Some(Value::from(*count)),
         }
     }
@@ -172,17 +186,19 @@ impl Agent {
                 AgentCallResult::HostCall(self.call_host_tool(now, &tool_call_id, &name, arguments))
             }
             AgentCall::CancelHostTool(call) => {
-                AgentCallResult::Cancelled(self.cancel_host_tool(now, call))
+                AgentCallResult::cancelled_if(self.cancel_host_tool(now, call))
             }
             AgentCall::RequestHostUri(url, operation) => {
                 AgentCallResult::HostUri(self.request_host_uri(now, &url, operation))
             }
             AgentCall::CancelHostUri(request) => {
-                AgentCallResult::Cancelled(self.cancel_host_uri(now, request))
+                AgentCallResult::cancelled_if(self.cancel_host_uri(now, request))
             }
             AgentCall::UiDialog(request) => AgentCallResult::Dialog(self.ui_dialog(now, request)),
             AgentCall::UiNotice(request) => AgentCallResult::Notice(self.ui_notice(now, request)),
-            AgentCall::UiCancel(dialog) => AgentCallResult::Cancelled(self.ui_cancel(now, dialog)),
+            AgentCall::UiCancel(dialog) => {
+                AgentCallResult::cancelled_if(self.ui_cancel(now, dialog))
+            }
             AgentCall::SettleToolResult {
                 source,
                 owner,

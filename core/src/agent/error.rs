@@ -34,3 +34,24 @@ pub enum AgentError {
     #[error("a frame must be a JSON object with a string \"type\"")]
     InvalidFrame,
 }
+
+/// Why a host tool call or host URI request ended without a result; its text is what the
+/// agent gives the model, and what a transcript's `{"err": …}` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum HostFailure {
+    /// The host answered with `isError` (HOST-02, HOST-05): its text, or the reference's
+    /// default when it gave none.
+    #[error("{0}")]
+    Failed(String),
+    /// The host's side closed before it answered (HOST-07): the reference's message,
+    /// [`HOST_TOOL_DISCONNECTED`](super::HOST_TOOL_DISCONNECTED) or
+    /// [`HOST_URI_DISCONNECTED`](super::HOST_URI_DISCONNECTED).
+    #[error("{0}")]
+    Disconnected(&'static str),
+}
+
+impl serde::Serialize for HostFailure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}

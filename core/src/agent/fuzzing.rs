@@ -1,5 +1,5 @@
 //! The fuzz body for the [`Agent`] (feature `fuzzing`): `fuzz/fuzz_targets/agent_session.rs`
-//! is a thin wrapper, and `core/tests/agent_fuzz_body.rs` runs it on seeds under cargo test.
+//! is a thin wrapper, and `core/tests/fuzz_bodies/agent.rs` runs it on seeds under cargo test.
 //!
 //! The input is read as a sequence of [`Op`]s: raw stdin bytes, well-formed host lines
 //! (commands, negotiation, host tool and URI results for the ids the agent actually wrote,

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::{
-    js, Agent, AgentError, AgentEvent, DialogId, DialogOutcome, HostCallId, HostUriContent,
-    HostUriId, PendingUri,
+    js, Agent, AgentError, AgentEvent, DialogId, DialogOutcome, HostCallId, HostFailure,
+    HostUriContent, HostUriId, PendingUri,
 };
 use crate::wire::UiRequest;
 
@@ -235,7 +235,7 @@ impl Agent {
                     if self.tool_calls.remove(&call).is_some() {
                         let result = &fields["result"];
                         let outcome = if js::truthy(fields.get("isError")) {
-                            Err(error_text(result))
+                            Err(HostFailure::Failed(error_text(result)))
                         } else {
                             Ok(result.clone())
                         };
@@ -263,7 +263,7 @@ impl Agent {
         &self,
         pending: &PendingUri,
         fields: &Map<String, Value>,
-    ) -> Result<HostUriContent, String> {
+    ) -> Result<HostUriContent, HostFailure> {
         let text = |key: &str| match fields.get(key) {
             None | Some(Value::Null) => None,
             Some(v) => Some(js::string(Some(v))),
@@ -277,7 +277,7 @@ impl Agent {
                     let operation = if pending.write { "write" } else { "read" };
                     format!("Host URI {operation} failed for {}", pending.url)
                 });
-            return Err(error);
+            return Err(HostFailure::Failed(error));
         }
         let notes: Vec<String> = fields
             .get("notes")
@@ -311,13 +311,13 @@ impl Agent {
         for (call, _) in std::mem::take(&mut self.tool_calls) {
             self.event(AgentEvent::HostToolFinished {
                 call,
-                outcome: Err(HOST_TOOL_DISCONNECTED.to_owned()),
+                outcome: Err(HostFailure::Disconnected(HOST_TOOL_DISCONNECTED)),
             });
         }
         for (request, _) in std::mem::take(&mut self.uri_requests) {
             self.event(AgentEvent::HostUriFinished {
                 request,
-                outcome: Err(HOST_URI_DISCONNECTED.to_owned()),
+                outcome: Err(HostFailure::Disconnected(HOST_URI_DISCONNECTED)),
             });
         }
         self.host_schemes.clear();

@@ -33,13 +33,13 @@ pub enum Input<'a> {
 impl Input<'_> {
     /// The answer of a driver with no spill store to spill write `id`: the save failed
     /// (SPILL-05: the original result goes on).
-    pub fn spill_without_store(id: SpillId) -> Self {
+    pub(crate) fn spill_without_store(id: SpillId) -> Self {
         Input::SpillDone(id, Err(SaveFailure::no_store()))
     }
 
     /// The answer of a driver with no store to output read `id`: the output is unavailable
     /// (OUT-07).
-    pub fn read_without_store(id: ReadId) -> Self {
+    pub(crate) fn read_without_store(id: ReadId) -> Self {
         Input::ReadDone(id, Err(OutputError::Unavailable))
     }
 }
@@ -54,7 +54,7 @@ impl Agent {
             Input::StdinEnd => self.handle_stdin_eof(now),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return Some(self.call(now, call)),
-            Input::SpillDone(id, saved) => self.spill_done(now, id, saved),
+            Input::SpillDone(id, saved) => self.spill_done(id, saved),
             Input::ReadDone(id, read) => self.read_done(now, id, read),
         }
         None

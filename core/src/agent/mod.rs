@@ -73,7 +73,7 @@ pub use action::{
 };
 pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
-pub use error::AgentError;
+pub use error::{AgentError, HostFailure};
 pub use host::{result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED};
 pub use input::Input;
 pub(crate) use outputs::READ_OUTPUT_COMMAND;
@@ -212,7 +212,7 @@ impl Agent {
     }
 
     /// Whether stdin has ended (HOST-07).
-    pub fn is_input_closed(&self) -> bool {
+    pub(crate) fn is_input_closed(&self) -> bool {
         self.input_closed
     }
 

@@ -68,13 +68,7 @@ impl Agent {
     }
 
     /// The driver's answer to a spill write.
-    pub(super) fn spill_done(
-        &mut self,
-        now: Instant,
-        id: SpillId,
-        saved: Result<Saved, SaveFailure>,
-    ) {
-        let _ = now;
+    pub(super) fn spill_done(&mut self, id: SpillId, saved: Result<Saved, SaveFailure>) {
         if let Some((settled, output, source)) = self.spills.finish(id, saved) {
             self.settled(source, settled, output);
         }
@@ -123,7 +117,8 @@ impl Agent {
     }
 
     /// Stored-output reads waiting for the driver.
-    pub fn pending_reads(&self) -> usize {
+    #[cfg(test)]
+    fn pending_reads(&self) -> usize {
         self.reads.len()
     }
 

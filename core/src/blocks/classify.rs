@@ -8,9 +8,10 @@ use super::credential::{credential_finding, CredentialFinding};
 use super::label::{
     cut_chars, sanitize_label, LABEL_MAX_CHARS, SERVER_ID_MAX_CHARS, TYPE_MAX_CHARS,
 };
+use super::RawToolResult;
 
 /// MCP's content block types: an array whose every element is one of these is content even
-/// without [`RawToolResult::data_is_content`](super::RawToolResult::data_is_content) (BLOCK-02).
+/// without [`RawToolResult::data_is_content`] (BLOCK-02).
 pub const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
 /// The longest uri a link's line shows, in characters. A longer uri gets the stub that says
@@ -66,7 +67,7 @@ pub enum Unfetchable {
 
 impl Unfetchable {
     /// The clause a stub ends with.
-    pub fn clause(&self) -> String {
+    pub(crate) fn clause(&self) -> String {
         match self {
             Self::NoServer => "no server delivered it".to_owned(),
             Self::UnknownServer { id } => format!("its server \"{id}\" isn't one this host knows"),
@@ -220,7 +221,7 @@ impl BlockClass {
     }
 
     /// How the block counts against the cap.
-    pub fn shown_as(&self) -> ShownAs {
+    pub(crate) fn shown_as(&self) -> ShownAs {
         match self {
             Self::Text { .. } => ShownAs::Text,
             Self::Image { .. } => ShownAs::Image,
@@ -230,14 +231,14 @@ impl BlockClass {
     }
 }
 
-/// Whether `value` is a content array (BLOCK-02): any array when `data_is_content` (a protocol
-/// result's content field), else a non-empty array whose every element is an object whose
-/// `type` is one of [`MCP_BLOCK_TYPES`].
-pub fn is_content_array(value: &Value, data_is_content: bool) -> bool {
-    let Some(items) = value.as_array() else {
+/// Whether `result` is a content array (BLOCK-02): any array when
+/// [`RawToolResult::data_is_content`] (a protocol result's content field), else a non-empty
+/// array whose every element is an object whose `type` is one of [`MCP_BLOCK_TYPES`].
+pub(super) fn is_content_array(result: &RawToolResult) -> bool {
+    let Some(items) = result.content.as_array() else {
         return false;
     };
-    if data_is_content {
+    if result.data_is_content {
         return true;
     }
     !items.is_empty()

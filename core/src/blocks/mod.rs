@@ -50,7 +50,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use classify::{
-    dial_check, is_content_array, tool_result_blocks, BlockClass, Source, Unfetchable, UriWithheld,
+    dial_check, tool_result_blocks, BlockClass, Source, Unfetchable, UriWithheld,
     REFERENCE_STUB_MAX_CHARS,
 };
 
@@ -117,6 +117,13 @@ impl RawToolResult {
         }
         Err(ReadError::Shape)
     }
+
+    /// Whether the result is read as a content array (BLOCK-02): any array when
+    /// [`RawToolResult::data_is_content`], else a non-empty array whose every element is an
+    /// object whose `type` is one of [`MCP_BLOCK_TYPES`].
+    pub fn is_content_array(&self) -> bool {
+        classify::is_content_array(self)
+    }
 }
 
 /// A result as shown: its classification and both copies.
@@ -136,7 +143,7 @@ pub struct Shown {
 
 /// Classifies a result once and makes both copies from that classification.
 pub fn show_tool_result(result: &RawToolResult, source: &Source<'_>, cap: usize) -> Shown {
-    if is_content_array(&result.content, result.data_is_content) {
+    if result.is_content_array() {
         let items = result.content.as_array().map(Vec::as_slice).unwrap_or(&[]);
         let blocks = tool_result_blocks(items, source);
         let copies = render(&blocks, cap);

@@ -42,12 +42,12 @@ pub enum Call {
     /// [`CallResult::Request`].
     SetHostUriSchemes(Vec<HostUriSchemeDefinition>),
     /// Sends a partial result for the open host tool call with this id (HOST-02). Returns
-    /// [`CallResult::Sent`]: false, sending nothing, when the call is not open (cancelled,
+    /// [`CallResult::NotOpen`], sending nothing, when the call is not open (cancelled,
     /// finished or unknown: HOST-03).
     HostToolUpdate(String, ToolResult),
     /// Sends the result of the open host tool call `id` and closes it (HOST-02); with
     /// `is_error` (the frame's `isError`) the call is rejected with the result's joined text.
-    /// Returns [`CallResult::Sent`]: false,
+    /// Returns [`CallResult::NotOpen`],
     /// sending nothing, for a call that is not open (HOST-03). With
     /// [`ClientConfig::spill`](super::ClientConfig::spill) a result over the cap is saved
     /// first and sent as a preview once the driver has answered the
@@ -62,13 +62,13 @@ pub enum Call {
         is_error: bool,
     },
     /// Answers the open host URI request with this id (HOST-05); the answer's `id` is set to
-    /// it. Returns [`CallResult::Sent`]: false, sending nothing, for a request that is not
+    /// it. Returns [`CallResult::NotOpen`], sending nothing, for a request that is not
     /// open. An answer over what the agent takes is replaced by an error and reported as a
     /// HOST-09 warning.
     HostUriResult(String, HostUriResult),
     /// Answers the open extension UI dialog with this id (HOST-06) with `{value}`,
     /// `{confirmed}` or `{cancelled: true}`; the answer's `id` is set to it. Returns
-    /// [`CallResult::Sent`]: false, sending nothing, for a dialog that is not open
+    /// [`CallResult::NotOpen`], sending nothing, for a dialog that is not open
     /// (answered, withdrawn, timed out, or unknown).
     UiRespond(String, UiResponse),
     /// Writes these bytes and a line feed to the agent as they are, bypassing every check:
@@ -76,7 +76,7 @@ pub enum Call {
     /// that is not JSON, say). No request is made; the agent's id-less answer to a line it
     /// cannot parse (command `parse`) follows CALL-02: with no request pending it arrives as
     /// [`ClientEvent::Unmatched`](super::ClientEvent::Unmatched). Held until the session is
-    /// ready, like commands. Returns [`CallResult::Sent`]: false, writing nothing, once the
+    /// ready, like commands. Returns [`CallResult::NotOpen`], writing nothing, once the
     /// session has closed.
     RawLine(Vec<u8>),
     /// Stops the session from the host's side: every pending request fails with
@@ -101,21 +101,34 @@ impl From<Call> for Input<'_> {
 pub enum CallResult {
     /// A request was made (or refused).
     Request(Result<RequestId, ClientError>),
-    /// An answer was sent (true) or dropped because nothing was open for it (false).
-    Sent(bool),
+    /// An answer or line was written to the agent.
+    Sent,
+    /// Nothing was written: the call, request or dialog it answers is not open (cancelled,
+    /// finished, timed out or unknown: HOST-03), or the session has closed.
+    NotOpen,
     /// The call returns nothing.
     Done,
 }
 
 impl CallResult {
-    /// As a transcript's `returns` holds it: `{"ok": ID}`, `{"err": MESSAGE}`, a boolean, or
-    /// nothing.
+    /// As a transcript's `returns` holds it: `{"ok": ID}`, `{"err": MESSAGE}`, `true` for
+    /// [`CallResult::Sent`], `false` for [`CallResult::NotOpen`], or nothing.
     pub fn to_json(&self) -> Option<Value> {
         match self {
             CallResult::Request(Ok(id)) => Some(json!({"ok": id})),
             CallResult::Request(Err(e)) => Some(json!({"err": e.to_string()})),
-            CallResult::Sent(sent) => Some(Value::Bool(*sent)),
+            CallResult::Sent => Some(Value::Bool(true)),
+            CallResult::NotOpen => Some(Value::Bool(false)),
             CallResult::Done => None,
+        }
+    }
+
+    /// [`CallResult::Sent`] when `sent`, else [`CallResult::NotOpen`].
+    fn sent_if(sent: bool) -> Self {
+        if sent {
+            CallResult::Sent
+        } else {
+            CallResult::NotOpen
         }
     }
 
@@ -136,12 +149,12 @@ impl Client {
     pub fn handle(&mut self, now: Instant, input: Input<'_>) -> CallResult {
         match input {
             Input::Stdout(bytes) => self.handle_stdout(now, &bytes),
-            Input::Stderr(bytes) => self.handle_stderr(now, &bytes),
+            Input::Stderr(bytes) => self.handle_stderr(&bytes),
             Input::StdoutEnd => self.handle_stdout_eof(now),
-            Input::Exit(status, tail) => self.handle_exit(now, status, &tail),
+            Input::Exit(status, tail) => self.handle_exit(status, &tail),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return self.call(now, call),
-            Input::SpillDone(id, saved) => self.spill_done(now, id, saved),
+            Input::SpillDone(id, saved) => self.spill_done(id, saved),
         }
         CallResult::Done
     }
@@ -149,30 +162,28 @@ impl Client {
     /// Makes `call` at `now` (the [`Input::Call`] of [`Client::handle`]).
     fn call(&mut self, now: Instant, call: Call) -> CallResult {
         match call {
-            Call::Send(command) => CallResult::Request(self.send(now, command)),
-            Call::Prompt(message, behavior) => {
-                CallResult::Request(self.prompt(now, &message, behavior))
-            }
-            Call::ReadHistory => CallResult::Request(self.read_history(now)),
-            Call::SetHostTools(tools) => CallResult::Request(self.set_host_tools(now, &tools)),
+            Call::Send(command) => CallResult::Request(self.send(command)),
+            Call::Prompt(message, behavior) => CallResult::Request(self.prompt(&message, behavior)),
+            Call::ReadHistory => CallResult::Request(self.read_history()),
+            Call::SetHostTools(tools) => CallResult::Request(self.set_host_tools(&tools)),
             Call::SetHostUriSchemes(schemes) => {
-                CallResult::Request(self.set_host_uri_schemes(now, &schemes))
+                CallResult::Request(self.set_host_uri_schemes(&schemes))
             }
             Call::HostToolUpdate(id, partial) => {
-                CallResult::Sent(self.host_tool_update(now, &id, partial))
+                CallResult::sent_if(self.host_tool_update(&id, partial))
             }
             Call::HostToolResult {
                 id,
                 result,
                 is_error,
-            } => CallResult::Sent(self.host_tool_result(now, &id, result, is_error)),
+            } => CallResult::sent_if(self.host_tool_result(&id, result, is_error)),
             Call::HostUriResult(id, fields) => {
-                CallResult::Sent(self.host_uri_result(now, &id, fields))
+                CallResult::sent_if(self.host_uri_result(&id, fields))
             }
-            Call::UiRespond(id, answer) => CallResult::Sent(self.ui_respond(now, &id, answer)),
-            Call::RawLine(bytes) => CallResult::Sent(self.send_raw_line(now, &bytes)),
+            Call::UiRespond(id, answer) => CallResult::sent_if(self.ui_respond(&id, answer)),
+            Call::RawLine(bytes) => CallResult::sent_if(self.send_raw_line(&bytes)),
             Call::Stop => {
-                self.stop(now);
+                self.stop();
                 CallResult::Done
             }
             Call::Restart => {

@@ -59,7 +59,7 @@ impl Default for ClientConfig {
             expect_ready: true,
             start_probe: true,
             stderr_tail_bytes: 4096,
-            history_page_limit: crate::client::MAX_PAGE_MESSAGES,
+            history_page_limit: crate::paging::MAX_PAGE_MESSAGES,
             observe: false,
             spill: SpillPolicy::default(),
             spill_dir: None,

@@ -1,5 +1,5 @@
 //! The fuzz body for the [`Client`] (feature `fuzzing`): `fuzz/fuzz_targets/client_session.rs`
-//! is a thin wrapper, and `core/tests/client_fuzz_body.rs` runs it on seeds under cargo test.
+//! is a thin wrapper, and `core/tests/fuzz_bodies/client.rs` runs it on seeds under cargo test.
 //!
 //! The input is read as a sequence of [`Op`]s: raw stdout bytes, well-formed agent frames
 //! (ready, responses to the ids the client actually wrote, history pages, chunked frames over
@@ -28,7 +28,7 @@ use crate::wire::{Command, HostUriResult, HostUriSchemeDefinition, ToolResult, U
 
 /// What the agent writes, built so that most inputs reach the client's routing.
 #[derive(Debug, Clone, Arbitrary)]
-pub enum AgentFrame {
+pub enum AgentLine {
     /// A ready frame; `v2` offers version 2, `over` asks for more than the client allows.
     Ready {
         /// Offers v2.
@@ -121,7 +121,7 @@ pub enum Op {
     Raw(Vec<u8>),
     /// A frame on stdout, encoded as the agent would (chunked after v2), handed in as two
     /// reads cut at `cut` (modulo its length).
-    Frame(AgentFrame, u16),
+    Frame(AgentLine, u16),
     /// Bytes on stderr.
     Stderr(Vec<u8>),
     /// `send` of a command by number (get_state, bash, abort_bash, get_messages,
@@ -264,15 +264,15 @@ impl Harness {
         Some(self.written[usize::from(which) % self.written.len()].clone())
     }
 
-    fn frame(&mut self, frame: AgentFrame) -> Option<Value> {
+    fn frame(&mut self, frame: AgentLine) -> Option<Value> {
         Some(match frame {
-            AgentFrame::Ready { v2, over } => json!({
+            AgentLine::Ready { v2, over } => json!({
                 "type": "ready", "protocolVersion": 1,
                 "supportedProtocolVersions": if v2 { json!([1, 2]) } else { json!([1]) },
                 "maxFrameBytes": if over { 2_097_152 } else { 1_048_576 },
                 "maxReassembledFrameBytes": 67_108_864,
             }),
-            AgentFrame::Response {
+            AgentLine::Response {
                 which,
                 ok,
                 code,
@@ -308,33 +308,33 @@ impl Harness {
                 };
                 json!({"id": id, "type": "response", "command": command, "success": true, "data": data})
             }
-            AgentFrame::IdlessFailure { which } => {
+            AgentLine::IdlessFailure { which } => {
                 let command = self
                     .written(which)
                     .filter(|_| which % 5 != 0)
                     .map_or("parse".to_owned(), |(_, c)| c);
                 json!({"type": "response", "command": command, "success": false, "error": format!("Unknown command: {command}")})
             }
-            AgentFrame::PromptResult { which, invoked } => {
+            AgentLine::PromptResult { which, invoked } => {
                 let (id, _) = self.written(which)?;
                 json!({"type": "prompt_result", "id": id, "agentInvoked": invoked})
             }
-            AgentFrame::AgentStart => json!({"type": "agent_start"}),
-            AgentFrame::AgentEnd(terminal) => match terminal {
+            AgentLine::AgentStart => json!({"type": "agent_start"}),
+            AgentLine::AgentEnd(terminal) => match terminal {
                 Some(t) => json!({"type": "agent_end", "messages": [], "isTerminal": t}),
                 None => json!({"type": "agent_end", "messages": []}),
             },
-            AgentFrame::TodoReminder => json!({"type": "todo_reminder", "todos": []}),
-            AgentFrame::HostToolCall(n) => {
+            AgentLine::TodoReminder => json!({"type": "todo_reminder", "todos": []}),
+            AgentLine::HostToolCall(n) => {
                 json!({"type": "host_tool_call", "id": format!("h{}", n % 8), "toolCallId": "c", "toolName": "t", "arguments": {}})
             }
-            AgentFrame::HostToolCancel(n) => {
+            AgentLine::HostToolCancel(n) => {
                 json!({"type": "host_tool_cancel", "id": "x", "targetId": format!("h{}", n % 8)})
             }
-            AgentFrame::PiAnnounce => {
+            AgentLine::PiAnnounce => {
                 json!({"type": "extension_ui_request", "id": "pa", "method": "setStatus", "statusKey": "musewire:host_tools", "statusText": "1"})
             }
-            AgentFrame::PiCall { n, garbled } => {
+            AgentLine::PiCall { n, garbled } => {
                 let placeholder = if garbled {
                     "{".to_owned()
                 } else {
@@ -343,16 +343,16 @@ impl Harness {
                 };
                 json!({"type": "extension_ui_request", "id": format!("p{}", n % 8), "method": "input", "title": "musewire:host_tool_call", "placeholder": placeholder})
             }
-            AgentFrame::PiCancel(n) => {
+            AgentLine::PiCancel(n) => {
                 json!({"type": "extension_ui_request", "id": "pk", "method": "setStatus", "statusKey": "musewire:host_tool_cancel", "statusText": format!("pc{}", n % 8)})
             }
-            AgentFrame::HostUriRequest(n) => {
+            AgentLine::HostUriRequest(n) => {
                 json!({"type": "host_uri_request", "id": format!("u{}", n % 8), "operation": "read", "url": "db://x"})
             }
-            AgentFrame::HostUriCancel(n) => {
+            AgentLine::HostUriCancel(n) => {
                 json!({"type": "host_uri_cancel", "id": "x", "targetId": format!("u{}", n % 8)})
             }
-            AgentFrame::Ui {
+            AgentLine::Ui {
                 id,
                 method,
                 timeout,
@@ -376,14 +376,14 @@ impl Harness {
                 }
                 ui
             }
-            AgentFrame::Big => {
+            AgentLine::Big => {
                 if self.big_used {
                     return None;
                 }
                 self.big_used = true;
                 json!({"type": "message_end", "message": {"role": "assistant", "text": "z".repeat(1_100_000)}})
             }
-            AgentFrame::Chunk {
+            AgentLine::Chunk {
                 index,
                 count,
                 kib,
@@ -393,7 +393,7 @@ impl Harness {
                 "byteLength": u64::from(kib % 70_000) * 1024,
                 "data": if valid { "QUJD" } else { "QUJ" },
             }),
-            AgentFrame::Unknown => json!({"type": "from_the_future", "x": 1}),
+            AgentLine::Unknown => json!({"type": "from_the_future", "x": 1}),
         })
     }
 

@@ -14,10 +14,6 @@ use crate::wire::{
     AgentMessage, Command, ErrorCode, GetMessagesPage, MessagesPageData, NoArgs, ResponseData,
 };
 
-/// The most messages an agent serves in one `get_messages_page` (PAGE-01), and the page size
-/// of the client's history walk (PAGE-07, [`ClientConfig::history_page_limit`](super::ClientConfig)).
-pub const MAX_PAGE_MESSAGES: u64 = 256;
-
 /// PAGE-09 (ours): the pages hold more messages than `totalMessages` says there are.
 const MORE_THAN_TOTAL: &str = "RPC message pagination returned more messages than its total";
 /// PAGE-09 (ours), PAGE-02: a page with no message that still names a next cursor.

@@ -70,7 +70,6 @@ pub use call::{Call, CallResult, StepError};
 pub use config::ClientConfig;
 pub use error::{ClientError, ExitStatus, SessionError};
 pub use fetch::{FetchError, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES};
-pub use history::MAX_PAGE_MESSAGES;
 pub(crate) use host::{normalize_host_tools, normalize_host_uri_schemes};
 pub use input::Input;
 pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};
@@ -271,8 +270,7 @@ impl Client {
     }
 
     /// [`Call::Send`].
-    fn send(&mut self, now: Instant, command: Command) -> Result<RequestId, ClientError> {
-        let _ = now;
+    fn send(&mut self, command: Command) -> Result<RequestId, ClientError> {
         if self.phase == Phase::Closed {
             return Err(ClientError::Closed);
         }
@@ -291,27 +289,18 @@ impl Client {
     /// [`Call::Prompt`].
     fn prompt(
         &mut self,
-        now: Instant,
         message: &str,
         behavior: Option<StreamingBehavior>,
     ) -> Result<RequestId, ClientError> {
-        self.send(
-            now,
-            Command::Prompt(Prompt {
-                message: message.to_owned(),
-                streaming_behavior: behavior,
-                ..Prompt::default()
-            }),
-        )
+        self.send(Command::Prompt(Prompt {
+            message: message.to_owned(),
+            streaming_behavior: behavior,
+            ..Prompt::default()
+        }))
     }
 
     /// [`Call::SetHostTools`].
-    fn set_host_tools(
-        &mut self,
-        now: Instant,
-        tools: &[HostToolDefinition],
-    ) -> Result<RequestId, ClientError> {
-        let _ = now;
+    fn set_host_tools(&mut self, tools: &[HostToolDefinition]) -> Result<RequestId, ClientError> {
         let tools = host::checked_host_tools(tools).map_err(ClientError::InvalidHostTool)?;
         if self.phase == Phase::Closed {
             return Err(ClientError::Closed);
@@ -334,23 +323,18 @@ impl Client {
     /// [`Call::SetHostUriSchemes`].
     fn set_host_uri_schemes(
         &mut self,
-        now: Instant,
         schemes: &[HostUriSchemeDefinition],
     ) -> Result<RequestId, ClientError> {
         let schemes =
             host::checked_host_uri_schemes(schemes).map_err(ClientError::InvalidHostUriScheme)?;
-        self.send(
-            now,
-            Command::SetHostUriSchemes(SetHostUriSchemes {
-                schemes,
-                ..Default::default()
-            }),
-        )
+        self.send(Command::SetHostUriSchemes(SetHostUriSchemes {
+            schemes,
+            ..Default::default()
+        }))
     }
 
     /// [`Call::ReadHistory`].
-    fn read_history(&mut self, now: Instant) -> Result<RequestId, ClientError> {
-        let _ = now;
+    fn read_history(&mut self) -> Result<RequestId, ClientError> {
         if self.phase == Phase::Closed {
             return Err(ClientError::Closed);
         }
@@ -365,8 +349,7 @@ impl Client {
     }
 
     /// [`Call::HostToolUpdate`].
-    fn host_tool_update(&mut self, now: Instant, id: &str, partial_result: ToolResult) -> bool {
-        let _ = now;
+    fn host_tool_update(&mut self, id: &str, partial_result: ToolResult) -> bool {
         if !self.host_calls.contains_key(id) {
             return false;
         }
@@ -383,14 +366,7 @@ impl Client {
     }
 
     /// [`Call::HostToolResult`].
-    fn host_tool_result(
-        &mut self,
-        now: Instant,
-        id: &str,
-        result: ToolResult,
-        is_error: bool,
-    ) -> bool {
-        let _ = now;
+    fn host_tool_result(&mut self, id: &str, result: ToolResult, is_error: bool) -> bool {
         let Some(source) = self.host_calls.remove(id) else {
             return false;
         };
@@ -401,8 +377,7 @@ impl Client {
     }
 
     /// [`Call::HostUriResult`].
-    fn host_uri_result(&mut self, now: Instant, id: &str, mut result: HostUriResult) -> bool {
-        let _ = now;
+    fn host_uri_result(&mut self, id: &str, mut result: HostUriResult) -> bool {
         if !self.host_uri_requests.remove(id) {
             return false;
         }
@@ -416,8 +391,7 @@ impl Client {
     }
 
     /// [`Call::UiRespond`].
-    fn ui_respond(&mut self, now: Instant, id: &str, mut answer: UiResponse) -> bool {
-        let _ = now;
+    fn ui_respond(&mut self, id: &str, mut answer: UiResponse) -> bool {
         if self.dialogs.remove(id).is_none() {
             return false;
         }
@@ -427,8 +401,7 @@ impl Client {
     }
 
     /// [`Call::RawLine`].
-    fn send_raw_line(&mut self, now: Instant, bytes: &[u8]) -> bool {
-        let _ = now;
+    fn send_raw_line(&mut self, bytes: &[u8]) -> bool {
         let mut line = bytes.to_vec();
         line.push(b'\n');
         match self.phase {
@@ -442,8 +415,7 @@ impl Client {
     }
 
     /// [`Call::Stop`].
-    fn stop(&mut self, now: Instant) {
-        let _ = now;
+    fn stop(&mut self) {
         if self.phase != Phase::Closed {
             self.close(SessionError::Stopped);
             self.actions.push_back(Action::StopAgent);
@@ -451,8 +423,7 @@ impl Client {
     }
 
     /// [`Input::Stderr`]: the client keeps a bounded tail for errors.
-    fn handle_stderr(&mut self, now: Instant, bytes: &[u8]) {
-        let _ = now;
+    fn handle_stderr(&mut self, bytes: &[u8]) {
         self.stderr_tail.extend_from_slice(bytes);
         let keep = self.config.stderr_tail_bytes;
         if self.stderr_tail.len() > keep {
@@ -535,8 +506,8 @@ impl Client {
 
     /// [`Input::Exit`]: every pending request fails with an error naming the status and the
     /// stderr tail (CALL-07).
-    fn handle_exit(&mut self, now: Instant, status: ExitStatus, stderr_tail: &[u8]) {
-        self.handle_stderr(now, stderr_tail);
+    fn handle_exit(&mut self, status: ExitStatus, stderr_tail: &[u8]) {
+        self.handle_stderr(stderr_tail);
         if self.phase != Phase::Closed {
             let stderr = self.stderr_text();
             self.close(SessionError::Exited { status, stderr });

@@ -26,8 +26,6 @@
 //!   being saved withdraws it ([`ClientEvent::HostToolCancelled`]); the save's answer then
 //!   sends nothing. A save answered after the session closed sends nothing either.
 
-use std::time::Instant;
-
 use super::{Action, Client, ClientEvent, CommandFailure, Phase};
 use crate::spill::{self, Decision, Outcome, SaveFailure, Saved, SpillId, SpillOwner};
 use crate::wire::{HostFrame, HostToolResult, ResponseData, ToolResult};
@@ -74,13 +72,7 @@ impl Client {
     /// The driver's answer to spill write `id` (SPILL-03, SPILL-05): the settled result is
     /// sent, unless the call was withdrawn or the session closed meanwhile. An answer to a
     /// write that is not pending is dropped.
-    pub(super) fn spill_done(
-        &mut self,
-        now: Instant,
-        id: SpillId,
-        saved: Result<Saved, SaveFailure>,
-    ) {
-        let _ = now;
+    pub(super) fn spill_done(&mut self, id: SpillId, saved: Result<Saved, SaveFailure>) {
         let Some((settled, _stored, spill)) = self.spills.finish(id, saved) else {
             return;
         };

@@ -125,7 +125,7 @@ impl StreamDecoder {
     /// Whether to switch to v2 after a successful `negotiate_protocol` response (FRAME-05).
     /// A client turns this on when it sends its own negotiation, so the switch happens right
     /// after the response line, before any line that follows it in the same read.
-    pub fn set_follow_negotiation(&mut self, follow: bool) {
+    pub(crate) fn set_follow_negotiation(&mut self, follow: bool) {
         self.state.follow_negotiation = follow;
     }
 

@@ -131,7 +131,7 @@ impl<'a> Envelope<'a> {
     }
 
     /// Whether `type` is `"rpc_chunk"`.
-    pub fn is_chunk(&self) -> bool {
+    pub(crate) fn is_chunk(&self) -> bool {
         self.frame_type.is_some_and(|m| m.value_is_str("rpc_chunk"))
     }
 

@@ -88,7 +88,7 @@ pub fn line_decoder(data: &[u8]) {
 /// unchecked frame as an `AgentFrame`, and check it only when that parse fails. A parse
 /// that succeeds never meets a frame the check refuses. Compared up to the first fatal
 /// error, after which the consumer takes nothing.
-pub fn late_check_agrees(
+pub(crate) fn late_check_agrees(
     input: &[u8],
     config: &DecoderConfig,
     cuts: &[usize],
@@ -162,7 +162,7 @@ pub fn scan_agrees_with_serde(text: &[u8]) {
 
 /// One step of a structured chunk stream.
 #[derive(Debug, Arbitrary)]
-pub enum ChunkOp {
+pub(crate) enum ChunkOp {
     /// A chunk with these fields; `payload` bytes of `fill`, or raw `data` text.
     Chunk {
         /// Which of a few chunk ids.

@@ -53,7 +53,7 @@ impl ProtocolVersion {
     }
 
     /// The version for a wire number, if the protocol has it.
-    pub fn from_number(n: u64) -> Option<Self> {
+    pub(crate) fn from_number(n: u64) -> Option<Self> {
         match n {
             1 => Some(ProtocolVersion::V1),
             2 => Some(ProtocolVersion::V2),

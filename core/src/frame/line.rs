@@ -36,11 +36,6 @@ impl LineDecoder {
         }
     }
 
-    /// The limit in force, LF included.
-    pub fn max_line_bytes(&self) -> usize {
-        self.max_line_bytes
-    }
-
     /// Bytes held for a partial line.
     pub fn buffered(&self) -> usize {
         self.buf.len()

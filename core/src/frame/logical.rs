@@ -121,11 +121,6 @@ impl Frame {
         &self.payload
     }
 
-    /// The frame's JSON text, owned.
-    pub fn into_payload(self) -> Vec<u8> {
-        self.payload
-    }
-
     /// Whether the payload holds no insignificant whitespace (false while the frame is
     /// unchecked: not looked at yet).
     pub fn is_compact(&self) -> bool {

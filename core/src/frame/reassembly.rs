@@ -62,7 +62,7 @@ fn decode_append(data: &[u8], len: usize, out: &mut Vec<u8>) -> bool {
 
 impl Reassembler {
     /// Whether a sequence is open.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.pending.is_some()
     }
 

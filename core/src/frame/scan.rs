@@ -33,7 +33,7 @@ pub(crate) struct Member<'a> {
 
 impl Member<'_> {
     /// Whether the key is `name` (as JavaScript compares strings).
-    pub fn key_is(&self, name: &str) -> bool {
+    pub(crate) fn key_is(&self, name: &str) -> bool {
         if self.key_escaped {
             unescape_utf16(self.key)
                 .iter()
@@ -45,7 +45,7 @@ impl Member<'_> {
     }
 
     /// Whether the value is the string `s` (as JavaScript compares strings).
-    pub fn value_is_str(&self, s: &str) -> bool {
+    pub(crate) fn value_is_str(&self, s: &str) -> bool {
         self.kind == Kind::String
             && if self.value_escaped {
                 unescape_utf16(self.value)
@@ -58,7 +58,7 @@ impl Member<'_> {
     }
 
     /// The string value, lone surrogates replaced by U+FFFD; `None` for other kinds.
-    pub fn string_value(&self) -> Option<String> {
+    pub(crate) fn string_value(&self) -> Option<String> {
         (self.kind == Kind::String).then(|| unescape_string(self.value, self.value_escaped))
     }
 }

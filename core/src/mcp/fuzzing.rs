@@ -1,5 +1,5 @@
 //! The fuzz body for the [`McpServer`] (feature `fuzzing`): `fuzz/fuzz_targets/mcp_client.rs`
-//! is a thin wrapper, and `core/tests/mcp_fuzz_body.rs` runs it on the seeds under cargo test.
+//! is a thin wrapper, and `core/tests/fuzz_bodies/mcp.rs` runs it on the seeds under cargo test.
 //!
 //! The input is the server's side, interleaved with the agent's calls: each op is a tag byte
 //! and its operands: raw stdout bytes, a well-formed answer to one of the requests the client

@@ -184,11 +184,11 @@ pub struct ExchangeId(pub u64);
 /// An HTTP method the machine uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// A JSON-RPC message.
+    /// Sends a JSON-RPC message: the answer is JSON or an event stream.
     Post,
-    /// An event stream.
+    /// Opens or resumes (`Last-Event-ID`) the server's event stream.
     Get,
-    /// The session's end.
+    /// Ends the server's session (`Mcp-Session-Id`).
     Delete,
 }
 
@@ -210,11 +210,11 @@ impl Method {
 pub struct HttpRequest {
     /// The exchange its inputs name.
     pub exchange: ExchangeId,
-    /// The method.
+    /// What the exchange is for.
     pub method: Method,
-    /// Where.
+    /// The server's URL, or the endpoint its event stream named (HTTP+SSE).
     pub url: Url,
-    /// `Accept`.
+    /// The `Accept` header's value, as the method needs it.
     pub accept: &'static str,
     /// `Mcp-Session-Id`, once the server gave one.
     pub session_id: Option<String>,
@@ -308,29 +308,29 @@ pub struct ResponseHead<'a> {
 pub enum HttpInput<'a> {
     /// An exchange's response head.
     Head {
-        /// The exchange.
+        /// The exchange, as its [`HttpRequest::exchange`] named it.
         exchange: ExchangeId,
         /// Its head.
         head: ResponseHead<'a>,
     },
     /// Bytes of an exchange's response body (chunked encoding already undone).
     Body {
-        /// The exchange.
+        /// The exchange, as its [`HttpRequest::exchange`] named it.
         exchange: ExchangeId,
-        /// The bytes.
+        /// The next bytes, in order: they may end anywhere, inside an event or a JSON body.
         bytes: &'a [u8],
     },
     /// An exchange's response body ended.
     End {
-        /// The exchange.
+        /// The exchange, as its [`HttpRequest::exchange`] named it.
         exchange: ExchangeId,
     },
     /// An exchange could not be made, or broke before its end: `error` says why (the
     /// driver's words: it names no header value).
     Failed {
-        /// The exchange.
+        /// The exchange, as its [`HttpRequest::exchange`] named it.
         exchange: ExchangeId,
-        /// Why.
+        /// What failed, in the driver's words.
         error: &'a str,
     },
     /// The time of [`McpHttpServer::poll_timeout`] has come.
@@ -498,7 +498,8 @@ impl McpHttpServer {
     }
 
     /// The exchanges open now.
-    pub fn open_exchanges(&self) -> usize {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn open_exchanges(&self) -> usize {
         self.exchanges.len()
     }
 

@@ -244,14 +244,14 @@ impl McpServer {
     }
 
     /// Whether the host tool call `id` waits on this server.
-    pub fn has_call(&self, id: &str) -> bool {
+    pub(crate) fn has_call(&self, id: &str) -> bool {
         self.pending
             .values()
             .any(|p| matches!(p, Pending::Call { id: c, .. } if c == id))
     }
 
     /// Whether our request `request` (its JSON-RPC id) still waits for its answer.
-    pub fn is_waiting(&self, request: u64) -> bool {
+    pub(crate) fn is_waiting(&self, request: u64) -> bool {
         self.pending.contains_key(&request)
     }
 
@@ -306,7 +306,7 @@ impl McpServer {
     }
 
     /// Whether the server has failed or been stopped.
-    pub fn is_gone(&self) -> bool {
+    pub(crate) fn is_gone(&self) -> bool {
         matches!(self.state, State::Gone { .. })
     }
 

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The protocol version the client asks for in `initialize`.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
 
 /// The params of `initialize`.
 #[derive(Debug, Clone, Serialize)]
-pub struct InitializeParams<'a> {
+pub(crate) struct InitializeParams<'a> {
     /// The version asked for.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: &'a str,
@@ -27,7 +27,7 @@ pub struct InitializeParams<'a> {
 
 /// A program's name and version.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Implementation {
+pub(crate) struct Implementation {
     /// The program's `name` (`clientInfo.name`, `serverInfo.name`); empty when not sent.
     #[serde(default)]
     pub name: String,
@@ -38,7 +38,7 @@ pub struct Implementation {
 
 /// The result of `initialize`.
 #[derive(Debug, Clone, Deserialize)]
-pub struct InitializeResult {
+pub(crate) struct InitializeResult {
     /// The version the server speaks.
     #[serde(rename = "protocolVersion")]
     pub protocol_version: String,
@@ -49,7 +49,7 @@ pub struct InitializeResult {
 
 /// The server capabilities the client reads.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct ServerCapabilities {
+pub(crate) struct ServerCapabilities {
     /// Present when the server has tools (`{listChanged?}`).
     #[serde(default)]
     pub tools: Option<Value>,
@@ -57,7 +57,7 @@ pub struct ServerCapabilities {
 
 /// The result of `tools/list`: the tools, each read on its own ([`Tool`]), and the next page.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ListToolsResult {
+pub(crate) struct ListToolsResult {
     /// The tools of this page, as sent.
     pub tools: Vec<Value>,
     /// The cursor of the next page.
@@ -83,7 +83,7 @@ pub struct Tool {
 
 /// The params of `tools/call`.
 #[derive(Debug, Clone, Serialize)]
-pub struct CallToolParams<'a> {
+pub(crate) struct CallToolParams<'a> {
     /// The tool's MCP name.
     pub name: &'a str,
     /// The arguments object the agent's model gave, passed on unchanged.
@@ -92,7 +92,7 @@ pub struct CallToolParams<'a> {
 
 /// The result of `tools/call`.
 #[derive(Debug, Clone, Deserialize)]
-pub struct CallToolResult {
+pub(crate) struct CallToolResult {
     /// The content blocks, as sent.
     #[serde(default)]
     pub content: Value,
@@ -106,7 +106,7 @@ pub struct CallToolResult {
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, Deserialize)]
-pub struct RpcError {
+pub(crate) struct RpcError {
     /// The JSON-RPC error code: -32601 for an unknown method, -32602 for bad params, or
     /// the server's own.
     pub code: i64,

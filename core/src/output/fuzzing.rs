@@ -1,6 +1,6 @@
 //! The fuzz body for stored-output reads (feature `fuzzing`):
 //! `fuzz/fuzz_targets/output_read.rs` is a thin wrapper, and
-//! `core/tests/spill_output_fuzz_bodies.rs` runs it on seeds.
+//! `core/tests/fuzz_bodies/spill_output.rs` runs it on seeds.
 //!
 //! From the input it builds read params (well-formed or not), a stored output (text or
 //! binary) and a page size, and checks (OUT-03..05, OUT-07):

@@ -1,5 +1,5 @@
 //! The fuzz body for paging (feature `fuzzing`): `fuzz/fuzz_targets/paging_cursor.rs` is a
-//! thin wrapper, and `core/tests/agent_fuzz_body.rs` runs it on seeds.
+//! thin wrapper, and `core/tests/fuzz_bodies/agent.rs` runs it on seeds.
 //!
 //! From the input it reads a cursor text, a snapshot, a history of message sizes, a limit and
 //! a mutation, and checks:

@@ -36,4 +36,4 @@ pub use cursor::Cursor;
 pub use error::PageError;
 pub(crate) use page::json_len;
 pub(crate) use page::page_data;
-pub use page::{build_page, Page, PageOptions, Snapshot, MAX_PAGE_BYTES};
+pub use page::{build_page, Page, PageOptions, Snapshot, MAX_PAGE_BYTES, MAX_PAGE_MESSAGES};

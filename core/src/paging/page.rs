@@ -11,8 +11,10 @@ use crate::frame::non_negative_safe_integer;
 
 /// Messages per page when the request gives no limit (PAGE-01).
 pub(crate) const DEFAULT_PAGE_LIMIT: u64 = 100;
-/// Largest limit a request may give (PAGE-01).
-pub(crate) const MAX_PAGE_LIMIT: u64 = 256;
+/// The most messages one `get_messages_page` serves: the largest limit a request may give
+/// (PAGE-01), and the page size of the client's history walk (PAGE-07,
+/// [`ClientConfig::history_page_limit`](crate::client::ClientConfig::history_page_limit)).
+pub const MAX_PAGE_MESSAGES: u64 = 256;
 /// Most bytes of serialised messages a page holds, counted as the JSON array `[m1,m2,…]`
 /// (PAGE-02); a page always holds at least one message.
 pub const MAX_PAGE_BYTES: usize = 768 * 1024;
@@ -42,7 +44,7 @@ impl PageOptions {
         match &self.limit {
             None | Some(Value::Null) => Ok(DEFAULT_PAGE_LIMIT as usize),
             Some(value) => non_negative_safe_integer(value)
-                .filter(|n| (1..=MAX_PAGE_LIMIT).contains(n))
+                .filter(|n| (1..=MAX_PAGE_MESSAGES).contains(n))
                 .map(|n| n as usize)
                 .ok_or(PageError::LimitOutOfRange),
         }

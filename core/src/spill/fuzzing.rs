@@ -1,5 +1,5 @@
 //! The fuzz body for the spill policy (feature `fuzzing`): `fuzz/fuzz_targets/spill_policy.rs`
-//! is a thin wrapper, and `core/tests/spill_output_fuzz_bodies.rs` runs it on seeds.
+//! is a thin wrapper, and `core/tests/fuzz_bodies/spill_output.rs` runs it on seeds.
 //!
 //! From the input it builds a tool result (text and image blocks), a cap, a tool name, an
 //! owner and a store answer, and checks (SPILL-01..05):

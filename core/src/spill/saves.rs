@@ -48,7 +48,7 @@ impl<T> Saves<T> {
     }
 
     /// What is kept beside each waiting save.
-    pub fn kept_mut(&mut self) -> impl Iterator<Item = &mut T> {
+    pub(crate) fn kept_mut(&mut self) -> impl Iterator<Item = &mut T> {
         self.waiting.values_mut().map(|(_, with)| with)
     }
 

@@ -110,9 +110,9 @@ wire_struct! {
 wire_struct! {
     /// `get_subagent_messages {subagentId?, sessionFile?, fromByte?}`.
     pub struct GetSubagentMessages {
-        /// Subagent id.
+        /// The subagent, as `get_subagents` names it; or give its `sessionFile`.
         opt subagent_id: String = "subagentId",
-        /// Its session file.
+        /// The subagent's session file, as `get_subagents` gives it.
         opt session_file: String = "sessionFile",
         /// Byte offset to read from.
         opt from_byte: u64 = "fromByte",
@@ -122,9 +122,9 @@ wire_struct! {
 wire_struct! {
     /// `set_model {provider, modelId}`.
     pub struct SetModel {
-        /// Provider.
+        /// The provider's id, as `get_available_models` gives it (`anthropic`, `openai`, …).
         req provider: String = "provider",
-        /// Model id.
+        /// The model's `id` within that provider, as `get_available_models` gives it.
         req model_id: String = "modelId",
     }
 }

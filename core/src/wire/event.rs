@@ -189,9 +189,9 @@ wire_enum! {
 wire_struct! {
     /// `tool_execution_start`.
     pub struct ToolExecutionStart {
-        /// Tool call id.
+        /// The model's id for the call; the `tool_execution_*` events of one call share it.
         req tool_call_id: String = "toolCallId",
-        /// Tool name.
+        /// The tool's name as the model called it (a host tool's as registered).
         req tool_name: String = "toolName",
         /// Arguments, as sent.
         opt args: Value = "args",
@@ -205,9 +205,9 @@ wire_struct! {
 wire_struct! {
     /// `tool_execution_update`: a partial result.
     pub struct ToolExecutionUpdate {
-        /// Tool call id.
+        /// The model's id for the call; the `tool_execution_*` events of one call share it.
         req tool_call_id: String = "toolCallId",
-        /// Tool name.
+        /// The tool's name as the model called it (a host tool's as registered).
         req tool_name: String = "toolName",
         /// Arguments, as sent.
         opt args: Value = "args",
@@ -221,9 +221,9 @@ wire_struct! {
 wire_struct! {
     /// `tool_stream_update` (oh-my-pi).
     pub struct ToolStreamUpdate {
-        /// Tool call id.
+        /// The model's id for the call; the `tool_execution_*` events of one call share it.
         req tool_call_id: String = "toolCallId",
-        /// Tool name.
+        /// The tool's name as the model called it (a host tool's as registered).
         req tool_name: String = "toolName",
         /// The update, as sent.
         opt update: Value = "update",
@@ -233,9 +233,9 @@ wire_struct! {
 wire_struct! {
     /// `tool_execution_end`.
     pub struct ToolExecutionEnd {
-        /// Tool call id.
+        /// The model's id for the call; the `tool_execution_*` events of one call share it.
         req tool_call_id: String = "toolCallId",
-        /// Tool name.
+        /// The tool's name as the model called it (a host tool's as registered).
         req tool_name: String = "toolName",
         /// The result, as sent.
         opt result: Value = "result",
@@ -255,7 +255,7 @@ wire_struct! {
         req summary: String = "summary",
         /// Short display summary.
         opt short_summary: String = "shortSummary",
-        /// First entry kept.
+        /// The id of the oldest session entry left in the context after the summary.
         opt first_kept_entry_id: String = "firstKeptEntryId",
         /// Context tokens before.
         opt tokens_before: u64 = "tokensBefore",
@@ -317,13 +317,14 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `auto_retry_start`.
+    /// `auto_retry_start`: a model request failed with an error worth retrying, and the agent
+    /// tries again after `delayMs`.
     pub struct AutoRetryStart {
-        /// Attempt number.
+        /// Which attempt this is, from 1.
         req attempt: u64 = "attempt",
-        /// Attempts allowed.
+        /// The most attempts the agent makes before it gives up.
         opt max_attempts: u64 = "maxAttempts",
-        /// Delay before the attempt.
+        /// How long the agent waits before this attempt, in milliseconds.
         opt delay_ms: Number = "delayMs",
         /// The error being retried.
         opt error_message: String = "errorMessage",
@@ -333,11 +334,11 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `auto_retry_end`.
+    /// `auto_retry_end`: the retries of an `auto_retry_start` are over, one way or the other.
     pub struct AutoRetryEnd {
         /// Whether a retry succeeded.
         req success: bool = "success",
-        /// Attempts made.
+        /// How many attempts were made in all.
         opt attempt: u64 = "attempt",
         /// The last attempt's error text, when the retries gave up.
         opt final_error: String = "finalError",
@@ -347,23 +348,23 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `retry_fallback_applied`.
+    /// `retry_fallback_applied`: the retries moved to a fallback model.
     pub struct RetryFallbackApplied {
-        /// Model left.
+        /// The model that failed, as the agent names it.
         opt from: String = "from",
-        /// Model used.
+        /// The fallback model tried next, as the agent names it.
         opt to: String = "to",
-        /// Model role.
+        /// The role the model fills in the agent's settings (`default`, `smol`, …).
         opt role: String = "role",
     }
 }
 
 wire_struct! {
-    /// `retry_fallback_succeeded`.
+    /// `retry_fallback_succeeded`: a request on the fallback model succeeded.
     pub struct RetryFallbackSucceeded {
         /// The fallback model's id, as the agent names it.
         opt model: String = "model",
-        /// Model role.
+        /// The role the model fills in the agent's settings (`default`, `smol`, …).
         opt role: String = "role",
     }
 }
@@ -382,17 +383,17 @@ wire_struct! {
     pub struct TodoReminder {
         /// The open todos, as sent.
         opt todos: Vec<Value> = "todos",
-        /// Reminder number.
+        /// How many reminders have been given in this run, this one included.
         opt attempt: u64 = "attempt",
-        /// Reminders allowed.
+        /// The most reminders the agent gives before it ends the run.
         opt max_attempts: u64 = "maxAttempts",
     }
 }
 
 wire_struct! {
-    /// `irc_message`.
+    /// `irc_message` (oh-my-pi): a message from another agent arrived.
     pub struct IrcMessage {
-        /// The message.
+        /// What arrived over omp's IRC bridge (a message between agents), as a custom message.
         req message: AgentMessage = "message",
     }
 }
@@ -428,7 +429,7 @@ wire_struct! {
     pub struct GoalUpdated {
         /// The goal, or null.
         opt goal: Value = "goal",
-        /// Goal mode state.
+        /// The goal mode's state, as sent.
         opt state: Value = "state",
     }
 }
@@ -472,11 +473,11 @@ wire_struct! {
     /// `summarization_retry_scheduled` (pi 1.6): a compaction or branch summary failed and
     /// is retried.
     pub struct SummarizationRetryScheduled {
-        /// Attempt number.
+        /// Which attempt this is, from 1.
         opt attempt: u64 = "attempt",
-        /// Attempts allowed.
+        /// The most attempts the agent makes before it gives up.
         opt max_attempts: u64 = "maxAttempts",
-        /// Delay before the attempt.
+        /// How long the agent waits before this attempt, in milliseconds.
         opt delay_ms: Number = "delayMs",
         /// The error being retried.
         opt error_message: String = "errorMessage",

@@ -52,9 +52,9 @@ wire_struct! {
     /// `prompt_result {id, agentInvoked}`: a prompt acknowledged as agent-invoked turned out
     /// local-only (CALL-03).
     pub struct PromptResult {
-        /// The prompt's request id.
+        /// The id of the `prompt` request it settles.
         opt id: String = "id",
-        /// Whether the agent ran.
+        /// `false`: the prompt was handled locally and no agent events follow.
         req agent_invoked: bool = "agentInvoked",
     }
 }
@@ -241,9 +241,9 @@ wire_struct! {
 wire_struct! {
     /// `session_info_update {title?, sessionId}`.
     pub struct SessionInfoUpdate {
-        /// Session title.
+        /// The title the agent gives the session, for a host's list.
         opt title: String = "title",
-        /// Session id.
+        /// The agent's id for the session (`get_state`'s `sessionId`).
         opt session_id: String = "sessionId",
     }
 }
@@ -253,7 +253,7 @@ wire_struct! {
     pub struct ConfigUpdate {
         /// The model, as sent.
         opt model: Value = "model",
-        /// Thinking level.
+        /// The thinking level now in force, as the agent names it (`off`, `low`, `high`, …).
         opt thinking_level: String = "thinkingLevel",
     }
 }

@@ -1,5 +1,5 @@
 //! The fuzz body for the wire model's JSON reader (feature `fuzzing`):
-//! `fuzz/fuzz_targets/wire_reader.rs` is a thin wrapper, and `core/tests/wire_reader.rs` runs
+//! `fuzz/fuzz_targets/wire_reader.rs` is a thin wrapper, and `core/tests/wire/reader.rs` runs
 //! it on seeds.
 //!
 //! The reader (`wire::reader`, private to the crate) must give exactly what serde_json

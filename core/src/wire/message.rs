@@ -16,7 +16,7 @@ use crate::output::StoredOutput;
 wire_struct! {
     /// `{type:"text", text, textSignature?}`.
     pub struct TextContent {
-        /// The text.
+        /// The block's text: a message's, or what a tool returned.
         req text: String = "text",
         /// Provider message metadata (OpenAI responses).
         opt text_signature: String = "textSignature",
@@ -276,7 +276,7 @@ wire_struct! {
     pub struct BashExecutionMessage {
         /// The command line.
         req command: String = "command",
-        /// Its output.
+        /// What it wrote, possibly cut (`truncated`).
         req output: String = "output",
         /// Exit code (absent when it did not exit).
         opt exit_code: i64 = "exitCode",
@@ -300,9 +300,9 @@ wire_struct! {
     pub struct PythonExecutionMessage {
         /// The code run.
         req code: String = "code",
-        /// Its output.
+        /// What it wrote, possibly cut (`truncated`).
         req output: String = "output",
-        /// Exit code.
+        /// The exit code (absent when it did not exit).
         opt exit_code: i64 = "exitCode",
         /// Whether it was cancelled.
         opt cancelled: bool = "cancelled",
@@ -319,7 +319,7 @@ wire_struct! {
     pub struct CustomMessage {
         /// The extension's message type.
         req custom_type: String = "customType",
-        /// The content.
+        /// What the model sees: a string or text and image blocks.
         req content: MessageContent = "content",
         /// Whether a UI shows it.
         opt display: bool = "display",

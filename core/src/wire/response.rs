@@ -105,13 +105,13 @@ wire_struct! {
 wire_struct! {
     /// A model (`Model`), the members a host reads typed; the rest in `extra`.
     pub struct ModelInfo {
-        /// Model id.
+        /// The model's id within its provider (`set_model`'s `modelId`).
         req id: String = "id",
         /// Display name.
         opt name: String = "name",
-        /// Provider API.
+        /// The API the provider is spoken to with (`anthropic-messages`, `openai-responses`, …).
         opt api: String = "api",
-        /// Provider.
+        /// The provider's id (`set_model`'s `provider`).
         opt provider: String = "provider",
         /// Whether it reasons.
         opt reasoning: bool = "reasoning",
@@ -125,9 +125,9 @@ wire_struct! {
 wire_struct! {
     /// `get_state`: the session state (`RpcSessionState`).
     pub struct SessionState {
-        /// The model.
+        /// The model in force.
         opt model: ModelInfo = "model",
-        /// Thinking level.
+        /// The thinking level in force, as the agent names it (`off`, `low`, `high`, …).
         opt thinking_level: String = "thinkingLevel",
         /// Whether a run is streaming.
         opt is_streaming: bool = "isStreaming",
@@ -139,13 +139,13 @@ wire_struct! {
         opt follow_up_mode: String = "followUpMode",
         /// `immediate` or `wait`.
         opt interrupt_mode: String = "interruptMode",
-        /// Session file.
+        /// The session's file on the agent's disk (absent for an in-memory session).
         opt session_file: String = "sessionFile",
         /// The folder session files are kept in (the bundled agent's `--session-dir`).
         opt session_dir: String = "sessionDir",
-        /// Session id.
+        /// The agent's id for the session.
         opt session_id: String = "sessionId",
-        /// Session name.
+        /// The session's display name (`set_session_name`).
         opt session_name: String = "sessionName",
         /// Automatic compaction on.
         opt auto_compaction_enabled: bool = "autoCompactionEnabled",
@@ -205,9 +205,9 @@ wire_struct! {
     pub struct SlashCommand {
         /// Name without the slash.
         req name: String = "name",
-        /// Aliases.
+        /// Other names the command answers to, without the slash.
         opt aliases: Vec<String> = "aliases",
-        /// Description.
+        /// One line on what the command does, for a picker.
         opt description: String = "description",
         /// Input hint, as sent.
         opt input: Value = "input",
@@ -221,7 +221,7 @@ wire_struct! {
 wire_struct! {
     /// `{commands}` (`get_available_commands`, `get_commands`).
     pub struct CommandsData {
-        /// The commands.
+        /// Every slash command available now.
         req commands: Vec<SlashCommand> = "commands",
     }
 }
@@ -253,7 +253,7 @@ wire_struct! {
 wire_struct! {
     /// `set_subagent_subscription`, `cycle_thinking_level`: `{level}`.
     pub struct LevelData {
-        /// The level.
+        /// The level now in force, as the agent names it.
         req level: String = "level",
     }
 }
@@ -261,7 +261,7 @@ wire_struct! {
 wire_struct! {
     /// A subagent (`RpcSubagentSnapshot`).
     pub struct SubagentSnapshot {
-        /// Subagent id.
+        /// The subagent's id (`get_subagent_messages`'s `subagentId`).
         req id: String = "id",
         /// Spawn index.
         opt index: u64 = "index",
@@ -269,19 +269,19 @@ wire_struct! {
         opt agent: String = "agent",
         /// Where the agent is defined.
         opt agent_source: String = "agentSource",
-        /// Description.
+        /// One line on what the subagent was asked.
         opt description: String = "description",
-        /// Status.
+        /// Where it stands, as the agent names it (`running`, `completed`, …).
         opt status: String = "status",
-        /// Task.
+        /// The task given to it, as sent.
         opt task: String = "task",
-        /// Session file.
+        /// The subagent's session file (`get_subagent_messages`'s `sessionFile`).
         opt session_file: String = "sessionFile",
         /// Last update, ms since epoch.
         opt last_update: u64 = "lastUpdate",
-        /// Progress.
+        /// Its latest progress report.
         opt progress: SubagentProgress = "progress",
-        /// Parent tool call.
+        /// The tool call that started it in the parent session.
         opt parent_tool_call_id: String = "parentToolCallId",
         /// The assignment given with the task.
         opt assignment: String = "assignment",
@@ -291,7 +291,7 @@ wire_struct! {
 wire_struct! {
     /// `get_subagents`: `{subagents}`.
     pub struct SubagentsData {
-        /// The subagents.
+        /// Every subagent the session has started, running or done.
         req subagents: Vec<SubagentSnapshot> = "subagents",
     }
 }
@@ -320,7 +320,7 @@ wire_struct! {
     /// (`get_tree` nests one level per entry, past what a JSON reader takes for a long
     /// session: musewire does not type it).
     pub struct EntriesData {
-        /// The entries.
+        /// The entries, in file order.
         req entries: Vec<SessionEntry> = "entries",
         /// The current leaf (`null` in an empty session).
         req leaf_id: Option<String> = "leafId",
@@ -330,9 +330,9 @@ wire_struct! {
 wire_struct! {
     /// `cycle_model`: `{model, thinkingLevel, isScoped}` (or null).
     pub struct CycleModelData {
-        /// The model.
+        /// The model now in force.
         req model: ModelInfo = "model",
-        /// Thinking level.
+        /// The thinking level in force, as the agent names it (`off`, `low`, `high`, …).
         opt thinking_level: String = "thinkingLevel",
         /// Whether cycling is scoped.
         opt is_scoped: bool = "isScoped",
@@ -342,7 +342,7 @@ wire_struct! {
 wire_struct! {
     /// `get_available_models`: `{models}`.
     pub struct ModelsData {
-        /// The models.
+        /// Every model the agent can use with the credentials it has.
         req models: Vec<ModelInfo> = "models",
     }
 }
@@ -350,9 +350,9 @@ wire_struct! {
 wire_struct! {
     /// `bash`: the result (`BashResult`).
     pub struct BashData {
-        /// Output.
+        /// What the command wrote, possibly cut (`truncated`).
         req output: String = "output",
-        /// Exit code.
+        /// The exit code (absent when it did not exit).
         opt exit_code: i64 = "exitCode",
         /// Whether it was cancelled.
         opt cancelled: bool = "cancelled",
@@ -386,17 +386,17 @@ wire_struct! {
 wire_struct! {
     /// `get_session_stats` (`SessionStats`).
     pub struct SessionStatsData {
-        /// Session file.
+        /// The session's file on the agent's disk (absent for an in-memory session).
         opt session_file: String = "sessionFile",
-        /// Session id.
+        /// The agent's id for the session.
         opt session_id: String = "sessionId",
-        /// User messages.
+        /// How many messages the user sent.
         opt user_messages: u64 = "userMessages",
-        /// Assistant messages.
+        /// How many messages the model sent.
         opt assistant_messages: u64 = "assistantMessages",
-        /// Tool calls.
+        /// How many tool calls the model made.
         opt tool_calls: u64 = "toolCalls",
-        /// Tool results.
+        /// How many tool results the session holds.
         opt tool_results: u64 = "toolResults",
         /// All messages.
         opt total_messages: u64 = "totalMessages",
@@ -404,7 +404,7 @@ wire_struct! {
         opt tokens: SessionTokens = "tokens",
         /// Premium requests made (oh-my-pi).
         opt premium_requests: u64 = "premiumRequests",
-        /// Cost.
+        /// What the session's model calls cost, in US dollars as the agent prices them.
         opt cost: Number = "cost",
         /// The context's occupancy (oh-my-pi).
         opt context_usage: ContextUsage = "contextUsage",
@@ -444,9 +444,9 @@ wire_struct! {
 wire_struct! {
     /// One entry one can branch or fork from.
     pub struct BranchEntry {
-        /// Entry id.
+        /// The entry's id, to give `branch` or `fork`.
         req entry_id: String = "entryId",
-        /// Its text.
+        /// The user message's text, for a picker.
         req text: String = "text",
     }
 }
@@ -454,7 +454,7 @@ wire_struct! {
 wire_struct! {
     /// `get_branch_messages`, `get_fork_messages`: `{messages}`.
     pub struct BranchMessagesData {
-        /// The entries.
+        /// The user messages one can branch or fork from, oldest first.
         req messages: Vec<BranchEntry> = "messages",
     }
 }
@@ -462,7 +462,7 @@ wire_struct! {
 wire_struct! {
     /// `get_last_assistant_text`: `{text}` (null when there is none).
     pub struct LastAssistantTextData {
-        /// The text.
+        /// The model's last reply as text.
         req text: Option<String> = "text",
     }
 }
@@ -496,9 +496,9 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// A login provider.
+    /// A provider one can log in to (`get_login_providers`).
     pub struct LoginProvider {
-        /// Provider id.
+        /// The provider's id, to give `login`.
         req id: String = "id",
         /// Display name.
         opt name: String = "name",
@@ -512,7 +512,7 @@ wire_struct! {
 wire_struct! {
     /// `get_login_providers`: `{providers}`.
     pub struct LoginProvidersData {
-        /// The providers.
+        /// Every provider the agent can log in to.
         req providers: Vec<LoginProvider> = "providers",
     }
 }
@@ -657,7 +657,7 @@ impl Response {
         }
     }
 
-    /// A failure.
+    /// A failure: `success: false` with `error` and, when given, its `code`.
     pub fn failure(
         id: Option<String>,
         command: impl Into<String>,

@@ -40,13 +40,13 @@ wire_enum! {
 wire_struct! {
     /// `message`: a history message.
     pub struct MessageEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
         /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
         /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
-        /// The message.
+        /// The message, as `get_messages` gives it.
         req message: AgentMessage = "message",
     }
 }
@@ -54,15 +54,15 @@ wire_struct! {
 wire_struct! {
     /// `model_change {provider, modelId}`.
     pub struct ModelChangeEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
-        /// Provider.
+        /// The provider's id the session switched to.
         req provider: String = "provider",
-        /// Model id.
+        /// The model's id within that provider.
         req model_id: String = "modelId",
     }
 }
@@ -70,13 +70,13 @@ wire_struct! {
 wire_struct! {
     /// `thinking_level_change {thinkingLevel}`.
     pub struct ThinkingLevelChangeEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
-        /// The level.
+        /// The thinking level set, as the agent names it (`off`, `low`, `high`, …).
         req thinking_level: String = "thinkingLevel",
     }
 }
@@ -84,11 +84,11 @@ wire_struct! {
 wire_struct! {
     /// `compaction {summary, firstKeptEntryId, tokensBefore, details?, usage?, fromHook?}`.
     pub struct CompactionEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
         /// The summary that replaces the entries before `firstKeptEntryId`.
         req summary: String = "summary",
@@ -109,15 +109,15 @@ wire_struct! {
     /// `branch_summary {fromId, summary}`: what a branch left behind said, when the session
     /// moved to another branch.
     pub struct BranchSummaryEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
         /// The leaf of the branch summarised.
         req from_id: String = "fromId",
-        /// The summary.
+        /// The text that stands for the summarised branch in the model's context.
         req summary: String = "summary",
         /// The summariser's own details, as sent.
         opt details: Value = "details",
@@ -132,11 +132,11 @@ wire_struct! {
     /// `custom {customType, data?}`: an extension's (or musewire agent's `musewire.todos`)
     /// own state, not sent to the model.
     pub struct CustomEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
         /// Whose entry it is.
         req custom_type: String = "customType",
@@ -149,11 +149,11 @@ wire_struct! {
     /// `custom_message {customType, content, details?, display}`: an extension's message,
     /// sent to the model.
     pub struct CustomMessageEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
         /// Whose message it is.
         req custom_type: String = "customType",
@@ -169,11 +169,11 @@ wire_struct! {
 wire_struct! {
     /// `label {targetId, label}`: a name for an entry (`label` absent or null removes it).
     pub struct LabelEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
         /// The entry named.
         req target_id: String = "targetId",
@@ -185,13 +185,13 @@ wire_struct! {
 wire_struct! {
     /// `session_info {name?}`: the session's name.
     pub struct SessionInfoEntry {
-        /// Entry id.
+        /// The entry's id, unique in its session file.
         req id: String = "id",
-        /// The entry before it.
+        /// The entry before it on its branch (`null` for the first).
         req parent_id: Option<String> = "parentId",
-        /// ISO 8601.
+        /// When it was added, ISO 8601.
         req timestamp: String = "timestamp",
-        /// The name.
+        /// The session's display name (absent: the name was cleared).
         opt name: String = "name",
     }
 }

@@ -9,11 +9,11 @@ use super::codec::{wire_enum, wire_struct};
 wire_struct! {
     /// `select {id, title, options, optionDetails?, timeout?}`.
     pub struct SelectRequest {
-        /// Request id.
+        /// The dialog's id: the host's `extension_ui_response` echoes it.
         req id: String = "id",
-        /// Title.
+        /// What the user is asked, shown as the dialog's heading.
         req title: String = "title",
-        /// Options.
+        /// The choices, in order; the answer's `value` is one of them.
         req options: Vec<String> = "options",
         /// Per-option details, as sent.
         opt option_details: Vec<serde_json::Value> = "optionDetails",
@@ -25,11 +25,11 @@ wire_struct! {
 wire_struct! {
     /// `confirm {id, title, message, timeout?}`.
     pub struct ConfirmRequest {
-        /// Request id.
+        /// The dialog's id: the host's `extension_ui_response` echoes it.
         req id: String = "id",
-        /// Title.
+        /// What the user is asked, shown as the dialog's heading.
         req title: String = "title",
-        /// Message.
+        /// Text shown under the title.
         opt message: String = "message",
         /// Timeout in milliseconds.
         opt timeout: Number = "timeout",
@@ -39,11 +39,11 @@ wire_struct! {
 wire_struct! {
     /// `input {id, title, placeholder?, timeout?}`.
     pub struct InputRequest {
-        /// Request id.
+        /// The dialog's id: the host's `extension_ui_response` echoes it.
         req id: String = "id",
-        /// Title.
+        /// What the user is asked, shown as the dialog's heading.
         req title: String = "title",
-        /// Placeholder.
+        /// Hint text shown in the empty field.
         opt placeholder: String = "placeholder",
         /// Timeout in milliseconds.
         opt timeout: Number = "timeout",
@@ -53,13 +53,13 @@ wire_struct! {
 wire_struct! {
     /// `editor {id, title, prefill?, promptStyle?}`.
     pub struct EditorRequest {
-        /// Request id.
+        /// The dialog's id: the host's `extension_ui_response` echoes it.
         req id: String = "id",
-        /// Title.
+        /// What the user is asked, shown as the dialog's heading.
         req title: String = "title",
         /// Initial text.
         opt prefill: String = "prefill",
-        /// Prompt-style editor.
+        /// Show it as a prompt editor rather than a document.
         opt prompt_style: bool = "promptStyle",
         /// Timeout in milliseconds.
         opt timeout: Number = "timeout",
@@ -69,7 +69,7 @@ wire_struct! {
 wire_struct! {
     /// `cancel {id, targetId}`: withdraws a dialog.
     pub struct CancelRequest {
-        /// Request id.
+        /// The request's own id (no answer is expected).
         req id: String = "id",
         /// The dialog withdrawn.
         req target_id: String = "targetId",
@@ -79,9 +79,9 @@ wire_struct! {
 wire_struct! {
     /// `notify {id, message, notifyType?}`.
     pub struct NotifyRequest {
-        /// Request id.
+        /// The request's own id (no answer is expected).
         req id: String = "id",
-        /// Message.
+        /// The text of the notification.
         req message: String = "message",
         /// `info`, `warning`, `error`.
         opt notify_type: String = "notifyType",
@@ -91,11 +91,11 @@ wire_struct! {
 wire_struct! {
     /// `setStatus {id, statusKey, statusText?}` (absent text clears).
     pub struct SetStatusRequest {
-        /// Request id.
+        /// The request's own id (no answer is expected).
         req id: String = "id",
-        /// Status slot.
+        /// Which status entry to set: one per key, a later one replaces it.
         req status_key: String = "statusKey",
-        /// Text.
+        /// The status text (absent: the entry is removed).
         opt status_text: String = "statusText",
     }
 }
@@ -103,9 +103,9 @@ wire_struct! {
 wire_struct! {
     /// `setWidget {id, widgetKey, widgetLines?, widgetPlacement?}`.
     pub struct SetWidgetRequest {
-        /// Request id.
+        /// The request's own id (no answer is expected).
         req id: String = "id",
-        /// Widget slot.
+        /// Which widget to set: one per key, a later one replaces it.
         req widget_key: String = "widgetKey",
         /// Lines (absent clears).
         opt widget_lines: Vec<String> = "widgetLines",
@@ -117,9 +117,9 @@ wire_struct! {
 wire_struct! {
     /// `setTitle {id, title}`.
     pub struct SetTitleRequest {
-        /// Request id.
+        /// The request's id (no answer is expected).
         req id: String = "id",
-        /// Title.
+        /// The window or terminal title to show.
         req title: String = "title",
     }
 }
@@ -127,9 +127,9 @@ wire_struct! {
 wire_struct! {
     /// `set_editor_text {id, text}`.
     pub struct SetEditorTextRequest {
-        /// Request id.
+        /// The request's own id (no answer is expected).
         req id: String = "id",
-        /// Text.
+        /// The text to put in the host's input editor, replacing what is there.
         req text: String = "text",
     }
 }
@@ -137,13 +137,13 @@ wire_struct! {
 wire_struct! {
     /// `open_url {id, url, launchUrl?, instructions?}`.
     pub struct OpenUrlRequest {
-        /// Request id.
+        /// The request's own id (no answer is expected).
         req id: String = "id",
-        /// URL.
+        /// The address the user should open (a login page, say).
         req url: String = "url",
         /// Short loopback URL redirecting to `url`, preferred as the copy target.
         opt launch_url: String = "launchUrl",
-        /// Instructions.
+        /// What to tell the user to do there.
         opt instructions: String = "instructions",
     }
 }
@@ -262,13 +262,21 @@ impl UiResponse {
         }
     }
 
-    /// `{id, cancelled:true}`, with `timedOut:true` when `timed_out`.
-    pub fn cancelled(id: impl Into<String>, timed_out: bool) -> Self {
+    /// `{id, cancelled:true}`: the user dismissed the dialog.
+    pub fn cancelled(id: impl Into<String>) -> Self {
         UiResponse {
             id: id.into(),
             cancelled: Some(true),
-            timed_out: timed_out.then_some(true),
             ..Default::default()
+        }
+    }
+
+    /// `{id, cancelled:true, timedOut:true}`: the dialog was dismissed because its time ran
+    /// out.
+    pub fn timed_out(id: impl Into<String>) -> Self {
+        UiResponse {
+            timed_out: Some(true),
+            ..UiResponse::cancelled(id)
         }
     }
 }

@@ -4,7 +4,7 @@ use crate::common as agent_common;
 
 use agent_common::*;
 use musewire_core::agent::{
-    AgentError, AgentEvent, DialogOutcome, HostUriContent, HostUriOperation,
+    AgentError, AgentEvent, DialogOutcome, HostFailure, HostUriContent, HostUriOperation,
     HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED,
 };
 use musewire_core::wire::{
@@ -140,7 +140,7 @@ fn host_02_calls_stream_updates_and_end_with_a_result_or_the_joined_error_text()
             events,
             [AgentEvent::HostToolFinished {
                 call,
-                outcome: Err(error.into())
+                outcome: Err(HostFailure::Failed(error.into()))
             }]
         );
     }
@@ -264,7 +264,9 @@ fn host_05_uri_requests_writes_only_when_writable_and_the_error_text_precedence(
             },
             AgentEvent::HostUriFinished {
                 request: write,
-                outcome: Err("Host URI write failed for notes://a".into())
+                outcome: Err(HostFailure::Failed(
+                    "Host URI write failed for notes://a".into()
+                ))
             },
         ]
     );
@@ -287,7 +289,7 @@ fn host_05_uri_requests_writes_only_when_writable_and_the_error_text_precedence(
             events,
             [AgentEvent::HostUriFinished {
                 request,
-                outcome: Err(error.into())
+                outcome: Err(HostFailure::Failed(error.into()))
             }]
         );
     }
@@ -445,11 +447,11 @@ fn host_07_when_stdin_closes_every_pending_host_request_is_rejected() {
             },
             AgentEvent::HostToolFinished {
                 call,
-                outcome: Err(HOST_TOOL_DISCONNECTED.into())
+                outcome: Err(HostFailure::Disconnected(HOST_TOOL_DISCONNECTED))
             },
             AgentEvent::HostUriFinished {
                 request: uri,
-                outcome: Err(HOST_URI_DISCONNECTED.into())
+                outcome: Err(HostFailure::Disconnected(HOST_URI_DISCONNECTED))
             },
             AgentEvent::InputClosed,
         ]

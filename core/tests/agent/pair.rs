@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostUriOperation,
-    PageSource,
+    Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostFailure,
+    HostUriOperation, PageSource,
 };
 use musewire_core::client::{
     commands, Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent,
@@ -150,7 +150,8 @@ impl Pair {
     /// Makes a call that answers the agent: whether the answer went out.
     fn answer(&mut self, call: Call) -> bool {
         match self.input(Input::Call(call)) {
-            CallResult::Sent(sent) => sent,
+            CallResult::Sent => true,
+            CallResult::NotOpen => false,
             other => panic!("an answer call returned {other:?}"),
         }
     }
@@ -413,7 +414,7 @@ fn host_01_02_03_pair_host_tools_are_registered_called_updated_and_cancelled() {
             },
             AgentEvent::HostToolFinished {
                 call,
-                outcome: Err("no such row".into())
+                outcome: Err(HostFailure::Failed("no such row".into()))
             },
         ]
     );
@@ -545,7 +546,9 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
         [
             AgentEvent::HostToolFinished {
                 call,
-                outcome: Err(musewire_core::agent::HOST_TOOL_DISCONNECTED.into())
+                outcome: Err(HostFailure::Disconnected(
+                    musewire_core::agent::HOST_TOOL_DISCONNECTED
+                ))
             },
             AgentEvent::InputClosed,
         ]

@@ -5,7 +5,7 @@
 mod blocks {
 
     use musewire_core::blocks::{
-        credential_finding, dial_check, is_content_array, render, sanitize_label, show_tool_result,
+        credential_finding, dial_check, render, sanitize_label, show_tool_result,
         tool_result_blocks, uri_may_carry_credential, BlockClass, CredentialFinding, LiveBlock,
         RawToolResult, Shown, Source, Unfetchable, UriWithheld, CREDENTIAL_PARAMETERS, MAX_LEVELS,
         REFERENCE_STUB_MAX_CHARS,
@@ -236,11 +236,16 @@ mod blocks {
     fn block_02_which_arrays_are_content() {
         let blocks = json!([{"type":"text","text":"a"},{"type":"audio","data":"AAAA"}]);
         let records = json!([{"type":"user","name":"ada"},{"type":"text","text":"b"}]);
-        assert!(is_content_array(&blocks, false));
-        assert!(!is_content_array(&records, false));
-        assert!(is_content_array(&records, true));
-        assert!(!is_content_array(&json!([]), false));
-        assert!(!is_content_array(&json!({"type":"text"}), true));
+        let raw = |content: &Value, data_is_content| RawToolResult {
+            content: content.clone(),
+            is_error: false,
+            data_is_content,
+        };
+        assert!(raw(&blocks, false).is_content_array());
+        assert!(!raw(&records, false).is_content_array());
+        assert!(raw(&records, true).is_content_array());
+        assert!(!raw(&json!([]), false).is_content_array());
+        assert!(!raw(&json!({"type":"text"}), true).is_content_array());
 
         // A module's array of records of other types is data, written as JSON as before.
         let module =

@@ -80,7 +80,8 @@ impl Harness {
     /// …): whether the answer went out.
     pub fn answer(&mut self, call: Call) -> bool {
         match self.input(Input::Call(call)) {
-            CallResult::Sent(sent) => sent,
+            CallResult::Sent => true,
+            CallResult::NotOpen => false,
             other => panic!("an answer call returned {other:?}"),
         }
     }

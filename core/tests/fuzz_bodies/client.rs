@@ -4,7 +4,7 @@
 //! answered twice), PAGE-07 walks, HOST-02..06 routing, all under arbitrary input.
 #![cfg(feature = "fuzzing")]
 
-use musewire_core::client::fuzzing::{self, AgentFrame, Op};
+use musewire_core::client::fuzzing::{self, AgentLine, Op};
 
 use crate::seeds;
 
@@ -13,12 +13,12 @@ fn seeds(count: usize, max_len: usize) -> Vec<Vec<u8>> {
     seeds::seeds(0x2545_f491_4f6c_dd1d, count, max_len)
 }
 
-fn frame(f: AgentFrame) -> Op {
+fn frame(f: AgentLine) -> Op {
     Op::Frame(f, 7)
 }
 
 fn response(which: u16, ok: bool, cursor: u8, total: u8) -> Op {
-    frame(AgentFrame::Response {
+    frame(AgentLine::Response {
         which,
         ok,
         code: 0,
@@ -43,7 +43,7 @@ fn page_07_client_session_fuzz_body_on_scripted_sessions() {
     let handshake = || {
         vec![
             Op::Send(0),
-            frame(AgentFrame::Ready {
+            frame(AgentLine::Ready {
                 v2: true,
                 over: false,
             }),
@@ -57,7 +57,7 @@ fn page_07_client_session_fuzz_body_on_scripted_sessions() {
         Op::ReadHistory,
         response(2, true, 1, 2),
         response(3, true, 0, 2),
-        frame(AgentFrame::Big),
+        frame(AgentLine::Big),
         response(1, true, 0, 0),
     ]);
     fuzzing::run(ops);
@@ -65,7 +65,7 @@ fn page_07_client_session_fuzz_body_on_scripted_sessions() {
     let mut ops = handshake();
     ops.extend([
         Op::ReadHistory,
-        frame(AgentFrame::Response {
+        frame(AgentLine::Response {
             which: 2,
             ok: false,
             code: 1,
@@ -83,13 +83,13 @@ fn page_07_client_session_fuzz_body_on_scripted_sessions() {
     // Host tools, URIs and dialogs; an invalid chunk ends the session; calls after it.
     let mut ops = handshake();
     ops.extend([
-        frame(AgentFrame::HostToolCall(1)),
+        frame(AgentLine::HostToolCall(1)),
         Op::HostToolUpdate(1),
         Op::HostToolResult(1, false),
-        frame(AgentFrame::HostUriRequest(2)),
-        frame(AgentFrame::HostUriCancel(2)),
+        frame(AgentLine::HostUriRequest(2)),
+        frame(AgentLine::HostUriCancel(2)),
         Op::HostUriResult(2),
-        frame(AgentFrame::Ui {
+        frame(AgentLine::Ui {
             id: 3,
             method: 1,
             timeout: Some(100),
@@ -97,10 +97,10 @@ fn page_07_client_session_fuzz_body_on_scripted_sessions() {
         Op::Advance(10),
         Op::UiRespond(3),
         Op::Prompt(None),
-        frame(AgentFrame::AgentStart),
+        frame(AgentLine::AgentStart),
         Op::Prompt(None),
         Op::Prompt(Some(true)),
-        frame(AgentFrame::Chunk {
+        frame(AgentLine::Chunk {
             index: 1,
             count: 3,
             kib: 1100,

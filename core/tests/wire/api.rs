@@ -346,11 +346,11 @@ fn host06_extension_ui_requests_and_responses() {
             r#"{"type":"extension_ui_response","id":"u1","confirmed":false}"#,
         ),
         (
-            UiResponse::cancelled("u1", false),
+            UiResponse::cancelled("u1"),
             r#"{"type":"extension_ui_response","id":"u1","cancelled":true}"#,
         ),
         (
-            UiResponse::cancelled("u1", true),
+            UiResponse::timed_out("u1"),
             r#"{"type":"extension_ui_response","id":"u1","cancelled":true,"timedOut":true}"#,
         ),
     ] {

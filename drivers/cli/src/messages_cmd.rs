@@ -3,7 +3,8 @@
 use std::io::{BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 
-use musewire_core::client::{ClientConfig, ClientEvent, MAX_PAGE_MESSAGES};
+use musewire_core::client::{ClientConfig, ClientEvent};
+use musewire_core::paging::MAX_PAGE_MESSAGES;
 use musewire_mio::AgentProcess;
 
 use crate::agent_command::agent_command;

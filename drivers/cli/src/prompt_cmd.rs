@@ -458,7 +458,7 @@ fn turn(
                     ));
                 }
                 if let (true, Some(id)) = (request.is_dialog(), request.id()) {
-                    let _ = agent.ui_respond(id, UiResponse::cancelled(id, false));
+                    let _ = agent.ui_respond(id, UiResponse::cancelled(id));
                 }
             }
             _ => {}

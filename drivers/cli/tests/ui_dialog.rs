@@ -19,7 +19,7 @@ fn answer(request: &UiRequest, confirmed: bool) -> Option<UiResponse> {
     Some(if confirmed {
         UiResponse::confirmed(id, true)
     } else {
-        UiResponse::cancelled(id, false)
+        UiResponse::cancelled(id)
     })
 }
 

@@ -181,7 +181,7 @@ pub fn sent_request(heard: Option<Heard>) -> Result<RequestId, CallError> {
 /// for it; the session's end as for [`sent_request`]).
 pub fn answer_sent(heard: Option<Heard>) -> Result<bool, CallError> {
     match heard {
-        Some(Heard::Replied(result)) => Ok(matches!(result, CallResult::Sent(true))),
+        Some(Heard::Replied(result)) => Ok(matches!(result, CallResult::Sent)),
         _ => Err(CallError::Ended),
     }
 }
@@ -233,9 +233,9 @@ mod tests {
         ));
         assert!(matches!(sent_request(None), Err(CallError::Ended)));
         // An `answer` row: whether it went out.
-        let went = Heard::Replied(CallResult::Sent(true));
+        let went = Heard::Replied(CallResult::Sent);
         assert!(answer_sent(Some(went)).unwrap());
-        let none_open = Heard::Replied(CallResult::Sent(false));
+        let none_open = Heard::Replied(CallResult::NotOpen);
         assert!(!answer_sent(Some(none_open)).unwrap());
         assert!(matches!(answer_sent(Some(answer())), Err(CallError::Ended)));
         assert!(matches!(answer_sent(None), Err(CallError::Ended)));
