@@ -43,16 +43,25 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "acp")]
 pub mod acp;
+// The awaited exit (`AgentPipes::poll_exit`) serves the ACP server alone: the driver reaps by
+// asking (`try_exit`).
+#[cfg_attr(not(feature = "acp"), allow(dead_code))]
 mod agent_pipes;
 pub mod agent_stdio;
 mod driver;
+#[cfg(feature = "acp")]
 mod edited_file;
+#[cfg(feature = "acp")]
 mod editor_stdio;
 mod handlers;
+#[cfg(feature = "mcp")]
 pub mod mcp_http;
+#[cfg(feature = "acp")]
 mod orphans;
 mod pipe;
+#[cfg(feature = "acp")]
 pub mod session_folder;
 
 use std::future::Future;
