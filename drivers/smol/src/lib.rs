@@ -27,6 +27,15 @@
 //!
 //! The blocking driver (`musewire-mio`) holds events back the same way.
 //!
+//! # Features
+//! None is on by default; a host that only drives agents needs none.
+//! - **`mcp`**: the `mcp_http` module, MCP over HTTP (hyper, TLS by rustls) for the core's
+//!   MCP client (musewire-core's `mcp` feature).
+//! - **`acp`** (turns on `mcp`): the `acp` module, the ACP server (the core's bridge on an
+//!   editor's stdio, each session's agent and MCP servers its children), and
+//!   `session_folder`, what it reads and writes of an agent's session folder (musewire-core's
+//!   `acp` feature).
+//!
 //! ```no_run
 //! use musewire_smol::AgentProcess;
 //! smol::block_on(async {
