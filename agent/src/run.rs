@@ -116,7 +116,7 @@ impl UserPrompt {
                         .filter(|c| !c.is_control())
                         .take(128)
                         .collect::<String>(),
-                    musewire_core::acp::decoded_len(&image.data)
+                    musewire_core::formats::base64_decoded_len(&image.data)
                 )),
                 _ => None,
             })

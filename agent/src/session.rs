@@ -532,7 +532,7 @@ pub(crate) fn is_session_id(id: &str) -> bool {
 
 /// `millis` since the Unix epoch as omp writes timestamps: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub(crate) fn iso_timestamp(millis: u64) -> String {
-    musewire_core::acp::rfc3339(millis)
+    musewire_core::formats::rfc3339(millis)
 }
 
 #[cfg(test)]

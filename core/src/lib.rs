@@ -5,6 +5,19 @@
 //! large frames) requires, with no I/O, no clock reads, no threads and no
 //! randomness of its own.
 //!
+//! ## Features
+//!
+//! None is on by default: a host that only drives agents ([`client`], with [`frame`],
+//! [`wire`], [`paging`], [`output`], [`spill`] and [`blocks`]) and an agent ([`agent`]) build
+//! without them.
+//!
+//! - **`mcp`**: the `mcp` module, a sans-IO client of one MCP server (over stdio, or HTTP
+//!   with SSE), whose tools a host can offer its agent as host tools.
+//! - **`acp`** (turns on `mcp`): the `acp` module, the [Agent Client
+//!   Protocol](https://agentclientprotocol.com) bridge that makes an RPC agent an ACP agent
+//!   for editors, and its dependency on the ACP schema (`agent-client-protocol-schema`).
+//! - **`fuzzing`**: each module's fuzz bodies (those of `mcp` and `acp` with those features).
+//!
 //! ## The run-loop contract
 //!
 //! Every state machine of this crate ([`client::Client`], [`agent::Agent`], and the framing
@@ -95,11 +108,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "acp")]
 pub mod acp;
 pub mod agent;
 pub mod blocks;
 pub mod client;
+pub mod formats;
 pub mod frame;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 mod outcome;
 pub mod output;

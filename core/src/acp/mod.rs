@@ -57,8 +57,8 @@ pub use config::{
     THOUGHT_OPTION,
 };
 pub use list::{
-    rfc3339, SessionFile, MAX_LIST_TITLE_CHARS, MAX_SESSION_FILES, SESSIONS_PAGE,
-    SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
+    SessionFile, MAX_LIST_TITLE_CHARS, MAX_SESSION_FILES, SESSIONS_PAGE, SESSION_FILE_HEAD_BYTES,
+    SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
 mod elicit;
@@ -145,9 +145,9 @@ pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use prompt::{
-    convert as prompt_content, decoded_len, PromptContent, AUDIO_NOTE, CONTEXT_CUT_NOTICE,
-    IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES,
-    MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
+    convert as prompt_content, PromptContent, AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE,
+    IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES, MAX_PROMPT_IMAGE_BYTES,
+    TOO_MANY_IMAGES,
 };
 pub use queue::MAX_QUEUED_PROMPTS;
 pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};

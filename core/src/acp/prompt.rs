@@ -69,7 +69,7 @@ pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptCont
                 MAX_PROMPT_IMAGES,
             ));
         }
-        image_bytes = image_bytes.saturating_add(decoded_len(data));
+        image_bytes = image_bytes.saturating_add(crate::formats::base64_decoded_len(data));
         if image_bytes > MAX_PROMPT_IMAGE_BYTES {
             return Err(refused(
                 IMAGES_TOO_LARGE,
@@ -139,15 +139,6 @@ pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptCont
     Ok(out)
 }
 
-/// The decoded length of base64 `data` (padding and whitespace not counted).
-pub fn decoded_len(data: &str) -> usize {
-    let chars = data
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
-        .count();
-    chars / 4 * 3 + (chars % 4).saturating_sub(1)
-}
-
 /// Adds a note for the turn once (the same note twice is said once).
 fn note(notes: &mut Vec<String>, line: String) {
     if !notes.contains(&line) {
@@ -213,14 +204,6 @@ fn attribute(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn acp_14_decoded_length_of_base64() {
-        assert_eq!(decoded_len(""), 0);
-        assert_eq!(decoded_len("aGk="), 2);
-        assert_eq!(decoded_len("aGVsbG8="), 5);
-        assert_eq!(decoded_len("aGVsbG8h"), 6);
-    }
 
     #[test]
     fn acp_16_the_same_note_is_said_once() {

@@ -396,7 +396,7 @@ pub(super) fn end_turn(
     }
     // ACP-26: the session's `updatedAt`, the time of its last message.
     if let Some(ms) = facts.last_message_ms {
-        let update = SessionInfoUpdate::new().updated_at(list::rfc3339(ms));
+        let update = SessionInfoUpdate::new().updated_at(crate::formats::rfc3339(ms));
         updates.push(SessionUpdate::SessionInfoUpdate(update));
     }
     for update in updates {

@@ -69,6 +69,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The read method's name in the Muse adapter protocol (OUT-01).
+#[cfg(feature = "acp")]
 pub(crate) const READ_METHOD: &str = "_muse/readOutput";
 
 /// The version of `read_output`, musewire's extension of the RPC protocol (OUT-10): what an

@@ -3,11 +3,13 @@
 
 #![cfg(feature = "fuzzing")]
 
+#[cfg(feature = "acp")]
 mod acp;
 mod agent;
 mod client;
 mod content_blocks;
 mod frame;
+#[cfg(feature = "mcp")]
 mod mcp;
 mod seeds;
 mod spill_output;

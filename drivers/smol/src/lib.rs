@@ -27,6 +27,15 @@
 //!
 //! The blocking driver (`musewire-mio`) holds events back the same way.
 //!
+//! # Features
+//! None is on by default; a host that only drives agents needs none.
+//! - **`mcp`**: the `mcp_http` module, MCP over HTTP (hyper, TLS by rustls) for the core's
+//!   MCP client (musewire-core's `mcp` feature).
+//! - **`acp`** (turns on `mcp`): the `acp` module, the ACP server (the core's bridge on an
+//!   editor's stdio, each session's agent and MCP servers its children), and
+//!   `session_folder`, what it reads and writes of an agent's session folder (musewire-core's
+//!   `acp` feature).
+//!
 //! ```no_run
 //! use musewire_smol::AgentProcess;
 //! smol::block_on(async {
@@ -43,16 +52,25 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "acp")]
 pub mod acp;
+// The awaited exit (`AgentPipes::poll_exit`) serves the ACP server alone: the driver reaps by
+// asking (`try_exit`).
+#[cfg_attr(not(feature = "acp"), allow(dead_code))]
 mod agent_pipes;
 pub mod agent_stdio;
 mod driver;
+#[cfg(feature = "acp")]
 mod edited_file;
+#[cfg(feature = "acp")]
 mod editor_stdio;
 mod handlers;
+#[cfg(feature = "mcp")]
 pub mod mcp_http;
+#[cfg(feature = "acp")]
 mod orphans;
 mod pipe;
+#[cfg(feature = "acp")]
 pub mod session_folder;
 
 use std::future::Future;

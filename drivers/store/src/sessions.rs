@@ -439,7 +439,7 @@ fn read_header(
 }
 
 /// `unix_ms` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, as JavaScript's `toISOString` writes it (the
-/// core's [`rfc3339`](musewire_core::acp::rfc3339), which `session/list` dates with).
+/// core's [`rfc3339`](musewire_core::formats::rfc3339), which `session/list` dates with).
 pub fn iso_8601(unix_ms: u64) -> String {
-    musewire_core::acp::rfc3339(unix_ms)
+    musewire_core::formats::rfc3339(unix_ms)
 }
