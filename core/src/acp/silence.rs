@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use agent_client_protocol_schema::v1::{Error, RequestId};
 use serde_json::json;
 
-use super::{rpc, AcpSession, Bridge, Pending};
+use super::outbox::Outbox;
+use super::{rpc, AcpSession, Bridge, Pending, TimerContext};
 use crate::client::{self, commands, Call};
 
 /// The default prompt budget (ACP-21): 60 s of silence while the editor waits on the agent
@@ -121,8 +122,8 @@ impl AcpSession {
 
     /// Whether the prompt budget runs for this session now (ACP-21): the editor waits on an
     /// agent that is past its start-up budget (ACP-13), still running and read (ACP-20).
-    pub(super) fn silence_counts(&self, held: bool) -> bool {
-        !held
+    pub(super) fn silence_counts(&self, context: TimerContext) -> bool {
+        !context.agents_held
             && !self.exited
             && !self.client.is_closed()
             && self.start.timeout().is_none()
@@ -131,42 +132,58 @@ impl AcpSession {
 }
 
 impl Bridge {
-    /// ACP-21: a silent agent is probed at half its budget; one silent for the whole of it
-    /// fails what the editor waits for in its session, and is stopped.
+    /// ACP-21: the session's silence budget is due: what it did, its client's actions then
+    /// drained.
     pub(super) fn stopped_answering(&mut self, now: Instant, key: AgentKey) {
-        let held = self.agents_held();
-        let budget = self.config.silence_budget;
-        let Some(session) = self.sessions.get_mut(&key) else {
+        let context = self.timer_context();
+        let Some((session, mut out)) = self.session_out(key) else {
             return;
         };
-        if !session.silence_counts(held) {
-            return;
+        if session.stopped_answering(now, context, &mut out) != Due::Nothing {
+            self.drain(now, key);
         }
-        match session.silence.due(now, budget) {
+    }
+}
+
+impl AcpSession {
+    /// ACP-21: a silent agent is probed at half its budget; one silent for the whole of it
+    /// fails what the editor waits for in its session, and is stopped. What was due.
+    fn stopped_answering(
+        &mut self,
+        now: Instant,
+        context: TimerContext,
+        out: &mut Outbox<'_>,
+    ) -> Due {
+        if !self.silence_counts(context) {
+            return Due::Nothing;
+        }
+        let budget = context.silence_budget;
+        let due = self.silence.due(now, budget);
+        match due {
             Due::Nothing => {}
             Due::Probe => {
-                let sent = session
+                let sent = self
                     .client
                     .handle(now, client::Input::Call(Call::Send(commands::get_state())));
                 if let Some(request) = sent.request() {
-                    session.pending.insert(request, Pending::Probe);
+                    self.pending.insert(request, Pending::Probe);
                 }
-                self.drain(now, key);
             }
             Due::Expired => {
-                let message = stopped_answering_message(budget, &session.client.stderr_tail());
+                let message = stopped_answering_message(budget, &self.client.stderr_tail());
                 let error = Error::internal_error().data(json!(message));
-                let mut waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
+                let mut waiting: Vec<RequestId> = std::mem::take(&mut self.pending)
                     .into_values()
                     .filter_map(|p| p.editor().cloned())
                     .collect();
-                waiting.extend(super::queue::take_prompts(session));
+                waiting.extend(super::queue::take_prompts(self));
                 for editor in waiting {
-                    self.editor(rpc::error_line(&editor, &error));
+                    out.editor(rpc::error_line(&editor, &error));
                 }
-                self.session_input(now, key, client::Input::Call(Call::Stop));
+                self.client.handle(now, client::Input::Call(Call::Stop));
             }
         }
+        due
     }
 }
 

@@ -1,0 +1,46 @@
+//! What one session's handlers give the driver ([`Outbox`]): a session's own methods take
+//! `&mut self` on its [`AcpSession`](super::AcpSession) and an outbox, never the whole
+//! bridge, so what a handler can touch is its session and the action queue, nothing else.
+
+use std::collections::VecDeque;
+
+use agent_client_protocol_schema::v1::{SessionNotification, SessionUpdate};
+
+use super::{rpc, AcpSession, Action, AgentKey, Bridge};
+
+/// The bridge's action queue, lent to one session's handler: lines for the editor, in order
+/// with everything else the bridge queues.
+pub(super) struct Outbox<'a> {
+    actions: &'a mut VecDeque<Action>,
+}
+
+impl<'a> Outbox<'a> {
+    /// An outbox onto the bridge's queue.
+    pub(super) fn new(actions: &'a mut VecDeque<Action>) -> Self {
+        Outbox { actions }
+    }
+
+    /// A line for the editor.
+    pub(super) fn editor(&mut self, bytes: Vec<u8>) {
+        self.actions.push_back(Action::Editor { bytes });
+    }
+
+    /// A `session/update` for the session `session`.
+    pub(super) fn update(&mut self, session: &AcpSession, update: SessionUpdate) {
+        let notification = SessionNotification::new(session.acp_id.clone(), update);
+        self.editor(rpc::update_line(&notification));
+    }
+}
+
+impl Bridge {
+    /// Session `key` and the outbox its handlers write to; `None` for a session gone.
+    pub(super) fn session_out(&mut self, key: AgentKey) -> Option<(&mut AcpSession, Outbox<'_>)> {
+        let session = self.sessions.get_mut(&key)?;
+        Some((
+            session,
+            Outbox {
+                actions: &mut self.actions,
+            },
+        ))
+    }
+}
