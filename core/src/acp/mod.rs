@@ -62,6 +62,7 @@ pub use list::{
 };
 mod dialogs;
 mod elicit;
+mod expiry;
 mod flow;
 mod fork;
 #[cfg(feature = "fuzzing")]
@@ -164,9 +165,7 @@ use crate::client::{
     RequestId as AgentRequest,
 };
 use crate::frame::LineDecoder;
-use crate::output::{
-    Availability, OutputError, OutputErrorCode, ReadParams, ReadResult, READ_BUDGET, READ_METHOD,
-};
+use crate::output::{Availability, OutputError, ReadParams, ReadResult, READ_BUDGET, READ_METHOD};
 use crate::spill::SaveFailure;
 use crate::wire::{
     AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionEvent, SessionStatsData,
@@ -604,50 +603,6 @@ impl Bridge {
         }
     }
 
-    /// Session `key`'s `timer` is due: its expiry, one per kind.
-    fn expire(&mut self, now: Instant, key: AgentKey, timer: Timer) {
-        match timer {
-            Timer::Start => self.silent_agent(now, key),
-            Timer::Silence => self.stopped_answering(now, key),
-            Timer::Stop => self.stop_due(now, key),
-            Timer::Stats => self.expire_stats(now, key),
-            Timer::Models => self.expire_models(now, key),
-            Timer::Read => self.expire_reads(now, key),
-            Timer::Review => self.expire_review(now, key),
-            Timer::Mcp => self.mcp_timeout(now, key),
-            Timer::Client => self.session_input(now, key, client::Input::Timeout),
-        }
-    }
-
-    /// ACP-13: an agent silent past its start-up budget fails what the editor waits for in
-    /// its session, and is stopped.
-    fn silent_agent(&mut self, now: Instant, key: AgentKey) {
-        // ACP-20: an agent that is not read is not silent.
-        if self.agents_held() {
-            return;
-        }
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        if session.exited || !session.start.expired(now) {
-            return;
-        }
-        let message = start::silent_agent_message(
-            self.config.client.ready_timeout,
-            &session.client.stderr_tail(),
-        );
-        let error = Error::internal_error().data(json!(message));
-        let mut waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
-            .into_values()
-            .filter_map(|p| p.editor().cloned())
-            .collect();
-        waiting.extend(queue::take_prompts(session));
-        for editor in waiting {
-            self.editor(rpc::error_line(&editor, &error));
-        }
-        self.session_input(now, key, client::Input::Call(Call::Stop));
-    }
-
     /// ACP-12: the editor has gone or the bridge is told to end: every agent is stopped.
     fn shut_down(&mut self, now: Instant) {
         self.editor_ended = true;
@@ -667,14 +622,6 @@ impl Bridge {
         if let Some(session) = self.sessions.get_mut(&key) {
             let close = session.stop.begin(now, key);
             self.actions.extend(close);
-        }
-    }
-
-    /// ACP-12: a stop's grace is over: the agent's group is killed.
-    fn stop_due(&mut self, now: Instant, key: AgentKey) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            let kill = session.stop.due(now, key);
-            self.actions.extend(kill);
         }
     }
 

@@ -34,6 +34,7 @@ impl Bridge {
         self.sessions.insert(
             key,
             AcpSession {
+                key,
                 acp_id: SessionId::new(""),
                 agent: self.config.agent,
                 client: Client::new(self.config.client.clone(), now),

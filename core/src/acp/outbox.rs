@@ -25,11 +25,25 @@ impl<'a> Outbox<'a> {
         self.actions.push_back(Action::Editor { bytes });
     }
 
+    /// An action for the driver.
+    pub(super) fn push(&mut self, action: Action) {
+        self.actions.push_back(action);
+    }
+
     /// A `session/update` for the session `session`.
     pub(super) fn update(&mut self, session: &AcpSession, update: SessionUpdate) {
         let notification = SessionNotification::new(session.acp_id.clone(), update);
         self.editor(rpc::update_line(&notification));
     }
+}
+
+/// Whether a session's handler gave its client an input, whose actions the bridge then
+/// drains (`Bridge::drain`: the client's writes, events and answers mapped).
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Drain {
+    Needed,
+    NotNeeded,
 }
 
 impl Bridge {

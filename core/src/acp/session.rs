@@ -174,6 +174,8 @@ impl AcpSession {
 
 #[derive(Debug)]
 pub(super) struct AcpSession {
+    /// The key of its agent process, which its actions name.
+    pub(super) key: super::AgentKey,
     /// The editor's id of the session (its file's name with a session folder, else the
     /// agent key); empty while `session/new` waits for it.
     pub(super) acp_id: SessionId,

@@ -7,14 +7,13 @@
 //! error that says so, and it is stopped (ACP-12). The budget is on silence, never on a
 //! turn's length; it does not run while the agent is not read (ACP-20).
 
-use super::AgentKey;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::{Error, RequestId};
 use serde_json::json;
 
-use super::outbox::Outbox;
-use super::{rpc, AcpSession, Bridge, Pending, TimerContext};
+use super::outbox::{Drain, Outbox};
+use super::{rpc, AcpSession, Pending, TimerContext};
 use crate::client::{self, commands, Call};
 
 /// The default prompt budget (ACP-21): 60 s of silence while the editor waits on the agent
@@ -131,36 +130,21 @@ impl AcpSession {
     }
 }
 
-impl Bridge {
-    /// ACP-21: the session's silence budget is due: what it did, its client's actions then
-    /// drained.
-    pub(super) fn stopped_answering(&mut self, now: Instant, key: AgentKey) {
-        let context = self.timer_context();
-        let Some((session, mut out)) = self.session_out(key) else {
-            return;
-        };
-        if session.stopped_answering(now, context, &mut out) != Due::Nothing {
-            self.drain(now, key);
-        }
-    }
-}
-
 impl AcpSession {
     /// ACP-21: a silent agent is probed at half its budget; one silent for the whole of it
-    /// fails what the editor waits for in its session, and is stopped. What was due.
-    fn stopped_answering(
+    /// fails what the editor waits for in its session, and is stopped.
+    pub(super) fn stopped_answering(
         &mut self,
         now: Instant,
         context: TimerContext,
         out: &mut Outbox<'_>,
-    ) -> Due {
+    ) -> Drain {
         if !self.silence_counts(context) {
-            return Due::Nothing;
+            return Drain::NotNeeded;
         }
         let budget = context.silence_budget;
-        let due = self.silence.due(now, budget);
-        match due {
-            Due::Nothing => {}
+        match self.silence.due(now, budget) {
+            Due::Nothing => return Drain::NotNeeded,
             Due::Probe => {
                 let sent = self
                     .client
@@ -183,7 +167,7 @@ impl AcpSession {
                 self.client.handle(now, client::Input::Call(Call::Stop));
             }
         }
-        due
+        Drain::Needed
     }
 }
 

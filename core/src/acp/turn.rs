@@ -440,27 +440,3 @@ impl Bridge {
         }
     }
 }
-
-impl Bridge {
-    /// ACP-02: a turn's `get_session_stats` past its budget leaves the bridge's own sum and
-    /// the prompt is answered; a late answer is dropped.
-    pub(super) fn expire_stats(&mut self, now: Instant, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        let late = session.past_due(now, |p| matches!(p, Pending::TurnStats { .. }));
-        if late.is_empty() {
-            return;
-        }
-        for request in late {
-            session.pending.remove(&request);
-        }
-        let mut out = Vec::new();
-        end_turn(session, None, &mut out);
-        for bytes in out {
-            self.editor(bytes);
-        }
-        // ACP-28: a prompt held behind the turn starts now.
-        self.drain(now, key);
-    }
-}
