@@ -197,7 +197,8 @@ impl Bridge {
                 };
                 // ACP-43: a confirm that stops the one call that has just started is its
                 // approval.
-                match self.confirm_tool(key) {
+                let target = self.sessions.get(&key);
+                match target.and_then(|s| s.mapper.confirm_target().map(str::to_owned)) {
                     Some(tool) => {
                         let asked = (&confirm.id[..], &confirm.title[..], Reply::Confirm);
                         self.approval(now, key, asked, tool, fallback);
@@ -560,7 +561,7 @@ impl Bridge {
         if cancel_turn {
             // As `session/cancel`: what else waits for the editor is denied too.
             self.cancel_dialogs(now, ask.key);
-            self.cancel_turn(now, ask.key);
+            self.on_session(now, ask.key, |session, _| session.cancel_turn(now));
         }
     }
 

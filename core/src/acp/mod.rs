@@ -619,10 +619,7 @@ impl Bridge {
     /// ACP-12: the session's agent is stopped: its stdin closed now, its group killed after
     /// the grace (or at its exit). Idempotent.
     fn stop_agent(&mut self, now: Instant, key: AgentKey) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            let close = session.stop.begin(now, key);
-            self.actions.extend(close);
-        }
+        self.on_session(now, key, |session, out| session.stop_agent(now, out));
     }
 
     fn session_keys(&self) -> Vec<AgentKey> {
@@ -835,7 +832,7 @@ impl Bridge {
         };
         // ACP-08: what waits for the editor is denied first.
         self.cancel_dialogs(now, key);
-        self.cancel_turn(now, key);
+        self.on_session(now, key, |session, _| session.cancel_turn(now));
         // ACP-28: what waited for the next turn is cancelled too.
         self.cancel_held(key);
         // ACP-33: a prompt waiting for its restarted agent is answered cancelled instead.
@@ -845,10 +842,10 @@ impl Bridge {
     }
 
     fn session_input(&mut self, now: Instant, key: AgentKey, input: client::Input<'_>) {
-        if let Some(session) = self.sessions.get_mut(&key) {
+        self.on_session(now, key, |session, _| {
             session.client.handle(now, input);
-            self.drain(now, key);
-        }
+            outbox::Drain::Needed
+        });
     }
 
     /// Passes a session's client actions on, mapping its events.
@@ -1019,7 +1016,11 @@ impl Bridge {
                 }
             }
             // The turn (`turn`).
-            (Pending::TurnStats { .. }, outcome) => self.turn_stats_answered(key, outcome),
+            (Pending::TurnStats { .. }, outcome) => {
+                if let Some((session, mut out)) = self.session_out(key) {
+                    session.turn_stats_answered(outcome, &mut out);
+                }
+            }
             // ACP-21: the probe's answer only showed the agent alive.
             (Pending::Probe, _) => {}
             // ACP-41: the login agent's `login`.

@@ -3,6 +3,7 @@
 //! bridge, so what a handler can touch is its session and the action queue, nothing else.
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{SessionNotification, SessionUpdate};
 
@@ -47,6 +48,22 @@ pub(super) enum Drain {
 }
 
 impl Bridge {
+    /// Routes to session `key`'s handler (nothing for a session gone), with the outbox; the
+    /// session's client is drained after when the handler says so.
+    pub(super) fn on_session(
+        &mut self,
+        now: Instant,
+        key: AgentKey,
+        handler: impl FnOnce(&mut AcpSession, &mut Outbox<'_>) -> Drain,
+    ) {
+        let Some(session) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        if handler(session, &mut Outbox::new(&mut self.actions)) == Drain::Needed {
+            self.drain(now, key);
+        }
+    }
+
     /// Session `key` and the outbox its handlers write to; `None` for a session gone.
     pub(super) fn session_out(&mut self, key: AgentKey) -> Option<(&mut AcpSession, Outbox<'_>)> {
         let session = self.sessions.get_mut(&key)?;

@@ -429,7 +429,7 @@ impl Bridge {
     pub(super) fn turn_ended(&mut self, now: Instant, key: AgentKey) {
         match self.sessions.get_mut(&key) {
             Some(session) if session.review.is_busy() => session.review.end_waits = true,
-            Some(_) => self.turn_stats(now, key),
+            Some(_) => self.on_session(now, key, |session, out| session.ask_turn_stats(now, out)),
             None => {}
         }
     }
@@ -473,7 +473,7 @@ impl Bridge {
             self.session_update(key, update);
         }
         if end {
-            self.turn_stats(now, key);
+            self.on_session(now, key, |session, out| session.ask_turn_stats(now, out));
         }
     }
 

@@ -2,6 +2,7 @@
 //! behind the running one, `queue`), `session/cancel`, the session's client events mapped to
 //! `session/update`s, and the end of the turn with its usage and stop reason.
 
+use super::outbox::{Drain, Outbox};
 use super::*;
 
 impl Bridge {
@@ -106,50 +107,45 @@ impl Bridge {
         self.drain(now, key);
         Ok(())
     }
+}
 
-    /// The session's turn is cancelled: the agent is told to abort, once.
-    pub(super) fn cancel_turn(&mut self, now: Instant, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
+impl AcpSession {
+    /// The turn is cancelled: the agent is told to abort, once.
+    pub(super) fn cancel_turn(&mut self, now: Instant) -> Drain {
+        let Some(turn) = self.turn.as_mut() else {
+            return Drain::NotNeeded;
         };
-        let Some(turn) = session.turn.as_mut() else {
-            return;
-        };
-        if turn.cancel == Cancel::NotRequested {
-            turn.cancel = Cancel::Requested;
-            session
-                .client
-                .handle(now, client::Input::Call(Call::Send(commands::abort())));
-            self.drain(now, key);
+        if turn.cancel == Cancel::Requested {
+            return Drain::NotNeeded;
         }
+        turn.cancel = Cancel::Requested;
+        self.client
+            .handle(now, client::Input::Call(Call::Send(commands::abort())));
+        Drain::Needed
     }
 
     /// ACP-02: a turn ended; the agent's `get_session_stats` gives the cumulative usage
     /// before the prompt is answered (a command that cannot be sent: the bridge's own sum).
-    pub(super) fn turn_stats(&mut self, now: Instant, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        let sent = session.client.handle(
+    pub(super) fn ask_turn_stats(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
+        let sent = self.client.handle(
             now,
             client::Input::Call(Call::Send(commands::get_session_stats())),
         );
         match sent.request() {
             Some(request) => {
                 let deadline = now + STATS_BUDGET;
-                session
-                    .pending
+                self.pending
                     .insert(request, Pending::TurnStats { deadline });
             }
             None => {
-                let mut out = Vec::new();
-                end_turn(session, None, &mut out);
-                for bytes in out {
-                    self.editor(bytes);
+                let mut lines = Vec::new();
+                end_turn(self, None, &mut lines);
+                for bytes in lines {
+                    out.editor(bytes);
                 }
             }
         }
-        self.drain(now, key);
+        Drain::Needed
     }
 }
 
@@ -421,22 +417,19 @@ pub(super) fn finish_turn(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) {
     }
 }
 
-impl Bridge {
+impl AcpSession {
     /// ACP-02: the end-of-turn `get_session_stats`: the agent's totals replace the bridge's
     /// own sum (kept when the command fails); the prompt is answered.
     pub(super) fn turn_stats_answered(
         &mut self,
-        key: AgentKey,
         outcome: Result<ResponseData, CommandFailure>,
+        out: &mut Outbox<'_>,
     ) {
-        // ACP-02: the agent's totals replace; a failed command keeps our own sum.
         let stats = stats_of(outcome);
-        let mut out = Vec::new();
-        if let Some(session) = self.sessions.get_mut(&key) {
-            end_turn(session, stats.as_deref(), &mut out);
-        }
-        for bytes in out {
-            self.editor(bytes);
+        let mut lines = Vec::new();
+        end_turn(self, stats.as_deref(), &mut lines);
+        for bytes in lines {
+            out.editor(bytes);
         }
     }
 }
