@@ -23,8 +23,11 @@ use serde_json::{json, Value};
 use super::review::ReviewTicket;
 use crate::output::READ_METHOD;
 
-/// A request of the editor's that the bridge serves, with its typed params.
+/// A request of the editor's that the bridge serves, with its typed params. It lives for one
+/// dispatch and is moved once, so its variants are not boxed (as the schema's own
+/// `ClientRequest`).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(super) enum EditorRequest {
     Initialize(InitializeRequest),
     /// ACP-41.

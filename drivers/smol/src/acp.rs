@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 
 use musewire_core::acp::{
     Action, AgentKey, Bridge, BridgeConfig, EditedFileFailure, FileTicket, Input, McpRead,
-    McpServerKey, ProcessKey, ReviewTicket, SessionFile, SessionFileDone, SessionFolderError, SessionFileFailure,
+    McpServerKey, ProcessKey, ReviewTicket, SessionFile, SessionFileDone, SessionFileFailure,
+    SessionFolderError,
 };
 use musewire_core::client::ExitStatus;
 use musewire_host::process_group::kill_group;

@@ -10,8 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use musewire_core::acp::{
     ForkNaming, SessionFile, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
-    SessionFolderError,
-    MAX_SESSION_FILES, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
+    SessionFolderError, MAX_SESSION_FILES, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 use musewire_store::sessions::{SessionFileError, SessionFileName, SessionFolder, SessionNaming};
 
