@@ -173,14 +173,7 @@ struct LoginFlow {
 }
 
 fn request_id(n: u64) -> RequestId {
-    RequestId::Str(format!("musewire-signin-{n}"))
-}
-
-fn request_number(id: &RequestId) -> Option<u64> {
-    match id {
-        RequestId::Str(s) => s.strip_prefix("musewire-signin-")?.parse().ok(),
-        _ => None,
-    }
+    super::methods::EditorReply::SignIn(n).id()
 }
 
 impl SignIn {
@@ -342,7 +335,7 @@ impl Bridge {
                     let cancel = agent_client_protocol_schema::v1::CancelRequestNotification::new(
                         request_id(n),
                     );
-                    self.editor(rpc::notification_line("$/cancel_request", &cancel));
+                    self.editor(rpc::cancel_request_line(&cancel));
                 }
             }
             _ => {}
@@ -425,21 +418,13 @@ impl Bridge {
         }
     }
 
-    /// The editor's answer to a sign-in request (ACP-41); whether it was one. The URL
+    /// The editor's answer to sign-in request `n` (ACP-41). The URL
     /// accepted: the login goes on; the form accepted with its text: the text answers the
     /// agent's dialog. Anything else, declined, cancelled or unreadable, cancels the sign-in
     /// (`authenticate` answered -32800, the agent stopped).
-    pub(super) fn sign_in_answer(
-        &mut self,
-        now: Instant,
-        id: &RequestId,
-        outcome: &Result<Value, Value>,
-    ) -> bool {
-        let Some(n) = request_number(id) else {
-            return false;
-        };
+    pub(super) fn sign_in_answer(&mut self, now: Instant, n: u64, outcome: &Result<Value, Value>) {
         let Some(flow) = self.signin.login.as_mut() else {
-            return true;
+            return;
         };
         let action = outcome
             .as_ref()
@@ -451,7 +436,7 @@ impl Bridge {
                 let error = Error::request_cancelled().data(json!("the sign-in was cancelled"));
                 self.end_login(now, error);
             }
-            return true;
+            return;
         }
         if let Some((_, dialog)) = flow.code.take_if(|(m, _)| *m == n) {
             let key = flow.key;
@@ -475,7 +460,6 @@ impl Bridge {
                 }
             }
         }
-        true
     }
 
     /// The editor withdrew its `authenticate` (`$/cancel_request`): the sign-in is cancelled.
@@ -503,7 +487,7 @@ impl Bridge {
         for n in flow.code.iter().map(|(n, _)| *n) {
             let cancel =
                 agent_client_protocol_schema::v1::CancelRequestNotification::new(request_id(n));
-            self.editor(rpc::notification_line("$/cancel_request", &cancel));
+            self.editor(rpc::cancel_request_line(&cancel));
         }
         if let Some(session) = self.sessions.get_mut(&flow.key) {
             session.pending.clear();

@@ -126,14 +126,34 @@ struct CommandDetails {
     exit_code: Option<i64>,
 }
 
+/// What a tool result says of its call: its `isError`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolResultKind {
+    /// The call did its work (or is still doing it: a partial result).
+    Ok,
+    /// The call failed (`isError: true`).
+    Error,
+}
+
+impl ToolResultKind {
+    /// By the result's `isError`, absent as false.
+    pub(crate) fn of(is_error: Option<bool>) -> Self {
+        if is_error == Some(true) {
+            ToolResultKind::Error
+        } else {
+            ToolResultKind::Ok
+        }
+    }
+}
+
 /// A finished command's exit code (ACP-30): the details' `exitCode` when the agent gives
 /// one; else 0 for a call that did not fail (omp and pi fail a command that exits non-zero);
 /// else unknown (`None`: aborted, timed out, or a code the agent gave only as text).
-pub(crate) fn exit_code(details: Option<&Value>, failed: bool) -> Option<i64> {
+pub(crate) fn exit_code(details: Option<&Value>, result: ToolResultKind) -> Option<i64> {
     let given = details
         .and_then(|d| CommandDetails::deserialize(d).ok())
         .and_then(|d| d.exit_code);
-    given.or((!failed).then_some(0))
+    given.or((result == ToolResultKind::Ok).then_some(0))
 }
 
 /// How many bytes of a command's output tail the bridge remembers per card, to tell what is
@@ -194,10 +214,11 @@ mod tests {
 
     #[test]
     fn acp_30_exit_codes_from_details() {
-        assert_eq!(exit_code(Some(&json!({"exitCode": 2})), true), Some(2));
-        assert_eq!(exit_code(Some(&json!({"exitCode": null})), true), None);
-        assert_eq!(exit_code(Some(&json!({})), false), Some(0));
-        assert_eq!(exit_code(None, true), None);
+        let (ok, error) = (ToolResultKind::Ok, ToolResultKind::Error);
+        assert_eq!(exit_code(Some(&json!({"exitCode": 2})), error), Some(2));
+        assert_eq!(exit_code(Some(&json!({"exitCode": null})), error), None);
+        assert_eq!(exit_code(Some(&json!({})), ok), Some(0));
+        assert_eq!(exit_code(None, error), None);
         assert_eq!(
             CommandOutput::from_client_meta(Some(&Meta::from_iter([(
                 "terminal_output".to_owned(),

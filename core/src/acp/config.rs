@@ -4,7 +4,6 @@
 //! becomes `set_model` or `set_thinking_level`, and a change the agent makes itself
 //! (`config_update`, `thinking_level_changed`) a `config_option_update`.
 
-use super::AgentKey;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
@@ -14,8 +13,10 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::{json, Value};
 
+use super::outbox::Outbox;
 use super::{rpc, Bridge, Pending};
 use crate::client::CommandFailure;
+use crate::frame::ProtocolVersion;
 use crate::wire::{Command, ConfigUpdate, Level, ModelInfo, ResponseData, SessionState, SetModel};
 
 /// The id of the model option.
@@ -87,11 +88,10 @@ impl Config {
     }
 
     /// The levels by the agent's protocol: oh-my-pi's for v2, pi's for v1.
-    pub(crate) fn set_protocol(&mut self, v2: bool) {
-        self.levels = if v2 {
-            &OMP_THINKING_LEVELS
-        } else {
-            &PI_THINKING_LEVELS
+    pub(crate) fn set_protocol(&mut self, protocol: ProtocolVersion) {
+        self.levels = match protocol {
+            ProtocolVersion::V2 => &OMP_THINKING_LEVELS,
+            ProtocolVersion::V1 => &PI_THINKING_LEVELS,
         };
     }
 
@@ -248,8 +248,7 @@ impl Config {
 impl super::AcpSession {
     /// ACP-24: the levels by the protocol the agent settled on.
     pub(super) fn learn_protocol(&mut self) {
-        let v2 = self.client.protocol() == crate::frame::ProtocolVersion::V2;
-        self.config.set_protocol(v2);
+        self.config.set_protocol(self.client.protocol());
     }
 
     /// ACP-24: a `get_state` answer's model and level, which `/status` shows too (ACP-01).
@@ -290,22 +289,21 @@ impl Bridge {
         );
         Ok(())
     }
+}
 
-    /// ACP-24: the models asked beside a load; a load already answered learns of them by an update.
+impl super::AcpSession {
+    /// ACP-24: the models asked beside a load; a load already answered learns of them by an
+    /// update.
     pub(super) fn models_answered(
         &mut self,
-        key: AgentKey,
         outcome: Result<ResponseData, CommandFailure>,
+        out: &mut Outbox<'_>,
     ) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
         if let Ok(ResponseData::Models(models)) = &outcome {
-            session.config.models(&models.models);
-            // ACP-24: a load already answered learns of them by an update.
-            if !session.pending.values().any(Pending::is_opening) {
-                let update = ConfigOptionUpdate::new(session.config.options());
-                self.session_update(key, SessionUpdate::ConfigOptionUpdate(update));
+            self.config.models(&models.models);
+            if !self.pending.values().any(Pending::is_opening) {
+                let update = ConfigOptionUpdate::new(self.config.options());
+                out.update(self, SessionUpdate::ConfigOptionUpdate(update));
             }
         }
     }
@@ -313,18 +311,15 @@ impl Bridge {
     /// ACP-24: what a change left in effect answers `session/set_config_option`.
     pub(super) fn config_state(
         &mut self,
-        key: AgentKey,
         editor: RequestId,
         outcome: Result<ResponseData, CommandFailure>,
+        out: &mut Outbox<'_>,
     ) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
         if let Ok(ResponseData::State(state)) = &outcome {
-            session.learn_state(state);
+            self.learn_state(state);
         }
-        let response = SetSessionConfigOptionResponse::new(session.config.options());
-        self.editor(rpc::result_line(&editor, &response));
+        let response = SetSessionConfigOptionResponse::new(self.config.options());
+        out.editor(rpc::result_line(&editor, &response));
     }
 }
 
@@ -339,7 +334,7 @@ mod tests {
     #[test]
     fn acp_24_model_values_name_the_provider_and_map_back_to_set_model() {
         let mut config = Config::default();
-        config.set_protocol(true);
+        config.set_protocol(ProtocolVersion::V2);
         config.models(&[model("fake", "a"), model("fake", "b/c")]);
         let Command::SetModel(set) = config.command(MODEL_OPTION, "fake/b/c").unwrap() else {
             panic!("not set_model");
@@ -351,7 +346,7 @@ mod tests {
         assert!(config.command(MODEL_OPTION, "fake/d").is_err());
         assert!(config.command("mode", "x").is_err());
         assert!(config.command(THOUGHT_OPTION, "max").is_ok());
-        config.set_protocol(false);
+        config.set_protocol(ProtocolVersion::V1);
         assert!(config.command(THOUGHT_OPTION, "max").is_err());
     }
 
@@ -381,7 +376,7 @@ mod tests {
         let options = config.options();
         assert_eq!(options.len(), 1);
         assert_eq!(&*options[0].id.0, super::super::mode::MODE_OPTION);
-        config.set_protocol(false);
+        config.set_protocol(ProtocolVersion::V1);
         let options = config.options();
         assert_eq!(options.len(), 2);
         assert_eq!(&*options[1].id.0, THOUGHT_OPTION);

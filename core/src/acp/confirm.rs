@@ -14,7 +14,6 @@
 use crate::wire::UiResponse;
 
 use super::dialogs::{APPROVE, DENY};
-use super::{AgentKey, Bridge};
 
 /// The tool whose dialogs are questions to the user, never approvals of it (omp's `ask`,
 /// the bundled agent's `ask`): a `confirm` it sends stays a dialog (ACP-09).
@@ -46,15 +45,6 @@ impl Reply {
             (Reply::Select, Verdict::Refuse) => UiResponse::value("", DENY),
             (Reply::Confirm, verdict) => UiResponse::confirmed("", verdict == Verdict::Allow),
         }
-    }
-}
-
-impl Bridge {
-    /// ACP-43: the tool a `confirm` of session `key` is an approval of, when exactly one call
-    /// fits; `None` leaves it a dialog of its own (ACP-09).
-    pub(super) fn confirm_tool(&self, key: AgentKey) -> Option<String> {
-        let session = self.sessions.get(&key)?;
-        session.mapper.confirm_target().map(str::to_owned)
     }
 }
 

@@ -20,21 +20,22 @@ use agent_client_protocol_schema::v1::{
     CancelRequestNotification, PermissionOption, PermissionOptionKind, RequestId,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
     SessionInfoUpdate, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
+    ToolKind, CLIENT_METHOD_NAMES,
 };
 use serde_json::Value;
 
 use super::confirm::{Reply, Verdict};
 use super::elicit::{self, Field};
 use super::map::withhold_credential_uris;
-use super::{notices, rpc, Bridge};
+use super::outbox::Outbox;
+use super::{notices, rpc, AcpSession, Bridge};
 use crate::client::{Call, ClientEvent, Input};
 use crate::wire::{SelectRequest, UiRequest, UiResponse};
 
 /// The method the bridge asks a choice with (ACP-08, ACP-09).
-pub const PERMISSION_METHOD: &str = "session/request_permission";
+pub const PERMISSION_METHOD: &str = CLIENT_METHOD_NAMES.session_request_permission;
 /// The method the bridge asks for text with, in form mode (ACP-09).
-pub const ELICITATION_METHOD: &str = "elicitation/create";
+pub const ELICITATION_METHOD: &str = CLIENT_METHOD_NAMES.elicitation_create;
 /// The option ids of an approval (ACP-08): the four ACP permission kinds.
 pub const APPROVAL_OPTIONS: [&str; 4] =
     ["allow_once", "allow_always", "reject_once", "reject_always"];
@@ -99,6 +100,13 @@ impl Dialogs {
     }
 }
 
+/// Why the agent closed a dialog (ACP-09): a timed-out one is said in the turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Withdrawn {
+    Cancelled,
+    TimedOut,
+}
+
 #[derive(Debug)]
 enum Form {
     /// An approval of a call of this tool, answered as `reply` says (ACP-08, ACP-43).
@@ -134,14 +142,7 @@ pub fn approval_tool(select: &SelectRequest) -> Option<&str> {
 }
 
 fn request_id(n: u64) -> RequestId {
-    RequestId::Str(format!("musewire-dialog-{n}"))
-}
-
-fn ask_number(id: &RequestId) -> Option<u64> {
-    match id {
-        RequestId::Str(s) => s.strip_prefix("musewire-dialog-")?.parse().ok(),
-        _ => None,
-    }
+    super::methods::EditorReply::Dialog(n).id()
 }
 
 /// A dialog's title as a card title: credential-bearing uris withheld, control characters
@@ -156,7 +157,14 @@ impl Bridge {
     pub(super) fn dialog_event(&mut self, now: Instant, key: AgentKey, event: ClientEvent) {
         match event {
             ClientEvent::UiRequest(request) => self.ui_request(now, key, request),
-            ClientEvent::UiWithdrawn { id, timed_out } => self.ui_withdrawn(key, &id, timed_out),
+            ClientEvent::UiWithdrawn { id, timed_out } => {
+                let why = if timed_out {
+                    Withdrawn::TimedOut
+                } else {
+                    Withdrawn::Cancelled
+                };
+                self.ui_withdrawn(key, &id, why)
+            }
             _ => {}
         }
     }
@@ -189,7 +197,8 @@ impl Bridge {
                 };
                 // ACP-43: a confirm that stops the one call that has just started is its
                 // approval.
-                match self.confirm_tool(key) {
+                let target = self.sessions.get(&key);
+                match target.and_then(|s| s.mapper.confirm_target().map(str::to_owned)) {
                     Some(tool) => {
                         let asked = (&confirm.id[..], &confirm.title[..], Reply::Confirm);
                         self.approval(now, key, asked, tool, fallback);
@@ -243,7 +252,13 @@ impl Bridge {
             return self.respond(now, key, dialog, reply.answer(verdict));
         }
         // ACP-34: the session's mode approves what it says, unasked, and the card says so.
-        if self.approved_by_mode(key, &tool, title) {
+        let approved = match self.sessions.get_mut(&key) {
+            Some(session) => {
+                session.approved_by_mode(&tool, title, &mut Outbox::new(&mut self.actions))
+            }
+            None => false,
+        };
+        if approved {
             return self.respond(now, key, dialog, reply.answer(Verdict::Allow));
         }
         let ask = Ask {
@@ -487,7 +502,7 @@ impl Bridge {
 
     /// The agent closed a dialog (cancelled it, or its timeout passed): the editor's request
     /// is withdrawn and no longer waited for (ACP-09).
-    fn ui_withdrawn(&mut self, key: AgentKey, dialog: &str, timed_out: bool) {
+    fn ui_withdrawn(&mut self, key: AgentKey, dialog: &str, why: Withdrawn) {
         let Some(n) = self
             .dialogs
             .asks
@@ -501,28 +516,19 @@ impl Bridge {
             return;
         };
         let cancel = CancelRequestNotification::new(request_id(n));
-        self.editor(rpc::notification_line("$/cancel_request", &cancel));
-        if timed_out {
+        self.editor(rpc::cancel_request_line(&cancel));
+        if why == Withdrawn::TimedOut {
             let line = notices::line("dialog timed out", &shown_title(&ask.title));
             self.say(key, &line);
         }
     }
 
-    /// The editor's response to one of our requests (ACP-08, ACP-09). A response for no
+    /// The editor's response to our dialog request `n` (ACP-08, ACP-09). A response for no
     /// open request is dropped; an answer that does not read, or an option not offered,
     /// answers the dialog as cancelled (an approval denied); a `cancelled` outcome also
     /// cancels the turn.
-    pub(super) fn editor_answer(
-        &mut self,
-        now: Instant,
-        id: &RequestId,
-        outcome: Result<Value, Value>,
-    ) {
-        // ACP-41: an answer to a sign-in's request.
-        if self.sign_in_answer(now, id, &outcome) {
-            return;
-        }
-        let Some(ask) = ask_number(id).and_then(|n| self.dialogs.asks.remove(&n)) else {
+    pub(super) fn dialog_answer(&mut self, now: Instant, n: u64, outcome: Result<Value, Value>) {
+        let Some(ask) = self.dialogs.asks.remove(&n) else {
             return;
         };
         if ask.method == ELICITATION_METHOD && outcome.is_err() {
@@ -555,7 +561,7 @@ impl Bridge {
         if cancel_turn {
             // As `session/cancel`: what else waits for the editor is denied too.
             self.cancel_dialogs(now, ask.key);
-            self.cancel_turn(now, ask.key);
+            self.on_session(now, ask.key, |session, _| session.cancel_turn(now));
         }
     }
 
@@ -599,7 +605,7 @@ impl Bridge {
         for (n, ask) in self.dialogs.take_session(key) {
             if ask.method == ELICITATION_METHOD {
                 let cancel = CancelRequestNotification::new(request_id(n));
-                self.editor(rpc::notification_line("$/cancel_request", &cancel));
+                self.editor(rpc::cancel_request_line(&cancel));
             }
             self.respond(now, key, &ask.dialog, refusal(&ask.form));
         }
@@ -610,7 +616,7 @@ impl Bridge {
     pub(super) fn forget_dialogs(&mut self, key: AgentKey) {
         for (n, _) in self.dialogs.take_session(key) {
             let cancel = CancelRequestNotification::new(request_id(n));
-            self.editor(rpc::notification_line("$/cancel_request", &cancel));
+            self.editor(rpc::cancel_request_line(&cancel));
         }
     }
 
@@ -625,15 +631,20 @@ impl Bridge {
 
     /// A short line in the session's turn (ACP-09, ACP-11).
     pub(super) fn say(&mut self, key: AgentKey, line: &str) {
-        let Some(session) = self
-            .sessions
-            .get_mut(&key)
-            .filter(|s| !s.acp_id.0.is_empty())
-        else {
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.say(line, &mut out);
+        }
+    }
+}
+
+impl AcpSession {
+    /// A short line in the session's turn (ACP-09, ACP-11), once it has its id.
+    pub(super) fn say(&mut self, line: &str, out: &mut Outbox<'_>) {
+        if self.acp_id.0.is_empty() {
             return;
-        };
-        let update = session.mapper.notice(line);
-        self.session_update(key, update);
+        }
+        let update = self.mapper.notice(line);
+        out.update(self, update);
     }
 }
 

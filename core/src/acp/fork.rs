@@ -313,7 +313,7 @@ impl Bridge {
                 // the original's mode.
                 let fork = SessionId::new(stem);
                 self.modes.remember(stem, self.modes.recall(&source.0));
-                let key = self.switch_to(now, &editor, &fork, cwd, mcp_servers, false);
+                let key = self.switch_to(now, &editor, &fork, cwd, mcp_servers, SwitchFor::Resume);
                 if let Some(key) = key {
                     self.files.forks.insert(key);
                 }

@@ -722,7 +722,10 @@ impl Harness {
                         })
                         .collect()
                 });
-                let input = Input::SessionFolder(files.ok_or_else(|| "unreadable".to_owned()));
+                let input = Input::SessionFolder(files.ok_or_else(|| {
+                    let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+                    super::SessionFolderError::io(std::path::Path::new("/sessions"), &denied)
+                }));
                 self.feed(input, 0, 0);
             }
             Some((ticket, fork)) => {

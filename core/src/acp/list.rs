@@ -48,6 +48,30 @@ pub struct SessionFile {
     pub tail: Vec<u8>,
 }
 
+/// Why the driver could not read the session folder for `session/list` (ACP-26): the
+/// editor's error says the folder could not be read, and shows this.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", dir.display())]
+pub struct SessionFolderError {
+    /// The folder.
+    pub dir: PathBuf,
+    /// The I/O error's kind.
+    pub kind: std::io::ErrorKind,
+    /// The I/O error's text.
+    pub message: String,
+}
+
+impl SessionFolderError {
+    /// The folder `dir` could not be read: `error` says why.
+    pub fn io(dir: &Path, error: &std::io::Error) -> Self {
+        SessionFolderError {
+            dir: dir.to_path_buf(),
+            kind: error.kind(),
+            message: error.to_string(),
+        }
+    }
+}
+
 /// The most characters of a listed title (ACP-26): a longer one is cut at a character and
 /// ends in `…`.
 pub const MAX_LIST_TITLE_CHARS: usize = 80;

@@ -9,8 +9,8 @@ use crate::wire::MessagesPageData;
 /// goes to [`Bridge::load_step`], which shows what it brought and asks the next step.
 #[derive(Debug)]
 pub(super) enum LoadStep {
-    /// `switch_session` to the session's file (ACP-06); a resume (ACP-25) has no `replay`.
-    Switch { replay: bool },
+    /// `switch_session` to the session's file (ACP-06), for a load or a resume (ACP-25).
+    Switch { then: SwitchFor },
     /// A resume's `get_state`, for the options and the title (ACP-24, ACP-25).
     ResumeState,
     /// A load's `get_state`, for the title (ACP-06).
@@ -20,12 +20,30 @@ pub(super) enum LoadStep {
     /// The whole history through `get_messages`, from an agent that does not page (v1-only,
     /// or paging refused: PAGE-07's fallback; ACP-06).
     Legacy { rebuild: Box<Rebuild> },
-    /// `get_session_stats` for the cumulative usage (ACP-02, ACP-06); `complete` when the
-    /// walk reached the history's end within the budget.
+    /// `get_session_stats` for the cumulative usage (ACP-02, ACP-06), after a walk that
+    /// reached the history's end within the budget, or not.
     Stats {
         rebuild: Box<Rebuild>,
-        complete: bool,
+        walked: Walked,
     },
+}
+
+/// What a switch to a session's file is for: a load replays the conversation (ACP-06); a
+/// resume (ACP-25, and a fork's or a restart's opening) does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SwitchFor {
+    Load,
+    Resume,
+}
+
+/// How far a load's history walk went (ACP-06): its facts count only when it reached the
+/// history's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Walked {
+    /// The whole history, within the budget.
+    Whole,
+    /// Cut at the budget, or the history could not be read.
+    Cut,
 }
 
 impl Bridge {
@@ -40,11 +58,10 @@ impl Bridge {
         outcome: Result<ResponseData, CommandFailure>,
     ) {
         match (step, outcome) {
-            (LoadStep::Switch { replay }, Ok(ResponseData::Cancelled(data))) if !data.cancelled => {
-                if replay {
-                    self.load_switched(now, key, editor)
-                } else {
-                    self.resume_switched(now, key, editor)
+            (LoadStep::Switch { then }, Ok(ResponseData::Cancelled(data))) if !data.cancelled => {
+                match then {
+                    SwitchFor::Load => self.load_switched(now, key, editor),
+                    SwitchFor::Resume => self.resume_switched(now, key, editor),
                 }
             }
             (LoadStep::Switch { .. }, outcome) => self.open_failed(now, key, editor, outcome),
@@ -62,14 +79,14 @@ impl Bridge {
             }
             // ACP-06: a history that can't be read leaves the facts unknown.
             (LoadStep::Page { rebuild, .. }, _) => {
-                self.load_stats(now, key, editor, rebuild, false)
+                self.load_stats(now, key, editor, rebuild, Walked::Cut)
             }
             (LoadStep::Legacy { rebuild }, outcome) => {
                 self.load_whole_history(now, key, editor, rebuild, outcome)
             }
-            (LoadStep::Stats { rebuild, complete }, outcome) => {
+            (LoadStep::Stats { rebuild, walked }, outcome) => {
                 let stats = stats_of(outcome);
-                self.loaded(key, &editor, *rebuild, complete, stats.as_deref());
+                self.loaded(key, &editor, *rebuild, walked, stats.as_deref());
             }
         }
     }
@@ -91,7 +108,7 @@ impl Bridge {
             &request.session_id,
             request.cwd,
             request.mcp_servers,
-            true,
+            SwitchFor::Load,
         );
         Ok(())
     }
@@ -107,7 +124,7 @@ impl Bridge {
         session_id: &SessionId,
         cwd: PathBuf,
         mcp_servers: Vec<agent_client_protocol_schema::v1::McpServer>,
-        replay: bool,
+        then: SwitchFor,
     ) -> Option<AgentKey> {
         let dir = self.config.session_dir.clone()?;
         let name = &*session_id.0;
@@ -135,7 +152,7 @@ impl Bridge {
             switch,
             |editor| Pending::Load {
                 editor,
-                step: LoadStep::Switch { replay },
+                step: LoadStep::Switch { then },
             },
             id,
         );
@@ -175,7 +192,7 @@ impl Bridge {
         key: AgentKey,
         editor: RequestId,
         rebuild: Box<Rebuild>,
-        complete: bool,
+        walked: Walked,
     ) {
         self.send(
             now,
@@ -183,14 +200,14 @@ impl Bridge {
             commands::get_session_stats(),
             |editor| Pending::Load {
                 editor,
-                step: LoadStep::Stats { rebuild, complete },
+                step: LoadStep::Stats { rebuild, walked },
             },
             &editor,
         );
     }
 
     /// A load's end (ACP-06): the rebuilt facts shown (or left unknown), then the answer.
-    /// The history's facts count only when the walk reached its end (`complete`); the agent's
+    /// The history's facts count only when the walk reached its end ([`Walked::Whole`]); the agent's
     /// `get_session_stats` totals replace the cumulative usage (ACP-02) and its `get_state`
     /// todos stand in for a history with no `todo` result.
     pub(super) fn loaded(
@@ -198,7 +215,7 @@ impl Bridge {
         key: AgentKey,
         editor: &RequestId,
         rebuild: Rebuild,
-        complete: bool,
+        walked: Walked,
         stats: Option<&SessionStatsData>,
     ) {
         let Some(session) = self.sessions.get_mut(&key) else {
@@ -206,7 +223,7 @@ impl Bridge {
         };
         let mut updates = Vec::new();
         let agent_commands = std::mem::take(&mut session.mapper.facts.agent_commands);
-        let (facts, plan) = if complete {
+        let (facts, plan) = if walked == Walked::Whole {
             (rebuild.facts, rebuild.plan.or(rebuild.state_plan))
         } else {
             (Facts::default(), rebuild.state_plan)
@@ -350,10 +367,10 @@ impl Bridge {
                 },
                 &editor,
             ),
-            Next::End => self.load_stats(now, key, editor, rebuild, true),
+            Next::End => self.load_stats(now, key, editor, rebuild, Walked::Whole),
             Next::OutOfBudget => {
                 self.replay_cut(key);
-                self.load_stats(now, key, editor, rebuild, false)
+                self.load_stats(now, key, editor, rebuild, Walked::Cut)
             }
         }
     }
@@ -367,7 +384,7 @@ impl Bridge {
         mut rebuild: Box<Rebuild>,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
-        let complete = match crate::client::history::legacy(outcome) {
+        let walked = match crate::client::history::legacy(outcome) {
             Ok(messages) => {
                 // ACP-06: within the same budget as the pages, the oldest first.
                 let shown = messages.len().min(MAX_REPLAY_MESSAGES);
@@ -377,10 +394,14 @@ impl Bridge {
                 if shown < messages.len() {
                     self.replay_cut(key);
                 }
-                shown == messages.len()
+                if shown == messages.len() {
+                    Walked::Whole
+                } else {
+                    Walked::Cut
+                }
             }
-            Err(_) => false,
+            Err(_) => Walked::Cut,
         };
-        self.load_stats(now, key, editor, rebuild, complete)
+        self.load_stats(now, key, editor, rebuild, walked)
     }
 }

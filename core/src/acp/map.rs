@@ -13,7 +13,7 @@ use super::bound::{bound_snapshot, bound_tail, cut_to_bytes, whole};
 use super::card::{
     argument_diffs, argument_locations, diff_content, raw_output, result_diffs, result_locations,
 };
-use super::command::{self, is_command_tool, CommandOutput};
+use super::command::{self, is_command_tool, CommandOutput, ToolResultKind};
 use super::kind::tool_kind;
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;
@@ -55,6 +55,17 @@ struct OpenCard {
     /// A newer output tail not sent yet: the agent sent more than one in a row, and only
     /// the last goes (ACP-30).
     held: Option<String>,
+}
+
+/// Whether the editor cancelled a turn (`session/cancel`): a cancelled turn, and what was
+/// queued behind it, ends `cancelled` ([`Mapper::stop_reason`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cancel {
+    /// The turn runs on.
+    #[default]
+    NotRequested,
+    /// The editor cancelled it; the agent was told to abort.
+    Requested,
 }
 
 /// Maps one session's agent events to `session/update`s.
@@ -272,9 +283,9 @@ impl Mapper {
     /// The ACP stop reason of the turn that just ended: `aborted` → `cancelled`, `length` →
     /// `max_tokens`, `error` → `refusal` when its error names a content filter or a refusal
     /// (ACP-11), anything else `end_turn`; `cancelled` whenever the editor cancelled.
-    pub fn stop_reason(&self, cancel_requested: bool) -> StopReason {
+    pub fn stop_reason(&self, cancel: Cancel) -> StopReason {
         match self.stop_reason.as_deref() {
-            _ if cancel_requested => StopReason::Cancelled,
+            _ if cancel == Cancel::Requested => StopReason::Cancelled,
             Some("aborted") => StopReason::Cancelled,
             Some("length") => StopReason::MaxTokens,
             Some("error") if self.refused => StopReason::Refusal,
@@ -410,7 +421,7 @@ impl Mapper {
                 if let Some(text) = update
                     .partial_result
                     .as_ref()
-                    .and_then(|r| result_text(r, false))
+                    .and_then(|r| result_text(r, ToolResultKind::Ok))
                 {
                     let terminal = self.is_terminal(&update.tool_name);
                     if let Some(card) = self.tools.get_mut(&update.tool_call_id) {
@@ -426,14 +437,14 @@ impl Mapper {
                 self.open_tool(&end.tool_call_id, &end.tool_name, None, None, &mut out);
                 let card = self.tools.remove(&end.tool_call_id).unwrap_or_default();
                 self.calls.retain(|c| c.id != end.tool_call_id);
-                let failed = end.is_error == Some(true);
+                let kind = ToolResultKind::of(end.is_error);
                 let details = end.result.as_ref().and_then(|r| r.get("details"));
                 let mut finished = finished_card(
                     &Finished {
                         id: &end.tool_call_id,
                         name: &end.tool_name,
                         args: card.args.as_ref(),
-                        failed,
+                        kind,
                         result: end.result.as_ref(),
                         details,
                         cwd: self.cwd.as_deref(),
@@ -442,8 +453,8 @@ impl Mapper {
                 );
                 if let SessionUpdate::ToolCallUpdate(update) = &mut finished {
                     if self.is_terminal(&end.tool_name) {
-                        let text = end.result.as_ref().and_then(|r| result_text(r, failed));
-                        terminal_end(update, &card.sent, text.as_deref(), details, failed);
+                        let text = end.result.as_ref().and_then(|r| result_text(r, kind));
+                        terminal_end(update, &card.sent, text.as_deref(), details, kind);
                     }
                 }
                 // ACP-38: held while its files go to the editor.
@@ -453,7 +464,7 @@ impl Mapper {
                     out.push(finished);
                 }
                 // ACP-03: the todo tool's phases replace the plan.
-                if end.tool_name == "todo" && !failed {
+                if end.tool_name == "todo" && kind == ToolResultKind::Ok {
                     if let Some(phases) = end
                         .result
                         .as_ref()
@@ -774,7 +785,7 @@ fn terminal_end(
     sent: &str,
     text: Option<&str>,
     details: Option<&Value>,
-    failed: bool,
+    kind: ToolResultKind,
 ) {
     let id = update.tool_call_id.to_string();
     let mut meta = update.meta.take().unwrap_or_default();
@@ -782,7 +793,7 @@ fn terminal_end(
     if !data.is_empty() {
         command::add_output(&mut meta, &id, data);
     }
-    command::add_exit(&mut meta, &id, command::exit_code(details, failed));
+    command::add_exit(&mut meta, &id, command::exit_code(details, kind));
     update.meta = Some(meta);
     update.fields.content = Some(vec![command::terminal_content(&id)]);
 }
@@ -857,7 +868,7 @@ struct Finished<'a> {
     name: &'a str,
     /// The call's arguments, when known.
     args: Option<&'a Value>,
-    failed: bool,
+    kind: ToolResultKind,
     result: Option<&'a Value>,
     details: Option<&'a Value>,
     cwd: Option<&'a Path>,
@@ -874,26 +885,26 @@ fn finished_card(card: &Finished<'_>, output_session: Option<&str>) -> SessionUp
         id,
         name,
         args,
-        failed,
+        kind,
         result,
         details,
         cwd,
     } = *card;
-    let status = if failed {
+    let status = if kind == ToolResultKind::Error {
         ToolCallStatus::Failed
     } else {
         ToolCallStatus::Completed
     };
     let mut fields = ToolCallUpdateFields::new().status(status);
     let mut content = Vec::new();
-    if !failed {
+    if kind == ToolResultKind::Ok {
         let mut diffs = result_diffs(details, cwd);
         if diffs.is_empty() {
             diffs = argument_diffs(name, args, cwd);
         }
         content = diff_content(diffs);
     }
-    if let Some(text) = result.and_then(|r| result_text(r, failed)) {
+    if let Some(text) = result.and_then(|r| result_text(r, kind)) {
         content.push(text_content(bound_snapshot(&text)));
     }
     if !content.is_empty() {
@@ -945,7 +956,7 @@ pub(crate) fn text_content(text: String) -> ToolCallContent {
 
 /// A tool result's text as the blocks lane shows it (BLOCK-*, so no credential-bearing uri
 /// reaches the editor); `None` when it has no content or only empty text.
-fn result_text(result: &Value, is_error: bool) -> Option<String> {
+fn result_text(result: &Value, kind: ToolResultKind) -> Option<String> {
     let content = result.get("content")?;
     if content.is_null() || content.as_array().is_some_and(Vec::is_empty) {
         return None;
@@ -953,7 +964,7 @@ fn result_text(result: &Value, is_error: bool) -> Option<String> {
     let shown = show_tool_result(
         &RawToolResult {
             content: content.clone(),
-            is_error,
+            is_error: kind == ToolResultKind::Error,
             data_is_content: true,
         },
         &Source::Local,
@@ -1136,7 +1147,7 @@ impl Replay {
                         id: &result.tool_call_id,
                         name: &result.tool_name,
                         args: call.as_ref().map(|(_, args)| args),
-                        failed: result.is_error == Some(true),
+                        kind: ToolResultKind::of(result.is_error),
                         result: Some(&content),
                         details: result.details.as_ref(),
                         cwd: self.cwd.as_deref(),

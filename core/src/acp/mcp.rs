@@ -244,7 +244,7 @@ pub(crate) struct SessionMcp {
     /// Our `set_host_tools` requests not answered yet.
     registering: BTreeSet<AgentRequest>,
     /// `session/new`'s answer, held while a server starts (MCP-02).
-    held_open: Option<(SessionId, RequestId, bool)>,
+    held_open: Option<(SessionId, RequestId, super::open::Opening)>,
     /// The servers are being stopped with the session (MCP-01): their tools are no longer
     /// registered or withdrawn (the agent goes too; a `set_host_tools` to it would only fail,
     /// and its notice reach an editor that may have gone).
@@ -501,12 +501,12 @@ impl Bridge {
     /// MCP-02: `session/new` is answered once every server of the session has started (its
     /// tools registered before the first prompt) or failed, within the start-up budget; true
     /// when the answer is held.
-    pub(crate) fn mcp_hold_open(
+    pub(super) fn mcp_hold_open(
         &mut self,
         key: AgentKey,
         acp_id: &SessionId,
         editor: &RequestId,
-        resumed: bool,
+        opening: super::open::Opening,
     ) -> bool {
         let Some(session) = self.sessions.get_mut(&key) else {
             return false;
@@ -520,7 +520,7 @@ impl Bridge {
         {
             return false;
         }
-        session.mcp.held_open = Some((acp_id.clone(), editor.clone(), resumed));
+        session.mcp.held_open = Some((acp_id.clone(), editor.clone(), opening));
         true
     }
 
@@ -641,9 +641,9 @@ impl Bridge {
         {
             // An agent that ended meanwhile opens nothing (its opening was failed then).
             let alive = !session.exited && !session.client.is_closed();
-            if let Some((acp_id, editor, resumed)) = session.mcp.held_open.take().filter(|_| alive)
+            if let Some((acp_id, editor, opening)) = session.mcp.held_open.take().filter(|_| alive)
             {
-                self.opened(now, key, acp_id, &editor, resumed);
+                self.opened(now, key, acp_id, &editor, opening);
             }
         }
         self.mcp_opened(key);

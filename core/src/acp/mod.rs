@@ -57,11 +57,12 @@ pub use config::{
     THOUGHT_OPTION,
 };
 pub use list::{
-    SessionFile, MAX_LIST_TITLE_CHARS, MAX_SESSION_FILES, SESSIONS_PAGE, SESSION_FILE_HEAD_BYTES,
-    SESSION_FILE_TAIL_BYTES,
+    SessionFile, SessionFolderError, MAX_LIST_TITLE_CHARS, MAX_SESSION_FILES, SESSIONS_PAGE,
+    SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
 mod elicit;
+mod expiry;
 mod flow;
 mod fork;
 #[cfg(feature = "fuzzing")]
@@ -72,10 +73,12 @@ mod kind;
 mod load;
 mod map;
 mod mcp;
+mod methods;
 mod mode;
 mod next;
 mod notices;
 mod open;
+mod outbox;
 mod output;
 mod plan;
 mod prompt;
@@ -98,19 +101,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AuthenticateRequest, AvailableCommand, AvailableCommandsUpdate,
-    CancelNotification, CancelRequestNotification, ClientCapabilities, CloseSessionRequest,
-    ConfigOptionUpdate, ContentBlock, ContentChunk, DeleteSessionRequest, Error,
-    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, LoadSessionRequest, LoadSessionResponse, Meta, NewSessionRequest,
+    AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, ClientCapabilities,
+    ConfigOptionUpdate, ContentBlock, ContentChunk, Error, ForkSessionResponse, Implementation,
+    InitializeResponse, ListSessionsRequest, LoadSessionRequest, LoadSessionResponse, Meta,
     NewSessionResponse, Plan, PromptCapabilities, PromptRequest, PromptResponse, RequestId,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
     SessionDeleteCapabilities, SessionForkCapabilities, SessionInfoUpdate, SessionListCapabilities,
-    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionModeRequest, StopReason, TextContent,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol_schema::ProtocolVersion;
-use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 /// The ACP schema types the bridge speaks in (`agent-client-protocol-schema`).
@@ -138,16 +137,16 @@ pub use fork::{
 };
 pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
-pub use map::Mapper;
+pub use map::{Cancel, Mapper};
 pub use mcp::{McpHttpLaunch, McpLaunch, McpRead, MAX_MCP_SERVERS};
 pub use mode::{approved_line, Mode};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use prompt::{
-    convert as prompt_content, PromptContent, AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE,
-    IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES, MAX_PROMPT_IMAGE_BYTES,
-    TOO_MANY_IMAGES,
+    convert as prompt_content, PromptContent, PromptImages, AUDIO_NOTE, CONTEXT_CUT_NOTICE,
+    IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES,
+    MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
 };
 pub use queue::MAX_QUEUED_PROMPTS;
 pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};
@@ -166,16 +165,15 @@ use crate::client::{
     RequestId as AgentRequest,
 };
 use crate::frame::LineDecoder;
-use crate::output::{
-    Availability, OutputError, OutputErrorCode, ReadParams, ReadResult, READ_BUDGET, READ_METHOD,
-};
+use crate::output::{Availability, OutputError, ReadParams, ReadResult, READ_BUDGET, READ_METHOD};
 use crate::spill::SaveFailure;
 use crate::wire::{
     AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionEvent, SessionStatsData,
     StreamingBehavior, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
-use load::LoadStep;
+use load::{LoadStep, SwitchFor};
+use methods::{EditorNotification, EditorReply, EditorRequest};
 use open::is_session_file_name;
 use rpc::{Incoming, Line};
 use turn::{commands_line, end_turn, session_event, stats_of};
@@ -241,7 +239,7 @@ pub enum Input<'a> {
     Timeout,
     /// The session folder as [`Action::ReadSessionFolder`] asked: its `*.jsonl` regular
     /// files (symlinks not followed), or why it could not be read (ACP-26).
-    SessionFolder(Result<Vec<SessionFile>, String>),
+    SessionFolder(Result<Vec<SessionFile>, SessionFolderError>),
     /// What the driver did with the session file of an [`Action::ForkSessionFile`] or
     /// [`Action::DeleteSessionFile`] (ACP-31, ACP-32), under its ticket.
     SessionFile(FileTicket, Result<SessionFileDone, SessionFileFailure>),
@@ -605,50 +603,6 @@ impl Bridge {
         }
     }
 
-    /// Session `key`'s `timer` is due: its expiry, one per kind.
-    fn expire(&mut self, now: Instant, key: AgentKey, timer: Timer) {
-        match timer {
-            Timer::Start => self.silent_agent(now, key),
-            Timer::Silence => self.stopped_answering(now, key),
-            Timer::Stop => self.stop_due(now, key),
-            Timer::Stats => self.expire_stats(now, key),
-            Timer::Models => self.expire_models(now, key),
-            Timer::Read => self.expire_reads(now, key),
-            Timer::Review => self.expire_review(now, key),
-            Timer::Mcp => self.mcp_timeout(now, key),
-            Timer::Client => self.session_input(now, key, client::Input::Timeout),
-        }
-    }
-
-    /// ACP-13: an agent silent past its start-up budget fails what the editor waits for in
-    /// its session, and is stopped.
-    fn silent_agent(&mut self, now: Instant, key: AgentKey) {
-        // ACP-20: an agent that is not read is not silent.
-        if self.agents_held() {
-            return;
-        }
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        if session.exited || !session.start.expired(now) {
-            return;
-        }
-        let message = start::silent_agent_message(
-            self.config.client.ready_timeout,
-            &session.client.stderr_tail(),
-        );
-        let error = Error::internal_error().data(json!(message));
-        let mut waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
-            .into_values()
-            .filter_map(|p| p.editor().cloned())
-            .collect();
-        waiting.extend(queue::take_prompts(session));
-        for editor in waiting {
-            self.editor(rpc::error_line(&editor, &error));
-        }
-        self.session_input(now, key, client::Input::Call(Call::Stop));
-    }
-
     /// ACP-12: the editor has gone or the bridge is told to end: every agent is stopped.
     fn shut_down(&mut self, now: Instant) {
         self.editor_ended = true;
@@ -665,18 +619,7 @@ impl Bridge {
     /// ACP-12: the session's agent is stopped: its stdin closed now, its group killed after
     /// the grace (or at its exit). Idempotent.
     fn stop_agent(&mut self, now: Instant, key: AgentKey) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            let close = session.stop.begin(now, key);
-            self.actions.extend(close);
-        }
-    }
-
-    /// ACP-12: a stop's grace is over: the agent's group is killed.
-    fn stop_due(&mut self, now: Instant, key: AgentKey) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            let kill = session.stop.due(now, key);
-            self.actions.extend(kill);
-        }
+        self.on_session(now, key, |session, out| session.stop_agent(now, out));
     }
 
     fn session_keys(&self) -> Vec<AgentKey> {
@@ -696,12 +639,17 @@ impl Bridge {
         };
         match rpc::parse_line(text) {
             Ok(None) => {}
-            // ACP-38: an answer to one of the edits' writes, else to a dialog.
-            Ok(Some(Incoming::Response { id, outcome })) => {
-                if !self.write_answered(now, &id, &outcome) {
-                    self.editor_answer(now, &id, outcome)
-                }
-            }
+            // An answer to a request of ours, to what asked; one to no request of ours is
+            // dropped.
+            Ok(Some(Incoming::Response { id, outcome })) => match EditorReply::of(&id) {
+                // ACP-38: an edited file's write.
+                Some(EditorReply::Write(ticket)) => self.write_answered(now, ticket, &outcome),
+                // ACP-41: a sign-in's question.
+                Some(EditorReply::SignIn(n)) => self.sign_in_answer(now, n, &outcome),
+                // ACP-08, ACP-09: a dialog.
+                Some(EditorReply::Dialog(n)) => self.dialog_answer(now, n, outcome),
+                None => {}
+            },
             Ok(Some(Incoming::Request { id, method, params })) => {
                 match self.request(now, &id, &method, params) {
                     Ok(Some(bytes)) => self.editor(bytes),
@@ -725,9 +673,8 @@ impl Bridge {
         method: &str,
         params: Value,
     ) -> Result<Option<Vec<u8>>, Error> {
-        match method {
-            "initialize" => {
-                let request: InitializeRequest = params_of(params)?;
+        match EditorRequest::parse(method, params)? {
+            EditorRequest::Initialize(request) => {
                 let meta = request.client_capabilities.meta.as_ref();
                 // ACP-02: usage metadata only for an editor that opted in.
                 self.usage_meta = usage_opt_in(meta);
@@ -779,12 +726,8 @@ impl Bridge {
                 }
                 Ok(Some(rpc::result_line(id, &response)))
             }
-            "authenticate" => {
-                let request: AuthenticateRequest = params_of(params)?;
-                self.authenticate(now, id, request)
-            }
-            "session/new" => {
-                let request: NewSessionRequest = params_of(params)?;
+            EditorRequest::Authenticate(request) => self.authenticate(now, id, request),
+            EditorRequest::NewSession(request) => {
                 if !request.cwd.is_absolute() {
                     return Err(Error::invalid_params().data(json!("cwd must be an absolute path")));
                 }
@@ -805,44 +748,20 @@ impl Bridge {
                 );
                 Ok(None)
             }
-            "session/load" => {
-                let request: LoadSessionRequest = params_of(params)?;
-                self.load(now, id, request).map(|()| None)
-            }
-            "session/prompt" => {
-                let request: PromptRequest = params_of(params)?;
-                self.prompt(now, id, request).map(|()| None)
-            }
-            "session/list" => {
-                let request: ListSessionsRequest = params_of(params)?;
-                self.list(id, request).map(|()| None)
-            }
-            "session/close" => {
-                let request: CloseSessionRequest = params_of(params)?;
+            EditorRequest::LoadSession(request) => self.load(now, id, request).map(|()| None),
+            EditorRequest::Prompt(request) => self.prompt(now, id, request).map(|()| None),
+            EditorRequest::ListSessions(request) => self.list(id, request).map(|()| None),
+            EditorRequest::CloseSession(request) => {
                 self.close_session(now, id, &request).map(|()| None)
             }
-            "session/resume" => {
-                let request: ResumeSessionRequest = params_of(params)?;
-                self.resume(now, id, request).map(|()| None)
-            }
-            "session/fork" => {
-                let request: ForkSessionRequest = params_of(params)?;
-                self.fork(id, request).map(|()| None)
-            }
-            "session/delete" => {
-                let request: DeleteSessionRequest = params_of(params)?;
-                self.delete(now, id, request).map(|()| None)
-            }
-            "session/set_mode" => {
-                let request: SetSessionModeRequest = params_of(params)?;
-                self.set_mode(id, request).map(|()| None)
-            }
-            "session/set_config_option" => {
-                let request: SetSessionConfigOptionRequest = params_of(params)?;
+            EditorRequest::ResumeSession(request) => self.resume(now, id, request).map(|()| None),
+            EditorRequest::ForkSession(request) => self.fork(id, request).map(|()| None),
+            EditorRequest::DeleteSession(request) => self.delete(now, id, request).map(|()| None),
+            EditorRequest::SetMode(request) => self.set_mode(id, request).map(|()| None),
+            EditorRequest::SetConfigOption(request) => {
                 self.set_config_option(now, id, request).map(|()| None)
             }
-            READ_METHOD => self.read_output(now, id, &params).map(|()| None),
-            _ => Err(Error::method_not_found().data(json!(method))),
+            EditorRequest::ReadOutput(params) => self.read_output(now, id, &params).map(|()| None),
         }
     }
 
@@ -899,26 +818,21 @@ impl Bridge {
     }
 
     fn notification(&mut self, now: Instant, method: &str, params: Value) {
-        // ACP-41: the editor withdrew its `authenticate`.
-        if method == "$/cancel_request" {
-            if let Ok(cancel) = serde_json::from_value::<CancelRequestNotification>(params) {
-                self.sign_in_withdrawn(now, &cancel.request_id);
-            }
-            return;
-        }
         // Unknown notifications, and ones that don't parse, are ignored.
-        if method != "session/cancel" {
-            return;
-        }
-        let Ok(cancel) = serde_json::from_value::<CancelNotification>(params) else {
-            return;
+        let cancel = match EditorNotification::parse(method, params) {
+            None => return,
+            // ACP-41: the editor withdrew its `authenticate`.
+            Some(EditorNotification::CancelRequest(cancel)) => {
+                return self.sign_in_withdrawn(now, &cancel.request_id)
+            }
+            Some(EditorNotification::Cancel(cancel)) => cancel,
         };
         let Some(&key) = self.keys.get(&*cancel.session_id.0) else {
             return;
         };
         // ACP-08: what waits for the editor is denied first.
         self.cancel_dialogs(now, key);
-        self.cancel_turn(now, key);
+        self.on_session(now, key, |session, _| session.cancel_turn(now));
         // ACP-28: what waited for the next turn is cancelled too.
         self.cancel_held(key);
         // ACP-33: a prompt waiting for its restarted agent is answered cancelled instead.
@@ -928,10 +842,10 @@ impl Bridge {
     }
 
     fn session_input(&mut self, now: Instant, key: AgentKey, input: client::Input<'_>) {
-        if let Some(session) = self.sessions.get_mut(&key) {
+        self.on_session(now, key, |session, _| {
             session.client.handle(now, input);
-            self.drain(now, key);
-        }
+            outbox::Drain::Needed
+        });
     }
 
     /// Passes a session's client actions on, mapping its events.
@@ -1022,7 +936,7 @@ impl Bridge {
                     session_event(session, ClientEvent::Closed { error }, &mut out);
                     // ACP-38: held cards complete before the turn's error; nothing waits
                     // for the editor's writes now.
-                    self.review_forget(key, true);
+                    self.review_forget(key, review::HeldCards::Complete);
                     for bytes in out {
                         self.actions.push_back(Action::Editor { bytes });
                     }
@@ -1067,18 +981,22 @@ impl Bridge {
                 Pending::NewModels {
                     editor,
                     acp_id,
-                    resumed,
+                    opening,
                     ..
                 },
                 outcome,
-            ) => self.opened_models(now, key, editor, acp_id, resumed, outcome),
+            ) => self.opened_models(now, key, editor, acp_id, opening, outcome),
             // `session/load` and `session/resume` (`load`).
             (Pending::Load { editor, step }, outcome) => {
                 self.load_step(now, key, editor, step, outcome)
             }
             (Pending::NewState { editor }, outcome) => self.open_failed(now, key, editor, outcome),
             // The options (`config`).
-            (Pending::Models, outcome) => self.models_answered(key, outcome),
+            (Pending::Models, outcome) => {
+                if let Some((session, mut out)) = self.session_out(key) {
+                    session.models_answered(outcome, &mut out);
+                }
+            }
             (Pending::SetConfig { editor }, Ok(_)) => {
                 self.send(
                     now,
@@ -1092,9 +1010,17 @@ impl Bridge {
                 let error = Error::invalid_params().data(json!(failure.error));
                 self.editor(rpc::error_line(&editor, &error));
             }
-            (Pending::ConfigState { editor }, outcome) => self.config_state(key, editor, outcome),
+            (Pending::ConfigState { editor }, outcome) => {
+                if let Some((session, mut out)) = self.session_out(key) {
+                    session.config_state(editor, outcome, &mut out);
+                }
+            }
             // The turn (`turn`).
-            (Pending::TurnStats { .. }, outcome) => self.turn_stats_answered(key, outcome),
+            (Pending::TurnStats { .. }, outcome) => {
+                if let Some((session, mut out)) = self.session_out(key) {
+                    session.turn_stats_answered(outcome, &mut out);
+                }
+            }
             // ACP-21: the probe's answer only showed the agent alive.
             (Pending::Probe, _) => {}
             // ACP-41: the login agent's `login`.
@@ -1117,15 +1043,11 @@ impl Bridge {
     fn session_update(&mut self, key: AgentKey, update: SessionUpdate) {
         if let Some(session) = self.sessions.get(&key) {
             let notification = SessionNotification::new(session.acp_id.clone(), update);
-            self.editor(rpc::notification_line("session/update", &notification));
+            self.editor(rpc::update_line(&notification));
         }
     }
 
     fn editor(&mut self, bytes: Vec<u8>) {
         self.actions.push_back(Action::Editor { bytes });
     }
-}
-
-fn params_of<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
-    serde_json::from_value(params).map_err(|e| Error::invalid_params().data(json!(e.to_string())))
 }

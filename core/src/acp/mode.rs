@@ -30,7 +30,8 @@ use agent_client_protocol_schema::v1::{
 use serde_json::json;
 
 use super::map::{text_content, withhold_credential_uris};
-use super::{notices, rpc, AgentKey, Bridge};
+use super::outbox::Outbox;
+use super::{notices, rpc, AcpSession, AgentKey, Bridge};
 
 /// The id of the mode config option (ACP-35), as omp's and claude-agent-acp's ACP modes
 /// name theirs.
@@ -225,7 +226,10 @@ impl Bridge {
     ) -> Result<(), Error> {
         let key = self.mode_session(&request.session_id)?;
         let mode = offered(&request.mode_id.0)?;
-        self.switch_mode(key, mode);
+        if let Some(session) = self.sessions.get_mut(&key) {
+            self.modes.remember(&session.acp_id.0, mode);
+            session.switch_mode(mode, &mut Outbox::new(&mut self.actions));
+        }
         self.editor(rpc::result_line(id, &SetSessionModeResponse::new()));
         Ok(())
     }
@@ -242,9 +246,12 @@ impl Bridge {
             return Err(Error::invalid_params().data(json!("the mode option takes a value id")));
         };
         let mode = offered(&value.0)?;
-        self.switch_mode(key, mode);
-        let options = match self.sessions.get(&key) {
-            Some(session) => session.config.options(),
+        let options = match self.sessions.get_mut(&key) {
+            Some(session) => {
+                self.modes.remember(&session.acp_id.0, mode);
+                session.switch_mode(mode, &mut Outbox::new(&mut self.actions));
+                session.config.options()
+            }
             None => Vec::new(),
         };
         let response = SetSessionConfigOptionResponse::new(options);
@@ -263,52 +270,51 @@ impl Bridge {
             .filter(|key| self.sessions.contains_key(key))
             .ok_or_else(|| Error::session_not_found(session_id.clone()))
     }
+}
 
-    /// The session is in `mode` now: remembered by its id, shown by `/status`, and the editor
-    /// told both ways (ACP-35).
-    fn switch_mode(&mut self, key: AgentKey, mode: Mode) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        session.config.mode = mode;
-        session.mapper.facts.requested(&session.config);
-        self.modes.remember(&session.acp_id.0, mode);
-        let options = session.config.options();
+impl AcpSession {
+    /// The session is in `mode` now: shown by `/status`, and the editor told both ways
+    /// (ACP-35). The bridge remembers it by the session's id.
+    pub(super) fn switch_mode(&mut self, mode: Mode, out: &mut Outbox<'_>) {
+        self.config.mode = mode;
+        self.mapper.facts.requested(&self.config);
         let current = CurrentModeUpdate::new(mode.id());
-        self.session_update(key, SessionUpdate::CurrentModeUpdate(current));
-        let update = ConfigOptionUpdate::new(options);
-        self.session_update(key, SessionUpdate::ConfigOptionUpdate(update));
+        out.update(self, SessionUpdate::CurrentModeUpdate(current));
+        let update = ConfigOptionUpdate::new(self.config.options());
+        out.update(self, SessionUpdate::ConfigOptionUpdate(update));
     }
 
     /// ACP-34: whether the session's mode approves, unasked, the approval `title` of a call
     /// of `tool`; when it does, the call's card says so (the card opened first, pending, when
     /// the editor has not seen it), or, for an approval tied to no call, the turn does. The
     /// caller answers `Approve`.
-    pub(super) fn approved_by_mode(&mut self, key: AgentKey, tool: &str, title: &str) -> bool {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return false;
-        };
-        let mode = session.config.mode;
-        let kind = session.mapper.approval_kind(tool);
+    pub(super) fn approved_by_mode(
+        &mut self,
+        tool: &str,
+        title: &str,
+        out: &mut Outbox<'_>,
+    ) -> bool {
+        let mode = self.config.mode;
+        let kind = self.mapper.approval_kind(tool);
         if !mode.approves(kind) {
             return false;
         }
         let line = approved_line(mode);
-        let Some((id, mut call, opening)) = session.mapper.approval_target(tool) else {
+        let Some((id, mut call, opening)) = self.mapper.approval_target(tool) else {
             let first = withhold_credential_uris(title.lines().next().unwrap_or_default());
             let text = format!("\"{first}\": the session's mode is {}", mode.name());
             let notice = notices::line("approved without asking", &text);
-            self.say(key, &notice);
+            self.say(&notice, out);
             return true;
         };
-        let mut content = session.mapper.card_content(&id);
+        let mut content = self.mapper.card_content(&id);
         content.insert(0, text_content(line.clone()));
-        session.mapper.notes.note(&id, line);
+        self.mapper.notes.note(&id, line);
         call.fields.content = Some(content);
         if let Some(opening) = opening {
-            self.session_update(key, opening);
+            out.update(self, opening);
         }
-        self.session_update(key, SessionUpdate::ToolCallUpdate(call));
+        out.update(self, SessionUpdate::ToolCallUpdate(call));
         true
     }
 }

@@ -24,7 +24,11 @@ pub(super) struct Held {
 /// Whether a prompt that comes now is held for the next turn (ACP-28): the running turn was
 /// cancelled and is not answered yet, or prompts are held already (they run in order).
 pub(super) fn holds_next(session: &AcpSession) -> bool {
-    session.turn.as_ref().is_some_and(|t| t.cancel_requested) || !session.held.is_empty()
+    session
+        .turn
+        .as_ref()
+        .is_some_and(|t| t.cancel == Cancel::Requested)
+        || !session.held.is_empty()
 }
 
 /// Whether a prompt of this request id is held in the session (ACP-07: refused as a
@@ -82,13 +86,13 @@ pub(super) fn start_next(session: &mut AcpSession, now: Instant, out: &mut Vec<V
     session.turn = Some(Turn {
         editor,
         prompt,
-        cancel_requested: false,
+        cancel: Cancel::NotRequested,
         user_seen: false,
     });
     for note in &content.notes {
         let update = session.mapper.notice(note);
         let notification = SessionNotification::new(session.acp_id.clone(), update);
-        out.push(rpc::notification_line("session/update", &notification));
+        out.push(rpc::update_line(&notification));
     }
     true
 }

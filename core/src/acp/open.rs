@@ -34,6 +34,7 @@ impl Bridge {
         self.sessions.insert(
             key,
             AcpSession {
+                key,
                 acp_id: SessionId::new(""),
                 agent: self.config.agent,
                 client: Client::new(self.config.client.clone(), now),
@@ -67,9 +68,9 @@ impl Bridge {
         key: AgentKey,
         acp_id: SessionId,
         editor: &RequestId,
-        resumed: bool,
+        opening: Opening,
     ) {
-        if self.mcp_hold_open(key, &acp_id, editor, resumed) {
+        if self.mcp_hold_open(key, &acp_id, editor, opening) {
             return;
         }
         // ACP-31: a fork opens as a resume does, and is answered with its own id.
@@ -83,7 +84,7 @@ impl Bridge {
         let commands = session.mapper.facts.commands();
         self.keys.insert(acp_id.0.clone(), key);
         // ACP-35: a new session asks, whatever an earlier one of its id was in.
-        if !resumed && !forked {
+        if opening == Opening::New && !forked {
             self.modes.remember(&acp_id.0, session.config.mode);
         }
         let modes = mode::state(session.config.mode);
@@ -102,7 +103,7 @@ impl Bridge {
                     .modes(modes)
                     .config_options(options),
             )
-        } else if resumed {
+        } else if opening == Opening::Resumed {
             // ACP-25: a resumed session's answer has no id of its own.
             rpc::result_line(
                 editor,
@@ -137,6 +138,15 @@ impl Bridge {
     }
 }
 
+/// How a session opens: new (`session/new`), or on its stored file (`session/resume`, a
+/// fork: ACP-25, ACP-31), which decides its answer and whether its mode is remembered anew
+/// (ACP-35).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Opening {
+    New,
+    Resumed,
+}
+
 /// Whether an ACP session id names a session file of our folder: 1..=128 ASCII letters,
 /// digits, `-`, `_` and `.`, not starting with `.` (ACP-06: the id becomes
 /// `<dir>/<id>.jsonl`, so it can't name another folder).
@@ -157,7 +167,7 @@ impl Bridge {
         key: AgentKey,
         editor: RequestId,
         acp_id: SessionId,
-        resumed: bool,
+        opening: Opening,
     ) {
         self.send(
             now,
@@ -167,7 +177,7 @@ impl Bridge {
                 editor,
                 acp_id,
                 deadline: now + MODELS_BUDGET,
-                resumed,
+                opening,
             },
             &editor,
         );
@@ -203,14 +213,14 @@ impl Bridge {
             session.learn_protocol();
             session.learn_state(&state);
         }
-        self.ask_models(now, key, editor, acp_id, false);
+        self.ask_models(now, key, editor, acp_id, Opening::New);
     }
 
     /// ACP-24: without a session folder the id is ours, and a session whose agent will not
     /// tell its state opens all the same.
     pub(super) fn opened_without_state(&mut self, now: Instant, key: AgentKey, editor: RequestId) {
         let acp_id = SessionId::new(key.to_string());
-        self.ask_models(now, key, editor, acp_id, false);
+        self.ask_models(now, key, editor, acp_id, Opening::New);
     }
 
     /// ACP-24: the models answered (or not) at an opening: the session opens.
@@ -220,7 +230,7 @@ impl Bridge {
         key: AgentKey,
         editor: RequestId,
         acp_id: SessionId,
-        resumed: bool,
+        opening: Opening,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
         // ACP-24: an agent that offers no models (or refuses the command) gets no
@@ -230,7 +240,7 @@ impl Bridge {
         {
             session.config.models(&models.models);
         }
-        self.opened(now, key, acp_id, &editor, resumed);
+        self.opened(now, key, acp_id, &editor, opening);
     }
 
     /// ACP-25: a resume switched the agent to its file: `get_state` next.
@@ -273,7 +283,7 @@ impl Bridge {
             let update = SessionInfoUpdate::new().title(title);
             self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
         }
-        self.ask_models(now, key, editor, acp_id, true);
+        self.ask_models(now, key, editor, acp_id, Opening::Resumed);
     }
 
     /// ACP-06: an agent that did not open the session: the editor's request fails, the agent
@@ -310,20 +320,20 @@ impl Bridge {
             return;
         };
         let late = session.past_due(now, |p| matches!(p, Pending::NewModels { .. }));
-        let mut opening = Vec::new();
+        let mut opened = Vec::new();
         for request in late {
             if let Some(Pending::NewModels {
                 editor,
                 acp_id,
-                resumed,
+                opening,
                 ..
             }) = session.pending.insert(request, Pending::Models)
             {
-                opening.push((editor, acp_id, resumed));
+                opened.push((editor, acp_id, opening));
             }
         }
-        for (editor, acp_id, resumed) in opening {
-            self.opened(now, key, acp_id, &editor, resumed);
+        for (editor, acp_id, opening) in opened {
+            self.opened(now, key, acp_id, &editor, opening);
         }
     }
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::bound::cut_to_bytes;
 use crate::blocks::uri_may_carry_credential;
+use crate::client::AgentKind;
 use crate::wire::ContentBlock as WireBlock;
 
 /// The most images one prompt carries (ACP-14); more is refused.
@@ -48,17 +49,39 @@ pub struct PromptContent {
     pub notes: Vec<String>,
 }
 
-/// Converts a prompt's blocks (ACP-14..16). `takes_images`: the agent takes images (what
-/// `initialize` advertised). Too many images, or too many image bytes, is an invalid-params
-/// error with `data {code, message, limit}` and nothing is sent.
-pub fn convert(blocks: &[ContentBlock], takes_images: bool) -> Result<PromptContent, Error> {
+/// What [`convert`] does with a prompt's images (ACP-14), by whether the agent takes images
+/// (what `initialize` advertised).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptImages {
+    /// The agent takes images: each is sent, within [`MAX_PROMPT_IMAGES`] and
+    /// [`MAX_PROMPT_IMAGE_BYTES`].
+    Sent,
+    /// The agent takes none: each leaves [`IMAGE_NOT_TAKEN_NOTE`] in the turn instead.
+    Noted,
+}
+
+impl PromptImages {
+    /// What an agent of this kind is sent ([`AgentKind::takes_images`]).
+    pub fn for_agent(agent: AgentKind) -> Self {
+        if agent.takes_images() {
+            PromptImages::Sent
+        } else {
+            PromptImages::Noted
+        }
+    }
+}
+
+/// Converts a prompt's blocks (ACP-14..16), its images as `images` says. Too many images,
+/// or too many image bytes, is an invalid-params error with `data {code, message, limit}`
+/// and nothing is sent.
+pub fn convert(blocks: &[ContentBlock], images: PromptImages) -> Result<PromptContent, Error> {
     let mut out = PromptContent::default();
     let mut parts: Vec<String> = Vec::new();
     let mut context_bytes = 0usize;
     let mut context_cut = false;
     let mut image_bytes = 0usize;
     let mut image = |data: &str, mime: &str, out: &mut PromptContent| -> Result<(), Error> {
-        if !takes_images {
+        if images == PromptImages::Noted {
             note(&mut out.notes, IMAGE_NOT_TAKEN_NOTE.to_owned());
             return Ok(());
         }
@@ -214,7 +237,7 @@ mod tests {
             {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"},
         ]))
         .unwrap();
-        let content = convert(&blocks, false).unwrap();
+        let content = convert(&blocks, PromptImages::Noted).unwrap();
         assert_eq!(content.notes, [IMAGE_NOT_TAKEN_NOTE, AUDIO_NOTE]);
         assert!(content.images.is_empty());
     }

@@ -12,6 +12,7 @@
 use agent_client_protocol_schema::v1::{Error, PromptResponse, StopReason};
 use serde_json::json;
 
+use super::map::Cancel;
 use super::{end_turn, rpc, AcpSession};
 use crate::client::{ClientEvent, RequestId as AgentRequest};
 use crate::wire::{AgentMessage, ResponseData, SessionEvent};
@@ -47,7 +48,7 @@ pub(super) fn user_message_starts(
     if session.queued.is_empty() {
         return;
     }
-    if turn.cancel_requested {
+    if turn.cancel == Cancel::Requested {
         // A cancel asked of the run holds for what it goes on with: all of it is answered
         // `cancelled` when the run ends.
         return;
@@ -62,7 +63,10 @@ pub(super) fn user_message_starts(
 /// starts the next as a run of its own, so the running prompt is answered now and the next
 /// becomes the turn. False (nothing done) otherwise.
 pub(super) fn run_ended_with_queue(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) -> bool {
-    let cancelled = session.turn.as_ref().is_some_and(|t| t.cancel_requested);
+    let cancelled = session
+        .turn
+        .as_ref()
+        .is_some_and(|t| t.cancel == Cancel::Requested);
     if session.queued.is_empty() || cancelled || session.turn.is_none() {
         return false;
     }
@@ -72,8 +76,8 @@ pub(super) fn run_ended_with_queue(session: &mut AcpSession, out: &mut Vec<Vec<u
 
 /// The turn was answered: after a cancel, every queued prompt is answered `cancelled` too;
 /// else the oldest queued prompt becomes the turn (ACP-27).
-pub(super) fn turn_answered(session: &mut AcpSession, cancelled: bool, out: &mut Vec<Vec<u8>>) {
-    if cancelled {
+pub(super) fn turn_answered(session: &mut AcpSession, cancel: Cancel, out: &mut Vec<Vec<u8>>) {
+    if cancel == Cancel::Requested {
         for queued in session.queued.drain(..) {
             out.push(rpc::result_line(
                 &queued.editor,

@@ -140,33 +140,6 @@ impl Bridge {
             &editor,
         );
     }
-
-    /// OUT-07: a read past its [`READ_BUDGET`] fails as `read_timed_out`. A late answer is
-    /// dropped.
-    pub(super) fn expire_reads(&mut self, now: Instant, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        let late = session.past_due(now, |p| matches!(p, Pending::Read { .. }));
-        for request in late {
-            if let Some(editor) = session
-                .pending
-                .remove(&request)
-                .and_then(|p| p.editor().cloned())
-            {
-                let error = output::typed_error(
-                    OutputErrorCode::ReadTimedOut.as_str(),
-                    &format!(
-                        "the stored output was not read within the {}-second read budget",
-                        READ_BUDGET.as_secs()
-                    ),
-                );
-                self.actions.push_back(Action::Editor {
-                    bytes: rpc::error_line(&editor, &error),
-                });
-            }
-        }
-    }
 }
 
 impl Bridge {

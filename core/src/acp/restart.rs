@@ -17,6 +17,7 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::json;
 
+use super::load::SwitchFor;
 use super::open::is_session_file_name;
 use super::{rpc, AgentKey, Bridge};
 
@@ -114,7 +115,7 @@ impl Bridge {
         let mcp = restart.mcp.clone();
         let session_id = request.session_id.clone();
         restart.prompt = Some((id.clone(), request.clone()));
-        self.switch_to(now, id, &session_id, cwd, mcp, false);
+        self.switch_to(now, id, &session_id, cwd, mcp, SwitchFor::Resume);
         let new = *self.keys.get(&*session_id.0)?;
         if let Some(session) = self.sessions.get_mut(&new) {
             session.restart = restart;

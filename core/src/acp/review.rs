@@ -34,7 +34,8 @@ pub const EDITOR_WRITE_BUDGET: Duration = Duration::from_secs(10);
 pub const MAX_WAITING_EDITS: usize = 64;
 
 /// The ACP method an edited file goes to the editor with (ACP-38).
-pub const WRITE_METHOD: &str = "fs/write_text_file";
+pub const WRITE_METHOD: &str =
+    agent_client_protocol_schema::v1::CLIENT_METHOD_NAMES.fs_write_text_file;
 
 /// The label of the line a file not sent to the editor leaves in the turn (ACP-39).
 pub const NOT_SENT_LABEL: &str = "edit not in the editor's review";
@@ -101,14 +102,32 @@ pub(super) struct Edited {
     outside: Vec<PathBuf>,
 }
 
+/// Whether the editor offered `fs.writeTextFile` in `initialize` (ACP-38): only then do an
+/// agent's edited files go to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EditorWrites {
+    Offered,
+    NotOffered,
+}
+
+/// What becomes of a session's cards held for the editor's writes when nothing waits for
+/// those any more (ACP-38).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HeldCards {
+    /// Its agent is gone: they complete now, before the turn's error.
+    Complete,
+    /// The session ended: they go with it.
+    Drop,
+}
+
 /// The files a client event's finished `write` or `edit` call changed, when the editor
-/// offers `fs.writeTextFile` (`offered`) and the call did not fail (ACP-38). Read before the
+/// offers `fs.writeTextFile` (`writes`) and the call did not fail (ACP-38). Read before the
 /// mapper sees the event (it forgets the call's arguments then); the call's final update is
 /// then held when any of its files is to be read.
 pub(super) fn edited(
     session: &mut AcpSession,
     event: &ClientEvent,
-    offered: bool,
+    writes: EditorWrites,
 ) -> Option<Edited> {
     let ClientEvent::Frame {
         frame: AgentFrame::Event(SessionEvent::ToolExecutionEnd(end)),
@@ -116,7 +135,7 @@ pub(super) fn edited(
     else {
         return None;
     };
-    if !offered || end.is_error == Some(true) {
+    if writes == EditorWrites::NotOffered || end.is_error == Some(true) {
         return None;
     }
     let details = end.result.as_ref().and_then(|r| r.get("details"));
@@ -211,18 +230,7 @@ impl Held {
 
 /// The editor's id of the write of `ticket`.
 fn request_id(ticket: ReviewTicket) -> RequestId {
-    RequestId::Str(format!("musewire-write-{}", ticket.0))
-}
-
-fn ticket_of(id: &RequestId) -> Option<ReviewTicket> {
-    match id {
-        RequestId::Str(s) => s
-            .strip_prefix("musewire-write-")?
-            .parse()
-            .ok()
-            .map(ReviewTicket),
-        _ => None,
-    }
+    super::methods::EditorReply::Write(ticket).id()
 }
 
 /// The text of a file's bytes, or why it is not text (ACP-39: UTF-8 without NUL).
@@ -261,10 +269,16 @@ fn refusal(error: &Value) -> String {
 
 impl Bridge {
     /// Whether the editor offered `fs.writeTextFile` in `initialize` (ACP-38).
-    pub(super) fn writes_offered(&self) -> bool {
-        self.client_capabilities
+    pub(super) fn writes_offered(&self) -> EditorWrites {
+        let offered = self
+            .client_capabilities
             .as_ref()
-            .is_some_and(|c| c.fs.write_text_file)
+            .is_some_and(|c| c.fs.write_text_file);
+        if offered {
+            EditorWrites::Offered
+        } else {
+            EditorWrites::NotOffered
+        }
     }
 
     /// ACP-38: a finished call's files: those outside the cwd said not sent, the others
@@ -354,20 +368,17 @@ impl Bridge {
         }
     }
 
-    /// The editor's answer to one of our writes (ACP-38, ACP-39): whether `id` was one. A
-    /// refusal (an error answer) is said in the turn; any result is success; an answer to a
-    /// write no longer waited for is dropped.
+    /// The editor's answer to our write of `ticket` (ACP-38, ACP-39). A refusal (an error
+    /// answer) is said in the turn; any result is success; an answer to a write no longer
+    /// waited for is dropped.
     pub(super) fn write_answered(
         &mut self,
         now: Instant,
-        id: &RequestId,
+        ticket: ReviewTicket,
         outcome: &Result<Value, Value>,
-    ) -> bool {
-        let Some(ticket) = ticket_of(id) else {
-            return false;
-        };
+    ) {
         let Some(edit) = self.edits.waiting.get(&ticket).filter(|e| e.asked) else {
-            return true;
+            return;
         };
         if let Err(error) = outcome {
             let why = format!("{}; {KEPT}", map::withhold_credential_uris(&refusal(error)));
@@ -375,7 +386,6 @@ impl Bridge {
             self.review_line(key, REFUSED_LABEL, &path, &why);
         }
         self.edit_done(now, ticket);
-        true
     }
 
     /// ACP-39: a held card past its budget completes; each of its files still on its way is
@@ -419,22 +429,22 @@ impl Bridge {
     pub(super) fn turn_ended(&mut self, now: Instant, key: AgentKey) {
         match self.sessions.get_mut(&key) {
             Some(session) if session.review.is_busy() => session.review.end_waits = true,
-            Some(_) => self.turn_stats(now, key),
+            Some(_) => self.on_session(now, key, |session, out| session.ask_turn_stats(now, out)),
             None => {}
         }
     }
 
-    /// The session's agent is gone (`flush`: its held cards complete now) or the session
-    /// ended (they are dropped with it): nothing waits for the editor's writes any more; a
-    /// later answer is dropped.
-    pub(super) fn review_forget(&mut self, key: AgentKey, flush: bool) {
+    /// The session's agent is gone (its held cards complete now: [`HeldCards::Complete`]) or
+    /// the session ended (they are dropped with it): nothing waits for the editor's writes
+    /// any more; a later answer is dropped.
+    pub(super) fn review_forget(&mut self, key: AgentKey, cards: HeldCards) {
         self.edits.waiting.retain(|_, e| e.key != key);
         let Some(session) = self.sessions.get_mut(&key) else {
             return;
         };
         session.review = Held::default();
         let held = session.mapper.release_all();
-        if flush {
+        if cards == HeldCards::Complete {
             for update in held {
                 self.session_update(key, update);
             }
@@ -463,7 +473,7 @@ impl Bridge {
             self.session_update(key, update);
         }
         if end {
-            self.turn_stats(now, key);
+            self.on_session(now, key, |session, out| session.ask_turn_stats(now, out));
         }
     }
 

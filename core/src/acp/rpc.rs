@@ -1,7 +1,10 @@
 //! The editor side's transport: newline-delimited JSON-RPC 2.0, each line capped
 //! ([`MAX_EDITOR_LINE_BYTES`], ACP-07), and the envelopes the bridge reads and writes.
 
-use agent_client_protocol_schema::v1::{Error, RequestId};
+use agent_client_protocol_schema::v1::{
+    CancelRequestNotification, Error, RequestId, SessionNotification, CLIENT_METHOD_NAMES,
+    PROTOCOL_LEVEL_METHOD_NAMES,
+};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -104,6 +107,16 @@ pub(crate) fn request_line(id: &RequestId, method: &str, params: &impl Serialize
 pub(crate) fn notification_line(method: &str, params: &impl Serialize) -> Vec<u8> {
     let params = serde_json::to_value(params).unwrap_or(Value::Null);
     line(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+}
+
+/// A `session/update` line.
+pub(crate) fn update_line(notification: &SessionNotification) -> Vec<u8> {
+    notification_line(CLIENT_METHOD_NAMES.session_update, notification)
+}
+
+/// A `$/cancel_request` line: a request of ours withdrawn.
+pub(crate) fn cancel_request_line(cancel: &CancelRequestNotification) -> Vec<u8> {
+    notification_line(PROTOCOL_LEVEL_METHOD_NAMES.cancel_request, cancel)
 }
 
 /// Compact JSON and a newline; stand-ins written back as the escapes they hold.

@@ -69,7 +69,8 @@ pub(super) struct Turn {
     pub(super) editor: RequestId,
     /// Our `prompt` command to the agent.
     pub(super) prompt: AgentRequest,
-    pub(super) cancel_requested: bool,
+    /// Whether the editor cancelled it.
+    pub(super) cancel: super::map::Cancel,
     /// Its user message's `message_start` was seen (ACP-27: the next user message of the
     /// run is a queued prompt's).
     pub(super) user_seen: bool,
@@ -89,7 +90,7 @@ pub(super) enum Pending {
         editor: RequestId,
         acp_id: SessionId,
         deadline: Instant,
-        resumed: bool,
+        opening: super::open::Opening,
     },
     /// `session/load`: `get_available_models` (ACP-24), asked beside the history walk; its
     /// answer after the load's is a `config_option_update`.
@@ -173,6 +174,8 @@ impl AcpSession {
 
 #[derive(Debug)]
 pub(super) struct AcpSession {
+    /// The key of its agent process, which its actions name.
+    pub(super) key: super::AgentKey,
     /// The editor's id of the session (its file's name with a session folder, else the
     /// agent key); empty while `session/new` waits for it.
     pub(super) acp_id: SessionId,
@@ -228,7 +231,7 @@ impl AcpSession {
             Timer::Start if self.exited || context.agents_held => None,
             Timer::Start => self.start.timeout(),
             Timer::Silence => self
-                .silence_counts(context.agents_held)
+                .silence_counts(context)
                 .then(|| self.silence.timeout(context.silence_budget)),
             Timer::Stop => self.stop.timeout(),
             Timer::Stats => pending(|p| matches!(p, Pending::TurnStats { .. })),

@@ -11,7 +11,8 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::json;
 
-use super::list::{self, SessionFile};
+use super::list::{self, SessionFile, SessionFolderError};
+use super::load::SwitchFor;
 use super::{is_session_file_name, rpc, Action, Bridge};
 use crate::client::{self, Call};
 
@@ -40,7 +41,7 @@ impl Bridge {
     pub(super) fn end_session(&mut self, now: Instant, key: AgentKey, why: &str) {
         self.forget_dialogs(key);
         // ACP-38: the held cards go with the session; the editor's late answers are dropped.
-        self.review_forget(key, false);
+        self.review_forget(key, super::review::HeldCards::Drop);
         self.keys.retain(|_, k| *k != key);
         let Some(session) = self.sessions.get_mut(&key) else {
             return;
@@ -118,7 +119,7 @@ impl Bridge {
             &request.session_id,
             request.cwd,
             request.mcp_servers,
-            false,
+            SwitchFor::Resume,
         );
         Ok(())
     }
@@ -158,7 +159,7 @@ impl Bridge {
     }
 
     /// The folder was read (ACP-26): every waiting list is answered.
-    pub(super) fn listed(&mut self, files: Result<Vec<SessionFile>, String>) {
+    pub(super) fn listed(&mut self, files: Result<Vec<SessionFile>, SessionFolderError>) {
         for (id, request) in std::mem::take(&mut self.listing) {
             let line = match &files {
                 Ok(files) => match list::answer(files, &request) {

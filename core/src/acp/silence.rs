@@ -7,13 +7,13 @@
 //! error that says so, and it is stopped (ACP-12). The budget is on silence, never on a
 //! turn's length; it does not run while the agent is not read (ACP-20).
 
-use super::AgentKey;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::{Error, RequestId};
 use serde_json::json;
 
-use super::{rpc, AcpSession, Bridge, Pending};
+use super::outbox::{Drain, Outbox};
+use super::{rpc, AcpSession, Pending, TimerContext};
 use crate::client::{self, commands, Call};
 
 /// The default prompt budget (ACP-21): 60 s of silence while the editor waits on the agent
@@ -121,8 +121,8 @@ impl AcpSession {
 
     /// Whether the prompt budget runs for this session now (ACP-21): the editor waits on an
     /// agent that is past its start-up budget (ACP-13), still running and read (ACP-20).
-    pub(super) fn silence_counts(&self, held: bool) -> bool {
-        !held
+    pub(super) fn silence_counts(&self, context: TimerContext) -> bool {
+        !context.agents_held
             && !self.exited
             && !self.client.is_closed()
             && self.start.timeout().is_none()
@@ -130,43 +130,44 @@ impl AcpSession {
     }
 }
 
-impl Bridge {
+impl AcpSession {
     /// ACP-21: a silent agent is probed at half its budget; one silent for the whole of it
     /// fails what the editor waits for in its session, and is stopped.
-    pub(super) fn stopped_answering(&mut self, now: Instant, key: AgentKey) {
-        let held = self.agents_held();
-        let budget = self.config.silence_budget;
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        if !session.silence_counts(held) {
-            return;
+    pub(super) fn stopped_answering(
+        &mut self,
+        now: Instant,
+        context: TimerContext,
+        out: &mut Outbox<'_>,
+    ) -> Drain {
+        if !self.silence_counts(context) {
+            return Drain::NotNeeded;
         }
-        match session.silence.due(now, budget) {
-            Due::Nothing => {}
+        let budget = context.silence_budget;
+        match self.silence.due(now, budget) {
+            Due::Nothing => return Drain::NotNeeded,
             Due::Probe => {
-                let sent = session
+                let sent = self
                     .client
                     .handle(now, client::Input::Call(Call::Send(commands::get_state())));
                 if let Some(request) = sent.request() {
-                    session.pending.insert(request, Pending::Probe);
+                    self.pending.insert(request, Pending::Probe);
                 }
-                self.drain(now, key);
             }
             Due::Expired => {
-                let message = stopped_answering_message(budget, &session.client.stderr_tail());
+                let message = stopped_answering_message(budget, &self.client.stderr_tail());
                 let error = Error::internal_error().data(json!(message));
-                let mut waiting: Vec<RequestId> = std::mem::take(&mut session.pending)
+                let mut waiting: Vec<RequestId> = std::mem::take(&mut self.pending)
                     .into_values()
                     .filter_map(|p| p.editor().cloned())
                     .collect();
-                waiting.extend(super::queue::take_prompts(session));
+                waiting.extend(super::queue::take_prompts(self));
                 for editor in waiting {
-                    self.editor(rpc::error_line(&editor, &error));
+                    out.editor(rpc::error_line(&editor, &error));
                 }
-                self.session_input(now, key, client::Input::Call(Call::Stop));
+                self.client.handle(now, client::Input::Call(Call::Stop));
             }
         }
+        Drain::Needed
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::outbox::{Drain, Outbox};
 use super::{Action, AgentKey};
 
 /// How long an agent whose stdin was closed has to end its own children before its process
@@ -99,5 +100,15 @@ impl Shutdown {
     /// When [`Shutdown::tick`] has work.
     pub(crate) fn timeout(&self) -> Option<Instant> {
         self.by.filter(|_| !self.over)
+    }
+}
+impl super::AcpSession {
+    /// ACP-12: the agent is stopped: its stdin closed now, its group killed after the grace
+    /// (or at its exit). Idempotent.
+    pub(super) fn stop_agent(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
+        if let Some(close) = self.stop.begin(now, self.key) {
+            out.push(close);
+        }
+        Drain::NotNeeded
     }
 }

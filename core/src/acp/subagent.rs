@@ -49,8 +49,29 @@ struct Card {
     title: String,
     /// The content text last sent.
     sent: String,
-    /// The title its lifecycle frame gave (`description`), which wins over the progress's.
-    described: bool,
+    /// Where its title came from: a lifecycle frame's `description` wins over the
+    /// progress's.
+    titled_by: TitledBy,
+}
+
+/// Where a subagent card's title came from (ACP-37).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TitledBy {
+    /// A lifecycle frame's `description`: it stays.
+    Description,
+    /// Progress frames, or the agent's name: a later description replaces it.
+    Progress,
+}
+
+impl TitledBy {
+    /// By whether the lifecycle frame gave a description.
+    fn of(description: Option<&str>) -> Self {
+        if description.is_some() {
+            TitledBy::Description
+        } else {
+            TitledBy::Progress
+        }
+    }
 }
 
 /// A session's subagent cards (ACP-37).
@@ -124,9 +145,9 @@ impl Subagents {
             self.forget_ended(&payload.id);
             let title = title_of(description, None, payload.agent.as_deref());
             if let Some(card) = self.open.get_mut(&payload.id) {
-                return retitle(card, title, description.is_some());
+                return retitle(card, title, TitledBy::of(description));
             }
-            return self.open_card(&payload.id, title, description.is_some());
+            return self.open_card(&payload.id, title, TitledBy::of(description));
         }
         if !payload.has_ended() {
             // No status: not a lifecycle step this version knows.
@@ -165,14 +186,14 @@ impl Subagents {
         let title = title_of(description, task, agent);
         let mut out = Vec::new();
         if !self.open.contains_key(id) {
-            out = self.open_card(id, title.clone(), false);
+            out = self.open_card(id, title.clone(), TitledBy::Progress);
         }
         let Some(card) = self.open.get_mut(id) else {
             return out;
         };
         let mut fields = ToolCallUpdateFields::new();
         let mut changed = false;
-        if !card.described && card.title != title {
+        if card.titled_by == TitledBy::Progress && card.title != title {
             card.title = title.clone();
             fields = fields.title(title);
             changed = true;
@@ -202,7 +223,7 @@ impl Subagents {
         out
     }
 
-    fn open_card(&mut self, id: &str, title: String, described: bool) -> Vec<SessionUpdate> {
+    fn open_card(&mut self, id: &str, title: String, titled_by: TitledBy) -> Vec<SessionUpdate> {
         if self.open.len() >= MAX_SUBAGENT_CARDS {
             return Vec::new();
         }
@@ -221,7 +242,7 @@ impl Subagents {
                 call,
                 title,
                 sent: String::new(),
-                described,
+                titled_by,
             },
         );
         vec![SessionUpdate::ToolCall(opening)]
@@ -247,12 +268,12 @@ impl Subagents {
 
 /// A card's title update when the lifecycle frame gives a description: it wins over what
 /// progress frames gave.
-fn retitle(card: &mut Card, title: String, described: bool) -> Vec<SessionUpdate> {
-    if !described || card.title == title {
+fn retitle(card: &mut Card, title: String, titled_by: TitledBy) -> Vec<SessionUpdate> {
+    if titled_by == TitledBy::Progress || card.title == title {
         return Vec::new();
     }
     card.title = title.clone();
-    card.described = true;
+    card.titled_by = TitledBy::Description;
     let fields = ToolCallUpdateFields::new().title(title);
     vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
         card.call.clone(),

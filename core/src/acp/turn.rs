@@ -2,6 +2,7 @@
 //! behind the running one, `queue`), `session/cancel`, the session's client events mapped to
 //! `session/update`s, and the end of the turn with its usage and stop reason.
 
+use super::outbox::{Drain, Outbox};
 use super::*;
 
 impl Bridge {
@@ -28,7 +29,10 @@ impl Bridge {
             )));
         }
         // ACP-14..16: too many images or image bytes is refused before anything is sent.
-        let content = prompt::convert(&request.prompt, session.agent.takes_images())?;
+        let content = prompt::convert(
+            &request.prompt,
+            prompt::PromptImages::for_agent(session.agent),
+        )?;
         let text = content.message;
         if is_status_prompt(&text) {
             // ACP-01: answered here; no model turn, and the text after it is not executed.
@@ -37,7 +41,7 @@ impl Bridge {
             let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(status)));
             let update =
                 SessionNotification::new(session_id, SessionUpdate::AgentMessageChunk(chunk));
-            self.editor(rpc::notification_line("session/update", &update));
+            self.editor(rpc::update_line(&update));
             self.editor(rpc::result_line(
                 id,
                 &PromptResponse::new(StopReason::EndTurn),
@@ -80,7 +84,7 @@ impl Bridge {
         let turn = Turn {
             editor: id.clone(),
             prompt,
-            cancel_requested: false,
+            cancel: Cancel::NotRequested,
             user_seen: false,
         };
         let mut notes = content.notes;
@@ -97,56 +101,51 @@ impl Bridge {
             let update = session.mapper.notice(note);
             let notification = SessionNotification::new(session_id.clone(), update);
             self.actions.push_back(Action::Editor {
-                bytes: rpc::notification_line("session/update", &notification),
+                bytes: rpc::update_line(&notification),
             });
         }
         self.drain(now, key);
         Ok(())
     }
+}
 
-    /// The session's turn is cancelled: the agent is told to abort, once.
-    pub(super) fn cancel_turn(&mut self, now: Instant, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
+impl AcpSession {
+    /// The turn is cancelled: the agent is told to abort, once.
+    pub(super) fn cancel_turn(&mut self, now: Instant) -> Drain {
+        let Some(turn) = self.turn.as_mut() else {
+            return Drain::NotNeeded;
         };
-        let Some(turn) = session.turn.as_mut() else {
-            return;
-        };
-        if !turn.cancel_requested {
-            turn.cancel_requested = true;
-            session
-                .client
-                .handle(now, client::Input::Call(Call::Send(commands::abort())));
-            self.drain(now, key);
+        if turn.cancel == Cancel::Requested {
+            return Drain::NotNeeded;
         }
+        turn.cancel = Cancel::Requested;
+        self.client
+            .handle(now, client::Input::Call(Call::Send(commands::abort())));
+        Drain::Needed
     }
 
     /// ACP-02: a turn ended; the agent's `get_session_stats` gives the cumulative usage
     /// before the prompt is answered (a command that cannot be sent: the bridge's own sum).
-    pub(super) fn turn_stats(&mut self, now: Instant, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        let sent = session.client.handle(
+    pub(super) fn ask_turn_stats(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
+        let sent = self.client.handle(
             now,
             client::Input::Call(Call::Send(commands::get_session_stats())),
         );
         match sent.request() {
             Some(request) => {
                 let deadline = now + STATS_BUDGET;
-                session
-                    .pending
+                self.pending
                     .insert(request, Pending::TurnStats { deadline });
             }
             None => {
-                let mut out = Vec::new();
-                end_turn(session, None, &mut out);
-                for bytes in out {
-                    self.editor(bytes);
+                let mut lines = Vec::new();
+                end_turn(self, None, &mut lines);
+                for bytes in lines {
+                    out.editor(bytes);
                 }
             }
         }
-        self.drain(now, key);
+        Drain::Needed
     }
 }
 
@@ -157,7 +156,7 @@ impl Bridge {
 pub(super) fn held_output(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) {
     for update in session.mapper.held_output() {
         let notification = SessionNotification::new(session.acp_id.clone(), update);
-        out.push(rpc::notification_line("session/update", &notification));
+        out.push(rpc::update_line(&notification));
     }
 }
 
@@ -201,7 +200,7 @@ pub(super) fn session_event(
         } => {
             for update in session.mapper.unknown_item(&item) {
                 let notification = SessionNotification::new(id.clone(), update);
-                out.push(rpc::notification_line("session/update", &notification));
+                out.push(rpc::update_line(&notification));
             }
         }
         ClientEvent::Frame {
@@ -232,7 +231,7 @@ pub(super) fn session_event(
             }
             for update in updates {
                 let notification = SessionNotification::new(id.clone(), update);
-                out.push(rpc::notification_line("session/update", &notification));
+                out.push(rpc::update_line(&notification));
             }
         }
         ClientEvent::Response {
@@ -251,12 +250,12 @@ pub(super) fn session_event(
                     let line = super::notices::line("error", &failure.error);
                     let update = session.mapper.notice(&line);
                     let notification = SessionNotification::new(id.clone(), update);
-                    out.push(rpc::notification_line("session/update", &notification));
+                    out.push(rpc::update_line(&notification));
                     error = super::auth::sign_in_required(&failure.error);
                 }
                 out.push(rpc::error_line(&turn.editor, &error));
                 // ACP-27: what was queued behind it runs on its own.
-                queue::turn_answered(session, false, out);
+                queue::turn_answered(session, Cancel::NotRequested, out);
             }
         }
         // ACP-10: a prompt the agent answered itself (a builtin command) ends the turn,
@@ -276,7 +275,7 @@ pub(super) fn session_event(
         ClientEvent::Frame { frame } => {
             for update in frame_updates(session, &frame) {
                 let notification = SessionNotification::new(id.clone(), update);
-                out.push(rpc::notification_line("session/update", &notification));
+                out.push(rpc::update_line(&notification));
             }
         }
         // CALL-09: the turn is over; the prompt is answered with its stop reason once the
@@ -293,7 +292,7 @@ pub(super) fn session_event(
             // ACP-37: a subagent still running ends with its agent.
             for update in session.subagents.agent_gone() {
                 let notification = SessionNotification::new(id.clone(), update);
-                out.push(rpc::notification_line("session/update", &notification));
+                out.push(rpc::update_line(&notification));
             }
         }
         _ => {}
@@ -352,10 +351,7 @@ pub(super) fn frame_updates(session: &mut AcpSession, frame: &AgentFrame) -> Vec
 /// An `available_commands_update` notification.
 pub(super) fn commands_line(id: &SessionId, commands: Vec<AvailableCommand>) -> Vec<u8> {
     let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
-    rpc::notification_line(
-        "session/update",
-        &SessionNotification::new(id.clone(), update),
-    )
+    rpc::update_line(&SessionNotification::new(id.clone(), update))
 }
 
 /// The end of a model turn (ACP-02): the agent's totals (`get_session_stats`) replace the
@@ -401,66 +397,39 @@ pub(super) fn end_turn(
     }
     for update in updates {
         let notification = SessionNotification::new(id.clone(), update);
-        out.push(rpc::notification_line("session/update", &notification));
+        out.push(rpc::update_line(&notification));
     }
     finish_turn(session, out);
 }
 
 pub(super) fn finish_turn(session: &mut AcpSession, out: &mut Vec<Vec<u8>>) {
     if let Some(turn) = session.turn.take() {
-        let reason = session.mapper.stop_reason(turn.cancel_requested);
+        let reason = session.mapper.stop_reason(turn.cancel);
         match session.mapper.sign_in_error() {
             // ACP-42: the editor offers sign-in; the error was shown in the turn (ACP-11).
-            Some(error) if !turn.cancel_requested => {
+            Some(error) if turn.cancel == Cancel::NotRequested => {
                 let error = super::auth::sign_in_required(error);
                 out.push(rpc::error_line(&turn.editor, &error));
             }
             _ => out.push(rpc::result_line(&turn.editor, &PromptResponse::new(reason))),
         }
-        queue::turn_answered(session, turn.cancel_requested, out);
+        queue::turn_answered(session, turn.cancel, out);
     }
 }
 
-impl Bridge {
+impl AcpSession {
     /// ACP-02: the end-of-turn `get_session_stats`: the agent's totals replace the bridge's
     /// own sum (kept when the command fails); the prompt is answered.
     pub(super) fn turn_stats_answered(
         &mut self,
-        key: AgentKey,
         outcome: Result<ResponseData, CommandFailure>,
+        out: &mut Outbox<'_>,
     ) {
-        // ACP-02: the agent's totals replace; a failed command keeps our own sum.
         let stats = stats_of(outcome);
-        let mut out = Vec::new();
-        if let Some(session) = self.sessions.get_mut(&key) {
-            end_turn(session, stats.as_deref(), &mut out);
+        let mut lines = Vec::new();
+        end_turn(self, stats.as_deref(), &mut lines);
+        for bytes in lines {
+            out.editor(bytes);
         }
-        for bytes in out {
-            self.editor(bytes);
-        }
-    }
-}
-
-impl Bridge {
-    /// ACP-02: a turn's `get_session_stats` past its budget leaves the bridge's own sum and
-    /// the prompt is answered; a late answer is dropped.
-    pub(super) fn expire_stats(&mut self, now: Instant, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        let late = session.past_due(now, |p| matches!(p, Pending::TurnStats { .. }));
-        if late.is_empty() {
-            return;
-        }
-        for request in late {
-            session.pending.remove(&request);
-        }
-        let mut out = Vec::new();
-        end_turn(session, None, &mut out);
-        for bytes in out {
-            self.editor(bytes);
-        }
-        // ACP-28: a prompt held behind the turn starts now.
-        self.drain(now, key);
     }
 }

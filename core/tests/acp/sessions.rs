@@ -4,8 +4,8 @@ use crate::support as acp_support;
 
 use acp_support::{model, Harness};
 use musewire_core::acp::{
-    Bridge, BridgeConfig, Input, SessionFile, MAX_LIST_TITLE_CHARS, SESSION_FILE_HEAD_BYTES,
-    SESSION_FILE_TAIL_BYTES,
+    Bridge, BridgeConfig, Input, SessionFile, SessionFolderError, MAX_LIST_TITLE_CHARS,
+    SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 use serde_json::{json, Value};
 
@@ -564,8 +564,9 @@ fn acp_26_list_failures_are_typed() {
     h.drain();
     assert_eq!(h.answer(4).unwrap()["error"]["code"], -32602);
     h.request(5, "session/list", json!({}));
-    h.bridge
-        .handle(h.now, Input::SessionFolder(Err("permission denied".into())));
+    let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+    let error = SessionFolderError::io(std::path::Path::new("/sessions"), &denied);
+    h.bridge.handle(h.now, Input::SessionFolder(Err(error)));
     h.drain();
     let error = &h.answer(5).unwrap()["error"];
     assert_eq!(error["code"], -32603);

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use musewire_core::acp::{
     Action, AgentKey, Bridge, BridgeConfig, EditedFileFailure, FileTicket, Input, McpRead,
     McpServerKey, ProcessKey, ReviewTicket, SessionFile, SessionFileDone, SessionFileFailure,
+    SessionFolderError,
 };
 use musewire_core::client::ExitStatus;
 use musewire_host::process_group::kill_group;
@@ -72,7 +73,7 @@ enum Event {
     /// The loop is told to end (a signal).
     Shutdown,
     /// The session folder was read (ACP-26).
-    SessionFolder(Result<Vec<SessionFile>, String>),
+    SessionFolder(Result<Vec<SessionFile>, SessionFolderError>),
     /// A session file was forked or deleted (ACP-31, ACP-32).
     SessionFile(FileTicket, Result<SessionFileDone, SessionFileFailure>),
     /// An edited file was read for the editor's review (ACP-38).

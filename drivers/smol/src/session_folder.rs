@@ -10,7 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use musewire_core::acp::{
     ForkNaming, SessionFile, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
-    MAX_SESSION_FILES, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
+    SessionFolderError, MAX_SESSION_FILES, SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 use musewire_store::sessions::{SessionFileError, SessionFileName, SessionFolder, SessionNaming};
 
@@ -68,8 +68,8 @@ fn failure(error: SessionFileError) -> SessionFileFailure {
 /// Reads the folder as [`musewire_core::acp::Action::ReadSessionFolder`] asks: at most
 /// [`MAX_SESSION_FILES`] files, the newest, each opened with `O_NOFOLLOW` (a symlink
 /// planted in the folder is skipped, never read).
-pub fn read_session_folder(dir: &Path) -> Result<Vec<SessionFile>, String> {
-    let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn read_session_folder(dir: &Path) -> Result<Vec<SessionFile>, SessionFolderError> {
+    let entries = fs::read_dir(dir).map_err(|e| SessionFolderError::io(dir, &e))?;
     let mut found: Vec<(Option<u64>, String)> = Vec::new();
     for entry in entries.flatten() {
         let Ok(name) = entry.file_name().into_string() else {
