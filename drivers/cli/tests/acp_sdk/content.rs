@@ -86,6 +86,62 @@ fn acp_14_16_18_19_prompt_content_and_cards_through_the_sdk_bundled_agent() {
     assert!(last["rawOutput"]["content"].is_array(), "{last:#}");
 }
 
+/// The `content` scenario through `musewire acp -- omp --mode rpc` (a model that takes
+/// images, omp's replace-mode edit, three card prompts), with what the model server was sent
+/// and the agent's cwd: run once for the two tests that read it (ACP-14..18, and the side by
+/// side with omp's own ACP mode), one omp start-up, not two.
+struct OmpContent {
+    out: Value,
+    requests: Vec<Value>,
+    work: PathBuf,
+}
+
+fn omp_content_through_musewire() -> Option<&'static OmpContent> {
+    static RUN: OnceLock<Option<OmpContent>> = OnceLock::new();
+    RUN.get_or_init(|| {
+        // A model that takes images (omp drops them for a text-only one), and omp's
+        // replace-mode edit (`path`, `old_string`, `new_string`).
+        let mut omp = Live::omp("acp-omp-content").map(Live::with_images)?;
+        omp.agent.env("PI_EDIT_VARIANT", "replace");
+        let work = omp.work();
+        std::fs::write(work.join("old.txt"), "alpha\nbeta\n").unwrap();
+        let cards = json!([
+            r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
+            r#"[[tool edit {"path":"old.txt","old_string":"beta","new_string":"gamma"}]]"#,
+            r#"[[tool read {"path":"old.txt:2"}]]"#,
+        ])
+        .to_string();
+        let out = Sdk::over("content", &omp)
+            .env("ACP_CONTENT_TEXT", "[[text seen]]")
+            .env("ACP_CARD_PROMPTS", &cards)
+            .run()
+            .expect("the SDK is there");
+        let requests = omp.server.requests();
+        Some(OmpContent {
+            out,
+            requests,
+            work,
+        })
+    })
+    .as_ref()
+}
+
+/// The last user message of the `content` turn's model request (the one with the embedded
+/// text), as JSON text.
+fn content_turn_user_message(requests: &[Value], who: &str) -> String {
+    let turn = requests
+        .iter()
+        .find(|r| r.to_string().contains("remember the milk"))
+        .unwrap_or_else(|| panic!("{who}: a model request with the prompt"));
+    turn["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()
+        .to_string()
+}
+
 /// ACP-14, 15, 16, 17, 18 live over `omp --mode rpc` (a model that takes images) with the
 /// scripted model server: the image reaches the model request as an `image_url` data uri
 /// (the image blob reaches omp as an image too), the embedded context and the link reach its text, audio is noted;
@@ -95,41 +151,20 @@ fn acp_14_16_18_19_prompt_content_and_cards_through_the_sdk_bundled_agent() {
 fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
     // A model that takes images (omp drops them for a text-only one), and omp's replace-mode
     // edit (`path`, `old_string`, `new_string`).
-    let Some(mut omp) = Live::omp("acp-omp-content").map(Live::with_images) else {
+    let Some(OmpContent {
+        out,
+        requests,
+        work,
+    }) = omp_content_through_musewire()
+    else {
         return;
     };
-    omp.agent.env("PI_EDIT_VARIANT", "replace");
-    let (server, work) = (&omp.server, omp.work());
-    std::fs::write(work.join("old.txt"), "alpha\nbeta\n").unwrap();
-    let cards = json!([
-        r#"[[tool write {"path":"new.txt","content":"fresh\n"}]]"#,
-        r#"[[tool edit {"path":"old.txt","old_string":"beta","new_string":"gamma"}]]"#,
-        r#"[[tool read {"path":"old.txt:2"}]]"#,
-    ])
-    .to_string();
-    let out = Sdk::over("content", &omp)
-        .env("ACP_CONTENT_TEXT", "[[text seen]]")
-        .env("ACP_CARD_PROMPTS", &cards)
-        .run()
-        .expect("the SDK is there");
-    check_content_turns(&out);
+    check_content_turns(out);
     assert!(
         text_of(&out["content"], "agent_message_chunk").contains("seen"),
         "{out:#}"
     );
-    // The model request of the content turn: its last user message.
-    let requests = server.requests();
-    let turn = requests
-        .iter()
-        .find(|r| r.to_string().contains("remember the milk"))
-        .expect("a model request with the prompt");
-    let user = turn["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rfind(|m| m["role"] == "user")
-        .unwrap()
-        .to_string();
+    let user = content_turn_user_message(requests, "ours");
     // omp re-encodes the PNG (as WebP) before it reaches the model; the two-byte "JPEG"
     // blob reached omp as an image, which omp says it could not decode.
     assert!(
@@ -278,32 +313,26 @@ fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
 /// in both; ours marks it with its uri and type and keeps the link as a mention.
 #[test]
 fn acp_14_15_side_by_side_prompt_content_musewire_acp_and_omp_mode_acp() {
-    // The last user message of the content turn's model request, for `musewire acp --
-    // omp --mode rpc` (`acp_mode` false) or `omp --mode acp`.
-    let run = |acp_mode: bool| -> Option<String> {
-        let tag = if acp_mode { "theirs" } else { "ours" };
-        let omp = Live::omp(&format!("acp-side-content-{tag}"))?.with_images();
-        let out = Sdk::over("content", &omp)
-            .own_acp(acp_mode)
-            .env("ACP_CONTENT_TEXT", "[[text seen]]")
-            .run()?;
-        assert_eq!(out["content"]["stopReason"], "end_turn", "{tag}: {out:#}");
-        let requests = omp.server.requests();
-        let turn = requests
-            .iter()
-            .find(|r| r.to_string().contains("remember the milk"))
-            .unwrap_or_else(|| panic!("{tag}: a model request with the prompt"));
-        let user = turn["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .rfind(|m| m["role"] == "user")
-            .unwrap()
-            .to_string();
-        Some(user)
+    // The last user message of the content turn's model request: ours (`musewire acp --
+    // omp --mode rpc`, the run the test above reads) and omp's own `omp --mode acp`.
+    let Some(OmpContent { out, requests, .. }) = omp_content_through_musewire() else {
+        return;
     };
-    let Some(ours) = run(false) else { return };
-    let theirs = run(true).expect("the peers were there a moment ago");
+    assert_eq!(out["content"]["stopReason"], "end_turn", "ours: {out:#}");
+    let ours = content_turn_user_message(requests, "ours");
+    let omp = Live::omp("acp-side-content-theirs")
+        .expect("the peers were there a moment ago")
+        .with_images();
+    let theirs_out = Sdk::over("content", &omp)
+        .own_acp(true)
+        .env("ACP_CONTENT_TEXT", "[[text seen]]")
+        .run()
+        .expect("the SDK is there");
+    assert_eq!(
+        theirs_out["content"]["stopReason"], "end_turn",
+        "theirs: {theirs_out:#}"
+    );
+    let theirs = content_turn_user_message(&omp.server.requests(), "theirs");
     let images = |user: &str| user.matches(r#""type":"image_url""#).count();
     assert!(images(&ours) >= 1, "{ours}");
     assert_eq!(

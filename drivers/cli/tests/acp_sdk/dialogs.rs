@@ -131,13 +131,22 @@ fn approval_scenario(
     Some(run.run().expect("the SDK is there"))
 }
 
+/// The `omp-approval` scenario through `musewire acp`, run once for the two tests that read
+/// it (ACP-08's approvals, and the side by side with omp's own ACP mode): one omp start-up,
+/// not two.
+fn omp_approvals_through_musewire() -> Option<&'static Value> {
+    static RUN: OnceLock<Option<Value>> = OnceLock::new();
+    RUN.get_or_init(|| approval_scenario("omp-approval", "acp-omp-approval", false, &[]))
+        .as_ref()
+}
+
 /// ACP-08 through the official client over `omp --mode rpc --approval-mode always-ask`:
 /// omp's approval `select` becomes `session/request_permission` about the bash call's own
 /// card (its id, title and kind); allow once runs it, reject once fails it, allow always runs
 /// it and the next bash call runs unasked.
 #[test]
 fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remembered() {
-    let Some(out) = approval_scenario("omp-approval", "acp-omp-approval", false, &[]) else {
+    let Some(out) = omp_approvals_through_musewire() else {
         return;
     };
     for (turn, asked, status) in [
@@ -229,7 +238,7 @@ fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remember
 /// the same scripted turns asks as often and ends each turn as we do, `/session` included.
 #[test]
 fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
-    let Some(ours) = approval_scenario("omp-approval", "acp-approval-ours", false, &[]) else {
+    let Some(ours) = omp_approvals_through_musewire() else {
         return;
     };
     let theirs = approval_scenario("omp-approval", "acp-approval-omp", true, &[])

@@ -12,6 +12,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers::{self, Pi};

@@ -113,12 +113,23 @@ fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     assert_eq!(out["bridgeExit"], 0);
 }
 
+/// The `omp` scenario through `musewire acp -- omp --mode rpc`, run once for the two tests
+/// that read it (ACP-04, ACP-05 and the side by side with omp's own ACP mode): one omp
+/// start-up, not two. `None` when the peers are missing and `MUSEWIRE_SKIP_PEERS=1`.
+fn omp_scenario_through_musewire() -> Option<&'static Value> {
+    static RUN: OnceLock<Option<Value>> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let omp = Live::omp("acp-omp-rpc")?;
+        Some(Sdk::over("omp", &omp).run().expect("the SDK is there"))
+    })
+    .as_ref()
+}
+
 #[test]
 fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
-    let Some(omp) = Live::omp("acp-omp-rpc") else {
+    let Some(out) = omp_scenario_through_musewire() else {
         return;
     };
-    let out = Sdk::over("omp", &omp).run().expect("the SDK is there");
     assert_eq!(out["initialize"]["protocolVersion"], 1, "{out:#}");
     assert_eq!(out["echo"]["stopReason"], "end_turn", "{out:#}");
     assert_eq!(
@@ -163,14 +174,12 @@ fn acp_04_05_the_official_sdk_client_drives_musewire_acp_over_omp_rpc() {
 /// card and a cancelled stop reason; the differences the seeds make are named below.
 #[test]
 fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
-    let Some(ours_omp) = Live::omp("acp-side-ours") else {
+    let Some(ours) = omp_scenario_through_musewire() else {
         return;
     };
-    let ours = Sdk::over("omp", &ours_omp).run().expect("the SDK is there");
-    // omp's own ACP mode, on the same model server.
-    let theirs_dir = peers::scratch("acp-side-omp");
-    let theirs_agent = peers::omp(&theirs_dir, &ours_omp.server.base_url());
-    let theirs = Sdk::over_command("omp", &theirs_agent)
+    // omp's own ACP mode, on a scripted model server of its own (the same script).
+    let theirs_omp = Live::omp("acp-side-omp").expect("the peers were there a moment ago");
+    let theirs = Sdk::over("omp", &theirs_omp)
         .own_acp(true)
         .run()
         .expect("the SDK is there");
@@ -242,7 +251,6 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
     // found") from us; omp 18.2.3's own ACP mode answers -32603 (internal error).
     assert_eq!(ours["unknown"]["code"], -32601);
     assert_eq!(theirs["unknown"]["code"], -32603, "{:#}", theirs["unknown"]);
-    let _ = std::fs::remove_dir_all(&theirs_dir);
 }
 
 /// 100,000 bytes of words of 1,000 bytes each, their letters pseudo-random: no word repeats
