@@ -229,7 +229,7 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
 /// line as the location's line; a `read`'s `offset` is the location's line.
 #[test]
 fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         // A model that takes images.
         let Some(live) = Live::pi(pi, &format!("acp-{}-content", pi.name())).map(Live::with_images)
         else {
@@ -304,7 +304,7 @@ fn acp_14_18_prompt_content_and_cards_live_over_each_pi_rpc() {
             "pi {pi}: {read:#?}"
         );
         assert_eq!(out["bridgeExit"], 0);
-    }
+    });
 }
 
 /// ACP-14, 15 side by side with omp's own ACP mode (`omp --mode acp`), the same prompt of
@@ -467,7 +467,7 @@ fn acp_38_omps_write_and_edit_reach_the_editor() {
 /// editor as `fs/write_text_file` with the file's content.
 #[test]
 fn acp_38_each_pis_write_and_edit_reach_the_editor() {
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         let Some(live) = Live::pi(pi, &format!("acp-38-{}", pi.name())) else {
             return;
         };
@@ -490,5 +490,5 @@ fn acp_38_each_pis_write_and_edit_reach_the_editor() {
         let edit = format!("{who} edit");
         check_review_turn(&turns[1], session, &edited, "alpha\ngamma\n", &edit);
         assert_eq!(out["bridgeExit"], 0);
-    }
+    });
 }

@@ -481,7 +481,7 @@ const CONFIRM_GATE: &str = r#"export default function (pi) {
 /// asked; in Allow all bash runs unasked; back in Ask it is asked again.
 #[test]
 fn acp_34_35_43_modes_over_each_pi_with_a_confirming_extension() {
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         let Some(live) = Live::pi(pi, &format!("acp-{}-confirm-modes", pi.name())) else {
             return;
         };
@@ -506,7 +506,7 @@ fn acp_34_35_43_modes_over_each_pi_with_a_confirming_extension() {
             "{}: {out:#}",
             pi.name()
         );
-    }
+    });
 }
 
 /// Every permission request of a run named the gated call's own card (ACP-08, ACP-43), a

@@ -344,3 +344,21 @@ fn card_text(turn: &Value) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// Runs `check` for each of `cases` at once, a thread each: for runs that share nothing (each
+/// its own agent, model server and scratch folder), so that one run's waits (an agent's
+/// start-up, a command's sleep) are not added to the next one's. A failure of any case is the
+/// test's failure, with that case's message.
+fn each_at_once<T: Sync>(cases: &[T], check: impl Fn(&T) + Sync) {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = cases
+            .iter()
+            .map(|case| scope.spawn(|| check(case)))
+            .collect();
+        for run in runs {
+            if let Err(panic) = run.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+}

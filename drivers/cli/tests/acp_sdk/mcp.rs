@@ -13,7 +13,7 @@ fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
         peers::missing("the reference MCP server everything");
         return;
     }
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         let Some(live) = Live::pi(pi, &format!("acp-sdk-mcp-{}", pi.name())) else {
             return;
         };
@@ -51,7 +51,7 @@ fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
         assert!(last.contains("Echo: through the sdk"), "pi {pi}: {last}");
         // MCP-01: the editor's end stops the server without a notice to an editor gone.
         assert_eq!(out["bridgeExit"], 0, "pi {pi}: {out:#}");
-    }
+    });
 }
 
 /// The reference MCP server everything, run over HTTP in `mode` (`streamableHttp`, `sse`)

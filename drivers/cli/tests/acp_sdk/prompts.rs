@@ -162,10 +162,10 @@ fn acp_28_a_prompt_right_after_a_cancel_is_the_next_turn_over_omp_rpc() {
 /// ACP-28 over each pinned `pi --mode rpc` (scripted model).
 #[test]
 fn acp_28_a_prompt_right_after_a_cancel_is_the_next_turn_over_each_pi_rpc() {
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         let Some(live) = Live::pi(pi, &format!("acp-{}-cancel-next", pi.name())) else {
             return;
         };
         check_cancel_next_log(&cancel_next_over(&live), "hello next");
-    }
+    });
 }

@@ -543,10 +543,10 @@ fn acp_33_the_agent_killed_between_turns_comes_back_with_the_history_over_omp_rp
 /// ACP-33 over each pinned `pi --mode rpc`, as over omp.
 #[test]
 fn acp_33_the_agent_killed_between_turns_comes_back_with_the_history_over_each_pi_rpc() {
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         let Some(live) = Live::pi(pi, &format!("acp-{}-restart", pi.name())) else {
             return;
         };
         check_restart_between_turns_over(&live, &format!("pi {}", pi.version()));
-    }
+    });
 }

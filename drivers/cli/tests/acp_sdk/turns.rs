@@ -350,12 +350,12 @@ fn acp_05_a_100_kb_answer_and_thought_arrive_whole_over_omp_rpc() {
 /// ACP-05 over each pinned `pi --mode rpc`: a 100 KB answer and thought, whole.
 #[test]
 fn acp_05_a_100_kb_answer_and_thought_arrive_whole_over_each_pi_rpc() {
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         let Some(live) = Live::pi(pi, &format!("acp-{}-whole-answer", pi.name())) else {
             return;
         };
         check_whole_answer_over(&live, &format!("pi {}", pi.version()));
-    }
+    });
 }
 
 /// The command both ACP-30 scenarios run: it prints, sleeps, prints.
@@ -478,7 +478,7 @@ fn acp_29_30_a_commands_output_streams_onto_its_card_bundled_agent() {
 #[test]
 fn acp_29_30_a_commands_output_streams_onto_its_card_over_omp_rpc() {
     let script = format!(r#"[[tool bash {{"command":"{COMMAND}"}}]]"#);
-    for terminal in [false, true] {
+    each_at_once(&[false, true], |&terminal| {
         let Some(omp) = Live::omp(&format!("acp-omp-command-{terminal}")) else {
             return;
         };
@@ -488,14 +488,14 @@ fn acp_29_30_a_commands_output_streams_onto_its_card_over_omp_rpc() {
             .run()
             .expect("the SDK is there");
         check_command_card(&out, terminal);
-    }
+    });
 }
 
 /// ACP-29, ACP-30 over each pi's RPC mode (scripted model), as a terminal.
 #[test]
 fn acp_29_30_a_commands_output_streams_onto_its_card_over_each_pi_rpc() {
     let script = format!(r#"[[tool bash {{"command":"{COMMAND}"}}]]"#);
-    for pi in Pi::ALL {
+    each_at_once(&Pi::ALL, |&pi| {
         let Some(live) = Live::pi(pi, &format!("acp-{}-command", pi.name())) else {
             return;
         };
@@ -505,7 +505,7 @@ fn acp_29_30_a_commands_output_streams_onto_its_card_over_each_pi_rpc() {
             .run()
             .expect("the SDK is there");
         check_command_card(&out, true);
-    }
+    });
 }
 
 /// ACP-37 over `omp --mode rpc` on the scripted model: the model calls omp's `task` tool, and
