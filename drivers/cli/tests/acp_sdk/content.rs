@@ -185,7 +185,7 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
     );
 
     // ACP-17: the write's diff from its arguments.
-    let write = card_updates(&out, 0);
+    let write = card_updates(out, 0);
     let new_path = work.join("new.txt");
     let done = write.last().expect("the write's card");
     assert_eq!(done["status"], "completed", "{write:#?}");
@@ -200,7 +200,7 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
     assert!(diff.get("oldText").is_none_or(Value::is_null));
     assert_eq!(write[0]["kind"], "edit");
     // ACP-17: the edit's diff of the whole file, from omp's details.
-    let edit = card_updates(&out, 1);
+    let edit = card_updates(out, 1);
     let done = edit.last().expect("the edit's card");
     assert_eq!(done["status"], "completed", "{edit:#?}");
     let diff = done["content"]
@@ -213,7 +213,7 @@ fn acp_14_18_prompt_content_and_cards_live_over_omp_rpc() {
     assert_eq!(diff["oldText"], "alpha\nbeta\n", "{edit:#?}");
     assert_eq!(diff["newText"], "alpha\ngamma\n", "{edit:#?}");
     // ACP-18: the read's location, with the selector's line.
-    let read = card_updates(&out, 2);
+    let read = card_updates(out, 2);
     assert!(
         read.iter()
             .any(|u| u["locations"] == json!([{"path": work.join("old.txt"), "line": 2}])),

@@ -201,7 +201,7 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
     };
     for turn in ["echo", "think", "bash"] {
         assert_eq!(
-            turn_kinds(&ours, turn),
+            turn_kinds(ours, turn),
             turn_kinds(&theirs, turn),
             "{turn}: ours {:#} theirs {:#}",
             ours[turn],
@@ -217,7 +217,7 @@ fn acp_side_by_side_musewire_acp_and_omp_mode_acp_agree_on_structure() {
         text_of(&theirs["echo"], "agent_message_chunk")
     );
     // Call-id continuity in both.
-    for out in [&ours, &theirs] {
+    for out in [ours, &theirs] {
         let cards: Vec<&Value> = out["bash"]["updates"]
             .as_array()
             .unwrap()
