@@ -65,16 +65,8 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
         "negotiated through the tap"
     );
     agent.call(cmd(json!({"type": "get_state"})), WAIT).unwrap();
-    let todos = to_json(&agent
-        .call(cmd(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": "t".repeat(1_100_000), "status": "pending"}]}]})), WAIT)
-        .unwrap());
-    assert_eq!(
-        todos["todoPhases"][0]["tasks"][0]["content"]
-            .as_str()
-            .map(str::len),
-        Some(1_100_000),
-        "chunks pass unchanged"
-    );
+    // The turn first: omp repeats its todo list in the frames that follow it, so 1.1 MB of
+    // todos set before the turn would make it tens of MB of chunks to forward and replay.
     agent
         .call(
             cmd(json!({"type": "prompt", "message": "[[text Through the tap.]]"})),
@@ -85,6 +77,16 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
         agent.next_event(WAIT),
         Some(ClientEvent::TurnFinished) | None
     ) {}
+    let todos = to_json(&agent
+        .call(cmd(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": "t".repeat(1_100_000), "status": "pending"}]}]})), WAIT)
+        .unwrap());
+    assert_eq!(
+        todos["todoPhases"][0]["tasks"][0]["content"]
+            .as_str()
+            .map(str::len),
+        Some(1_100_000),
+        "chunks pass unchanged"
+    );
     agent.shutdown(Duration::from_secs(10)).unwrap();
 
     let report = std::fs::read_to_string(&stderr).unwrap();
