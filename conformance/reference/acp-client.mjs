@@ -1,5 +1,5 @@
 // Drives `musewire acp` with the official ACP TypeScript SDK (@agentclientprotocol/sdk 2.x)
-// and prints what it observed as one JSON object; drivers/cli/tests/acp_sdk.rs asserts on it.
+// and prints what it observed as one JSON object; drivers/cli/tests/acp_sdk/ asserts on it.
 // Usage: node acp-client.mjs SDK_DIR PROGRAM [ARGS…]  (the ACP agent to run, e.g.
 // `musewire acp` or `musewire acp -- omp --mode rpc`). ACP_SCENARIO picks the prompts:
 // `bundled` (default: the bundled agent's script) or `omp` (the live model server's markers);
@@ -491,7 +491,7 @@ async function extraScenario(ctx) {
     return;
   }
   if (scenario === "cancel-next") {
-    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
     const ask = (name, text) =>
       ctx.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] }).then(
         r => out.log.push({ answer: name, stopReason: r.stopReason }),
@@ -499,7 +499,7 @@ async function extraScenario(ctx) {
       );
     out.log = [];
     const cancelled = ask("cancelled", process.env.ACP_LONG);
-    await until(() => out.log.some(e => e.update === "tool_call"), 20_000);
+    await until(() => out.log.some(e => e.update === "tool_call"), WAIT_MS);
     // codecompanion.nvim: the cancel, then at once the next prompt, not waiting for the
     // cancelled prompt's answer.
     await ctx.notify("session/cancel", { sessionId: session.sessionId });

@@ -177,10 +177,12 @@ fn flood(name: &str, sessions: u64) {
             "params": {"cwd": dir, "mcpServers": []}}),
         );
         let new = bridge.answer(100 + n);
+        // Checked here: a failed session/new fails with its answer (the bridge's stderr,
+        // and the agent's, is the test's).
         ids.push(
             new["result"]["sessionId"]
                 .as_str()
-                .expect("a session")
+                .unwrap_or_else(|| panic!("session/new {n} failed: {new}"))
                 .to_owned(),
         );
     }

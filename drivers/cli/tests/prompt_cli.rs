@@ -89,49 +89,64 @@ fn frame_03_call_09_prompt_streams_a_turn_with_each_pinned_pi() {
         return;
     }
     let server = ModelServer::start().unwrap();
-    for pi in Pi::ALL {
-        let agent = || {
-            let dir = peers::scratch(&format!("cli-{}", pi.name()));
-            peers::pi_version(pi, &dir, &server.base_url())
-        };
-        let out = prompt_to(
-            agent(),
-            &[
-                "--ready-timeout",
-                "1",
-                "[[think Considering.]] Hello from pi.",
-            ],
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "pi {}: {stdout}\n{}",
-            pi.version(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            stdout.contains("Considering.") && stdout.contains("Hello from pi."),
-            "pi {}: {stdout}",
-            pi.version()
-        );
+    // Each pi at once, a thread each (their own scratch folders; the scripted server
+    // answers each request on its own): one's start-up does not wait for the other's.
+    std::thread::scope(|scope| {
+        let server = &server;
+        let runs: Vec<_> = Pi::ALL
+            .into_iter()
+            .map(|pi| {
+                scope.spawn(move || {
+                    let agent = || {
+                        let dir = peers::scratch(&format!("cli-{}", pi.name()));
+                        peers::pi_version(pi, &dir, &server.base_url())
+                    };
+                    let out = prompt_to(
+                        agent(),
+                        &[
+                            "--ready-timeout",
+                            "1",
+                            "[[think Considering.]] Hello from pi.",
+                        ],
+                    );
+                    let stdout = String::from_utf8_lossy(&out.stdout);
+                    assert!(
+                        out.status.success(),
+                        "pi {}: {stdout}\n{}",
+                        pi.version(),
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    assert!(
+                        stdout.contains("Considering.") && stdout.contains("Hello from pi."),
+                        "pi {}: {stdout}",
+                        pi.version()
+                    );
 
-        let out = prompt_to(
-            agent(),
-            &["--ready-timeout", "1", "--json", "[[text Json from pi.]]"],
-        );
-        assert!(out.status.success(), "pi {}", pi.version());
-        let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+                    let out = prompt_to(
+                        agent(),
+                        &["--ready-timeout", "1", "--json", "[[text Json from pi.]]"],
+                    );
+                    assert!(out.status.success(), "pi {}", pi.version());
+                    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+                        .lines()
+                        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+                        .collect();
+                    assert!(events.iter().any(|e| e["event"] == "turn_finished"));
+                    let text: String = events
+                        .iter()
+                        .filter(|e| e["frame"]["assistantMessageEvent"]["type"] == "text_delta")
+                        .filter_map(|e| e["frame"]["assistantMessageEvent"]["delta"].as_str())
+                        .collect();
+                    assert_eq!(text, "Json from pi.", "pi {}", pi.version());
+                })
+            })
             .collect();
-        assert!(events.iter().any(|e| e["event"] == "turn_finished"));
-        let text: String = events
-            .iter()
-            .filter(|e| e["frame"]["assistantMessageEvent"]["type"] == "text_delta")
-            .filter_map(|e| e["frame"]["assistantMessageEvent"]["delta"].as_str())
-            .collect();
-        assert_eq!(text, "Json from pi.", "pi {}", pi.version());
-    }
+        for run in runs {
+            if let Err(panic) = run.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
 }
 
 /// HOST-01, HOST-02: `--host-tool NAME=CMD` runs CMD with the arguments on stdin; its stdout

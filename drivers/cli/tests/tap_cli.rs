@@ -65,16 +65,8 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
         "negotiated through the tap"
     );
     agent.call(cmd(json!({"type": "get_state"})), WAIT).unwrap();
-    let todos = to_json(&agent
-        .call(cmd(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": "t".repeat(1_100_000), "status": "pending"}]}]})), WAIT)
-        .unwrap());
-    assert_eq!(
-        todos["todoPhases"][0]["tasks"][0]["content"]
-            .as_str()
-            .map(str::len),
-        Some(1_100_000),
-        "chunks pass unchanged"
-    );
+    // The turn first: omp repeats its todo list in the frames that follow it, so 1.1 MB of
+    // todos set before the turn would make it tens of MB of chunks to forward and replay.
     agent
         .call(
             cmd(json!({"type": "prompt", "message": "[[text Through the tap.]]"})),
@@ -85,6 +77,16 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
         agent.next_event(WAIT),
         Some(ClientEvent::TurnFinished) | None
     ) {}
+    let todos = to_json(&agent
+        .call(cmd(json!({"type": "set_todos", "phases": [{"name": "p", "tasks": [{"content": "t".repeat(1_100_000), "status": "pending"}]}]})), WAIT)
+        .unwrap());
+    assert_eq!(
+        todos["todoPhases"][0]["tasks"][0]["content"]
+            .as_str()
+            .map(str::len),
+        Some(1_100_000),
+        "chunks pass unchanged"
+    );
     agent.shutdown(Duration::from_secs(10)).unwrap();
 
     let report = std::fs::read_to_string(&stderr).unwrap();
@@ -106,11 +108,17 @@ fn tap_forwards_a_whole_session_and_its_recording_replays() {
 
 #[test]
 fn tap_reports_violations_with_their_rule_ids() {
-    if !peers::installed_or_skip() {
-        return;
-    }
-    let server = ModelServer::start().unwrap();
-    let (mut command, _, stderr) = tap("tap-violations", &server);
+    // The tap's own check of the host's lines: any agent behind it does, so the bundled one
+    // (`musewire tap` with no agent named), which has no start-up to wait for.
+    let dir = peers::scratch("tap-violations");
+    let stderr = dir.join("tap.stderr");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
+    command
+        .arg("tap")
+        .arg("-o")
+        .arg(dir.join("tap.jsonl"))
+        .current_dir(dir.join("work"))
+        .stderr(Stdio::from(std::fs::File::create(&stderr).unwrap()));
     // A host that writes a line that is not JSON, then closes its side.
     let mut child = command
         .stdin(Stdio::piped())
