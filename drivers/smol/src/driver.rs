@@ -122,8 +122,7 @@ struct Io {
     /// `None` once the handle is gone.
     stop: Option<Pin<Box<channel::Receiver<Duration>>>>,
     resume: Pin<Box<channel::Receiver<()>>>,
-    /// The core's next timeout, kept armed across wakes, and the instant it is set for (no
-    /// later than the core's deadline).
+    /// The core's next timeout, kept armed across wakes, and the instant it is set for.
     timer: smol::Timer,
     timer_at: Option<Instant>,
     /// Backpressure on events: what the application took (see the module docs).
@@ -248,14 +247,12 @@ impl Io {
         out_buf: &mut [u8],
         err_buf: &mut [u8],
     ) -> Wake {
-        // Re-armed only when the deadline comes before the instant the timer is armed for: a
-        // later one (each call's budget puts it off) or none leaves it armed, and its early
-        // wake (the core's timers find nothing due) re-arms it.
-        if let Some(at) = deadline {
-            if self.timer_at.is_none_or(|armed| at < armed) {
-                self.timer.set_at(at);
-                self.timer_at = Some(at);
+        if deadline != self.timer_at {
+            match deadline {
+                Some(at) => self.timer.set_at(at),
+                None => self.timer = smol::Timer::never(),
             }
+            self.timer_at = deadline;
         }
         future::poll_fn(|cx| self.poll_wake(cx, held, take_ops, out_buf, err_buf)).await
     }
