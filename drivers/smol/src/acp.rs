@@ -30,7 +30,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::acp::{
@@ -99,7 +99,10 @@ enum Waited {
     Wrote(Wrote),
     WriteFailed(io::Error),
     Event(Event),
+    /// The inbox closed (it does not: the loop holds a sender).
     Timeout,
+    /// The timer fired: the bridge's deadline may have come.
+    Tick,
 }
 
 /// What the loop asks of one agent's task.
@@ -169,16 +172,24 @@ enum Wrote {
 }
 
 impl EditorOut {
-    /// Writes some of what waits (or flushes once all is written); pending for ever when
-    /// there is nothing to do. Cancel-safe: a write that did not complete wrote nothing.
-    async fn step<W: AsyncWrite + Unpin>(&self, out: &mut W) -> io::Result<Wrote> {
+    /// Writes some of what waits (or flushes once all is written); pending, with nothing
+    /// registered, when there is nothing to do. A write that is not ready wrote nothing.
+    fn poll_step<W: AsyncWrite + Unpin>(
+        &self,
+        cx: &mut Context<'_>,
+        out: &mut W,
+    ) -> Poll<io::Result<Wrote>> {
         match self.lines.front() {
-            Some(line) => match out.write(&line[self.offset..]).await? {
-                0 => Err(io::ErrorKind::WriteZero.into()),
-                n => Ok(Wrote::Bytes(n)),
-            },
-            None if self.unflushed => out.flush().await.map(|()| Wrote::Flushed),
-            None => future::pending().await,
+            Some(line) => Pin::new(out)
+                .poll_write(cx, &line[self.offset..])
+                .map(|wrote| match wrote? {
+                    0 => Err(io::ErrorKind::WriteZero.into()),
+                    n => Ok(Wrote::Bytes(n)),
+                }),
+            None if self.unflushed => Pin::new(out)
+                .poll_flush(cx)
+                .map(|flushed| flushed.map(|()| Wrote::Flushed)),
+            None => Poll::Pending,
         }
     }
 
@@ -337,6 +348,8 @@ where
     S: Future<Output = ()> + Send + 'static,
 {
     let (events, inbox) = channel::bounded::<Event>(EVENT_QUEUE);
+    // Polled in place (pinned: a receiver is not `Unpin`).
+    let mut inbox = Box::pin(inbox);
     let shutdown_events = events.clone();
     tasks
         .spawn(async move {
@@ -381,6 +394,9 @@ where
     // does (ACP-12: the agents are stopped first); the error is returned at the end.
     let mut editor_failed: Option<io::Error> = None;
     let mut out = EditorOut::default();
+    // The bridge's next timeout, kept armed across waits, and the instant it is set for.
+    let mut timer = smol::Timer::never();
+    let mut timer_at: Option<Instant> = None;
     loop {
         while let Some(action) = bridge.poll_action() {
             match action {
@@ -589,28 +605,36 @@ where
             }
             return editor_failed.map_or(Ok(()), Err);
         }
-        let timeout = bridge.poll_timeout();
-        let waited = future::or(
-            async {
-                match out.step(&mut editor_out).await {
+        // The bridge's deadline. The timer is re-armed only when the deadline comes before
+        // the instant it is armed for: a later one (each line an agent writes puts its
+        // silence probe off, ACP-21) or none leaves it armed, and its early wake re-arms it.
+        if let Some(at) = bridge.poll_timeout() {
+            if timer_at.is_none_or(|armed| at < armed) {
+                timer.set_at(at);
+                timer_at = Some(at);
+            }
+        }
+        // The editor's writer, the inbox and the timer are polled in place, wake after wake:
+        // a wait registers nothing new and makes no timer.
+        let waited = future::poll_fn(|cx| {
+            if let Poll::Ready(wrote) = out.poll_step(cx, &mut editor_out) {
+                return Poll::Ready(match wrote {
                     Ok(wrote) => Waited::Wrote(wrote),
                     Err(error) => Waited::WriteFailed(error),
-                }
-            },
-            async {
-                let event = match timeout {
-                    Some(at) => {
-                        future::or(async { inbox.recv().await.ok() }, async {
-                            smol::Timer::at(at).await;
-                            None
-                        })
-                        .await
-                    }
-                    None => inbox.recv().await.ok(),
-                };
-                event.map_or(Waited::Timeout, Waited::Event)
-            },
-        )
+                });
+            }
+            match inbox.as_mut().poll_next(cx) {
+                Poll::Ready(Some(event)) => return Poll::Ready(Waited::Event(event)),
+                // The loop holds a sender: the inbox does not close.
+                Poll::Ready(None) => return Poll::Ready(Waited::Timeout),
+                Poll::Pending => {}
+            }
+            if timer_at.is_some() && Pin::new(&mut timer).poll(cx).is_ready() {
+                timer_at = None;
+                return Poll::Ready(Waited::Tick);
+            }
+            Poll::Pending
+        })
         .await;
         let now = Instant::now();
         let event = match waited {
@@ -633,6 +657,13 @@ where
             }
             Waited::Timeout => {
                 bridge.handle(now, Input::Timeout);
+                continue;
+            }
+            // The timer may have been armed for a deadline since put off.
+            Waited::Tick => {
+                if bridge.poll_timeout().is_some_and(|at| at <= now) {
+                    bridge.handle(now, Input::Timeout);
+                }
                 continue;
             }
             Waited::Event(event) => event,
