@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::confirm::{Reply, Verdict};
 use super::elicit::{self, Field};
 use super::map::withhold_credential_uris;
-use super::outbox::Outbox;
+use super::outbox::{Drain, Outbox};
 use super::{notices, rpc, AcpSession, Bridge};
 use crate::client::{Call, ClientEvent, Input};
 use crate::wire::{SelectRequest, UiRequest, UiResponse};
@@ -622,11 +622,7 @@ impl Bridge {
 
     /// Answers the agent's dialog (nothing when it is no longer open).
     fn respond(&mut self, now: Instant, key: AgentKey, dialog: &str, answer: UiResponse) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            let answer = Call::UiRespond(dialog.to_owned(), answer);
-            session.client.handle(now, Input::Call(answer));
-            self.drain(now, key);
-        }
+        self.on_session(now, key, |session, _| session.respond(now, dialog, answer));
     }
 
     /// A short line in the session's turn (ACP-09, ACP-11).
@@ -638,6 +634,13 @@ impl Bridge {
 }
 
 impl AcpSession {
+    /// Answers the agent's dialog `dialog`.
+    fn respond(&mut self, now: Instant, dialog: &str, answer: UiResponse) -> Drain {
+        let answer = Call::UiRespond(dialog.to_owned(), answer);
+        self.client.handle(now, Input::Call(answer));
+        Drain::Needed
+    }
+
     /// A short line in the session's turn (ACP-09, ACP-11), once it has its id.
     pub(super) fn say(&mut self, line: &str, out: &mut Outbox<'_>) {
         if self.acp_id.0.is_empty() {

@@ -19,7 +19,8 @@ use agent_client_protocol_schema::v1::McpServer as McpEntry;
 
 use agent_client_protocol_schema::v1::{RequestId, SessionId};
 
-use super::{notices, Action, Bridge};
+use super::outbox::{Drain, Outbox};
+use super::{notices, AcpSession, Action, Bridge};
 use crate::client::{self, Call, CallResult, CommandFailure, RequestId as AgentRequest};
 use crate::mcp::http::{
     redacted_url, ExchangeId, HttpAction, HttpConfig, HttpInput, HttpRequest, HttpTransport,
@@ -423,78 +424,25 @@ impl Bridge {
 
     /// The session's servers' timers.
     pub(crate) fn mcp_timeout(&mut self, now: Instant, key: AgentKey) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            for server in session.mcp.servers.values_mut() {
-                server.timeout(now);
-            }
-        }
+        self.on_session(now, key, |session, _| session.mcp_timeout(now));
         self.mcp_drain(now, key);
     }
 
     /// MCP-01: the session's servers are stopped with it.
     pub(crate) fn mcp_stop(&mut self, now: Instant, key: AgentKey) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            session.mcp.stopping = true;
-            for server in session.mcp.servers.values_mut() {
-                server.stop(now);
-            }
-        }
+        self.on_session(now, key, |session, _| session.mcp_stop(now));
         self.mcp_drain(now, key);
     }
 
     /// MCP-05, MCP-08: the agent calls a host tool; only MCP servers' tools are registered.
     pub(crate) fn mcp_call(&mut self, now: Instant, key: AgentKey, call: HostToolCall) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        // The server that registered the name; else one whose prefix it has (a server
-        // starting or gone answers with why).
-        let registered = session.mcp.servers.values().position(|s| {
-            s.protocol()
-                .tools()
-                .iter()
-                .any(|t| t.name == call.tool_name)
-        });
-        let by_prefix = || {
-            session
-                .mcp
-                .servers
-                .values()
-                .position(|s| s.protocol().owns(&call.tool_name))
-        };
-        let index = registered.or_else(by_prefix);
-        let owner = index.and_then(|i| session.mcp.servers.values_mut().nth(i));
-        match owner {
-            Some(server) => server.call(now, call.id, call.tool_name, call.arguments),
-            None => {
-                let text = if call.tool_name.starts_with(TOOL_PREFIX) {
-                    format!(
-                        "no running MCP server of this session has the tool {:?}",
-                        call.tool_name
-                    )
-                } else {
-                    format!("the bridge has no host tool {:?}", call.tool_name)
-                };
-                let answer = Call::HostToolResult {
-                    id: call.id,
-                    result: ToolResult::text(text),
-                    is_error: true,
-                };
-                session.client.handle(now, client::Input::Call(answer));
-                self.drain(now, key);
-            }
-        }
+        self.on_session(now, key, |session, _| session.mcp_call(now, call));
         self.mcp_drain(now, key);
     }
 
     /// MCP-05: the agent withdrew a call.
     pub(crate) fn mcp_cancel(&mut self, now: Instant, key: AgentKey, id: String) {
-        if let Some(session) = self.sessions.get_mut(&key) {
-            let owner = session.mcp.servers.values_mut();
-            if let Some(server) = owner.into_iter().find(|s| s.protocol().has_call(&id)) {
-                server.cancel(now, id);
-            }
-        }
+        self.on_session(now, key, |session, _| session.mcp_cancel(now, id));
         self.mcp_drain(now, key);
     }
 
@@ -524,45 +472,27 @@ impl Bridge {
         true
     }
 
-    /// MCP-03: the agent answered a `set_host_tools`; a refusal is noted (MCP-09).
+    /// MCP-03: the agent answered a `set_host_tools`; a refusal is noted (MCP-09), unless the
+    /// bridge's editor has ended (ACP-12).
     pub(crate) fn mcp_registered(
         &mut self,
         key: AgentKey,
         request: AgentRequest,
         failure: Option<CommandFailure>,
     ) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        session.mcp.registering.remove(&request);
-        // A registration failed by the session's end (or the bridge's, ACP-12) is no news.
-        let ending = session.mcp.stopping || self.editor_ended;
-        if let (Some(failure), false) = (failure, ending) {
-            session.mcp.held.push(format!(
-                "the agent refused the MCP servers' tools (set_host_tools): {failure}"
-            ));
+        let failure = failure.filter(|_| !self.editor_ended);
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.mcp_registered(&request, failure);
+            session.mcp_opened(&mut out);
         }
-        self.mcp_opened(key);
     }
 
     /// MCP-09: the notices held for the session's id are shown once it has one.
     pub(crate) fn mcp_opened(&mut self, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        if session.acp_id.0.is_empty() {
-            return;
-        }
-        let held = std::mem::take(&mut session.mcp.held);
-        let updates: Vec<_> = held
-            .iter()
-            .map(|text| session.mapper.notice(&notices::line("MCP", text)))
-            .collect();
-        for update in updates {
-            self.session_update(key, update);
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.mcp_opened(&mut out);
         }
     }
-
     /// Performs the session's servers' actions: their writes and stops for the driver, their
     /// results for the agent, their tool sets registered (MCP-03), their notices shown.
     fn mcp_drain(&mut self, now: Instant, key: AgentKey) {
@@ -647,5 +577,94 @@ impl Bridge {
             }
         }
         self.mcp_opened(key);
+    }
+}
+
+impl AcpSession {
+    /// The session's servers' timers.
+    fn mcp_timeout(&mut self, now: Instant) -> Drain {
+        for server in self.mcp.servers.values_mut() {
+            server.timeout(now);
+        }
+        Drain::NotNeeded
+    }
+
+    /// MCP-01: the session's servers are stopped with it.
+    fn mcp_stop(&mut self, now: Instant) -> Drain {
+        self.mcp.stopping = true;
+        for server in self.mcp.servers.values_mut() {
+            server.stop(now);
+        }
+        Drain::NotNeeded
+    }
+
+    /// MCP-05, MCP-08: the agent's host tool call goes to the server that registered the
+    /// name, else to one whose prefix it has (a server starting or gone answers with why);
+    /// a call no server owns is answered as an error.
+    fn mcp_call(&mut self, now: Instant, call: HostToolCall) -> Drain {
+        let registered = self.mcp.servers.values().position(|s| {
+            s.protocol()
+                .tools()
+                .iter()
+                .any(|t| t.name == call.tool_name)
+        });
+        let by_prefix = || {
+            self.mcp
+                .servers
+                .values()
+                .position(|s| s.protocol().owns(&call.tool_name))
+        };
+        let index = registered.or_else(by_prefix);
+        let owner = index.and_then(|i| self.mcp.servers.values_mut().nth(i));
+        if let Some(server) = owner {
+            server.call(now, call.id, call.tool_name, call.arguments);
+            return Drain::NotNeeded;
+        }
+        let text = if call.tool_name.starts_with(TOOL_PREFIX) {
+            format!(
+                "no running MCP server of this session has the tool {:?}",
+                call.tool_name
+            )
+        } else {
+            format!("the bridge has no host tool {:?}", call.tool_name)
+        };
+        let answer = Call::HostToolResult {
+            id: call.id,
+            result: ToolResult::text(text),
+            is_error: true,
+        };
+        self.client.handle(now, client::Input::Call(answer));
+        Drain::Needed
+    }
+
+    /// MCP-05: the agent withdrew a call; the server running it is told.
+    fn mcp_cancel(&mut self, now: Instant, id: String) -> Drain {
+        let owner = self.mcp.servers.values_mut();
+        if let Some(server) = owner.into_iter().find(|s| s.protocol().has_call(&id)) {
+            server.cancel(now, id);
+        }
+        Drain::NotNeeded
+    }
+
+    /// MCP-03: the agent answered the `set_host_tools` `request`; its `failure` is noted
+    /// (MCP-09) unless the session is ending, whose refusal is no news.
+    fn mcp_registered(&mut self, request: &AgentRequest, failure: Option<CommandFailure>) {
+        self.mcp.registering.remove(request);
+        if let (Some(failure), false) = (failure, self.mcp.stopping) {
+            self.mcp.held.push(format!(
+                "the agent refused the MCP servers' tools (set_host_tools): {failure}"
+            ));
+        }
+    }
+
+    /// MCP-09: the notices held for the session are shown once it has its id.
+    fn mcp_opened(&mut self, out: &mut Outbox<'_>) {
+        if self.acp_id.0.is_empty() {
+            return;
+        }
+        for text in std::mem::take(&mut self.mcp.held) {
+            let update = self.mapper.notice(&notices::line("MCP", &text));
+            out.update(self, update);
+        }
     }
 }

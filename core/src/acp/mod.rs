@@ -545,11 +545,8 @@ impl Bridge {
             }
             Input::EditorEnd | Input::Shutdown => self.shut_down(now),
             Input::AgentStdout(key, bytes) => {
-                if let Some(session) = self.sessions.get_mut(&key) {
-                    if !bytes.is_empty() {
-                        session.start.heard();
-                        session.silence.restart(now);
-                    }
+                if !bytes.is_empty() {
+                    self.on_session(now, key, |session, _| session.heard_from_agent(now));
                 }
                 self.session_input(now, key, client::Input::stdout(bytes))
             }
@@ -558,14 +555,7 @@ impl Bridge {
             }
             Input::AgentStdoutEnd(key) => self.session_input(now, key, client::Input::StdoutEnd),
             Input::AgentExit(key, status) => {
-                if let Some(session) = self.sessions.get_mut(&key) {
-                    session.exited = true;
-                    // ACP-20: what it did not take is dropped with its stdin.
-                    session.stdin_waiting = 0;
-                    // ACP-12: what is left of its process group goes with it.
-                    let kill = session.stop.exited(key);
-                    self.actions.extend(kill);
-                }
+                self.on_session(now, key, |session, out| session.agent_exited(out));
                 self.session_input(now, key, client::Input::exit(status));
                 self.mcp_stop(now, key);
                 // ACP-32: a deleted session's file goes once its agent is gone.

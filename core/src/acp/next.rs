@@ -10,6 +10,7 @@
 //! once (nothing of theirs reached the agent); an agent that ends fails them and a close
 //! cancels them with the turn (`queue::take_prompts`).
 
+use super::outbox::Outbox;
 use super::*;
 
 /// A prompt held behind a cancelled turn (ACP-28): the editor's request and its content, not
@@ -101,13 +102,18 @@ impl Bridge {
     /// A `session/cancel` answers the prompts held for the next turn `cancelled` (ACP-28):
     /// none of them reached the agent.
     pub(super) fn cancel_held(&mut self, key: AgentKey) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        let held: Vec<Held> = session.held.drain(..).collect();
-        for held in held {
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.cancel_held(&mut out);
+        }
+    }
+}
+
+impl AcpSession {
+    /// ACP-28: the prompts held for the next turn are answered `cancelled`.
+    fn cancel_held(&mut self, out: &mut Outbox<'_>) {
+        for held in self.held.drain(..) {
             let answer = PromptResponse::new(StopReason::Cancelled);
-            self.editor(rpc::result_line(&held.editor, &answer));
+            out.editor(rpc::result_line(&held.editor, &answer));
         }
     }
 }

@@ -2,6 +2,7 @@
 //! ACP-24, ACP-25): its agent started in its cwd, its state and models asked, its ACP id (its
 //! session file's name with a session folder), its answer with the config options.
 
+use super::outbox::{Drain, Outbox};
 use super::*;
 use crate::wire::SessionState;
 
@@ -266,23 +267,10 @@ impl Bridge {
         editor: RequestId,
         outcome: Result<ResponseData, CommandFailure>,
     ) {
-        let Some(session) = self.sessions.get_mut(&key) else {
+        let Some((session, mut out)) = self.session_out(key) else {
             return;
         };
-        session.learn_protocol();
-        let mut title = None;
-        if let Ok(ResponseData::State(state)) = &outcome {
-            session.learn_state(state);
-            session.mapper.facts.context_window =
-                state.model.as_ref().and_then(|m| m.context_window);
-            title = state.session_name.clone().filter(|t| !t.is_empty());
-        }
-        let acp_id = session.acp_id.clone();
-        // ACP-25: the title, as a load shows it; nothing is replayed.
-        if let Some(title) = title {
-            let update = SessionInfoUpdate::new().title(title);
-            self.session_update(key, SessionUpdate::SessionInfoUpdate(update));
-        }
+        let acp_id = session.resumed_state(&outcome, &mut out);
         self.ask_models(now, key, editor, acp_id, Opening::Resumed);
     }
 
@@ -305,10 +293,7 @@ impl Bridge {
         };
         self.editor(rpc::error_line(&editor, &error));
         self.keys.retain(|_, k| *k != key);
-        if let Some(session) = self.sessions.get_mut(&key) {
-            session.client.handle(now, client::Input::Call(Call::Stop));
-        }
-        self.drain(now, key);
+        self.on_session(now, key, |session, _| session.stop_client(now));
     }
 }
 
@@ -335,6 +320,35 @@ impl Bridge {
         for (editor, acp_id, opening) in opened {
             self.opened(now, key, acp_id, &editor, opening);
         }
+    }
+}
+
+impl AcpSession {
+    /// ACP-24, ACP-25: what a resume's `get_state` said is learnt, its title shown as a load
+    /// shows it (nothing is replayed); the session's ACP id.
+    fn resumed_state(
+        &mut self,
+        outcome: &Result<ResponseData, CommandFailure>,
+        out: &mut Outbox<'_>,
+    ) -> SessionId {
+        self.learn_protocol();
+        let mut title = None;
+        if let Ok(ResponseData::State(state)) = outcome {
+            self.learn_state(state);
+            self.mapper.facts.context_window = state.model.as_ref().and_then(|m| m.context_window);
+            title = state.session_name.clone().filter(|t| !t.is_empty());
+        }
+        if let Some(title) = title {
+            let update = SessionInfoUpdate::new().title(title);
+            out.update(self, SessionUpdate::SessionInfoUpdate(update));
+        }
+        self.acp_id.clone()
+    }
+
+    /// ACP-06: the agent of a session that did not open is stopped.
+    fn stop_client(&mut self, now: Instant) -> Drain {
+        self.client.handle(now, client::Input::Call(Call::Stop));
+        Drain::Needed
     }
 }
 

@@ -16,6 +16,7 @@
 //! file itself, so the file on disk stays as the agent wrote it.
 
 use super::card::edited_files;
+use super::outbox::{Drain, Outbox};
 use super::*;
 use agent_client_protocol_schema::v1::WriteTextFileRequest;
 use std::path::Path;
@@ -427,11 +428,7 @@ impl Bridge {
 
     /// The turn ended (ACP-02): its usage is asked now, or once no card is held (ACP-38).
     pub(super) fn turn_ended(&mut self, now: Instant, key: AgentKey) {
-        match self.sessions.get_mut(&key) {
-            Some(session) if session.review.is_busy() => session.review.end_waits = true,
-            Some(_) => self.on_session(now, key, |session, out| session.ask_turn_stats(now, out)),
-            None => {}
-        }
+        self.on_session(now, key, |session, out| session.turn_ended(now, out));
     }
 
     /// The session's agent is gone (its held cards complete now: [`HeldCards::Complete`]) or
@@ -439,15 +436,8 @@ impl Bridge {
     /// any more; a later answer is dropped.
     pub(super) fn review_forget(&mut self, key: AgentKey, cards: HeldCards) {
         self.edits.waiting.retain(|_, e| e.key != key);
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        session.review = Held::default();
-        let held = session.mapper.release_all();
-        if cards == HeldCards::Complete {
-            for update in held {
-                self.session_update(key, update);
-            }
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.review_forget(cards, &mut out);
         }
     }
 
@@ -463,23 +453,49 @@ impl Bridge {
 
     /// The call's held card completes; the turn's end goes on once no card is held.
     fn release_card(&mut self, now: Instant, key: AgentKey, call: &str) {
-        let Some(session) = self.sessions.get_mut(&key) else {
-            return;
-        };
-        session.review.calls.remove(call);
-        let update = session.mapper.release_final(call);
-        let end = !session.review.is_busy() && std::mem::take(&mut session.review.end_waits);
-        if let Some(update) = update {
-            self.session_update(key, update);
-        }
-        if end {
-            self.on_session(now, key, |session, out| session.ask_turn_stats(now, out));
-        }
+        self.on_session(now, key, |session, out| {
+            session.release_card(now, call, out)
+        });
     }
 
     /// `[LABEL: PATH: WHY]` in the session's turn (ACP-39).
     fn review_line(&mut self, key: AgentKey, label: &str, path: &Path, why: &str) {
         let line = notices::line(label, &format!("{}: {why}", path.display()));
         self.say(key, &line);
+    }
+}
+
+impl AcpSession {
+    /// The turn ended (ACP-02): its usage is asked now, or once no card is held (ACP-38).
+    fn turn_ended(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
+        if self.review.is_busy() {
+            self.review.end_waits = true;
+            return Drain::NotNeeded;
+        }
+        self.ask_turn_stats(now, out)
+    }
+
+    /// The session's held cards are forgotten; with [`HeldCards::Complete`] the editor sees
+    /// them complete.
+    fn review_forget(&mut self, cards: HeldCards, out: &mut Outbox<'_>) {
+        self.review = Held::default();
+        let held = self.mapper.release_all();
+        if cards == HeldCards::Complete {
+            for update in held {
+                out.update(self, update);
+            }
+        }
+    }
+
+    /// The call's held card completes; the turn's end goes on once no card is held.
+    fn release_card(&mut self, now: Instant, call: &str, out: &mut Outbox<'_>) -> Drain {
+        self.review.calls.remove(call);
+        if let Some(update) = self.mapper.release_final(call) {
+            out.update(self, update);
+        }
+        if self.review.is_busy() || !std::mem::take(&mut self.review.end_waits) {
+            return Drain::NotNeeded;
+        }
+        self.ask_turn_stats(now, out)
     }
 }

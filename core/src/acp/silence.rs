@@ -119,6 +119,13 @@ impl AcpSession {
         }
     }
 
+    /// The agent wrote to its stdout: it has started (ACP-13) and is not silent (ACP-21).
+    pub(super) fn heard_from_agent(&mut self, now: Instant) -> Drain {
+        self.start.heard();
+        self.silence.restart(now);
+        Drain::NotNeeded
+    }
+
     /// Whether the prompt budget runs for this session now (ACP-21): the editor waits on an
     /// agent that is past its start-up budget (ACP-13), still running and read (ACP-20).
     pub(super) fn silence_counts(&self, context: TimerContext) -> bool {

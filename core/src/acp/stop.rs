@@ -111,4 +111,15 @@ impl super::AcpSession {
         }
         Drain::NotNeeded
     }
+
+    /// The agent's process exited: ACP-20, what it did not take is dropped with its stdin;
+    /// ACP-12, what is left of its process group goes with it.
+    pub(super) fn agent_exited(&mut self, out: &mut Outbox<'_>) -> Drain {
+        self.exited = true;
+        self.stdin_waiting = 0;
+        if let Some(kill) = self.stop.exited(self.key) {
+            out.push(kill);
+        }
+        Drain::NotNeeded
+    }
 }
