@@ -1,8 +1,6 @@
 //! The agent's inputs as one enum: what the driver reads (stdin's bytes and
 //! its end), the passing of time, and the application's calls, handed in through one method,
-//! [`Agent::handle`]. The older per-input methods ([`Agent::handle_stdin`],
-//! [`Agent::handle_stdin_eof`], [`Agent::handle_timeout`], [`Agent::call`]) stay as thin
-//! equivalents.
+//! [`Agent::handle`], the agent's only way in.
 
 use std::time::Instant;
 
@@ -88,7 +86,7 @@ mod tests {
         let request = crate::agent::CommandId(1);
         let result = one.handle(now, Input::Call(AgentCall::Respond(request, Ok(None))));
         assert_eq!(result, Some(AgentCallResult::Done(Ok(()))));
-        per.respond(now, request, Ok(None)).unwrap();
+        per.respond(request, Ok(None)).unwrap();
         assert_eq!(drain(&mut one), drain(&mut per));
         assert_eq!(one.handle(now, Input::Timeout), None);
         assert_eq!(one.handle(now, Input::StdinEnd), None);

@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::Through;
 use musewire_core::agent::{
     Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostFailure,
     HostUriOperation, PageSource,
@@ -182,9 +183,7 @@ impl Pair {
                     leaf_id: Some("leaf"),
                     messages: &self.history,
                 };
-                self.agent
-                    .respond_messages_page(now, request, source)
-                    .unwrap();
+                self.agent.respond_messages_page(request, source).unwrap();
                 self.pages_served += 1;
                 if Some(self.pages_served) == self.grow_after_pages {
                     self.history
