@@ -4,9 +4,10 @@
 
 use std::time::Instant;
 
-use super::{Agent, AgentCall, AgentCallResult, ReadId, SpillId};
+use super::{Agent, AgentCall, AgentCallResult, CommandId, PageSource, ReadId, SpillId};
 use crate::output::{OutputError, ReadBytes};
 use crate::spill::{SaveFailure, Saved};
+use crate::wire::AgentMessage;
 
 /// One input of an [`Agent`].
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +20,10 @@ pub enum Input<'a> {
     Timeout,
     /// A call of the application ([`AgentCall`]).
     Call(AgentCall),
+    /// The application's answer to a `get_messages_page` command from its typed history, as
+    /// [`AgentCall::RespondMessagesPage`] answers from JSON messages (PAGE-01..06); only the
+    /// page's messages are serialised. Its result is returned as a call's.
+    MessagesPage(CommandId, PageSource<'a, AgentMessage>),
     /// The driver's answer to an [`AgentAction::SpillWrite`](super::AgentAction::SpillWrite)
     /// (SPILL-03, SPILL-05): what the store saved, or why it could not.
     SpillDone(SpillId, Result<Saved, SaveFailure>),
@@ -43,8 +48,8 @@ impl Input<'_> {
 }
 
 impl Agent {
-    /// Hands in one input at `now`. A call's result is returned (`None` for the other
-    /// inputs); the outputs are then drained with [`Agent::poll_action`], and the next timer
+    /// Hands in one input at `now`. A call's result is returned (and a
+    /// [`Input::MessagesPage`]'s; `None` for the other inputs); the outputs are then drained with [`Agent::poll_action`], and the next timer
     /// read from [`Agent::poll_timeout`].
     pub fn handle(&mut self, now: Instant, input: Input<'_>) -> Option<AgentCallResult> {
         match input {
@@ -52,6 +57,10 @@ impl Agent {
             Input::StdinEnd => self.handle_stdin_eof(now),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return Some(self.call(now, call)),
+            Input::MessagesPage(request, source) => {
+                let answered = self.respond_messages_page(request, source);
+                return Some(AgentCallResult::Done(answered));
+            }
             Input::SpillDone(id, saved) => self.spill_done(id, saved),
             Input::ReadDone(id, read) => self.read_done(now, id, read),
         }

@@ -89,7 +89,7 @@ use crate::paging::{build_page, page_data, PageError, PageOptions, Snapshot};
 use crate::wire::{AgentFrame, HostToolDefinition, HostUriSchemeDefinition, Ready, ResponseData};
 
 /// The history a `get_messages_page` is answered from (PAGE-01..06): one stable snapshot.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PageSource<'a, M> {
     /// The session is streaming or compacting: the page is refused with `session_busy`
     /// (PAGE-05) and nothing else is looked at.
@@ -351,7 +351,7 @@ impl Agent {
     /// `session_busy`; else the limit, the cursor and its binding to the snapshot are
     /// checked, and a page of at most `limit` messages and 768 KiB (at least one message)
     /// is sent as `{messages, nextCursor?, totalMessages}`.
-    pub fn respond_messages_page<M: Serialize>(
+    pub(super) fn respond_messages_page<M: Serialize>(
         &mut self,
         request: CommandId,
         source: PageSource<'_, M>,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use musewire_core::agent::{
     Agent, AgentAction, AgentCall, AgentCallResult, AgentConfig, AgentError, AgentEvent,
     CommandFailure, CommandId, DialogId, HostCallId, HostUriId, HostUriOperation, Input,
+    PageSource,
 };
 use musewire_core::frame::{DecodeEvent, DecoderConfig, StreamDecoder};
 use musewire_core::output::StoredOutput;
@@ -29,6 +30,21 @@ pub trait Through {
         outcome: Result<Option<ResponseData>, CommandFailure>,
     ) -> Result<(), AgentError> {
         done(self.call_now(now, AgentCall::Respond(request, outcome)))
+    }
+    fn respond_messages_page(
+        &mut self,
+        now: Instant,
+        request: CommandId,
+        source: PageSource<'_, Value>,
+    ) -> Result<(), AgentError> {
+        let call = AgentCall::RespondMessagesPage {
+            request,
+            busy: source.busy,
+            session_id: source.session_id.into(),
+            leaf_id: source.leaf_id.map(str::to_owned),
+            messages: source.messages.to_vec(),
+        };
+        done(self.call_now(now, call))
     }
     fn reject_unknown(&mut self, now: Instant, request: CommandId) -> Result<(), AgentError> {
         done(self.call_now(now, AgentCall::RejectUnknown(request)))

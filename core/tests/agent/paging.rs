@@ -35,6 +35,7 @@ fn ask(h: &mut Harness, command: Value, busy: bool, messages: &[Value]) -> Value
     let (request, _) = h.command(&command.to_string());
     h.agent
         .respond_messages_page(
+            h.now,
             request,
             PageSource {
                 busy,
@@ -345,7 +346,7 @@ fn page_06_the_result_has_messages_next_cursor_and_total_and_the_last_page_no_cu
         messages: &messages,
     };
     assert_eq!(
-        h.agent.respond_messages_page(request, source),
+        h.agent.respond_messages_page(h.now, request, source),
         Err(AgentError::NotAPageCommand(request))
     );
 }

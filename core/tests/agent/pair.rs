@@ -183,7 +183,9 @@ impl Pair {
                     leaf_id: Some("leaf"),
                     messages: &self.history,
                 };
-                self.agent.respond_messages_page(request, source).unwrap();
+                self.agent
+                    .respond_messages_page(now, request, source)
+                    .unwrap();
                 self.pages_served += 1;
                 if Some(self.pages_served) == self.grow_after_pages {
                     self.history
