@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use musewire_core::agent::{
-    Agent, AgentConfig, AgentEvent, AgentProgram, CommandFailure, CommandId,
+    Agent, AgentCall, AgentConfig, AgentEvent, AgentProgram, CommandFailure, CommandId, Input,
 };
 use musewire_core::output::stored_outputs_in_history;
 use musewire_core::spill::SpillPolicy;
@@ -175,7 +175,7 @@ impl App {
             .map(|message| serde_json::to_value(message).expect("a message serialises"))
             .collect();
         let outputs = stored_outputs_in_history(&history);
-        self.agent.register_outputs(now, outputs);
+        crate::drive::call(&mut self.agent, now, AgentCall::RegisterOutputs(outputs));
         self.respond(now, request, Ok(Some(crate::commands::not_cancelled())));
     }
 
@@ -197,13 +197,13 @@ impl App {
 
     /// Hands in bytes read from stdin.
     pub fn handle_stdin(&mut self, now: Instant, bytes: &[u8]) {
-        self.agent.handle_stdin(now, bytes);
+        self.agent.handle(now, Input::Stdin(bytes));
     }
 
     /// Hands in the end of stdin: pending host requests are rejected (HOST-07), the run is
     /// aborted and every shell command killed.
     pub fn handle_stdin_eof(&mut self, now: Instant) {
-        self.agent.handle_stdin_eof(now);
+        self.agent.handle(now, Input::StdinEnd);
     }
 
     /// Takes the shell commands that have finished, then the output the model's running

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use musewire_core::agent::{CommandFailure, CommandId, PageSource};
+use musewire_core::agent::{
+    AgentCall, AgentCallResult, CommandFailure, CommandId, Input, PageSource,
+};
 use musewire_core::wire::{
     AgentMessage, BashData, BashExecutionMessage, CancelledData, Command, ContentBlock,
     ContextUsage, DumpTool, LastAssistantTextData, Lazy, MessagesData, ModelInfo, ModelsData,
@@ -106,9 +108,12 @@ impl App {
                     leaf_id: self.sessions.current.leaf.as_deref(),
                     messages: &self.sessions.current.messages,
                 };
-                self.agent
-                    .respond_messages_page(now, request, source)
-                    .expect("a pending page request");
+                let answered = self.agent.handle(now, Input::MessagesPage(request, source));
+                assert_eq!(
+                    answered,
+                    Some(AgentCallResult::Done(Ok(()))),
+                    "a pending page request"
+                );
                 return;
             }
             Command::GetLastAssistantText(_) => Ok(Some(ResponseData::LastAssistantText(
@@ -178,9 +183,13 @@ impl App {
         request: CommandId,
         outcome: Result<Option<ResponseData>, CommandFailure>,
     ) {
-        self.agent
-            .respond(now, request, outcome)
-            .expect("each command is answered once");
+        let answer = AgentCall::Respond(request, outcome);
+        let result = crate::drive::call(&mut self.agent, now, answer);
+        assert_eq!(
+            result,
+            AgentCallResult::Done(Ok(())),
+            "each command is answered once"
+        );
     }
 
     /// A prompt is acknowledged first (CALL-03); it starts a run, or is queued while one

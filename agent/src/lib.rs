@@ -41,6 +41,7 @@ mod app;
 mod bash;
 mod commands;
 pub mod disk;
+pub(crate) mod drive;
 pub mod io;
 mod messages;
 mod options;

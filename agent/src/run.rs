@@ -11,7 +11,9 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use musewire_core::agent::{Agent, DialogId, DialogOutcome, SettledToolResult};
+use musewire_core::agent::{
+    Agent, AgentCall, AgentCallResult, DialogId, DialogOutcome, SettledToolResult,
+};
 use musewire_core::spill::{SpillOwner, SpillSource};
 use musewire_core::wire::{
     AgentEnd, AgentFrame, AgentMessage, AssistantMessageEvent, BlockDelta, BlockEnd, BlockStart,
@@ -21,6 +23,7 @@ use musewire_core::wire::{
 };
 use serde_json::{Map, Value};
 
+use crate::drive;
 use crate::io::IoQueue;
 use crate::messages::{self, text_result, Model};
 use crate::options::ApprovalMode;
@@ -77,9 +80,12 @@ pub(crate) struct Ctx<'a> {
 impl Ctx<'_> {
     /// Emits a session event of the run.
     fn emit(&mut self, now: Instant, event: SessionEvent) {
-        self.agent
-            .emit(now, &AgentFrame::Event(event))
-            .expect("a typed frame is written");
+        let result = drive::call(self.agent, now, AgentCall::Emit(AgentFrame::Event(event)));
+        assert_eq!(
+            result,
+            AgentCallResult::Done(Ok(())),
+            "a typed frame is written"
+        );
     }
 
     fn millis(&self, now: Instant) -> u64 {
@@ -318,7 +324,11 @@ impl Runner {
         ctx.push_history(now, assistant.clone());
         if tools::asks_first(self.approval_mode, &call.name) {
             // AGENT-07: the host is asked before the tool starts, as omp asks.
-            match ctx.agent.ui_dialog(now, tools::approval(&call)) {
+            let ask = AgentCall::UiDialog(tools::approval(&call));
+            let AgentCallResult::Dialog(opened) = drive::call(ctx.agent, now, ask) else {
+                unreachable!("a dialog call returns a dialog")
+            };
+            match opened {
                 Ok(dialog) => {
                     if let Some(run) = &mut self.run {
                         run.waiting = Some(Waiting {
@@ -480,7 +490,12 @@ impl Runner {
         let source = SpillSource::new(&call.name, &call.id, &call.name);
         run.settling = Some((waiting, is_error));
         let owner = Some(SpillOwner::new(ctx.sessions.current.id.clone()));
-        ctx.agent.settle_tool_result(now, source, owner, result);
+        let settle = AgentCall::SettleToolResult {
+            source,
+            owner,
+            result,
+        };
+        drive::call(ctx.agent, now, settle);
     }
 
     /// The core settled a tool's final result: the preview and reference on a spill, else the

@@ -10,8 +10,8 @@
 use std::time::Instant;
 
 use musewire_core::agent::{
-    Agent, DialogId, DialogOutcome, HostCallId, HostFailure, HostUriContent, HostUriId,
-    HostUriOperation,
+    Agent, AgentCall, AgentCallResult, DialogId, DialogOutcome, HostCallId, HostFailure,
+    HostUriContent, HostUriId, HostUriOperation,
 };
 use musewire_core::wire::{
     ConfirmRequest, InputRequest, SelectRequest, ToolCall, ToolResult, UiRequest,
@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::bash::{BashOutcome, JobId, Jobs, OutputTail};
+use crate::drive;
 use crate::io::{IoFor, IoId, IoOutcome, IoQueue, IoWork};
 use crate::messages::text_result;
 use crate::options::ApprovalMode;
@@ -159,7 +160,15 @@ impl Tools {
                 Err(error) => Err(Box::new(failure(error))),
             },
             name if ctx.agent.host_tools().any(|t| t.name == name) => {
-                match ctx.agent.call_host_tool(now, &call.id, name, args.clone()) {
+                let host = AgentCall::CallHostTool {
+                    tool_call_id: call.id.clone(),
+                    name: name.to_owned(),
+                    arguments: args.clone(),
+                };
+                let AgentCallResult::HostCall(made) = drive::call(ctx.agent, now, host) else {
+                    unreachable!("a host tool call returns a host call")
+                };
+                match made {
                     Ok(host) => Ok(Pending::Host(host)),
                     Err(error) => Err(Box::new(failure(error.to_string()))),
                 }
@@ -173,13 +182,13 @@ impl Tools {
         match *on {
             Pending::Bash(job) => self.jobs.kill(job),
             Pending::Host(call) => {
-                agent.cancel_host_tool(now, call);
+                drive::call(agent, now, AgentCall::CancelHostTool(call));
             }
             Pending::Uri(request) => {
-                agent.cancel_host_uri(now, request);
+                drive::call(agent, now, AgentCall::CancelHostUri(request));
             }
             Pending::Dialog(dialog) | Pending::Approval(dialog) => {
-                agent.ui_cancel(now, dialog);
+                drive::call(agent, now, AgentCall::UiCancel(dialog));
             }
             // The read's answer finds nothing waiting for it.
             Pending::Io(_) | Pending::Done => {}
@@ -306,7 +315,11 @@ pub(crate) fn denied(name: &str) -> Finished {
 /// `ask`: the dialog for the host (HOST-06), answered with the text or choice (yes or no for
 /// a confirm), or "timed out" when its timeout passes.
 fn ask(now: Instant, agent: &mut Agent, request: UiRequest) -> Result<Pending, Box<Finished>> {
-    match agent.ui_dialog(now, request) {
+    let AgentCallResult::Dialog(opened) = drive::call(agent, now, AgentCall::UiDialog(request))
+    else {
+        unreachable!("a dialog call returns a dialog")
+    };
+    match opened {
         Ok(dialog) => Ok(Pending::Dialog(dialog)),
         Err(error) => Err(Box::new(failure(error.to_string()))),
     }
@@ -326,10 +339,11 @@ fn read(
         .map(|(s, _)| s.to_ascii_lowercase())
         .unwrap_or_default();
     if ctx.agent.host_uri_schemes().any(|s| s.scheme == scheme) {
-        return match ctx
-            .agent
-            .request_host_uri(now, path, HostUriOperation::Read)
-        {
+        let uri = AgentCall::RequestHostUri(path.to_owned(), HostUriOperation::Read);
+        let AgentCallResult::HostUri(made) = drive::call(ctx.agent, now, uri) else {
+            unreachable!("a host URI call returns a request")
+        };
+        return match made {
             Ok(request) => Ok(Pending::Uri(request)),
             Err(error) => Err(Box::new(failure(error.to_string()))),
         };

@@ -128,18 +128,22 @@ impl Session {
             Core::Agent(a) => {
                 let returns = match input {
                     Input::Stdin(bytes) => {
-                        in_reads(bytes, cuts, |b| a.handle_stdin(now, b));
+                        in_reads(bytes, cuts, |b| {
+                            a.handle(now, agent::Input::Stdin(b));
+                        });
                         None
                     }
                     Input::Eof => {
-                        a.handle_stdin_eof(now);
+                        a.handle(now, agent::Input::StdinEnd);
                         None
                     }
                     Input::Timer => {
-                        a.handle_timeout(now);
+                        a.handle(now, agent::Input::Timeout);
                         None
                     }
-                    Input::AgentCall(call) => a.call(now, call.clone()).to_json(),
+                    Input::AgentCall(call) => a
+                        .handle(now, agent::Input::Call(call.clone()))
+                        .and_then(|result| result.to_json()),
                     Input::AgentIo(io) => a.handle(now, io.clone()).and_then(|r| r.to_json()),
                     Input::SpillDone(id, saved) => a
                         .handle(now, agent::Input::SpillDone(*id, saved.clone()))

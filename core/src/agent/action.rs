@@ -223,9 +223,10 @@ pub struct HostUriContent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AgentEvent {
-    /// A command to answer with [`Agent::respond`](super::Agent::respond) (or, for
-    /// `get_messages_page`, [`Agent::respond_messages_page`](super::Agent::respond_messages_page)),
-    /// in any order (CALL-01).
+    /// A command to answer with [`AgentCall::Respond`](super::AgentCall::Respond) (or, for
+    /// `get_messages_page`,
+    /// [`AgentCall::RespondMessagesPage`](super::AgentCall::RespondMessagesPage)), in any
+    /// order (CALL-01).
     Command {
         /// The counter to answer with (not the host's `id`, which is below).
         request: CommandId,
@@ -254,14 +255,14 @@ pub enum AgentEvent {
     },
     /// A partial result of an open host tool call (HOST-02).
     HostToolUpdate {
-        /// The call, as [`Agent::call_host_tool`](super::Agent::call_host_tool) returned it.
+        /// The call, as [`AgentCall::CallHostTool`](super::AgentCall::CallHostTool) returned it.
         call: HostCallId,
         /// `partialResult`, as sent.
         partial_result: Value,
     },
     /// A host tool call ended (HOST-02, HOST-07): the result, or the error text.
     HostToolFinished {
-        /// The call, as [`Agent::call_host_tool`](super::Agent::call_host_tool) returned it.
+        /// The call, as [`AgentCall::CallHostTool`](super::AgentCall::CallHostTool) returned it.
         call: HostCallId,
         /// `result` on success; on `isError` its joined text ("Host tool execution failed"
         /// when empty); on disconnect the reference's message.
@@ -270,8 +271,8 @@ pub enum AgentEvent {
     },
     /// A host URI request ended (HOST-05, HOST-07).
     HostUriFinished {
-        /// The request, as [`Agent::request_host_uri`](super::Agent::request_host_uri) returned
-        /// it.
+        /// The request, as [`AgentCall::RequestHostUri`](super::AgentCall::RequestHostUri)
+        /// returned it.
         request: HostUriId,
         /// The content (for a write, empty), or the error text.
         #[serde(serialize_with = "crate::outcome::serialize_outcome")]
@@ -279,7 +280,7 @@ pub enum AgentEvent {
     },
     /// A dialog was answered, timed out, or can no longer be (HOST-06, HOST-07).
     DialogResolved {
-        /// The dialog, as [`Agent::ui_dialog`](super::Agent::ui_dialog) returned it.
+        /// The dialog, as [`AgentCall::UiDialog`](super::AgentCall::UiDialog) returned it.
         dialog: DialogId,
         /// How.
         outcome: DialogOutcome,

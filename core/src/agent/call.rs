@@ -40,10 +40,19 @@ use crate::wire::{AgentFrame, ResponseData, ToolResult, UiRequest};
 /// A call of the application on an [`Agent`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentCall {
-    /// [`Agent::respond`]. Read from a transcript, `data` is [`ResponseData::Other`]: the
-    /// step does not name the command, and the payload is written as it was recorded.
+    /// Answers a command (CALL-01): `Ok(data)` is a success (`data` absent when `None`),
+    /// `Err` a failure with its message and optional code (CALL-08). The response echoes the
+    /// host's id and the command's type. `data` is the command's typed payload; the answer to
+    /// a command outside the wire model (an extension's, delivered with
+    /// [`UnknownCommands::Deliver`](super::UnknownCommands::Deliver)) is
+    /// [`ResponseData::Other`] holding its JSON. Read from a transcript, `data` is
+    /// [`ResponseData::Other`]: the step does not name the command, and the payload is
+    /// written as it was recorded.
     Respond(CommandId, Result<Option<ResponseData>, CommandFailure>),
-    /// [`Agent::respond_messages_page`] with a [`PageSource`] of JSON messages.
+    /// Answers a `get_messages_page` from a snapshot of the history (PAGE-01..06), a
+    /// [`PageSource`] of JSON messages: busy → `session_busy`; else the limit, the cursor and
+    /// its binding to the snapshot are checked, and a page of at most `limit` messages and
+    /// 768 KiB (at least one message) is sent as `{messages, nextCursor?, totalMessages}`.
     RespondMessagesPage {
         /// The `get_messages_page` request.
         request: CommandId,
@@ -56,11 +65,19 @@ pub enum AgentCall {
         /// [`PageSource::messages`].
         messages: Vec<Value>,
     },
-    /// [`Agent::reject_unknown`].
+    /// Answers a command of an unknown type that was delivered
+    /// ([`UnknownCommands::Deliver`](super::UnknownCommands::Deliver)) as the reference
+    /// does: `Unknown command: X`, without the id.
     RejectUnknown(CommandId),
-    /// [`Agent::emit`].
+    /// Emits a frame: a session event (`agent_start`, `message_update`, …), a notice, a
+    /// `prompt_result`, any frame of the protocol (FRAME-11, FRAME-12 apply). A frame outside
+    /// the wire model (an extension's) is [`AgentFrame::Unknown`] holding its JSON, which must
+    /// be an object with a string `type` ([`AgentError::InvalidFrame`] otherwise); it is
+    /// written as it is.
     Emit(AgentFrame),
-    /// [`Agent::call_host_tool`].
+    /// Asks the host to run one of its tools (HOST-02): writes `host_tool_call`. Updates and
+    /// the result arrive as [`AgentEvent::HostToolUpdate`](super::AgentEvent::HostToolUpdate)
+    /// and [`AgentEvent::HostToolFinished`](super::AgentEvent::HostToolFinished).
     CallHostTool {
         /// The model's tool call id (`toolCallId`).
         tool_call_id: String,
@@ -69,20 +86,34 @@ pub enum AgentCall {
         /// The arguments object the model gave, sent as the call's `arguments`.
         arguments: Value,
     },
-    /// [`Agent::cancel_host_tool`].
+    /// Withdraws an open host tool call (HOST-03): writes `host_tool_cancel`; a later result
+    /// for it is dropped. [`AgentCallResult::NotOpen`], writing nothing, when the call is not
+    /// open.
     CancelHostTool(HostCallId),
-    /// [`Agent::request_host_uri`].
+    /// Asks the host to read or write a URI of a scheme it registered (HOST-05): writes
+    /// `host_uri_request`. The result arrives as
+    /// [`AgentEvent::HostUriFinished`](super::AgentEvent::HostUriFinished).
     RequestHostUri(String, HostUriOperation),
-    /// [`Agent::cancel_host_uri`].
+    /// Withdraws an open host URI request (HOST-05): writes `host_uri_cancel`.
+    /// [`AgentCallResult::NotOpen`], writing nothing, when the request is not open.
     CancelHostUri(HostUriId),
-    /// [`Agent::ui_dialog`].
+    /// Opens an extension UI dialog (`select`, `confirm`, `input`, `editor`; HOST-06). Its
+    /// `id` is replaced by the agent's; its `timeout` (milliseconds), when given, starts a
+    /// timer: at expiry the dialog resolves as
+    /// [`DialogOutcome::TimedOut`](super::DialogOutcome::TimedOut) and the application takes
+    /// its default. The answer arrives as
+    /// [`AgentEvent::DialogResolved`](super::AgentEvent::DialogResolved).
     UiDialog(UiRequest),
-    /// [`Agent::ui_notice`].
+    /// Sends an extension UI notice that needs no answer (`notify`, `setStatus`,
+    /// `setWidget`, `setTitle`, `set_editor_text`, `open_url`, or a method this version does
+    /// not know); the id written is returned.
     UiNotice(UiRequest),
-    /// [`Agent::ui_cancel`].
+    /// Withdraws an open dialog (HOST-06): writes `extension_ui_request` `cancel` with its
+    /// `targetId`; a later answer is dropped. [`AgentCallResult::NotOpen`], writing nothing,
+    /// when it is not open.
     UiCancel(DialogId),
-    /// [`Agent::settle_tool_result`]: a final tool result through the spill policy
-    /// (SPILL-01..05); [`AgentEvent::ToolResultSettled`](super::AgentEvent::ToolResultSettled)
+    /// Settles a final tool result through the spill policy (SPILL-01..05; the reference goes
+    /// into `details.storedOutput`, OUT-02); [`AgentEvent::ToolResultSettled`](super::AgentEvent::ToolResultSettled)
     /// follows, at once or after a spill write.
     SettleToolResult {
         /// The tool, the call id and a label.
@@ -92,7 +123,9 @@ pub enum AgentCall {
         /// The final result.
         result: ToolResult,
     },
-    /// [`Agent::register_outputs`]: stored outputs named by a loaded history (OUT-08).
+    /// Records stored outputs for reads (OUT-08: the outputs a loaded history names, found
+    /// with [`stored_outputs_in_history`](crate::output::stored_outputs_in_history)). A newer
+    /// record of a reference replaces the older; others stay. Returns how many were recorded.
     RegisterOutputs(Vec<StoredOutput>),
 }
 
@@ -154,10 +187,10 @@ impl AgentCallResult {
 
 impl Agent {
     /// Makes `call` at `now`.
-    pub fn call(&mut self, now: Instant, call: AgentCall) -> AgentCallResult {
+    pub(super) fn call(&mut self, now: Instant, call: AgentCall) -> AgentCallResult {
         match call {
             AgentCall::Respond(request, outcome) => {
-                AgentCallResult::Done(self.respond(now, request, outcome))
+                AgentCallResult::Done(self.respond(request, outcome))
             }
             AgentCall::RespondMessagesPage {
                 request,
@@ -172,43 +205,39 @@ impl Agent {
                     leaf_id: leaf_id.as_deref(),
                     messages: &messages,
                 };
-                AgentCallResult::Done(self.respond_messages_page(now, request, source))
+                AgentCallResult::Done(self.respond_messages_page(request, source))
             }
             AgentCall::RejectUnknown(request) => {
-                AgentCallResult::Done(self.reject_unknown(now, request))
+                AgentCallResult::Done(self.reject_unknown(request))
             }
-            AgentCall::Emit(frame) => AgentCallResult::Done(self.emit(now, &frame)),
+            AgentCall::Emit(frame) => AgentCallResult::Done(self.emit(&frame)),
             AgentCall::CallHostTool {
                 tool_call_id,
                 name,
                 arguments,
-            } => {
-                AgentCallResult::HostCall(self.call_host_tool(now, &tool_call_id, &name, arguments))
-            }
+            } => AgentCallResult::HostCall(self.call_host_tool(&tool_call_id, &name, arguments)),
             AgentCall::CancelHostTool(call) => {
-                AgentCallResult::cancelled_if(self.cancel_host_tool(now, call))
+                AgentCallResult::cancelled_if(self.cancel_host_tool(call))
             }
             AgentCall::RequestHostUri(url, operation) => {
-                AgentCallResult::HostUri(self.request_host_uri(now, &url, operation))
+                AgentCallResult::HostUri(self.request_host_uri(&url, operation))
             }
             AgentCall::CancelHostUri(request) => {
-                AgentCallResult::cancelled_if(self.cancel_host_uri(now, request))
+                AgentCallResult::cancelled_if(self.cancel_host_uri(request))
             }
             AgentCall::UiDialog(request) => AgentCallResult::Dialog(self.ui_dialog(now, request)),
-            AgentCall::UiNotice(request) => AgentCallResult::Notice(self.ui_notice(now, request)),
-            AgentCall::UiCancel(dialog) => {
-                AgentCallResult::cancelled_if(self.ui_cancel(now, dialog))
-            }
+            AgentCall::UiNotice(request) => AgentCallResult::Notice(self.ui_notice(request)),
+            AgentCall::UiCancel(dialog) => AgentCallResult::cancelled_if(self.ui_cancel(dialog)),
             AgentCall::SettleToolResult {
                 source,
                 owner,
                 result,
             } => {
-                self.settle_tool_result(now, source, owner, result);
+                self.settle_tool_result(source, owner, result);
                 AgentCallResult::Done(Ok(()))
             }
             AgentCall::RegisterOutputs(outputs) => {
-                AgentCallResult::Registered(self.register_outputs(now, outputs))
+                AgentCallResult::Registered(self.register_outputs(outputs))
             }
         }
     }
@@ -431,7 +460,7 @@ impl AgentCall {
 
 /// A transcript's frame, typed as the wire model reads it; one it does not read (not an
 /// object, no string `type`, or a known type of another shape) is
-/// [`AgentFrame::Unknown`], which [`Agent::emit`] writes as it is or refuses.
+/// [`AgentFrame::Unknown`], which [`AgentCall::Emit`] writes as it is or refuses.
 fn read_frame(frame: &Value) -> AgentFrame {
     AgentFrame::from_value(frame.clone()).unwrap_or_else(|_| AgentFrame::Unknown(frame.clone()))
 }

@@ -11,7 +11,7 @@ pub enum UnknownCommands {
     Reject,
     /// Hand it to the application as [`Command::Unknown`](crate::wire::Command::Unknown)
     /// (CALL-06); the application answers it, or calls
-    /// [`Agent::reject_unknown`](super::Agent::reject_unknown).
+    /// [`AgentCall::RejectUnknown`](super::AgentCall::RejectUnknown).
     Deliver,
 }
 

@@ -10,8 +10,8 @@ pub enum AgentError {
     /// The command is not pending: already answered, or never handed out.
     #[error("command {} is not pending", .0.0)]
     UnknownCommand(CommandId),
-    /// [`Agent::respond_messages_page`](super::Agent::respond_messages_page) for a command
-    /// that is not a `get_messages_page`.
+    /// [`AgentCall::RespondMessagesPage`](super::AgentCall::RespondMessagesPage) for a
+    /// command that is not a `get_messages_page`.
     #[error("command {} is not a get_messages_page", .0.0)]
     NotAPageCommand(CommandId),
     /// The host's side has closed: no new host requests (HOST-07). The reference's message.
@@ -26,8 +26,8 @@ pub enum AgentError {
     /// A write to a scheme the host did not register as writable (HOST-05).
     #[error("Host URI scheme is not writable: {0}://")]
     NotWritable(String),
-    /// [`Agent::ui_dialog`](super::Agent::ui_dialog) with a notice or `cancel`, or
-    /// [`Agent::ui_notice`](super::Agent::ui_notice) with a dialog.
+    /// [`AgentCall::UiDialog`](super::AgentCall::UiDialog) with a notice or `cancel`, or
+    /// [`AgentCall::UiNotice`](super::AgentCall::UiNotice) with a dialog.
     #[error("extension UI method {0:?} does not fit this call")]
     WrongUiMethod(String),
     /// A frame that is not a JSON object with a string `type`.

@@ -12,7 +12,7 @@
 //! - every command is answered at most once, and the agent's pending count is exact;
 //! - every host tool call, URI request and dialog is resolved at most once, and all of them
 //!   exactly once after stdin ends (HOST-07);
-//! - after [`Agent::handle_timeout`] the next timeout is in the future.
+//! - after [`Input::Timeout`](super::Input::Timeout) the next timeout is in the future.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -243,11 +243,11 @@ impl Harness {
                             code: None,
                         })
                     };
-                    self.agent.respond(now, request, outcome).expect("pending");
+                    self.agent.respond(request, outcome).expect("pending");
                     assert!(self.answered.insert(request));
                     self.pending.retain(|(r, _)| *r != request);
                     assert!(
-                        self.agent.respond(now, request, Ok(None)).is_err(),
+                        self.agent.respond(request, Ok(None)).is_err(),
                         "answered once"
                     );
                 }
@@ -263,7 +263,7 @@ impl Harness {
                         messages: &self.history,
                     };
                     self.agent
-                        .respond_messages_page(now, request, source)
+                        .respond_messages_page(request, source)
                         .expect("a page request");
                     self.pending.retain(|(r, _)| *r != request);
                     if grow {
@@ -283,10 +283,10 @@ impl Harness {
                     SessionEvent::AgentStart(Empty::default())
                 };
                 let frame = AgentFrame::Event(event);
-                self.agent.emit(now, &frame).expect("a typed frame");
+                self.agent.emit(&frame).expect("a typed frame");
             }
             Op::CallTool => {
-                if let Ok(call) = self.agent.call_host_tool(now, "tc", "tool", json!({})) {
+                if let Ok(call) = self.agent.call_host_tool("tc", "tool", json!({})) {
                     assert!(!self.closed);
                     self.calls.push(call);
                 }
@@ -297,7 +297,7 @@ impl Harness {
                 } else {
                     HostUriOperation::Read
                 };
-                if let Ok(request) = self.agent.request_host_uri(now, "db://x", operation) {
+                if let Ok(request) = self.agent.request_host_uri("db://x", operation) {
                     assert!(!self.closed);
                     self.uris.push(request);
                 }
@@ -318,25 +318,25 @@ impl Harness {
                     message: "m".into(),
                     ..Default::default()
                 });
-                self.agent.ui_notice(now, notice).expect("a notice");
+                self.agent.ui_notice(notice).expect("a notice");
             }
             Op::CancelTool(n) => {
                 if let Some(call) = Self::pick(&self.calls, n) {
-                    if self.agent.cancel_host_tool(now, call) {
+                    if self.agent.cancel_host_tool(call) {
                         self.resolve(call.wire());
                     }
                 }
             }
             Op::CancelUri(n) => {
                 if let Some(request) = Self::pick(&self.uris, n) {
-                    if self.agent.cancel_host_uri(now, request) {
+                    if self.agent.cancel_host_uri(request) {
                         self.resolve(request.wire());
                     }
                 }
             }
             Op::CancelDialog(n) => {
                 if let Some(dialog) = Self::pick(&self.dialogs, n) {
-                    if self.agent.ui_cancel(now, dialog) {
+                    if self.agent.ui_cancel(dialog) {
                         self.resolve(dialog.wire());
                     }
                 }

@@ -36,14 +36,12 @@ impl Agent {
     /// Asks the host to run one of its tools (HOST-02): writes `host_tool_call`. Updates and
     /// the result arrive as [`AgentEvent::HostToolUpdate`] and
     /// [`AgentEvent::HostToolFinished`].
-    pub fn call_host_tool(
+    pub(super) fn call_host_tool(
         &mut self,
-        now: Instant,
         tool_call_id: &str,
         tool_name: &str,
         arguments: Value,
     ) -> Result<HostCallId, AgentError> {
-        let _ = now;
         if self.input_closed {
             return Err(AgentError::Disconnected(HOST_TOOL_DISCONNECTED));
         }
@@ -64,8 +62,7 @@ impl Agent {
 
     /// Withdraws an open host tool call (HOST-03): writes `host_tool_cancel`; a later result
     /// for it is dropped. False, writing nothing, when the call is not open.
-    pub fn cancel_host_tool(&mut self, now: Instant, call: HostCallId) -> bool {
-        let _ = now;
+    pub(super) fn cancel_host_tool(&mut self, call: HostCallId) -> bool {
         if self.tool_calls.remove(&call).is_none() {
             return false;
         }
@@ -78,13 +75,11 @@ impl Agent {
 
     /// Asks the host to read or write a URI of a scheme it registered (HOST-05): writes
     /// `host_uri_request`. The result arrives as [`AgentEvent::HostUriFinished`].
-    pub fn request_host_uri(
+    pub(super) fn request_host_uri(
         &mut self,
-        now: Instant,
         url: &str,
         operation: HostUriOperation,
     ) -> Result<HostUriId, AgentError> {
-        let _ = now;
         if self.input_closed {
             return Err(AgentError::Disconnected(HOST_URI_DISCONNECTED));
         }
@@ -123,8 +118,7 @@ impl Agent {
 
     /// Withdraws an open host URI request (HOST-05): writes `host_uri_cancel`. False,
     /// writing nothing, when the request is not open.
-    pub fn cancel_host_uri(&mut self, now: Instant, request: HostUriId) -> bool {
-        let _ = now;
+    pub(super) fn cancel_host_uri(&mut self, request: HostUriId) -> bool {
         if self.uri_requests.remove(&request).is_none() {
             return false;
         }
@@ -139,7 +133,11 @@ impl Agent {
     /// `id` is replaced by the agent's; its `timeout` (milliseconds), when given, starts a
     /// timer: at expiry the dialog resolves as [`DialogOutcome::TimedOut`] and the
     /// application takes its default. The answer arrives as [`AgentEvent::DialogResolved`].
-    pub fn ui_dialog(&mut self, now: Instant, request: UiRequest) -> Result<DialogId, AgentError> {
+    pub(super) fn ui_dialog(
+        &mut self,
+        now: Instant,
+        request: UiRequest,
+    ) -> Result<DialogId, AgentError> {
         if !request.is_dialog() {
             let method = request.method().unwrap_or_default().to_owned();
             return Err(AgentError::WrongUiMethod(method));
@@ -161,8 +159,7 @@ impl Agent {
     /// Sends an extension UI notice that needs no answer (`notify`, `setStatus`,
     /// `setWidget`, `setTitle`, `set_editor_text`, `open_url`, or a method this version does
     /// not know). Returns the id written.
-    pub fn ui_notice(&mut self, now: Instant, request: UiRequest) -> Result<String, AgentError> {
-        let _ = now;
+    pub(super) fn ui_notice(&mut self, request: UiRequest) -> Result<String, AgentError> {
         if request.is_dialog() || matches!(request, UiRequest::Cancel(_)) {
             let method = request.method().unwrap_or_default().to_owned();
             return Err(AgentError::WrongUiMethod(method));
@@ -175,8 +172,7 @@ impl Agent {
 
     /// Withdraws an open dialog (HOST-06): writes `extension_ui_request` `cancel` with its
     /// `targetId`; a later answer is dropped. False, writing nothing, when it is not open.
-    pub fn ui_cancel(&mut self, now: Instant, dialog: DialogId) -> bool {
-        let _ = now;
+    pub(super) fn ui_cancel(&mut self, dialog: DialogId) -> bool {
         if self.dialogs.remove(&dialog).is_none() {
             return false;
         }
@@ -194,8 +190,7 @@ impl Agent {
     /// with a string id; `host_tool_result`/`host_tool_update` with a string id and a result
     /// carrying a `content` array; `host_uri_result` with a string id. Answers to requests that
     /// are not open are dropped (HOST-03). Returns false for anything else (a command).
-    pub(super) fn route_host_frame(&mut self, now: Instant, fields: &Map<String, Value>) -> bool {
-        let _ = now;
+    pub(super) fn route_host_frame(&mut self, fields: &Map<String, Value>) -> bool {
         let Some(id) = fields.get("id").and_then(Value::as_str) else {
             return false;
         };

@@ -59,7 +59,7 @@ impl Agent {
                 return;
             }
         };
-        if self.route_host_frame(now, &fields) {
+        if self.route_host_frame(&fields) {
             return;
         }
         let id = fields.get("id").cloned();

@@ -1,14 +1,13 @@
 //! The agent's inputs as one enum: what the driver reads (stdin's bytes and
 //! its end), the passing of time, and the application's calls, handed in through one method,
-//! [`Agent::handle`]. The older per-input methods ([`Agent::handle_stdin`],
-//! [`Agent::handle_stdin_eof`], [`Agent::handle_timeout`], [`Agent::call`]) stay as thin
-//! equivalents.
+//! [`Agent::handle`], the agent's only way in.
 
 use std::time::Instant;
 
-use super::{Agent, AgentCall, AgentCallResult, ReadId, SpillId};
+use super::{Agent, AgentCall, AgentCallResult, CommandId, PageSource, ReadId, SpillId};
 use crate::output::{OutputError, ReadBytes};
 use crate::spill::{SaveFailure, Saved};
+use crate::wire::AgentMessage;
 
 /// One input of an [`Agent`].
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +20,10 @@ pub enum Input<'a> {
     Timeout,
     /// A call of the application ([`AgentCall`]).
     Call(AgentCall),
+    /// The application's answer to a `get_messages_page` command from its typed history, as
+    /// [`AgentCall::RespondMessagesPage`] answers from JSON messages (PAGE-01..06); only the
+    /// page's messages are serialised. Its result is returned as a call's.
+    MessagesPage(CommandId, PageSource<'a, AgentMessage>),
     /// The driver's answer to an [`AgentAction::SpillWrite`](super::AgentAction::SpillWrite)
     /// (SPILL-03, SPILL-05): what the store saved, or why it could not.
     SpillDone(SpillId, Result<Saved, SaveFailure>),
@@ -45,8 +48,8 @@ impl Input<'_> {
 }
 
 impl Agent {
-    /// Hands in one input at `now`. A call's result is returned (`None` for the other
-    /// inputs); the outputs are then drained with [`Agent::poll_action`], and the next timer
+    /// Hands in one input at `now`. A call's result is returned (and a
+    /// [`Input::MessagesPage`]'s; `None` for the other inputs); the outputs are then drained with [`Agent::poll_action`], and the next timer
     /// read from [`Agent::poll_timeout`].
     pub fn handle(&mut self, now: Instant, input: Input<'_>) -> Option<AgentCallResult> {
         match input {
@@ -54,6 +57,10 @@ impl Agent {
             Input::StdinEnd => self.handle_stdin_eof(now),
             Input::Timeout => self.handle_timeout(now),
             Input::Call(call) => return Some(self.call(now, call)),
+            Input::MessagesPage(request, source) => {
+                let answered = self.respond_messages_page(request, source);
+                return Some(AgentCallResult::Done(answered));
+            }
             Input::SpillDone(id, saved) => self.spill_done(id, saved),
             Input::ReadDone(id, read) => self.read_done(now, id, read),
         }
@@ -88,7 +95,7 @@ mod tests {
         let request = crate::agent::CommandId(1);
         let result = one.handle(now, Input::Call(AgentCall::Respond(request, Ok(None))));
         assert_eq!(result, Some(AgentCallResult::Done(Ok(()))));
-        per.respond(now, request, Ok(None)).unwrap();
+        per.respond(request, Ok(None)).unwrap();
         assert_eq!(drain(&mut one), drain(&mut per));
         assert_eq!(one.handle(now, Input::Timeout), None);
         assert_eq!(one.handle(now, Input::StdinEnd), None);

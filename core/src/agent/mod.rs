@@ -1,19 +1,18 @@
 //! The agent side of the RPC protocol: [`Agent`] is what a Rust program embeds to *be* an
 //! `<agent> --mode rpc`.
 //!
-//! The agent follows the crate's run-loop contract: the driver hands in stdin and timers as
-//! [`Input`]s through [`Agent::handle`] (or the equivalent [`Agent::handle_stdin`],
-//! [`Agent::handle_stdin_eof`], [`Agent::handle_timeout`]); the application answers the commands it is handed
-//! ([`Agent::respond`], in any order, CALL-01), emits session events ([`Agent::emit`]), calls
-//! host tools, reads host URIs and opens dialogs; after each call the driver drains
-//! [`Agent::poll_action`] (one stdout line at a time, and [`AgentEvent`]s) and then sleeps
-//! until [`Agent::poll_timeout`]. The application's calls also exist as data, [`AgentCall`]
-//! made with [`Agent::call`], for drivers that pass calls between threads and for the
-//! `"role":"agent"` conformance transcripts.
+//! The agent follows the crate's run-loop contract: everything goes in as an [`Input`]
+//! through one method, [`Agent::handle`]. The driver hands in stdin and timers; the
+//! application makes its calls as [`Input::Call`] with an [`AgentCall`]: it answers the
+//! commands it is handed ([`AgentCall::Respond`], in any order, CALL-01), emits session
+//! events ([`AgentCall::Emit`]), calls host tools, reads host URIs and opens dialogs. After
+//! each input the driver drains [`Agent::poll_action`] (one stdout line at a time, and
+//! [`AgentEvent`]s) and then sleeps until [`Agent::poll_timeout`]. Calls as data also serve
+//! drivers that pass calls between threads and the `"role":"agent"` conformance transcripts.
 //!
 //! With a spill store the driver also performs I/O for the agent: [`AgentAction::SpillWrite`]
 //! and [`AgentAction::OutputRead`], answered with [`Input::SpillDone`] and [`Input::ReadDone`]
-//! (tool-result spill through [`Agent::settle_tool_result`], SPILL-01..05, and `read_output`,
+//! (tool-result spill through [`AgentCall::SettleToolResult`], SPILL-01..05, and `read_output`,
 //! OUT-10, which the agent answers itself when [`AgentConfig::serve_outputs`] is set).
 //!
 //! The core itself answers what needs no application: the ready frame (FRAME-03),
@@ -25,12 +24,12 @@
 //!
 //! ```
 //! use std::time::Instant;
-//! use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent};
+//! use musewire_core::agent::{Agent, AgentAction, AgentCall, AgentConfig, AgentEvent, Input};
 //! use musewire_core::wire::{ResponseData, SessionState};
 //!
 //! let now = Instant::now();
 //! let mut agent = Agent::new(AgentConfig::default());
-//! agent.handle_stdin(now, b"{\"id\":\"1\",\"type\":\"get_state\"}\n");
+//! agent.handle(now, Input::Stdin(b"{\"id\":\"1\",\"type\":\"get_state\"}\n"));
 //! let mut stdout = Vec::new();
 //! let mut requests = Vec::new();
 //! while let Some(action) = agent.poll_action() {
@@ -43,7 +42,8 @@
 //! }
 //! assert!(stdout.starts_with(b"{\"type\":\"ready\",\"protocolVersion\":1,"));
 //! let state = SessionState { is_streaming: Some(false), ..Default::default() };
-//! agent.respond(now, requests[0], Ok(Some(ResponseData::State(Box::new(state))))).unwrap();
+//! let answer = AgentCall::Respond(requests[0], Ok(Some(ResponseData::State(Box::new(state)))));
+//! agent.handle(now, Input::Call(answer));
 //! let AgentAction::Write(line) = agent.poll_action().unwrap() else { panic!() };
 //! assert_eq!(line, b"{\"id\":\"1\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{\"isStreaming\":false}}\n");
 //! ```
@@ -89,7 +89,7 @@ use crate::paging::{build_page, page_data, PageError, PageOptions, Snapshot};
 use crate::wire::{AgentFrame, HostToolDefinition, HostUriSchemeDefinition, Ready, ResponseData};
 
 /// The history a `get_messages_page` is answered from (PAGE-01..06): one stable snapshot.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PageSource<'a, M> {
     /// The session is streaming or compacting: the page is refused with `session_busy`
     /// (PAGE-05) and nothing else is looked at.
@@ -227,7 +227,7 @@ impl Agent {
     }
 
     /// Hands in bytes read from stdin, in any split.
-    pub fn handle_stdin(&mut self, now: Instant, bytes: &[u8]) {
+    fn handle_stdin(&mut self, now: Instant, bytes: &[u8]) {
         if self.input_closed {
             return;
         }
@@ -241,7 +241,7 @@ impl Agent {
     /// Hands in the end of stdin: a last line without LF is read, then every pending dialog,
     /// host tool call and host URI request is rejected (HOST-07), then
     /// [`AgentEvent::InputClosed`]. Commands still pending can be answered.
-    pub fn handle_stdin_eof(&mut self, now: Instant) {
+    fn handle_stdin_eof(&mut self, now: Instant) {
         if self.input_closed {
             return;
         }
@@ -255,7 +255,7 @@ impl Agent {
 
     /// Hands in the passing of time: dialog timeouts (HOST-06), and stored-output reads past
     /// their deadline (OUT-10: `read_timed_out`).
-    pub fn handle_timeout(&mut self, now: Instant) {
+    fn handle_timeout(&mut self, now: Instant) {
         self.expire_reads(now);
         let expired: Vec<DialogId> = self
             .dialogs
@@ -307,7 +307,7 @@ impl Agent {
         }
     }
 
-    /// When [`Agent::handle_timeout`] is next due.
+    /// When [`Input::Timeout`] is next due.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let dialogs = self.dialogs.values().flatten().min().copied();
@@ -324,24 +324,21 @@ impl Agent {
     /// `data` is the command's typed payload ([`ResponseData`]); the answer to a command
     /// outside the wire model (an extension's, delivered with [`UnknownCommands::Deliver`])
     /// is [`ResponseData::Other`] holding its JSON.
-    pub fn respond(
+    pub(super) fn respond(
         &mut self,
-        now: Instant,
         request: CommandId,
         outcome: Result<Option<ResponseData>, CommandFailure>,
     ) -> Result<(), AgentError> {
         let outcome = outcome.map(|data| data.map(|data| to_value(&data)));
-        self.answer(now, request, outcome)
+        self.answer(request, outcome)
     }
 
-    /// [`Agent::respond`] with the payload already JSON.
+    /// `respond` with the payload already JSON.
     fn answer(
         &mut self,
-        now: Instant,
         request: CommandId,
         outcome: Result<Option<Value>, CommandFailure>,
     ) -> Result<(), AgentError> {
-        let _ = now;
         let pending = self
             .requests
             .remove(&request)
@@ -354,9 +351,8 @@ impl Agent {
     /// `session_busy`; else the limit, the cursor and its binding to the snapshot are
     /// checked, and a page of at most `limit` messages and 768 KiB (at least one message)
     /// is sent as `{messages, nextCursor?, totalMessages}`.
-    pub fn respond_messages_page<M: Serialize>(
+    pub(super) fn respond_messages_page<M: Serialize>(
         &mut self,
-        now: Instant,
         request: CommandId,
         source: PageSource<'_, M>,
     ) -> Result<(), AgentError> {
@@ -382,14 +378,13 @@ impl Agent {
             error: error.to_string(),
             code: error.code(),
         });
-        self.answer(now, request, outcome)
+        self.answer(request, outcome)
     }
 
     /// Answers a command of an unknown type that was delivered
     /// ([`UnknownCommands::Deliver`]) as the reference does: `Unknown command: X`, without
     /// the id.
-    pub fn reject_unknown(&mut self, now: Instant, request: CommandId) -> Result<(), AgentError> {
-        let _ = now;
+    pub(super) fn reject_unknown(&mut self, request: CommandId) -> Result<(), AgentError> {
         let pending = self
             .requests
             .remove(&request)
@@ -404,8 +399,7 @@ impl Agent {
     /// A frame outside the wire model (an extension's) is [`AgentFrame::Unknown`] holding
     /// its JSON, which must be an object with a string `type` ([`AgentError::InvalidFrame`]
     /// otherwise); it is written as it is.
-    pub fn emit(&mut self, now: Instant, frame: &AgentFrame) -> Result<(), AgentError> {
-        let _ = now;
+    pub(super) fn emit(&mut self, frame: &AgentFrame) -> Result<(), AgentError> {
         let frame = match frame {
             AgentFrame::Unknown(value) => {
                 if !value.get("type").is_some_and(Value::is_string) {

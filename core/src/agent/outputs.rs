@@ -49,14 +49,12 @@ impl Agent {
     /// over the cap; the reference goes into `details.storedOutput` (OUT-02). The
     /// settled result arrives as [`AgentEvent::ToolResultSettled`], at once or after the
     /// driver's [`AgentAction::SpillWrite`].
-    pub fn settle_tool_result(
+    pub(super) fn settle_tool_result(
         &mut self,
-        now: Instant,
         source: SpillSource,
         owner: Option<SpillOwner>,
         result: ToolResult,
     ) {
-        let _ = now;
         match spill::plan(&self.config.spill, result, source.clone(), owner) {
             Decision::Settled(settled) => self.settled(source, settled, None),
             Decision::Save(pending) => {
@@ -97,12 +95,10 @@ impl Agent {
     /// with [`stored_outputs_in_history`](crate::output::stored_outputs_in_history)). A
     /// newer record of a reference replaces the older; others stay. Returns how many were
     /// recorded.
-    pub fn register_outputs(
+    pub(super) fn register_outputs(
         &mut self,
-        now: Instant,
         outputs: impl IntoIterator<Item = StoredOutput>,
     ) -> usize {
-        let _ = now;
         let mut count = 0;
         for output in outputs {
             self.catalog.insert(output);
@@ -323,7 +319,6 @@ mod tests {
         let mut agent = served();
         drain(&mut agent);
         agent.settle_tool_result(
-            now,
             SpillSource::new("bash", "call-1", "Bash"),
             Some(SpillOwner::new("s")),
             ToolResult::text("0123456789abcdef"),
@@ -386,7 +381,7 @@ mod tests {
         drain(&mut agent);
         let len = 3 * 1_048_576u64;
         let stored = output("s", "call-1", len);
-        agent.register_outputs(now, [stored.clone()]);
+        agent.register_outputs([stored.clone()]);
         // Every byte a control character: six bytes each once escaped.
         let text: Vec<u8> = (0..len)
             .map(|i| [b'\x01', b'"', b'a'][i as usize % 3])
@@ -460,8 +455,8 @@ mod tests {
             panic!("the switch_session first")
         };
         // The application loads the session: its history names the output (OUT-08).
-        agent.register_outputs(now, [stored.clone()]);
-        agent.respond(now, request, Ok(None)).unwrap();
+        agent.register_outputs([stored.clone()]);
+        agent.respond(request, Ok(None)).unwrap();
         let actions = drain(&mut agent);
         assert_eq!(actions.len(), 2, "{actions:?}");
         let reads: Vec<_> = actions
@@ -487,7 +482,6 @@ mod tests {
         drain(&mut agent);
         let original = ToolResult::text("0123456789abcdef");
         agent.settle_tool_result(
-            now,
             SpillSource::new("bash", "call-1", "Bash"),
             Some(SpillOwner::new("s")),
             original.clone(),
@@ -527,7 +521,7 @@ mod tests {
         let mut agent = served();
         drain(&mut agent);
         let stored = output("s", "call-1", 4);
-        agent.register_outputs(now, [stored.clone()]);
+        agent.register_outputs([stored.clone()]);
         let line = format!(
             "{{\"id\":\"r\",\"type\":\"read_output\",\"sessionId\":\"s\",\"itemId\":\"call-1\",\"outputRef\":\"{}\",\"offsetBytes\":0}}\n",
             stored.output_ref

@@ -22,8 +22,7 @@ pub trait AgentProgram {
 
     /// An event of the agent (a command to answer, a host's answer, the end of stdin…): the
     /// program answers through its agent ([`Agent::handle`] with an
-    /// [`Input::Call`](super::Input::Call), or the equivalent methods). Called as the loop
-    /// drains the agent's actions.
+    /// [`Input::Call`](super::Input::Call)). Called as the loop drains the agent's actions.
     fn on_event(&mut self, now: Instant, event: AgentEvent);
 
     /// The agent asks for a spill write (SPILL-03, SPILL-06): the program saves `write` with

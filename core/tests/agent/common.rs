@@ -4,10 +4,155 @@
 
 use std::time::{Duration, Instant};
 
-use musewire_core::agent::{Agent, AgentAction, AgentConfig, AgentEvent, CommandId};
+use musewire_core::agent::{
+    Agent, AgentAction, AgentCall, AgentCallResult, AgentConfig, AgentError, AgentEvent,
+    CommandFailure, CommandId, DialogId, HostCallId, HostUriId, HostUriOperation, Input,
+    PageSource,
+};
 use musewire_core::frame::{DecodeEvent, DecoderConfig, StreamDecoder};
-use musewire_core::wire::Command;
+use musewire_core::output::StoredOutput;
+use musewire_core::spill::{SpillOwner, SpillSource};
+use musewire_core::wire::{AgentFrame, Command, ResponseData, ToolResult, UiRequest};
 use serde_json::Value;
+
+/// The application's calls, each one [`Agent::handle`] with its input (the agent's only way
+/// in), with what each returns unpacked for the tests.
+pub trait Through {
+    fn call_now(&mut self, now: Instant, call: AgentCall) -> AgentCallResult;
+    fn handle_stdin(&mut self, now: Instant, bytes: &[u8]);
+    fn handle_stdin_eof(&mut self, now: Instant);
+    fn handle_timeout(&mut self, now: Instant);
+
+    fn respond(
+        &mut self,
+        now: Instant,
+        request: CommandId,
+        outcome: Result<Option<ResponseData>, CommandFailure>,
+    ) -> Result<(), AgentError> {
+        done(self.call_now(now, AgentCall::Respond(request, outcome)))
+    }
+    fn respond_messages_page(
+        &mut self,
+        now: Instant,
+        request: CommandId,
+        source: PageSource<'_, Value>,
+    ) -> Result<(), AgentError> {
+        let call = AgentCall::RespondMessagesPage {
+            request,
+            busy: source.busy,
+            session_id: source.session_id.into(),
+            leaf_id: source.leaf_id.map(str::to_owned),
+            messages: source.messages.to_vec(),
+        };
+        done(self.call_now(now, call))
+    }
+    fn reject_unknown(&mut self, now: Instant, request: CommandId) -> Result<(), AgentError> {
+        done(self.call_now(now, AgentCall::RejectUnknown(request)))
+    }
+    fn emit(&mut self, now: Instant, frame: &AgentFrame) -> Result<(), AgentError> {
+        done(self.call_now(now, AgentCall::Emit(frame.clone())))
+    }
+    fn call_host_tool(
+        &mut self,
+        now: Instant,
+        tool_call_id: &str,
+        name: &str,
+        arguments: Value,
+    ) -> Result<HostCallId, AgentError> {
+        let call = AgentCall::CallHostTool {
+            tool_call_id: tool_call_id.into(),
+            name: name.into(),
+            arguments,
+        };
+        match self.call_now(now, call) {
+            AgentCallResult::HostCall(made) => made,
+            other => panic!("a host call's result: {other:?}"),
+        }
+    }
+    fn cancel_host_tool(&mut self, now: Instant, call: HostCallId) -> bool {
+        cancelled(self.call_now(now, AgentCall::CancelHostTool(call)))
+    }
+    fn request_host_uri(
+        &mut self,
+        now: Instant,
+        url: &str,
+        operation: HostUriOperation,
+    ) -> Result<HostUriId, AgentError> {
+        match self.call_now(now, AgentCall::RequestHostUri(url.into(), operation)) {
+            AgentCallResult::HostUri(made) => made,
+            other => panic!("a host URI request's result: {other:?}"),
+        }
+    }
+    fn cancel_host_uri(&mut self, now: Instant, request: HostUriId) -> bool {
+        cancelled(self.call_now(now, AgentCall::CancelHostUri(request)))
+    }
+    fn ui_dialog(&mut self, now: Instant, request: UiRequest) -> Result<DialogId, AgentError> {
+        match self.call_now(now, AgentCall::UiDialog(request)) {
+            AgentCallResult::Dialog(opened) => opened,
+            other => panic!("a dialog's result: {other:?}"),
+        }
+    }
+    fn ui_notice(&mut self, now: Instant, request: UiRequest) -> Result<String, AgentError> {
+        match self.call_now(now, AgentCall::UiNotice(request)) {
+            AgentCallResult::Notice(sent) => sent,
+            other => panic!("a notice's result: {other:?}"),
+        }
+    }
+    fn ui_cancel(&mut self, now: Instant, dialog: DialogId) -> bool {
+        cancelled(self.call_now(now, AgentCall::UiCancel(dialog)))
+    }
+    fn settle_tool_result(
+        &mut self,
+        now: Instant,
+        source: SpillSource,
+        owner: Option<SpillOwner>,
+        result: ToolResult,
+    ) {
+        let call = AgentCall::SettleToolResult {
+            source,
+            owner,
+            result,
+        };
+        done(self.call_now(now, call)).expect("settling is always taken");
+    }
+    fn register_outputs(&mut self, now: Instant, outputs: Vec<StoredOutput>) -> usize {
+        match self.call_now(now, AgentCall::RegisterOutputs(outputs)) {
+            AgentCallResult::Registered(count) => count,
+            other => panic!("a registration's result: {other:?}"),
+        }
+    }
+}
+
+impl Through for Agent {
+    fn call_now(&mut self, now: Instant, call: AgentCall) -> AgentCallResult {
+        self.handle(now, Input::Call(call))
+            .expect("a call's result")
+    }
+    fn handle_stdin(&mut self, now: Instant, bytes: &[u8]) {
+        assert_eq!(self.handle(now, Input::Stdin(bytes)), None);
+    }
+    fn handle_stdin_eof(&mut self, now: Instant) {
+        assert_eq!(self.handle(now, Input::StdinEnd), None);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        assert_eq!(self.handle(now, Input::Timeout), None);
+    }
+}
+
+fn done(result: AgentCallResult) -> Result<(), AgentError> {
+    match result {
+        AgentCallResult::Done(outcome) => outcome,
+        other => panic!("a plain result: {other:?}"),
+    }
+}
+
+fn cancelled(result: AgentCallResult) -> bool {
+    match result {
+        AgentCallResult::Cancelled => true,
+        AgentCallResult::NotOpen => false,
+        other => panic!("a cancel's result: {other:?}"),
+    }
+}
 
 pub const READY: &str = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864}"#;
 

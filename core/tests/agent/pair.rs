@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::Through;
 use musewire_core::agent::{
     Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogOutcome, HostFailure,
     HostUriOperation, PageSource,

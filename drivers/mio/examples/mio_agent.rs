@@ -2,7 +2,9 @@
 //! command gets an empty success, and a prompt is said back in one turn (`agent_start`, one
 //! `text_delta`, `agent_end`). Try
 //! `cargo run -p musewire --release -- prompt hi -- target/release/examples/mio_agent`.
-use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent, Ended};
+use musewire_core::agent::{
+    on_event, Agent, AgentCall, AgentCallResult, AgentConfig, AgentEvent, Ended, Input,
+};
 use musewire_core::wire::{
     AgentEnd, AgentFrame, AgentMessage, AssistantMessage, AssistantMessageEvent, BlockDelta,
     Command, ContentBlock, Empty, Lazy, MessageUpdate, SessionEvent,
@@ -17,8 +19,10 @@ fn main() -> std::io::Result<()> {
         else {
             return;
         };
-        let answered = agent.respond(now, request, Ok(None));
-        if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
+        let answer = AgentCall::Respond(request, Ok(None));
+        let answered = agent.handle(now, Input::Call(answer));
+        if let (Some(AgentCallResult::Done(Ok(()))), Command::Prompt(prompt)) = (answered, command)
+        {
             let text = prompt.message;
             let said = AgentMessage::Assistant(Box::new(AssistantMessage {
                 content: vec![ContentBlock::text(text.as_str())],
@@ -39,7 +43,7 @@ fn main() -> std::io::Result<()> {
                 ..AgentEnd::default()
             });
             for event in [SessionEvent::AgentStart(Empty::default()), update, end] {
-                let _ = agent.emit(now, &AgentFrame::from(event));
+                agent.handle(now, Input::Call(AgentCall::Emit(AgentFrame::from(event))));
             }
         }
     });

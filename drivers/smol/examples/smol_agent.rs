@@ -2,7 +2,9 @@
 //! waits on stdin without blocking the thread, so other work can run beside it): every command
 //! gets an empty success, and a prompt is said back word by word, a `text_delta` each. Try
 //! `cargo run -p musewire --release -- prompt "hi there" -- target/release/examples/smol_agent`.
-use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent};
+use musewire_core::agent::{
+    on_event, Agent, AgentCall, AgentCallResult, AgentConfig, AgentEvent, Input,
+};
 use musewire_core::wire::{
     AgentEnd, AgentFrame, AgentMessage, AssistantMessage, AssistantMessageEvent, BlockDelta,
     Command, ContentBlock, Empty, Lazy, MessageUpdate, SessionEvent,
@@ -23,10 +25,13 @@ fn main() -> std::io::Result<()> {
             request, command, ..
         } = event
         {
-            let answered = agent.respond(now, request, Ok(None));
-            if let (Ok(()), Command::Prompt(prompt)) = (answered, command) {
+            let answer = AgentCall::Respond(request, Ok(None));
+            let answered = agent.handle(now, Input::Call(answer));
+            if let (Some(AgentCallResult::Done(Ok(()))), Command::Prompt(prompt)) =
+                (answered, command)
+            {
                 let mut emit = |event: SessionEvent| {
-                    let _ = agent.emit(now, &AgentFrame::from(event));
+                    agent.handle(now, Input::Call(AgentCall::Emit(AgentFrame::from(event))));
                 };
                 emit(SessionEvent::AgentStart(Empty::default()));
                 let mut text = String::new();

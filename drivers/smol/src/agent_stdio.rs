@@ -18,13 +18,13 @@
 //! as [`Ended::Signal`]; [`die_of`] then ends the process as that signal would have.
 //!
 //! ```no_run
-//! use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent};
+//! use musewire_core::agent::{on_event, Agent, AgentCall, AgentConfig, AgentEvent, Input};
 //! use musewire_smol::agent_stdio::{AgentStdio, Ended};
 //!
 //! // Answers every command with an empty success.
 //! let mut echo = on_event(Agent::new(AgentConfig::default()), |agent, now, event| {
 //!     if let AgentEvent::Command { request, .. } = event {
-//!         let _ = agent.respond(now, request, Ok(None));
+//!         agent.handle(now, Input::Call(AgentCall::Respond(request, Ok(None))));
 //!     }
 //! });
 //! match smol::block_on(AgentStdio::stdio()?.run(&mut echo))? {

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use musewire_core::agent::{on_event, Agent, AgentConfig, AgentEvent};
+use musewire_core::agent::{
+    on_event, Agent, AgentCall, AgentCallResult, AgentConfig, AgentEvent, Input,
+};
 use musewire_core::client::ClientEvent;
 use musewire_core::wire::{AgentFrame, Command};
 use musewire_smol::agent_stdio::{AgentStdio, Ended};
@@ -36,12 +38,19 @@ fn agent_on_the_loop() -> (
                 } = event
                 {
                     counted.fetch_add(1, SeqCst);
-                    agent.respond(now, request, Ok(None)).expect("open request");
+                    let answer = AgentCall::Respond(request, Ok(None));
+                    let answered = agent.handle(now, Input::Call(answer));
+                    assert_eq!(
+                        answered,
+                        Some(AgentCallResult::Done(Ok(()))),
+                        "open request"
+                    );
                     if let Command::Prompt(prompt) = command {
                         // A frame outside the wire model, written as it is.
                         let frame = json!({"type": "agent_end", "said": prompt.message});
                         let frame = AgentFrame::Unknown(frame);
-                        agent.emit(now, &frame).expect("a frame");
+                        let emitted = agent.handle(now, Input::Call(AgentCall::Emit(frame)));
+                        assert_eq!(emitted, Some(AgentCallResult::Done(Ok(()))), "a frame");
                     }
                 }
             },
