@@ -494,11 +494,7 @@ fn check_editor_message(value: &Value) {
 /// their `Debug` form (a list of numbers) would hide the value and, on long lines, cost more
 /// than the bridge's own work.
 fn reveals_secret(action: &Action) -> bool {
-    let holds = |bytes: &[u8]| {
-        bytes
-            .windows(SECRET.len())
-            .any(|window| window == SECRET.as_bytes())
-    };
+    let holds = |bytes: &[u8]| memchr::memmem::find(bytes, SECRET.as_bytes()).is_some();
     let shown = |action: &Action| {
         let text = format!("{action:?}") + &serde_json::to_string(action).unwrap_or_default();
         text.contains(SECRET)
