@@ -174,6 +174,11 @@ impl<'a> Sdk<'a> {
         self
     }
 
+    /// `musewire acp --session-dir DIR`: the bridge's session folder (ACP-26).
+    fn session_dir(self, dir: &std::path::Path) -> Self {
+        self.flags(&["--session-dir".as_ref(), dir.as_os_str()])
+    }
+
     /// Runs the agent's own ACP mode (`--mode acp`) instead of `musewire acp` over it.
     fn own_acp(mut self, own: bool) -> Self {
         self.own_acp = own;

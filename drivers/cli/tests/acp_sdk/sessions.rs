@@ -230,10 +230,7 @@ fn check_listed(out: &Value, titled: &[(&str, &str)]) {
 #[test]
 fn acp_25_26_sessions_listed_closed_resumed_and_reloaded_bundled_agent() {
     let sessions = scratch("acp-sdk-session-life");
-    let Some(out) = Sdk::new("sessions")
-        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
-        .run()
-    else {
+    let Some(out) = Sdk::new("sessions").session_dir(&sessions).run() else {
         return;
     };
     let caps = &out["initialize"]["agentCapabilities"]["sessionCapabilities"];
@@ -290,7 +287,7 @@ fn acp_26_sessions_listed_with_titles_over_omp_rpc() {
     };
     let sessions = omp.dir.join("sessions");
     let out = Sdk::over("sessions", &omp)
-        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .session_dir(&sessions)
         .run()
         .expect("the SDK is there");
     for turn in ["promptA", "promptB", "afterResume", "afterReload"] {
@@ -391,10 +388,7 @@ fn check_fork_and_delete(out: &Value, sessions: &Path) {
 #[test]
 fn acp_31_32_fork_carries_the_history_and_delete_removes_it_bundled_agent() {
     let sessions = scratch("acp-sdk-fork");
-    let Some(out) = Sdk::new("fork")
-        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
-        .run()
-    else {
+    let Some(out) = Sdk::new("fork").session_dir(&sessions).run() else {
         return;
     };
     check_fork_and_delete(&out, &sessions);
@@ -411,7 +405,7 @@ fn acp_31_32_fork_carries_the_history_and_delete_removes_it_over_omp_rpc() {
     };
     let sessions = omp.dir.join("sessions");
     let out = Sdk::over("fork", &omp)
-        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .session_dir(&sessions)
         .env("ACP_PROMPT_A", "[[text alpha]]")
         .env("ACP_PROMPT_B", "[[text beta]]")
         .env("ACP_PROMPT_C", "[[text gamma]]")
@@ -454,7 +448,7 @@ fn acp_33_the_prompt_after_the_agent_died_runs_in_a_new_agent_bundled_agent() {
     )
     .unwrap();
     let Some(out) = Sdk::new("turns")
-        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .session_dir(&sessions)
         .env("ACP_PROMPTS_FILE", &file)
         .run()
     else {
@@ -490,7 +484,7 @@ fn check_restart_between_turns_over(live: &Live, what: &str) {
     )
     .unwrap();
     let out = Sdk::over("turns", live)
-        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
+        .session_dir(&sessions)
         .env("ACP_PROMPTS_FILE", &file)
         .run()
         .expect("the SDK is there");

@@ -9,10 +9,7 @@ use super::*;
 #[test]
 fn acp_01_03_04_05_07_the_official_sdk_client_drives_musewire_acp() {
     let sessions = scratch("acp-sdk-sessions");
-    let Some(out) = Sdk::new("bundled")
-        .flags(&["--session-dir".as_ref(), sessions.as_os_str()])
-        .run()
-    else {
+    let Some(out) = Sdk::new("bundled").session_dir(&sessions).run() else {
         return;
     };
 
