@@ -74,7 +74,8 @@ use crate::wire::{HostToolDefinition, ToolResult};
 /// message past it is answered as lost.
 pub const MAX_EXCHANGES: usize = 128;
 
-/// The most messages held for HTTP+SSE while the server has not named its endpoint.
+/// The most messages held while the server has not named its endpoint (HTTP+SSE) or not yet
+/// answered `notifications/initialized` (MCP-11).
 pub(crate) const MAX_HELD: usize = 16;
 
 /// How many times one server's session may be started again (404 on a session, a lost
@@ -428,8 +429,12 @@ pub struct McpHttpServer {
     session: Option<String>,
     next_exchange: u64,
     exchanges: BTreeMap<ExchangeId, Exchange>,
-    /// HTTP+SSE: messages waiting for the endpoint.
+    /// Messages waiting for the endpoint (HTTP+SSE) or for the server's answer to
+    /// `notifications/initialized` (MCP-11), in order.
     held: VecDeque<Vec<u8>>,
+    /// The `notifications/initialized` POST whose answer the next messages wait for: sent on
+    /// connections of their own, they could otherwise reach the server before it.
+    initialized: Option<ExchangeId>,
     stream: Stream,
     /// Stream openings in a row without an event.
     stream_attempts: u32,
@@ -471,6 +476,7 @@ impl McpHttpServer {
             next_exchange: 0,
             exchanges: BTreeMap::new(),
             held: VecDeque::new(),
+            initialized: None,
             stream: Stream::Closed,
             stream_attempts: 0,
             stream_last_id: None,
@@ -589,9 +595,12 @@ impl McpHttpServer {
         if self.stopped {
             return;
         }
-        // MCP-13: after `initialize`, the server's own stream.
+        self.release(now);
+        // MCP-13: after `initialize` (and the server's answer to `initialized`), the server's
+        // own stream.
         if self.config.transport == HttpTransport::Streamable
             && self.stream == Stream::Closed
+            && self.initialized.is_none()
             && self.inner.protocol_version().is_some()
         {
             self.open_stream(now);
@@ -649,25 +658,48 @@ impl McpHttpServer {
         }
     }
 
-    /// MCP-11: one message, one POST.
+    /// A message waits while the server has not named its endpoint (MCP-14) or not answered
+    /// `notifications/initialized` (MCP-11), and behind any message already waiting.
     fn send_message(&mut self, now: Instant, bytes: Vec<u8>) {
-        let Some(url) = self.post_url.clone() else {
-            // MCP-14: held until the stream names the endpoint.
+        if self.post_url.is_none() || self.initialized.is_some() || !self.held.is_empty() {
             if self.held.len() >= MAX_HELD {
                 return self
                     .inner
-                    .fail("was sent too many messages before it named its endpoint");
+                    .fail("was sent too many messages before it was ready for them");
             }
             self.held.push_back(bytes);
             return;
+        }
+        self.post(now, bytes);
+    }
+
+    /// Sends the messages waiting, in order, while nothing holds them.
+    fn release(&mut self, now: Instant) {
+        while self.post_url.is_some() && self.initialized.is_none() {
+            let Some(bytes) = self.held.pop_front() else {
+                return;
+            };
+            self.post(now, bytes);
+        }
+    }
+
+    /// MCP-11: one message, one POST.
+    fn post(&mut self, now: Instant, bytes: Vec<u8>) {
+        let Some(url) = self.post_url.clone() else {
+            return;
         };
-        let (requests, initialize) = match serde_json::from_slice::<Envelope<'_>>(&bytes) {
-            Ok(Envelope {
-                id: Some(id),
-                method: Some(method),
-            }) => (vec![id], method == "initialize"),
-            _ => (Vec::new(), false),
-        };
+        let (requests, initialize, initialized) =
+            match serde_json::from_slice::<Envelope<'_>>(&bytes) {
+                Ok(Envelope {
+                    id: Some(id),
+                    method: Some(method),
+                }) => (vec![id], method == "initialize", false),
+                Ok(Envelope {
+                    id: None,
+                    method: Some(method),
+                }) => (Vec::new(), false, method == "notifications/initialized"),
+                _ => (Vec::new(), false, false),
+            };
         if self.exchanges.len() >= MAX_EXCHANGES {
             for request in requests {
                 self.inner.lost(
@@ -688,6 +720,9 @@ impl McpHttpServer {
         } else {
             self.config.mcp.call_budget
         };
+        if initialized {
+            self.initialized = Some(request.exchange);
+        }
         self.exchange(
             now,
             request,
@@ -710,6 +745,9 @@ impl McpHttpServer {
     }
 
     fn abort(&mut self, exchange: ExchangeId) {
+        if self.initialized == Some(exchange) {
+            self.initialized = None;
+        }
         if self.exchanges.remove(&exchange).is_some() {
             self.actions.push_back(HttpAction::Abort(exchange));
         }
@@ -720,6 +758,10 @@ impl McpHttpServer {
             return;
         };
         entry.head_due = None;
+        if self.initialized == Some(exchange) {
+            // Whatever the status, the server has read it.
+            self.initialized = None;
+        }
         let kind = entry.kind.clone();
         let media = media_type(head.content_type);
         let ok = (200..300).contains(&head.status);
@@ -868,9 +910,7 @@ impl McpHttpServer {
             return self.inner.fail("named an endpoint on another origin");
         }
         self.post_url = Some(url);
-        while let Some(bytes) = self.held.pop_front() {
-            self.send_message(now, bytes);
-        }
+        self.release(now);
     }
 
     /// One message (or a batch of them) to the protocol machine.
@@ -895,6 +935,9 @@ impl McpHttpServer {
         let Some(entry) = self.exchanges.remove(&exchange) else {
             return;
         };
+        if self.initialized == Some(exchange) {
+            self.initialized = None;
+        }
         let streamable = self.streamable();
         let mut resume_from = None;
         match entry.body {
@@ -1020,6 +1063,7 @@ impl McpHttpServer {
         }
         self.resumes.clear();
         self.held.clear();
+        self.initialized = None;
         if self.streamable() {
             self.stream = Stream::Closed;
         }
@@ -1076,6 +1120,7 @@ impl McpHttpServer {
         }
         self.resumes.clear();
         self.held.clear();
+        self.initialized = None;
         if self.session.is_some() && self.streamable() {
             let request = self.request(Method::Delete, self.url.clone(), ACCEPT_POST);
             let budget = self.config.mcp.init_budget;

@@ -277,6 +277,17 @@ fn http_request(h: &Harness, server: &str, method: &str) -> HttpRequest {
         .clone()
 }
 
+/// MCP-11: the server takes `notifications/initialized` (202); only then do later messages go.
+fn accept_initialized(h: &mut Harness) {
+    let initialized = http_request(h, SERVER, "notifications/initialized");
+    let accepted = ResponseHead {
+        status: 202,
+        content_type: None,
+        session_id: None,
+    };
+    h.mcp_http_answer(SERVER, initialized.exchange, accepted, b"");
+}
+
 fn request_id(request: &HttpRequest) -> Value {
     let body: Value = serde_json::from_slice(request.body.as_deref().unwrap()).unwrap();
     body["id"].clone()
@@ -331,6 +342,7 @@ fn mcp_18_an_http_server_is_started_its_tools_registered_and_called_its_headers_
     assert!(h.answer(2).is_none());
     let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
     h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    accept_initialized(&mut h);
     let list = http_request(&h, SERVER, "tools/list");
     assert_eq!(list.session_id.as_deref(), Some("s-1"));
     let answer = tools_list(request_id(&list));
@@ -409,6 +421,7 @@ fn mcp_18_an_sse_server_is_reached_over_http_sse() {
     h.mcp_http_answer(SERVER, init.exchange, accepted, b"");
     let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}}}});
     event(&mut h, format!("event: message\ndata: {answer}\n\n"));
+    accept_initialized(&mut h);
     let list = http_request(&h, SERVER, "tools/list");
     h.mcp_http_answer(SERVER, list.exchange, accepted, b"");
     event(
@@ -483,6 +496,7 @@ fn mcp_05_18_a_call_cancelled_over_http_drops_its_post_and_notifies_the_server()
     let init = http_request(&h, SERVER, "initialize");
     let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
     h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    accept_initialized(&mut h);
     let list = http_request(&h, SERVER, "tools/list");
     let answer = tools_list(request_id(&list));
     h.mcp_http_answer(SERVER, list.exchange, JSON, answer.to_string().as_bytes());
@@ -517,6 +531,7 @@ fn mcp_01_18_the_editors_end_ends_the_servers_session_without_a_notice() {
     let init = http_request(&h, SERVER, "initialize");
     let answer = json!({"jsonrpc":"2.0","id":request_id(&init),"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}});
     h.mcp_http_answer(SERVER, init.exchange, JSON, answer.to_string().as_bytes());
+    accept_initialized(&mut h);
     let list = http_request(&h, SERVER, "tools/list");
     let answer = tools_list(request_id(&list));
     h.mcp_http_answer(SERVER, list.exchange, JSON, answer.to_string().as_bytes());

@@ -69,12 +69,13 @@ fn mcp_06_client_fuzz_body_on_random_seeds() {
 }
 
 /// MCP-10/11/14: scripted HTTP sessions through the HTTP fuzz body: streamable HTTP
-/// (initialize as JSON, the listing, a call answered on an event stream split in three) and
+/// (initialize as JSON, `initialized` accepted, the listing, a call answered on an event
+/// stream split in three) and
 /// HTTP+SSE (the endpoint, then the same over the stream).
 #[test]
 fn mcp_10_11_14_scripted_http_sessions() {
     let streamable = [
-        0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 2, 0, 0, 1, 2, 0x10, 5, 9, 40,
+        0, 1, 0, 0, 0, 0, 0, 5, 0, 2, 1, 0, 0, 0, 0, 0, 2, 0, 0, 1, 1, 0x10, 5, 9, 40,
     ];
     let log = fuzzing::http_client_actions(&streamable);
     assert!(

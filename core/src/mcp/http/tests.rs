@@ -296,6 +296,52 @@ fn mcp_11_broken_connections_answer_at_once() {
     assert!(h.results[1].1.contains("ended without the answer"));
 }
 
+/// MCP-11: nothing follows `notifications/initialized` (not `tools/list`, not the GET stream)
+/// until the server has answered it: each message has a connection of its own, so a message
+/// sent at once could reach the server first. A refused or broken notification releases them
+/// too.
+#[test]
+fn mcp_11_messages_wait_for_the_answer_to_initialized() {
+    for answer in [202, 500, 0] {
+        let mut h = Harness::new(HttpTransport::Streamable);
+        let init = h.find("initialize").exchange;
+        h.json(init, Some("s1"), INIT_OK);
+        let (initialized, body) = h.last();
+        assert_eq!(body["method"], "notifications/initialized");
+        let sent = h.sends.len();
+        h.advance(Duration::from_millis(10));
+        assert_eq!(h.sends.len(), sent, "{answer}: nothing before the answer");
+        match answer {
+            0 => h.handle(HttpInput::Failed {
+                exchange: initialized.exchange,
+                error: "reset",
+            }),
+            status => h.head(initialized.exchange, status, None, None),
+        }
+        let after: Vec<(Method, Value)> = h.sends[sent..]
+            .iter()
+            .map(|r| {
+                let body = r
+                    .body
+                    .as_deref()
+                    .map(|b| serde_json::from_slice(b).unwrap());
+                (
+                    r.method,
+                    body.map_or(Value::Null, |b: Value| b["method"].clone()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            after,
+            [
+                (Method::Post, json!("tools/list")),
+                (Method::Get, Value::Null)
+            ],
+            "{answer}"
+        );
+    }
+}
+
 /// MCP-12: a 404 on a request with a session starts a new session: the call answered as an
 /// error, `initialize` again without a session id, the new id used after.
 #[test]
@@ -344,6 +390,8 @@ fn mcp_12_reinitializing_is_bounded() {
             Some("s"),
             &INIT_OK.replace("\"id\":0", &format!("\"id\":{id}")),
         );
+        let initialized = h.find("notifications/initialized").exchange;
+        h.accepted(initialized);
         let list = h.find("tools/list");
         let id = serde_json::from_slice::<Value>(list.body.as_deref().unwrap()).unwrap()["id"]
             .as_u64()
@@ -369,6 +417,8 @@ fn mcp_13_get_stream_reopened_with_last_event_id() {
     let mut h = Harness::new(HttpTransport::Streamable);
     let init = h.last().0.exchange;
     h.json(init, Some("s1"), INIT_OK);
+    let initialized = h.find("notifications/initialized").exchange;
+    h.accepted(initialized);
     let get = h
         .sends
         .iter()
