@@ -5,31 +5,62 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
 use common::Pair;
 use musewire_core::client::{ClientEvent, HistorySource};
 use serde_json::{json, Value};
 
+/// A file a test's shell command touches once it has printed what comes before it, so the
+/// test waits for that instead of guessing how long the shell takes to get there.
+fn marker(name: &str) -> PathBuf {
+    let file = format!("musewire-agent-bash-{}-{name}", std::process::id());
+    std::env::temp_dir().join(file)
+}
+
+/// Waits (a minute at most, for a busy machine) until the shell touched `marker`.
+fn reached(marker: &Path) {
+    let started = Instant::now();
+    while !marker.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the shell did not reach {}",
+            marker.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = std::fs::remove_file(marker);
+}
+
 #[test]
 fn call_01_05_bash_is_answered_after_later_commands_and_abort_bash_cancels_it() {
     let mut pair = Pair::new();
-    let bash = pair.send(json!({"type": "bash", "command": "echo started; sleep 30; echo never"}));
+    let marker = marker("started");
+    let command = format!(
+        "echo started; touch '{}'; sleep 30; echo never",
+        marker.display()
+    );
+    let bash = pair.send(json!({"type": "bash", "command": command}));
     // A later command is answered first (CALL-01).
     let state = pair.call(json!({"type": "get_state"})).unwrap();
     assert_eq!(state["messageCount"], 0);
     assert!(common::response(&pair.events, bash).is_none());
-    // abort_bash goes out at once and kills the whole process group (CALL-05).
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    let started = std::time::Instant::now();
+    // abort_bash goes out at once and kills the whole process group (CALL-05); sent once the
+    // shell has said "started", in the sleep.
+    reached(&marker);
+    let started = Instant::now();
     pair.call(json!({"type": "abort_bash"})).unwrap();
     let data = pair.answer(bash).unwrap();
-    assert!(started.elapsed().as_secs() < 10, "the sleep was killed");
+    // Well before the 30 s sleep would have ended by itself.
+    assert!(started.elapsed().as_secs() < 25, "the sleep was killed");
     assert_eq!(data["cancelled"], true);
     assert_eq!(data["exitCode"], Value::Null);
     assert_eq!(data["output"], "started\n");
     let messages = pair.call(json!({"type": "get_messages"})).unwrap();
     let message = &messages["messages"][0];
     assert_eq!(message["role"], "bashExecution");
-    assert_eq!(message["command"], "echo started; sleep 30; echo never");
+    assert_eq!(message["command"], command);
     assert_eq!(message["cancelled"], true);
 }
 
@@ -85,8 +116,10 @@ fn abort_kills_the_models_bash_tool_and_ends_the_run() {
 fn abort_bash_also_stops_the_models_bash_tool_which_reports_it() {
     let mut pair = Pair::new();
     pair.events.clear();
-    pair.send(json!({"type": "prompt", "message": "bash echo part; sleep 30"}));
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    let marker = marker("part");
+    let message = format!("bash echo part; touch '{}'; sleep 30", marker.display());
+    pair.send(json!({"type": "prompt", "message": message}));
+    reached(&marker);
     pair.call(json!({"type": "abort_bash"})).unwrap();
     pair.drive_until(|e| e.contains(&ClientEvent::TurnFinished));
     let text = pair
