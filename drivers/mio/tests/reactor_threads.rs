@@ -100,10 +100,7 @@ fn one_reactor_thread_drives_twenty_agents() {
         killed.get_state(WAIT),
         Err(CallError::Ended | CallError::Refused(_))
     ));
-    let status = agents
-        .remove(0)
-        .shutdown(Duration::from_secs(5))
-        .expect("shut down");
+    let status = agents.remove(0).shutdown(WAIT).expect("shut down");
     assert!(status.success(), "{status:?}");
     assert_eq!(reactor.agents(), AGENTS - 2);
     for agent in &agents {

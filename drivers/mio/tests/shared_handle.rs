@@ -8,7 +8,7 @@ use musewire_core::client::ClientEvent;
 use musewire_mio::AgentProcess;
 
 mod common;
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(60);
 const CALLS: usize = 200;
 
 #[test]
@@ -58,6 +58,6 @@ fn one_handle_calls_from_one_thread_while_another_takes_events() {
             .any(|e| matches!(e, ClientEvent::Response { .. })),
         "{turn:?}"
     );
-    let status = agent.shutdown(Duration::from_secs(5)).expect("shut down");
+    let status = agent.shutdown(WAIT).expect("shut down");
     assert!(status.success(), "{status:?}");
 }

@@ -8,8 +8,6 @@
 //! - The agent leads a process group of its own, and what it leaves running in it ends with
 //!   it: at its own exit, and when the stop's grace runs out and it is killed.
 
-use std::time::Duration;
-
 use musewire_core::client::ClientEvent;
 use musewire_mio::AgentProcess;
 
@@ -23,11 +21,11 @@ fn call_11_a_stop_with_a_grace_writes_the_queued_stdin_before_closing_it() {
     let line = probe::large_line();
     // Once the agent is ready, so the line is queued for it, not held by the client.
     while !matches!(
-        agent.next_event(Duration::from_secs(10)),
+        agent.next_event(probe::BUSY_WAIT),
         Some(ClientEvent::Ready { .. }) | None
     ) {}
     assert!(agent.send_raw_line(line.as_bytes()).unwrap());
-    let status = agent.shutdown(Duration::from_secs(10)).unwrap();
+    let status = agent.shutdown(probe::BUSY_WAIT).unwrap();
     probe::assert_given_whole(&count, line.len(), status);
 }
 

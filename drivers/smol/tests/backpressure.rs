@@ -121,7 +121,7 @@ fn smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clearly_once_it_is_
         };
         let send = async { Some(agent.send_raw_line(&line).await) };
         let timeout = async {
-            smol::Timer::after(Duration::from_secs(10)).await;
+            smol::Timer::after(probe::BUSY_WAIT).await;
             None
         };
         let (result, ()) = future::zip(future::or(send, timeout), kill).await;
@@ -131,7 +131,7 @@ fn smol_writes_to_an_agent_that_does_not_read_wait_then_fail_clearly_once_it_is_
             true
         };
         let timeout = async {
-            smol::Timer::after(Duration::from_secs(10)).await;
+            smol::Timer::after(probe::BUSY_WAIT).await;
             false
         };
         assert!(future::or(closed, timeout).await, "the session ended");

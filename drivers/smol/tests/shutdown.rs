@@ -33,7 +33,7 @@ fn call_11_a_stop_with_a_grace_writes_the_queued_stdin_before_closing_it() {
             Some(ClientEvent::Ready { .. }) | None
         ) {}
         assert!(agent.send_raw_line(line.as_bytes()).await.unwrap());
-        agent.shutdown(Duration::from_secs(10)).await.unwrap()
+        agent.shutdown(probe::BUSY_WAIT).await.unwrap()
     });
     probe::assert_given_whole(&count, line.len(), status);
 }
