@@ -53,8 +53,16 @@ fn mio_stops_taking_calls_past_the_write_backlog() {
         eventually("the bound reached", || {
             returned.load(Ordering::SeqCst) >= bound - 1
         });
-        std::thread::sleep(Duration::from_millis(500));
-        let taken = returned.load(Ordering::SeqCst);
+        // It settles (nothing more taken for half a second, however slowly a busy machine
+        // lets the loop take what was already queued) within the bound.
+        let (mut taken, mut since) = (returned.load(Ordering::SeqCst), Instant::now());
+        eventually("the calls stopped being taken", || {
+            let now = returned.load(Ordering::SeqCst);
+            if now != taken {
+                (taken, since) = (now, Instant::now());
+            }
+            since.elapsed() >= Duration::from_millis(500)
+        });
         assert!(taken <= bound + OPS_QUEUE, "{taken} prompts went through");
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(
@@ -77,7 +85,7 @@ fn mio_stops_taking_calls_past_the_write_backlog() {
                 took >= timeout,
                 "returned after {took:?}, before its {timeout:?}"
             );
-            assert!(took < timeout + Duration::from_secs(5), "took {took:?}");
+            assert!(took < timeout + Duration::from_secs(20), "took {took:?}");
         }
         assert_eq!(
             returned.load(Ordering::SeqCst),
@@ -129,24 +137,30 @@ fn a_flooding_agent_does_not_starve_the_others_on_its_reactor() {
         });
         eventually("the flood under way", || written() > 8 << 20);
         // The other agent on the same loop is answered call after call meanwhile, while the
-        // flood goes on.
+        // flood goes on: at least 30 calls, and as many more as it takes the flood to write
+        // another MiB (the calls can be quicker than that on a busy machine).
         let before = written();
-        let mut slowest = Duration::ZERO;
-        for _ in 0..30 {
+        let started = Instant::now();
+        let (mut calls, mut slowest) = (0, Duration::ZERO);
+        while calls < 30 || written() < before + (1 << 20) {
+            assert!(
+                started.elapsed() < WAIT,
+                "the flood did not go on beside {calls} calls ({before} -> {} bytes)",
+                written()
+            );
             let start = Instant::now();
             quiet.get_state(WAIT).expect("answered during the flood");
             slowest = slowest.max(start.elapsed());
+            calls += 1;
         }
         let during = written();
         eprintln!(
-            "30 calls beside the flood: slowest {slowest:?}, flood {before} -> {during} bytes"
+            "{calls} calls beside the flood: slowest {slowest:?}, flood {before} -> {during} bytes"
         );
+        // Starved, a call would wait for the flood's end (minutes); a busy machine alone
+        // takes seconds at most.
         assert!(
-            during >= before + (1 << 20),
-            "the flood did not go on beside the calls ({before} -> {during} bytes)"
-        );
-        assert!(
-            slowest < Duration::from_secs(2),
+            slowest < Duration::from_secs(10),
             "a call took {slowest:?} beside the flood"
         );
         done.store(true, Ordering::SeqCst);
