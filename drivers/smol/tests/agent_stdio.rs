@@ -19,6 +19,10 @@ use smol::future;
 use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use smol::net::unix::UnixStream;
 
+/// How long a test waits for a line, the loop's end or a process: generous, as the tests run
+/// on busy machines (a passing test never waits this long).
+const WAIT: Duration = Duration::from_secs(60);
+
 /// Runs an agent that answers every command (a prompt with a one-line turn) on the loop, in a
 /// thread of its own; returns the host's end, the commands the agent saw, and the loop.
 fn agent_on_the_loop() -> (
@@ -64,7 +68,7 @@ fn agent_on_the_loop() -> (
 async fn read_line(reader: &mut BufReader<UnixStream>) -> Value {
     let mut line = String::new();
     let read = future::or(async { reader.read_line(&mut line).await.ok() }, async {
-        smol::Timer::after(Duration::from_secs(10)).await;
+        smol::Timer::after(WAIT).await;
         None
     });
     assert!(read.await.is_some_and(|n| n > 0), "a line in time");
@@ -72,7 +76,7 @@ async fn read_line(reader: &mut BufReader<UnixStream>) -> Value {
 }
 
 fn join(thread: std::thread::JoinHandle<std::io::Result<Ended>>) -> Ended {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + WAIT;
     while !thread.is_finished() {
         assert!(Instant::now() < deadline, "the loop ends in time");
         std::thread::sleep(Duration::from_millis(5));
@@ -162,7 +166,18 @@ fn the_smol_loop_stops_reading_stdin_while_the_host_does_not_read_stdout() {
     });
     // The host stalled long before its 64 MiB went out: the loop stopped reading.
     assert!(written < 8 << 20, "the host wrote {written} bytes");
-    let stalled = seen.load(SeqCst);
+    // What it had taken it answers (as slowly as a busy machine lets it), then it settles:
+    // nothing more read while stdout is full.
+    let started = Instant::now();
+    let (mut stalled, mut since) = (seen.load(SeqCst), Instant::now());
+    while since.elapsed() < Duration::from_millis(500) {
+        assert!(started.elapsed() < WAIT, "the loop never stopped reading");
+        std::thread::sleep(Duration::from_millis(10));
+        let now = seen.load(SeqCst);
+        if now != stalled {
+            (stalled, since) = (now, Instant::now());
+        }
+    }
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
         seen.load(SeqCst),
@@ -218,12 +233,12 @@ fn the_smol_agent_example_answers_a_prompt_over_its_stdio() {
             false
         };
         let timeout = async {
-            smol::Timer::after(Duration::from_secs(10)).await;
+            smol::Timer::after(WAIT).await;
             false
         };
         assert!(future::or(turn, timeout).await, "the turn finished");
         assert_eq!(said, "hello there");
-        let status = agent.shutdown(Duration::from_secs(5)).await.unwrap();
+        let status = agent.shutdown(WAIT).await.unwrap();
         assert!(status.success(), "stdin's end ends it: {status:?}");
     });
 }
