@@ -157,28 +157,45 @@ impl Drop for Node {
     }
 }
 
+/// Starts server-everything in `mode` on a free port, once it says (on its stderr) that it
+/// listens there. A port found free can be taken before node binds it (by another test's
+/// server or connection, which a connection check would take for node's): node then exits,
+/// and another port is tried.
 fn start_everything(mode: &str) -> Option<(Node, u16)> {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc::RecvTimeoutError;
     let script = everything()?;
-    let port = free_port();
-    let child = Command::new("node")
-        .arg(script)
-        .arg(mode)
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("node runs");
-    let node = Node(child);
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "server-everything did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+    for _ in 0..5 {
+        let port = free_port();
+        let mut child = Command::new("node")
+            .arg(&script)
+            .arg(mode)
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node runs");
+        let stderr = child.stderr.take().expect("node's stderr");
+        let node = Node(child);
+        // Both modes say "... on port N" once listening; the rest of what node says is read
+        // and dropped (a full pipe would stop it), until it exits.
+        let (listening, said) = std::sync::mpsc::channel();
+        let line = format!("port {port}");
+        std::thread::spawn(move || {
+            for said in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if said.ends_with(&line) {
+                    let _ = listening.send(());
+                }
+            }
+        });
+        match said.recv_timeout(Duration::from_secs(60)) {
+            Ok(()) => return Some((node, port)),
+            Err(RecvTimeoutError::Disconnected) => continue,
+            Err(RecvTimeoutError::Timeout) => panic!("server-everything did not listen in 60 s"),
+        }
     }
-    Some((node, port))
+    panic!("server-everything found no free port in five tries");
 }
 
 /// MCP-11, MCP-17: server-everything over streamable HTTP: initialize, its tools, `echo`.
@@ -481,7 +498,10 @@ fn mcp_11_17_stream_dropped_mid_answer() {
         out.results[0].0.contains("could not answer tools/call"),
         "{out:?}"
     );
-    // Its event had no complete id: not resumed, answered at once (far within the budget).
+    // Its event had no complete id: not resumed (no GET with a Last-Event-ID), answered at
+    // once (a resumption would wait its backoff; 10 s is far within the budget even on a
+    // busy machine).
+    assert!(!out.log.contains("last_event_id: Some"), "{}", out.log);
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
@@ -525,7 +545,9 @@ fn mcp_18_pem_roots_are_read_for_a_private_ca() {
     let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-18-pem-roots");
+    // This process's own folder: two runs of the tests at once do not share it.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mcp-18-pem-roots-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ca.pem");
     std::fs::write(&file, format!("# a comment line\n{}", ca.pem())).unwrap();
@@ -537,4 +559,5 @@ fn mcp_18_pem_roots_are_read_for_a_private_ca() {
     assert!(error.contains("ca.pem"), "{error}");
     let error = musewire_smol::mcp_http::read_pem_roots(&dir.join("missing.pem")).unwrap_err();
     assert!(error.contains("missing.pem"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
