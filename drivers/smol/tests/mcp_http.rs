@@ -501,6 +501,7 @@ fn mcp_11_17_stream_dropped_mid_answer() {
     // Its event had no complete id: not resumed (no GET with a Last-Event-ID), answered at
     // once (a resumption would wait its backoff; 10 s is far within the budget even on a
     // busy machine).
+    assert!(out.log.contains("last_event_id: None"), "{}", out.log);
     assert!(!out.log.contains("last_event_id: Some"), "{}", out.log);
     assert!(started.elapsed() < Duration::from_secs(10));
 }
