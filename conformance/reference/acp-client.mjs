@@ -128,6 +128,15 @@ const until = async (check, ms) => {
   }
 };
 
+// As `until`, for a check that asks the bridge.
+const untilAsync = async (check, ms) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise(r => setTimeout(r, 20));
+  }
+};
+
 // A step the scenario depends on (initialize, session/new, session/load): a failure ends the
 // run here, naming the step, with its error (the bridge's stderr, and so the agent's tail in
 // its errors, is this process's stderr), never later on a session that is not there.
@@ -142,10 +151,10 @@ const step = async (name, promise) => {
 };
 
 // ACP-33: kills the bridge's agent between turns: the bridge's one child that leads a process
-// group of its own (ACP-12), SIGKILL to that group; resolves once the agent is reaped (the
-// bridge saw it exit) and a moment more for the bridge to take that in, as
-// `{pid, group, gone}`.
-const killAgent = async () => {
+// group of its own (ACP-12), SIGKILL to that group; resolves once the agent is reaped and the
+// bridge has taken its exit in (an open session's `session/resume`, answered at once, is
+// refused as one whose agent has exited), as `{pid, group, gone, exitTakenIn}`.
+const killAgent = async (ctx, sessionId) => {
   const { readdirSync, readFileSync } = await import("node:fs");
   const stat = pid => {
     try {
@@ -171,8 +180,15 @@ const killAgent = async () => {
     await until(() => stat(pid) === null, WAIT_MS);
     gone = true;
   } catch {}
-  await new Promise(r => setTimeout(r, 1000));
-  return { pid, group: pid, gone };
+  let exitTakenIn = false;
+  try {
+    await untilAsync(async () => {
+      const probe = await errorOf(ctx.request("session/resume", { sessionId, cwd, mcpServers: [] }));
+      return probe.data === "the session's agent has exited";
+    }, WAIT_MS);
+    exitTakenIn = true;
+  } catch {}
+  return { pid, group: pid, gone, exitTakenIn };
 };
 
 // When the `command` scenario's prompt went out (ACP-30).
@@ -481,7 +497,7 @@ async function extraScenario(ctx) {
     for (const text of JSON.parse(readFileSync(process.env.ACP_PROMPTS_FILE, "utf8"))) {
       // `{"kill": true}` (ACP-33): the agent killed between turns, in `turns` as `{killed}`.
       if (text?.kill) {
-        out.turns.push({ killed: await killAgent() });
+        out.turns.push({ killed: await killAgent(ctx, session.sessionId) });
         continue;
       }
       // A prompt answered with an error is a turn too (ACP-33: the agent died in it).

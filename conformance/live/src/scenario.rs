@@ -199,7 +199,7 @@ pub fn call_05_abort_bash_while_bash_runs(driver: Driver) {
     };
     let start = Instant::now();
     let bash = s.host.send(typed_command(
-        json!({"type": "bash", "command": "sleep 30; echo finished"}),
+        json!({"type": "bash", "command": "sleep 120; echo finished"}),
     ));
     // The agent runs bash in the background; an abort_bash that arrives before the shell has
     // started aborts nothing, so it is repeated until the bash response comes.
@@ -217,7 +217,7 @@ pub fn call_05_abort_bash_while_bash_runs(driver: Driver) {
             break outcome;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(20),
+            start.elapsed() < Duration::from_secs(90),
             "bash was never aborted"
         );
     };
@@ -227,7 +227,8 @@ pub fn call_05_abort_bash_while_bash_runs(driver: Driver) {
     };
     assert_eq!(data.cancelled, Some(true), "{data:?}");
     assert!(!data.output.contains("finished"), "{data:?}");
-    assert!(start.elapsed() < Duration::from_secs(25));
+    // Well short of the command's 120 s: the abort ended it (generous for a loaded machine).
+    assert!(start.elapsed() < Duration::from_secs(100));
     s.shutdown();
 }
 

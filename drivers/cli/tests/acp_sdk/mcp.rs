@@ -31,27 +31,42 @@ fn host_10_mcp_05_an_editors_mcp_tool_is_called_by_each_pi_through_the_sdk() {
             )
             .run()
             .expect("the SDK is there");
-        let server = &live.server;
-        let pi = pi.version();
-        let turn = &out["turn"]["result"];
-        assert_eq!(turn["stopReason"], "end_turn", "pi {pi}: {out:#}");
-        let updates = turn["updates"].as_array().expect("updates");
-        assert!(
-            updates.iter().any(|u| u["sessionUpdate"] == "tool_call"
-                && u["title"]
-                    .as_str()
-                    .is_some_and(|t| t.contains("mcp__everything__echo"))),
-            "pi {pi}: the call's card: {out:#}"
+        check_echo_turn_over_pi(
+            &out,
+            &live,
+            "through the sdk",
+            &format!("pi {}", pi.version()),
         );
-        let last = server
-            .requests()
-            .last()
-            .expect("the model was called")
-            .to_string();
-        assert!(last.contains("Echo: through the sdk"), "pi {pi}: {last}");
-        // MCP-01: the editor's end stops the server without a notice to an editor gone.
-        assert_eq!(out["bridgeExit"], 0, "pi {pi}: {out:#}");
     });
+}
+
+/// A pi's turn that called the editor's server-everything `echo` with `message` (HOST-10):
+/// answered `end_turn`, the call's card shown, the tool's answer sent to the model; the
+/// editor's end ends the bridge cleanly, the server with it, no notice to an editor gone
+/// (MCP-01).
+fn check_echo_turn_over_pi(out: &Value, live: &Live, message: &str, what: &str) {
+    assert!(
+        out["turn"]["result"].is_object(),
+        "{what}: the turn was answered: {out:#}"
+    );
+    let turn = &out["turn"]["result"];
+    assert_eq!(turn["stopReason"], "end_turn", "{what}: {out:#}");
+    let updates = turn["updates"].as_array().expect("updates");
+    assert!(
+        updates.iter().any(|u| u["sessionUpdate"] == "tool_call"
+            && u["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("mcp__everything__echo"))),
+        "{what}: the call's card: {out:#}"
+    );
+    let last = live
+        .server
+        .requests()
+        .last()
+        .expect("the model was called")
+        .to_string();
+    assert!(last.contains(&format!("Echo: {message}")), "{what}: {last}");
+    assert_eq!(out["bridgeExit"], 0, "{what}: {out:#}");
 }
 
 /// The reference MCP server everything, run over HTTP in `mode` (`streamableHttp`, `sse`)
@@ -187,27 +202,10 @@ fn mcp_18_host_10_an_editors_http_mcp_server_reaches_pi_through_the_sdk() {
         )
         .run()
         .expect("the SDK is there");
-    let pi = pi.version();
-    assert!(
-        out["turn"]["result"].is_object(),
-        "pi {pi}: the turn was answered: {out:#}"
+    check_echo_turn_over_pi(
+        &out,
+        &live,
+        "over http to pi",
+        &format!("pi {}", pi.version()),
     );
-    let turn = &out["turn"]["result"];
-    assert_eq!(turn["stopReason"], "end_turn", "pi {pi}: {out:#}");
-    let updates = turn["updates"].as_array().expect("updates");
-    assert!(
-        updates.iter().any(|u| u["sessionUpdate"] == "tool_call"
-            && u["title"]
-                .as_str()
-                .is_some_and(|t| t.contains("mcp__everything__echo"))),
-        "pi {pi}: the call's card: {out:#}"
-    );
-    let last = live
-        .server
-        .requests()
-        .last()
-        .expect("the model was called")
-        .to_string();
-    assert!(last.contains("Echo: over http to pi"), "pi {pi}: {last}");
-    assert_eq!(out["bridgeExit"], 0, "pi {pi}: {out:#}");
 }

@@ -3,45 +3,70 @@
 
 use super::*;
 
+/// A `queue` or `cancel-next` run's log: the updates, the prompts sent and their answers, in
+/// the order the client saw them.
+struct Log<'a> {
+    out: &'a Value,
+    entries: &'a [Value],
+}
+
+impl<'a> Log<'a> {
+    fn of(out: &'a Value) -> Log<'a> {
+        let entries = out["log"].as_array().expect("a log");
+        Log { out, entries }
+    }
+
+    /// Where the first entry `what` holds for is.
+    fn at(&self, what: &dyn Fn(&Value) -> bool) -> usize {
+        let out = self.out;
+        self.entries
+            .iter()
+            .position(what)
+            .unwrap_or_else(|| panic!("not in the log: {out:#}"))
+    }
+
+    /// Where the answer of prompt `name` is, and its stop reason.
+    fn answer(&self, name: &str) -> (usize, &'a str) {
+        let i = self.at(&|e| e["answer"] == name);
+        (i, self.entries[i]["stopReason"].as_str().unwrap_or(""))
+    }
+
+    /// The agent's text between two entries.
+    fn said_between(&self, from: usize, to: usize) -> String {
+        self.entries[from..to]
+            .iter()
+            .filter(|e| e["update"] == "agent_message_chunk")
+            .filter_map(|e| e["text"].as_str())
+            .collect()
+    }
+}
+
 /// Checks the `queue` scenario's log (ACP-27): the prompt sent while the long one ran is
 /// shown queued in the running turn and answered after it, its reply (`queued_text`) between
 /// the two answers; the one queued behind the cancelled turn is answered `cancelled` after
 /// it; the turn after ends `end_turn`.
 fn check_queue_log(out: &Value, queued_text: &str) {
-    let log = out["log"].as_array().expect("a log");
-    let at = |what: &dyn Fn(&Value) -> bool| {
-        log.iter()
-            .position(what)
-            .unwrap_or_else(|| panic!("not in the log: {out:#}"))
-    };
-    let answer = |name: &str| {
-        let i = at(&|e| e["answer"] == name);
-        (i, log[i]["stopReason"].as_str().unwrap_or("").to_owned())
-    };
-    let note = at(&|e| {
+    let log = Log::of(out);
+    let note = log.at(&|e| {
         e["text"]
             .as_str()
             .is_some_and(|t| t.starts_with("Queued: this prompt runs when the current one ends."))
     });
-    let (first, first_reason) = answer("first");
-    let (queued, queued_reason) = answer("queued");
+    let (first, first_reason) = log.answer("first");
+    let (queued, queued_reason) = log.answer("queued");
     assert!(note < first && first < queued, "{out:#}");
     assert_eq!(first_reason, "end_turn", "{out:#}");
     assert_eq!(queued_reason, "end_turn", "{out:#}");
-    let reply: String = log[first..queued]
-        .iter()
-        .filter(|e| e["update"] == "agent_message_chunk")
-        .filter_map(|e| e["text"].as_str())
-        .collect();
+    let reply = log.said_between(first, queued);
     assert!(reply.contains(queued_text), "{reply:?}: {out:#}");
-    let (cancelled, cancelled_reason) = answer("cancelled");
-    let (behind, behind_reason) = answer("behind");
+    let (cancelled, cancelled_reason) = log.answer("cancelled");
+    let (behind, behind_reason) = log.answer("behind");
     assert!(queued < cancelled && cancelled < behind, "{out:#}");
     assert_eq!(cancelled_reason, "cancelled", "{out:#}");
     assert_eq!(behind_reason, "cancelled", "{out:#}");
-    let (_, after_reason) = answer("after");
+    let (_, after_reason) = log.answer("after");
     assert_eq!(after_reason, "end_turn", "{out:#}");
-    assert_eq!(out["bridgeExit"], 0);
+    assert_eq!(out["bridgeExit"], 0, "{out:#}");
 }
 
 /// ACP-27 with the bundled agent: a prompt while a `bash sleep 1` turn runs is queued as a
@@ -89,19 +114,10 @@ fn acp_27_a_prompt_while_one_runs_is_queued_over_omp_rpc() {
 /// cancelled prompt is answered `cancelled`, then the next one runs as a turn of its own, its
 /// reply (`next_text`) between the two answers, and ends `end_turn`; the turn after too.
 fn check_cancel_next_log(out: &Value, next_text: &str) {
-    let log = out["log"].as_array().expect("a log");
-    let at = |what: &dyn Fn(&Value) -> bool| {
-        log.iter()
-            .position(what)
-            .unwrap_or_else(|| panic!("not in the log: {out:#}"))
-    };
-    let answer = |name: &str| {
-        let i = at(&|e| e["answer"] == name);
-        (i, log[i]["stopReason"].as_str().unwrap_or("").to_owned())
-    };
-    let sent = at(&|e| e["sent"] == "next");
-    let (cancelled, cancelled_reason) = answer("cancelled");
-    let (next, next_reason) = answer("next");
+    let log = Log::of(out);
+    let sent = log.at(&|e| e["sent"] == "next");
+    let (cancelled, cancelled_reason) = log.answer("cancelled");
+    let (next, next_reason) = log.answer("next");
     assert!(
         sent < cancelled,
         "sent before the cancelled answer: {out:#}"
@@ -110,19 +126,16 @@ fn check_cancel_next_log(out: &Value, next_text: &str) {
     assert_eq!(cancelled_reason, "cancelled", "{out:#}");
     assert_eq!(next_reason, "end_turn", "{out:#}");
     assert!(
-        !log.iter()
+        !log.entries
+            .iter()
             .any(|e| e["text"].as_str().is_some_and(|t| t.contains("Queued:"))),
         "no Queued note: {out:#}"
     );
-    let reply: String = log[cancelled..next]
-        .iter()
-        .filter(|e| e["update"] == "agent_message_chunk")
-        .filter_map(|e| e["text"].as_str())
-        .collect();
+    let reply = log.said_between(cancelled, next);
     assert!(reply.contains(next_text), "{reply:?}: {out:#}");
-    let (_, after_reason) = answer("after");
+    let (_, after_reason) = log.answer("after");
     assert_eq!(after_reason, "end_turn", "{out:#}");
-    assert_eq!(out["bridgeExit"], 0);
+    assert_eq!(out["bridgeExit"], 0, "{out:#}");
 }
 
 /// ACP-28 with the bundled agent, as codecompanion.nvim does it: a `bash sleep 5` turn is

@@ -472,7 +472,7 @@ fn acp_33_the_prompt_after_the_agent_died_runs_in_a_new_agent_bundled_agent() {
 
 /// ACP-33 over a real agent (`musewire acp --session-dir DIR -- AGENT --mode rpc`), as issue
 /// 34 asks: a turn; the agent's process group killed between turns (SIGKILL; the agent reaped
-/// before the next prompt); a prompt: it runs in a new agent on the same session file, after
+/// and its exit taken in by the bridge before the next prompt); a prompt: it runs in a new agent on the same session file, after
 /// the restart notice, and the model is sent the first prompt with it (the history).
 fn check_restart_between_turns_over(live: &Live, what: &str) {
     use musewire_core::acp::RESTARTED_NOTICE;
@@ -499,6 +499,10 @@ fn check_restart_between_turns_over(live: &Live, what: &str) {
     let killed = &turn_of(&out, 1)["killed"];
     assert!(killed["pid"].is_u64(), "{what}: one agent to kill: {out:#}");
     assert_eq!(killed["gone"], true, "{what}: the agent exited: {out:#}");
+    assert_eq!(
+        killed["exitTakenIn"], true,
+        "{what}: the bridge took the exit in before the next prompt: {out:#}"
+    );
     let after = turn_of(&out, 2);
     assert_eq!(after["stopReason"], "end_turn", "{what}: {out:#}");
     let text = text_of(after, "agent_message_chunk");
