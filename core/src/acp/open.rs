@@ -224,26 +224,6 @@ impl Bridge {
         self.ask_models(now, key, editor, acp_id, Opening::New);
     }
 
-    /// ACP-24: the models answered (or not) at an opening: the session opens.
-    pub(super) fn opened_models(
-        &mut self,
-        now: Instant,
-        key: AgentKey,
-        editor: RequestId,
-        acp_id: SessionId,
-        opening: Opening,
-        outcome: Result<ResponseData, CommandFailure>,
-    ) {
-        // ACP-24: an agent that offers no models (or refuses the command) gets no
-        // model option, and the session opens all the same.
-        if let (Some(session), Ok(ResponseData::Models(models))) =
-            (self.sessions.get_mut(&key), &outcome)
-        {
-            session.config.models(&models.models);
-        }
-        self.opened(now, key, acp_id, &editor, opening);
-    }
-
     /// ACP-25: a resume switched the agent to its file: `get_state` next.
     pub(super) fn resume_switched(&mut self, now: Instant, key: AgentKey, editor: RequestId) {
         self.send(

@@ -205,6 +205,11 @@ impl Edits {
             .values()
             .any(|e| e.key == key && e.call == call)
     }
+
+    /// Session `key`'s files are no longer waited for: a later answer is dropped.
+    pub(super) fn forget(&mut self, key: AgentKey) {
+        self.waiting.retain(|_, e| e.key != key);
+    }
 }
 
 /// A session's cards held for their files (ACP-38): each call's deadline, and whether the
@@ -426,16 +431,11 @@ impl Bridge {
         }
     }
 
-    /// The turn ended (ACP-02): its usage is asked now, or once no card is held (ACP-38).
-    pub(super) fn turn_ended(&mut self, now: Instant, key: AgentKey) {
-        self.on_session(now, key, |session, out| session.turn_ended(now, out));
-    }
-
     /// The session's agent is gone (its held cards complete now: [`HeldCards::Complete`]) or
     /// the session ended (they are dropped with it): nothing waits for the editor's writes
     /// any more; a later answer is dropped.
     pub(super) fn review_forget(&mut self, key: AgentKey, cards: HeldCards) {
-        self.edits.waiting.retain(|_, e| e.key != key);
+        self.edits.forget(key);
         if let Some((session, mut out)) = self.session_out(key) {
             session.review_forget(cards, &mut out);
         }
@@ -467,7 +467,7 @@ impl Bridge {
 
 impl AcpSession {
     /// The turn ended (ACP-02): its usage is asked now, or once no card is held (ACP-38).
-    fn turn_ended(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
+    pub(super) fn turn_ended(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
         if self.review.is_busy() {
             self.review.end_waits = true;
             return Drain::NotNeeded;
@@ -477,7 +477,7 @@ impl AcpSession {
 
     /// The session's held cards are forgotten; with [`HeldCards::Complete`] the editor sees
     /// them complete.
-    fn review_forget(&mut self, cards: HeldCards, out: &mut Outbox<'_>) {
+    pub(super) fn review_forget(&mut self, cards: HeldCards, out: &mut Outbox<'_>) {
         self.review = Held::default();
         let held = self.mapper.release_all();
         if cards == HeldCards::Complete {
