@@ -558,7 +558,7 @@ impl Bridge {
             Input::AgentExit(key, status) => {
                 self.on_session(now, key, |session, out| session.agent_exited(out));
                 self.session_input(now, key, client::Input::exit(status));
-                self.mcp_stop(now, key);
+                self.on_session_mcp(now, key, |session| session.mcp_stop(now));
                 // ACP-32: a deleted session's file goes once its agent is gone.
                 self.deletes_after_exit(key);
             }
@@ -602,15 +602,9 @@ impl Bridge {
         }
         for key in self.session_keys() {
             self.session_input(now, key, client::Input::Call(Call::Stop));
-            self.stop_agent(now, key);
-            self.mcp_stop(now, key);
+            self.on_session(now, key, |session, out| session.stop_agent(now, out));
+            self.on_session_mcp(now, key, |session| session.mcp_stop(now));
         }
-    }
-
-    /// ACP-12: the session's agent is stopped: its stdin closed now, its group killed after
-    /// the grace (or at its exit). Idempotent.
-    fn stop_agent(&mut self, now: Instant, key: AgentKey) {
-        self.on_session(now, key, |session, out| session.stop_agent(now, out));
     }
 
     fn session_keys(&self) -> Vec<AgentKey> {
@@ -818,10 +812,10 @@ impl Bridge {
         // ACP-08: what waits for the editor is denied first.
         self.cancel_dialogs(now, key);
         self.on_session(now, key, |session, _| session.cancel_turn(now));
-        // ACP-28: what waited for the next turn is cancelled too.
-        self.cancel_held(key);
-        // ACP-33: a prompt waiting for its restarted agent is answered cancelled instead.
-        if let Some(session) = self.sessions.get_mut(&key) {
+        if let Some((session, mut out)) = self.session_out(key) {
+            // ACP-28: what waited for the next turn is cancelled too.
+            session.cancel_held(&mut out);
+            // ACP-33: a prompt waiting for its restarted agent is answered cancelled instead.
             session.restart.cancelled = session.restart.prompt.is_some();
         }
     }

@@ -93,7 +93,9 @@ impl Bridge {
         if session.restart.prompt.is_some() {
             // ACP-33: opened again for a prompt: the prompt runs instead of an answer.
             self.editor(commands_line(&acp_id, commands));
-            self.mcp_opened(key);
+            if let Some((session, mut out)) = self.session_out(key) {
+                session.mcp_opened(&mut out);
+            }
             self.restarted(now, key);
             return;
         }
@@ -123,7 +125,9 @@ impl Bridge {
         self.editor(answer);
         // ACP-01: `/status` is advertised beside the agent's own commands.
         self.editor(commands_line(&acp_id, commands));
-        self.mcp_opened(key);
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.mcp_opened(&mut out);
+        }
     }
 
     /// The name of a session file directly in our session folder, `.jsonl` dropped, when it

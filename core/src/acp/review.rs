@@ -336,7 +336,9 @@ impl Bridge {
             Some(session) if asked => {
                 session.review.calls.insert(call, now + EDITOR_WRITE_BUDGET);
             }
-            _ => self.release_card(now, key, &call),
+            _ => self.on_session(now, key, |session, out| {
+                session.release_card(now, &call, out)
+            }),
         }
     }
 
@@ -427,7 +429,9 @@ impl Bridge {
                 };
                 self.review_line(key, UNCONFIRMED_LABEL, &edit.path, &why);
             }
-            self.release_card(now, key, &call);
+            self.on_session(now, key, |session, out| {
+                session.release_card(now, &call, out)
+            });
         }
     }
 
@@ -447,21 +451,18 @@ impl Bridge {
             return;
         };
         if !self.edits.waits_for(edit.key, &edit.call) {
-            self.release_card(now, edit.key, &edit.call);
+            self.on_session(now, edit.key, |session, out| {
+                session.release_card(now, &edit.call, out)
+            });
         }
-    }
-
-    /// The call's held card completes; the turn's end goes on once no card is held.
-    fn release_card(&mut self, now: Instant, key: AgentKey, call: &str) {
-        self.on_session(now, key, |session, out| {
-            session.release_card(now, call, out)
-        });
     }
 
     /// `[LABEL: PATH: WHY]` in the session's turn (ACP-39).
     fn review_line(&mut self, key: AgentKey, label: &str, path: &Path, why: &str) {
         let line = notices::line(label, &format!("{}: {why}", path.display()));
-        self.say(key, &line);
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.say(&line, &mut out);
+        }
     }
 }
 

@@ -144,9 +144,7 @@ impl AcpSession {
             }
             // ACP-12: every stop closes stdin first, and kills after the grace.
             client::Action::StopAgent => {
-                if let Some(close) = self.stop.begin(now, self.key) {
-                    out.push(close);
-                }
+                let _closing = self.stop_agent(now, out);
             }
             // The bridge's clients send no host tool results, and it keeps no store.
             client::Action::SpillWrite { id, .. } => {
@@ -319,8 +317,8 @@ impl Bridge {
             Step::Idle | Step::Taken => {}
             Step::Answer(routed) => self.routed(now, key, routed),
             Step::SignIn(event) => self.login_event(now, key, event),
-            Step::McpCall(call) => self.mcp_call(now, key, call),
-            Step::McpCancel(id) => self.mcp_cancel(now, key, id),
+            Step::McpCall(call) => self.on_session_mcp(now, key, |s| s.mcp_call(now, call)),
+            Step::McpCancel(id) => self.on_session_mcp(now, key, |s| s.mcp_cancel(now, id)),
             Step::McpRegistered(request, failure) => self.mcp_registered(key, request, failure),
             Step::Dialog(event) => self.dialog_event(now, key, event),
             Step::Closed(opened) => {
