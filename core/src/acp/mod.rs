@@ -124,7 +124,6 @@ pub use auth::{
 };
 pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
-pub use command::CommandOutput;
 pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, DIALOG_CALL_PREFIX,
     ELICITATION_METHOD, PERMISSION_METHOD, TEXT_FIELD,
@@ -140,7 +139,7 @@ pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
 pub use map::{Cancel, Mapper};
 pub use mcp::{McpHttpLaunch, McpLaunch, McpRead, MAX_MCP_SERVERS};
-pub use mode::{approved_line, Mode};
+pub use mode::{approved_line, PermissionMode};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};

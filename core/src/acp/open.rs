@@ -2,6 +2,7 @@
 //! ACP-24, ACP-25): its agent started in its cwd, its state and models asked, its ACP id (its
 //! session file's name with a session folder), its answer with the config options.
 
+use super::command::CommandDisplay;
 use super::outbox::{Drain, Outbox};
 use super::*;
 use crate::wire::SessionState;
@@ -29,7 +30,7 @@ impl Bridge {
             .client_capabilities
             .as_ref()
             .and_then(|c| c.meta.as_ref());
-        mapper.command_output = CommandOutput::from_client_meta(client_meta);
+        mapper.command_display = CommandDisplay::from_client_meta(client_meta);
         // ACP-17, ACP-18: card paths are absolute against the session's cwd.
         mapper.cwd = Some(cwd.clone());
         self.sessions.insert(
