@@ -30,17 +30,18 @@ pub(super) enum Step {
     Dialog(ClientEvent),
     /// The agent is gone: the session's lines are out; the router forgets what it holds
     /// for the session (the editor's writes, its dialogs) and, when it was opening, its id.
-    Closed(Opened),
+    Closed(ClosedWhile),
     /// ACP-38: a finished call's files go to the editor; then the turn ends when it did.
     Review(Edited, TurnEnd),
 }
 
-/// Whether a session that lost its agent had been answered open.
+/// Where a session that lost its agent was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Opened {
-    Yes,
-    /// Its opening failed: its id is forgotten.
-    Failed,
+pub(super) enum ClosedWhile {
+    /// Answered open.
+    Open,
+    /// Still opening: the opening failed, and its id is forgotten.
+    Opening,
 }
 
 /// Whether an event ended the session's turn (ACP-02).
@@ -207,8 +208,8 @@ impl AcpSession {
 
     /// The agent is gone: whatever waited on it fails, an opening with it (a restart's
     /// prompt too, ACP-33); held cards complete before the turn's error (ACP-38).
-    fn closed(&mut self, error: client::SessionError, out: &mut Outbox<'_>) -> Opened {
-        let mut opened = Opened::Yes;
+    fn closed(&mut self, error: client::SessionError, out: &mut Outbox<'_>) -> ClosedWhile {
+        let mut was = ClosedWhile::Open;
         let mut lines = Vec::new();
         for (_, p) in std::mem::take(&mut self.pending) {
             let error = Error::internal_error().data(json!(error.to_string()));
@@ -216,7 +217,7 @@ impl AcpSession {
                 lines.push(rpc::error_line(editor, &error));
             }
             if p.is_opening() {
-                opened = Opened::Failed;
+                was = ClosedWhile::Opening;
             }
         }
         // An opening held for its MCP servers fails too; a restart's prompt (ACP-33) with it.
@@ -224,18 +225,19 @@ impl AcpSession {
         if let Some(editor) = self.mcp.take_held_open() {
             let error = Error::internal_error().data(json!(error.to_string()));
             lines.push(rpc::error_line(&editor, &error));
-            opened = Opened::Failed;
+            was = ClosedWhile::Opening;
         }
         session_event(self, ClientEvent::Closed { error }, &mut lines);
         self.review_forget(HeldCards::Complete, out);
         for bytes in lines {
             out.editor(bytes);
         }
-        opened
+        was
     }
 
     /// The agent answered what `pending` waited for: what only the session needs is done
-    /// here (the options, a turn's usage, a read), the rest handed to the router.
+    /// here (the options, a turn's usage, a read), the rest handed to the router. A command
+    /// it sends next is drained by the loop it runs in (`Bridge::drain`).
     pub(super) fn answer(
         &mut self,
         now: Instant,
@@ -321,8 +323,8 @@ impl Bridge {
             Step::McpCancel(id) => self.on_session_mcp(now, key, |s| s.mcp_cancel(now, id)),
             Step::McpRegistered(request, failure) => self.mcp_registered(key, request, failure),
             Step::Dialog(event) => self.dialog_event(now, key, event),
-            Step::Closed(opened) => {
-                if opened == Opened::Failed {
+            Step::Closed(was) => {
+                if was == ClosedWhile::Opening {
                     self.keys.retain(|_, k| *k != key);
                 }
                 // ACP-38: nothing waits for the editor's writes now.
