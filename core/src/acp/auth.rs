@@ -493,6 +493,6 @@ impl Bridge {
             session.pending.clear();
         }
         self.session_input(now, flow.key, client::Input::Call(Call::Stop));
-        self.stop_agent(now, flow.key);
+        self.on_session(now, flow.key, |session, out| session.stop_agent(now, out));
     }
 }

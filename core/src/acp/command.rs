@@ -13,7 +13,7 @@ use super::bound::{bound_tail, MAX_SURFACE_BYTES};
 
 /// How a command's output reaches the editor (ACP-30).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum CommandOutput {
+pub(crate) enum CommandDisplay {
     /// As the card's text content: the tail of the output so far, 64 KiB at most.
     #[default]
     Text,
@@ -23,10 +23,10 @@ pub enum CommandOutput {
     Terminal,
 }
 
-impl CommandOutput {
+impl CommandDisplay {
     /// What the editor's `clientCapabilities._meta` asks for: a terminal only when its
     /// `terminal_output` is `true`, as claude-agent-acp and codex-acp read it.
-    pub fn from_client_meta(meta: Option<&Meta>) -> Self {
+    pub(crate) fn from_client_meta(meta: Option<&Meta>) -> Self {
         match meta.and_then(|m| m.get("terminal_output")) {
             Some(Value::Bool(true)) => Self::Terminal,
             _ => Self::Text,
@@ -220,12 +220,12 @@ mod tests {
         assert_eq!(exit_code(Some(&json!({})), ok), Some(0));
         assert_eq!(exit_code(None, error), None);
         assert_eq!(
-            CommandOutput::from_client_meta(Some(&Meta::from_iter([(
+            CommandDisplay::from_client_meta(Some(&Meta::from_iter([(
                 "terminal_output".to_owned(),
                 json!(true)
             )]))),
-            CommandOutput::Terminal
+            CommandDisplay::Terminal
         );
-        assert_eq!(CommandOutput::from_client_meta(None), CommandOutput::Text);
+        assert_eq!(CommandDisplay::from_client_meta(None), CommandDisplay::Text);
     }
 }

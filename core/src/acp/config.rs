@@ -67,7 +67,7 @@ pub(crate) struct Config {
     /// `/status`.
     pub(crate) approval_policy: Option<String>,
     /// ACP-34, ACP-35: the bridge's own approval policy for the session, its first option.
-    pub(crate) mode: super::mode::Mode,
+    pub(crate) mode: super::mode::PermissionMode,
 }
 
 /// A model's option value: `provider/id`, or its id alone when it names no provider.

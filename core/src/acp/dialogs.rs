@@ -218,7 +218,9 @@ impl Bridge {
             UiRequest::Notify(notify) => {
                 let label = notify.notify_type.as_deref().unwrap_or("notice");
                 let line = notices::line(label, &withhold_credential_uris(&notify.message));
-                self.say(key, &line);
+                if let Some((session, mut out)) = self.session_out(key) {
+                    session.say(&line, &mut out);
+                }
             }
             // ACP-09: the title is the session's.
             UiRequest::SetTitle(set) => {
@@ -249,7 +251,9 @@ impl Bridge {
             } else {
                 Verdict::Refuse
             };
-            return self.respond(now, key, dialog, reply.answer(verdict));
+            return self.on_session(now, key, |session, _| {
+                session.respond(now, dialog, reply.answer(verdict))
+            });
         }
         // ACP-34: the session's mode approves what it says, unasked, and the card says so.
         let approved = match self.sessions.get_mut(&key) {
@@ -259,7 +263,9 @@ impl Bridge {
             None => false,
         };
         if approved {
-            return self.respond(now, key, dialog, reply.answer(Verdict::Allow));
+            return self.on_session(now, key, |session, _| {
+                session.respond(now, dialog, reply.answer(Verdict::Allow))
+            });
         }
         let ask = Ask {
             key,
@@ -320,7 +326,9 @@ impl Bridge {
         options: Vec<String>,
     ) {
         if options.is_empty() {
-            return self.respond(now, key, dialog, UiResponse::cancelled(""));
+            return self.on_session(now, key, |session, _| {
+                session.respond(now, dialog, UiResponse::cancelled(""))
+            });
         }
         self.ask_choice(now, key, dialog, title, message, Form::Select { options });
     }
@@ -496,8 +504,12 @@ impl Bridge {
             "dialog answered as cancelled",
             &format!("\"{}\": {why}", shown_title(&ask.title)),
         );
-        self.say(ask.key, &line);
-        self.respond(now, ask.key, &ask.dialog, answer);
+        if let Some((session, mut out)) = self.session_out(ask.key) {
+            session.say(&line, &mut out);
+        }
+        self.on_session(now, ask.key, |session, _| {
+            session.respond(now, &ask.dialog, answer)
+        });
     }
 
     /// The agent closed a dialog (cancelled it, or its timeout passed): the editor's request
@@ -519,7 +531,9 @@ impl Bridge {
         self.editor(rpc::cancel_request_line(&cancel));
         if why == Withdrawn::TimedOut {
             let line = notices::line("dialog timed out", &shown_title(&ask.title));
-            self.say(key, &line);
+            if let Some((session, mut out)) = self.session_out(key) {
+                session.say(&line, &mut out);
+            }
         }
     }
 
@@ -557,7 +571,9 @@ impl Bridge {
                 _ => (refusal(form), false),
             },
         };
-        self.respond(now, ask.key, &ask.dialog, answer);
+        self.on_session(now, ask.key, |session, _| {
+            session.respond(now, &ask.dialog, answer)
+        });
         if cancel_turn {
             // As `session/cancel`: what else waits for the editor is denied too.
             self.cancel_dialogs(now, ask.key);
@@ -607,7 +623,9 @@ impl Bridge {
                 let cancel = CancelRequestNotification::new(request_id(n));
                 self.editor(rpc::cancel_request_line(&cancel));
             }
-            self.respond(now, key, &ask.dialog, refusal(&ask.form));
+            self.on_session(now, key, |session, _| {
+                session.respond(now, &ask.dialog, refusal(&ask.form))
+            });
         }
     }
 
@@ -617,18 +635,6 @@ impl Bridge {
         for (n, _) in self.dialogs.take_session(key) {
             let cancel = CancelRequestNotification::new(request_id(n));
             self.editor(rpc::cancel_request_line(&cancel));
-        }
-    }
-
-    /// Answers the agent's dialog (nothing when it is no longer open).
-    fn respond(&mut self, now: Instant, key: AgentKey, dialog: &str, answer: UiResponse) {
-        self.on_session(now, key, |session, _| session.respond(now, dialog, answer));
-    }
-
-    /// A short line in the session's turn (ACP-09, ACP-11).
-    pub(super) fn say(&mut self, key: AgentKey, line: &str) {
-        if let Some((session, mut out)) = self.session_out(key) {
-            session.say(line, &mut out);
         }
     }
 }

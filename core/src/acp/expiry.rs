@@ -35,7 +35,7 @@ impl Bridge {
             }
             Timer::Models => return self.expire_models(now, key),
             Timer::Review => return self.expire_review(now, key),
-            Timer::Mcp => return self.mcp_timeout(now, key),
+            Timer::Mcp => return self.on_session_mcp(now, key, |s| s.mcp_timeout(now)),
         };
         if drain == Drain::Needed {
             self.drain(now, key);

@@ -320,7 +320,8 @@ impl Bridge {
             }
             (FileRequest::Delete { editor, session_id }, Ok(SessionFileDone::Deleted)) => {
                 // ACP-35: a session deleted is in no mode.
-                self.modes.remember(&session_id.0, mode::Mode::Ask);
+                self.modes
+                    .remember(&session_id.0, mode::PermissionMode::Ask);
                 self.files.deleted(session_id.0);
                 self.editor(rpc::result_line(&editor, &DeleteSessionResponse::new()));
             }

@@ -13,7 +13,7 @@ use super::bound::{bound_snapshot, bound_tail, cut_to_bytes, whole};
 use super::card::{
     argument_diffs, argument_locations, diff_content, raw_output, result_diffs, result_locations,
 };
-use super::command::{self, is_command_tool, CommandOutput, ToolResultKind};
+use super::command::{self, is_command_tool, CommandDisplay, ToolResultKind};
 use super::kind::tool_kind;
 use super::plan::{plan_from_phases, plan_from_tasks};
 use super::status::Facts;
@@ -106,7 +106,7 @@ pub struct Mapper {
     pub facts: Facts,
     /// How a command's output reaches the editor: text, or a terminal for an editor that
     /// opted in (ACP-30).
-    pub command_output: CommandOutput,
+    pub(crate) command_display: CommandDisplay,
     /// The session's working directory: card paths are made absolute against it (ACP-17,
     /// ACP-18).
     pub cwd: Option<PathBuf>,
@@ -730,7 +730,7 @@ impl Mapper {
 
     /// Whether a call of tool `name` shows its output as a terminal (ACP-30).
     fn is_terminal(&self, name: &str) -> bool {
-        self.command_output == CommandOutput::Terminal && is_command_tool(name)
+        self.command_display == CommandDisplay::Terminal && is_command_tool(name)
     }
 
     /// A command card's opening as a terminal when the editor opted in (ACP-30): its content
@@ -749,7 +749,7 @@ impl Mapper {
     /// not sent yet, when there are any. The bridge asks after each read of the agent's
     /// output, and before any other event is mapped.
     pub fn held_output(&mut self) -> Vec<SessionUpdate> {
-        let terminal = self.command_output == CommandOutput::Terminal;
+        let terminal = self.command_display == CommandDisplay::Terminal;
         let mut out = Vec::new();
         for (id, card) in &mut self.tools {
             let Some(text) = card.held.take() else {

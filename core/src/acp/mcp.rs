@@ -422,27 +422,15 @@ impl Bridge {
         self.mcp_drain(now, key);
     }
 
-    /// The session's servers' timers.
-    pub(crate) fn mcp_timeout(&mut self, now: Instant, key: AgentKey) {
-        self.on_session(now, key, |session, _| session.mcp_timeout(now));
-        self.mcp_drain(now, key);
-    }
-
-    /// MCP-01: the session's servers are stopped with it.
-    pub(crate) fn mcp_stop(&mut self, now: Instant, key: AgentKey) {
-        self.on_session(now, key, |session, _| session.mcp_stop(now));
-        self.mcp_drain(now, key);
-    }
-
-    /// MCP-05, MCP-08: the agent calls a host tool; only MCP servers' tools are registered.
-    pub(crate) fn mcp_call(&mut self, now: Instant, key: AgentKey, call: HostToolCall) {
-        self.on_session(now, key, |session, _| session.mcp_call(now, call));
-        self.mcp_drain(now, key);
-    }
-
-    /// MCP-05: the agent withdrew a call.
-    pub(crate) fn mcp_cancel(&mut self, now: Instant, key: AgentKey, id: String) {
-        self.on_session(now, key, |session, _| session.mcp_cancel(now, id));
+    /// Routes to session `key`'s MCP handler (its servers' timers or stop, a host tool call
+    /// or its withdrawal), then performs what its servers did.
+    pub(super) fn on_session_mcp(
+        &mut self,
+        now: Instant,
+        key: AgentKey,
+        handler: impl FnOnce(&mut AcpSession) -> Drain,
+    ) {
+        self.on_session(now, key, |session, _| handler(session));
         self.mcp_drain(now, key);
     }
 
@@ -487,12 +475,6 @@ impl Bridge {
         }
     }
 
-    /// MCP-09: the notices held for the session's id are shown once it has one.
-    pub(crate) fn mcp_opened(&mut self, key: AgentKey) {
-        if let Some((session, mut out)) = self.session_out(key) {
-            session.mcp_opened(&mut out);
-        }
-    }
     /// Performs the session's servers' actions: their writes and stops for the driver, their
     /// results for the agent, their tool sets registered (MCP-03), their notices shown.
     fn mcp_drain(&mut self, now: Instant, key: AgentKey) {
@@ -576,13 +558,15 @@ impl Bridge {
                 self.opened(now, key, acp_id, &editor, opening);
             }
         }
-        self.mcp_opened(key);
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.mcp_opened(&mut out);
+        }
     }
 }
 
 impl AcpSession {
     /// The session's servers' timers.
-    fn mcp_timeout(&mut self, now: Instant) -> Drain {
+    pub(super) fn mcp_timeout(&mut self, now: Instant) -> Drain {
         for server in self.mcp.servers.values_mut() {
             server.timeout(now);
         }
@@ -590,7 +574,7 @@ impl AcpSession {
     }
 
     /// MCP-01: the session's servers are stopped with it.
-    fn mcp_stop(&mut self, now: Instant) -> Drain {
+    pub(super) fn mcp_stop(&mut self, now: Instant) -> Drain {
         self.mcp.stopping = true;
         for server in self.mcp.servers.values_mut() {
             server.stop(now);
@@ -601,7 +585,7 @@ impl AcpSession {
     /// MCP-05, MCP-08: the agent's host tool call goes to the server that registered the
     /// name, else to one whose prefix it has (a server starting or gone answers with why);
     /// a call no server owns is answered as an error.
-    fn mcp_call(&mut self, now: Instant, call: HostToolCall) -> Drain {
+    pub(super) fn mcp_call(&mut self, now: Instant, call: HostToolCall) -> Drain {
         let registered = self.mcp.servers.values().position(|s| {
             s.protocol()
                 .tools()
@@ -638,7 +622,7 @@ impl AcpSession {
     }
 
     /// MCP-05: the agent withdrew a call; the server running it is told.
-    fn mcp_cancel(&mut self, now: Instant, id: String) -> Drain {
+    pub(super) fn mcp_cancel(&mut self, now: Instant, id: String) -> Drain {
         let owner = self.mcp.servers.values_mut();
         if let Some(server) = owner.into_iter().find(|s| s.protocol().has_call(&id)) {
             server.cancel(now, id);
@@ -658,7 +642,7 @@ impl AcpSession {
     }
 
     /// MCP-09: the notices held for the session are shown once it has its id.
-    fn mcp_opened(&mut self, out: &mut Outbox<'_>) {
+    pub(super) fn mcp_opened(&mut self, out: &mut Outbox<'_>) {
         if self.acp_id.0.is_empty() {
             return;
         }

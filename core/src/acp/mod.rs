@@ -91,6 +91,7 @@ mod session;
 mod silence;
 mod start;
 mod status;
+mod step;
 mod stop;
 mod subagent;
 mod turn;
@@ -123,7 +124,6 @@ pub use auth::{
 };
 pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
 pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
-pub use command::CommandOutput;
 pub use dialogs::{
     approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, DIALOG_CALL_PREFIX,
     ELICITATION_METHOD, PERMISSION_METHOD, TEXT_FIELD,
@@ -139,7 +139,7 @@ pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
 pub use map::{Cancel, Mapper};
 pub use mcp::{McpHttpLaunch, McpLaunch, McpRead, MAX_MCP_SERVERS};
-pub use mode::{approved_line, Mode};
+pub use mode::{approved_line, PermissionMode};
 pub use notices::MAX_NOTICE_BYTES;
 pub use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
@@ -557,7 +557,7 @@ impl Bridge {
             Input::AgentExit(key, status) => {
                 self.on_session(now, key, |session, out| session.agent_exited(out));
                 self.session_input(now, key, client::Input::exit(status));
-                self.mcp_stop(now, key);
+                self.on_session_mcp(now, key, |session| session.mcp_stop(now));
                 // ACP-32: a deleted session's file goes once its agent is gone.
                 self.deletes_after_exit(key);
             }
@@ -601,15 +601,9 @@ impl Bridge {
         }
         for key in self.session_keys() {
             self.session_input(now, key, client::Input::Call(Call::Stop));
-            self.stop_agent(now, key);
-            self.mcp_stop(now, key);
+            self.on_session(now, key, |session, out| session.stop_agent(now, out));
+            self.on_session_mcp(now, key, |session| session.mcp_stop(now));
         }
-    }
-
-    /// ACP-12: the session's agent is stopped: its stdin closed now, its group killed after
-    /// the grace (or at its exit). Idempotent.
-    fn stop_agent(&mut self, now: Instant, key: AgentKey) {
-        self.on_session(now, key, |session, out| session.stop_agent(now, out));
     }
 
     fn session_keys(&self) -> Vec<AgentKey> {
@@ -776,15 +770,9 @@ impl Bridge {
         let Some(session) = self.sessions.get_mut(&key) else {
             return false;
         };
-        session.begin_waiting(now);
-        let sent = session
-            .client
-            .handle(now, client::Input::Call(Call::Send(command)));
-        let asked = sent.request().map(|request| {
-            session.pending.insert(request, pending);
-        });
+        let asked = session.ask(now, command, pending);
         self.drain(now, key);
-        asked.is_some()
+        asked
     }
 
     /// The agent key of an ACP session the editor may use: known, open and not opening.
@@ -823,10 +811,10 @@ impl Bridge {
         // ACP-08: what waits for the editor is denied first.
         self.cancel_dialogs(now, key);
         self.on_session(now, key, |session, _| session.cancel_turn(now));
-        // ACP-28: what waited for the next turn is cancelled too.
-        self.cancel_held(key);
-        // ACP-33: a prompt waiting for its restarted agent is answered cancelled instead.
-        if let Some(session) = self.sessions.get_mut(&key) {
+        if let Some((session, mut out)) = self.session_out(key) {
+            // ACP-28: what waited for the next turn is cancelled too.
+            session.cancel_held(&mut out);
+            // ACP-33: a prompt waiting for its restarted agent is answered cancelled instead.
             session.restart.cancelled = session.restart.prompt.is_some();
         }
     }
@@ -838,194 +826,22 @@ impl Bridge {
         });
     }
 
-    /// Passes a session's client actions on, mapping its events.
+    /// Passes a session's client actions on, mapping its events: each a step of the
+    /// session's ([`AcpSession::step`]), what needs more than the session routed here.
     fn drain(&mut self, now: Instant, key: AgentKey) {
         let writes = self.writes_offered();
         loop {
-            let Some(session) = self.sessions.get_mut(&key) else {
+            let events = if self.signin.is_login(key) {
+                step::EventsTo::SignIn
+            } else {
+                step::EventsTo::Session
+            };
+            let Some((session, mut out)) = self.session_out(key) else {
                 return;
             };
-            let Some(action) = session.client.poll_action() else {
-                let mut out = Vec::new();
-                // ACP-30: a command's output held while this read went on goes now.
-                turn::held_output(session, &mut out);
-                // ACP-28: a prompt held behind a cancelled turn starts once it is answered.
-                let started = next::start_next(session, now, &mut out);
-                let lines = out.into_iter().map(|bytes| Action::Editor { bytes });
-                self.actions.extend(lines);
-                if started {
-                    continue;
-                }
-                return;
-            };
-            match action {
-                client::Action::Write { bytes } => {
-                    session.stdin_waiting = session.stdin_waiting.saturating_add(bytes.len());
-                    self.actions.push_back(Action::Agent {
-                        session: key,
-                        bytes,
-                    })
-                }
-                // ACP-12: every stop closes stdin first, and kills after the grace.
-                client::Action::StopAgent => {
-                    let close = session.stop.begin(now, key);
-                    self.actions.extend(close);
-                }
-                // The bridge's clients send no host tool results, and it keeps no store.
-                client::Action::SpillWrite { id, .. } => {
-                    let no_store = client::Input::SpillDone(id, Err(SaveFailure::no_store()));
-                    session.client.handle(now, no_store);
-                }
-                client::Action::Event(ClientEvent::Response {
-                    request, outcome, ..
-                }) if session.pending.contains_key(&request) => {
-                    let pending = session.pending.remove(&request).expect("checked");
-                    self.answer(now, key, pending, outcome);
-                }
-                // ACP-41: the login agent's events are the sign-in's.
-                client::Action::Event(event) if self.signin.is_login(key) => {
-                    self.login_event(now, key, event)
-                }
-                // MCP-05, MCP-08: host tool calls go to the session's MCP servers.
-                client::Action::Event(ClientEvent::HostToolCall(call)) => {
-                    self.mcp_call(now, key, call)
-                }
-                client::Action::Event(ClientEvent::HostToolCancelled { id }) => {
-                    self.mcp_cancel(now, key, id)
-                }
-                client::Action::Event(ClientEvent::Response {
-                    request, outcome, ..
-                }) if session.mcp.is_registration(request) => {
-                    self.mcp_registered(key, request, outcome.err())
-                }
-                // ACP-08, ACP-09: dialogs go to the editor.
-                client::Action::Event(
-                    event @ (ClientEvent::UiRequest(_) | ClientEvent::UiWithdrawn { .. }),
-                ) => self.dialog_event(now, key, event),
-                client::Action::Event(ClientEvent::Closed { error }) => {
-                    let mut out = Vec::new();
-                    // Whatever waited on the agent fails; an opening session is forgotten.
-                    let pending = std::mem::take(&mut session.pending);
-                    for (_, p) in pending {
-                        let error = Error::internal_error().data(json!(error.to_string()));
-                        if let Some(editor) = p.editor() {
-                            out.push(rpc::error_line(editor, &error));
-                        }
-                        if p.is_opening() {
-                            self.keys.retain(|_, k| *k != key);
-                        }
-                    }
-                    // An opening held for its MCP servers fails too; a restart's prompt
-                    // (ACP-33) with it.
-                    session.restart.prompt = None;
-                    if let Some(editor) = session.mcp.take_held_open() {
-                        let error = Error::internal_error().data(json!(error.to_string()));
-                        out.push(rpc::error_line(&editor, &error));
-                        self.keys.retain(|_, k| *k != key);
-                    }
-                    session_event(session, ClientEvent::Closed { error }, &mut out);
-                    // ACP-38: held cards complete before the turn's error; nothing waits
-                    // for the editor's writes now.
-                    self.review_forget(key, review::HeldCards::Complete);
-                    for bytes in out {
-                        self.actions.push_back(Action::Editor { bytes });
-                    }
-                    // ACP-09: nothing answers the editor's open requests now.
-                    self.forget_dialogs(key);
-                }
-                client::Action::Event(event) => {
-                    // ACP-38: a finished write's or edit's files go to the editor first.
-                    let edited = review::edited(session, &event, writes);
-                    let mut out = Vec::new();
-                    let turn_ended = session_event(session, event, &mut out);
-                    for bytes in out {
-                        self.actions.push_back(Action::Editor { bytes });
-                    }
-                    if let Some(edited) = edited {
-                        self.review_begin(now, key, edited);
-                    }
-                    if turn_ended {
-                        self.turn_ended(now, key);
-                    }
-                }
-            }
-        }
-    }
-
-    fn answer(
-        &mut self,
-        now: Instant,
-        key: AgentKey,
-        pending: Pending,
-        outcome: Result<ResponseData, CommandFailure>,
-    ) {
-        match (pending, outcome) {
-            // Opening: `session/new` (`open`).
-            (Pending::NewState { editor }, Ok(ResponseData::State(state))) => {
-                self.opened_state(now, key, editor, *state)
-            }
-            (Pending::NewState { editor }, _) if self.config.session_dir.is_none() => {
-                self.opened_without_state(now, key, editor)
-            }
-            (
-                Pending::NewModels {
-                    editor,
-                    acp_id,
-                    opening,
-                    ..
-                },
-                outcome,
-            ) => self.opened_models(now, key, editor, acp_id, opening, outcome),
-            // `session/load` and `session/resume` (`load`).
-            (Pending::Load { editor, step }, outcome) => {
-                self.load_step(now, key, editor, step, outcome)
-            }
-            (Pending::NewState { editor }, outcome) => self.open_failed(now, key, editor, outcome),
-            // The options (`config`).
-            (Pending::Models, outcome) => {
-                if let Some((session, mut out)) = self.session_out(key) {
-                    session.models_answered(outcome, &mut out);
-                }
-            }
-            (Pending::SetConfig { editor }, Ok(_)) => {
-                self.send(
-                    now,
-                    key,
-                    commands::get_state(),
-                    |editor| Pending::ConfigState { editor },
-                    &editor,
-                );
-            }
-            (Pending::SetConfig { editor }, Err(failure)) => {
-                let error = Error::invalid_params().data(json!(failure.error));
-                self.editor(rpc::error_line(&editor, &error));
-            }
-            (Pending::ConfigState { editor }, outcome) => {
-                if let Some((session, mut out)) = self.session_out(key) {
-                    session.config_state(editor, outcome, &mut out);
-                }
-            }
-            // The turn (`turn`).
-            (Pending::TurnStats { .. }, outcome) => {
-                if let Some((session, mut out)) = self.session_out(key) {
-                    session.turn_stats_answered(outcome, &mut out);
-                }
-            }
-            // ACP-21: the probe's answer only showed the agent alive.
-            (Pending::Probe, _) => {}
-            // ACP-41: the login agent's `login`.
-            (Pending::Login { .. }, outcome) => self.login_answered(now, outcome),
-            // Reads (`reads`).
-            (
-                Pending::ReadCheck {
-                    editor,
-                    params,
-                    mut walk,
-                },
-                outcome,
-            ) => self.read_check(now, key, editor, params, &mut walk, outcome),
-            (Pending::Read { editor, params, .. }, outcome) => {
-                self.read_answered(editor, params, outcome)
+            match session.step(now, writes, events, &mut out) {
+                step::Step::Idle => return,
+                step => self.route_step(now, key, step),
             }
         }
     }

@@ -1,9 +1,9 @@
 //! ACP-34, ACP-35 (ours): the approval policy as session modes, owned by the bridge.
 //!
-//! A session is in one [`Mode`]: [`Mode::Ask`] (the default: every approval the agent asks,
-//! ACP-08, goes to the editor), [`Mode::AcceptEdits`] (an approval of a file edit, a call of
+//! A session is in one [`PermissionMode`]: [`PermissionMode::Ask`] (the default: every approval the agent asks,
+//! ACP-08, goes to the editor), [`PermissionMode::AcceptEdits`] (an approval of a file edit, a call of
 //! kind `edit` by ACP-18, is answered `Approve` by the bridge; the rest asks) or
-//! [`Mode::AllowAll`] (the bridge answers every approval `Approve`). What the bridge approves
+//! [`PermissionMode::AllowAll`] (the bridge answers every approval `Approve`). What the bridge approves
 //! says so on the call's card ([`approved_line`]). Dialogs that are no approval (ACP-09) are
 //! asked in every mode. None of the agents offers a plan mode over RPC (omp 18.2.3's `/plan`
 //! is its TUI's only, pi and the bundled agent have none), so there is none here.
@@ -16,7 +16,7 @@
 //! by its ACP id for its own lifetime ([`Modes`]), so a session loaded, resumed, started again
 //! (ACP-33) or forked (ACP-31: the fork takes the original's) in the same process keeps it;
 //! the agent's session file does not hold it, so a new bridge process starts every session in
-//! [`Mode::Ask`].
+//! [`PermissionMode::Ask`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -37,13 +37,13 @@ use super::{notices, rpc, AcpSession, AgentKey, Bridge};
 /// name theirs.
 pub(crate) const MODE_OPTION: &str = "mode";
 
-/// The most sessions whose mode (other than [`Mode::Ask`]) the bridge remembers for a later
+/// The most sessions whose mode (other than [`PermissionMode::Ask`]) the bridge remembers for a later
 /// load or resume (ACP-35); past it the oldest is forgotten (that session loads in `Ask`).
 pub(crate) const MAX_REMEMBERED_MODES: usize = 1024;
 
 /// A session's approval policy (ACP-34).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
+pub enum PermissionMode {
     /// Every approval goes to the editor (the default).
     #[default]
     Ask,
@@ -53,59 +53,63 @@ pub enum Mode {
     AllowAll,
 }
 
-impl Mode {
+impl PermissionMode {
     /// Every mode, in the order they are offered.
-    pub const ALL: [Mode; 3] = [Mode::Ask, Mode::AcceptEdits, Mode::AllowAll];
+    pub const ALL: [PermissionMode; 3] = [
+        PermissionMode::Ask,
+        PermissionMode::AcceptEdits,
+        PermissionMode::AllowAll,
+    ];
 
     /// Its id on the wire: claude-agent-acp's ids for the same policies (omp's own ACP mode
     /// calls its default `default` too).
     pub fn id(self) -> &'static str {
         match self {
-            Mode::Ask => "default",
-            Mode::AcceptEdits => "acceptEdits",
-            Mode::AllowAll => "bypassPermissions",
+            PermissionMode::Ask => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::AllowAll => "bypassPermissions",
         }
     }
 
     /// The name an editor shows (Zed's mode dropdown).
     pub fn name(self) -> &'static str {
         match self {
-            Mode::Ask => "Ask",
-            Mode::AcceptEdits => "Accept edits",
-            Mode::AllowAll => "Allow all",
+            PermissionMode::Ask => "Ask",
+            PermissionMode::AcceptEdits => "Accept edits",
+            PermissionMode::AllowAll => "Allow all",
         }
     }
 
     /// What it does, one line.
     pub fn description(self) -> &'static str {
         match self {
-            Mode::Ask => "Ask before each tool the agent asks approval for",
-            Mode::AcceptEdits => {
+            PermissionMode::Ask => "Ask before each tool the agent asks approval for",
+            PermissionMode::AcceptEdits => {
                 "Approve file edits (write, edit) without asking; ask for the rest"
             }
-            Mode::AllowAll => "Approve every tool without asking",
+            PermissionMode::AllowAll => "Approve every tool without asking",
         }
     }
 
     /// The mode of a wire id, if it is one.
-    pub fn from_id(id: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.id() == id)
+    pub fn from_id(id: &str) -> Option<PermissionMode> {
+        PermissionMode::ALL.into_iter().find(|m| m.id() == id)
     }
 
     /// Whether the bridge approves, unasked, an approval of a call of `kind` (`None`: tied
     /// to no call, ACP-08).
     fn approves(self, kind: Option<ToolKind>) -> bool {
         match self {
-            Mode::Ask => false,
-            Mode::AcceptEdits => kind == Some(ToolKind::Edit),
-            Mode::AllowAll => true,
+            PermissionMode::Ask => false,
+            PermissionMode::AcceptEdits => kind == Some(ToolKind::Edit),
+            PermissionMode::AllowAll => true,
         }
     }
 }
 
 /// The line a card approved by the mode carries, first in its content, until it ends
 /// (ACP-34).
-pub fn approved_line(mode: Mode) -> String {
+pub fn approved_line(mode: PermissionMode) -> String {
     format!(
         "[approved without asking: the session's mode is {}]",
         mode.name()
@@ -113,8 +117,8 @@ pub fn approved_line(mode: Mode) -> String {
 }
 
 /// The modes as ACP v1 `modes` (ACP-35).
-pub(crate) fn state(mode: Mode) -> SessionModeState {
-    let modes = Mode::ALL
+pub(crate) fn state(mode: PermissionMode) -> SessionModeState {
+    let modes = PermissionMode::ALL
         .into_iter()
         .map(|m| SessionMode::new(m.id(), m.name()).description(m.description()))
         .collect();
@@ -122,8 +126,8 @@ pub(crate) fn state(mode: Mode) -> SessionModeState {
 }
 
 /// The modes as the `mode` config option (ACP-35).
-pub(crate) fn option(mode: Mode) -> SessionConfigOption {
-    let choices: Vec<SessionConfigSelectOption> = Mode::ALL
+pub(crate) fn option(mode: PermissionMode) -> SessionConfigOption {
+    let choices: Vec<SessionConfigSelectOption> = PermissionMode::ALL
         .into_iter()
         .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(m.description()))
         .collect();
@@ -133,26 +137,26 @@ pub(crate) fn option(mode: Mode) -> SessionConfigOption {
 }
 
 /// The modes the bridge remembers by ACP session id, for a load or resume in this process
-/// (ACP-35): only those other than [`Mode::Ask`], at most [`MAX_REMEMBERED_MODES`], the
+/// (ACP-35): only those other than [`PermissionMode::Ask`], at most [`MAX_REMEMBERED_MODES`], the
 /// oldest set forgotten first.
 #[derive(Debug, Default)]
 pub(crate) struct Modes {
-    set: VecDeque<(Arc<str>, Mode)>,
+    set: VecDeque<(Arc<str>, PermissionMode)>,
 }
 
 impl Modes {
     /// The mode session `id` was last in; `Ask` when none is remembered.
-    pub(crate) fn recall(&self, id: &str) -> Mode {
+    pub(crate) fn recall(&self, id: &str) -> PermissionMode {
         self.set
             .iter()
             .find(|(i, _)| &**i == id)
-            .map_or(Mode::Ask, |(_, m)| *m)
+            .map_or(PermissionMode::Ask, |(_, m)| *m)
     }
 
     /// Session `id` is in `mode` now.
-    pub(crate) fn remember(&mut self, id: &str, mode: Mode) {
+    pub(crate) fn remember(&mut self, id: &str, mode: PermissionMode) {
         self.set.retain(|(i, _)| &**i != id);
-        if mode == Mode::Ask {
+        if mode == PermissionMode::Ask {
             return;
         }
         if self.set.len() >= MAX_REMEMBERED_MODES {
@@ -275,7 +279,7 @@ impl Bridge {
 impl AcpSession {
     /// The session is in `mode` now: shown by `/status`, and the editor told both ways
     /// (ACP-35). The bridge remembers it by the session's id.
-    pub(super) fn switch_mode(&mut self, mode: Mode, out: &mut Outbox<'_>) {
+    pub(super) fn switch_mode(&mut self, mode: PermissionMode, out: &mut Outbox<'_>) {
         self.config.mode = mode;
         self.mapper.facts.requested(&self.config);
         let current = CurrentModeUpdate::new(mode.id());
@@ -320,9 +324,9 @@ impl AcpSession {
 }
 
 /// A mode the sessions offer, else invalid params naming the ids.
-fn offered(id: &str) -> Result<Mode, Error> {
-    Mode::from_id(id).ok_or_else(|| {
-        let ids: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
+fn offered(id: &str) -> Result<PermissionMode, Error> {
+    PermissionMode::from_id(id).ok_or_else(|| {
+        let ids: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.id()).collect();
         Error::invalid_params().data(json!(format!(
             "mode {id:?} is not one of this session's modes ({})",
             ids.join(", ")
@@ -337,46 +341,46 @@ mod tests {
     #[test]
     fn acp_34_each_mode_approves_what_it_says() {
         for kind in [ToolKind::Execute, ToolKind::Read, ToolKind::Other] {
-            assert!(!Mode::AcceptEdits.approves(Some(kind)));
-            assert!(Mode::AllowAll.approves(Some(kind)));
+            assert!(!PermissionMode::AcceptEdits.approves(Some(kind)));
+            assert!(PermissionMode::AllowAll.approves(Some(kind)));
         }
-        assert!(Mode::AcceptEdits.approves(Some(ToolKind::Edit)));
-        assert!(!Mode::AcceptEdits.approves(None));
-        assert!(Mode::AllowAll.approves(None));
-        assert!(!Mode::Ask.approves(Some(ToolKind::Edit)));
-        assert!(!Mode::Ask.approves(None));
+        assert!(PermissionMode::AcceptEdits.approves(Some(ToolKind::Edit)));
+        assert!(!PermissionMode::AcceptEdits.approves(None));
+        assert!(PermissionMode::AllowAll.approves(None));
+        assert!(!PermissionMode::Ask.approves(Some(ToolKind::Edit)));
+        assert!(!PermissionMode::Ask.approves(None));
     }
 
     #[test]
     fn acp_35_ids_round_trip_and_the_default_is_ask() {
-        for mode in Mode::ALL {
-            assert_eq!(Mode::from_id(mode.id()), Some(mode));
+        for mode in PermissionMode::ALL {
+            assert_eq!(PermissionMode::from_id(mode.id()), Some(mode));
         }
-        assert_eq!(Mode::default(), Mode::Ask);
-        assert_eq!(Mode::from_id("plan"), None);
+        assert_eq!(PermissionMode::default(), PermissionMode::Ask);
+        assert_eq!(PermissionMode::from_id("plan"), None);
         assert!(offered("plan").is_err());
     }
 
     #[test]
     fn acp_35_remembered_modes_are_bounded_and_ask_is_no_entry() {
         let mut modes = Modes::default();
-        modes.remember("a", Mode::AllowAll);
-        assert_eq!(modes.recall("a"), Mode::AllowAll);
-        modes.remember("a", Mode::Ask);
+        modes.remember("a", PermissionMode::AllowAll);
+        assert_eq!(modes.recall("a"), PermissionMode::AllowAll);
+        modes.remember("a", PermissionMode::Ask);
         assert!(modes.set.is_empty());
         for n in 0..=MAX_REMEMBERED_MODES {
-            modes.remember(&n.to_string(), Mode::AcceptEdits);
+            modes.remember(&n.to_string(), PermissionMode::AcceptEdits);
         }
         assert_eq!(modes.set.len(), MAX_REMEMBERED_MODES);
-        assert_eq!(modes.recall("0"), Mode::Ask);
-        assert_eq!(modes.recall("1"), Mode::AcceptEdits);
+        assert_eq!(modes.recall("0"), PermissionMode::Ask);
+        assert_eq!(modes.recall("1"), PermissionMode::AcceptEdits);
     }
 
     #[test]
     fn acp_34_a_noted_card_keeps_its_line_first_until_it_ends() {
         use agent_client_protocol_schema::v1::{ToolCallUpdate, ToolCallUpdateFields};
         let mut notes = CardNotes::default();
-        notes.note("c1", approved_line(Mode::AllowAll));
+        notes.note("c1", approved_line(PermissionMode::AllowAll));
         let with = |fields| SessionUpdate::ToolCallUpdate(ToolCallUpdate::new("c1", fields));
         let mut updates = vec![
             with(ToolCallUpdateFields::new().content(vec![text_content("out".into())])),
@@ -389,7 +393,10 @@ mod tests {
         };
         let content = first.fields.content.as_ref().unwrap();
         assert_eq!(content.len(), 2);
-        assert!(is_text(&content[0], &approved_line(Mode::AllowAll)));
+        assert!(is_text(
+            &content[0],
+            &approved_line(PermissionMode::AllowAll)
+        ));
         let SessionUpdate::ToolCallUpdate(second) = &updates[1] else {
             panic!()
         };

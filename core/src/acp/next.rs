@@ -98,19 +98,9 @@ pub(super) fn start_next(session: &mut AcpSession, now: Instant, out: &mut Vec<V
     true
 }
 
-impl Bridge {
-    /// A `session/cancel` answers the prompts held for the next turn `cancelled` (ACP-28):
-    /// none of them reached the agent.
-    pub(super) fn cancel_held(&mut self, key: AgentKey) {
-        if let Some((session, mut out)) = self.session_out(key) {
-            session.cancel_held(&mut out);
-        }
-    }
-}
-
 impl AcpSession {
     /// ACP-28: the prompts held for the next turn are answered `cancelled`.
-    fn cancel_held(&mut self, out: &mut Outbox<'_>) {
+    pub(super) fn cancel_held(&mut self, out: &mut Outbox<'_>) {
         for held in self.held.drain(..) {
             let answer = PromptResponse::new(StopReason::Cancelled);
             out.editor(rpc::result_line(&held.editor, &answer));

@@ -2,6 +2,7 @@
 //! ACP-24, ACP-25): its agent started in its cwd, its state and models asked, its ACP id (its
 //! session file's name with a session folder), its answer with the config options.
 
+use super::command::CommandDisplay;
 use super::outbox::{Drain, Outbox};
 use super::*;
 use crate::wire::SessionState;
@@ -29,7 +30,7 @@ impl Bridge {
             .client_capabilities
             .as_ref()
             .and_then(|c| c.meta.as_ref());
-        mapper.command_output = CommandOutput::from_client_meta(client_meta);
+        mapper.command_display = CommandDisplay::from_client_meta(client_meta);
         // ACP-17, ACP-18: card paths are absolute against the session's cwd.
         mapper.cwd = Some(cwd.clone());
         self.sessions.insert(
@@ -93,7 +94,9 @@ impl Bridge {
         if session.restart.prompt.is_some() {
             // ACP-33: opened again for a prompt: the prompt runs instead of an answer.
             self.editor(commands_line(&acp_id, commands));
-            self.mcp_opened(key);
+            if let Some((session, mut out)) = self.session_out(key) {
+                session.mcp_opened(&mut out);
+            }
             self.restarted(now, key);
             return;
         }
@@ -123,7 +126,9 @@ impl Bridge {
         self.editor(answer);
         // ACP-01: `/status` is advertised beside the agent's own commands.
         self.editor(commands_line(&acp_id, commands));
-        self.mcp_opened(key);
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.mcp_opened(&mut out);
+        }
     }
 
     /// The name of a session file directly in our session folder, `.jsonl` dropped, when it
@@ -222,26 +227,6 @@ impl Bridge {
     pub(super) fn opened_without_state(&mut self, now: Instant, key: AgentKey, editor: RequestId) {
         let acp_id = SessionId::new(key.to_string());
         self.ask_models(now, key, editor, acp_id, Opening::New);
-    }
-
-    /// ACP-24: the models answered (or not) at an opening: the session opens.
-    pub(super) fn opened_models(
-        &mut self,
-        now: Instant,
-        key: AgentKey,
-        editor: RequestId,
-        acp_id: SessionId,
-        opening: Opening,
-        outcome: Result<ResponseData, CommandFailure>,
-    ) {
-        // ACP-24: an agent that offers no models (or refuses the command) gets no
-        // model option, and the session opens all the same.
-        if let (Some(session), Ok(ResponseData::Models(models))) =
-            (self.sessions.get_mut(&key), &outcome)
-        {
-            session.config.models(&models.models);
-        }
-        self.opened(now, key, acp_id, &editor, opening);
     }
 
     /// ACP-25: a resume switched the agent to its file: `get_state` next.

@@ -1,6 +1,7 @@
 //! `_muse/readOutput` (OUT-01, 06, 07): a stored output's page, checked against the agent's
 //! history and read by the agent's `read_output` within its budget, every failure typed.
 
+use super::outbox::Outbox;
 use super::*;
 
 impl Bridge {
@@ -49,16 +50,18 @@ impl Bridge {
         );
         Ok(())
     }
+}
 
+impl AcpSession {
     /// OUT-06: one history page of a read's check.
     pub(super) fn read_check(
         &mut self,
         now: Instant,
-        key: AgentKey,
         editor: RequestId,
         params: ReadParams,
         walk: &mut Walk,
         outcome: Result<ResponseData, CommandFailure>,
+        out: &mut Outbox<'_>,
     ) {
         let found = match outcome {
             Ok(ResponseData::MessagesPage(page)) => {
@@ -67,17 +70,13 @@ impl Bridge {
                     None => match walk.after(&page) {
                         Next::Page(command) => {
                             let walk = std::mem::take(walk);
-                            return self.send(
-                                now,
-                                key,
-                                command,
-                                |editor| Pending::ReadCheck {
-                                    editor,
-                                    params,
-                                    walk,
-                                },
-                                &editor,
-                            );
+                            let read_check = |editor| Pending::ReadCheck {
+                                editor,
+                                params,
+                                walk,
+                            };
+                            let _drained = self.send(now, command, read_check, &editor, out);
+                            return;
                         }
                         // Outside the budget: not found, never guessed.
                         Next::End | Next::OutOfBudget => Some(Err(OutputError::Unknown)),
@@ -89,11 +88,7 @@ impl Bridge {
             _ => None,
         };
         let found = found.unwrap_or_else(|| {
-            let seen = self
-                .sessions
-                .get(&key)
-                .and_then(|s| s.seen_outputs.get(params.output_ref.as_str()).cloned());
-            match seen {
+            match self.seen_outputs.get(params.output_ref.as_str()).cloned() {
                 Some(stored) if stored.item_id == params.item_id => Ok(stored),
                 Some(_) => Err(OutputError::Foreign),
                 None => Err(OutputError::Unknown),
@@ -101,18 +96,18 @@ impl Bridge {
         });
         let stored = match found {
             Ok(stored) => stored,
-            Err(e) => return self.editor(rpc::error_line(&editor, &output::output_error(&e))),
+            Err(e) => return out.editor(rpc::error_line(&editor, &output::output_error(&e))),
         };
         match stored.availability {
             Availability::Available => {}
             Availability::Expired => {
-                return self.editor(rpc::error_line(
+                return out.editor(rpc::error_line(
                     &editor,
                     &output::output_error(&OutputError::Expired),
                 ))
             }
             Availability::Unavailable => {
-                return self.editor(rpc::error_line(
+                return out.editor(rpc::error_line(
                     &editor,
                     &output::output_error(&OutputError::Unavailable),
                 ))
@@ -128,64 +123,55 @@ impl Bridge {
             ..ReadOutput::default()
         });
         let deadline = now + READ_BUDGET;
-        self.send(
-            now,
-            key,
-            command,
-            |editor| Pending::Read {
-                editor,
-                params,
-                deadline,
-            },
-            &editor,
-        );
+        let read = |editor| Pending::Read {
+            editor,
+            params,
+            deadline,
+        };
+        let _drained = self.send(now, command, read, &editor, out);
     }
 }
 
-impl Bridge {
-    /// OUT-04, OUT-07, OUT-10: the agent's `read_output` answers the editor's read.
-    pub(super) fn read_answered(
-        &mut self,
-        editor: RequestId,
-        params: ReadParams,
-        outcome: Result<ResponseData, CommandFailure>,
-    ) {
-        let line = match outcome {
-            // The page, typed by the client (OUT-10).
-            Ok(ResponseData::ReadOutput(mut result)) => {
+/// OUT-04, OUT-07, OUT-10: the agent's `read_output` answers the editor's read: its line.
+pub(super) fn read_answered(
+    editor: &RequestId,
+    params: &ReadParams,
+    outcome: Result<ResponseData, CommandFailure>,
+) -> Vec<u8> {
+    match outcome {
+        // The page, typed by the client (OUT-10).
+        Ok(ResponseData::ReadOutput(mut result)) => {
+            // OUT-04: the three ids as the editor sent them.
+            result.session_id = params.session_id.clone();
+            rpc::result_line(editor, &result)
+        }
+        // A page the wire model could not type: say what does not read.
+        Ok(ResponseData::Other(data)) => {
+            match serde_json::from_value::<ReadResult>(data) {
                 // OUT-04: the three ids as the editor sent them.
-                result.session_id = params.session_id.clone();
-                rpc::result_line(&editor, &result)
-            }
-            // A page the wire model could not type: say what does not read.
-            Ok(ResponseData::Other(data)) => {
-                match serde_json::from_value::<ReadResult>(data) {
-                    // OUT-04: the three ids as the editor sent them.
-                    Ok(mut result) => {
-                        result.session_id = params.session_id.clone();
-                        rpc::result_line(&editor, &result)
-                    }
-                    Err(e) => rpc::error_line(
-                        &editor,
-                        &output::typed_error(
-                            "bad_read",
-                            &format!("the agent's page does not read: {e}"),
-                        ),
-                    ),
+                Ok(mut result) => {
+                    result.session_id = params.session_id.clone();
+                    rpc::result_line(editor, &result)
                 }
+                Err(e) => rpc::error_line(
+                    editor,
+                    &output::typed_error(
+                        "bad_read",
+                        &format!("the agent's page does not read: {e}"),
+                    ),
+                ),
             }
-            Ok(_) => rpc::error_line(
-                &editor,
-                &output::typed_error("bad_read", "the agent's answer is not a page"),
-            ),
-            Err(failure) => {
-                let code = failure
-                    .code
-                    .as_ref()
-                    .map_or("bad_read".to_owned(), |c| c.to_string());
-                rpc::error_line(&editor, &output::typed_error(&code, &failure.error))
-            }
-        };
-        self.editor(line);
+        }
+        Ok(_) => rpc::error_line(
+            editor,
+            &output::typed_error("bad_read", "the agent's answer is not a page"),
+        ),
+        Err(failure) => {
+            let code = failure
+                .code
+                .as_ref()
+                .map_or("bad_read".to_owned(), |c| c.to_string());
+            rpc::error_line(editor, &output::typed_error(&code, &failure.error))
+        }
     }
 }

@@ -205,6 +205,11 @@ impl Edits {
             .values()
             .any(|e| e.key == key && e.call == call)
     }
+
+    /// Session `key`'s files are no longer waited for: a later answer is dropped.
+    pub(super) fn forget(&mut self, key: AgentKey) {
+        self.waiting.retain(|_, e| e.key != key);
+    }
 }
 
 /// A session's cards held for their files (ACP-38): each call's deadline, and whether the
@@ -331,7 +336,9 @@ impl Bridge {
             Some(session) if asked => {
                 session.review.calls.insert(call, now + EDITOR_WRITE_BUDGET);
             }
-            _ => self.release_card(now, key, &call),
+            _ => self.on_session(now, key, |session, out| {
+                session.release_card(now, &call, out)
+            }),
         }
     }
 
@@ -422,20 +429,17 @@ impl Bridge {
                 };
                 self.review_line(key, UNCONFIRMED_LABEL, &edit.path, &why);
             }
-            self.release_card(now, key, &call);
+            self.on_session(now, key, |session, out| {
+                session.release_card(now, &call, out)
+            });
         }
-    }
-
-    /// The turn ended (ACP-02): its usage is asked now, or once no card is held (ACP-38).
-    pub(super) fn turn_ended(&mut self, now: Instant, key: AgentKey) {
-        self.on_session(now, key, |session, out| session.turn_ended(now, out));
     }
 
     /// The session's agent is gone (its held cards complete now: [`HeldCards::Complete`]) or
     /// the session ended (they are dropped with it): nothing waits for the editor's writes
     /// any more; a later answer is dropped.
     pub(super) fn review_forget(&mut self, key: AgentKey, cards: HeldCards) {
-        self.edits.waiting.retain(|_, e| e.key != key);
+        self.edits.forget(key);
         if let Some((session, mut out)) = self.session_out(key) {
             session.review_forget(cards, &mut out);
         }
@@ -447,27 +451,24 @@ impl Bridge {
             return;
         };
         if !self.edits.waits_for(edit.key, &edit.call) {
-            self.release_card(now, edit.key, &edit.call);
+            self.on_session(now, edit.key, |session, out| {
+                session.release_card(now, &edit.call, out)
+            });
         }
-    }
-
-    /// The call's held card completes; the turn's end goes on once no card is held.
-    fn release_card(&mut self, now: Instant, key: AgentKey, call: &str) {
-        self.on_session(now, key, |session, out| {
-            session.release_card(now, call, out)
-        });
     }
 
     /// `[LABEL: PATH: WHY]` in the session's turn (ACP-39).
     fn review_line(&mut self, key: AgentKey, label: &str, path: &Path, why: &str) {
         let line = notices::line(label, &format!("{}: {why}", path.display()));
-        self.say(key, &line);
+        if let Some((session, mut out)) = self.session_out(key) {
+            session.say(&line, &mut out);
+        }
     }
 }
 
 impl AcpSession {
     /// The turn ended (ACP-02): its usage is asked now, or once no card is held (ACP-38).
-    fn turn_ended(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
+    pub(super) fn turn_ended(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
         if self.review.is_busy() {
             self.review.end_waits = true;
             return Drain::NotNeeded;
@@ -477,7 +478,7 @@ impl AcpSession {
 
     /// The session's held cards are forgotten; with [`HeldCards::Complete`] the editor sees
     /// them complete.
-    fn review_forget(&mut self, cards: HeldCards, out: &mut Outbox<'_>) {
+    pub(super) fn review_forget(&mut self, cards: HeldCards, out: &mut Outbox<'_>) {
         self.review = Held::default();
         let held = self.mapper.release_all();
         if cards == HeldCards::Complete {

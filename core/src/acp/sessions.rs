@@ -64,7 +64,7 @@ impl Bridge {
             self.editor(rpc::result_line(&editor, &answer));
         }
         self.session_input(now, key, client::Input::Call(Call::Stop));
-        self.stop_agent(now, key);
+        self.on_session(now, key, |session, out| session.stop_agent(now, out));
     }
 
     /// What `session/load` and `session/resume` check before anything starts (ACP-06,
