@@ -119,8 +119,8 @@ impl Rebuild {
     }
 }
 
-/// A tool result's stored output (`details.storedOutput`, CONTRACT §2), when it has one that
-/// reads.
+/// A tool result's stored output (the `details.storedOutput` field an agent that spills
+/// large output sets on the result), when it has one that reads.
 pub(crate) fn stored_output(details: Option<&Value>) -> Option<StoredOutput> {
     crate::wire::ToolResultDetails::from_details(details?)?.stored_output
 }

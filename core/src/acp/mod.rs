@@ -184,7 +184,7 @@ pub struct BridgeConfig {
     /// The configuration of each session's [`Client`].
     pub client: ClientConfig,
     /// The folder the agent keeps its sessions in (the driver passes it `--session-dir`):
-    /// the bundled agent's `<sessionId>.jsonl`, omp's `<timestamp>_<id>.jsonl` (CONTRACT §3).
+    /// the bundled agent's `<sessionId>.jsonl`, omp's `<timestamp>_<id>.jsonl`.
     /// With it the ACP session id is that file's name without `.jsonl` (from `get_state`'s
     /// `sessionFile`), `session/load` switches the agent to `<dir>/<id>.jsonl` and
     /// `loadSession` is advertised (ACP-06); without it neither.
