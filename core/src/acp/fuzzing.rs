@@ -1,5 +1,5 @@
 //! The fuzz body for the [`Bridge`] (feature `fuzzing`): `fuzz/fuzz_targets/bridge_session.rs`
-//! is a thin wrapper, and `core/tests/acp_fuzz_body.rs` runs it on seeds and on the ACP
+//! is a thin wrapper, and `core/tests/fuzz_bodies/acp.rs` runs it on seeds and on the ACP
 //! transcripts under cargo test.
 //!
 //! The input is the bridge's whole input, interleaved: the first byte picks the
