@@ -253,8 +253,18 @@ impl UiResponse {
         }
     }
 
-    /// `{id, confirmed}`.
-    pub fn confirmed(id: impl Into<String>, confirmed: bool) -> Self {
+    /// `{id, confirmed:true}`: the user said yes.
+    pub fn confirm(id: impl Into<String>) -> Self {
+        Self::confirmed(id, true)
+    }
+
+    /// `{id, confirmed:false}`: the user said no.
+    pub fn decline(id: impl Into<String>) -> Self {
+        Self::confirmed(id, false)
+    }
+
+    /// `{id, confirmed}`, for the crate's callers that hold the answer as a verdict.
+    pub(crate) fn confirmed(id: impl Into<String>, confirmed: bool) -> Self {
         UiResponse {
             id: id.into(),
             confirmed: Some(confirmed),
