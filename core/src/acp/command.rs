@@ -26,7 +26,7 @@ pub enum CommandOutput {
 impl CommandOutput {
     /// What the editor's `clientCapabilities._meta` asks for: a terminal only when its
     /// `terminal_output` is `true`, as claude-agent-acp and codex-acp read it.
-    pub fn from_client_meta(meta: Option<&Meta>) -> Self {
+    pub(crate) fn from_client_meta(meta: Option<&Meta>) -> Self {
         match meta.and_then(|m| m.get("terminal_output")) {
             Some(Value::Bool(true)) => Self::Terminal,
             _ => Self::Text,

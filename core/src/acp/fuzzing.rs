@@ -50,7 +50,7 @@ use crate::mcp::http::{ExchangeId, HttpInput, ResponseHead};
 const SECRET: &str = "fuzz-secret-header-value";
 
 /// The session folder of the fuzzed bridge, when the configuration byte asks for one.
-pub const SESSION_DIR: &str = "/state/sessions";
+pub(crate) const SESSION_DIR: &str = "/state/sessions";
 
 /// Bytes of output one input may give per byte it holds, on top of [`MAX_OUT_PER_LINE`] per
 /// line it holds (a small event can update a card that holds up to 64 KiB, ACP-05).

@@ -88,7 +88,7 @@ impl Mode {
     }
 
     /// The mode of a wire id, if it is one.
-    pub fn from_id(id: &str) -> Option<Mode> {
+    pub(crate) fn from_id(id: &str) -> Option<Mode> {
         Mode::ALL.into_iter().find(|m| m.id() == id)
     }
 

@@ -38,7 +38,7 @@
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod http;
-pub mod sse;
+pub(crate) mod sse;
 mod tools;
 pub(crate) mod types;
 
@@ -295,7 +295,7 @@ impl McpServer {
     }
 
     /// Whether the server is starting: `initialize` or the first listing not answered yet.
-    pub fn is_starting(&self) -> bool {
+    pub(crate) fn is_starting(&self) -> bool {
         matches!(
             self.state,
             State::Initializing { .. }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// One event, as [`SseDecoder::push`] gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// The `event` field; `None` when absent or empty (the standard's `message`).
     pub event: Option<String>,
     /// The `data` lines, joined with LF (invalid UTF-8 replaced).
@@ -27,7 +27,7 @@ pub struct SseEvent {
 
 /// What [`SseDecoder::push`] gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SseItem {
+pub(crate) enum SseItem {
     /// A complete event with data.
     Event(SseEvent),
     /// An event over the bound: skipped up to the next blank line.
@@ -36,7 +36,7 @@ pub enum SseItem {
 
 /// The decoder. See the [module docs](self).
 #[derive(Debug, Clone)]
-pub struct SseDecoder {
+pub(crate) struct SseDecoder {
     max_event: usize,
     /// The line read so far (not while discarding).
     line: Vec<u8>,
@@ -83,7 +83,7 @@ impl SseDecoder {
 
     /// The stream's last event ID: the last `id` field of a completed event (empty `id`
     /// resets it to `None`). The `Last-Event-ID` a resumption sends.
-    pub fn last_event_id(&self) -> Option<&str> {
+    pub(crate) fn last_event_id(&self) -> Option<&str> {
         self.last_id.as_deref()
     }
 
