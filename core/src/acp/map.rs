@@ -121,7 +121,7 @@ pub(crate) struct Mapper {
 
 impl Mapper {
     /// A mapper with nothing seen.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -283,7 +283,7 @@ impl Mapper {
     /// The ACP stop reason of the turn that just ended: `aborted` → `cancelled`, `length` →
     /// `max_tokens`, `error` → `refusal` when its error names a content filter or a refusal
     /// (ACP-11), anything else `end_turn`; `cancelled` whenever the editor cancelled.
-    pub fn stop_reason(&self, cancel: Cancel) -> StopReason {
+    pub(crate) fn stop_reason(&self, cancel: Cancel) -> StopReason {
         match self.stop_reason.as_deref() {
             _ if cancel == Cancel::Requested => StopReason::Cancelled,
             Some("aborted") => StopReason::Cancelled,
@@ -302,7 +302,7 @@ impl Mapper {
     }
 
     /// The updates one agent event gives, in order.
-    pub fn event(&mut self, event: &SessionEvent) -> Vec<SessionUpdate> {
+    pub(crate) fn event(&mut self, event: &SessionEvent) -> Vec<SessionUpdate> {
         let mut out = Vec::new();
         // ACP-30: output held from a run of updates goes before anything else.
         if !matches!(event, SessionEvent::ToolExecutionUpdate(_)) {

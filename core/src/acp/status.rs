@@ -110,7 +110,7 @@ impl Facts {
     /// Takes what `get_session_stats` reports (ACP-02): its token totals replace the
     /// cumulative values, and its `contextUsage.contextWindow`, when positive, is the window
     /// (the model may have changed since `get_state`).
-    pub fn session_stats(&mut self, stats: &SessionStatsData) {
+    pub(crate) fn session_stats(&mut self, stats: &SessionStatsData) {
         if let Some(tokens) = &stats.tokens {
             self.replace_cumulative(tokens);
         }
@@ -148,7 +148,7 @@ impl Facts {
 
     /// The `session_info_update` carrying `_meta["muse/usage"]` (ACP-02), when there is
     /// usage to report.
-    pub fn usage_update(&self) -> Option<SessionInfoUpdate> {
+    pub(crate) fn usage_update(&self) -> Option<SessionInfoUpdate> {
         let cumulative = self.cumulative?;
         let mut usage = json!({
             "scope": "rootSession",
@@ -233,7 +233,7 @@ impl Facts {
     }
 
     /// The commands to advertise: `/status` beside the agent's own (ACP-01).
-    pub fn commands(&self) -> Vec<AvailableCommand> {
+    pub(crate) fn commands(&self) -> Vec<AvailableCommand> {
         let mut commands = vec![AvailableCommand::new(
             STATUS_COMMAND,
             "Show the session's model, usage and plan (local; starts no model turn)",

@@ -63,7 +63,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 impl SseDecoder {
     /// A decoder whose events may hold at most `max_event` bytes (their lines, line ends not
     /// counted).
-    pub fn new(max_event: usize) -> Self {
+    pub(crate) fn new(max_event: usize) -> Self {
         SseDecoder {
             max_event,
             line: Vec::new(),
@@ -88,12 +88,12 @@ impl SseDecoder {
     }
 
     /// The last valid `retry` field: how long to wait before reconnecting.
-    pub fn retry(&self) -> Option<Duration> {
+    pub(crate) fn retry(&self) -> Option<Duration> {
         self.retry
     }
 
     /// Reads `bytes`, giving each item completed to `out`.
-    pub fn push(&mut self, mut bytes: &[u8], out: &mut impl FnMut(SseItem)) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8], out: &mut impl FnMut(SseItem)) {
         if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if bytes[0] == b'\n' {
@@ -118,7 +118,7 @@ impl SseDecoder {
 
     /// The stream ended: an event not completed by a blank line is dropped. The decoder can
     /// read a new stream after it (the last event ID and `retry` are kept).
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.line.clear();
         self.line_len = 0;
         self.after_cr = false;
