@@ -77,7 +77,7 @@ impl Mode {
     }
 
     /// What it does, one line.
-    pub fn description(self) -> &'static str {
+    pub(crate) fn description(self) -> &'static str {
         match self {
             Mode::Ask => "Ask before each tool the agent asks approval for",
             Mode::AcceptEdits => {

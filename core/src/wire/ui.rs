@@ -179,7 +179,7 @@ wire_enum! {
 impl UiRequest {
     /// A dialog's `timeout` in milliseconds, when it has one that is a finite number; `None`
     /// for a notice (HOST-06).
-    pub fn timeout_ms(&self) -> Option<f64> {
+    pub(crate) fn timeout_ms(&self) -> Option<f64> {
         let timeout = match self {
             UiRequest::Select(r) => &r.timeout,
             UiRequest::Confirm(r) => &r.timeout,
