@@ -11,7 +11,7 @@ pub const TRUNCATION_NOTICE: &str =
     "\n[… truncated: this text is over 64 KiB; the rest is not shown]";
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-pub fn cut_to_bytes(text: &str, max: usize) -> &str {
+pub(crate) fn cut_to_bytes(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
@@ -24,7 +24,7 @@ pub fn cut_to_bytes(text: &str, max: usize) -> &str {
 
 /// A whole snapshot bounded: itself when it fits, else its head and the notice, together
 /// [`MAX_SURFACE_BYTES`] at most.
-pub fn bound_snapshot(text: &str) -> String {
+pub(crate) fn bound_snapshot(text: &str) -> String {
     if text.len() <= MAX_SURFACE_BYTES {
         return text.to_owned();
     }
@@ -43,7 +43,7 @@ pub(crate) fn whole(delta: &str) -> Option<String> {
 /// A running output's tail bounded (ACP-30): itself when it fits, else the truncation notice
 /// on a line of its own and the last bytes, together [`MAX_SURFACE_BYTES`] at most: what a
 /// command printed last is what its card shows.
-pub fn bound_tail(text: &str) -> String {
+pub(crate) fn bound_tail(text: &str) -> String {
     if text.len() <= MAX_SURFACE_BYTES {
         return text.to_owned();
     }

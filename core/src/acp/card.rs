@@ -11,10 +11,10 @@ use super::bound::{bound_snapshot, MAX_SURFACE_BYTES};
 use super::map::withhold_in_value;
 
 /// The most diffs one card carries (ACP-17).
-pub const MAX_CARD_DIFFS: usize = 64;
+pub(crate) const MAX_CARD_DIFFS: usize = 64;
 
 /// The most locations one card carries (ACP-18).
-pub const MAX_CARD_LOCATIONS: usize = 64;
+pub(crate) const MAX_CARD_LOCATIONS: usize = 64;
 
 /// The diffs a call's arguments give (ACP-17): a `write`'s `path` and `content` (the old
 /// text unknown: `null`, as for a new file); an `edit`'s replacements, pi's `edits[]

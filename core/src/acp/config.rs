@@ -20,21 +20,22 @@ use crate::frame::ProtocolVersion;
 use crate::wire::{Command, ConfigUpdate, Level, ModelInfo, ResponseData, SessionState, SetModel};
 
 /// The id of the model option.
-pub const MODEL_OPTION: &str = "model";
+pub(crate) const MODEL_OPTION: &str = "model";
 
 /// The id of the thinking level option.
-pub const THOUGHT_OPTION: &str = "thought_level";
+pub(crate) const THOUGHT_OPTION: &str = "thought_level";
 
 /// The thinking levels oh-my-pi's `set_thinking_level` takes (an agent that negotiated
 /// protocol v2, as omp and the bundled agent do).
-pub const OMP_THINKING_LEVELS: [&str; 7] =
+pub(crate) const OMP_THINKING_LEVELS: [&str; 7] =
     ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// The thinking levels pi's `set_thinking_level` takes (an agent that stays on protocol v1).
-pub const PI_THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+pub(crate) const PI_THINKING_LEVELS: [&str; 6] =
+    ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 /// The most models a `model` select offers; the agent's list is cut there.
-pub const MAX_MODELS: usize = 256;
+pub(crate) const MAX_MODELS: usize = 256;
 
 /// The approval policy an agent command names (omp's `--approval-mode MODE` or
 /// `--approval-mode=MODE`), for [`super::BridgeConfig::approval_policy`]: the last one given.

@@ -33,20 +33,20 @@ use crate::client::{Call, ClientEvent, Input};
 use crate::wire::{SelectRequest, UiRequest, UiResponse};
 
 /// The method the bridge asks a choice with (ACP-08, ACP-09).
-pub const PERMISSION_METHOD: &str = CLIENT_METHOD_NAMES.session_request_permission;
+pub(crate) const PERMISSION_METHOD: &str = CLIENT_METHOD_NAMES.session_request_permission;
 /// The method the bridge asks for text with, in form mode (ACP-09).
-pub const ELICITATION_METHOD: &str = CLIENT_METHOD_NAMES.elicitation_create;
+pub(crate) const ELICITATION_METHOD: &str = CLIENT_METHOD_NAMES.elicitation_create;
 /// The option ids of an approval (ACP-08): the four ACP permission kinds.
-pub const APPROVAL_OPTIONS: [&str; 4] =
+pub(crate) const APPROVAL_OPTIONS: [&str; 4] =
     ["allow_once", "allow_always", "reject_once", "reject_always"];
 /// The answers omp's approval `select` offers, in order (ACP-08).
 pub const APPROVE: &str = "Approve";
 /// See [`APPROVE`].
 pub const DENY: &str = "Deny";
 /// The first line of omp's approval title, before the tool's name (ACP-08).
-pub const APPROVAL_TITLE_PREFIX: &str = "Allow tool: ";
+pub(crate) const APPROVAL_TITLE_PREFIX: &str = "Allow tool: ";
 /// The form field an elicited dialog's answer comes back in (ACP-09, ACP-36).
-pub const TEXT_FIELD: &str = elicit::FIELD;
+pub(crate) const TEXT_FIELD: &str = elicit::FIELD;
 /// The prefix of the tool call id a dialog tied to no tool is asked about when the editor
 /// offers no forms (ACP-36): `dialog-` and the agent's dialog id. No card of that id is
 /// announced before the request or updated after it.
@@ -132,7 +132,7 @@ impl Form {
 
 /// The tool an approval `select` asks about (ACP-08): options exactly `Approve`, `Deny` and a
 /// title whose first line is `Allow tool: NAME`.
-pub fn approval_tool(select: &SelectRequest) -> Option<&str> {
+pub(crate) fn approval_tool(select: &SelectRequest) -> Option<&str> {
     if select.options.len() != 2 || select.options[0] != APPROVE || select.options[1] != DENY {
         return None;
     }

@@ -22,11 +22,11 @@ use super::map::{title, withhold_credential_uris};
 use crate::wire::UiResponse;
 
 /// The one field of every form the bridge asks (ACP-09, ACP-36).
-pub const FIELD: &str = "value";
+pub(crate) const FIELD: &str = "value";
 /// A confirm's "yes" in its form (ACP-36).
-pub const YES: &str = "yes";
+pub(crate) const YES: &str = "yes";
 /// A confirm's "no" in its form (ACP-36).
-pub const NO: &str = "no";
+pub(crate) const NO: &str = "no";
 
 /// What the form's one field asks.
 #[derive(Debug, Clone, Copy)]

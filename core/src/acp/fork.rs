@@ -141,7 +141,7 @@ pub(super) struct SessionFiles {
 }
 
 /// How many deleted session ids the bridge remembers (ACP-32).
-pub const MAX_DELETED_REMEMBERED: usize = 1024;
+pub(crate) const MAX_DELETED_REMEMBERED: usize = 1024;
 
 impl SessionFiles {
     fn ticket(&mut self) -> FileTicket {

@@ -1,5 +1,5 @@
 //! The fuzz body for the [`Bridge`] (feature `fuzzing`): `fuzz/fuzz_targets/bridge_session.rs`
-//! is a thin wrapper, and `core/tests/acp_fuzz_body.rs` runs it on seeds and on the ACP
+//! is a thin wrapper, and `core/tests/fuzz_bodies/acp.rs` runs it on seeds and on the ACP
 //! transcripts under cargo test.
 //!
 //! The input is the bridge's whole input, interleaved: the first byte picks the
@@ -50,7 +50,7 @@ use crate::mcp::http::{ExchangeId, HttpInput, ResponseHead};
 const SECRET: &str = "fuzz-secret-header-value";
 
 /// The session folder of the fuzzed bridge, when the configuration byte asks for one.
-pub const SESSION_DIR: &str = "/state/sessions";
+pub(crate) const SESSION_DIR: &str = "/state/sessions";
 
 /// Bytes of output one input may give per byte it holds, on top of [`MAX_OUT_PER_LINE`] per
 /// line it holds (a small event can update a card that holds up to 64 KiB, ACP-05).

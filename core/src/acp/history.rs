@@ -27,7 +27,7 @@ pub const MAX_HISTORY_PAGES: u32 = 20;
 /// check (OUT-06).
 pub const WALK_PAGE_MESSAGES: u32 = 100;
 /// The most messages a load replays, paged or not (ACP-06): the pages' budget.
-pub const MAX_REPLAY_MESSAGES: usize = (MAX_HISTORY_PAGES * WALK_PAGE_MESSAGES) as usize;
+pub(crate) const MAX_REPLAY_MESSAGES: usize = (MAX_HISTORY_PAGES * WALK_PAGE_MESSAGES) as usize;
 
 /// Where a walk goes after a page.
 #[derive(Debug, PartialEq)]
@@ -119,8 +119,8 @@ impl Rebuild {
     }
 }
 
-/// A tool result's stored output (`details.storedOutput`, CONTRACT §2), when it has one that
-/// reads.
+/// A tool result's stored output (the `details.storedOutput` field an agent that spills
+/// large output sets on the result), when it has one that reads.
 pub(crate) fn stored_output(details: Option<&Value>) -> Option<StoredOutput> {
     crate::wire::ToolResultDetails::from_details(details?)?.stored_output
 }

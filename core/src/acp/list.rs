@@ -33,7 +33,7 @@ pub const SESSION_FILE_TAIL_BYTES: usize = 64 * 1024;
 pub const MAX_SESSION_FILES: usize = 2000;
 
 /// Sessions per `session/list` page.
-pub const SESSIONS_PAGE: usize = 100;
+pub(crate) const SESSIONS_PAGE: usize = 100;
 
 /// One session file of the folder as the driver read it, for `session/list` (ACP-26).
 #[derive(Debug, Clone, PartialEq, Eq)]

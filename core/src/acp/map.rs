@@ -58,7 +58,7 @@ struct OpenCard {
 }
 
 /// Whether the editor cancelled a turn (`session/cancel`): a cancelled turn, and what was
-/// queued behind it, ends `cancelled` ([`Mapper::stop_reason`]).
+/// queued behind it, ends `cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Cancel {
     /// The turn runs on.
@@ -70,7 +70,7 @@ pub enum Cancel {
 
 /// Maps one session's agent events to `session/update`s.
 #[derive(Debug, Default)]
-pub struct Mapper {
+pub(crate) struct Mapper {
     /// Thinking blocks of the current message that streamed deltas (ACP-04: a completion-only
     /// block is shown once, at its end).
     thinking_streamed: BTreeSet<u64>,
@@ -121,12 +121,12 @@ pub struct Mapper {
 
 impl Mapper {
     /// A mapper with nothing seen.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// A turn starts: the last stop reason is forgotten.
-    pub fn start_turn(&mut self) {
+    pub(crate) fn start_turn(&mut self) {
         self.stop_reason = None;
         self.error_shown = false;
         self.mid_line = false;
@@ -283,7 +283,7 @@ impl Mapper {
     /// The ACP stop reason of the turn that just ended: `aborted` → `cancelled`, `length` →
     /// `max_tokens`, `error` → `refusal` when its error names a content filter or a refusal
     /// (ACP-11), anything else `end_turn`; `cancelled` whenever the editor cancelled.
-    pub fn stop_reason(&self, cancel: Cancel) -> StopReason {
+    pub(crate) fn stop_reason(&self, cancel: Cancel) -> StopReason {
         match self.stop_reason.as_deref() {
             _ if cancel == Cancel::Requested => StopReason::Cancelled,
             Some("aborted") => StopReason::Cancelled,
@@ -295,14 +295,14 @@ impl Mapper {
 
     /// The error text of a turn that failed for want of credentials (ACP-42): its last
     /// assistant message's, when that failed so; the prompt is answered `auth_required`.
-    pub fn sign_in_error(&self) -> Option<&str> {
+    pub(crate) fn sign_in_error(&self) -> Option<&str> {
         self.sign_in
             .as_deref()
             .filter(|_| self.stop_reason.as_deref() == Some("error"))
     }
 
     /// The updates one agent event gives, in order.
-    pub fn event(&mut self, event: &SessionEvent) -> Vec<SessionUpdate> {
+    pub(crate) fn event(&mut self, event: &SessionEvent) -> Vec<SessionUpdate> {
         let mut out = Vec::new();
         // ACP-30: output held from a run of updates goes before anything else.
         if !matches!(event, SessionEvent::ToolExecutionUpdate(_)) {
@@ -503,7 +503,7 @@ impl Mapper {
     /// no string `type`, or a known type whose members did not parse, is not an item and
     /// shows nothing. The card's id is the item's `id` (or `itemId`), so a later frame of the
     /// same item updates it; without one each frame is a card of its own.
-    pub fn unknown_item(&mut self, item: &Value) -> Vec<SessionUpdate> {
+    pub(crate) fn unknown_item(&mut self, item: &Value) -> Vec<SessionUpdate> {
         let Some(kind) = item.get("type").and_then(Value::as_str) else {
             return Vec::new();
         };
@@ -748,7 +748,7 @@ impl Mapper {
     /// card's content when it changed; as a terminal, `_meta.terminal_output` with the bytes
     /// not sent yet, when there are any. The bridge asks after each read of the agent's
     /// output, and before any other event is mapped.
-    pub fn held_output(&mut self) -> Vec<SessionUpdate> {
+    pub(crate) fn held_output(&mut self) -> Vec<SessionUpdate> {
         let terminal = self.command_display == CommandDisplay::Terminal;
         let mut out = Vec::new();
         for (id, card) in &mut self.tools {

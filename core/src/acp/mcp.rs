@@ -31,7 +31,7 @@ use crate::wire::{HostToolCall, HostToolDefinition, ToolResult};
 use url::Url;
 
 /// The most MCP servers one session starts; later entries are left out with a notice.
-pub const MAX_MCP_SERVERS: usize = 32;
+pub(crate) const MAX_MCP_SERVERS: usize = 32;
 
 /// How to start one MCP server: [`Action::McpSpawn`]'s parameters.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

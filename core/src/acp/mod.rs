@@ -52,12 +52,9 @@ mod config;
 mod confirm;
 mod list;
 mod sessions;
-pub use config::{
-    approval_policy_of, MAX_MODELS, MODEL_OPTION, OMP_THINKING_LEVELS, PI_THINKING_LEVELS,
-    THOUGHT_OPTION,
-};
+pub use config::approval_policy_of;
 pub use list::{
-    SessionFile, SessionFolderError, MAX_LIST_TITLE_CHARS, MAX_SESSION_FILES, SESSIONS_PAGE,
+    SessionFile, SessionFolderError, MAX_LIST_TITLE_CHARS, MAX_SESSION_FILES,
     SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
@@ -117,32 +114,31 @@ use serde_json::{json, Value};
 use session::{AcpSession, Pending, Timer, TimerContext, Turn};
 
 pub use agent_client_protocol_schema as schema;
-pub use agent_client_protocol_schema::v1::SessionId;
+pub(crate) use agent_client_protocol_schema::v1::SessionId;
 pub use auth::{
     terminal_login_command, AGENT_METHOD, OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED,
     TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
 };
-pub use bound::{bound_snapshot, bound_tail, cut_to_bytes, MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
-pub use card::{MAX_CARD_DIFFS, MAX_CARD_LOCATIONS};
-pub use dialogs::{
-    approval_tool, APPROVAL_OPTIONS, APPROVAL_TITLE_PREFIX, APPROVE, DENY, DIALOG_CALL_PREFIX,
-    ELICITATION_METHOD, PERMISSION_METHOD, TEXT_FIELD,
-};
+pub(crate) use bound::bound_snapshot;
+pub use bound::{MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
+pub use dialogs::{APPROVE, DENY, DIALOG_CALL_PREFIX};
+pub(crate) use dialogs::{ELICITATION_METHOD, TEXT_FIELD};
 pub use flow::{
     AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS,
 };
 pub use fork::{
     FileTicket, ForkNaming, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
-    MAX_DELETED_REMEMBERED, MAX_WAITING_FILE_REQUESTS,
+    MAX_WAITING_FILE_REQUESTS,
 };
-pub use history::{MAX_HISTORY_PAGES, MAX_REPLAY_MESSAGES, WALK_PAGE_MESSAGES};
+pub(crate) use history::MAX_REPLAY_MESSAGES;
+pub use history::{MAX_HISTORY_PAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
-pub use map::{Cancel, Mapper};
-pub use mcp::{McpHttpLaunch, McpLaunch, McpRead, MAX_MCP_SERVERS};
+pub use map::Cancel;
+pub(crate) use map::Mapper;
+pub use mcp::{McpHttpLaunch, McpLaunch, McpRead};
 pub use mode::{approved_line, PermissionMode};
-pub use notices::MAX_NOTICE_BYTES;
-pub use output::{output_opt_in, OUTPUT_META};
-pub use plan::{plan_from_phases, plan_from_tasks, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
+pub(crate) use output::{output_opt_in, OUTPUT_META};
+pub use plan::{plan_from_phases, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
 pub use prompt::{
     convert as prompt_content, PromptContent, PromptImages, AUDIO_NOTE, CONTEXT_CUT_NOTICE,
     IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES,
@@ -151,12 +147,13 @@ pub use prompt::{
 pub use queue::MAX_QUEUED_PROMPTS;
 pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};
 pub use review::{
-    EditedFileFailure, ReviewTicket, EDITOR_WRITE_BUDGET, MAX_REVIEW_FILE_BYTES, MAX_WAITING_EDITS,
-    NOT_SENT_LABEL, REFUSED_LABEL, UNCONFIRMED_LABEL, WRITE_METHOD,
+    EditedFileFailure, ReviewTicket, EDITOR_WRITE_BUDGET, MAX_REVIEW_FILE_BYTES, NOT_SENT_LABEL,
+    REFUSED_LABEL, UNCONFIRMED_LABEL, WRITE_METHOD,
 };
-pub use rpc::MAX_EDITOR_LINE_BYTES;
+pub(crate) use rpc::MAX_EDITOR_LINE_BYTES;
 pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
-pub use status::{is_status_prompt, usage_opt_in, Facts, Tokens, STATUS_COMMAND};
+pub use status::Tokens;
+pub(crate) use status::{is_status_prompt, usage_opt_in, Facts};
 pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
 pub use subagent::SUBAGENT_CALL_PREFIX;
 
@@ -184,7 +181,7 @@ pub struct BridgeConfig {
     /// The configuration of each session's [`Client`].
     pub client: ClientConfig,
     /// The folder the agent keeps its sessions in (the driver passes it `--session-dir`):
-    /// the bundled agent's `<sessionId>.jsonl`, omp's `<timestamp>_<id>.jsonl` (CONTRACT §3).
+    /// the bundled agent's `<sessionId>.jsonl`, omp's `<timestamp>_<id>.jsonl`.
     /// With it the ACP session id is that file's name without `.jsonl` (from `get_state`'s
     /// `sessionFile`), `session/load` switches the agent to `<dir>/<id>.jsonl` and
     /// `loadSession` is advertised (ACP-06); without it neither.
@@ -411,7 +408,7 @@ fn as_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> 
 
 /// The notice a load's replay ends with when the history goes on past the budget (ACP-06):
 /// [`MAX_HISTORY_PAGES`] pages of [`WALK_PAGE_MESSAGES`].
-pub const REPLAY_CUT_NOTICE: &str =
+pub(crate) const REPLAY_CUT_NOTICE: &str =
     "[… history replay stopped after 20 pages of 100 messages: later messages are not shown]";
 
 /// How long a turn's end waits for the agent's `get_session_stats` before answering the
@@ -420,7 +417,7 @@ pub const STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long `session/new` waits for the agent's `get_available_models` before it opens
 /// the session without the model option (ACP-24).
-pub const MODELS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const MODELS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most stored outputs a session remembers from its live stream.
 const MAX_SEEN_OUTPUTS: usize = 4096;

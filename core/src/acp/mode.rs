@@ -81,7 +81,7 @@ impl PermissionMode {
     }
 
     /// What it does, one line.
-    pub fn description(self) -> &'static str {
+    pub(crate) fn description(self) -> &'static str {
         match self {
             PermissionMode::Ask => "Ask before each tool the agent asks approval for",
             PermissionMode::AcceptEdits => {
@@ -92,7 +92,7 @@ impl PermissionMode {
     }
 
     /// The mode of a wire id, if it is one.
-    pub fn from_id(id: &str) -> Option<PermissionMode> {
+    pub(crate) fn from_id(id: &str) -> Option<PermissionMode> {
         PermissionMode::ALL.into_iter().find(|m| m.id() == id)
     }
 

@@ -11,7 +11,7 @@ use crate::wire::{
 use super::bound::cut_to_bytes;
 
 /// The longest notice line, in bytes, before `…` (ACP-11).
-pub const MAX_NOTICE_BYTES: usize = 2048;
+pub(crate) const MAX_NOTICE_BYTES: usize = 2048;
 
 /// `[label: text]` (or `[label]` for no text), bounded.
 pub(crate) fn line(label: &str, text: &str) -> String {

@@ -9,14 +9,14 @@ use crate::output::{
 };
 
 /// The `_meta` key of the opt-in, the advertisement and the handles (OUT-01, OUT-02).
-pub const OUTPUT_META: &str = "muse/output";
+pub(crate) const OUTPUT_META: &str = "muse/output";
 
 /// The JSON-RPC code of a read the adapter or the agent refused for its reference (not
 /// found, foreign, expired, unavailable): ACP's "resource not found".
 const NOT_FOUND: i32 = -32002;
 
 /// Whether `_meta["muse/output"]` of the client capabilities is 1 (OUT-01).
-pub fn output_opt_in(meta: Option<&Meta>) -> bool {
+pub(crate) fn output_opt_in(meta: Option<&Meta>) -> bool {
     meta.and_then(|m| m.get(OUTPUT_META)) == Some(&Value::from(1))
 }
 

@@ -24,7 +24,7 @@ pub fn plan_from_phases(phases: &[Value]) -> Plan {
 }
 
 /// The plan of a list of todos (`[{content, status}]`, as `todo_reminder` sends them).
-pub fn plan_from_tasks<'a>(tasks: impl IntoIterator<Item = &'a Value>) -> Plan {
+pub(crate) fn plan_from_tasks<'a>(tasks: impl IntoIterator<Item = &'a Value>) -> Plan {
     let mut entries = Vec::new();
     let mut omitted = 0usize;
     for task in tasks {

@@ -62,7 +62,7 @@ pub enum PromptImages {
 
 impl PromptImages {
     /// What an agent of this kind is sent ([`AgentKind::takes_images`]).
-    pub fn for_agent(agent: AgentKind) -> Self {
+    pub(crate) fn for_agent(agent: AgentKind) -> Self {
         if agent.takes_images() {
             PromptImages::Sent
         } else {

@@ -32,7 +32,7 @@ pub const EDITOR_WRITE_BUDGET: Duration = Duration::from_secs(10);
 
 /// The most files on their way to the editor at once, across the sessions (ACP-39): a file
 /// past it is not sent, and the turn says so.
-pub const MAX_WAITING_EDITS: usize = 64;
+pub(crate) const MAX_WAITING_EDITS: usize = 64;
 
 /// The ACP method an edited file goes to the editor with (ACP-38).
 pub const WRITE_METHOD: &str =

@@ -13,7 +13,7 @@ use crate::frame::LineDecoder;
 
 /// The longest line the bridge takes from the editor: 32 MiB, as the official SDK caps its
 /// reads (ACP-07, ours). A longer line is answered with a parse error and skipped.
-pub const MAX_EDITOR_LINE_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_EDITOR_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// The editor's bytes split into lines by the framing layer's decoder, holding at most
 /// [`MAX_EDITOR_LINE_BYTES`] of an unfinished one (ACP-07): a longer line is reported as

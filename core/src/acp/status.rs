@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::wire::{AgentMessage, SessionStatsData, SessionTokens, Usage};
 
 /// The name of the local status command (ACP-01).
-pub const STATUS_COMMAND: &str = "status";
+pub(crate) const STATUS_COMMAND: &str = "status";
 
 /// Root-session token totals, host-computed: each assistant message's usage counted once.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub struct Tokens {
 
 /// The facts one session has observed (ACP-01, ACP-02).
 #[derive(Debug, Default, Clone)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// The last model an assistant message named.
     pub model: Option<String>,
     /// Its provider.
@@ -77,7 +77,7 @@ impl Facts {
 
     /// Takes an assistant message's model and usage, once per message (at `message_end`);
     /// true when it carried usage.
-    pub fn assistant_message(&mut self, message: &AgentMessage, turn_id: &str) -> bool {
+    pub(crate) fn assistant_message(&mut self, message: &AgentMessage, turn_id: &str) -> bool {
         let AgentMessage::Assistant(assistant) = message else {
             return false;
         };
@@ -110,7 +110,7 @@ impl Facts {
     /// Takes what `get_session_stats` reports (ACP-02): its token totals replace the
     /// cumulative values, and its `contextUsage.contextWindow`, when positive, is the window
     /// (the model may have changed since `get_state`).
-    pub fn session_stats(&mut self, stats: &SessionStatsData) {
+    pub(crate) fn session_stats(&mut self, stats: &SessionStatsData) {
         if let Some(tokens) = &stats.tokens {
             self.replace_cumulative(tokens);
         }
@@ -127,7 +127,7 @@ impl Facts {
     /// Takes the agent's own totals (`get_session_stats`' `tokens`) as the cumulative values
     /// (ACP-02: they replace, never add): prompt = input + cacheRead + cacheWrite, output,
     /// total (else prompt + output).
-    pub fn replace_cumulative(&mut self, tokens: &SessionTokens) {
+    pub(crate) fn replace_cumulative(&mut self, tokens: &SessionTokens) {
         let prompt = tokens.input.unwrap_or(0)
             + tokens.cache_read.unwrap_or(0)
             + tokens.cache_write.unwrap_or(0);
@@ -141,14 +141,14 @@ impl Facts {
 
     /// The standard `usage_update` (ACP-02): only when both the window and the last call's
     /// context are known; no cost.
-    pub fn context_update(&self) -> Option<UsageUpdate> {
+    pub(crate) fn context_update(&self) -> Option<UsageUpdate> {
         let size = self.context_window.filter(|s| *s > 0)?;
         Some(UsageUpdate::new(self.context_used?, size))
     }
 
     /// The `session_info_update` carrying `_meta["muse/usage"]` (ACP-02), when there is
     /// usage to report.
-    pub fn usage_update(&self) -> Option<SessionInfoUpdate> {
+    pub(crate) fn usage_update(&self) -> Option<SessionInfoUpdate> {
         let cumulative = self.cumulative?;
         let mut usage = json!({
             "scope": "rootSession",
@@ -181,7 +181,7 @@ impl Facts {
     }
 
     /// The `/status` text (ACP-01): every line a fact or "unknown".
-    pub fn status_text(&self) -> String {
+    pub(crate) fn status_text(&self) -> String {
         let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
         let tokens = match self.cumulative {
             Some(t) => format!(
@@ -233,7 +233,7 @@ impl Facts {
     }
 
     /// The commands to advertise: `/status` beside the agent's own (ACP-01).
-    pub fn commands(&self) -> Vec<AvailableCommand> {
+    pub(crate) fn commands(&self) -> Vec<AvailableCommand> {
         let mut commands = vec![AvailableCommand::new(
             STATUS_COMMAND,
             "Show the session's model, usage and plan (local; starts no model turn)",
@@ -250,13 +250,13 @@ impl Facts {
 
 /// Whether a prompt is the `/status` command: its text starts with `/status` and then ends
 /// or has whitespace (ACP-01). Whatever follows is not executed.
-pub fn is_status_prompt(text: &str) -> bool {
+pub(crate) fn is_status_prompt(text: &str) -> bool {
     let rest = text.trim_start().strip_prefix("/status");
     rest.is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
 }
 
 /// The agent's slash commands as ACP commands.
-pub fn agent_commands(commands: &[crate::wire::SlashCommand]) -> Vec<AvailableCommand> {
+pub(crate) fn agent_commands(commands: &[crate::wire::SlashCommand]) -> Vec<AvailableCommand> {
     commands
         .iter()
         .map(|c| AvailableCommand::new(c.name.clone(), c.description.clone().unwrap_or_default()))
@@ -264,6 +264,6 @@ pub fn agent_commands(commands: &[crate::wire::SlashCommand]) -> Vec<AvailableCo
 }
 
 /// Whether `_meta["muse/usage"]` of the client capabilities is 1 (ACP-02).
-pub fn usage_opt_in(meta: Option<&Meta>) -> bool {
+pub(crate) fn usage_opt_in(meta: Option<&Meta>) -> bool {
     meta.and_then(|m| m.get("muse/usage")) == Some(&Value::from(1))
 }

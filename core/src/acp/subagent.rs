@@ -32,10 +32,10 @@ pub const SUBAGENT_CALL_PREFIX: &str = "subagent-";
 
 /// The level the bridge subscribes omp to: lifecycle and progress frames, not the
 /// subagents' raw session events.
-pub const SUBAGENT_SUBSCRIPTION_LEVEL: &str = "progress";
+pub(crate) const SUBAGENT_SUBSCRIPTION_LEVEL: &str = "progress";
 
 /// The most subagent cards a session keeps open at once; a subagent past them gets none.
-pub const MAX_SUBAGENT_CARDS: usize = 256;
+pub(crate) const MAX_SUBAGENT_CARDS: usize = 256;
 
 /// The most ended subagents a session remembers (a late progress frame of one opens no card
 /// again).

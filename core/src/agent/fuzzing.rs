@@ -104,15 +104,11 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(deliver: bool) -> Self {
+    fn new(unknown_commands: UnknownCommands) -> Self {
         let mut h = Harness {
             agent: Agent::new(AgentConfig {
                 max_input_line_bytes: 4096,
-                unknown_commands: if deliver {
-                    UnknownCommands::Deliver
-                } else {
-                    UnknownCommands::Reject
-                },
+                unknown_commands,
                 ..AgentConfig::default()
             }),
             now: Instant::now(),
@@ -366,8 +362,8 @@ impl Harness {
 }
 
 /// Runs a sequence of ops on a fresh agent. Panics when an invariant breaks.
-pub fn run(ops: Vec<Op>, deliver_unknown: bool) {
-    let mut h = Harness::new(deliver_unknown);
+pub fn run(ops: Vec<Op>, unknown_commands: UnknownCommands) {
+    let mut h = Harness::new(unknown_commands);
     for op in ops {
         h.step(op);
     }
@@ -376,7 +372,11 @@ pub fn run(ops: Vec<Op>, deliver_unknown: bool) {
 /// The fuzz target: reads ops from the input and runs them.
 pub fn agent_session(data: &[u8]) {
     let mut input = Unstructured::new(data);
-    let deliver = bool::arbitrary(&mut input).unwrap_or(false);
+    let unknown_commands = if bool::arbitrary(&mut input).unwrap_or(false) {
+        UnknownCommands::Deliver
+    } else {
+        UnknownCommands::Reject
+    };
     let mut ops = Vec::new();
     while let Ok(op) = Op::arbitrary(&mut input) {
         ops.push(op);
@@ -384,5 +384,5 @@ pub fn agent_session(data: &[u8]) {
             break;
         }
     }
-    run(ops, deliver);
+    run(ops, unknown_commands);
 }

@@ -197,7 +197,7 @@ pub enum BlockClass {
 
 /// How a block counts against the cap in the live copy (BLOCK-06).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShownAs {
+pub(crate) enum ShownAs {
     /// Text, cut at the cap on its own.
     Text,
     /// A native image.

@@ -38,13 +38,13 @@
 //!     [resource link \"photo\"; not fetched: no server delivered it; its uri isn't shown, as it may carry a credential]");
 //! ```
 
-pub mod classify;
-pub mod credential;
+pub(crate) mod classify;
+pub(crate) mod credential;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-pub mod label;
-pub mod params;
-pub mod render;
+pub(crate) mod label;
+pub(crate) mod params;
+pub(crate) mod render;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -55,17 +55,14 @@ pub use classify::{
 };
 
 pub(crate) use classify::classify_block;
-pub use classify::{ShownAs, MCP_BLOCK_TYPES, URI_MAX_CHARS};
+pub use classify::{MCP_BLOCK_TYPES, URI_MAX_CHARS};
 pub use credential::{
     credential_finding, uri_may_carry_credential, CredentialFinding, MAX_DECODES, MAX_LEVELS,
     MAX_READS,
 };
 pub use label::sanitize_label;
 pub(crate) use label::well_formed_json;
-pub use params::{
-    CredentialParameter, CREDENTIAL_PARAMETERS, DESCRIPTOR_WORDS, KEY_QUALIFIERS, SECRET_WORDS,
-    WHOLE_SECRET_WORDS,
-};
+pub use params::{CredentialParameter, CREDENTIAL_PARAMETERS};
 pub(crate) use render::cut_at_cap;
 pub use render::{render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS};
 

@@ -160,7 +160,7 @@ pub(crate) fn normalize_name(name: &str) -> String {
 
 /// Words that name a secret wherever they stand in a name, alone or at the end of a word
 /// written solid (`accesstoken`, `apisecret`).
-pub const SECRET_WORDS: &[&str] = &[
+pub(crate) const SECRET_WORDS: &[&str] = &[
     "token",
     "secret",
     "password",
@@ -176,12 +176,12 @@ pub const SECRET_WORDS: &[&str] = &[
 
 /// Words that name a secret only as a whole word (`pass` but not `bypass`, `sid` but not
 /// `sidebar`).
-pub const WHOLE_SECRET_WORDS: &[&str] = &[
+pub(crate) const WHOLE_SECRET_WORDS: &[&str] = &[
     "pwd", "pass", "sig", "auth", "bearer", "ticket", "jwt", "session", "sess", "sid", "hmac",
 ];
 
 /// Words that make `key` a credential's name: `access_key`, `secretKey`, `signingkey`.
-pub const KEY_QUALIFIERS: &[&str] = &[
+pub(crate) const KEY_QUALIFIERS: &[&str] = &[
     "access",
     "private",
     "secret",
@@ -213,7 +213,7 @@ pub const KEY_QUALIFIERS: &[&str] = &[
 
 /// Last words by which a name describes a credential rather than holds one (`token_type`,
 /// `signature_method`, `SignatureVersion`).
-pub const DESCRIPTOR_WORDS: &[&str] = &[
+pub(crate) const DESCRIPTOR_WORDS: &[&str] = &[
     "type",
     "types",
     "hint",

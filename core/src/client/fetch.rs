@@ -193,7 +193,7 @@ impl OutputFetch {
     }
 
     /// How far the fetch has come.
-    pub fn progress(&self) -> FetchProgress {
+    pub(crate) fn progress(&self) -> FetchProgress {
         FetchProgress {
             received: self.walk.offset(),
             total: self.total,

@@ -493,7 +493,7 @@ impl Harness {
             }
             Op::UiRespond(n) => {
                 let id = format!("d{}", n % 8);
-                let answer = UiResponse::confirmed(id.clone(), true);
+                let answer = UiResponse::confirm(id.clone());
                 self.input(Input::Call(Call::UiRespond(id, answer)));
             }
             Op::Advance(ms) => {

@@ -57,7 +57,7 @@ pub(crate) fn page_command(cursor: Option<&str>, limit: u64) -> Command {
 
 impl Walk {
     /// A walk in pages of `limit` messages.
-    pub fn new(limit: u64) -> Self {
+    pub(crate) fn new(limit: u64) -> Self {
         Walk {
             limit,
             ..Walk::default()
@@ -65,17 +65,17 @@ impl Walk {
     }
 
     /// The page size.
-    pub fn limit(&self) -> u64 {
+    pub(crate) fn limit(&self) -> u64 {
         self.limit
     }
 
     /// Messages read so far, and the total the agent advertises.
-    pub fn progress(&self) -> (usize, Option<u64>) {
+    pub(crate) fn progress(&self) -> (usize, Option<u64>) {
         (self.messages.len(), self.total)
     }
 
     /// Takes one page's outcome.
-    pub fn page(&mut self, outcome: Result<ResponseData, CommandFailure>) -> Step {
+    pub(crate) fn page(&mut self, outcome: Result<ResponseData, CommandFailure>) -> Step {
         let data = match outcome {
             Ok(data) => data,
             Err(f) => {

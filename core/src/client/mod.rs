@@ -215,7 +215,7 @@ impl Client {
         });
         // Every frame gets the typed parse here, which checks its JSON as it reads: the
         // framing layer need not read a plain line first.
-        self.decoder.set_late_check(true);
+        self.decoder.check_late();
         self.protocol = ProtocolVersion::V1;
         self.agent_limits = limits::AgentLimits::default();
         self.read_output = None;

@@ -70,7 +70,7 @@ struct State {
     reassembler: Reassembler,
     protocol: ProtocolVersion,
     follow_negotiation: bool,
-    /// Hand up plain lines unchecked (see [`StreamDecoder::set_late_check`]).
+    /// Hand up plain lines unchecked (see [`StreamDecoder::check_late`]).
     late_check: bool,
     /// Searchers for what keeps a line from going up unchecked, built once.
     escape: memchr::memmem::Finder<'static>,
@@ -129,10 +129,11 @@ impl StreamDecoder {
         self.state.follow_negotiation = follow;
     }
 
-    /// Whether to hand up plain lines unchecked (default: off), for a consumer that parses
-    /// every frame anyway and so need not have its JSON read twice (the typed Client does).
+    /// Hands up plain lines unchecked from now on (by default every line is checked here),
+    /// for a consumer that parses every frame anyway and so need not have its JSON read
+    /// twice (the typed Client does).
     ///
-    /// When on, a line that is valid UTF-8, holds neither `rpc_chunk` nor a `\u` escape,
+    /// A line that is valid UTF-8, holds neither `rpc_chunk` nor a `\u` escape,
     /// comes while no chunk sequence is open, and cannot be the negotiation response the
     /// decoder follows, is handed up as it is: a [`Frame`] that is not
     /// [checked](Frame::is_checked), whose envelope reads as absent. So is a reassembled
@@ -143,8 +144,8 @@ impl StreamDecoder {
     /// [`FrameError::NotAnObject`]; after a fatal one the consumer takes nothing more).
     /// Every other line is checked here as always. Such a frame counts in the frames of
     /// [`StreamDecoder::stats`], whatever its check finds.
-    pub fn set_late_check(&mut self, late: bool) {
-        self.state.late_check = late;
+    pub fn check_late(&mut self) {
+        self.state.late_check = true;
     }
 
     /// Whether a fatal error has ended the stream.
@@ -269,7 +270,7 @@ impl State {
         self.push_frame(frame);
     }
 
-    /// Whether a valid UTF-8 `line` may go up unchecked ([`StreamDecoder::set_late_check`]):
+    /// Whether a valid UTF-8 `line` may go up unchecked ([`StreamDecoder::check_late`]):
     /// nothing the scan would find in it changes how the decoder goes on. It is no chunk
     /// (it does not hold `rpc_chunk`, nor a `\u` escape that could spell it), no chunk
     /// sequence is open (which any other line would interrupt), and it cannot switch the

@@ -115,7 +115,7 @@ pub(crate) struct Envelope<'a> {
 
 impl<'a> Envelope<'a> {
     /// Notes one top-level member.
-    pub fn note(&mut self, m: Member<'a>) {
+    pub(super) fn note(&mut self, m: Member<'a>) {
         let slot = match key_name(&m) {
             Some("type") => &mut self.frame_type,
             Some("id") => &mut self.id,
@@ -136,7 +136,7 @@ impl<'a> Envelope<'a> {
     }
 
     /// The chunk's metadata, checked (FRAME-07), and its data member.
-    pub fn chunk(&self) -> Result<(ChunkHeader, ChunkData<'a>), FrameError> {
+    pub(super) fn chunk(&self) -> Result<(ChunkHeader, ChunkData<'a>), FrameError> {
         let chunk_id = match self.chunk_id {
             Some(m) if m.kind == Kind::String => {
                 if m.value_escaped {

@@ -28,7 +28,9 @@ fn run_checked(
     late: bool,
 ) -> Vec<DecodeEvent> {
     let mut decoder = StreamDecoder::with_config(config.clone());
-    decoder.set_late_check(late);
+    if late {
+        decoder.check_late();
+    }
     let mut events = Vec::new();
     let mut at = 0;
     for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
@@ -83,7 +85,7 @@ pub fn line_decoder(data: &[u8]) {
     }
 }
 
-/// A decoder that checks late ([`StreamDecoder::set_late_check`]) gives the same events as one
+/// A decoder that checks late ([`StreamDecoder::check_late`]) gives the same events as one
 /// that checks at once, `eager`, once its consumer does as the `Client` does: parse each
 /// unchecked frame as an `AgentFrame`, and check it only when that parse fails. A parse
 /// that succeeds never meets a frame the check refuses. Compared up to the first fatal

@@ -45,7 +45,7 @@ impl serde::Serialize for ProtocolVersion {
 
 impl ProtocolVersion {
     /// The number used on the wire (`1` or `2`).
-    pub fn number(self) -> u32 {
+    pub(crate) fn number(self) -> u32 {
         match self {
             ProtocolVersion::V1 => 1,
             ProtocolVersion::V2 => 2,

@@ -12,12 +12,12 @@ use super::scan::{scan, write_compact, Kind};
 /// read without parsing the rest, so a caller that needs only those pays for nothing more.
 /// [`Frame::parse`] gives the full typed parse when wanted.
 ///
-/// A decoder told to check late ([`StreamDecoder::set_late_check`]) hands up some frames
+/// A decoder told to check late ([`StreamDecoder::check_late`]) hands up some frames
 /// unchecked ([`Frame::is_checked`] false): a plain line whose JSON was not looked at yet,
 /// whose envelope reads as absent. Its consumer parses it first and calls [`Frame::check`]
 /// only when that parse fails; see there.
 ///
-/// [`StreamDecoder::set_late_check`]: super::StreamDecoder::set_late_check
+/// [`StreamDecoder::check_late`]: super::StreamDecoder::check_late
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     pub(crate) payload: Vec<u8>,
@@ -33,10 +33,10 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// A payload handed up unchecked (see [`StreamDecoder::set_late_check`]): valid UTF-8,
+    /// A payload handed up unchecked (see [`StreamDecoder::check_late`]): valid UTF-8,
     /// `chunked` when reassembled, `surrogate_escape` unless it holds no `\u` escape.
     ///
-    /// [`StreamDecoder::set_late_check`]: super::StreamDecoder::set_late_check
+    /// [`StreamDecoder::check_late`]: super::StreamDecoder::check_late
     pub(crate) fn unchecked(payload: Vec<u8>, chunked: bool, surrogate_escape: bool) -> Frame {
         Frame {
             payload,

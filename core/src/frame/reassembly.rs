@@ -67,19 +67,19 @@ impl Reassembler {
     }
 
     /// Bytes held for the open sequence.
-    pub fn buffered(&self) -> usize {
+    pub(super) fn buffered(&self) -> usize {
         self.pending.as_ref().map_or(0, |p| p.buf.len())
     }
 
     /// Drops any open sequence.
-    pub fn reset(&mut self) {
+    pub(super) fn reset(&mut self) {
         self.pending = None;
     }
 
     /// Adds one chunk whose metadata passed FRAME-07; `data` is its base64 text (`None` when
     /// the member is missing, not a string, or not ASCII). Returns the logical frame's bytes
     /// when this chunk completes it.
-    pub fn push(
+    pub(super) fn push(
         &mut self,
         header: ChunkHeader,
         data: Option<&[u8]>,

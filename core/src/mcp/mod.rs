@@ -38,7 +38,7 @@
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod http;
-pub mod sse;
+pub(crate) mod sse;
 mod tools;
 pub(crate) mod types;
 
@@ -237,7 +237,7 @@ impl McpServer {
     }
 
     /// Whether `tool` (a host tool name) is one of this server's, by its prefix.
-    pub fn owns(&self, tool: &str) -> bool {
+    pub(crate) fn owns(&self, tool: &str) -> bool {
         tool.strip_prefix(TOOL_PREFIX)
             .and_then(|rest| rest.strip_prefix(self.part.as_str()))
             .is_some_and(|rest| rest.starts_with("__"))
@@ -263,7 +263,7 @@ impl McpServer {
     /// Starts again from `initialize` (a transport that lost its session, MCP-12): every call
     /// waiting is answered as an error, a listing under way is dropped, the tools stay
     /// registered until the new listing replaces them; a server that is gone stays gone.
-    pub fn restart(&mut self, now: Instant, why: &str) {
+    pub(crate) fn restart(&mut self, now: Instant, why: &str) {
         if self.is_gone() {
             return;
         }
@@ -295,7 +295,7 @@ impl McpServer {
     }
 
     /// Whether the server is starting: `initialize` or the first listing not answered yet.
-    pub fn is_starting(&self) -> bool {
+    pub(crate) fn is_starting(&self) -> bool {
         matches!(
             self.state,
             State::Initializing { .. }

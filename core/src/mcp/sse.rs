@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// One event, as [`SseDecoder::push`] gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// The `event` field; `None` when absent or empty (the standard's `message`).
     pub event: Option<String>,
     /// The `data` lines, joined with LF (invalid UTF-8 replaced).
@@ -27,7 +27,7 @@ pub struct SseEvent {
 
 /// What [`SseDecoder::push`] gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SseItem {
+pub(crate) enum SseItem {
     /// A complete event with data.
     Event(SseEvent),
     /// An event over the bound: skipped up to the next blank line.
@@ -36,7 +36,7 @@ pub enum SseItem {
 
 /// The decoder. See the [module docs](self).
 #[derive(Debug, Clone)]
-pub struct SseDecoder {
+pub(crate) struct SseDecoder {
     max_event: usize,
     /// The line read so far (not while discarding).
     line: Vec<u8>,
@@ -63,7 +63,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 impl SseDecoder {
     /// A decoder whose events may hold at most `max_event` bytes (their lines, line ends not
     /// counted).
-    pub fn new(max_event: usize) -> Self {
+    pub(crate) fn new(max_event: usize) -> Self {
         SseDecoder {
             max_event,
             line: Vec::new(),
@@ -83,17 +83,17 @@ impl SseDecoder {
 
     /// The stream's last event ID: the last `id` field of a completed event (empty `id`
     /// resets it to `None`). The `Last-Event-ID` a resumption sends.
-    pub fn last_event_id(&self) -> Option<&str> {
+    pub(crate) fn last_event_id(&self) -> Option<&str> {
         self.last_id.as_deref()
     }
 
     /// The last valid `retry` field: how long to wait before reconnecting.
-    pub fn retry(&self) -> Option<Duration> {
+    pub(crate) fn retry(&self) -> Option<Duration> {
         self.retry
     }
 
     /// Reads `bytes`, giving each item completed to `out`.
-    pub fn push(&mut self, mut bytes: &[u8], out: &mut impl FnMut(SseItem)) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8], out: &mut impl FnMut(SseItem)) {
         if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if bytes[0] == b'\n' {
@@ -118,7 +118,7 @@ impl SseDecoder {
 
     /// The stream ended: an event not completed by a blank line is dropped. The decoder can
     /// read a new stream after it (the last event ID and `retry` are kept).
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.line.clear();
         self.line_len = 0;
         self.after_cr = false;

@@ -67,7 +67,7 @@ pub(crate) struct ListToolsResult {
 
 /// One tool of `tools/list`.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Tool {
+pub(crate) struct Tool {
     /// Its name, as `tools/call` takes it.
     pub name: String,
     /// A display title.

@@ -32,7 +32,7 @@ pub struct PageOptions {
 
 impl PageOptions {
     /// The options of a `get_messages_page` command's members.
-    pub fn from_command(fields: &Map<String, Value>) -> Self {
+    pub(crate) fn from_command(fields: &Map<String, Value>) -> Self {
         PageOptions {
             cursor: fields.get("cursor").cloned(),
             limit: fields.get("limit").cloned(),

@@ -146,7 +146,7 @@ impl SpillSource {
 
     /// The name the store is asked to use: `TOOL-CALL.txt` (the store makes it one safe
     /// path segment).
-    pub fn suggested_name(&self) -> String {
+    pub(crate) fn suggested_name(&self) -> String {
         format!("{}-{}.txt", self.tool_name, self.call_id)
     }
 }
@@ -516,7 +516,7 @@ pub struct Preview<'a> {
 
 impl Preview<'_> {
     /// The bytes of the text the preview doesn't show, for a text of `total` bytes.
-    pub fn omitted(&self, total: usize) -> usize {
+    pub(crate) fn omitted(&self, total: usize) -> usize {
         total - self.head.len() - self.tail.len()
     }
 

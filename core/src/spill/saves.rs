@@ -63,7 +63,7 @@ impl<T> Saves<T> {
     }
 
     /// Forgets every waiting save (a later answer is then dropped).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.waiting.clear();
     }
 }

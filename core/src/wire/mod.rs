@@ -69,7 +69,7 @@ pub use command::*;
 pub use event::*;
 pub use frame::*;
 pub use host::*;
-pub use lazy::{IntoMessages, Lazy, MessageList, Messages};
+pub use lazy::{Lazy, MessageList, Messages};
 pub use message::*;
 pub use response::*;
 pub use session::*;

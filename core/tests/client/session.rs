@@ -976,7 +976,7 @@ fn host_06_dialogs_time_out_are_cancelled_and_notices_need_no_answer() {
             timed_out: true
         }]
     );
-    let answer = UiResponse::confirmed("ignored", true);
+    let answer = UiResponse::confirm("ignored");
     assert!(
         !h.answer(Call::UiRespond("d1".into(), answer.clone())),
         "timed out: dropped"

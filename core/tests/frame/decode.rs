@@ -536,7 +536,7 @@ fn frame_15_eof_inside_a_sequence_is_fatal_and_noise_inside_keeps_it_open() {
     );
 }
 
-/// Decodes `input` with a late check (`StreamDecoder::set_late_check`), and returns every
+/// Decodes `input` with a late check (`StreamDecoder::check_late`), and returns every
 /// event.
 fn decode_late(input: &[u8], protocol: ProtocolVersion) -> Vec<DecodeEvent> {
     let mut decoder = StreamDecoder::with_config(musewire_core::frame::DecoderConfig {
@@ -544,7 +544,7 @@ fn decode_late(input: &[u8], protocol: ProtocolVersion) -> Vec<DecodeEvent> {
         follow_negotiation: false,
         ..Default::default()
     });
-    decoder.set_late_check(true);
+    decoder.check_late();
     decoder.handle_bytes(input);
     decoder.handle_eof();
     std::iter::from_fn(|| decoder.poll_event()).collect()

@@ -6,6 +6,7 @@
 #![cfg(feature = "fuzzing")]
 
 use musewire_core::agent::fuzzing::{self, HostLine, Op};
+use musewire_core::agent::UnknownCommands;
 
 use crate::seeds;
 
@@ -61,7 +62,7 @@ fn frame_11_agent_session_fuzz_body_on_a_scripted_session() {
             Op::Eof,
             Op::CallTool,
         ],
-        false,
+        UnknownCommands::Reject,
     );
 }
 

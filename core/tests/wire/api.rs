@@ -342,7 +342,7 @@ fn host06_extension_ui_requests_and_responses() {
             r#"{"type":"extension_ui_response","id":"u1","value":"a"}"#,
         ),
         (
-            UiResponse::confirmed("u1", false),
+            UiResponse::decline("u1"),
             r#"{"type":"extension_ui_response","id":"u1","confirmed":false}"#,
         ),
         (

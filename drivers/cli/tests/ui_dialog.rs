@@ -17,7 +17,7 @@ fn agent_command() -> std::process::Command {
 fn answer(request: &UiRequest, confirmed: bool) -> Option<UiResponse> {
     let id = request.id()?;
     Some(if confirmed {
-        UiResponse::confirmed(id, true)
+        UiResponse::confirm(id)
     } else {
         UiResponse::cancelled(id)
     })
