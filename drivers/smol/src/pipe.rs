@@ -64,6 +64,8 @@ impl Pipe {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
+        // Without the ACP server there is one place a pipe is registered.
+        #[cfg_attr(not(feature = "acp"), allow(clippy::infallible_destructuring_match))]
         let fd = match &mut self.fd {
             Fd::Smol(fd) => fd,
             // Its readiness is kept across reads: it reads until a read would block.
