@@ -201,8 +201,7 @@ fn serve(config: BridgeConfig, mcp_http: McpHttpOptions, agent: Agent) -> ExitCo
         // session reports the agent's exit.
         command.unwrap_or_else(|_| std::process::Command::new(""))
     });
-    let result = smol::block_on(served);
-    match result {
+    match served {
         Ok(Served::EditorEnd) => ExitCode::SUCCESS,
         Ok(Served::Signal(signal)) => ExitCode::from(musewire_smol::agent_stdio::die_of(signal)),
         Err(e) => {

@@ -51,6 +51,7 @@ use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::agent_pipes::{AgentPipes, PipeEvent};
 use crate::agent_stdio::TERMINATING_SIGNALS;
+use crate::loop_wait::Reactor;
 use crate::mcp_http::{HttpEvent, McpHttpOptions, McpHttpTransport, DELETE_GRACE};
 
 /// The bytes one read of a pipe takes at most.
@@ -101,8 +102,52 @@ enum Waited {
     Event(Event),
     /// The inbox closed (it does not: the loop holds a sender).
     Timeout,
-    /// The timer fired: the bridge's deadline may have come.
+    /// The deadline came: the bridge's may have.
     Tick,
+}
+
+/// The bridge's deadline as the loop waits for it.
+enum Deadline {
+    /// A timer on smol's reactor, re-armed only when the deadline comes before the instant
+    /// it is armed for (`at`): a later one (each line an agent writes puts its silence probe
+    /// off, ACP-21) or none leaves it armed, and its early wake re-arms it.
+    Smol {
+        timer: smol::Timer,
+        at: Option<Instant>,
+    },
+    /// The timeout of the loop's own wait: set each wait, no timer.
+    Own(Reactor),
+}
+
+impl Deadline {
+    /// Before a wait: the bridge's next deadline.
+    fn arm(&mut self, next: Option<Instant>) {
+        match self {
+            Deadline::Smol { timer, at } => {
+                if let Some(next) = next {
+                    if at.is_none_or(|armed| next < armed) {
+                        timer.set_at(next);
+                        *at = Some(next);
+                    }
+                }
+            }
+            Deadline::Own(reactor) => reactor.set_deadline(next),
+        }
+    }
+
+    /// Ready once the deadline armed has come (or an earlier one: the bridge's is checked).
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match self {
+            Deadline::Smol { timer, at } => {
+                if at.is_some() && Pin::new(timer).poll(cx).is_ready() {
+                    *at = None;
+                    return Poll::Ready(());
+                }
+                Poll::Pending
+            }
+            Deadline::Own(reactor) => reactor.poll_deadline(cx),
+        }
+    }
 }
 
 /// What the loop asks of one agent's task.
@@ -231,7 +276,13 @@ pub enum Served {
 /// Serves ACP on this process's stdin and stdout, with [`TERMINATING_SIGNALS`] caught from
 /// now on: the editor's end or a signal stops every agent (ACP-12) and ends the loop once
 /// they have exited.
-pub async fn serve_acp_stdio<F>(
+///
+/// It blocks this thread: the loop waits on an epoll of its own, the editor's stdio and the
+/// agents' pipes registered there once, edge-triggered, and the bridge's deadline the wait's
+/// timeout (issue 36: a wake costs the wait and the reads and writes it is for). What else it
+/// runs (the HTTP MCP exchanges, the children's exits, the blocking pool's work) stays on
+/// smol's reactor and wakes it from there.
+pub fn serve_acp_stdio<F>(
     config: BridgeConfig,
     mcp_http: McpHttpOptions,
     agent: F,
@@ -251,26 +302,26 @@ where
         })?;
     let caught = Arc::new(AtomicI32::new(0));
     let seen = caught.clone();
+    let (reactor, mut waiter) = Reactor::new()?;
     // ACP-22: this process is the bridge's own: its agents' orphans are its to end.
     let tasks = smol::Executor::new();
-    let served = tasks
-        .run(serve(
-            &tasks,
-            Orphans::adopt(),
-            (config, mcp_http),
-            // ACP-20: what is in flight to and from the editor is bounded here too.
-            crate::editor_stdio::editor_in(),
-            crate::editor_stdio::editor_out(),
-            agent,
-            async move {
-                if let Ok(signal) = rx.recv().await {
-                    seen.store(signal, Ordering::SeqCst);
-                }
-            },
-        ))
-        .await;
+    let served = tasks.run(serve(
+        &tasks,
+        (Orphans::adopt(), Some(reactor.clone())),
+        (config, mcp_http),
+        // ACP-20: what is in flight to and from the editor is bounded here too.
+        crate::editor_stdio::editor_in(&reactor),
+        crate::editor_stdio::editor_out(&reactor),
+        agent,
+        async move {
+            if let Ok(signal) = rx.recv().await {
+                seen.store(signal, Ordering::SeqCst);
+            }
+        },
+    ));
+    let served = crate::loop_wait::block_on(&reactor, &mut waiter, served);
     handle.close();
-    served?;
+    served??;
     Ok(match caught.load(Ordering::SeqCst) {
         0 => Served::EditorEnd,
         signal => Served::Signal(signal),
@@ -313,7 +364,7 @@ where
     tasks
         .run(serve(
             &tasks,
-            Orphans::left_alone(),
+            (Orphans::left_alone(), None),
             (config, McpHttpOptions::default()),
             editor_in,
             editor_out,
@@ -324,7 +375,9 @@ where
 }
 
 /// The loop of [`serve_acp_until`], sweeping `orphans` (ACP-22) when the bridge owns the
-/// process, reaching the HTTP MCP servers as `mcp_http` allows (MCP-18).
+/// process, reaching the HTTP MCP servers as `mcp_http` allows (MCP-18), its agents' pipes
+/// and its deadline on `reactor` when it runs on a wait of its own ([`crate::loop_wait`]),
+/// else on smol's.
 ///
 /// The loop and the tasks it starts (the editor's reader, each agent's and MCP server's
 /// transport) run on `tasks`, an executor of the loop's own that its caller runs it on
@@ -334,7 +387,7 @@ where
 /// loop.
 async fn serve<R, W, F, S>(
     tasks: &smol::Executor<'static>,
-    orphans: Orphans,
+    (orphans, reactor): (Orphans, Option<Reactor>),
     (config, mcp_http): (BridgeConfig, McpHttpOptions),
     mut editor_in: R,
     mut editor_out: W,
@@ -394,9 +447,14 @@ where
     // does (ACP-12: the agents are stopped first); the error is returned at the end.
     let mut editor_failed: Option<io::Error> = None;
     let mut out = EditorOut::default();
-    // The bridge's next timeout, kept armed across waits, and the instant it is set for.
-    let mut timer = smol::Timer::never();
-    let mut timer_at: Option<Instant> = None;
+    // The bridge's next timeout.
+    let mut deadline = match &reactor {
+        Some(reactor) => Deadline::Own(reactor.clone()),
+        None => Deadline::Smol {
+            timer: smol::Timer::never(),
+            at: None,
+        },
+    };
     loop {
         while let Some(action) = bridge.poll_action() {
             match action {
@@ -466,7 +524,13 @@ where
                     // ACP-12: a group of its own (a std Command's, CALL-11), killed whole
                     // when it is stopped.
                     command.current_dir(&cwd);
-                    match start_agent(tasks, command, session.into(), events.clone()) {
+                    match start_agent(
+                        tasks,
+                        reactor.as_ref(),
+                        command,
+                        session.into(),
+                        events.clone(),
+                    ) {
                         Ok(started) => {
                             agents.insert(session, started);
                         }
@@ -506,7 +570,13 @@ where
                         .args(&launch.args)
                         .envs(launch.env.iter().map(|(k, v)| (k, v)))
                         .current_dir(&launch.cwd);
-                    match start_agent(tasks, command, server.into(), events.clone()) {
+                    match start_agent(
+                        tasks,
+                        reactor.as_ref(),
+                        command,
+                        server.into(),
+                        events.clone(),
+                    ) {
                         Ok(started) => {
                             servers.insert(server, started);
                         }
@@ -605,15 +675,7 @@ where
             }
             return editor_failed.map_or(Ok(()), Err);
         }
-        // The bridge's deadline. The timer is re-armed only when the deadline comes before
-        // the instant it is armed for: a later one (each line an agent writes puts its
-        // silence probe off, ACP-21) or none leaves it armed, and its early wake re-arms it.
-        if let Some(at) = bridge.poll_timeout() {
-            if timer_at.is_none_or(|armed| at < armed) {
-                timer.set_at(at);
-                timer_at = Some(at);
-            }
-        }
+        deadline.arm(bridge.poll_timeout());
         // The editor's writer, the inbox and the timer are polled in place, wake after wake:
         // a wait registers nothing new and makes no timer.
         let waited = future::poll_fn(|cx| {
@@ -629,11 +691,7 @@ where
                 Poll::Ready(None) => return Poll::Ready(Waited::Timeout),
                 Poll::Pending => {}
             }
-            if timer_at.is_some() && Pin::new(&mut timer).poll(cx).is_ready() {
-                timer_at = None;
-                return Poll::Ready(Waited::Tick);
-            }
-            Poll::Pending
+            deadline.poll(cx).map(|()| Waited::Tick)
         })
         .await;
         let now = Instant::now();
@@ -748,17 +806,22 @@ fn kill(process: &Agent) {
     let _ = process.ops.try_send(AgentOp::Kill);
 }
 
-/// Spawns one agent (or MCP server) on its transport ([`AgentPipes`]) and the task that runs
+/// Spawns one agent (or MCP server) on its transport ([`AgentPipes`], on `reactor` when the
+/// loop has a wait of its own) and the task that runs
 /// it: its stdout read on its gate's turns (ACP-20) and stderr whenever the loop takes the
 /// events, its stdin written as it takes it (each write reported), killed when asked, and its
 /// exit reported once its output has ended (or [`OUTPUT_GRACE`] after the exit).
 fn start_agent(
     tasks: &smol::Executor<'static>,
+    reactor: Option<&Reactor>,
     command: std::process::Command,
     process: ProcessKey,
     events: channel::Sender<Event>,
 ) -> io::Result<Agent> {
-    let pipes = AgentPipes::spawn(command)?;
+    let pipes = match reactor {
+        Some(reactor) => AgentPipes::spawn_on(command, reactor)?,
+        None => AgentPipes::spawn(command)?,
+    };
     let group = pipes.pid();
     let (gate, turns) = Gate::new();
     // Bounded by the bridge rather than here (ACP-20): past AGENT_STDIN_HIGH_WATER bytes

@@ -16,6 +16,8 @@
 //!   count of what it gave, from the [`PipeEvent::Written`] reports).
 //! - **Closing stdin** has one meaning in every driver ([`AgentPipes::close_stdin`]): once
 //!   what is queued is written, or at once, the queue dropped, with no grace.
+//! - **Where**: on smol's reactor ([`AgentPipes::spawn`]), or the ACP loop's own wait
+//!   ([`AgentPipes::spawn_on`], [`crate::loop_wait`]: registered once, edge-triggered).
 //! - **The exit**: asked ([`AgentPipes::try_exit`], the host kit's reaping) or awaited
 //!   ([`AgentPipes::poll_exit`]).
 
@@ -30,7 +32,7 @@ use std::time::Duration;
 
 use musewire_host::process_group::{kill_group, lead_own_group};
 use smol::io::AsyncWrite;
-use smol::process::{Child, ChildStdin, Command, Stdio};
+use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::pipe::Pipe;
 
@@ -121,7 +123,7 @@ pub(crate) struct AgentPipes {
     /// The group the child leads (its pid), until the group is killed at the child's exit
     /// (CALL-11); `None` for a child started in the host's group.
     group: Option<u32>,
-    stdin: Option<ChildStdin>,
+    stdin: Option<Stdin>,
     /// Bytes waiting for stdin, written as the child takes them.
     queue: VecDeque<u8>,
     /// Close stdin once the queue is written.
@@ -133,25 +135,49 @@ pub(crate) struct AgentPipes {
     exit: Option<Exit>,
 }
 
+/// The child's stdin, where it is registered.
+enum Stdin {
+    /// smol's reactor.
+    Smol(ChildStdin),
+    /// The ACP loop's own wait.
+    #[cfg(feature = "acp")]
+    Loop(crate::loop_wait::Registered),
+}
+
+impl Stdin {
+    fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self {
+            Stdin::Smol(pipe) => Pin::new(pipe).poll_write(cx, buf),
+            #[cfg(feature = "acp")]
+            Stdin::Loop(pipe) => Pin::new(pipe).poll_write(cx, buf),
+        }
+    }
+}
+
 impl AgentPipes {
-    /// Spawns `command` with piped stdin, stdout and stderr.
+    /// Spawns `command` with piped stdin, stdout and stderr, on smol's reactor.
     pub(crate) fn spawn(command: impl Into<AgentCommand>) -> io::Result<Self> {
-        let AgentCommand {
-            mut command,
-            own_group,
-        } = command.into();
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = command.spawn()?;
-        let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
-        let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
-        let stdout = Pipe::new(child.stdout.take().ok_or_else(|| missing("stdout"))?)?;
-        let stderr = Pipe::new(child.stderr.take().ok_or_else(|| missing("stderr"))?)?;
-        let group = own_group.then(|| child.id());
-        Ok(AgentPipes {
+        let (child, group, (stdin, stdout, stderr)) = spawn_piped(command.into())?;
+        let (stdout, stderr) = (Pipe::new(stdout)?, Pipe::new(stderr)?);
+        Ok(Self::with(child, group, Stdin::Smol(stdin), stdout, stderr))
+    }
+
+    /// Spawns `command` with piped stdin, stdout and stderr, registered with the ACP loop's
+    /// own wait.
+    #[cfg(feature = "acp")]
+    pub(crate) fn spawn_on(
+        command: impl Into<AgentCommand>,
+        reactor: &crate::loop_wait::Reactor,
+    ) -> io::Result<Self> {
+        use crate::loop_wait::Registered;
+        let (child, group, (stdin, stdout, stderr)) = spawn_piped(command.into())?;
+        let stdin = Registered::new(reactor, stdin.try_into()?, mio::Interest::WRITABLE)?;
+        let (stdout, stderr) = (Pipe::on(reactor, stdout)?, Pipe::on(reactor, stderr)?);
+        Ok(Self::with(child, group, Stdin::Loop(stdin), stdout, stderr))
+    }
+
+    fn with(child: Child, group: Option<u32>, stdin: Stdin, stdout: Pipe, stderr: Pipe) -> Self {
+        AgentPipes {
             child,
             group,
             stdin: Some(stdin),
@@ -160,7 +186,7 @@ impl AgentPipes {
             stdout: Some(stdout),
             stderr: Some(stderr),
             exit: None,
-        })
+        }
     }
 
     /// The child's process id.
@@ -312,7 +338,7 @@ impl AgentPipes {
         }
         // A write is tried only with bytes to write; one that would block writes nothing.
         if let (Some(pipe), false) = (&mut self.stdin, self.queue.is_empty()) {
-            if let Poll::Ready(wrote) = Pin::new(pipe).poll_write(cx, self.queue.as_slices().0) {
+            if let Poll::Ready(wrote) = pipe.poll_write(cx, self.queue.as_slices().0) {
                 let n = match wrote {
                     Ok(n) => {
                         self.queue.drain(..n);
@@ -332,6 +358,29 @@ impl AgentPipes {
         }
         Poll::Pending
     }
+}
+
+/// The child's pipes as spawned.
+type Piped = (ChildStdin, ChildStdout, ChildStderr);
+
+/// Spawns `command` with its three pipes, killed if dropped; the group it leads, if it does.
+fn spawn_piped(command: AgentCommand) -> io::Result<(Child, Option<u32>, Piped)> {
+    let AgentCommand {
+        mut command,
+        own_group,
+    } = command;
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let missing = |p: &str| io::Error::other(format!("the child has no {p} pipe"));
+    let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+    let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
+    let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
+    let group = own_group.then(|| child.id());
+    Ok((child, group, (stdin, stdout, stderr)))
 }
 
 /// A transport dropped before its child's exit was seen kills the child's group (CALL-11),

@@ -65,6 +65,8 @@ mod edited_file;
 #[cfg(feature = "acp")]
 mod editor_stdio;
 mod handlers;
+#[cfg(feature = "acp")]
+mod loop_wait;
 #[cfg(feature = "mcp")]
 pub mod mcp_http;
 #[cfg(feature = "acp")]
