@@ -357,10 +357,12 @@ pub enum HttpInput<'a> {
 /// What one exchange is for.
 #[derive(Debug, Clone)]
 enum Kind {
-    /// A POSTed message; `requests` are the ids of the requests in it.
+    /// A POSTed message; `requests` are the ids of the requests in it; `initialized`: it is
+    /// `notifications/initialized`, which later messages wait behind until its head (MCP-11).
     Post {
         requests: Vec<u64>,
         initialize: bool,
+        initialized: bool,
     },
     /// The event stream (streamable: the optional GET; HTTP+SSE: the session's).
     Stream,
@@ -432,9 +434,6 @@ pub struct McpHttpServer {
     /// Messages waiting for the endpoint (HTTP+SSE) or for the server's answer to
     /// `notifications/initialized` (MCP-11), in order.
     held: VecDeque<Vec<u8>>,
-    /// The `notifications/initialized` POST whose answer the next messages wait for: sent on
-    /// connections of their own, they could otherwise reach the server before it.
-    initialized: Option<ExchangeId>,
     stream: Stream,
     /// Stream openings in a row without an event.
     stream_attempts: u32,
@@ -476,7 +475,6 @@ impl McpHttpServer {
             next_exchange: 0,
             exchanges: BTreeMap::new(),
             held: VecDeque::new(),
-            initialized: None,
             stream: Stream::Closed,
             stream_attempts: 0,
             stream_last_id: None,
@@ -600,7 +598,7 @@ impl McpHttpServer {
         // own stream.
         if self.config.transport == HttpTransport::Streamable
             && self.stream == Stream::Closed
-            && self.initialized.is_none()
+            && !self.awaiting_initialized()
             && self.inner.protocol_version().is_some()
         {
             self.open_stream(now);
@@ -661,7 +659,7 @@ impl McpHttpServer {
     /// A message waits while the server has not named its endpoint (MCP-14) or not answered
     /// `notifications/initialized` (MCP-11), and behind any message already waiting.
     fn send_message(&mut self, now: Instant, bytes: Vec<u8>) {
-        if self.post_url.is_none() || self.initialized.is_some() || !self.held.is_empty() {
+        if self.post_url.is_none() || self.awaiting_initialized() || !self.held.is_empty() {
             if self.held.len() >= MAX_HELD {
                 return self
                     .inner
@@ -673,9 +671,23 @@ impl McpHttpServer {
         self.post(now, bytes);
     }
 
+    /// Whether the `notifications/initialized` POST is open without its head: later messages
+    /// sent on connections of their own could reach the server before it (MCP-11).
+    fn awaiting_initialized(&self) -> bool {
+        self.exchanges.values().any(|e| {
+            matches!(
+                e.kind,
+                Kind::Post {
+                    initialized: true,
+                    ..
+                }
+            ) && matches!(e.body, Body::AwaitingHead)
+        })
+    }
+
     /// Sends the messages waiting, in order, while nothing holds them.
     fn release(&mut self, now: Instant) {
-        while self.post_url.is_some() && self.initialized.is_none() {
+        while self.post_url.is_some() && !self.awaiting_initialized() {
             let Some(bytes) = self.held.pop_front() else {
                 return;
             };
@@ -720,15 +732,13 @@ impl McpHttpServer {
         } else {
             self.config.mcp.call_budget
         };
-        if initialized {
-            self.initialized = Some(request.exchange);
-        }
         self.exchange(
             now,
             request,
             Kind::Post {
                 requests,
                 initialize,
+                initialized,
             },
             budget,
         );
@@ -745,9 +755,6 @@ impl McpHttpServer {
     }
 
     fn abort(&mut self, exchange: ExchangeId) {
-        if self.initialized == Some(exchange) {
-            self.initialized = None;
-        }
         if self.exchanges.remove(&exchange).is_some() {
             self.actions.push_back(HttpAction::Abort(exchange));
         }
@@ -758,10 +765,6 @@ impl McpHttpServer {
             return;
         };
         entry.head_due = None;
-        if self.initialized == Some(exchange) {
-            // Whatever the status, the server has read it.
-            self.initialized = None;
-        }
         let kind = entry.kind.clone();
         let media = media_type(head.content_type);
         let ok = (200..300).contains(&head.status);
@@ -793,6 +796,7 @@ impl McpHttpServer {
             Kind::Post {
                 requests,
                 initialize,
+                ..
             } => {
                 if initialize && ok && streamable {
                     if let Some(id) = head.session_id {
@@ -935,9 +939,6 @@ impl McpHttpServer {
         let Some(entry) = self.exchanges.remove(&exchange) else {
             return;
         };
-        if self.initialized == Some(exchange) {
-            self.initialized = None;
-        }
         let streamable = self.streamable();
         let mut resume_from = None;
         match entry.body {
@@ -1063,7 +1064,6 @@ impl McpHttpServer {
         }
         self.resumes.clear();
         self.held.clear();
-        self.initialized = None;
         if self.streamable() {
             self.stream = Stream::Closed;
         }
@@ -1120,7 +1120,6 @@ impl McpHttpServer {
         }
         self.resumes.clear();
         self.held.clear();
-        self.initialized = None;
         if self.session.is_some() && self.streamable() {
             let request = self.request(Method::Delete, self.url.clone(), ACCEPT_POST);
             let budget = self.config.mcp.init_budget;
