@@ -132,11 +132,37 @@ fn node_at_least(major: u64, minor: u64) -> bool {
 }
 
 /// A fresh scratch directory for one agent: `home/` and `work/` inside.
+///
+/// It outlives the test (a failed run's files are there to read), so the same name's
+/// directories left by test processes that have ended are removed first: at most one a name
+/// stays behind, not one a run (a recorded session's is about 100 MB).
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("musewire-live-{name}-{}", std::process::id()));
+    let prefix = format!("musewire-live-{name}-");
+    remove_ended_runs(&prefix);
+    let dir = std::env::temp_dir().join(format!("{prefix}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("work")).expect("scratch dir");
     dir
+}
+
+/// Removes `PREFIX<pid>` directories of the temporary folder whose process has ended (Linux,
+/// where `/proc` says which are running; elsewhere nothing is removed).
+fn remove_ended_runs(prefix: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn isolated(program: &Path, dir: &Path) -> Command {
@@ -199,4 +225,29 @@ pub fn pi_version(pi: Pi, dir: &Path, base_url: &str) -> Command {
         ])
         .env("PI_CODING_AGENT_DIR", &agent_dir);
     command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_removes_the_same_names_directories_of_ended_runs_only() {
+        let tmp = std::env::temp_dir();
+        // No process has a pid over the kernel's limit (at most 2^22).
+        let ended = tmp.join("musewire-live-scratch-test-99999999");
+        let other_name = tmp.join("musewire-live-scratch-test-other-99999999");
+        std::fs::create_dir_all(&ended).unwrap();
+        std::fs::create_dir_all(&other_name).unwrap();
+        let dir = scratch("scratch-test");
+        assert!(dir.join("work").is_dir());
+        assert_eq!(!ended.exists(), Path::new("/proc/self").exists());
+        assert!(
+            other_name.exists(),
+            "another name's directory is not this name's"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&ended);
+        let _ = std::fs::remove_dir_all(&other_name);
+    }
 }
