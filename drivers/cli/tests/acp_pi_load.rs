@@ -33,7 +33,10 @@ impl Bridge {
     fn start(pi: &Command, sessions: &std::path::Path) -> Bridge {
         let mut command = Command::new(env!("CARGO_BIN_EXE_musewire"));
         command
-            .args(["acp", "--session-dir", sessions.to_str().unwrap(), "--"])
+            // The start-up budget (ACP-13) is no part of this test: generous on a loaded machine.
+            .args(["acp", "--ready-timeout", "120", "--session-dir"])
+            .arg(sessions)
+            .arg("--")
             .arg(pi.get_program())
             .args(pi.get_args())
             .env_clear()
