@@ -24,7 +24,8 @@ jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 4 ] && jobs=4
 [ "$jobs" -lt 1 ] && jobs=1
 targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^musewire-fuzz$')
-cargo +nightly fuzz build -O -s none $targets >/dev/null 2>&1 || cargo +nightly fuzz build -O -s none
+# Every target at once (cargo-fuzz 0.13 builds one named target or all of them).
+cargo +nightly fuzz build -O -s none
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 

@@ -12,8 +12,11 @@
 // and `omp-approval` (omp with --approval-mode always-ask: a bash call allowed once, rejected
 // once, allowed always, then run again unasked; then `/session`, a builtin omp answers itself,
 // and a model turn after it); their permission requests are answered by option kind, so the
-// same scenario runs against omp's own ACP mode. `config` (ACP-24): the model and thinking
-// options, set to ACP_MODEL and `high`, a refused value, a turn (ACP_PROMPT) and /status.
+// same scenario runs against omp's own ACP mode. With ACP_CANCELS=1, between the rejected call
+// and the one allowed always: an approval answered `cancelled`, one the editor leaves open and
+// cancels the turn under, and a text turn after them (ACP-08). `config` (ACP-24): the model
+// and thinking options, set to ACP_MODEL and `high`, a refused value, a turn (ACP_PROMPT) and
+// /status.
 // One more (ACP-14..19): `content` (a prompt of text ACP_CONTENT_TEXT, two images, embedded
 // text, a resource link and audio; 21 images, refused; a turn after it; then the prompts
 // ACP_CARD_PROMPTS, a JSON list, one turn each, for their tool cards). `queue` (ACP-27): a
@@ -33,8 +36,6 @@
 // page answered ACP_URL_ACTION, default decline).
 // `omp-model` (ACP-10, ACP-24): omp's `/model ACP_MODEL` builtin, a local turn that switches
 // the model, then a turn after it (ACP_AFTER).
-// `omp-approval-cancel` (ACP-08): an approval answered `cancelled`, one the editor leaves open
-// and cancels the turn under, then a turn after (ACP_AFTER).
 // `turns` (ACP-05, ACP-33): the prompts in the file ACP_PROMPTS_FILE, a JSON list, one turn each in
 // one session, in `turns` (a prompt answered with an error: `{error}`; an entry `{"kill": true}`
 // kills the agent's process group between turns: `{killed}`). `cancel-next` (ACP-28): ACP_LONG (a tool call that takes a while) is cancelled
@@ -267,7 +268,7 @@ await acp
     return { action: "accept", content: { value: process.env.ACP_TEXT ?? "" } };
   })
   .connectWith(stream, async ctx => {
-    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "omp-approval-cancel", "mcp", "turns", "cancel-next", "command", "fork", "modes", "auth", "review"].includes(scenario)) {
+    if (["load-create", "omp-load-create", "load-resume", "output", "ask", "omp-approval", "config", "content", "queue", "sessions", "elicit", "provider-error", "omp-model", "mcp", "turns", "cancel-next", "command", "fork", "modes", "auth", "review"].includes(scenario)) {
       await extraScenario(ctx);
       return;
     }
@@ -294,6 +295,22 @@ await acp
     out.cancel = await cancelled;
     out.cancel.ms = Date.now() - started;
   });
+
+// ACP-08 (`omp-approval` with ACP_CANCELS=1): an approval answered `cancelled`, one the editor
+// leaves open and cancels the turn under, then a text turn after them (`afterCancels`).
+async function approvalCancels(ctx, sessionId) {
+  const bash = command => `[[tool bash {"command":"${command}"}]]`;
+  choose = null;
+  out.cancelledOutcome = await errorOf(prompt(ctx, sessionId, bash("echo never")));
+  choose = "hold";
+  const held = errorOf(prompt(ctx, sessionId, bash("echo held")));
+  await until(() => out.held !== undefined, WAIT_MS);
+  await ctx.notify("session/cancel", { sessionId });
+  out.cancelledWhileAsked = await held;
+  release();
+  choose = undefined;
+  out.afterCancels = await errorOf(prompt(ctx, sessionId, "[[text still here after the cancels]]"));
+}
 
 async function extraScenario(ctx) {
   const meta = scenario === "output" ? { "muse/output": 1 } : { "muse/usage": 1 };
@@ -350,21 +367,6 @@ async function extraScenario(ctx) {
     // prompt (ACP_PROMPT) whose turn calls one of their tools.
     const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: JSON.parse(process.env.ACP_MCP_SERVERS) }));
     out.turn = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_PROMPT));
-    return;
-  }
-  if (scenario === "omp-approval-cancel") {
-    const session = await step("session/new", ctx.request("session/new", { cwd, mcpServers: [] }));
-    const bash = command => `[[tool bash {"command":"${command}"}]]`;
-    choose = null;
-    out.cancelledOutcome = await errorOf(prompt(ctx, session.sessionId, bash("echo never")));
-    choose = "hold";
-    const held = errorOf(prompt(ctx, session.sessionId, bash("echo held")));
-    await until(() => out.held !== undefined, WAIT_MS);
-    await ctx.notify("session/cancel", { sessionId: session.sessionId });
-    out.cancelledWhileAsked = await held;
-    release();
-    choose = undefined;
-    out.after = await errorOf(prompt(ctx, session.sessionId, process.env.ACP_AFTER));
     return;
   }
   if (scenario === "omp-model") {
@@ -582,6 +584,14 @@ async function extraScenario(ctx) {
     };
     out.allow = await turn("allow_once", "echo allowed");
     out.reject = await turn("reject_once", "echo rejected");
+    if (process.env.ACP_CANCELS === "1") {
+      // Before `always`, which would let the next bash calls run unasked.
+      const asked = out.permissionRequests;
+      out.permissionRequests = [];
+      await approvalCancels(ctx, session.sessionId);
+      out.cancelRequests = out.permissionRequests;
+      out.permissionRequests = asked;
+    }
     out.always = await turn("allow_always", "echo always");
     out.remembered = await turn("reject_once", "echo remembered");
     // ACP-10: a builtin command omp answers itself (local-only), then a model turn again.

@@ -113,42 +113,48 @@ fn acp_09_36_each_dialog_shows_once_with_and_without_form_elicitation_bundled_ag
     }
 }
 
-/// Runs `scenario` (with `env`) over omp with `--approval-mode always-ask` on the scripted
-/// model: through `musewire acp`, or omp's own ACP mode when `acp_mode`.
-fn approval_scenario(
-    scenario: &str,
-    tag: &str,
-    acp_mode: bool,
-    env: &[(&str, &str)],
-) -> Option<Value> {
-    let omp = Live::omp(tag)?;
-    let mut run = Sdk::over(scenario, &omp)
-        .own_acp(acp_mode)
-        .agent_args(&["--approval-mode", "always-ask"]);
-    for (key, value) in env {
-        run = run.env(key, value);
-    }
-    Some(run.run().expect("the SDK is there"))
-}
-
-/// The `omp-approval` scenario through `musewire acp`, run once for the two tests that read
-/// it (ACP-08's approvals, and the side by side with omp's own ACP mode): one omp start-up,
-/// not two.
-fn omp_approvals_through_musewire() -> Option<&'static Value> {
-    static RUN: OnceLock<Option<Value>> = OnceLock::new();
-    RUN.get_or_init(|| approval_scenario("omp-approval", "acp-omp-approval", false, &[]))
-        .as_ref()
-}
-
-/// ACP-08 through the official client over `omp --mode rpc --approval-mode always-ask`:
-/// omp's approval `select` becomes `session/request_permission` about the bash call's own
-/// card (its id, title and kind); allow once runs it, reject once fails it, allow always runs
-/// it and the next bash call runs unasked.
+/// ACP-08, ACP-10 over `omp --mode rpc --approval-mode always-ask` on the scripted model, and
+/// side by side with omp's own `omp --mode acp --approval-mode always-ask` on the same turns
+/// (the two runs at once): see [`check_omp_approvals`], [`check_omp_approvals_cancelled`] and
+/// [`check_side_by_side`].
 #[test]
-fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remembered() {
-    let Some(out) = omp_approvals_through_musewire() else {
+fn acp_08_10_omp_approvals_about_their_call_cancelled_and_side_by_side_with_omp_mode_acp() {
+    // Each run its own omp, model server and scratch folder: `musewire acp` over `omp --mode
+    // rpc` with the cancels, omp's own ACP mode without them.
+    let run = |tag: &str, own_acp: bool| -> Option<Value> {
+        let omp = Live::omp(tag)?;
+        let run = Sdk::over("omp-approval", &omp)
+            .own_acp(own_acp)
+            .agent_args(&["--approval-mode", "always-ask"]);
+        let run = if own_acp {
+            run
+        } else {
+            run.env("ACP_CANCELS", "1")
+        };
+        Some(run.run().expect("the SDK is there"))
+    };
+    let (ours, theirs) = std::thread::scope(|scope| {
+        let theirs = scope.spawn(|| run("acp-approval-omp", true));
+        let ours = run("acp-omp-approval", false);
+        let theirs = theirs
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (ours, theirs)
+    });
+    let Some(ours) = ours else {
         return;
     };
+    let theirs = theirs.expect("the peers were there for our run");
+    check_omp_approvals(&ours);
+    check_omp_approvals_cancelled(&ours);
+    check_side_by_side(&ours, &theirs);
+}
+
+/// ACP-08: omp's approval `select` becomes `session/request_permission` about the bash call's
+/// own card (its id, title and kind); allow once runs it, reject once fails it, allow always
+/// runs it and the next bash call runs unasked. ACP-10: `/session`, answered by omp itself,
+/// ends its turn and the next prompt runs.
+fn check_omp_approvals(out: &Value) {
     for (turn, asked, status) in [
         ("allow", 1, "completed"),
         ("reject", 1, "failed"),
@@ -234,49 +240,11 @@ fn acp_08_omp_approvals_reach_the_editor_about_their_call_and_always_is_remember
     );
 }
 
-/// Side by side (ACP-08, ACP-10): omp's own `omp --mode acp --approval-mode always-ask` on
-/// the same scripted turns asks as often and ends each turn as we do, `/session` included.
-#[test]
-fn acp_08_side_by_side_approvals_musewire_acp_and_omp_mode_acp() {
-    let Some(ours) = omp_approvals_through_musewire() else {
-        return;
-    };
-    let theirs = approval_scenario("omp-approval", "acp-approval-omp", true, &[])
-        .expect("the peers were there a moment ago");
-    for turn in ["allow", "reject", "always", "remembered"] {
-        assert_eq!(
-            ours[turn]["asked"], theirs[turn]["asked"],
-            "{turn}: theirs {theirs:#}"
-        );
-        assert_eq!(
-            ours[turn]["stopReason"], theirs[turn]["stopReason"],
-            "{turn}"
-        );
-    }
-    assert_eq!(
-        ours["local"]["stopReason"], theirs["local"]["stopReason"],
-        "theirs {:#}",
-        theirs["local"]
-    );
-    assert_eq!(
-        ours["after"]["result"]["stopReason"],
-        theirs["after"]["result"]["stopReason"]
-    );
-}
-
-/// ACP-08 over `omp --mode rpc --approval-mode always-ask`: an approval the editor answers
-/// `cancelled` denies the call and ends the turn `cancelled`; one it leaves open while it
-/// cancels the turn is withdrawn, denied, and the turn ends `cancelled`; the session goes on.
-#[test]
-fn acp_08_omp_approvals_cancelled_or_left_open_under_a_cancel_end_the_turn_cancelled() {
-    let Some(out) = approval_scenario(
-        "omp-approval-cancel",
-        "acp-omp-approval-cancel",
-        false,
-        &[("ACP_AFTER", "[[text still here]]")],
-    ) else {
-        return;
-    };
+/// ACP-08: an approval the editor answers `cancelled` denies the call and ends the turn
+/// `cancelled`; one it leaves open while it cancels the turn is withdrawn, denied, and the
+/// turn ends `cancelled`; the session goes on. Its permission requests are kept apart
+/// (`cancelRequests`).
+fn check_omp_approvals_cancelled(out: &Value) {
     for turn in ["cancelledOutcome", "cancelledWhileAsked"] {
         assert_eq!(
             out[turn]["result"]["stopReason"], "cancelled",
@@ -297,13 +265,42 @@ fn acp_08_omp_approvals_cancelled_or_left_open_under_a_cancel_end_the_turn_cance
             .any(|u| u["status"] == "completed");
         assert!(!completed, "{turn}: {out:#}");
     }
+    let cancelled = out["cancelRequests"].as_array().expect("asked");
+    assert_eq!(cancelled.len(), 1, "the one answered cancelled: {out:#}");
     assert!(
         out["held"].is_object(),
         "the open request was asked: {out:#}"
     );
-    let after = &out["after"]["result"];
+    let after = &out["afterCancels"]["result"];
     assert_eq!(after["stopReason"], "end_turn", "{out:#}");
-    assert_eq!(text_of(after, "agent_message_chunk"), "still here");
+    assert_eq!(
+        text_of(after, "agent_message_chunk"),
+        "still here after the cancels"
+    );
+}
+
+/// ACP-08, ACP-10 side by side: omp's own ACP mode on the same scripted turns asks as often
+/// and ends each turn as we do, `/session` included.
+fn check_side_by_side(ours: &Value, theirs: &Value) {
+    for turn in ["allow", "reject", "always", "remembered"] {
+        assert_eq!(
+            ours[turn]["asked"], theirs[turn]["asked"],
+            "{turn}: theirs {theirs:#}"
+        );
+        assert_eq!(
+            ours[turn]["stopReason"], theirs[turn]["stopReason"],
+            "{turn}"
+        );
+    }
+    assert_eq!(
+        ours["local"]["stopReason"], theirs["local"]["stopReason"],
+        "theirs {:#}",
+        theirs["local"]
+    );
+    assert_eq!(
+        ours["after"]["result"]["stopReason"],
+        theirs["after"]["result"]["stopReason"]
+    );
 }
 
 /// The line a card the mode approved carries first (ACP-34).
