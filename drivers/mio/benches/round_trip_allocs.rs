@@ -56,9 +56,10 @@ fn trace(side: &str, size: usize) {
     let stack = std::backtrace::Backtrace::force_capture().to_string();
     let ours: Vec<&str> = stack
         .lines()
-        .filter(|l| l.contains("musewire") || l.contains("std::sync") || l.contains("alloc::"))
         .filter(|l| !l.contains(" at ") && !l.contains("round_trip_allocs::"))
-        .take(6)
+        .map(str::trim_start)
+        .filter(|l| l.contains("musewire") || l.contains("std::"))
+        .take(5)
         .collect();
     eprintln!("{side} {size} B\n{}", ours.join("\n"));
     TRACING.with(|t| t.set(false));
