@@ -204,10 +204,13 @@ impl Caller {
         wait: bool,
         deadline: Option<(Instant, Duration)>,
     ) -> Result<Option<Heard>, CallError> {
-        let (reply, heard) = oneshot::channel();
+        let (reply, heard) = oneshot::reused();
         self.op(Op::Call { call, wait, reply }, deadline)?;
-        // Dropping `heard` on a timeout withdraws the call (`Plumbing::withdrawn`).
-        hear_until(&heard, deadline)
+        let heard_until = hear_until(&heard, deadline);
+        // Letting go of `heard` on a timeout withdraws the call (`Plumbing::withdrawn`); its
+        // slot serves this thread's next call once the loop has let go of it too.
+        heard.recycle();
+        heard_until
     }
 }
 
@@ -426,7 +429,7 @@ impl AgentProcess {
     ) -> Result<Pending<T>, CallError> {
         // Counted as a blocked caller until the answer comes: the loop reads on for it.
         let waiting = self.flow.waiting_owned();
-        let (reply, heard) = oneshot::channel();
+        let (reply, heard) = oneshot::reused();
         self.caller.op(
             Op::Call {
                 call,

@@ -2,16 +2,20 @@
 //! the answer to the request a waited call made, on the same channel (the caller wakes once a
 //! call).
 //!
-//! Cheaper than `std::sync::mpsc` for one value: one allocation (the shared slot), and a
-//! wake only when the receiver sleeps. And the sender can tell that the receiver gave up
+//! Cheaper than `std::sync::mpsc` for one value: no allocation once a thread has made a call
+//! (the shared slot of its last call is used again when nothing else holds it:
+//! [`reused`], [`Receiver::recycle`]), and a wake only when the receiver sleeps. The sender
+//! lets go of the slot before it wakes the receiver, so the slot is free again by the time
+//! the caller runs. And the sender can tell that the receiver gave up
 //! ([`Sender::is_withdrawn`]): a call whose caller timed out before the loop took it is then
 //! never made.
 
-use std::sync::{Arc, Mutex};
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, Thread};
 use std::time::Instant;
 
-use musewire_host::WaitingOwned;
+use musewire_host::{Heard, WaitingOwned};
 
 use crate::pending::Tags;
 use crate::reactor::lock;
@@ -75,8 +79,9 @@ impl Settled {
     }
 }
 
-/// A sending end: the first [`Sender::send`] of any of its clones is the value.
-pub(crate) struct Sender<T>(Arc<Mutex<Slot<T>>>);
+/// A sending end: the first [`Sender::send`] of any of its clones is the value. Holds its
+/// slot until it sends or drops (`None` once it has sent).
+pub(crate) struct Sender<T>(Option<Arc<Mutex<Slot<T>>>>);
 
 /// The receiving end.
 pub(crate) struct Receiver<T>(Arc<Mutex<Slot<T>>>);
@@ -105,25 +110,62 @@ pub(crate) fn park_until(deadline: Option<Instant>) -> bool {
     true
 }
 
+impl<T> Slot<T> {
+    /// A slot with nothing sent, one sender and its receiver.
+    fn new() -> Self {
+        Slot {
+            state: State::Empty(None),
+            senders: 1,
+            receiver: true,
+            notify: None,
+            keep: None,
+        }
+    }
+}
+
 /// A channel for one value.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
-    let slot = Arc::new(Mutex::new(Slot {
-        state: State::Empty(None),
-        senders: 1,
-        receiver: true,
-        notify: None,
-        keep: None,
-    }));
-    (Sender(Arc::clone(&slot)), Receiver(slot))
+    on(Arc::new(Mutex::new(Slot::new())))
+}
+
+/// The two ends of a channel on `slot`.
+fn on<T>(slot: Arc<Mutex<Slot<T>>>) -> (Sender<T>, Receiver<T>) {
+    (Sender(Some(Arc::clone(&slot))), Receiver(slot))
+}
+
+thread_local! {
+    /// The slot of this thread's last call whose answer was taken ([`Receiver::recycle`]),
+    /// for its next call.
+    static SPARE: Cell<Option<Arc<Mutex<Slot<Heard>>>>> = const { Cell::new(None) };
+}
+
+/// A channel for a call's [`Heard`], on this thread's spare slot when nothing holds it any
+/// more (a caller making call after call allocates no channel); else on a new one.
+pub(crate) fn reused() -> (Sender<Heard>, Receiver<Heard>) {
+    let Some(mut slot) = SPARE.try_with(Cell::take).ok().flatten() else {
+        return channel();
+    };
+    match Arc::get_mut(&mut slot) {
+        Some(free) => {
+            *free.get_mut().unwrap_or_else(PoisonError::into_inner) = Slot::new();
+            on(slot)
+        }
+        // A sender of an earlier call still holds it (the caller timed out): let it be.
+        None => channel(),
+    }
 }
 
 impl<T> Sender<T> {
     /// Hands `value` over, waking the receiver if it sleeps. A value sent after another is
     /// dropped at once; one sent after the receiver is gone waits in the slot until the last
     /// sender drops.
-    pub(crate) fn send(self, value: T) {
+    pub(crate) fn send(mut self, value: T) {
+        let Some(shared) = self.0.take() else {
+            return;
+        };
         let settled = {
-            let mut slot = lock(&self.0);
+            let mut slot = lock(&shared);
+            slot.senders -= 1;
             match &mut slot.state {
                 State::Empty(sleeper) => {
                     let sleeper = sleeper.take();
@@ -133,6 +175,8 @@ impl<T> Sender<T> {
                 _ => None,
             }
         };
+        // Let go of the slot before the receiver wakes: it finds the slot free again.
+        drop(shared);
         if let Some(settled) = settled {
             settled.tell();
         }
@@ -140,7 +184,7 @@ impl<T> Sender<T> {
 
     /// Whether the receiver is gone (its caller stopped waiting).
     pub(crate) fn is_withdrawn(&self) -> bool {
-        !lock(&self.0).receiver
+        self.0.as_ref().is_none_or(|slot| !lock(slot).receiver)
     }
 }
 
@@ -148,15 +192,20 @@ impl<T> Clone for Sender<T> {
     /// Another sender of the same value (a waited call's answer goes on the channel its call
     /// came with).
     fn clone(&self) -> Self {
-        lock(&self.0).senders += 1;
-        Sender(Arc::clone(&self.0))
+        Sender(self.0.as_ref().map(|shared| {
+            lock(shared).senders += 1;
+            Arc::clone(shared)
+        }))
     }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
+        let Some(shared) = self.0.take() else {
+            return;
+        };
         let settled = {
-            let mut slot = lock(&self.0);
+            let mut slot = lock(&shared);
             slot.senders -= 1;
             let last = slot.senders == 0;
             match &mut slot.state {
@@ -168,9 +217,20 @@ impl<T> Drop for Sender<T> {
                 _ => None,
             }
         };
+        drop(shared);
         if let Some(settled) = settled {
             settled.tell();
         }
+    }
+}
+
+impl Receiver<Heard> {
+    /// Done with the channel: its slot becomes this thread's spare, for its next call's
+    /// channel ([`reused`]) once nothing else holds it.
+    pub(crate) fn recycle(self) {
+        let slot = Arc::clone(&self.0);
+        drop(self);
+        let _ = SPARE.try_with(|spare| spare.set(Some(slot)));
     }
 }
 
@@ -290,6 +350,31 @@ mod tests {
         second.send(2);
         tx.send(3);
         assert_eq!(rx.recv_until(None), Ok(2));
+    }
+
+    #[test]
+    fn a_recycled_slot_serves_the_next_call_once_no_sender_holds_it() {
+        use musewire_core::client::CallResult;
+        let done = || Heard::Replied(CallResult::Done);
+        let (tx, rx) = reused();
+        let first = Arc::as_ptr(&rx.0);
+        tx.send(done());
+        assert!(rx.try_recv().is_ok());
+        rx.recycle();
+        // The same slot, as new: nothing sent yet, one sender.
+        let (tx, rx) = reused();
+        assert_eq!(Arc::as_ptr(&rx.0), first);
+        assert!(matches!(rx.try_recv(), Err(RecvError::Timeout)));
+        assert!(!tx.is_withdrawn());
+        // A sender of that call still holds it: the next call gets a slot of its own, and
+        // the old sender sees its receiver gone.
+        let kept = tx.clone();
+        drop(tx);
+        rx.recycle();
+        let (_tx, rx) = reused();
+        assert_ne!(Arc::as_ptr(&rx.0), first);
+        assert!(kept.is_withdrawn());
+        kept.send(done()); // dropped: no one waits
     }
 
     #[test]

@@ -45,9 +45,11 @@ impl<T: FromAnswer> Pending<T> {
     /// or drop it), [`CallError::Ended`] when the session ended before the call was made or
     /// the answer was taken already.
     pub fn wait(&mut self, timeout: Duration) -> Result<T, CallError> {
-        let heard = self.heard.as_ref().ok_or(CallError::Ended)?;
-        let heard = crate::hear_until(heard, crate::deadline(timeout))?;
-        self.heard = None;
+        let receiver = self.heard.as_ref().ok_or(CallError::Ended)?;
+        let heard = crate::hear_until(receiver, crate::deadline(timeout))?;
+        if let Some(receiver) = self.heard.take() {
+            receiver.recycle();
+        }
         methods::heard(heard)
     }
 
@@ -61,7 +63,9 @@ impl<T: FromAnswer> Pending<T> {
             Err(oneshot::RecvError::Closed) => None,
             Err(oneshot::RecvError::Timeout) => return None,
         };
-        self.heard = None;
+        if let Some(receiver) = self.heard.take() {
+            receiver.recycle();
+        }
         Some(methods::heard(heard))
     }
 

@@ -200,6 +200,8 @@ impl Reactor {
             shared: Arc::clone(&shared),
             agents: BTreeMap::new(),
             turns: Vec::new(),
+            spare_turns: Vec::new(),
+            spare_woken: Vec::new(),
         };
         let thread = std::thread::Builder::new()
             .name("musewire-mio".into())
@@ -309,6 +311,10 @@ struct Loop {
     agents: BTreeMap<usize, Entry>,
     /// The agents to have a turn this round, by id.
     turns: Vec<usize>,
+    /// The buffers of the last round's turns and of the handles' wakes, kept for the next
+    /// (the loop allocates nothing a round, and frees nothing a handle allocated).
+    spare_turns: Vec<usize>,
+    spare_woken: Vec<usize>,
 }
 
 impl Loop {
@@ -327,9 +333,13 @@ impl Loop {
                 }
             }
             self.turns.sort_unstable();
-            for id in std::mem::take(&mut self.turns) {
+            let mut turns =
+                std::mem::replace(&mut self.turns, std::mem::take(&mut self.spare_turns));
+            for &id in &turns {
                 self.turn(id, &mut buf);
             }
+            turns.clear();
+            self.spare_turns = turns;
             // The last agent may have just gone, with nothing left to wake the poll.
             if self.agents.is_empty() && self.ended() {
                 return;
@@ -387,6 +397,7 @@ impl Loop {
     /// Takes what the handles sent: new agents, stops, wakes. True when the loop is to end:
     /// the `Reactor` handle is gone and no agent is left.
     fn inbox(&mut self) -> bool {
+        let mut woken = std::mem::take(&mut self.spare_woken);
         let inbox = {
             let mut inbox = lock(&self.shared.inbox);
             // Awake: the handles need not wake the poll until it waits again.
@@ -394,9 +405,11 @@ impl Loop {
             if inbox.closed && inbox.added.is_empty() && self.agents.is_empty() {
                 return true;
             }
+            // The handles push on the loop's spare buffer next: no allocation either side.
+            std::mem::swap(&mut inbox.woken, &mut woken);
             Inbox {
                 added: std::mem::take(&mut inbox.added),
-                woken: std::mem::take(&mut inbox.woken),
+                woken: Vec::new(),
                 closed: inbox.closed,
                 sleeping: false,
             }
@@ -421,7 +434,7 @@ impl Loop {
             self.shared.agents.fetch_add(1, Ordering::SeqCst);
             self.due(id);
         }
-        for id in inbox.woken {
+        for &id in &woken {
             let Some(entry) = self.agents.get_mut(&id) else {
                 continue;
             };
@@ -430,6 +443,8 @@ impl Loop {
             }
             self.due(id);
         }
+        woken.clear();
+        self.spare_woken = woken;
         false
     }
 
