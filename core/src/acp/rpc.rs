@@ -88,25 +88,50 @@ pub(crate) fn parse_line(line: &[u8]) -> Result<Option<Incoming>, Error> {
 
 /// A response line: `{"jsonrpc":"2.0","id":…,"result":…}`.
 pub(crate) fn result_line(id: &RequestId, result: &impl Serialize) -> Vec<u8> {
-    let result = serde_json::to_value(result).unwrap_or(Value::Null);
-    line(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    line(&Envelope {
+        jsonrpc: JSONRPC,
+        id: Some(id),
+        method: None,
+        params: None::<&()>,
+        result: Some(result),
+        error: None,
+    })
 }
 
 /// An error line: `{"jsonrpc":"2.0","id":…,"error":{code,message,data?}}`.
 pub(crate) fn error_line(id: &RequestId, error: &Error) -> Vec<u8> {
-    line(json!({"jsonrpc": "2.0", "id": id, "error": error}))
+    line(&Envelope {
+        jsonrpc: JSONRPC,
+        id: Some(id),
+        method: None,
+        params: None::<&()>,
+        result: None::<&()>,
+        error: Some(error),
+    })
 }
 
 /// A request line of ours to the editor: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
 pub(crate) fn request_line(id: &RequestId, method: &str, params: &impl Serialize) -> Vec<u8> {
-    let params = serde_json::to_value(params).unwrap_or(Value::Null);
-    line(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    line(&Envelope {
+        jsonrpc: JSONRPC,
+        id: Some(id),
+        method: Some(method),
+        params: Some(params),
+        result: None::<&()>,
+        error: None,
+    })
 }
 
 /// A notification line: `{"jsonrpc":"2.0","method":…,"params":…}`.
 pub(crate) fn notification_line(method: &str, params: &impl Serialize) -> Vec<u8> {
-    let params = serde_json::to_value(params).unwrap_or(Value::Null);
-    line(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    line(&Envelope {
+        jsonrpc: JSONRPC,
+        id: None,
+        method: Some(method),
+        params: Some(params),
+        result: None::<&()>,
+        error: None,
+    })
 }
 
 /// A `session/update` line.
@@ -119,9 +144,41 @@ pub(crate) fn cancel_request_line(cancel: &CancelRequestNotification) -> Vec<u8>
     notification_line(PROTOCOL_LEVEL_METHOD_NAMES.cancel_request, cancel)
 }
 
-/// Compact JSON and a newline; stand-ins written back as the escapes they hold.
-fn line(value: Value) -> Vec<u8> {
-    let mut bytes = crate::wire::to_vec(&value).unwrap_or_default();
+const JSONRPC: &str = "2.0";
+
+/// The envelope of a line the bridge writes, its members in the order they are written
+/// (`jsonrpc`, `id`, `method`, `params`, `result`, `error`; those absent left out), serialised
+/// straight from the typed values it borrows: no JSON tree is built per line.
+#[derive(Serialize)]
+struct Envelope<'a, P, R> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a RequestId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a R>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a Error>,
+}
+
+/// Compact JSON and a newline; stand-ins written back as the escapes they hold. A payload
+/// that does not serialise (none of the schema's types fails) is written as `null`, as a
+/// JSON tree of it would have been.
+fn line<P: Serialize, R: Serialize>(envelope: &Envelope<'_, P, R>) -> Vec<u8> {
+    let mut bytes = crate::wire::to_vec(envelope).unwrap_or_else(|_| {
+        let nulled: Envelope<'_, (), ()> = Envelope {
+            jsonrpc: envelope.jsonrpc,
+            id: envelope.id,
+            method: envelope.method,
+            params: envelope.params.map(|_| &()),
+            result: envelope.result.map(|_| &()),
+            error: envelope.error,
+        };
+        crate::wire::to_vec(&nulled).unwrap_or_default()
+    });
     bytes.push(b'\n');
     bytes
 }

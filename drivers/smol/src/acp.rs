@@ -57,6 +57,9 @@ use crate::mcp_http::{HttpEvent, McpHttpOptions, McpHttpTransport, DELETE_GRACE}
 /// The bytes one read of a pipe takes at most.
 pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
+/// The editor's lines one write takes at most.
+const WRITE_LINES: usize = 64;
+
 /// The inputs on their way to the loop, at most (each reader task holds one more).
 const EVENT_QUEUE: usize = 64;
 
@@ -225,12 +228,23 @@ impl EditorOut {
         out: &mut W,
     ) -> Poll<io::Result<Wrote>> {
         match self.lines.front() {
-            Some(line) => Pin::new(out)
-                .poll_write(cx, &line[self.offset..])
-                .map(|wrote| match wrote? {
-                    0 => Err(io::ErrorKind::WriteZero.into()),
-                    n => Ok(Wrote::Bytes(n)),
-                }),
+            Some(line) => {
+                // The lines waiting, up to WRITE_LINES of them, in one write where the
+                // writer takes several (the loop's own: `writev`).
+                let mut slices = [io::IoSlice::new(&[]); WRITE_LINES];
+                slices[0] = io::IoSlice::new(&line[self.offset..]);
+                let mut count = 1;
+                for (slice, line) in slices[1..].iter_mut().zip(self.lines.iter().skip(1)) {
+                    *slice = io::IoSlice::new(line);
+                    count += 1;
+                }
+                Pin::new(out)
+                    .poll_write_vectored(cx, &slices[..count])
+                    .map(|wrote| match wrote? {
+                        0 => Err(io::ErrorKind::WriteZero.into()),
+                        n => Ok(Wrote::Bytes(n)),
+                    })
+            }
             None if self.unflushed => Pin::new(out)
                 .poll_flush(cx)
                 .map(|flushed| flushed.map(|()| Wrote::Flushed)),

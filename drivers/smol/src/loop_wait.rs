@@ -385,6 +385,16 @@ impl AsyncWrite for Registered {
         self.poll_op(cx, false, buf.len(), |mut file| file.write(buf))
     }
 
+    /// `writev`: the lines waiting go out in one system call.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let asked = bufs.iter().map(|b| b.len()).sum();
+        self.poll_op(cx, false, asked, |mut file| file.write_vectored(bufs))
+    }
+
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
     }

@@ -63,10 +63,24 @@ mod linux {
     };
 
     /// A process's parent and group, from `/proc/PID/stat` (fields 4 and 5, after the
-    /// command name's closing parenthesis, which may itself hold spaces and parentheses).
-    fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let rest = &stat[stat.rfind(')')? + 1..];
+    /// command name's closing parenthesis, which may itself hold spaces and parentheses),
+    /// read into `buf`: an open, a read and a close, no `statx` (a sweep reads every
+    /// process's).
+    fn parent_and_group(pid: i32, buf: &mut [u8; 4096]) -> Option<(i32, i32)> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+        let mut len = 0;
+        while len < buf.len() {
+            match file.read(&mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        let stat = &buf[..len];
+        let rest = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
+        let rest = std::str::from_utf8(rest).ok()?;
         let mut fields = rest.split_whitespace().skip(1);
         let parent = fields.next()?.parse().ok()?;
         let group = fields.next()?.parse().ok()?;
@@ -79,12 +93,13 @@ mod linux {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return 0;
         };
+        let mut buf = [0u8; 4096];
         let orphans: Vec<(i32, i32)> = entries
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
             .filter(|pid| !tracked(*pid))
             .filter_map(|pid| {
-                let (parent, group) = parent_and_group(pid)?;
+                let (parent, group) = parent_and_group(pid, &mut buf)?;
                 (parent == me).then_some((pid, group))
             })
             .collect();
