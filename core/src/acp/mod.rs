@@ -15,7 +15,7 @@
 //!
 //! Besides prompts: `session/load` (ACP-06: the agent switched to the session's file, the
 //! plan cleared, the conversation replayed and the title, latest plan and usage rebuilt from
-//! at most [`MAX_HISTORY_PAGES`] pages of [`WALK_PAGE_MESSAGES`] history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
+//! at most 20 pages of 100 history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
 //! `initialize`, each read checked against the history, then the agent's `read_output`
 //! within [`READ_BUDGET`], failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
 //! asked of the editor (`dialogs`: approvals tied to their tool call as
@@ -131,10 +131,8 @@ pub use fork::{
     MAX_WAITING_FILE_REQUESTS,
 };
 pub(crate) use history::MAX_REPLAY_MESSAGES;
-pub use history::{MAX_HISTORY_PAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
-pub use map::Cancel;
-pub(crate) use map::Mapper;
+pub(crate) use map::{Cancel, Mapper};
 pub use mcp::{McpHttpLaunch, McpLaunch, McpRead};
 pub use mode::{approved_line, PermissionMode};
 pub(crate) use output::{output_opt_in, OUTPUT_META};

@@ -12,11 +12,11 @@ use super::RawToolResult;
 
 /// MCP's content block types: an array whose every element is one of these is content even
 /// without [`RawToolResult::data_is_content`] (BLOCK-02).
-pub const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
+const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
 /// The longest uri a link's line shows, in characters. A longer uri gets the stub that says
 /// why, with no uri: a cut uri is no handle on the link, and the cut could split a credential.
-pub const URI_MAX_CHARS: usize = 4096;
+const URI_MAX_CHARS: usize = 4096;
 
 /// The longest stub (a reference's, or one saying why a link isn't fetched), in characters.
 pub const REFERENCE_STUB_MAX_CHARS: usize = 512;
@@ -93,7 +93,7 @@ pub enum UriWithheld {
     },
     /// A `data:` uri holds its content rather than naming where it lies.
     Data,
-    /// The uri is longer than [`URI_MAX_CHARS`].
+    /// The uri is longer than 4096 characters.
     TooLong,
 }
 

@@ -45,11 +45,11 @@ use super::params::{is_credential_parameter, normalize_name};
 pub const MAX_LEVELS: u32 = 4;
 
 /// The most uris one check reads before it gives up and counts the uri as carrying a credential.
-pub const MAX_READS: usize = 256;
+const MAX_READS: usize = 256;
 
 /// The most percent-decodings of one value before a value that still changes counts as
 /// carrying a credential.
-pub const MAX_DECODES: u32 = 16;
+const MAX_DECODES: u32 = 16;
 
 /// Why a uri may carry a credential. Names no part of the uri but a credential parameter's name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -78,7 +78,7 @@ pub enum CredentialFinding {
         /// The level of the failed read.
         level: u32,
     },
-    /// The check ran past [`MAX_READS`] reads or [`MAX_DECODES`] decodes.
+    /// The check ran past 256 reads or 16 decodes.
     TooComplex,
 }
 

@@ -8,7 +8,7 @@
 //! * a `resource_link` the host can fetch as a reference stub offering `fetch_reference`; one
 //!   it can't fetch as its own line, `[resource link "NAME": URI, TYPE; not fetched]`, unless
 //!   its uri may carry a credential ([`uri_may_carry_credential`]), is a `data:` uri or is
-//!   longer than [`URI_MAX_CHARS`]: then a stub that says why, with no uri;
+//!   longer than 4096 characters: then a stub that says why, with no uri;
 //! * inline data beside a non-empty uri as a withheld line;
 //! * everything else (inline audio, an image without data or media type, an embedded
 //!   resource, an unknown type) as a marker saying what it was and why it isn't shown.
@@ -55,11 +55,7 @@ pub use classify::{
 };
 
 pub(crate) use classify::classify_block;
-pub use classify::{MCP_BLOCK_TYPES, URI_MAX_CHARS};
-pub use credential::{
-    credential_finding, uri_may_carry_credential, CredentialFinding, MAX_DECODES, MAX_LEVELS,
-    MAX_READS,
-};
+pub use credential::{credential_finding, uri_may_carry_credential, CredentialFinding, MAX_LEVELS};
 pub use label::sanitize_label;
 pub(crate) use label::well_formed_json;
 pub use params::{CredentialParameter, CREDENTIAL_PARAMETERS};
@@ -117,7 +113,7 @@ impl RawToolResult {
 
     /// Whether the result is read as a content array (BLOCK-02): any array when
     /// [`RawToolResult::data_is_content`], else a non-empty array whose every element is an
-    /// object whose `type` is one of [`MCP_BLOCK_TYPES`].
+    /// object whose `type` is one of `text`, `image`, `audio`, `resource`, `resource_link`.
     pub fn is_content_array(&self) -> bool {
         classify::is_content_array(self)
     }
