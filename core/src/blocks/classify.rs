@@ -19,7 +19,7 @@ const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resou
 const URI_MAX_CHARS: usize = 4096;
 
 /// The longest stub (a reference's, or one saying why a link isn't fetched), in characters.
-pub const REFERENCE_STUB_MAX_CHARS: usize = 512;
+pub(crate) const REFERENCE_STUB_MAX_CHARS: usize = 512;
 
 /// Where a tool result came from: all the fetch check ([`dial_check`]) reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +109,7 @@ impl UriWithheld {
 
 /// Whether the host can fetch `uri` for a link from `source`: an absolute `http(s)` uri on the
 /// origin of a server the host dials by URL, not `http` from a server dialed over `https`.
-pub fn dial_check(uri: &str, source: &Source<'_>) -> Result<(), Unfetchable> {
+pub(crate) fn dial_check(uri: &str, source: &Source<'_>) -> Result<(), Unfetchable> {
     let (id, address) = match *source {
         Source::Local => return Err(Unfetchable::NoServer),
         Source::UnknownServer { id } => {
@@ -250,7 +250,7 @@ pub(super) fn is_content_array(result: &RawToolResult) -> bool {
 }
 
 /// Classifies every block of a content array, in order, numbering references from `ref-1`.
-pub fn tool_result_blocks(content: &[Value], source: &Source<'_>) -> Vec<BlockClass> {
+pub(crate) fn tool_result_blocks(content: &[Value], source: &Source<'_>) -> Vec<BlockClass> {
     let mut refs = 0;
     content
         .iter()

@@ -42,7 +42,7 @@ use super::params::{is_credential_parameter, normalize_name};
 
 /// The deepest level read: the link's uri is level 1, and each read of a nested uri and each
 /// percent-decoding of a value adds one. A uri reached deeper counts as carrying a credential.
-pub const MAX_LEVELS: u32 = 4;
+pub(crate) const MAX_LEVELS: u32 = 4;
 
 /// The most uris one check reads before it gives up and counts the uri as carrying a credential.
 const MAX_READS: usize = 256;
@@ -102,7 +102,7 @@ pub fn uri_may_carry_credential(uri: &str) -> bool {
 }
 
 /// The first reason found for which `uri` may carry a credential, or `None` when it can't.
-pub fn credential_finding(uri: &str) -> Option<CredentialFinding> {
+pub(crate) fn credential_finding(uri: &str) -> Option<CredentialFinding> {
     let mut check = Check::default();
     check.explore(uri, 0, true)
 }

@@ -41,7 +41,7 @@ pub(crate) fn is_dropped_from_label(c: char) -> bool {
 
 /// Removes what a label drops and cuts it to `max_chars` characters (the last one `…` when
 /// cut). A `max_chars` of 0 gives the empty string.
-pub fn sanitize_label(text: &str, max_chars: usize) -> String {
+pub(crate) fn sanitize_label(text: &str, max_chars: usize) -> String {
     cut_chars(
         text.chars().filter(|c| !is_dropped_from_label(*c)),
         max_chars,

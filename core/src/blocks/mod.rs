@@ -49,18 +49,18 @@ pub(crate) mod render;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use classify::{
-    dial_check, tool_result_blocks, BlockClass, Source, Unfetchable, UriWithheld,
-    REFERENCE_STUB_MAX_CHARS,
-};
+pub(crate) use classify::{tool_result_blocks, REFERENCE_STUB_MAX_CHARS};
+pub use classify::{BlockClass, Source, Unfetchable, UriWithheld};
 
 pub(crate) use classify::classify_block;
-pub use credential::{credential_finding, uri_may_carry_credential, CredentialFinding, MAX_LEVELS};
-pub use label::sanitize_label;
+pub(crate) use credential::credential_finding;
+pub use credential::{uri_may_carry_credential, CredentialFinding};
+pub(crate) use label::sanitize_label;
 pub(crate) use label::well_formed_json;
-pub use params::{CredentialParameter, CREDENTIAL_PARAMETERS};
+pub(crate) use params::CREDENTIAL_PARAMETERS;
 pub(crate) use render::cut_at_cap;
-pub use render::{render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS};
+pub(crate) use render::render;
+pub use render::{Copies, LiveBlock, DEFAULT_CAP_CHARS};
 
 /// A tool result as untyped JSON, as the blocks lane reads it before classifying it: a
 /// protocol result's content or a module's data (the wire's typed result is
@@ -205,3 +205,6 @@ fn links_shown(
         other => other.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -73,7 +73,7 @@ pub(crate) fn cut_at_cap(text: &str, cap: usize) -> String {
 }
 
 /// The stored copy: each block's stored text, joined by a newline.
-pub fn stored_text(blocks: &[BlockClass]) -> String {
+pub(crate) fn stored_text(blocks: &[BlockClass]) -> String {
     let mut out = String::new();
     for (i, block) in blocks.iter().enumerate() {
         if i > 0 {
@@ -89,7 +89,7 @@ pub fn stored_text(blocks: &[BlockClass]) -> String {
 /// sends each image natively, each text block cut at `cap`, every stub and withheld line
 /// whole, and every link line and marker as it is; otherwise it is the stored text, cut at
 /// `cap`, as one text block.
-pub fn render(blocks: &[BlockClass], cap: usize) -> Copies {
+pub(crate) fn render(blocks: &[BlockClass], cap: usize) -> Copies {
     let stored = stored_text(blocks);
     let native = goes_native(blocks, cap);
     let live = if native {

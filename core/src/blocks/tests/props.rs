@@ -5,7 +5,7 @@
 /// Named `blocks::…` so that `cargo test -p musewire-core blocks` selects these tests.
 mod blocks {
 
-    use musewire_core::blocks::{
+    use crate::blocks::{
         show_tool_result, uri_may_carry_credential, LiveBlock, RawToolResult, Shown, Source,
         CREDENTIAL_PARAMETERS,
     };

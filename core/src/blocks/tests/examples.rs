@@ -4,11 +4,12 @@
 /// Named `blocks::…` so that `cargo test -p musewire-core blocks` selects these tests.
 mod blocks {
 
-    use musewire_core::blocks::{
-        credential_finding, dial_check, render, sanitize_label, show_tool_result,
-        tool_result_blocks, uri_may_carry_credential, BlockClass, CredentialFinding, LiveBlock,
-        RawToolResult, Shown, Source, Unfetchable, UriWithheld, CREDENTIAL_PARAMETERS, MAX_LEVELS,
-        REFERENCE_STUB_MAX_CHARS,
+    use crate::blocks::classify::dial_check;
+    use crate::blocks::credential::MAX_LEVELS;
+    use crate::blocks::{
+        credential_finding, render, sanitize_label, show_tool_result, tool_result_blocks,
+        uri_may_carry_credential, BlockClass, CredentialFinding, LiveBlock, RawToolResult, Shown,
+        Source, Unfetchable, UriWithheld, CREDENTIAL_PARAMETERS, REFERENCE_STUB_MAX_CHARS,
     };
     use serde_json::{json, Value};
 
