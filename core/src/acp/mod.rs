@@ -137,10 +137,10 @@ pub use mcp::{McpHttpLaunch, McpLaunch, McpRead};
 pub use mode::{approved_line, PermissionMode};
 pub(crate) use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
+pub(crate) use prompt::PromptContent;
 pub use prompt::{
-    convert as prompt_content, PromptContent, PromptImages, AUDIO_NOTE, CONTEXT_CUT_NOTICE,
-    IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES,
-    MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
+    AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
+    MAX_PROMPT_IMAGES, TOO_MANY_IMAGES,
 };
 pub use queue::MAX_QUEUED_PROMPTS;
 pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};

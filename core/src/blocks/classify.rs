@@ -21,7 +21,7 @@ const URI_MAX_CHARS: usize = 4096;
 /// The longest stub (a reference's, or one saying why a link isn't fetched), in characters.
 pub(crate) const REFERENCE_STUB_MAX_CHARS: usize = 512;
 
-/// Where a tool result came from: all the fetch check ([`dial_check`]) reads.
+/// Where a tool result came from: all the fetch check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source<'a> {
     /// No server delivered it: a module's, a script's or a direct caller's result.

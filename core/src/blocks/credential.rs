@@ -68,7 +68,8 @@ pub enum CredentialFinding {
         /// The level of the read that found it.
         level: u32,
     },
-    /// A uri was reached past [`MAX_LEVELS`].
+    /// A uri was reached past level 4 (the link's uri is level 1, each nested uri or
+    /// percent-decoding one more).
     TooDeep {
         /// The level it would have been read at.
         level: u32,

@@ -13,7 +13,7 @@
 //! * everything else (inline audio, an image without data or media type, an embedded
 //!   resource, an unknown type) as a marker saying what it was and why it isn't shown.
 //!
-//! [`tool_result_blocks`] classifies each block once; [`render()`] makes both copies from that
+//! Each block is classified once, and both copies are made from that
 //! one classification (BLOCK-06): the text history stores, and the content the model reads.
 //! [`show_tool_result`] does both for a whole result, including one whose data isn't a
 //! content array (BLOCK-02), which is written as JSON with every `resource_link` in it shown
@@ -49,15 +49,12 @@ pub(crate) mod render;
 use serde::Serialize;
 use serde_json::Value;
 
-pub(crate) use classify::{tool_result_blocks, REFERENCE_STUB_MAX_CHARS};
+pub(crate) use classify::tool_result_blocks;
 pub use classify::{BlockClass, Source, Unfetchable, UriWithheld};
 
 pub(crate) use classify::classify_block;
-pub(crate) use credential::credential_finding;
 pub use credential::{uri_may_carry_credential, CredentialFinding};
-pub(crate) use label::sanitize_label;
 pub(crate) use label::well_formed_json;
-pub(crate) use params::CREDENTIAL_PARAMETERS;
 pub(crate) use render::cut_at_cap;
 pub(crate) use render::render;
 pub use render::{Copies, LiveBlock, DEFAULT_CAP_CHARS};

@@ -15,7 +15,7 @@ pub const DEFAULT_CAP_CHARS: usize = 50_000;
 pub enum LiveBlock {
     /// A text block: beside an image, one text block's text (cut at the cap) or the stub,
     /// line or marker another block is shown as; otherwise the whole stored copy, cut at the
-    /// cap, as the only block ([`render`]).
+    /// cap, as the only block.
     Text {
         /// What the model reads; a text cut at the cap ends with a line saying so.
         text: String,

@@ -4,12 +4,13 @@
 /// Named `blocks::…` so that `cargo test -p musewire-core blocks` selects these tests.
 mod blocks {
 
-    use crate::blocks::classify::dial_check;
-    use crate::blocks::credential::MAX_LEVELS;
+    use crate::blocks::classify::{dial_check, REFERENCE_STUB_MAX_CHARS};
+    use crate::blocks::credential::{credential_finding, MAX_LEVELS};
+    use crate::blocks::label::sanitize_label;
+    use crate::blocks::params::CREDENTIAL_PARAMETERS;
     use crate::blocks::{
-        credential_finding, render, sanitize_label, show_tool_result, tool_result_blocks,
-        uri_may_carry_credential, BlockClass, CredentialFinding, LiveBlock, RawToolResult, Shown,
-        Source, Unfetchable, UriWithheld, CREDENTIAL_PARAMETERS, REFERENCE_STUB_MAX_CHARS,
+        render, show_tool_result, tool_result_blocks, uri_may_carry_credential, BlockClass,
+        CredentialFinding, LiveBlock, RawToolResult, Shown, Source, Unfetchable, UriWithheld,
     };
     use serde_json::{json, Value};
 
