@@ -24,7 +24,7 @@
 //! - every agent action is complete JSON lines, and names a session that was spawned; no
 //!   session is spawned twice, none after the bridge began to end; an agent's stdin is
 //!   closed at most once and its group killed at most once (ACP-12);
-//! - the output of one input is bounded by its size (see [`MAX_OUT_PER_BYTE`]);
+//! - the output of one input is bounded by its size (64 bytes a byte, 512 KiB a line);
 //! - an HTTP MCP server (MCP-18) is opened once, sent requests only once opened and until
 //!   stopped, and stopped at most once; the driver's actions never hold a header's value;
 //! - after a timer input the next timeout is in the future (no busy loop), and once
@@ -54,11 +54,11 @@ pub(crate) const SESSION_DIR: &str = "/state/sessions";
 
 /// Bytes of output one input may give per byte it holds, on top of [`MAX_OUT_PER_LINE`] per
 /// line it holds (a small event can update a card that holds up to 64 KiB, ACP-05).
-pub const MAX_OUT_PER_BYTE: usize = 64;
+const MAX_OUT_PER_BYTE: usize = 64;
 
 /// Bytes of output one input may give per line it holds, and per session (an editor's end
 /// or a timer reaches every session).
-pub const MAX_OUT_PER_LINE: usize = 512 * 1024;
+const MAX_OUT_PER_LINE: usize = 512 * 1024;
 
 /// The stop reasons an `agent_end` carries.
 const STOP_REASONS: [&str; 4] = ["stop", "length", "aborted", "error"];

@@ -22,10 +22,10 @@ use crate::output::{OutputError, OutputRef, StoredOutput};
 use crate::wire::{AgentMessage, Command, MessagesPageData};
 
 /// The most pages a walk reads (ACP-06, OUT-06).
-pub const MAX_HISTORY_PAGES: u32 = 20;
+pub(crate) const MAX_HISTORY_PAGES: u32 = 20;
 /// The messages the bridge asks for per page of a walk: a load's replay (ACP-06) or a read's
 /// check (OUT-06).
-pub const WALK_PAGE_MESSAGES: u32 = 100;
+pub(crate) const WALK_PAGE_MESSAGES: u32 = 100;
 /// The most messages a load replays, paged or not (ACP-06): the pages' budget.
 pub(crate) const MAX_REPLAY_MESSAGES: usize = (MAX_HISTORY_PAGES * WALK_PAGE_MESSAGES) as usize;
 

@@ -60,7 +60,7 @@ struct OpenCard {
 /// Whether the editor cancelled a turn (`session/cancel`): a cancelled turn, and what was
 /// queued behind it, ends `cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Cancel {
+pub(crate) enum Cancel {
     /// The turn runs on.
     #[default]
     NotRequested,

@@ -48,7 +48,7 @@ pub struct McpLaunch {
 
 /// Where an HTTP MCP server is and what to send it (MCP-18): [`Action::McpHttpOpen`]'s
 /// parameters. Serialised (for transcripts) as `{"url","headers":[NAME…]}`: the URL
-/// [redacted](crate::mcp::http::redacted_url), the headers' names only, never their values
+/// redacted (scheme, host, port and path only), the headers' names only, never their values
 /// (MCP-15); its `Debug` likewise.
 #[derive(Clone, PartialEq, Eq)]
 pub struct McpHttpLaunch {

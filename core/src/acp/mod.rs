@@ -15,7 +15,7 @@
 //!
 //! Besides prompts: `session/load` (ACP-06: the agent switched to the session's file, the
 //! plan cleared, the conversation replayed and the title, latest plan and usage rebuilt from
-//! at most [`MAX_HISTORY_PAGES`] pages of [`WALK_PAGE_MESSAGES`] history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
+//! at most 20 pages of 100 history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
 //! `initialize`, each read checked against the history, then the agent's `read_output`
 //! within [`READ_BUDGET`], failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
 //! asked of the editor (`dialogs`: approvals tied to their tool call as
@@ -131,18 +131,16 @@ pub use fork::{
     MAX_WAITING_FILE_REQUESTS,
 };
 pub(crate) use history::MAX_REPLAY_MESSAGES;
-pub use history::{MAX_HISTORY_PAGES, WALK_PAGE_MESSAGES};
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
-pub use map::Cancel;
-pub(crate) use map::Mapper;
+pub(crate) use map::{Cancel, Mapper};
 pub use mcp::{McpHttpLaunch, McpLaunch, McpRead};
 pub use mode::{approved_line, PermissionMode};
 pub(crate) use output::{output_opt_in, OUTPUT_META};
 pub use plan::{plan_from_phases, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
+pub(crate) use prompt::PromptContent;
 pub use prompt::{
-    convert as prompt_content, PromptContent, PromptImages, AUDIO_NOTE, CONTEXT_CUT_NOTICE,
-    IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES,
-    MAX_PROMPT_IMAGE_BYTES, TOO_MANY_IMAGES,
+    AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
+    MAX_PROMPT_IMAGES, TOO_MANY_IMAGES,
 };
 pub use queue::MAX_QUEUED_PROMPTS;
 pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};

@@ -15,7 +15,7 @@ use crate::wire::ContentBlock as WireBlock;
 pub const MAX_PROMPT_IMAGES: usize = 20;
 
 /// The most image bytes (decoded) one prompt carries (ACP-14): 10 MiB; more is refused.
-pub const MAX_PROMPT_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_PROMPT_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 
 /// The most bytes of embedded context one prompt inlines (ACP-15): 4 MiB, markers included;
 /// past it the rest is left out with [`CONTEXT_CUT_NOTICE`].
@@ -34,12 +34,12 @@ pub const IMAGE_NOT_TAKEN_NOTE: &str = "[image not sent: this agent takes no ima
 /// The error code word of a prompt with more than [`MAX_PROMPT_IMAGES`] images (ACP-14).
 pub const TOO_MANY_IMAGES: &str = "too_many_images";
 
-/// The error code word of a prompt with more than [`MAX_PROMPT_IMAGE_BYTES`] of images.
+/// The error code word of a prompt with more than 10 MiB of images.
 pub const IMAGES_TOO_LARGE: &str = "images_too_large";
 
 /// A prompt for the agent, from the editor's blocks.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PromptContent {
+pub(crate) struct PromptContent {
     /// The prompt's text: the text blocks, mentions and inlined context in order, joined by
     /// newlines.
     pub message: String,
@@ -52,7 +52,7 @@ pub struct PromptContent {
 /// What [`convert`] does with a prompt's images (ACP-14), by whether the agent takes images
 /// (what `initialize` advertised).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptImages {
+pub(crate) enum PromptImages {
     /// The agent takes images: each is sent, within [`MAX_PROMPT_IMAGES`] and
     /// [`MAX_PROMPT_IMAGE_BYTES`].
     Sent,
@@ -74,7 +74,10 @@ impl PromptImages {
 /// Converts a prompt's blocks (ACP-14..16), its images as `images` says. Too many images,
 /// or too many image bytes, is an invalid-params error with `data {code, message, limit}`
 /// and nothing is sent.
-pub fn convert(blocks: &[ContentBlock], images: PromptImages) -> Result<PromptContent, Error> {
+pub(crate) fn convert(
+    blocks: &[ContentBlock],
+    images: PromptImages,
+) -> Result<PromptContent, Error> {
     let mut out = PromptContent::default();
     let mut parts: Vec<String> = Vec::new();
     let mut context_bytes = 0usize;

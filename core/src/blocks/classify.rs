@@ -12,16 +12,16 @@ use super::RawToolResult;
 
 /// MCP's content block types: an array whose every element is one of these is content even
 /// without [`RawToolResult::data_is_content`] (BLOCK-02).
-pub const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
+const MCP_BLOCK_TYPES: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
 /// The longest uri a link's line shows, in characters. A longer uri gets the stub that says
 /// why, with no uri: a cut uri is no handle on the link, and the cut could split a credential.
-pub const URI_MAX_CHARS: usize = 4096;
+const URI_MAX_CHARS: usize = 4096;
 
 /// The longest stub (a reference's, or one saying why a link isn't fetched), in characters.
-pub const REFERENCE_STUB_MAX_CHARS: usize = 512;
+pub(crate) const REFERENCE_STUB_MAX_CHARS: usize = 512;
 
-/// Where a tool result came from: all the fetch check ([`dial_check`]) reads.
+/// Where a tool result came from: all the fetch check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source<'a> {
     /// No server delivered it: a module's, a script's or a direct caller's result.
@@ -93,7 +93,7 @@ pub enum UriWithheld {
     },
     /// A `data:` uri holds its content rather than naming where it lies.
     Data,
-    /// The uri is longer than [`URI_MAX_CHARS`].
+    /// The uri is longer than 4096 characters.
     TooLong,
 }
 
@@ -109,7 +109,7 @@ impl UriWithheld {
 
 /// Whether the host can fetch `uri` for a link from `source`: an absolute `http(s)` uri on the
 /// origin of a server the host dials by URL, not `http` from a server dialed over `https`.
-pub fn dial_check(uri: &str, source: &Source<'_>) -> Result<(), Unfetchable> {
+pub(crate) fn dial_check(uri: &str, source: &Source<'_>) -> Result<(), Unfetchable> {
     let (id, address) = match *source {
         Source::Local => return Err(Unfetchable::NoServer),
         Source::UnknownServer { id } => {
@@ -250,7 +250,7 @@ pub(super) fn is_content_array(result: &RawToolResult) -> bool {
 }
 
 /// Classifies every block of a content array, in order, numbering references from `ref-1`.
-pub fn tool_result_blocks(content: &[Value], source: &Source<'_>) -> Vec<BlockClass> {
+pub(crate) fn tool_result_blocks(content: &[Value], source: &Source<'_>) -> Vec<BlockClass> {
     let mut refs = 0;
     content
         .iter()

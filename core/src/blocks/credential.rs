@@ -42,14 +42,14 @@ use super::params::{is_credential_parameter, normalize_name};
 
 /// The deepest level read: the link's uri is level 1, and each read of a nested uri and each
 /// percent-decoding of a value adds one. A uri reached deeper counts as carrying a credential.
-pub const MAX_LEVELS: u32 = 4;
+pub(crate) const MAX_LEVELS: u32 = 4;
 
 /// The most uris one check reads before it gives up and counts the uri as carrying a credential.
-pub const MAX_READS: usize = 256;
+const MAX_READS: usize = 256;
 
 /// The most percent-decodings of one value before a value that still changes counts as
 /// carrying a credential.
-pub const MAX_DECODES: u32 = 16;
+const MAX_DECODES: u32 = 16;
 
 /// Why a uri may carry a credential. Names no part of the uri but a credential parameter's name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -68,7 +68,8 @@ pub enum CredentialFinding {
         /// The level of the read that found it.
         level: u32,
     },
-    /// A uri was reached past [`MAX_LEVELS`].
+    /// A uri was reached past level 4 (the link's uri is level 1, each nested uri or
+    /// percent-decoding one more).
     TooDeep {
         /// The level it would have been read at.
         level: u32,
@@ -78,7 +79,7 @@ pub enum CredentialFinding {
         /// The level of the failed read.
         level: u32,
     },
-    /// The check ran past [`MAX_READS`] reads or [`MAX_DECODES`] decodes.
+    /// The check ran past 256 reads or 16 decodes.
     TooComplex,
 }
 
@@ -102,7 +103,7 @@ pub fn uri_may_carry_credential(uri: &str) -> bool {
 }
 
 /// The first reason found for which `uri` may carry a credential, or `None` when it can't.
-pub fn credential_finding(uri: &str) -> Option<CredentialFinding> {
+pub(crate) fn credential_finding(uri: &str) -> Option<CredentialFinding> {
     let mut check = Check::default();
     check.explore(uri, 0, true)
 }

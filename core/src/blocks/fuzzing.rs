@@ -3,10 +3,11 @@
 use arbitrary::Unstructured;
 use serde_json::{json, Value};
 
-use super::{
-    credential_finding, sanitize_label, show_tool_result, BlockClass, RawToolResult, Source,
-    CREDENTIAL_PARAMETERS, REFERENCE_STUB_MAX_CHARS,
-};
+use super::classify::REFERENCE_STUB_MAX_CHARS;
+use super::credential::credential_finding;
+use super::label::sanitize_label;
+use super::params::CREDENTIAL_PARAMETERS;
+use super::{show_tool_result, BlockClass, RawToolResult, Source};
 
 /// Checks an arbitrary uri: the check terminates within its bounds, agrees with itself, and a
 /// uri given a listed parameter with a value always counts.

@@ -5,13 +5,6 @@
 //! U+202A–U+202E, U+2066–U+2069), so none starts a line of its own or reorders what follows it;
 //! it is made well-formed (a lone surrogate, or a lone surrogate escape in JSON text, becomes
 //! U+FFFD); and it is cut to a bound, ending in `…` when cut.
-//!
-//! ```
-//! use musewire_core::blocks::sanitize_label;
-//!
-//! assert_eq!(sanitize_label("report\u{2028}.csv\u{202E}", 40), "report.csv");
-//! assert_eq!(sanitize_label("abcdef", 4), "abc…");
-//! ```
 
 use std::borrow::Cow;
 
@@ -41,7 +34,7 @@ pub(crate) fn is_dropped_from_label(c: char) -> bool {
 
 /// Removes what a label drops and cuts it to `max_chars` characters (the last one `…` when
 /// cut). A `max_chars` of 0 gives the empty string.
-pub fn sanitize_label(text: &str, max_chars: usize) -> String {
+pub(crate) fn sanitize_label(text: &str, max_chars: usize) -> String {
     cut_chars(
         text.chars().filter(|c| !is_dropped_from_label(*c)),
         max_chars,
@@ -135,6 +128,16 @@ fn escape_at(bytes: &[u8], i: usize) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The module's example, once a doctest (BLOCK-05).
+    #[test]
+    fn block_05_a_label_loses_separators_and_bidi_controls_and_a_cut_ends_in_an_ellipsis() {
+        assert_eq!(
+            sanitize_label("report\u{2028}.csv\u{202E}", 40),
+            "report.csv"
+        );
+        assert_eq!(sanitize_label("abcdef", 4), "abc…");
+    }
 
     #[test]
     fn block_05_cut() {

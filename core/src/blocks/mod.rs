@@ -8,12 +8,12 @@
 //! * a `resource_link` the host can fetch as a reference stub offering `fetch_reference`; one
 //!   it can't fetch as its own line, `[resource link "NAME": URI, TYPE; not fetched]`, unless
 //!   its uri may carry a credential ([`uri_may_carry_credential`]), is a `data:` uri or is
-//!   longer than [`URI_MAX_CHARS`]: then a stub that says why, with no uri;
+//!   longer than 4096 characters: then a stub that says why, with no uri;
 //! * inline data beside a non-empty uri as a withheld line;
 //! * everything else (inline audio, an image without data or media type, an embedded
 //!   resource, an unknown type) as a marker saying what it was and why it isn't shown.
 //!
-//! [`tool_result_blocks`] classifies each block once; [`render()`] makes both copies from that
+//! Each block is classified once, and both copies are made from that
 //! one classification (BLOCK-06): the text history stores, and the content the model reads.
 //! [`show_tool_result`] does both for a whole result, including one whose data isn't a
 //! content array (BLOCK-02), which is written as JSON with every `resource_link` in it shown
@@ -49,22 +49,15 @@ pub(crate) mod render;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use classify::{
-    dial_check, tool_result_blocks, BlockClass, Source, Unfetchable, UriWithheld,
-    REFERENCE_STUB_MAX_CHARS,
-};
+pub(crate) use classify::tool_result_blocks;
+pub use classify::{BlockClass, Source, Unfetchable, UriWithheld};
 
 pub(crate) use classify::classify_block;
-pub use classify::{MCP_BLOCK_TYPES, URI_MAX_CHARS};
-pub use credential::{
-    credential_finding, uri_may_carry_credential, CredentialFinding, MAX_DECODES, MAX_LEVELS,
-    MAX_READS,
-};
-pub use label::sanitize_label;
+pub use credential::{uri_may_carry_credential, CredentialFinding};
 pub(crate) use label::well_formed_json;
-pub use params::{CredentialParameter, CREDENTIAL_PARAMETERS};
 pub(crate) use render::cut_at_cap;
-pub use render::{render, stored_text, Copies, LiveBlock, DEFAULT_CAP_CHARS};
+pub(crate) use render::render;
+pub use render::{Copies, LiveBlock, DEFAULT_CAP_CHARS};
 
 /// A tool result as untyped JSON, as the blocks lane reads it before classifying it: a
 /// protocol result's content or a module's data (the wire's typed result is
@@ -117,7 +110,7 @@ impl RawToolResult {
 
     /// Whether the result is read as a content array (BLOCK-02): any array when
     /// [`RawToolResult::data_is_content`], else a non-empty array whose every element is an
-    /// object whose `type` is one of [`MCP_BLOCK_TYPES`].
+    /// object whose `type` is one of `text`, `image`, `audio`, `resource`, `resource_link`.
     pub fn is_content_array(&self) -> bool {
         classify::is_content_array(self)
     }
@@ -209,3 +202,6 @@ fn links_shown(
         other => other.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests;

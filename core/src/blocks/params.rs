@@ -40,7 +40,7 @@
 
 /// One listed parameter name and where it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CredentialParameter {
+pub(crate) struct CredentialParameter {
     /// The name as its scheme spells it.
     pub name: &'static str,
     /// The signing scheme or convention that puts a credential in it.
@@ -53,7 +53,7 @@ const fn p(name: &'static str, source: &'static str) -> CredentialParameter {
 
 /// Every parameter name whose value is treated as a bearer credential in a uri's query or
 /// fragment. See the module docs for how names are compared and what is left out on purpose.
-pub const CREDENTIAL_PARAMETERS: &[CredentialParameter] = &[
+pub(crate) const CREDENTIAL_PARAMETERS: &[CredentialParameter] = &[
     // AWS Signature Version 4, query-string authentication (S3 presigned URLs and others).
     p(
         "X-Amz-Signature",

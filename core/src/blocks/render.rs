@@ -15,7 +15,7 @@ pub const DEFAULT_CAP_CHARS: usize = 50_000;
 pub enum LiveBlock {
     /// A text block: beside an image, one text block's text (cut at the cap) or the stub,
     /// line or marker another block is shown as; otherwise the whole stored copy, cut at the
-    /// cap, as the only block ([`render`]).
+    /// cap, as the only block.
     Text {
         /// What the model reads; a text cut at the cap ends with a line saying so.
         text: String,
@@ -73,7 +73,7 @@ pub(crate) fn cut_at_cap(text: &str, cap: usize) -> String {
 }
 
 /// The stored copy: each block's stored text, joined by a newline.
-pub fn stored_text(blocks: &[BlockClass]) -> String {
+pub(crate) fn stored_text(blocks: &[BlockClass]) -> String {
     let mut out = String::new();
     for (i, block) in blocks.iter().enumerate() {
         if i > 0 {
@@ -89,7 +89,7 @@ pub fn stored_text(blocks: &[BlockClass]) -> String {
 /// sends each image natively, each text block cut at `cap`, every stub and withheld line
 /// whole, and every link line and marker as it is; otherwise it is the stored text, cut at
 /// `cap`, as one text block.
-pub fn render(blocks: &[BlockClass], cap: usize) -> Copies {
+pub(crate) fn render(blocks: &[BlockClass], cap: usize) -> Copies {
     let stored = stored_text(blocks);
     let native = goes_native(blocks, cap);
     let live = if native {

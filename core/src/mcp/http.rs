@@ -17,7 +17,7 @@
 //! carrying it (and maybe the server's requests and notifications); a notification's is 202.
 //! The `Mcp-Session-Id` of the `initialize` answer goes on every later request, and
 //! `MCP-Protocol-Version` after `initialize`; a 404 on a request with a session starts a new
-//! session from `initialize` (at most [`MAX_REINITS`] times). After `initialize` a GET opens
+//! session from `initialize` (at most 8 times). After `initialize` a GET opens
 //! the server's own event stream (405: it has none), reopened with `Last-Event-ID` after the
 //! server's `retry` or a doubling backoff, at most [`HttpConfig::reconnect_attempts`] times in
 //! a row. A POST's event stream that ends before its answer is resumed by a GET with
@@ -31,7 +31,7 @@
 //!
 //! Bounds (MCP-16): a JSON body or an event holds at most [`HttpConfig::max_message_bytes`]
 //! (an answer over it is lost, an event over it skipped with a notice); at most
-//! [`MAX_EXCHANGES`] exchanges are open; every response head is due within the call budget
+//! 128 exchanges are open; every response head is due within the call budget
 //! (the start-up budget for `initialize` and the event streams), else the exchange is aborted
 //! and its requests are answered as lost. A lost request is answered as a server error would
 //! be: a call as an error result, `initialize` as a failed start. The protocol's rules
@@ -72,7 +72,7 @@ use crate::wire::{HostToolDefinition, ToolResult};
 
 /// The most exchanges (requests with their responses, streams included) open at once; a
 /// message past it is answered as lost.
-pub const MAX_EXCHANGES: usize = 128;
+pub(crate) const MAX_EXCHANGES: usize = 128;
 
 /// The most messages held while the server has not named its endpoint (HTTP+SSE) or not yet
 /// answered `notifications/initialized` (MCP-11).
@@ -80,7 +80,7 @@ pub(crate) const MAX_HELD: usize = 16;
 
 /// How many times one server's session may be started again (404 on a session, a lost
 /// HTTP+SSE stream) before the server counts as failed.
-pub const MAX_REINITS: u32 = 8;
+pub(crate) const MAX_REINITS: u32 = 8;
 
 /// The longest `Mcp-Session-Id` taken (the spec allows visible ASCII; a longer one fails the
 /// server).
@@ -168,7 +168,7 @@ impl fmt::Debug for SecretHeaders {
 /// host, port and path only. The userinfo (`https://user:token@host/`), the query and the
 /// fragment are left out, since an editor may put a credential there as it puts one in a
 /// header (MCP-15); the driver alone sends the URL as given.
-pub fn redacted_url(url: &Url) -> String {
+pub(crate) fn redacted_url(url: &Url) -> String {
     let mut shown = url.clone();
     // Fails only for a URL that cannot have userinfo.
     let _ = shown.set_username("");
@@ -206,7 +206,7 @@ impl Method {
 
 /// A request to send. The driver adds the editor's [`SecretHeaders`] and nothing else of
 /// its own but what HTTP itself needs (`Host`, `Content-Length`). Its `Debug` shows the URL
-/// [redacted](redacted_url) and the body's length.
+/// redacted (scheme, host, port and path only) and the body's length.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     /// The exchange its inputs name.
@@ -420,7 +420,7 @@ struct Envelope<'a> {
 }
 
 /// One MCP server over HTTP, as its client. See the [module docs](self). Its `Debug` shows
-/// its URLs [redacted](redacted_url).
+/// its URLs redacted (scheme, host, port and path only).
 pub struct McpHttpServer {
     inner: McpServer,
     config: HttpConfig,

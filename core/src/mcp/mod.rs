@@ -10,7 +10,7 @@
 //!
 //! Its life (MCP-02..07): `initialize` is written at once and must be answered within the
 //! start-up budget ([`McpConfig::init_budget`]); then `notifications/initialized` and
-//! `tools/list` (every page, at most [`MAX_LIST_PAGES`]), and the tools are given as
+//! `tools/list` (every page, at most 16), and the tools are given as
 //! [`Action::Tools`], named `mcp__SERVER__TOOL`. A host tool call becomes `tools/call`, its
 //! result's content shown through [`crate::blocks`]; an MCP error, a call past
 //! [`McpConfig::call_budget`], or a server that has gone answers the call as an error, never
@@ -64,7 +64,7 @@ use crate::wire::{ContentBlock, HostToolDefinition, ToolResult};
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// The most pages of `tools/list` read; the tools of later pages are left out, with a notice.
-pub const MAX_LIST_PAGES: usize = 16;
+pub(crate) const MAX_LIST_PAGES: usize = 16;
 
 /// The most `tools/call`s waiting on one server; a call past it is answered as an error.
 pub(crate) const MAX_PENDING_CALLS: usize = 64;

@@ -389,10 +389,10 @@ pub struct ReadBytes {
 
 /// The member of a tool result's `details` that carries its [`StoredOutput`] (OUT-02,
 /// OUT-10; read typed by [`crate::wire::ToolResultDetails`]).
-pub const STORED_OUTPUT_MEMBER: &str = "storedOutput";
+pub(crate) const STORED_OUTPUT_MEMBER: &str = "storedOutput";
 
 /// The stored outputs a history names (OUT-08, history replay): every `toolResult` message
-/// whose `details` carry a well-formed [`STORED_OUTPUT_MEMBER`] for that message's own tool
+/// whose `details` carry a well-formed `storedOutput` for that message's own tool
 /// call (`itemId` = `toolCallId`), in order. Anything else is skipped.
 pub fn stored_outputs_in_history<'a>(
     messages: impl IntoIterator<Item = &'a Value>,

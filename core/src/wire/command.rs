@@ -353,7 +353,9 @@ macro_rules! command_table {
         pub mod request {
             #[allow(unused_imports)]
             use super::super::*;
-            use crate::client::{Answered, CallError, FromAnswer, TypedCommand};
+            #[cfg(test)]
+            use crate::client::{Answered, CallError, FromAnswer};
+            use crate::client::TypedCommand;
             use crate::output::ReadResult;
 
             $(
@@ -385,17 +387,20 @@ macro_rules! command_table {
             )*
 
             /// Every command's `type`, in the table's order.
-            pub const TYPES: &[&str] = &[$($wire),*];
+            #[cfg(test)]
+            pub(crate) const TYPES: &[&str] = &[$($wire),*];
 
             /// Every command, its params left default, made by its typed command, with its
-            /// `type`, in the table's order (for tests and tools that walk the table).
-            pub fn every_command() -> Vec<(&'static str, super::$name)> {
+            /// `type`, in the table's order (for the table's tests).
+            #[cfg(test)]
+            pub(crate) fn every_command() -> Vec<(&'static str, super::$name)> {
                 vec![$(($wire, TypedCommand::into_command($variant::default()))),*]
             }
 
             /// A row of the table as its answer is read (see [`every_answer`]).
+            #[cfg(test)]
             #[derive(Debug, Clone, Copy)]
-            pub struct AnswerRow {
+            pub(crate) struct AnswerRow {
                 /// The command's `type`.
                 pub type_name: &'static str,
                 /// The name of the [`ResponseData`] variant a successful response's `data`
@@ -406,9 +411,9 @@ macro_rules! command_table {
                 pub read_answer: fn(Answered) -> Result<(), CallError>,
             }
 
-            /// Every command's [`AnswerRow`], in the table's order (for tests and tools that
-            /// walk the table).
-            pub fn every_answer() -> Vec<AnswerRow> {
+            /// Every command's [`AnswerRow`], in the table's order (for the table's tests).
+            #[cfg(test)]
+            pub(crate) fn every_answer() -> Vec<AnswerRow> {
                 fn read_answer<C: TypedCommand>(answered: Answered) -> Result<(), CallError> {
                     C::Answer::from_answer(answered).map(drop)
                 }

@@ -60,6 +60,8 @@ mod host;
 mod lazy;
 mod message;
 pub(crate) mod reader;
+#[cfg(test)]
+mod request_table_tests;
 mod response;
 mod session;
 pub(crate) mod surrogate;

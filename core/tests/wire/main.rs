@@ -5,7 +5,6 @@ mod corpus;
 mod login_subagents_entries;
 mod props;
 mod reader;
-mod request_table;
 mod roundtrip;
 mod surrogates;
 mod wire_samples;

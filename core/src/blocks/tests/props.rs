@@ -5,9 +5,9 @@
 /// Named `blocks::…` so that `cargo test -p musewire-core blocks` selects these tests.
 mod blocks {
 
-    use musewire_core::blocks::{
+    use crate::blocks::params::CREDENTIAL_PARAMETERS;
+    use crate::blocks::{
         show_tool_result, uri_may_carry_credential, LiveBlock, RawToolResult, Shown, Source,
-        CREDENTIAL_PARAMETERS,
     };
     use proptest::prelude::*;
     use serde_json::{json, Value};

@@ -4,11 +4,13 @@
 /// Named `blocks::…` so that `cargo test -p musewire-core blocks` selects these tests.
 mod blocks {
 
-    use musewire_core::blocks::{
-        credential_finding, dial_check, render, sanitize_label, show_tool_result,
-        tool_result_blocks, uri_may_carry_credential, BlockClass, CredentialFinding, LiveBlock,
-        RawToolResult, Shown, Source, Unfetchable, UriWithheld, CREDENTIAL_PARAMETERS, MAX_LEVELS,
-        REFERENCE_STUB_MAX_CHARS,
+    use crate::blocks::classify::{dial_check, REFERENCE_STUB_MAX_CHARS};
+    use crate::blocks::credential::{credential_finding, MAX_LEVELS};
+    use crate::blocks::label::sanitize_label;
+    use crate::blocks::params::CREDENTIAL_PARAMETERS;
+    use crate::blocks::{
+        render, show_tool_result, tool_result_blocks, uri_may_carry_credential, BlockClass,
+        CredentialFinding, LiveBlock, RawToolResult, Shown, Source, Unfetchable, UriWithheld,
     };
     use serde_json::{json, Value};
 

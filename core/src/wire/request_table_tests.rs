@@ -2,9 +2,9 @@
 //! its own `type`, and every command of omp 18.2.3's RPC set among them; each row's response
 //! data reads into its `ResponseData` variant, which its answer type takes.
 
-use musewire_core::client::{Answered, TypedCommand};
-use musewire_core::wire::request::{self, TYPES};
-use musewire_core::wire::{AgentFrame, Command, ResponseData};
+use crate::client::{Answered, TypedCommand};
+use crate::wire::request::{self, TYPES};
+use crate::wire::{AgentFrame, Command, ResponseData};
 use serde_json::{json, Value};
 
 #[test]
@@ -92,7 +92,7 @@ fn call_01_a_command_is_its_own_typed_command_answered_as_its_data() {
     assert_eq!(answer_of(&command), std::any::TypeId::of::<ResponseData>());
     assert_eq!(
         answer_of(&request::GetState::default()),
-        std::any::TypeId::of::<musewire_core::wire::SessionState>()
+        std::any::TypeId::of::<crate::wire::SessionState>()
     );
     assert_eq!(command.clone().into_command(), command);
 }
