@@ -2,7 +2,13 @@
 # Runs every fuzz target for SECONDS each (default 30), JOBS at a time (default: the number of
 # CPUs, at most 4; `FUZZ_JOBS` overrides it). Each target is one libFuzzer process on one core,
 # so on two cores two at a time take half the wall time for the same fuzzing per target.
-# Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
+# Needs the nightly toolchain only: the targets are built here with the flags cargo-fuzz 0.13
+# gives `cargo fuzz build -O -s none` (its src/project.rs) but two, and run as they are (what
+# `cargo fuzz run` does), so CI compiles no cargo-fuzz (a minute) and no build waits on one
+# core. The two: cargo-fuzz's `-Ccodegen-units=1` on every crate (one core per crate: the fuzz
+# build took 408 s, with 16 units 231 s, for 75-92% of the executions a second) and its
+# line-tables override (Cargo.toml's `debug = 1` does the same). `cargo fuzz` still works on
+# these targets (cmin, tmin, a run of one).
 # Crashes are left in fuzz/artifacts/TARGET/; the corpus grows in fuzz/corpus/TARGET/, seeded
 # from fuzz/seeds/TARGET/ where that exists (mcp_client: core/tests/fuzz_bodies/mcp.rs;
 # bridge_session: the ACP transcripts, made by core/tests/fuzz_bodies/acp.rs). Each target's
@@ -24,8 +30,14 @@ jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 4 ] && jobs=4
 [ "$jobs" -lt 1 ] && jobs=1
 targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^musewire-fuzz$')
-# Every target at once (cargo-fuzz 0.13 builds one named target or all of them).
-cargo +nightly fuzz build -O -s none
+triple=$(rustc +nightly -vV | sed -n 's/^host: //p')
+# With --target, RUSTFLAGS reach the targets' crates and not build scripts or proc macros.
+RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing \
+-Cllvm-args=-simplifycfg-branch-fold-threshold=0 -Cllvm-args=-sanitizer-coverage-stack-depth" \
+  cargo +nightly build --release --target "$triple" --bins
+bin=target/$triple/release
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
@@ -34,14 +46,14 @@ fuzz_one() {
   local t=$1
   {
     echo "fuzz/run.sh: $t for ${seconds}s"
-    cargo +nightly fuzz run -O -s none "$t" "corpus/$t" -- \
+    "$bin/$t" -artifact_prefix="artifacts/$t/" "corpus/$t" \
       -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=4096 -max_len=1100000 -print_final_stats=1 2>&1 |
       grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|Done|Slowest unit)|ERROR|panicked" || true
   } >"$logs/$t" 2>&1
 }
 
 for t in $targets; do
-  mkdir -p "corpus/$t"
+  mkdir -p "corpus/$t" "artifacts/$t"
   for seed in seeds/"$t"/*; do
     if [ -f "$seed" ] && [ ! -e "corpus/$t/${seed##*/}" ]; then cp "$seed" "corpus/$t/"; fi
   done
