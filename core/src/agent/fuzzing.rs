@@ -24,7 +24,7 @@ use super::{
     Agent, AgentAction, AgentConfig, AgentEvent, CommandId, DialogId, HostCallId, HostUriId,
     HostUriOperation, PageSource, UnknownCommands,
 };
-use crate::frame::{DecodeEvent, DecoderConfig, StreamDecoder, MAX_FRAME_BYTES};
+use crate::frame::{DecodeEvent, StreamDecoder, MAX_FRAME_BYTES};
 use crate::wire::{
     AgentFrame, AgentMessage, Empty, MessageEvent, ResponseData, SelectRequest, SessionEvent,
     UiRequest,
@@ -112,10 +112,7 @@ impl Harness {
                 ..AgentConfig::default()
             }),
             now: Instant::now(),
-            decoder: StreamDecoder::with_config(DecoderConfig {
-                follow_negotiation: true,
-                ..DecoderConfig::default()
-            }),
+            decoder: StreamDecoder::new(),
             pending: Vec::new(),
             answered: BTreeSet::new(),
             cursors: Vec::new(),

@@ -75,7 +75,7 @@ pub use input::Input;
 pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};
 pub use requests::HostRequestKind;
 
-use crate::frame::{DecoderConfig, ProtocolVersion, StreamDecoder};
+use crate::frame::{DecoderConfig, Negotiation, ProtocolVersion, StreamDecoder};
 pub use crate::wire::StreamingBehavior;
 use crate::wire::{
     Command, HostFrame, HostToolDefinition, HostToolUpdate, HostUriResult, HostUriSchemeDefinition,
@@ -211,7 +211,10 @@ impl Client {
             max_frame_bytes: self.config.max_frame_bytes,
             protocol: ProtocolVersion::V1,
             // An observer follows the negotiation it sees on the wire (FRAME-05).
-            follow_negotiation: self.config.observe,
+            negotiation: match self.config.observe {
+                true => Negotiation::Follow,
+                false => Negotiation::Ignore,
+            },
         });
         // Every frame gets the typed parse here, which checks its JSON as it reads: the
         // framing layer need not read a plain line first.

@@ -26,10 +26,20 @@ pub struct DecoderConfig {
     pub max_frame_bytes: usize,
     /// The version in force at the start. Default v1.
     pub protocol: ProtocolVersion,
-    /// Switch to v2 after a successful `negotiate_protocol` response that names version 2,
-    /// as a client does (FRAME-05). Default true. A `Client` that tracks its own request
-    /// turns this off and calls [`StreamDecoder::set_protocol`].
-    pub follow_negotiation: bool,
+    /// What a `negotiate_protocol` response does to the version (FRAME-05). Default
+    /// [`Negotiation::Follow`].
+    pub negotiation: Negotiation,
+}
+
+/// What a [`StreamDecoder`] does with a successful `negotiate_protocol` response that names
+/// version 2 (FRAME-05).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Negotiation {
+    /// Switches to v2 right after that response line, as a client reading its agent does.
+    Follow,
+    /// Keeps the version in force until [`StreamDecoder::set_protocol`]: for a reader that
+    /// tracks its own request (a `Client`).
+    Ignore,
 }
 
 impl Default for DecoderConfig {
@@ -37,7 +47,7 @@ impl Default for DecoderConfig {
         DecoderConfig {
             max_frame_bytes: MAX_FRAME_BYTES,
             protocol: ProtocolVersion::V1,
-            follow_negotiation: true,
+            negotiation: Negotiation::Follow,
         }
     }
 }
@@ -100,7 +110,7 @@ impl StreamDecoder {
             state: State {
                 reassembler: Reassembler::default(),
                 protocol: config.protocol,
-                follow_negotiation: config.follow_negotiation,
+                follow_negotiation: config.negotiation == Negotiation::Follow,
                 late_check: false,
                 escape: memchr::memmem::Finder::new(b"\\u"),
                 chunk_type: memchr::memmem::Finder::new(b"rpc_chunk"),

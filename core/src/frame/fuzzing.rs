@@ -7,8 +7,8 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use super::{
-    DecodeEvent, DecoderConfig, FrameEncoder, FrameError, ProtocolVersion, StreamDecoder,
-    MAX_FRAME_BYTES,
+    DecodeEvent, DecoderConfig, FrameEncoder, FrameError, Negotiation, ProtocolVersion,
+    StreamDecoder, MAX_FRAME_BYTES,
 };
 
 fn drain(decoder: &mut StreamDecoder, events: &mut Vec<DecodeEvent>) {
@@ -58,7 +58,10 @@ pub fn line_decoder(data: &[u8]) {
         } else {
             ProtocolVersion::V1
         },
-        follow_negotiation: head & 0x80 != 0,
+        negotiation: match head & 0x80 != 0 {
+            true => Negotiation::Follow,
+            false => Negotiation::Ignore,
+        },
     };
     for line in rest.split(|&b| b == b'\n') {
         scan_agrees_with_serde(line);

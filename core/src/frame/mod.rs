@@ -20,7 +20,7 @@ mod scan;
 pub(crate) mod scan_simd;
 mod shrink;
 
-pub use decoder::{DecodeEvent, DecoderConfig, DecoderStats, StreamDecoder};
+pub use decoder::{DecodeEvent, DecoderConfig, DecoderStats, Negotiation, StreamDecoder};
 pub use encoder::{EncodedFrame, FrameEncoder};
 pub use error::{FrameError, UnsupportedVersion};
 pub(crate) use limits::{is_safe_integer, non_negative_safe_integer, MAX_REASSEMBLED_FRAME_BYTES};

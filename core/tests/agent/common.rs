@@ -9,7 +9,7 @@ use musewire_core::agent::{
     CommandFailure, CommandId, DialogId, HostCallId, HostUriId, HostUriOperation, Input,
     PageSource,
 };
-use musewire_core::frame::{DecodeEvent, DecoderConfig, StreamDecoder};
+use musewire_core::frame::{DecodeEvent, StreamDecoder};
 use musewire_core::output::StoredOutput;
 use musewire_core::spill::{SpillOwner, SpillSource};
 use musewire_core::wire::{AgentFrame, Command, ResponseData, ToolResult, UiRequest};
@@ -172,10 +172,7 @@ impl Harness {
             agent: Agent::new(config),
             start,
             now: start,
-            decoder: StreamDecoder::with_config(DecoderConfig {
-                follow_negotiation: true,
-                ..DecoderConfig::default()
-            }),
+            decoder: StreamDecoder::new(),
         };
         let (frames, _) = h.split();
         assert_eq!(frames[0]["type"], "ready");

@@ -541,7 +541,7 @@ fn frame_15_eof_inside_a_sequence_is_fatal_and_noise_inside_keeps_it_open() {
 fn decode_late(input: &[u8], protocol: ProtocolVersion) -> Vec<DecodeEvent> {
     let mut decoder = StreamDecoder::with_config(musewire_core::frame::DecoderConfig {
         protocol,
-        follow_negotiation: false,
+        negotiation: musewire_core::frame::Negotiation::Ignore,
         ..Default::default()
     });
     decoder.check_late();

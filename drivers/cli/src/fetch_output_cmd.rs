@@ -157,7 +157,7 @@ fn fetch_output(args: FetchOutputArgs) -> Result<(), String> {
         }
     };
     let outcome = fetch(&agent, &args, &mut target);
-    session::end(agent, outcome.is_ok());
+    session::end(agent, &outcome);
     let fetched = match outcome {
         Ok(fetched) => fetched,
         Err(e) => {

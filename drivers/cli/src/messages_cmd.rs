@@ -46,7 +46,7 @@ fn messages(args: MessagesArgs) -> Result<(), String> {
     let agent = session::spawn(agent_command(&args.agent)?, config)?;
     let deadline = Deadline::after_secs(args.timeout);
     let outcome = read(&agent, &args, deadline);
-    session::end(agent, outcome.is_ok());
+    session::end(agent, &outcome);
     outcome
 }
 

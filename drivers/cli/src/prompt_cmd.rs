@@ -330,7 +330,7 @@ fn prompt(args: PromptArgs) -> Result<(), String> {
     // After a turn that ended well the agent may finish in its own time; otherwise (a
     // timeout, an error, an agent that stopped reading) it is stopped at once, so that
     // `--timeout` holds with no grace added on top.
-    session::end(agent, outcome.is_ok());
+    session::end(agent, &outcome);
     outcome.and_then(|()| screen.check())
 }
 

@@ -81,11 +81,14 @@ pub fn end_started() {
 pub const END_GRACE: Duration = Duration::from_secs(5);
 
 /// Ends the session: closes the agent's stdin and gives it [`END_GRACE`] to exit when the
-/// session went `well` (else stops it at once), then ends whatever is left of its process
-/// group. Never waits much past the grace, even when a process outside the group holds the
-/// agent's pipes open.
-pub fn end(agent: AgentProcess, well: bool) {
-    let grace = if well { END_GRACE } else { Duration::ZERO };
+/// session went well (its `outcome` is `Ok`; else stops it at once), then ends whatever is
+/// left of its process group. Never waits much past the grace, even when a process outside
+/// the group holds the agent's pipes open.
+pub fn end<T, E>(agent: AgentProcess, outcome: &Result<T, E>) {
+    let grace = match outcome {
+        Ok(_) => END_GRACE,
+        Err(_) => Duration::ZERO,
+    };
     if grace.is_zero() {
         end_group();
     }

@@ -335,15 +335,16 @@ impl<W, F: LocalFiles> Driven<W, F> {
     }
 
     /// When the loop is to wake next: the client's timer, and every [`REAP_TICK`] once stdout
-    /// has ended (`stdout_open` false), the session has closed or the agent is being stopped;
-    /// after the agent's exit, the end of its [`OUTPUT_GRACE`] instead of the ticks.
-    pub fn deadline(&self, now: Instant, stdout_open: bool) -> Option<Instant> {
+    /// has ended (the driver's `Input::StdoutEnd`), the session has closed or the agent is
+    /// being stopped; after the agent's exit, the end of its [`OUTPUT_GRACE`] instead of the
+    /// ticks.
+    pub fn deadline(&self, now: Instant) -> Option<Instant> {
         let deadline = self.client.poll_timeout();
         if let Some(at) = self.exited_at {
             let grace = at + OUTPUT_GRACE;
             return Some(deadline.map_or(grace, |d| d.min(grace)));
         }
-        if !stdout_open || self.client.is_closed() || self.kill_at.is_some() {
+        if self.stdout_ended || self.client.is_closed() || self.kill_at.is_some() {
             let tick = now + REAP_TICK;
             return Some(deadline.map_or(tick, |d| d.min(tick)));
         }

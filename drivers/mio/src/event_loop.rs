@@ -203,7 +203,7 @@ impl Agent {
 
     /// When the agent is next to have a turn of its own (the core's timers and reaping).
     pub(crate) fn deadline(&self, now: Instant) -> Option<Instant> {
-        self.driven.deadline(now, self.io.stdout.is_some())
+        self.driven.deadline(now)
     }
 
     /// The agent's exit status once it has exited and its output has ended: it is done, and

@@ -193,7 +193,7 @@ impl Driver {
             }
             let held = driven.hold_stdout(&io.flow);
             let now = Instant::now();
-            let deadline = driven.deadline(now, io.pipes.stdout_open());
+            let deadline = driven.deadline(now);
             let take_ops = io.ops_open && driven.takes_ops(io.pipes.queued());
             let input = io
                 .wait(held, take_ops, deadline, &mut out_buf, &mut err_buf)

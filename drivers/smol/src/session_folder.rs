@@ -25,7 +25,7 @@ pub fn fork_session_file(
     naming: ForkNaming,
 ) -> Result<SessionFileDone, SessionFileFailure> {
     let source = SessionFileName::new(source).map_err(failure)?;
-    let mut folder = SessionFolder::open(dir, false).map_err(failure)?;
+    let mut folder = SessionFolder::open(dir).map_err(failure)?;
     let naming = match naming {
         ForkNaming::Numbered => SessionNaming::Numbered,
         ForkNaming::Timestamped => SessionNaming::Timestamped {
@@ -45,7 +45,7 @@ pub fn fork_session_file(
 /// the folder, a symlink refused (STORE-03).
 pub fn delete_session_file(dir: &Path, name: &str) -> Result<SessionFileDone, SessionFileFailure> {
     let name = SessionFileName::new(name).map_err(failure)?;
-    let folder = SessionFolder::open(dir, false).map_err(failure)?;
+    let folder = SessionFolder::open(dir).map_err(failure)?;
     folder.delete(&name).map_err(failure)?;
     Ok(SessionFileDone::Deleted)
 }

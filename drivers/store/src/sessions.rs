@@ -12,7 +12,7 @@
 //! use musewire_store::sessions::{SessionFileName, SessionFolder, SessionNaming};
 //!
 //! let dir = tempfile::tempdir().unwrap();
-//! let mut folder = SessionFolder::open(&dir.path().join("sessions"), true).unwrap();
+//! let mut folder = SessionFolder::open_or_create(&dir.path().join("sessions")).unwrap();
 //! std::fs::write(
 //!     folder.path().join("session-1.jsonl"),
 //!     "{\"type\":\"session\",\"version\":3,\"id\":\"session-1\",\"timestamp\":\"t\",\"cwd\":\"/w\"}\n",
@@ -213,10 +213,19 @@ impl std::fmt::Debug for SessionFolder {
 }
 
 impl SessionFolder {
-    /// Opens the folder at `path` without following a symlink, made first (mode 0700) when
-    /// `create` and it is missing (STORE-01). One that already exists must be a directory owned
-    /// by this user that no one else can write in (omp's own folders are a `mkdir`'s 0755).
-    pub fn open(path: &Path, create: bool) -> Result<Self, SessionFileError> {
+    /// Opens the folder at `path` without following a symlink (STORE-01); a missing one is
+    /// [`SessionFileError::NotFound`]. It must be a directory owned by this user that no one
+    /// else can write in (omp's own folders are a `mkdir`'s 0755).
+    pub fn open(path: &Path) -> Result<Self, SessionFileError> {
+        Self::open_at(path, false)
+    }
+
+    /// As [`open`](Self::open), the folder made first (mode 0700) when it is missing.
+    pub fn open_or_create(path: &Path) -> Result<Self, SessionFileError> {
+        Self::open_at(path, true)
+    }
+
+    fn open_at(path: &Path, create: bool) -> Result<Self, SessionFileError> {
         let fd =
             open_dir_at(CWD, path, path, create, NOT_WRITABLE_BY_OTHERS)?.ok_or_else(|| {
                 SessionFileError::NotFound {

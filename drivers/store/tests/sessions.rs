@@ -30,7 +30,7 @@ fn mode(path: &Path) -> u32 {
 
 /// A folder made by the store, with `session-1.jsonl` in it.
 fn folder(dir: &Path) -> SessionFolder {
-    let folder = SessionFolder::open(&dir.join("sessions"), true).unwrap();
+    let folder = SessionFolder::open_or_create(&dir.join("sessions")).unwrap();
     fs::write(
         folder.path().join("session-1.jsonl"),
         format!("{HEADER}\n{ENTRIES}"),
@@ -87,16 +87,16 @@ fn store_01_a_session_file_name_is_one_jsonl_segment() {
 #[test]
 fn store_01_the_folder_is_made_0700_and_never_followed() {
     let dir = tempfile::tempdir().unwrap();
-    let made = SessionFolder::open(&dir.path().join("new"), true).unwrap();
+    let made = SessionFolder::open_or_create(&dir.path().join("new")).unwrap();
     assert_eq!(mode(made.path()), 0o700);
     assert!(matches!(
-        SessionFolder::open(&dir.path().join("missing"), false),
+        SessionFolder::open(&dir.path().join("missing")),
         Err(SessionFileError::NotFound { .. })
     ));
     // A symlink at the folder's path, even to a good folder, is refused.
     symlink(made.path(), dir.path().join("link")).unwrap();
     assert!(matches!(
-        SessionFolder::open(&dir.path().join("link"), false),
+        SessionFolder::open(&dir.path().join("link")),
         Err(SessionFileError::Folder(StoreError::NotADirectory { .. }))
     ));
     // One that others can write in is refused; a mkdir's 0755 is fine.
@@ -104,11 +104,11 @@ fn store_01_the_folder_is_made_0700_and_never_followed() {
     fs::create_dir(&open).unwrap();
     fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
     assert!(matches!(
-        SessionFolder::open(&open, false),
+        SessionFolder::open(&open),
         Err(SessionFileError::Folder(StoreError::NotPrivate { .. }))
     ));
     fs::set_permissions(&open, fs::Permissions::from_mode(0o755)).unwrap();
-    SessionFolder::open(&open, false).unwrap();
+    SessionFolder::open(&open).unwrap();
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn store_02_a_fork_is_the_file_under_a_fresh_id_in_the_bundled_agents_scheme() {
 #[test]
 fn store_02_a_fork_in_omps_scheme_keeps_the_title_slot_before_the_header() {
     let dir = tempfile::tempdir().unwrap();
-    let folder = SessionFolder::open(&dir.path().join("sessions"), true).unwrap();
+    let folder = SessionFolder::open_or_create(&dir.path().join("sessions")).unwrap();
     let slot = format!(
         "{{\"title\":\"t\",\"updatedAt\":\"x\"}}{}\n",
         " ".repeat(40)
