@@ -1,4 +1,4 @@
-//! One child process and its pipes on smol's reactor: the transport every smol loop uses,
+//! One child process and its pipes, registered once: the transport every smol loop uses,
 //! written once. The host driver's task ([`AgentProcess`](crate::AgentProcess)) and the ACP
 //! server ([`acp`](crate::acp): each session's agent, each MCP server) run their children on
 //! it.
@@ -8,7 +8,7 @@
 //!   whole with the child and once the child has exited (CALL-11, the host kit's
 //!   `process_group`; the ACP server's agents, ACP-12, and MCP servers, MCP-01); a
 //!   [`smol::process::Command`] starts as it is (see [`AgentCommand`]).
-//! - **Reads**: stdout and stderr read on the reactor's readiness ([`Pipe`]), into the
+//! - **Reads**: stdout and stderr read until a read would block ([`Pipe`]), into the
 //!   caller's buffers; stdout only when the caller says so (its backpressure: the host kit's
 //!   `Driven::hold_stdout`, the bridge's ACP-20 turns).
 //! - **Stdin**: a queue written as the child takes it, never waited on; the caller bounds
@@ -16,8 +16,9 @@
 //!   count of what it gave, from the [`PipeEvent::Written`] reports).
 //! - **Closing stdin** has one meaning in every driver ([`AgentPipes::close_stdin`]): once
 //!   what is queued is written, or at once, the queue dropped, with no grace.
-//! - **Where**: on smol's reactor ([`AgentPipes::spawn`]), or the ACP loop's own wait
-//!   ([`AgentPipes::spawn_on`], [`crate::loop_wait`]: registered once, edge-triggered).
+//! - **Where**: on the pipes' own reactor ([`AgentPipes::spawn`], [`crate::pipe_reactor`]),
+//!   or the ACP loop's own wait ([`AgentPipes::spawn_on`], [`crate::loop_wait`]); either
+//!   way registered once, edge-triggered, with smol as the executor.
 //! - **The exit**: asked ([`AgentPipes::try_exit`], the host kit's reaping) or awaited
 //!   ([`AgentPipes::poll_exit`]).
 
@@ -35,6 +36,7 @@ use smol::io::AsyncWrite;
 use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::pipe::Pipe;
+use crate::pipe_reactor::PipeSource;
 
 /// What a poll of the pipes gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,8 +139,8 @@ pub(crate) struct AgentPipes {
 
 /// The child's stdin, where it is registered.
 enum Stdin {
-    /// smol's reactor.
-    Smol(ChildStdin),
+    /// The pipes' own reactor.
+    Own(PipeSource),
     /// The ACP loop's own wait.
     #[cfg(feature = "acp")]
     Loop(crate::loop_wait::Registered),
@@ -147,7 +149,7 @@ enum Stdin {
 impl Stdin {
     fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self {
-            Stdin::Smol(pipe) => Pin::new(pipe).poll_write(cx, buf),
+            Stdin::Own(pipe) => Pin::new(pipe).poll_write(cx, buf),
             #[cfg(feature = "acp")]
             Stdin::Loop(pipe) => Pin::new(pipe).poll_write(cx, buf),
         }
@@ -155,11 +157,12 @@ impl Stdin {
 }
 
 impl AgentPipes {
-    /// Spawns `command` with piped stdin, stdout and stderr, on smol's reactor.
+    /// Spawns `command` with piped stdin, stdout and stderr, on the pipes' own reactor.
     pub(crate) fn spawn(command: impl Into<AgentCommand>) -> io::Result<Self> {
         let (child, group, (stdin, stdout, stderr)) = spawn_piped(command.into())?;
+        let stdin = PipeSource::writer(stdin.try_into()?)?;
         let (stdout, stderr) = (Pipe::new(stdout)?, Pipe::new(stderr)?);
-        Ok(Self::with(child, group, Stdin::Smol(stdin), stdout, stderr))
+        Ok(Self::with(child, group, Stdin::Own(stdin), stdout, stderr))
     }
 
     /// Spawns `command` with piped stdin, stdout and stderr, registered with the ACP loop's
