@@ -130,6 +130,8 @@ pub(crate) struct AgentPipes {
     queue: VecDeque<u8>,
     /// Close stdin once the queue is written.
     closing: bool,
+    /// Whether the write to stdin goes before the reads at the next poll (they take turns).
+    write_first: bool,
     stdout: Option<Pipe>,
     stderr: Option<Pipe>,
     /// The exit awaited, from the first [`AgentPipes::poll_exit`] on (a loop that reaps by
@@ -186,6 +188,7 @@ impl AgentPipes {
             stdin: Some(stdin),
             queue: VecDeque::new(),
             closing: false,
+            write_first: false,
             stdout: Some(stdout),
             stderr: Some(stderr),
             exit: None,
@@ -310,7 +313,39 @@ impl AgentPipes {
     /// What comes first: stdout (when `read_stdout`) into `out`, stderr into `err`, or room
     /// in stdin for some of the queue. Every source stays registered across polls, so a wake
     /// costs no failed reads.
+    ///
+    /// The write and the reads take turns going first: a pipe keeps its readiness until a
+    /// read or write would block, so an agent that writes faster than it is read keeps
+    /// stdout ready at every poll, and a write tried only once the reads would block would
+    /// never be tried. An agent that reads its stdin only between writes to its stdout (the
+    /// backpressure tests' `lockstep`) then floods on while its stdin is never written (the
+    /// updates of a host tool handler held back for ever). A write tried while stdin is not
+    /// ready costs no system call.
     pub(crate) fn poll(
+        &mut self,
+        cx: &mut Context<'_>,
+        read_stdout: bool,
+        out: &mut [u8],
+        err: &mut [u8],
+    ) -> Poll<PipeEvent> {
+        self.write_first = !self.write_first;
+        if self.write_first {
+            if let Poll::Ready(event) = self.poll_write(cx) {
+                return Poll::Ready(event);
+            }
+        }
+        if let Poll::Ready(event) = self.poll_reads(cx, read_stdout, out, err) {
+            return Poll::Ready(event);
+        }
+        if !self.write_first {
+            return self.poll_write(cx);
+        }
+        Poll::Pending
+    }
+
+    /// Stdout (when `read_stdout`) into `out`, else stderr into `err`, whichever is read
+    /// first.
+    fn poll_reads(
         &mut self,
         cx: &mut Context<'_>,
         read_stdout: bool,
@@ -329,16 +364,17 @@ impl AgentPipes {
                 return read;
             }
         }
-        let read = poll_read(
+        poll_read(
             &mut self.stderr,
             cx,
             err,
             PipeEvent::Stderr,
             PipeEvent::StderrEnd,
-        );
-        if read.is_ready() {
-            return read;
-        }
+        )
+    }
+
+    /// Some of the queue written to stdin, once it has room.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<PipeEvent> {
         // A write is tried only with bytes to write; one that would block writes nothing.
         if let (Some(pipe), false) = (&mut self.stdin, self.queue.is_empty()) {
             if let Poll::Ready(wrote) = pipe.poll_write(cx, self.queue.as_slices().0) {
@@ -413,4 +449,49 @@ fn poll_read(
             end
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent that floods its stdout faster than it is read keeps stdout ready at every
+    /// poll: the queue for its stdin is still written, within a poll or two (before the
+    /// write and the reads took turns, it was written only once a read would block, which
+    /// with a full pipe and small reads was never).
+    #[test]
+    fn stdin_is_written_while_stdout_is_always_ready() {
+        // `yes` floods stdout (an asynchronous list keeps it), `cat` takes stdin.
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "yes & exec cat >/dev/null"]);
+        let mut pipes = AgentPipes::spawn(command).unwrap();
+        let (mut out, mut err) = ([0u8; 1024], [0u8; 1024]);
+        let mut cx = Context::from_waker(Waker::noop());
+        // Stdout is full before anything is queued: every 1 KiB read below finds more.
+        let started = std::time::Instant::now();
+        let mut read = 0;
+        while read < 64 * 1024 {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "stdout never filled"
+            );
+            match pipes.poll(&mut cx, true, &mut out, &mut err) {
+                Poll::Ready(PipeEvent::Stdout(n)) => read += n,
+                Poll::Ready(event) => panic!("{event:?} before anything was queued"),
+                Poll::Pending => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(pipes.queue(b"written\n"));
+        let mut polls = Vec::new();
+        for _ in 0..8 {
+            let event = pipes.poll(&mut cx, true, &mut out, &mut err);
+            polls.push(event);
+            if event == Poll::Ready(PipeEvent::Written(8)) {
+                pipes.kill();
+                return;
+            }
+        }
+        panic!("the queue was not written while stdout was ready: {polls:?}");
+    }
 }
