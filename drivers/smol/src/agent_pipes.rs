@@ -1,4 +1,4 @@
-//! One child process and its pipes on smol's reactor: the transport every smol loop uses,
+//! One child process and its pipes, registered once: the transport every smol loop uses,
 //! written once. The host driver's task ([`AgentProcess`](crate::AgentProcess)) and the ACP
 //! server ([`acp`](crate::acp): each session's agent, each MCP server) run their children on
 //! it.
@@ -8,7 +8,7 @@
 //!   whole with the child and once the child has exited (CALL-11, the host kit's
 //!   `process_group`; the ACP server's agents, ACP-12, and MCP servers, MCP-01); a
 //!   [`smol::process::Command`] starts as it is (see [`AgentCommand`]).
-//! - **Reads**: stdout and stderr read on the reactor's readiness ([`Pipe`]), into the
+//! - **Reads**: stdout and stderr read until a read would block ([`Pipe`]), into the
 //!   caller's buffers; stdout only when the caller says so (its backpressure: the host kit's
 //!   `Driven::hold_stdout`, the bridge's ACP-20 turns).
 //! - **Stdin**: a queue written as the child takes it, never waited on; the caller bounds
@@ -16,8 +16,9 @@
 //!   count of what it gave, from the [`PipeEvent::Written`] reports).
 //! - **Closing stdin** has one meaning in every driver ([`AgentPipes::close_stdin`]): once
 //!   what is queued is written, or at once, the queue dropped, with no grace.
-//! - **Where**: on smol's reactor ([`AgentPipes::spawn`]), or the ACP loop's own wait
-//!   ([`AgentPipes::spawn_on`], [`crate::loop_wait`]: registered once, edge-triggered).
+//! - **Where**: on the pipes' own reactor ([`AgentPipes::spawn`], [`crate::pipe_reactor`]),
+//!   or the ACP loop's own wait ([`AgentPipes::spawn_on`], [`crate::loop_wait`]); either
+//!   way registered once, edge-triggered, with smol as the executor.
 //! - **The exit**: asked ([`AgentPipes::try_exit`], the host kit's reaping) or awaited
 //!   ([`AgentPipes::poll_exit`]).
 
@@ -35,6 +36,7 @@ use smol::io::AsyncWrite;
 use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::pipe::Pipe;
+use crate::pipe_reactor::PipeSource;
 
 /// What a poll of the pipes gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +130,8 @@ pub(crate) struct AgentPipes {
     queue: VecDeque<u8>,
     /// Close stdin once the queue is written.
     closing: bool,
+    /// Whether the write to stdin goes before the reads at the next poll (they take turns).
+    write_first: bool,
     stdout: Option<Pipe>,
     stderr: Option<Pipe>,
     /// The exit awaited, from the first [`AgentPipes::poll_exit`] on (a loop that reaps by
@@ -137,8 +141,8 @@ pub(crate) struct AgentPipes {
 
 /// The child's stdin, where it is registered.
 enum Stdin {
-    /// smol's reactor.
-    Smol(ChildStdin),
+    /// The pipes' own reactor.
+    Own(PipeSource),
     /// The ACP loop's own wait.
     #[cfg(feature = "acp")]
     Loop(crate::loop_wait::Registered),
@@ -147,7 +151,7 @@ enum Stdin {
 impl Stdin {
     fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self {
-            Stdin::Smol(pipe) => Pin::new(pipe).poll_write(cx, buf),
+            Stdin::Own(pipe) => Pin::new(pipe).poll_write(cx, buf),
             #[cfg(feature = "acp")]
             Stdin::Loop(pipe) => Pin::new(pipe).poll_write(cx, buf),
         }
@@ -155,11 +159,12 @@ impl Stdin {
 }
 
 impl AgentPipes {
-    /// Spawns `command` with piped stdin, stdout and stderr, on smol's reactor.
+    /// Spawns `command` with piped stdin, stdout and stderr, on the pipes' own reactor.
     pub(crate) fn spawn(command: impl Into<AgentCommand>) -> io::Result<Self> {
         let (child, group, (stdin, stdout, stderr)) = spawn_piped(command.into())?;
+        let stdin = PipeSource::writer(stdin.try_into()?)?;
         let (stdout, stderr) = (Pipe::new(stdout)?, Pipe::new(stderr)?);
-        Ok(Self::with(child, group, Stdin::Smol(stdin), stdout, stderr))
+        Ok(Self::with(child, group, Stdin::Own(stdin), stdout, stderr))
     }
 
     /// Spawns `command` with piped stdin, stdout and stderr, registered with the ACP loop's
@@ -183,6 +188,7 @@ impl AgentPipes {
             stdin: Some(stdin),
             queue: VecDeque::new(),
             closing: false,
+            write_first: false,
             stdout: Some(stdout),
             stderr: Some(stderr),
             exit: None,
@@ -307,7 +313,39 @@ impl AgentPipes {
     /// What comes first: stdout (when `read_stdout`) into `out`, stderr into `err`, or room
     /// in stdin for some of the queue. Every source stays registered across polls, so a wake
     /// costs no failed reads.
+    ///
+    /// The write and the reads take turns going first: a pipe keeps its readiness until a
+    /// read or write would block, so an agent that writes faster than it is read keeps
+    /// stdout ready at every poll, and a write tried only once the reads would block would
+    /// never be tried. An agent that reads its stdin only between writes to its stdout (the
+    /// backpressure tests' `lockstep`) then floods on while its stdin is never written (the
+    /// updates of a host tool handler held back for ever). A write tried while stdin is not
+    /// ready costs no system call.
     pub(crate) fn poll(
+        &mut self,
+        cx: &mut Context<'_>,
+        read_stdout: bool,
+        out: &mut [u8],
+        err: &mut [u8],
+    ) -> Poll<PipeEvent> {
+        self.write_first = !self.write_first;
+        if self.write_first {
+            if let Poll::Ready(event) = self.poll_write(cx) {
+                return Poll::Ready(event);
+            }
+        }
+        if let Poll::Ready(event) = self.poll_reads(cx, read_stdout, out, err) {
+            return Poll::Ready(event);
+        }
+        if !self.write_first {
+            return self.poll_write(cx);
+        }
+        Poll::Pending
+    }
+
+    /// Stdout (when `read_stdout`) into `out`, else stderr into `err`, whichever is read
+    /// first.
+    fn poll_reads(
         &mut self,
         cx: &mut Context<'_>,
         read_stdout: bool,
@@ -326,16 +364,17 @@ impl AgentPipes {
                 return read;
             }
         }
-        let read = poll_read(
+        poll_read(
             &mut self.stderr,
             cx,
             err,
             PipeEvent::Stderr,
             PipeEvent::StderrEnd,
-        );
-        if read.is_ready() {
-            return read;
-        }
+        )
+    }
+
+    /// Some of the queue written to stdin, once it has room.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<PipeEvent> {
         // A write is tried only with bytes to write; one that would block writes nothing.
         if let (Some(pipe), false) = (&mut self.stdin, self.queue.is_empty()) {
             if let Poll::Ready(wrote) = pipe.poll_write(cx, self.queue.as_slices().0) {
@@ -410,4 +449,49 @@ fn poll_read(
             end
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent that floods its stdout faster than it is read keeps stdout ready at every
+    /// poll: the queue for its stdin is still written, within a poll or two (before the
+    /// write and the reads took turns, it was written only once a read would block, which
+    /// with a full pipe and small reads was never).
+    #[test]
+    fn stdin_is_written_while_stdout_is_always_ready() {
+        // `yes` floods stdout (an asynchronous list keeps it), `cat` takes stdin.
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "yes & exec cat >/dev/null"]);
+        let mut pipes = AgentPipes::spawn(command).unwrap();
+        let (mut out, mut err) = ([0u8; 1024], [0u8; 1024]);
+        let mut cx = Context::from_waker(Waker::noop());
+        // Stdout is full before anything is queued: every 1 KiB read below finds more.
+        let started = std::time::Instant::now();
+        let mut read = 0;
+        while read < 64 * 1024 {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "stdout never filled"
+            );
+            match pipes.poll(&mut cx, true, &mut out, &mut err) {
+                Poll::Ready(PipeEvent::Stdout(n)) => read += n,
+                Poll::Ready(event) => panic!("{event:?} before anything was queued"),
+                Poll::Pending => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(pipes.queue(b"written\n"));
+        let mut polls = Vec::new();
+        for _ in 0..8 {
+            let event = pipes.poll(&mut cx, true, &mut out, &mut err);
+            polls.push(event);
+            if event == Poll::Ready(PipeEvent::Written(8)) {
+                pipes.kill();
+                return;
+            }
+        }
+        panic!("the queue was not written while stdout was ready: {polls:?}");
+    }
 }

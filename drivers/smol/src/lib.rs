@@ -72,6 +72,7 @@ pub mod mcp_http;
 #[cfg(feature = "acp")]
 mod orphans;
 mod pipe;
+mod pipe_reactor;
 #[cfg(feature = "acp")]
 pub mod session_folder;
 
