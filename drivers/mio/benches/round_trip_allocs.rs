@@ -15,14 +15,17 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{commands, Call};
 use musewire_core::wire::SessionState;
 use musewire_mio::{AgentProcess, Completions};
+
+/// The bundled agent to run, as the tests run it.
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::bundled_agent;
 
 /// The system allocator, counting each allocation, its bytes and each free, by thread.
 struct Counting;
@@ -125,25 +128,6 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The bundled agent: `target/release/examples/bundled_agent` beside this bench's binary.
-fn bundled_agent() -> Command {
-    // target/release/deps/THIS-HASH -> target/release/examples/bundled_agent
-    let example: PathBuf = std::env::current_exe()
-        .expect("this binary")
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the target directory")
-        .join("examples/bundled_agent");
-    assert!(
-        example.exists(),
-        "{} is missing: `cargo bench -p musewire-mio --bench round_trip_allocs` builds it",
-        example.display()
-    );
-    let mut command = Command::new(example);
-    command.args(["--mode", "rpc"]);
-    command
-}
 
 /// Runs `round` `rounds` times on this thread (after a few unmeasured), and prints the
 /// counters' growth per round.

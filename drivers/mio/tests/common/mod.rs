@@ -1,4 +1,4 @@
-//! What the mio test binaries share: the bundled agent to run (the `bundled_agent` example,
+//! What the mio test binaries (and the `round_trip_allocs` bench) share: the bundled agent to run (the `bundled_agent` example,
 //! built with the tests), and this process's thread count.
 //!
 //! A test that counts threads is the only test of its binary: libtest runs a binary's tests
@@ -21,8 +21,9 @@ pub fn bundled_agent() -> Command {
         .join("examples/bundled_agent");
     assert!(
         example.exists(),
-        "{} is missing: it is built with the tests (`cargo test -p musewire-mio`, or \
-         `cargo build -p musewire-mio --example bundled_agent` before `--test NAME`)",
+        "{} is missing: it is built with the tests and benches (`cargo test -p musewire-mio`, \
+         `cargo bench -p musewire-mio --bench round_trip_allocs`, or `cargo build -p \
+         musewire-mio --example bundled_agent` before `--test NAME`)",
         example.display()
     );
     let mut command = Command::new(example);
