@@ -88,7 +88,7 @@ pub(super) fn auth_methods(agent: AgentKind, editor: &ClientCapabilities) -> Vec
 }
 
 /// The command a `terminal` method runs (ACP-40): the configured agent command with
-/// [`TERMINAL_LOGIN_ARG`] among its arguments (the editor appends it to the invocation),
+/// `--musewire-terminal-login` among its arguments (the editor appends it to the invocation),
 /// without it and without `--mode rpc` (`--mode=rpc`): the agent's own interactive mode.
 /// `None` when the argument is not there: the bridge runs as usual.
 pub fn terminal_login_command(agent: &[String]) -> Option<Vec<String>> {

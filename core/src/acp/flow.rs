@@ -12,7 +12,7 @@
 //! Each agent's stdin is a bounded queue the same way: the bridge counts the bytes of the
 //! [`Action::Agent`](super::Action::Agent) lines it gave the driver and the driver says how
 //! many it has written ([`Input::AgentWritten`](super::Input::AgentWritten)). While more than
-//! [`AGENT_STDIN_HIGH_WATER`] bytes wait for any one agent (it does not read its stdin), the
+//! 4 MiB wait for any one agent (it does not read its stdin), the
 //! editor is not read: its requests could only join that queue. What an agent that exited
 //! did not take is dropped.
 
@@ -80,7 +80,7 @@ impl EditorQueue {
 
 impl Bridge {
     /// Whether the driver reads this session's agent's stdout now (ACP-20): not while more
-    /// than [`EDITOR_HIGH_WATER`] bytes for the editor wait to be written, since every
+    /// than 1 MiB for the editor wait to be written, since every
     /// agent's updates join that one queue. Its stderr is read whatever this says. The
     /// driver asks after draining [`Bridge::poll_action`], and again after each
     /// [`Input::EditorWritten`](super::Input::EditorWritten).
@@ -89,8 +89,8 @@ impl Bridge {
     }
 
     /// Whether the driver reads the editor's input now (ACP-20): not while more than
-    /// [`EDITOR_READ_LIMIT`] bytes for it wait to be written, nor while more than
-    /// [`AGENT_STDIN_HIGH_WATER`] bytes wait for one agent's stdin. The driver asks after
+    /// 16 MiB for it wait to be written, nor while more than
+    /// 4 MiB wait for one agent's stdin. The driver asks after
     /// draining [`Bridge::poll_action`].
     pub fn reads_editor(&self) -> bool {
         !self.editor_queue.holds_editor()

@@ -7,7 +7,7 @@
 //! output and exit of each session's agent, timers), drains [`Bridge::poll_action`] (bytes for
 //! the editor, an agent to spawn in a session's cwd, bytes for a session's agent, an agent's
 //! stdin to close, an agent's process group to kill) and sleeps until [`Bridge::poll_timeout`].
-//! Nothing outlives the bridge (ACP-12): a stopped agent gets [`STOP_GRACE`] after its stdin
+//! Nothing outlives the bridge (ACP-12): a stopped agent gets one second after its stdin
 //! closes to end its own children, then its process group is killed. Inside, each ACP session has its own
 //! [`Client`] and its own agent process, named in actions and inputs by its agent key
 //! (`musewire-N`; the ACP session id too, unless the agent keeps its sessions in
@@ -17,7 +17,7 @@
 //! plan cleared, the conversation replayed and the title, latest plan and usage rebuilt from
 //! at most 20 pages of 100 history messages, no model turn) and `_muse/readOutput` (OUT-01, 06, 07: negotiated at
 //! `initialize`, each read checked against the history, then the agent's `read_output`
-//! within [`READ_BUDGET`], failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
+//! within 20 s, failures typed); `conformance/RULES.md` notes how. The agent's dialogs are
 //! asked of the editor (`dialogs`: approvals tied to their tool call as
 //! `session/request_permission`; a dialog tied to no tool as one item, a form elicitation
 //! where the editor offers forms, else a permission request with no card of its own, ACP-08,
@@ -54,8 +54,8 @@ mod list;
 mod sessions;
 pub use config::approval_policy_of;
 pub use list::{
-    SessionFile, SessionFolderError, MAX_LIST_TITLE_CHARS, MAX_SESSION_FILES,
-    SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
+    SessionFile, SessionFolderError, MAX_SESSION_FILES, SESSION_FILE_HEAD_BYTES,
+    SESSION_FILE_TAIL_BYTES,
 };
 mod dialogs;
 mod elicit;
@@ -115,44 +115,27 @@ use session::{AcpSession, Pending, Timer, TimerContext, Turn};
 
 pub use agent_client_protocol_schema as schema;
 pub(crate) use agent_client_protocol_schema::v1::SessionId;
-pub use auth::{
-    terminal_login_command, AGENT_METHOD, OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED,
-    TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
-};
+pub use auth::terminal_login_command;
 pub(crate) use bound::bound_snapshot;
 pub use bound::{MAX_SURFACE_BYTES, TRUNCATION_NOTICE};
-pub use dialogs::{APPROVE, DENY, DIALOG_CALL_PREFIX};
+pub use dialogs::DIALOG_CALL_PREFIX;
 pub(crate) use dialogs::{ELICITATION_METHOD, TEXT_FIELD};
-pub use flow::{
-    AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT, MAX_WAITING_REQUESTS,
-};
 pub use fork::{
     FileTicket, ForkNaming, SessionFileDone, SessionFileFailure, SessionFileFailureKind,
-    MAX_WAITING_FILE_REQUESTS,
 };
 pub(crate) use history::MAX_REPLAY_MESSAGES;
 pub use key::{AgentKey, BadProcessKey, McpServerKey, ProcessKey};
 pub(crate) use map::{Cancel, Mapper};
 pub use mcp::{McpHttpLaunch, McpLaunch, McpRead};
-pub use mode::{approved_line, PermissionMode};
 pub(crate) use output::{output_opt_in, OUTPUT_META};
-pub use plan::{plan_from_phases, MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_BYTES};
+pub(crate) use plan::plan_from_phases;
 pub(crate) use prompt::PromptContent;
-pub use prompt::{
-    AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
-    MAX_PROMPT_IMAGES, TOO_MANY_IMAGES,
-};
-pub use queue::MAX_QUEUED_PROMPTS;
-pub use restart::{MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};
-pub use review::{
-    EditedFileFailure, ReviewTicket, EDITOR_WRITE_BUDGET, MAX_REVIEW_FILE_BYTES, NOT_SENT_LABEL,
-    REFUSED_LABEL, UNCONFIRMED_LABEL, WRITE_METHOD,
-};
+pub(crate) use queue::MAX_QUEUED_PROMPTS;
+pub use restart::RESTARTED_NOTICE;
+pub use review::{EditedFileFailure, ReviewTicket, MAX_REVIEW_FILE_BYTES};
 pub(crate) use rpc::MAX_EDITOR_LINE_BYTES;
-pub use silence::{SilenceBudget, DEFAULT_SILENCE_BUDGET};
-pub use status::Tokens;
+pub use silence::SilenceBudget;
 pub(crate) use status::{is_status_prompt, usage_opt_in, Facts};
-pub use stop::{SHUTDOWN_BUDGET, STOP_GRACE};
 pub use subagent::SUBAGENT_CALL_PREFIX;
 
 use crate::client::{
@@ -199,7 +182,7 @@ pub struct BridgeConfig {
     pub agent: AgentKind,
     /// How long a session's agent may say nothing while the editor waits on it (ACP-21).
     pub silence_budget: SilenceBudget,
-    /// The MCP servers' start-up budget (MCP-02); `None`: [`crate::mcp::INIT_BUDGET`].
+    /// The MCP servers' start-up budget (MCP-02); `None`: 10 s.
     pub mcp_init_budget: Option<std::time::Duration>,
     /// Where an agent started for `authenticate` runs (ACP-41: there is no session, so no
     /// session cwd): the driver's own working directory; `None`: `/`.
@@ -246,7 +229,7 @@ pub enum Input<'a> {
     EditorWritten(usize),
     /// The driver wrote this many bytes of the session's [`Action::Agent`] lines to its
     /// agent's stdin, or dropped them since that stdin is closed (ACP-20: while more than
-    /// [`AGENT_STDIN_HIGH_WATER`] wait for one agent, the editor is not read,
+    /// 4 MiB wait for one agent, the editor is not read,
     /// [`Bridge::reads_editor`]).
     AgentWritten(AgentKey, usize),
 }
@@ -289,7 +272,7 @@ pub enum Action {
         bytes: Vec<u8>,
     },
     /// Close the session's agent's stdin once what was queued for it is written: the first
-    /// step of stopping it (ACP-12). Its [`Action::StopAgent`] follows after [`STOP_GRACE`],
+    /// step of stopping it (ACP-12). Its [`Action::StopAgent`] follows one second later,
     /// or at its exit.
     CloseAgentStdin {
         /// The session.
@@ -411,7 +394,7 @@ pub(crate) const REPLAY_CUT_NOTICE: &str =
 
 /// How long a turn's end waits for the agent's `get_session_stats` before answering the
 /// prompt with the bridge's own sum (ACP-02).
-pub const STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long `session/new` waits for the agent's `get_available_models` before it opens
 /// the session without the model option (ACP-24).
@@ -493,7 +476,7 @@ impl Bridge {
         self.client_meta.as_ref()
     }
 
-    /// Whether the editor has gone and every agent has exited, or [`SHUTDOWN_BUDGET`] has
+    /// Whether the editor has gone and every agent has exited, or the shutdown budget (3 s) has
     /// passed since (ACP-12): the driver may end.
     pub fn is_finished(&self) -> bool {
         self.editor_ended && (self.shutdown.is_over() || self.sessions.values().all(|s| s.exited))

@@ -71,7 +71,7 @@ outbound_id!(
 /// `{"action":"event","event":…}` with the event's members,
 /// `{"action":"spill_write","id":"spill-N","write":SpillWrite}` and
 /// `{"action":"output_read","id":"read-N","request":ReadRequest}` (the deadline, always
-/// [`READ_BUDGET`](crate::output::READ_BUDGET) after the command arrived, is not written).
+/// 20 s (OUT-07) after the command arrived, is not written).
 #[derive(Debug, Clone, PartialEq)]
 // An event is moved once from the agent to the driver, as the client's are; boxing it would
 // cost an allocation per command (`read_output`'s command made the event the larger).

@@ -44,8 +44,8 @@ pub enum HostFailure {
     #[error("{0}")]
     Failed(String),
     /// The host's side closed before it answered (HOST-07): the reference's message,
-    /// [`HOST_TOOL_DISCONNECTED`](super::HOST_TOOL_DISCONNECTED) or
-    /// [`HOST_URI_DISCONNECTED`](super::HOST_URI_DISCONNECTED).
+    /// `RPC client disconnected before host tool execution completed` or
+    /// `RPC client disconnected before host URI request completed`.
     #[error("{0}")]
     Disconnected(&'static str),
 }

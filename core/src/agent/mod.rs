@@ -74,12 +74,12 @@ pub use action::{
 pub use call::{AgentCall, AgentCallResult};
 pub use config::{AgentConfig, UnknownCommands, DEFAULT_MAX_INPUT_LINE_BYTES};
 pub use error::{AgentError, HostFailure};
-pub use host::{result_text, HostUriOperation, HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED};
+pub use host::{result_text, HostUriOperation};
 pub use input::Input;
 pub(crate) use outputs::READ_OUTPUT_COMMAND;
 pub use program::{on_event, AgentProgram, Ended, OnEvent};
 
-pub use crate::client::{CommandFailure, StepError};
+pub use crate::client::CommandFailure;
 use crate::frame::{
     EncodedFrame, FrameEncoder, LineDecoder, ProtocolVersion, MAX_FRAME_BYTES,
     MAX_REASSEMBLED_FRAME_BYTES,

@@ -8,16 +8,16 @@
 //! omp:
 //!
 //! - The extension announces itself as pi starts, before pi reads anything: an
-//!   `extension_ui_request` `setStatus` with key [`ANNOUNCE_KEY`]. Only a client that saw it
+//!   `extension_ui_request` `setStatus` with key `musewire:host_tools`. Only a client that saw it
 //!   takes the route; without it `set_host_tools` goes as itself (and pi refuses it).
 //! - `set_host_tools {tools}` goes as `prompt {message: "/musewire-host-tools JSON"}`, which
 //!   pi runs at once, even during a run; its answer is the call's answer.
-//! - A call is an `input` dialog titled [`CALL_TITLE`] whose placeholder is
+//! - A call is an `input` dialog titled `musewire:host_tool_call` whose placeholder is
 //!   `{toolCallId, toolName, arguments}` as JSON: the host sees a `host_tool_call` whose `id`
 //!   is the dialog's. The result goes back as the dialog's value, `{content, details?,
 //!   isError?}` as JSON; a dialog whose placeholder is not such a call is answered
 //!   cancelled (the tool fails) and the host sees nothing of it.
-//! - A call the agent aborts is a `setStatus` with key [`CANCEL_KEY`] and the toolCallId as
+//! - A call the agent aborts is a `setStatus` with key `musewire:host_tool_cancel` and the toolCallId as
 //!   its text: the host sees `host_tool_cancel` for the call.
 //! - A partial result (`host_tool_update`) has no way to pi: it is accepted and dropped.
 //!
@@ -40,16 +40,16 @@ pub const PI_HOST_TOOLS_EXTENSION: &str = include_str!("pi_host_tools.js");
 pub const PI_HOST_TOOLS_FILE_NAME: &str = "musewire-host-tools.js";
 
 /// The extension's command that sets the host's tools.
-pub const SET_COMMAND: &str = "musewire-host-tools";
+pub(crate) const SET_COMMAND: &str = "musewire-host-tools";
 
 /// The `setStatus` key the extension announces itself with.
-pub const ANNOUNCE_KEY: &str = "musewire:host_tools";
+pub(crate) const ANNOUNCE_KEY: &str = "musewire:host_tools";
 
 /// The title of the `input` dialog that is a host tool call.
-pub const CALL_TITLE: &str = "musewire:host_tool_call";
+pub(crate) const CALL_TITLE: &str = "musewire:host_tool_call";
 
 /// The `setStatus` key of an aborted call (its text: the toolCallId).
-pub const CANCEL_KEY: &str = "musewire:host_tool_cancel";
+pub(crate) const CANCEL_KEY: &str = "musewire:host_tool_cancel";
 
 /// `command` with the extension at `file` loaded: `-e FILE` appended.
 pub fn with_extension(command: &[String], file: &Path) -> Vec<String> {
@@ -163,5 +163,21 @@ impl Client {
     /// way to pi).
     pub(super) fn is_pi_call(&self, id: &str) -> bool {
         self.pi_calls.contains_key(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The extension's markers are the ones the Client reads.
+    #[test]
+    fn the_extension_speaks_the_markers_the_client_reads() {
+        for marker in [SET_COMMAND, ANNOUNCE_KEY, CALL_TITLE, CANCEL_KEY] {
+            assert!(
+                PI_HOST_TOOLS_EXTENSION.contains(&format!("\"{marker}\"")),
+                "{marker}"
+            );
+        }
     }
 }

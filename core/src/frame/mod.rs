@@ -27,4 +27,3 @@ pub(crate) use limits::{is_safe_integer, non_negative_safe_integer, MAX_REASSEMB
 pub use limits::{ProtocolVersion, CHUNK_PAYLOAD_BYTES, MAX_FRAME_BYTES, MAX_SAFE_INTEGER};
 pub use line::{Line, LineDecoder};
 pub use logical::Frame;
-pub use shrink::{FRAME_OVERFLOW_ERROR, RESPONSE_OVERFLOW_ERROR};

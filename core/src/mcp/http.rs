@@ -108,7 +108,7 @@ pub struct HttpConfig {
     pub mcp: McpConfig,
     /// The transport.
     pub transport: HttpTransport,
-    /// The most bytes of one JSON body or one event (default [`MAX_LINE_BYTES`], as a stdio
+    /// The most bytes of one JSON body or one event (default 32 MiB, as a stdio
     /// line).
     pub max_message_bytes: usize,
     /// How many times in a row an event stream is reopened (or a POST's stream resumed)

@@ -6,7 +6,7 @@
 //! cancels, and timers through [`McpServer::handle`]; drains [`McpServer::poll_action`] (bytes
 //! for the server's stdin, the tool set to register, a call's result, a notice for the user,
 //! the process to stop) and sleeps until [`McpServer::poll_timeout`]. It speaks MCP's stdio
-//! transport: newline-delimited JSON-RPC 2.0, each line at most [`MAX_LINE_BYTES`].
+//! transport: newline-delimited JSON-RPC 2.0, each line at most 32 MiB.
 //!
 //! Its life (MCP-02..07): `initialize` is written at once and must be answered within the
 //! start-up budget ([`McpConfig::init_budget`]); then `notifications/initialized` and
@@ -61,7 +61,7 @@ use crate::wire::{ContentBlock, HostToolDefinition, ToolResult};
 
 /// The longest line taken from a server: 32 MiB, as the editor's (ACP-07). A longer line is
 /// skipped with a notice; a call it answered runs into its budget.
-pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// The most pages of `tools/list` read; the tools of later pages are left out, with a notice.
 pub(crate) const MAX_LIST_PAGES: usize = 16;
@@ -71,17 +71,17 @@ pub(crate) const MAX_PENDING_CALLS: usize = 64;
 
 /// How long a server may take to answer `initialize` and list its tools (as codex's
 /// `startup_timeout_sec`).
-pub const INIT_BUDGET: Duration = Duration::from_secs(10);
+pub(crate) const INIT_BUDGET: Duration = Duration::from_secs(10);
 
 /// How long a `tools/call` may take before it is answered as an error and cancelled.
-pub const CALL_BUDGET: Duration = Duration::from_secs(60);
+pub(crate) const CALL_BUDGET: Duration = Duration::from_secs(60);
 
 /// How an [`McpServer`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McpConfig {
-    /// The start-up budget: `initialize` and the first listing ([`INIT_BUDGET`]).
+    /// The start-up budget: `initialize` and the first listing (default 10 s).
     pub init_budget: Duration,
-    /// A call's budget ([`CALL_BUDGET`]).
+    /// A call's budget (default 60 s).
     pub call_budget: Duration,
 }
 

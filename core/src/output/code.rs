@@ -31,7 +31,7 @@ pub enum OutputErrorCode {
     LengthInsideCharacter,
     /// `bad_read` (the agent's store read other bytes than asked).
     BadRead,
-    /// `read_timed_out` (the read took longer than [`super::READ_BUDGET`]).
+    /// `read_timed_out` (the read took longer than its 20 s budget, OUT-07).
     ReadTimedOut,
 }
 

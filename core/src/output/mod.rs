@@ -80,13 +80,13 @@ pub(crate) const READ_OUTPUT_VERSION: u64 = 1;
 pub const MAX_READ_BYTES: u64 = 1_048_576;
 
 /// The length of a read that names none (OUT-03).
-pub const DEFAULT_READ_BYTES: u64 = 65_536;
+pub(crate) const DEFAULT_READ_BYTES: u64 = 65_536;
 
 /// The largest safe integer of JavaScript, 2^53 − 1: the largest offset (OUT-03).
-pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// How long a driver may take over one read (the seed's read budget, OUT-07).
-pub const READ_BUDGET: Duration = Duration::from_secs(20);
+pub(crate) const READ_BUDGET: Duration = Duration::from_secs(20);
 
 /// The media type of spilled tool text.
 pub const TEXT_MEDIA_TYPE: &str = "text/plain; charset=utf-8";
@@ -149,7 +149,7 @@ pub enum OutputError {
         /// What was wrong.
         reason: String,
     },
-    /// The driver did not answer the read within [`READ_BUDGET`] (OUT-10, ours).
+    /// The driver did not answer the read within 20 s (OUT-07).
     #[error("the read did not finish within its {}-second budget", READ_BUDGET.as_secs())]
     ReadTimedOut,
 }
@@ -449,7 +449,7 @@ impl OutputCatalog {
     }
 
     /// Checks a read against the records (OUT-07) and gives it as an action due within
-    /// [`READ_BUDGET`] of `now`. On an error nothing is to be read.
+    /// 20 s after `now` (OUT-07). On an error nothing is to be read.
     pub fn plan_read(&self, params: &ReadParams, now: Instant) -> Result<OutputRead, OutputError> {
         let output = self
             .outputs

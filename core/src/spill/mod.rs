@@ -35,7 +35,7 @@
 //!   [`crate::blocks`] joins them); its size is that string's UTF-8 length.
 //! * The *preview* is everything before the blank line that precedes the notice; it is at
 //!   most `maxInlineBytes` bytes, cut marker included. With a cap of at least
-//!   [`CUT_MARK`]`.len()` bytes it is `head + CUT_MARK + tail`, the head taking half of the
+//!   5 bytes (the cut marker `\n…\n`) it is head, marker and tail, the head taking half of the
 //!   bytes left after the mark (rounded down to a character boundary) and the tail the rest
 //!   (rounded up to a character boundary); with a smaller cap it is the head alone. The
 //!   notice's `N` is the number of bytes of the text that the preview does not show.
@@ -85,7 +85,7 @@ pub(crate) const NEVER_SPILLED: &[&str] = &["read"];
 
 /// The line that marks where the preview's head ends and its tail begins (counted within
 /// the cap).
-pub const CUT_MARK: &str = "\n…\n";
+pub(crate) const CUT_MARK: &str = "\n…\n";
 
 /// Put between the preview and the notice (not counted within the cap).
 pub(crate) const NOTICE_SEPARATOR: &str = "\n\n";
@@ -508,9 +508,9 @@ pub(crate) fn text_len(result: &ToolResult) -> usize {
 pub struct Preview<'a> {
     /// The text's first bytes.
     pub head: &'a str,
-    /// The text's last bytes (empty when the cap is under [`CUT_MARK`]'s length).
+    /// The text's last bytes (empty when the cap is under the cut marker's 5 bytes).
     pub tail: &'a str,
-    /// Whether [`CUT_MARK`] goes between them.
+    /// Whether the cut marker (`\n…\n`) goes between them.
     pub marked: bool,
 }
 

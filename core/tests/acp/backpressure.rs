@@ -7,8 +7,9 @@ use crate::support as acp_support;
 
 use std::time::Duration;
 
+use crate::pinned::{AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT};
 use acp_support::{agent_key, assistant, update, Harness};
-use musewire_core::acp::{Input, AGENT_STDIN_HIGH_WATER, EDITOR_HIGH_WATER, EDITOR_READ_LIMIT};
+use musewire_core::acp::Input;
 use serde_json::json;
 
 /// One assistant message of one text delta of this many bytes (a message's text is bounded,
@@ -103,7 +104,7 @@ fn acp_20_the_prompt_budget_does_not_run_while_the_agent_is_held() {
     h.bridge
         .handle(h.now, Input::EditorWritten(h.bridge.editor_waiting()));
     assert!(h.bridge.reads_agent(id));
-    let budget = musewire_core::acp::DEFAULT_SILENCE_BUDGET;
+    let budget = crate::pinned::DEFAULT_SILENCE_BUDGET;
     assert_eq!(h.bridge.poll_timeout(), Some(h.now + budget / 2));
 }
 

@@ -5,8 +5,8 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::approved_line;
 use acp_support::{choose, set_mode, update, Harness};
-use musewire_core::acp::{approved_line, PermissionMode};
 use serde_json::{json, Value};
 
 const ACCEPT_EDITS: &str = "acceptEdits";
@@ -107,7 +107,7 @@ fn acp_43_accept_edits_answers_a_tied_confirm_of_an_edit_and_asks_for_bash() {
     h.agent_lines(&s, &[confirm("u1")]);
     assert!(asked(&h).is_empty(), "an edit is not asked");
     assert_eq!(confirmed(&h), [("u1".to_owned(), Some(true))]);
-    let line = approved_line(PermissionMode::AcceptEdits);
+    let line = approved_line("Accept edits");
     let u = h.updates();
     assert!(
         u.iter().any(|u| u["toolCallId"] == "c1"

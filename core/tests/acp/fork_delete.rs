@@ -3,10 +3,11 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::MAX_WAITING_FILE_REQUESTS;
 use acp_support::Harness;
 use musewire_core::acp::{
     Bridge, BridgeConfig, ForkNaming, Input, SessionFileDone, SessionFileFailure,
-    SessionFileFailureKind, MAX_WAITING_FILE_REQUESTS,
+    SessionFileFailureKind,
 };
 use musewire_core::client::AgentKind;
 use serde_json::{json, Value};

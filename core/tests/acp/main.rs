@@ -12,6 +12,7 @@ mod mcp;
 mod modes;
 mod one_item_dialogs;
 mod pi_versions;
+mod pinned;
 mod plan;
 mod prompt_after_cancel;
 mod prompt_budget;

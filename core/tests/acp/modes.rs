@@ -5,10 +5,9 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::approved_line;
 use acp_support::{choose, set_mode, update, Harness};
-use musewire_core::acp::{
-    approved_line, Bridge, BridgeConfig, Input, PermissionMode, SessionFileDone,
-};
+use musewire_core::acp::{Bridge, BridgeConfig, Input, SessionFileDone};
 use serde_json::{json, Value};
 
 const ASK: &str = "default";
@@ -182,7 +181,7 @@ fn acp_34_accept_edits_approves_an_edit_and_still_asks_for_bash() {
     assert_eq!(u[0]["toolCallId"], "c1");
     assert_eq!(
         first_text(&u[0]),
-        Some(approved_line(PermissionMode::AcceptEdits).as_str())
+        Some(approved_line("Accept edits").as_str())
     );
     assert_eq!(u[0]["content"][1]["type"], "diff", "{:#}", u[0]);
     // A command still asks.
@@ -220,7 +219,7 @@ fn acp_34_allow_all_approves_everything_and_the_card_says_so_to_its_end() {
     h.agent_lines(&s, &[approval("u1", "bash")]);
     assert!(asked(&h).is_empty());
     assert_eq!(answers(&h), [("u1".to_owned(), "Approve".to_owned())]);
-    let line = approved_line(PermissionMode::AllowAll);
+    let line = approved_line("Allow all");
     let u = h.updates();
     assert_eq!(u.len(), 1, "{u:#?}");
     assert_eq!(first_text(&u[0]), Some(line.as_str()));

@@ -5,8 +5,8 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::MAX_QUEUED_PROMPTS;
 use acp_support::{agent_end, assistant, Harness};
-use musewire_core::acp::MAX_QUEUED_PROMPTS;
 use serde_json::{json, Value};
 
 /// A user message's `message_start`, as omp and pi stream it.
@@ -296,7 +296,7 @@ fn acp_28_the_held_prompt_starts_when_the_cancelled_turns_usage_times_out() {
     let (mut h, s) = cancelled_then_prompted();
     h.agent_lines(&s, &[agent_end("aborted")]);
     assert_eq!(prompts_sent(&h).len(), 1);
-    h.timeout(musewire_core::acp::STATS_BUDGET);
+    h.timeout(crate::pinned::STATS_BUDGET);
     assert_eq!(stop_reason(&h, 10), "cancelled");
     let sent = prompts_sent(&h);
     assert_eq!(sent.len(), 2, "the held prompt went at the budget's end");

@@ -7,8 +7,9 @@ use crate::support as acp_support;
 
 use std::time::Duration;
 
+use crate::pinned::DEFAULT_SILENCE_BUDGET;
 use acp_support::{agent_end, update, Harness};
-use musewire_core::acp::{Bridge, BridgeConfig, SilenceBudget, DEFAULT_SILENCE_BUDGET};
+use musewire_core::acp::{Bridge, BridgeConfig, SilenceBudget};
 use serde_json::json;
 
 const HALF: Duration = Duration::from_secs(30);

@@ -3,11 +3,12 @@
 
 use crate::support as acp_support;
 
-use acp_support::Harness;
-use musewire_core::acp::{
-    Bridge, BridgeConfig, AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE,
-    MAX_CONTEXT_BYTES, MAX_PROMPT_IMAGES, TOO_MANY_IMAGES,
+use crate::pinned::{
+    AUDIO_NOTE, CONTEXT_CUT_NOTICE, IMAGES_TOO_LARGE, IMAGE_NOT_TAKEN_NOTE, MAX_CONTEXT_BYTES,
+    MAX_PROMPT_IMAGES, TOO_MANY_IMAGES,
 };
+use acp_support::Harness;
+use musewire_core::acp::{Bridge, BridgeConfig};
 use musewire_core::client::AgentKind;
 use serde_json::{json, Value};
 

@@ -3,8 +3,8 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::MAX_QUEUED_PROMPTS;
 use acp_support::{agent_end, assistant, Harness};
-use musewire_core::acp::MAX_QUEUED_PROMPTS;
 use serde_json::{json, Value};
 
 /// A user message's `message_start`, as omp and pi stream it.

@@ -4,8 +4,9 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::{MAX_RESTARTS, RESTART_WINDOW};
 use acp_support::{agent_end, Harness};
-use musewire_core::acp::{Bridge, BridgeConfig, MAX_RESTARTS, RESTARTED_NOTICE, RESTART_WINDOW};
+use musewire_core::acp::{Bridge, BridgeConfig, RESTARTED_NOTICE};
 use serde_json::json;
 
 /// A bridge with a session folder and session `s-1` resumed in agent `musewire-1`.

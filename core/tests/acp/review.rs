@@ -6,11 +6,11 @@ use crate::support as acp_support;
 
 use std::path::PathBuf;
 
-use acp_support::{agent_end, Harness};
-use musewire_core::acp::{
-    EditedFileFailure, Input, ReviewTicket, EDITOR_WRITE_BUDGET, MAX_REVIEW_FILE_BYTES,
-    NOT_SENT_LABEL, REFUSED_LABEL, UNCONFIRMED_LABEL, WRITE_METHOD,
+use crate::pinned::{
+    EDITOR_WRITE_BUDGET, NOT_SENT_LABEL, REFUSED_LABEL, UNCONFIRMED_LABEL, WRITE_METHOD,
 };
+use acp_support::{agent_end, Harness};
+use musewire_core::acp::{EditedFileFailure, Input, ReviewTicket, MAX_REVIEW_FILE_BYTES};
 use serde_json::{json, Value};
 
 /// initialize (offering `fs.writeTextFile` when `writes`) and a session in `/tmp`.

@@ -2,10 +2,11 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::MAX_LIST_TITLE_CHARS;
 use acp_support::{model, Harness};
 use musewire_core::acp::{
-    Bridge, BridgeConfig, Input, SessionFile, SessionFolderError, MAX_LIST_TITLE_CHARS,
-    SESSION_FILE_HEAD_BYTES, SESSION_FILE_TAIL_BYTES,
+    Bridge, BridgeConfig, Input, SessionFile, SessionFolderError, SESSION_FILE_HEAD_BYTES,
+    SESSION_FILE_TAIL_BYTES,
 };
 use serde_json::{json, Value};
 

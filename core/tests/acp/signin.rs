@@ -5,11 +5,11 @@
 
 use crate::support as acp_support;
 
-use acp_support::{assistant, Harness};
-use musewire_core::acp::{
-    terminal_login_command, Bridge, BridgeConfig, AGENT_METHOD, OMP_LOGIN_PROVIDERS,
-    SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
+use crate::pinned::{
+    AGENT_METHOD, OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
 };
+use acp_support::{assistant, Harness};
+use musewire_core::acp::{terminal_login_command, Bridge, BridgeConfig};
 use musewire_core::client::AgentKind;
 use serde_json::{json, Value};
 

@@ -344,7 +344,7 @@ fn acp_02_an_unanswered_get_session_stats_does_not_hold_the_prompt() {
     );
     assert!(h.answer(10).is_none());
     let due = h.bridge.poll_timeout().expect("the stats have a deadline");
-    assert_eq!(due - h.now, musewire_core::acp::STATS_BUDGET);
+    assert_eq!(due - h.now, crate::pinned::STATS_BUDGET);
     h.timeout(std::time::Duration::from_secs(4));
     assert!(h.answer(10).is_none());
     h.timeout(std::time::Duration::from_secs(1));

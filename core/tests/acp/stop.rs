@@ -6,8 +6,9 @@ use crate::support as acp_support;
 
 use std::time::Duration;
 
+use crate::pinned::{SHUTDOWN_BUDGET, STOP_GRACE};
 use acp_support::Harness;
-use musewire_core::acp::{Input, SHUTDOWN_BUDGET, STOP_GRACE};
+use musewire_core::acp::Input;
 
 /// A harness with two open sessions.
 fn two_sessions() -> (Harness, String, String) {

@@ -4,8 +4,9 @@
 
 use crate::support as acp_support;
 
+use crate::pinned::MAX_WAITING_REQUESTS;
 use acp_support::Harness;
-use musewire_core::acp::{Bridge, BridgeConfig, MAX_WAITING_REQUESTS};
+use musewire_core::acp::{Bridge, BridgeConfig};
 use serde_json::json;
 
 #[test]

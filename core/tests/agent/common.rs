@@ -258,3 +258,9 @@ impl Harness {
         }
     }
 }
+
+/// How host tool calls are rejected when stdin closes (HOST-07), pinned by value.
+pub const HOST_TOOL_DISCONNECTED: &str =
+    "RPC client disconnected before host tool execution completed";
+/// How host URI requests are rejected when stdin closes (HOST-07), pinned by value.
+pub const HOST_URI_DISCONNECTED: &str = "RPC client disconnected before host URI request completed";

@@ -5,7 +5,6 @@ use crate::common as agent_common;
 use agent_common::*;
 use musewire_core::agent::{
     AgentError, AgentEvent, DialogOutcome, HostFailure, HostUriContent, HostUriOperation,
-    HOST_TOOL_DISCONNECTED, HOST_URI_DISCONNECTED,
 };
 use musewire_core::wire::{
     BashData, ConfirmRequest, NotifyRequest, ResponseData, SelectRequest, UiRequest,

@@ -548,7 +548,7 @@ fn host_07_pair_the_hosts_stop_rejects_what_the_agent_waits_for() {
             AgentEvent::HostToolFinished {
                 call,
                 outcome: Err(HostFailure::Disconnected(
-                    musewire_core::agent::HOST_TOOL_DISCONNECTED
+                    crate::common::HOST_TOOL_DISCONNECTED
                 ))
             },
             AgentEvent::InputClosed,

@@ -4,10 +4,13 @@ use crate::common;
 
 use common::*;
 use musewire_core::frame::{
-    DecodeEvent, FrameEncoder, ProtocolVersion, CHUNK_PAYLOAD_BYTES, FRAME_OVERFLOW_ERROR,
-    MAX_FRAME_BYTES, RESPONSE_OVERFLOW_ERROR,
+    DecodeEvent, FrameEncoder, ProtocolVersion, CHUNK_PAYLOAD_BYTES, MAX_FRAME_BYTES,
 };
 use serde_json::{json, Value};
+
+/// The reference's texts for an overlong response and frame (FRAME-07), pinned by value.
+const RESPONSE_OVERFLOW_ERROR: &str = "RPC response exceeded the transport limit";
+const FRAME_OVERFLOW_ERROR: &str = "RPC frame exceeded the transport limit";
 
 fn encoder(protocol: ProtocolVersion) -> FrameEncoder {
     let mut e = FrameEncoder::new();

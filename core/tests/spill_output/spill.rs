@@ -2,11 +2,14 @@
 
 use musewire_core::spill::{
     plan, preview, Decision, KeptInline, Outcome, PendingSpill, SaveFailure, Settled, SpillOwner,
-    SpillPolicy, SpillRef, SpillSource, CUT_MARK,
+    SpillPolicy, SpillRef, SpillSource,
 };
 use musewire_core::wire::{ContentBlock, TextContent, ToolResult};
 use proptest::prelude::*;
 use serde_json::json;
+
+/// The marker a cut preview carries between its head and tail, pinned by value.
+const CUT_MARK: &str = "\n…\n";
 
 const HINT: &str = "Use read with offset/limit, or grep this path to search within it.";
 
