@@ -48,8 +48,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+pub(crate) use tools::name_part;
 use tools::ToolSet;
-pub(crate) use tools::{name_part, TOOL_PREFIX};
+#[cfg(feature = "acp")]
+pub(crate) use tools::TOOL_PREFIX;
 use types::{
     CallToolParams, CallToolResult, Implementation, InitializeParams, InitializeResult,
     ListToolsResult, RpcError, PROTOCOL_VERSION,
@@ -236,13 +238,15 @@ impl McpServer {
         &self.name
     }
 
+    #[cfg(any(feature = "acp", test))]
     /// Whether `tool` (a host tool name) is one of this server's, by its prefix.
     pub(crate) fn owns(&self, tool: &str) -> bool {
-        tool.strip_prefix(TOOL_PREFIX)
+        tool.strip_prefix(tools::TOOL_PREFIX)
             .and_then(|rest| rest.strip_prefix(self.part.as_str()))
             .is_some_and(|rest| rest.starts_with("__"))
     }
 
+    #[cfg(any(feature = "acp", test))]
     /// Whether the host tool call `id` waits on this server.
     pub(crate) fn has_call(&self, id: &str) -> bool {
         self.pending
@@ -294,6 +298,7 @@ impl McpServer {
         &self.tools.definitions
     }
 
+    #[cfg(feature = "acp")]
     /// Whether the server is starting: `initialize` or the first listing not answered yet.
     pub(crate) fn is_starting(&self) -> bool {
         matches!(

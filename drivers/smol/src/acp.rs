@@ -51,8 +51,9 @@ use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::agent_pipes::{AgentPipes, PipeEvent};
 use crate::agent_stdio::TERMINATING_SIGNALS;
-use crate::loop_wait::Reactor;
+use crate::loop_wait::LoopWait;
 use crate::mcp_http::{HttpEvent, McpHttpOptions, McpHttpTransport, DELETE_GRACE};
+use crate::reactor::Reactor;
 
 /// The bytes one read of a pipe takes at most.
 pub(crate) const READ_CHUNK: usize = 64 * 1024;
@@ -119,7 +120,7 @@ enum Deadline {
         at: Option<Instant>,
     },
     /// The timeout of the loop's own wait: set each wait, no timer.
-    Own(Reactor),
+    Own(LoopWait),
 }
 
 impl Deadline {
@@ -134,7 +135,7 @@ impl Deadline {
                     }
                 }
             }
-            Deadline::Own(reactor) => reactor.set_deadline(next),
+            Deadline::Own(wait) => wait.set_deadline(next),
         }
     }
 
@@ -148,7 +149,7 @@ impl Deadline {
                 }
                 Poll::Pending
             }
-            Deadline::Own(reactor) => reactor.poll_deadline(cx),
+            Deadline::Own(wait) => wait.poll_deadline(cx),
         }
     }
 }
@@ -316,16 +317,16 @@ where
         })?;
     let caught = Arc::new(AtomicI32::new(0));
     let seen = caught.clone();
-    let (reactor, mut waiter) = Reactor::new()?;
+    let (wait, mut waiter) = LoopWait::new()?;
     // ACP-22: this process is the bridge's own: its agents' orphans are its to end.
     let tasks = smol::Executor::new();
     let served = tasks.run(serve(
         &tasks,
-        (Orphans::adopt(), Some(reactor.clone())),
+        (Orphans::adopt(), Some(wait.clone())),
         (config, mcp_http),
         // ACP-20: what is in flight to and from the editor is bounded here too.
-        crate::editor_stdio::editor_in(&reactor),
-        crate::editor_stdio::editor_out(&reactor),
+        crate::editor_stdio::editor_in(&wait.reactor),
+        crate::editor_stdio::editor_out(&wait.reactor),
         agent,
         async move {
             if let Ok(signal) = rx.recv().await {
@@ -333,7 +334,7 @@ where
             }
         },
     ));
-    let served = crate::loop_wait::block_on(&reactor, &mut waiter, served);
+    let served = crate::loop_wait::block_on(&wait, &mut waiter, served);
     handle.close();
     served??;
     Ok(match caught.load(Ordering::SeqCst) {
@@ -390,7 +391,7 @@ where
 
 /// The loop of [`serve_acp_until`], sweeping `orphans` (ACP-22) when the bridge owns the
 /// process, reaching the HTTP MCP servers as `mcp_http` allows (MCP-18), its agents' pipes
-/// and its deadline on `reactor` when it runs on a wait of its own ([`crate::loop_wait`]),
+/// and its deadline on `wait` when it runs on a wait of its own ([`crate::loop_wait`]),
 /// else on smol's.
 ///
 /// The loop and the tasks it starts (the editor's reader, each agent's and MCP server's
@@ -401,7 +402,7 @@ where
 /// loop.
 async fn serve<R, W, F, S>(
     tasks: &smol::Executor<'static>,
-    (orphans, reactor): (Orphans, Option<Reactor>),
+    (orphans, wait): (Orphans, Option<LoopWait>),
     (config, mcp_http): (BridgeConfig, McpHttpOptions),
     mut editor_in: R,
     mut editor_out: W,
@@ -462,8 +463,8 @@ where
     let mut editor_failed: Option<io::Error> = None;
     let mut out = EditorOut::default();
     // The bridge's next timeout.
-    let mut deadline = match &reactor {
-        Some(reactor) => Deadline::Own(reactor.clone()),
+    let mut deadline = match &wait {
+        Some(wait) => Deadline::Own(wait.clone()),
         None => Deadline::Smol {
             timer: smol::Timer::never(),
             at: None,
@@ -540,7 +541,7 @@ where
                     command.current_dir(&cwd);
                     match start_agent(
                         tasks,
-                        reactor.as_ref(),
+                        wait.as_ref().map(|wait| &wait.reactor),
                         command,
                         session.into(),
                         events.clone(),
@@ -586,7 +587,7 @@ where
                         .current_dir(&launch.cwd);
                     match start_agent(
                         tasks,
-                        reactor.as_ref(),
+                        wait.as_ref().map(|wait| &wait.reactor),
                         command,
                         server.into(),
                         events.clone(),

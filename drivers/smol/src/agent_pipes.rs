@@ -16,9 +16,9 @@
 //!   count of what it gave, from the [`PipeEvent::Written`] reports).
 //! - **Closing stdin** has one meaning in every driver ([`AgentPipes::close_stdin`]): once
 //!   what is queued is written, or at once, the queue dropped, with no grace.
-//! - **Where**: on the pipes' own reactor ([`AgentPipes::spawn`], [`crate::pipe_reactor`]),
-//!   or the ACP loop's own wait ([`AgentPipes::spawn_on`], [`crate::loop_wait`]); either
-//!   way registered once, edge-triggered, with smol as the executor.
+//! - **Where**: on the driver's shared reactor ([`AgentPipes::spawn`]) or the ACP loop's
+//!   ([`AgentPipes::spawn_on`]), [`crate::reactor`]: either way registered once,
+//!   edge-triggered, with smol as the executor.
 //! - **The exit**: asked ([`AgentPipes::try_exit`], the host kit's reaping) or awaited
 //!   ([`AgentPipes::poll_exit`]).
 
@@ -36,7 +36,7 @@ use smol::io::AsyncWrite;
 use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::pipe::Pipe;
-use crate::pipe_reactor::PipeSource;
+use crate::reactor::{Reactor, Registered};
 
 /// What a poll of the pipes gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +125,7 @@ pub(crate) struct AgentPipes {
     /// The group the child leads (its pid), until the group is killed at the child's exit
     /// (CALL-11); `None` for a child started in the host's group.
     group: Option<u32>,
-    stdin: Option<Stdin>,
+    stdin: Option<Registered>,
     /// Bytes waiting for stdin, written as the child takes them.
     queue: VecDeque<u8>,
     /// Close stdin once the queue is written.
@@ -139,49 +139,30 @@ pub(crate) struct AgentPipes {
     exit: Option<Exit>,
 }
 
-/// The child's stdin, where it is registered.
-enum Stdin {
-    /// The pipes' own reactor.
-    Own(PipeSource),
-    /// The ACP loop's own wait.
-    #[cfg(feature = "acp")]
-    Loop(crate::loop_wait::Registered),
-}
-
-impl Stdin {
-    fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self {
-            Stdin::Own(pipe) => Pin::new(pipe).poll_write(cx, buf),
-            #[cfg(feature = "acp")]
-            Stdin::Loop(pipe) => Pin::new(pipe).poll_write(cx, buf),
-        }
-    }
-}
-
 impl AgentPipes {
-    /// Spawns `command` with piped stdin, stdout and stderr, on the pipes' own reactor.
+    /// Spawns `command` with piped stdin, stdout and stderr, on the shared reactor.
     pub(crate) fn spawn(command: impl Into<AgentCommand>) -> io::Result<Self> {
-        let (child, group, (stdin, stdout, stderr)) = spawn_piped(command.into())?;
-        let stdin = PipeSource::writer(stdin.try_into()?)?;
-        let (stdout, stderr) = (Pipe::new(stdout)?, Pipe::new(stderr)?);
-        Ok(Self::with(child, group, Stdin::Own(stdin), stdout, stderr))
+        Self::spawn_on(command, &Reactor::shared()?)
     }
 
-    /// Spawns `command` with piped stdin, stdout and stderr, registered with the ACP loop's
-    /// own wait.
-    #[cfg(feature = "acp")]
+    /// Spawns `command` with piped stdin, stdout and stderr, registered with `reactor`.
     pub(crate) fn spawn_on(
         command: impl Into<AgentCommand>,
-        reactor: &crate::loop_wait::Reactor,
+        reactor: &Reactor,
     ) -> io::Result<Self> {
-        use crate::loop_wait::Registered;
         let (child, group, (stdin, stdout, stderr)) = spawn_piped(command.into())?;
         let stdin = Registered::new(reactor, stdin.try_into()?, mio::Interest::WRITABLE)?;
         let (stdout, stderr) = (Pipe::on(reactor, stdout)?, Pipe::on(reactor, stderr)?);
-        Ok(Self::with(child, group, Stdin::Loop(stdin), stdout, stderr))
+        Ok(Self::with(child, group, stdin, stdout, stderr))
     }
 
-    fn with(child: Child, group: Option<u32>, stdin: Stdin, stdout: Pipe, stderr: Pipe) -> Self {
+    fn with(
+        child: Child,
+        group: Option<u32>,
+        stdin: Registered,
+        stdout: Pipe,
+        stderr: Pipe,
+    ) -> Self {
         AgentPipes {
             child,
             group,
@@ -377,7 +358,7 @@ impl AgentPipes {
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<PipeEvent> {
         // A write is tried only with bytes to write; one that would block writes nothing.
         if let (Some(pipe), false) = (&mut self.stdin, self.queue.is_empty()) {
-            if let Poll::Ready(wrote) = pipe.poll_write(cx, self.queue.as_slices().0) {
+            if let Poll::Ready(wrote) = Pin::new(pipe).poll_write(cx, self.queue.as_slices().0) {
                 let n = match wrote {
                     Ok(n) => {
                         self.queue.drain(..n);

@@ -1,6 +1,6 @@
 //! The editor's stdin and stdout for [`serve_acp_stdio`](crate::acp::serve_acp_stdio). A pipe
 //! or a socket (how an editor starts an ACP agent) is read and written non-blocking on the
-//! loop's own wait ([`crate::loop_wait`]), like the agents' pipes: a line to the editor is one `write` on the loop's own
+//! loop's own wait ([`crate::reactor`]), like the agents' pipes: a line to the editor is one `write` on the loop's own
 //! thread, not a hand-over to the blocking pool and back (the ACP bench's profile: a few futex
 //! wakes and task switches an update). Anything else (a terminal, a file) goes through the
 //! blocking pool, with the loop's [`READ_CHUNK`]-byte buffer, so that a terminal shared with a shell is
@@ -14,7 +14,7 @@ use rustix::fs::FileType;
 use smol::io::{AsyncRead, AsyncWrite};
 
 use crate::acp::READ_CHUNK;
-use crate::loop_wait::{Reactor, Registered};
+use crate::reactor::{Reactor, Registered};
 
 /// The editor's input.
 pub(crate) type EditorIn = Box<dyn AsyncRead + Send + Unpin>;

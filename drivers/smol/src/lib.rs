@@ -72,7 +72,7 @@ pub mod mcp_http;
 #[cfg(feature = "acp")]
 mod orphans;
 mod pipe;
-mod pipe_reactor;
+mod reactor;
 #[cfg(feature = "acp")]
 pub mod session_folder;
 

@@ -1,15 +1,20 @@
-//! The agents' pipes' own reactor (issue 36): each pipe registered once, edge-triggered, on an
-//! epoll of musewire-smol's own (mio's), waited on by a thread of its own; smol stays the
-//! executor.
+//! The smol driver's own reactor (issue 36): files registered once, edge-triggered, on an
+//! epoll of its own (mio's), read and written until a call would block, and only then waited
+//! on; smol stays the executor.
 //!
 //! smol's reactor (async-io) registers a source one-shot: every wait on a pipe re-arms it
-//! (`epoll_ctl`, measured 1.5 a host round trip). Here a pipe is registered when it is made
-//! and deregistered when it is dropped, and a task reads or writes until the call would
-//! block, and only then leaves its [`Waker`] for the next edge. The thread's wait has no
-//! timeout (the drivers' timers stay on smol's), so it re-arms no timer either.
+//! (`epoll_ctl`), and polling's wait re-arms a timerfd and its notifier before each
+//! `epoll_wait` whether or not a timer is due (`timerfd_settime` and two `epoll_ctl`). A wake
+//! here costs the `epoll_wait` and the reads and writes it is for.
 //!
-//! The thread is started at the first registration and lives as long as the process; a wake
-//! from it reaches the woken task's executor thread like any other cross-thread wake.
+//! Two kinds are made of it:
+//! - **The shared one** ([`Reactor::shared`]): the agents' pipes of the host kit, waited on by a
+//!   thread of its own, started at the first registration, that lives as long as the process.
+//!   Its wait has no timeout (the host's timers stay on smol's), so it re-arms no timer either;
+//!   a wake from it reaches the woken task's executor thread like any other cross-thread wake.
+//! - **The ACP server loop's** ([`Reactor::new`]): waited on by the loop's own thread between
+//!   polls of the loop, with the bridge's deadline as the wait's timeout
+//!   ([`crate::loop_wait`]).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -19,20 +24,25 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Registry, Token};
 use smol::io::{AsyncRead, AsyncWrite};
 
+/// The token no source gets: the waiter's owner's cross-thread wake (an `eventfd`), whose
+/// events the wait passes over.
+pub(crate) const WAKE: Token = Token(0);
+
 /// The events one `epoll_wait` takes at most.
 const EVENTS: usize = 256;
 
-/// The reactor, once its thread is started.
-static REACTOR: Mutex<Option<Reactor>> = Mutex::new(None);
+/// The shared reactor, once its thread is started.
+static SHARED: Mutex<Option<Reactor>> = Mutex::new(None);
 
-/// The epoll's registry and the registered sources; its thread waits on the epoll.
+/// An epoll: where its sources are registered. Cloned into the tasks that register sources.
 #[derive(Clone)]
-struct Reactor {
+pub(crate) struct Reactor {
     inner: Arc<Inner>,
 }
 
@@ -61,49 +71,66 @@ struct Ready {
     writer: Option<Waker>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+/// The mutex's guard, poisoned or not.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The epoll itself, waited on by the thread that runs the ACP loop
+/// ([`block_on`](crate::loop_wait::block_on)) or by the shared reactor's thread.
+pub(crate) struct Waiter {
+    poll: mio::Poll,
+    events: Events,
+}
+
 impl Reactor {
-    /// The reactor, its thread started on first use.
-    fn get() -> io::Result<Reactor> {
-        let mut reactor = lock(&REACTOR);
-        if let Some(reactor) = &*reactor {
+    /// A reactor and its waiter.
+    pub(crate) fn new() -> io::Result<(Reactor, Waiter)> {
+        let poll = mio::Poll::new()?;
+        let inner = Inner {
+            registry: poll.registry().try_clone()?,
+            sources: Mutex::new(BTreeMap::new()),
+            next: AtomicUsize::new(WAKE.0 + 1),
+        };
+        let waiter = Waiter {
+            poll,
+            events: Events::with_capacity(EVENTS),
+        };
+        Ok((
+            Reactor {
+                inner: Arc::new(inner),
+            },
+            waiter,
+        ))
+    }
+
+    /// Its epoll's registry (for a wake of the waiter's owner, under [`WAKE`]).
+    #[cfg(feature = "acp")]
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The shared reactor, its thread started on first use.
+    pub(crate) fn shared() -> io::Result<Reactor> {
+        let mut shared = lock(&SHARED);
+        if let Some(reactor) = &*shared {
             return Ok(reactor.clone());
         }
-        let poll = mio::Poll::new()?;
-        let started = Reactor {
-            inner: Arc::new(Inner {
-                registry: poll.registry().try_clone()?,
-                sources: Mutex::new(BTreeMap::new()),
-                next: AtomicUsize::new(0),
-            }),
-        };
-        let run = started.clone();
+        let (reactor, mut waiter) = Reactor::new()?;
+        let run = reactor.clone();
         std::thread::Builder::new()
             .name("musewire-smol-pipes".into())
-            .spawn(move || run.run(poll))?;
-        *reactor = Some(started.clone());
-        Ok(started)
+            // A wait that fails other than by a signal has a bad epoll or event buffer,
+            // which this thread owns and never changes: it cannot happen, and is retried
+            // like an interrupted one.
+            .spawn(move || loop {
+                let _ = waiter.wait(&run, None);
+            })?;
+        *shared = Some(reactor.clone());
+        Ok(reactor)
     }
 
-    /// The thread: waits on the epoll and hands each event to its source, for ever. A wait
-    /// that fails other than by a signal has a bad epoll or event buffer, which this thread
-    /// owns and never changes: it cannot happen, and is retried like an interrupted one.
-    fn run(self, mut poll: mio::Poll) {
-        let mut events = Events::with_capacity(EVENTS);
-        loop {
-            if poll.poll(&mut events, None).is_err() {
-                continue;
-            }
-            for event in events.iter() {
-                self.dispatch(event);
-            }
-        }
-    }
-
-    /// An event for its token: its readiness noted and its waiting tasks woken.
+    /// An event for `token`: its readiness noted and its waiting tasks woken.
     fn dispatch(&self, event: &mio::event::Event) {
         let source = lock(&self.inner.sources).get(&event.token().0).cloned();
         let Some(source) = source else {
@@ -127,30 +154,36 @@ impl Reactor {
     }
 }
 
-/// A pipe end registered with the reactor, edge-triggered, for the lifetime of this value:
-/// read or written non-blocking, a task waiting only when a read or write would block.
-pub(crate) struct PipeSource {
+impl Waiter {
+    /// Waits on the epoll for up to `timeout` (`None`: until an event) and hands each event
+    /// to its source. A signal ends the wait early without an error.
+    pub(crate) fn wait(&mut self, reactor: &Reactor, timeout: Option<Duration>) -> io::Result<()> {
+        match self.poll.poll(&mut self.events, timeout) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            waited => waited?,
+        }
+        for event in self.events.iter() {
+            if event.token() != WAKE {
+                reactor.dispatch(event);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A file registered with a [`Reactor`], edge-triggered, for the lifetime of this value:
+/// read and written non-blocking, a task waiting only when a read or write would block.
+pub(crate) struct Registered {
     file: File,
     token: usize,
     source: Arc<Source>,
     reactor: Reactor,
 }
 
-impl PipeSource {
-    /// The pipe end `fd`, made non-blocking, registered for reading (a child's stdout or
-    /// stderr).
-    pub(crate) fn reader(fd: OwnedFd) -> io::Result<Self> {
-        Self::new(fd, Interest::READABLE)
-    }
-
-    /// The pipe end `fd`, made non-blocking, registered for writing (a child's stdin).
-    pub(crate) fn writer(fd: OwnedFd) -> io::Result<Self> {
-        Self::new(fd, Interest::WRITABLE)
-    }
-
-    fn new(fd: OwnedFd, interest: Interest) -> io::Result<Self> {
+impl Registered {
+    /// `fd`, made non-blocking, registered with `reactor` for `interest`.
+    pub(crate) fn new(reactor: &Reactor, fd: OwnedFd, interest: Interest) -> io::Result<Self> {
         rustix::io::ioctl_fionbio(&fd, true)?;
-        let reactor = Reactor::get()?;
         let inner = &reactor.inner;
         let token = inner.next.fetch_add(1, Ordering::Relaxed);
         // Ready until a read or write says otherwise: an edge before the registration is
@@ -171,11 +204,11 @@ impl PipeSource {
             lock(&inner.sources).remove(&token);
             return Err(error);
         }
-        Ok(PipeSource {
+        Ok(Registered {
             file: File::from(fd),
             token,
             source,
-            reactor,
+            reactor: reactor.clone(),
         })
     }
 
@@ -228,7 +261,7 @@ impl PipeSource {
     }
 }
 
-impl Drop for PipeSource {
+impl Drop for Registered {
     fn drop(&mut self) {
         let inner = &self.reactor.inner;
         let _ = inner
@@ -238,7 +271,7 @@ impl Drop for PipeSource {
     }
 }
 
-impl AsyncRead for PipeSource {
+impl AsyncRead for Registered {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -248,13 +281,23 @@ impl AsyncRead for PipeSource {
     }
 }
 
-impl AsyncWrite for PipeSource {
+impl AsyncWrite for Registered {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         self.poll_op(cx, false, buf.len(), |mut file| file.write(buf))
+    }
+
+    /// `writev`: the lines waiting go out in one system call.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let asked = bufs.iter().map(|b| b.len()).sum();
+        self.poll_op(cx, false, asked, |mut file| file.write_vectored(bufs))
     }
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
