@@ -171,9 +171,11 @@ pub(crate) fn block_on<T>(
             true => Some(Duration::ZERO),
             false => wait.timeout(Instant::now()),
         };
-        let waited = waiter.wait(&wait.reactor, timeout);
+        let waited = waiter.wait(timeout);
+        // Awake before the events wake their tasks: a wake from here writes no `eventfd`.
         wake.sleeping.store(false, Ordering::SeqCst);
         waited?;
+        waiter.dispatch(&wait.reactor);
         if timeout.is_some() {
             wait.check_deadline(Instant::now());
         }

@@ -124,7 +124,9 @@ impl Reactor {
             // which this thread owns and never changes: it cannot happen, and is retried
             // like an interrupted one.
             .spawn(move || loop {
-                let _ = waiter.wait(&run, None);
+                if waiter.wait(None).is_ok() {
+                    waiter.dispatch(&run);
+                }
             })?;
         *shared = Some(reactor.clone());
         Ok(reactor)
@@ -155,19 +157,26 @@ impl Reactor {
 }
 
 impl Waiter {
-    /// Waits on the epoll for up to `timeout` (`None`: until an event) and hands each event
-    /// to its source. A signal ends the wait early without an error.
-    pub(crate) fn wait(&mut self, reactor: &Reactor, timeout: Option<Duration>) -> io::Result<()> {
+    /// Waits on the epoll for up to `timeout` (`None`: until an event). A signal ends the
+    /// wait early without an error. The events are handed out by [`Waiter::dispatch`].
+    pub(crate) fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         match self.poll.poll(&mut self.events, timeout) {
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => return Ok(()),
-            waited => waited?,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {
+                self.events.clear();
+                Ok(())
+            }
+            waited => waited,
         }
+    }
+
+    /// Hands each event of the last wait to its source of `reactor` (the waiter's), waking
+    /// the tasks waiting on it.
+    pub(crate) fn dispatch(&self, reactor: &Reactor) {
         for event in self.events.iter() {
             if event.token() != WAKE {
                 reactor.dispatch(event);
             }
         }
-        Ok(())
     }
 }
 
@@ -178,6 +187,22 @@ pub(crate) struct Registered {
     token: usize,
     source: Arc<Source>,
     reactor: Reactor,
+    /// What the file is registered for while its writes go through ([`idle`]).
+    idle: Interest,
+    /// Registered for writability too: a write would have blocked, or came up short, and
+    /// no full write has gone through since.
+    write_armed: bool,
+}
+
+/// What a file registered for `interest` is registered for while its writes go through:
+/// without writability, so that a reader taking what was written (each line an editor or an
+/// agent reads) is no wake-up here. A write end alone is registered for priority data,
+/// which a pipe never has: only its errors and hang-ups are reported (epoll reports them
+/// whatever the interest).
+fn idle(interest: Interest) -> Interest {
+    interest
+        .remove(Interest::WRITABLE)
+        .unwrap_or(Interest::PRIORITY)
 }
 
 impl Registered {
@@ -196,10 +221,11 @@ impl Registered {
             }),
         });
         lock(&inner.sources).insert(token, source.clone());
+        let idle = idle(interest);
         let registered =
             inner
                 .registry
-                .register(&mut SourceFd(&fd.as_raw_fd()), Token(token), interest);
+                .register(&mut SourceFd(&fd.as_raw_fd()), Token(token), idle);
         if let Err(error) = registered {
             lock(&inner.sources).remove(&token);
             return Err(error);
@@ -209,15 +235,38 @@ impl Registered {
             token,
             source,
             reactor: reactor.clone(),
+            idle,
+            write_armed: false,
         })
+    }
+
+    /// Registers the file for writability too (`armed`) or not: an edge-triggered
+    /// registration made while the file is writable reports it at once, so a write that
+    /// blocked just before is woken.
+    fn arm_writes(&mut self, armed: bool) -> io::Result<()> {
+        if self.write_armed == armed {
+            return Ok(());
+        }
+        let interest = match armed {
+            true => self.idle.add(Interest::WRITABLE),
+            false => self.idle,
+        };
+        self.reactor.inner.registry.reregister(
+            &mut SourceFd(&self.file.as_raw_fd()),
+            Token(self.token),
+            interest,
+        )?;
+        self.write_armed = armed;
+        Ok(())
     }
 
     /// Does `op` once the file is ready for it (`read`: readable, else writable): until it
     /// would block, after which the task waits for the next edge. An `op` that moved fewer
     /// bytes than asked (`asked`) drained the pipe or filled it: the next one waits for an
-    /// edge too, without a `read` or `write` that would block.
+    /// edge too, without a `read` or `write` that would block. Writability is waited for
+    /// only from such a write on, until a write goes through whole ([`Registered::arm_writes`]).
     fn poll_op(
-        &self,
+        &mut self,
         cx: &mut Context<'_>,
         read: bool,
         asked: usize,
@@ -253,6 +302,12 @@ impl Registered {
                     }
                 }
             }
+            if !read {
+                let whole = matches!(done, Ok(n) if n == asked);
+                if spent || whole {
+                    self.arm_writes(spent)?;
+                }
+            }
             match done {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 done => return Poll::Ready(done),
@@ -277,7 +332,8 @@ impl AsyncRead for Registered {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.poll_op(cx, true, buf.len(), |mut file| file.read(buf))
+        self.get_mut()
+            .poll_op(cx, true, buf.len(), |mut file| file.read(buf))
     }
 }
 
@@ -287,7 +343,8 @@ impl AsyncWrite for Registered {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.poll_op(cx, false, buf.len(), |mut file| file.write(buf))
+        self.get_mut()
+            .poll_op(cx, false, buf.len(), |mut file| file.write(buf))
     }
 
     /// `writev`: the lines waiting go out in one system call.
@@ -297,7 +354,8 @@ impl AsyncWrite for Registered {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let asked = bufs.iter().map(|b| b.len()).sum();
-        self.poll_op(cx, false, asked, |mut file| file.write_vectored(bufs))
+        self.get_mut()
+            .poll_op(cx, false, asked, |mut file| file.write_vectored(bufs))
     }
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -306,5 +364,63 @@ impl AsyncWrite for Registered {
 
     fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::time::Duration;
+
+    use smol::io::AsyncWriteExt;
+
+    use super::*;
+
+    /// More than a pipe holds, so that a write blocks.
+    const OVER_A_PIPE: usize = 1 << 20;
+
+    /// `write` within a budget far beyond what it needs: a write never woken fails here
+    /// instead of hanging the run.
+    fn within_budget(write: impl std::future::Future<Output = io::Result<()>>) -> io::Result<()> {
+        smol::block_on(smol::future::or(write, async {
+            smol::Timer::after(Duration::from_secs(60)).await;
+            panic!("the write was never woken");
+        }))
+    }
+
+    /// A write end is registered without writability until a write blocks; the write that
+    /// filled the pipe is woken when the reader takes what it holds, and goes on to the end.
+    #[test]
+    fn a_write_that_fills_the_pipe_is_woken_when_the_reader_drains_it() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let reactor = Reactor::shared().unwrap();
+        let mut writer = Registered::new(&reactor, writer.into(), Interest::WRITABLE).unwrap();
+        assert!(!writer.write_armed);
+        let drain = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            let mut all = Vec::new();
+            reader.read_to_end(&mut all).map(|_| all.len())
+        });
+        within_budget(writer.write_all(&vec![7; OVER_A_PIPE])).unwrap();
+        // The last write went through whole: writability is no longer waited for.
+        assert!(!writer.write_armed);
+        drop(writer);
+        assert_eq!(drain.join().unwrap().unwrap(), OVER_A_PIPE);
+    }
+
+    /// A write blocked on a full pipe is woken by its reader's going (an error event, which
+    /// epoll reports whatever the registration), and fails with a broken pipe.
+    #[test]
+    fn a_blocked_write_is_woken_by_the_reader_closing() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let reactor = Reactor::shared().unwrap();
+        let mut writer = Registered::new(&reactor, writer.into(), Interest::WRITABLE).unwrap();
+        let close = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(reader);
+        });
+        let wrote = within_budget(writer.write_all(&vec![7; OVER_A_PIPE]));
+        assert_eq!(wrote.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+        close.join().unwrap();
     }
 }
