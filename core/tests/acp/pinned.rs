@@ -12,16 +12,6 @@ pub const AGENT_METHOD: &str = "agent";
 pub const TERMINAL_METHOD: &str = "terminal";
 /// The argument the terminal sign-in runs the CLI with (ACP-40).
 pub const TERMINAL_LOGIN_ARG: &str = "--musewire-terminal-login";
-/// omp 18.2.3's browser sign-ins, offered as `login-PROVIDER` (ACP-41).
-pub const OMP_LOGIN_PROVIDERS: [(&str, &str); 4] = [
-    ("anthropic", "Anthropic (Claude Pro/Max)"),
-    ("openai-codex", "ChatGPT Plus/Pro (Codex Subscription)"),
-    ("google-gemini-cli", "Google Cloud Code Assist (Gemini CLI)"),
-    (
-        "google-antigravity",
-        "Antigravity (Gemini 3, Claude, GPT-OSS)",
-    ),
-];
 /// A turn's `auth_required` message (ACP-42).
 pub const SIGN_IN_REQUIRED: &str = "the agent needs credentials for its provider: sign in";
 /// Editor bytes waiting to be written past which the agents' stdout is not read (ACP-20).

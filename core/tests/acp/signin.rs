@@ -5,9 +5,7 @@
 
 use crate::support as acp_support;
 
-use crate::pinned::{
-    AGENT_METHOD, OMP_LOGIN_PROVIDERS, SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD,
-};
+use crate::pinned::{AGENT_METHOD, SIGN_IN_REQUIRED, TERMINAL_LOGIN_ARG, TERMINAL_METHOD};
 use acp_support::{assistant, Harness};
 use musewire_core::acp::{terminal_login_command, Bridge, BridgeConfig};
 use musewire_core::client::AgentKind;
@@ -96,11 +94,17 @@ fn acp_40_omp_offers_its_own_sign_in_first_then_a_login_per_provider_and_termina
     let terminal = methods.as_array().unwrap().last().unwrap();
     assert_eq!(terminal["id"], TERMINAL_METHOD);
     assert_eq!(terminal["type"], "terminal");
-    let logins: Vec<&str> = methods.as_array().unwrap()[1..=OMP_LOGIN_PROVIDERS.len()]
+    // omp 18.2.3's browser sign-ins, by the names omp gives them (ACP-41).
+    let names = [
+        "Anthropic (Claude Pro/Max)",
+        "ChatGPT Plus/Pro (Codex Subscription)",
+        "Google Cloud Code Assist (Gemini CLI)",
+        "Antigravity (Gemini 3, Claude, GPT-OSS)",
+    ];
+    let logins: Vec<&str> = methods.as_array().unwrap()[1..=names.len()]
         .iter()
         .map(|m| m["name"].as_str().unwrap())
         .collect();
-    let names: Vec<&str> = OMP_LOGIN_PROVIDERS.iter().map(|(_, name)| *name).collect();
     assert_eq!(logins, names);
     assert_eq!(terminal["args"], json!([TERMINAL_LOGIN_ARG]));
     assert_eq!(methods[0]["id"], AGENT_METHOD);

@@ -161,10 +161,8 @@ impl Waiter {
     /// wait early without an error. The events are handed out by [`Waiter::dispatch`].
     pub(crate) fn wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         match self.poll.poll(&mut self.events, timeout) {
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {
-                self.events.clear();
-                Ok(())
-            }
+            // mio empties the events before each wait: none are left from the last.
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => Ok(()),
             waited => waited,
         }
     }
