@@ -96,11 +96,12 @@ pub fn assert_given_whole(count: &Path, line: usize, status: std::process::ExitS
 /// either reads its stdin to the end and exits (`$2` = `exits`) or never reads it and runs
 /// until it is killed (`$2` = `stays`); with `$2` = `escapes` the sleep runs in a session
 /// (and group) of its own, holding the agent's stdout and stderr, and the agent exits at
-/// the end of its stdin.
-pub const GROUP_AGENT: &str = r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'; if [ "$2" = escapes ]; then setsid sleep 300 & else sleep 300 & fi; echo $! > "$1.tmp"; mv "$1.tmp" "$1"; if [ "$2" = stays ]; then exec sleep 301; else cat > /dev/null; fi"#;
+/// the end of its stdin; `leaves` is `escapes` with the agent exiting a moment later on its
+/// own.
+pub const GROUP_AGENT: &str = r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'; if [ "$2" = escapes ] || [ "$2" = leaves ]; then setsid sleep 300 & else sleep 300 & fi; echo $! > "$1.tmp"; mv "$1.tmp" "$1"; if [ "$2" = stays ]; then exec sleep 301; elif [ "$2" = leaves ]; then sleep 0.2; else cat > /dev/null; fi"#;
 
 /// The group agent, writing the pid of what it leaves running to `left`; it `exits` at the
-/// end of its stdin, `stays` until killed, or `escapes` (see [`GROUP_AGENT`]).
+/// end of its stdin, `stays` until killed, `escapes` or `leaves` (see [`GROUP_AGENT`]).
 pub fn group_agent(left: &Path, ending: &str) -> std::process::Command {
     let mut command = std::process::Command::new("sh");
     command
@@ -228,4 +229,22 @@ pub fn check_output_grace(
         took >= grace / 2 && took < BUSY_WAIT,
         "the stop took {took:?}"
     );
+}
+
+/// CALL-07, CALL-11, each driver's test: an agent that exits on its own, no stop asked, while
+/// a process it left outside its group holds its stdout and stderr open (so no end of output
+/// wakes the driver) is still seen to exit: the session closes. `closed` runs the agent until
+/// the client's `Closed` event, for up to [`BUSY_WAIT`], and says whether it came.
+pub fn check_exit_seen_while_output_held(
+    driver: &str,
+    closed: impl FnOnce(std::process::Command) -> bool,
+) {
+    let left = scratch(driver, "group-leaves").with_file_name("left");
+    let seen = closed(group_agent(&left, "leaves"));
+    let sleeper = left_running(&left);
+    let _ = std::process::Command::new("kill")
+        .arg(sleeper.to_string())
+        .status();
+    let _ = std::fs::remove_dir_all(left.parent().unwrap());
+    assert!(seen, "the agent's exit was not seen within {BUSY_WAIT:?}");
 }

@@ -24,11 +24,25 @@ use crate::front::{Heard, Op, RequestKey};
 /// closed, or the agent is being stopped (a child's exit wakes no pipe).
 pub const REAP_TICK: Duration = Duration::from_millis(5);
 
-/// How often, at most, a driver asks for the agent's exit while its output is open: an agent
-/// whose output is open is nearly always running, and the question is a system call
-/// (`wait4`) that a busy loop would otherwise make on every wake (three per round
-/// trip).
+/// How often, at most, a driver that is not told of the agent's exit ([`ExitWatch::Asked`])
+/// asks for it while the agent's output is open: an agent whose output is open is nearly
+/// always running, and the question is a system call (`wait4`) that a busy loop would
+/// otherwise make on every wake (three per round trip). [`Driven::deadline`] wakes the loop
+/// for it, so an agent that exits while something it left holds its output open is still
+/// seen to exit.
 pub const EXIT_CHECK_WHILE_OPEN: Duration = Duration::from_millis(50);
+
+/// How a driver learns of the agent's exit: what [`Driven::reap`] asks it for, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWatch {
+    /// The driver is woken by the exit (a pidfd in its poll, [`crate::exit_fd`]) and its
+    /// [`Plumbing::try_exit`] asks the system only once it was: the exit is asked for at
+    /// every reap, for free until it comes.
+    Told,
+    /// Nothing wakes the driver at the exit: while the agent's output is open its exit is
+    /// asked for at most every [`EXIT_CHECK_WHILE_OPEN`], and the loop is woken for it.
+    Asked,
+}
 
 /// How long, at most, a driver reads the agent's output after the agent has exited: what
 /// still holds its stdout or stderr then (a process it started outside its group, CALL-11)
@@ -96,6 +110,10 @@ pub trait Plumbing {
     /// The agent's exit status, once it has exited (asked until it has; [`Driven`] keeps it:
     /// [`Driven::exit_status`]).
     fn try_exit(&mut self) -> Result<Option<std::process::ExitStatus>, Self::Error>;
+    /// How the driver learns of the exit. By default it is not told: [`ExitWatch::Asked`].
+    fn exit_watch(&self) -> ExitWatch {
+        ExitWatch::Asked
+    }
 }
 
 /// A session's local files, the same for every driver and apart from its own I/O
@@ -149,7 +167,8 @@ pub struct Driven<W, F = NoFiles> {
     held: bool,
     /// Whether the agent's stdout has ended (its end was handed in).
     stdout_ended: bool,
-    /// When the agent's exit was last asked for while its output was open.
+    /// When the agent's exit was last asked for while its output was open, by a driver not
+    /// told of it ([`ExitWatch::Asked`]).
     exit_checked: Option<Instant>,
 }
 
@@ -274,8 +293,9 @@ impl<W, F: LocalFiles> Driven<W, F> {
 
     /// Kills the agent when its time has come, and hands in its exit once it has exited;
     /// not while stdout is held back (CALL-07: all of stdout goes in before the exit),
-    /// unless it is being stopped. While the agent's output is open and it is not being
-    /// stopped, the exit is asked for at most every [`EXIT_CHECK_WHILE_OPEN`].
+    /// unless it is being stopped. A driver not told of the exit ([`ExitWatch::Asked`]) is
+    /// asked for it at most every [`EXIT_CHECK_WHILE_OPEN`] while the agent's output is open
+    /// and it is not being stopped.
     pub fn reap<P: Plumbing<Reply = W>>(
         &mut self,
         now: Instant,
@@ -290,8 +310,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
         if self.held && self.kill_at.is_none() {
             return Ok(());
         }
-        let open = !self.stdout_ended && !self.client.is_closed() && self.kill_at.is_none();
-        if open {
+        if self.exit_asked_while_open() && io.exit_watch() == ExitWatch::Asked {
             if self
                 .exit_checked
                 .is_some_and(|at| now < at + EXIT_CHECK_WHILE_OPEN)
@@ -299,6 +318,8 @@ impl<W, F: LocalFiles> Driven<W, F> {
                 return Ok(());
             }
             self.exit_checked = Some(now);
+        } else {
+            self.exit_checked = None;
         }
         if let Some(status) = io.try_exit()? {
             self.exit = Some(status);
@@ -337,7 +358,8 @@ impl<W, F: LocalFiles> Driven<W, F> {
     /// When the loop is to wake next: the client's timer, and every [`REAP_TICK`] once stdout
     /// has ended (the driver's `Input::StdoutEnd`), the session has closed or the agent is
     /// being stopped; after the agent's exit, the end of its [`OUTPUT_GRACE`] instead of the
-    /// ticks.
+    /// ticks. While the output is open, the next time a driver not told of the exit
+    /// ([`ExitWatch::Asked`]) asks for it.
     pub fn deadline(&self, now: Instant) -> Option<Instant> {
         let deadline = self.client.poll_timeout();
         if let Some(at) = self.exited_at {
@@ -348,7 +370,20 @@ impl<W, F: LocalFiles> Driven<W, F> {
             let tick = now + REAP_TICK;
             return Some(deadline.map_or(tick, |d| d.min(tick)));
         }
-        deadline
+        // The next time a driver not told of the exit asks for it.
+        match self.exit_checked.filter(|_| self.exit_asked_while_open()) {
+            Some(at) => {
+                let next = at + EXIT_CHECK_WHILE_OPEN;
+                Some(deadline.map_or(next, |d| d.min(next)))
+            }
+            None => deadline,
+        }
+    }
+
+    /// Whether the agent's output is open and it is not being stopped: a driver not told of
+    /// its exit asks for it at most every [`EXIT_CHECK_WHILE_OPEN`].
+    fn exit_asked_while_open(&self) -> bool {
+        !self.stdout_ended && !self.client.is_closed() && self.kill_at.is_none()
     }
 
     /// Hands in the client's timer when it is due.

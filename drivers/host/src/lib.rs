@@ -35,11 +35,14 @@
 //! 4. **On each wake, [`Driven::timers`] then [`Driven::reap`]**: the client's timer is
 //!    handed in when due; the agent is killed when its grace after a stop has run out, and
 //!    its exit is handed in once it has exited, never while stdout is held back (CALL-07:
-//!    all of stdout goes in before the exit) unless it is being stopped. While the agent's
-//!    output is open its exit is asked for at most every [`EXIT_CHECK_WHILE_OPEN`].
+//!    all of stdout goes in before the exit) unless it is being stopped. A driver woken by
+//!    the exit ([`ExitWatch::Told`]: a pidfd in its poll, [`exit_fd`]) is asked for it at
+//!    every reap and asks the system only once woken; one that is not is asked at most every
+//!    [`EXIT_CHECK_WHILE_OPEN`] while the agent's output is open.
 //! 5. **Sleep until [`Driven::deadline`]** or the next readiness: the client's timer, and
 //!    every [`REAP_TICK`] once stdout has ended, the session has closed or the agent is being
-//!    stopped (a child's exit wakes no pipe).
+//!    stopped (a child's exit wakes no pipe), and the next time a driver not told of the exit
+//!    asks for it.
 //! 6. **The end**: once the agent's exit is in ([`Driven::exit_status`]) and its stdout and
 //!    stderr have ended, or [`OUTPUT_GRACE`] after the exit ([`Driven::output_abandoned`]:
 //!    a process the agent left holds them), the driver stops reading them and the session is
@@ -99,6 +102,7 @@
 #![warn(missing_docs)]
 
 mod driven;
+pub mod exit_fd;
 mod flow;
 mod front;
 mod handle;
@@ -106,8 +110,8 @@ pub mod methods;
 pub mod process_group;
 
 pub use driven::{
-    exit_status, Driven, LocalFiles, NoFiles, Plumbing, Work, EXIT_CHECK_WHILE_OPEN, OUTPUT_GRACE,
-    REAP_TICK, WRITE_BACKLOG_BYTES,
+    exit_status, Driven, ExitWatch, LocalFiles, NoFiles, Plumbing, Work, EXIT_CHECK_WHILE_OPEN,
+    OUTPUT_GRACE, REAP_TICK, WRITE_BACKLOG_BYTES,
 };
 pub use flow::{Backlog, Flow, Waiting, WaitingOwned, BACKLOG_BYTES};
 pub use front::{

@@ -5,7 +5,10 @@
 //! - a call its caller gave up on before the loop took it is never made: the driver's
 //!   [`Plumbing::withdrawn`] says so (a mio call that timed out while the queue was full, a
 //!   smol call future dropped), and [`Driven::op`] then neither hands the call to the client
-//!   nor replies.
+//!   nor replies;
+//! - the exit is asked for as the driver learns of it ([`ExitWatch`]): at every reap from a
+//!   driver woken by the exit, at most every [`EXIT_CHECK_WHILE_OPEN`] from one that is not,
+//!   whose loop is then woken for it (CALL-07: an exit while the output is open is seen).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,7 +18,9 @@ use musewire_core::client::{
     commands, Call, CallResult, Client, ClientConfig, ClientEvent, Input, Recorder,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
-use musewire_host::{Driven, Heard, LocalFiles, Op, Plumbing, RequestKey};
+use musewire_host::{
+    Driven, ExitWatch, Heard, LocalFiles, Op, Plumbing, RequestKey, EXIT_CHECK_WHILE_OPEN,
+};
 
 /// Files that keep the transcript they are given where the test reads it.
 #[derive(Debug, Default)]
@@ -41,6 +46,9 @@ struct Pipes {
     answers: Vec<&'static str>,
     /// Who heard that their call made no request because the client refused it.
     refused: Vec<&'static str>,
+    /// How the exit is learnt of (`None`: the trait's default), and how often it was asked.
+    watch: Option<ExitWatch>,
+    exit_asked: usize,
 }
 
 /// A reply end: which caller, and whether that caller still waits.
@@ -70,7 +78,11 @@ impl Plumbing for Pipes {
     fn finished(&mut self, _key: &RequestKey) {}
     fn close_stdin(&mut self, _grace: Duration) {}
     fn try_exit(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        self.exit_asked += 1;
         Ok(None)
+    }
+    fn exit_watch(&self) -> ExitWatch {
+        self.watch.unwrap_or(ExitWatch::Asked)
     }
 }
 
@@ -187,4 +199,58 @@ fn a_withdrawn_call_is_never_made() {
     driven.op(now, refused, &mut io).unwrap();
     assert_eq!(io.refused, ["refused"]);
     assert_eq!(io.answers, ["waiting"]);
+}
+
+/// A session past its start, its output open, over `io`.
+fn running(now: Instant, io: &mut Pipes) -> Driven<Reply> {
+    let mut driven: Driven<Reply> = Driven::new(
+        Client::new(ClientConfig::default(), now),
+        None,
+        Default::default(),
+    );
+    driven.input(now, Input::Timeout, || None, io).unwrap();
+    driven
+        .input(now, Input::stdout(READY), || None, io)
+        .unwrap();
+    driven
+}
+
+/// A driver woken by the agent's exit (a pidfd) is asked for it at every reap: its asking
+/// costs nothing until the exit came, and the exit is seen at the wake it made.
+#[test]
+fn call_07_a_driver_told_of_the_exit_is_asked_for_it_at_every_reap() {
+    let now = Instant::now();
+    let mut io = Pipes {
+        watch: Some(ExitWatch::Told),
+        ..Pipes::default()
+    };
+    let mut driven = running(now, &mut io);
+    for _ in 0..3 {
+        driven.reap(now, &mut io).unwrap();
+    }
+    assert_eq!(io.exit_asked, 3);
+    // No wake of its own for the exit (the client has no timer here either): the driver's
+    // wake is the exit's.
+    assert_eq!(driven.deadline(now), None);
+}
+
+/// A driver not told of the exit (the default) is asked for it at most every
+/// `EXIT_CHECK_WHILE_OPEN` while the output is open, and its loop is woken for the next
+/// question: an agent that exits while what it left holds its output open is seen to exit,
+/// not only at the next wake something else makes.
+#[test]
+fn call_07_a_driver_not_told_of_the_exit_is_asked_at_intervals_and_woken_for_them() {
+    let now = Instant::now();
+    let mut io = Pipes::default();
+    let mut driven = running(now, &mut io);
+    driven.reap(now, &mut io).unwrap();
+    driven
+        .reap(now + Duration::from_millis(1), &mut io)
+        .unwrap();
+    assert_eq!(io.exit_asked, 1);
+    let next = now + EXIT_CHECK_WHILE_OPEN;
+    let woken = driven.deadline(now).expect("a wake for the next question");
+    assert!(woken <= next, "woken at {:?}", woken - now);
+    driven.reap(next, &mut io).unwrap();
+    assert_eq!(io.exit_asked, 2);
 }

@@ -7,15 +7,17 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use mio::unix::pipe::{Receiver, Sender};
+use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use musewire_core::client::{ClientConfig, ClientEvent, Input};
 use musewire_host::process_group::{kill_group, lead_own_group};
-use musewire_host::{Driven, Flow, Heard, Plumbing, RequestKey};
+use musewire_host::{Driven, ExitWatch, Flow, Heard, Plumbing, RequestKey};
 use musewire_store::SessionFiles;
 
 use crate::handlers::{self, Registered, Running};
@@ -26,7 +28,9 @@ use crate::{Caller, Op, Reply, OPS_QUEUE};
 pub(crate) const STDOUT: usize = 0;
 pub(crate) const STDERR: usize = 1;
 pub(crate) const STDIN: usize = 2;
-pub(crate) const TOKENS: usize = 3;
+/// The agent's pidfd: readable once it has exited.
+pub(crate) const EXIT: usize = 3;
+pub(crate) const TOKENS: usize = 4;
 
 /// How many reads of an agent's stdout (64 KiB each) one turn makes at most: an agent that
 /// floods reads on at its next turn, after the other agents' (the reactor does not wait for
@@ -59,6 +63,8 @@ pub(crate) fn prepare(
         .stderr(Stdio::piped());
     let mut child = command.spawn()?;
     let pid = child.id();
+    // Without one the exit is asked for (the host kit's `ExitWatch::Asked`).
+    let exit_fd = musewire_host::exit_fd::open(pid).ok();
     let take = |e: &str| io::Error::other(format!("the child has no {e} pipe"));
     let stdin = Sender::from(child.stdin.take().ok_or_else(|| take("stdin"))?);
     let stdout = Receiver::from(child.stdout.take().ok_or_else(|| take("stdout"))?);
@@ -83,6 +89,8 @@ pub(crate) fn prepare(
         io: Io {
             child,
             group: Some(pid),
+            exit_fd,
+            exit_reported: true,
             registry,
             base,
             stdin: Some(stdin),
@@ -122,6 +130,13 @@ struct Io {
     /// The group the agent leads (its pid), until it is killed as the agent's exit is seen
     /// (CALL-11).
     group: Option<u32>,
+    /// The agent's pidfd, registered under its `EXIT` token until its exit is seen (`None`
+    /// where the system has none): the exit wakes the loop, and the system is asked for it
+    /// only then.
+    exit_fd: Option<std::os::fd::OwnedFd>,
+    /// The pidfd was reported readable (or has not been looked at) since the exit was last
+    /// asked for.
+    exit_reported: bool,
     /// The reactor's registry, and the first of the agent's tokens in it.
     registry: Arc<Registry>,
     base: usize,
@@ -160,7 +175,22 @@ impl Agent {
         if let Some(r) = self.io.stderr.as_mut() {
             registry.register(r, Token(base + STDERR), Interest::READABLE)?;
         }
+        if let Some(fd) = &self.io.exit_fd {
+            let mut source = SourceFd(&fd.as_raw_fd());
+            if registry
+                .register(&mut source, Token(base + EXIT), Interest::READABLE)
+                .is_err()
+            {
+                // Not pollable here: the exit is asked for instead.
+                self.io.exit_fd = None;
+            }
+        }
         self.after(now, Input::Timeout)
+    }
+
+    /// The agent's pidfd was reported readable: its exit is asked for at its turn.
+    pub(crate) fn exit_reported(&mut self) {
+        self.io.exit_reported = true;
     }
 
     /// The agent's stderr is readable: reads it until it would block.
@@ -442,18 +472,35 @@ impl Plumbing for Io {
         let _ = self.flush();
     }
 
+    /// With a pidfd the system is asked only once the pidfd was reported readable: else the
+    /// agent runs.
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        if self.exit_fd.is_some() && !self.exit_reported {
+            return Ok(None);
+        }
+        self.exit_reported = false;
         let exit = self.child.try_wait();
         if let Ok(Some(_)) = exit {
             self.exited();
         }
         exit
     }
+
+    fn exit_watch(&self) -> ExitWatch {
+        match self.exit_fd {
+            Some(_) => ExitWatch::Told,
+            None => ExitWatch::Asked,
+        }
+    }
 }
 
 impl Io {
-    /// CALL-11: the agent has exited; what it left in its group is killed, once.
+    /// CALL-11: the agent has exited; what it left in its group is killed, once. Its pidfd
+    /// leaves the poll.
     fn exited(&mut self) {
+        if let Some(fd) = self.exit_fd.take() {
+            let _ = self.registry.deregister(&mut SourceFd(&fd.as_raw_fd()));
+        }
         if let Some(group) = self.group.take() {
             kill_group(group);
         }

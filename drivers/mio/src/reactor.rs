@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Registry, Token, Waker};
 use musewire_core::client::{ClientConfig, ClientEvent};
 
-use crate::event_loop::{Agent, Prepared, STDERR, STDOUT, TOKENS};
+use crate::event_loop::{Agent, Prepared, EXIT, STDERR, STDOUT, TOKENS};
 use crate::{AgentProcess, Caller};
 
 /// The waker's token; agents' tokens start at [`TOKENS`] (ids start at 1).
@@ -371,6 +371,10 @@ impl Loop {
                         Ok(())
                     }
                     STDERR => entry.agent.stderr_ready(&mut buf),
+                    EXIT => {
+                        entry.agent.exit_reported();
+                        Ok(())
+                    }
                     _ => entry.agent.stdin_ready(),
                 };
                 if let Err(e) = ready {

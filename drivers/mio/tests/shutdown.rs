@@ -53,6 +53,25 @@ fn call_11_a_stop_past_its_grace_kills_the_agents_whole_group() {
     probe::check_stop_kills_group("mio", start);
 }
 
+/// CALL-07, CALL-11: an agent that exits on its own while what it left outside its group
+/// holds its output open is seen to exit (its pidfd wakes the loop; without one, the exit is
+/// asked for at intervals).
+#[test]
+fn call_07_an_exit_while_what_the_agent_left_holds_its_output_is_seen() {
+    probe::check_exit_seen_while_output_held("mio", |command| {
+        let agent = AgentProcess::spawn(command, Default::default()).unwrap();
+        let started = std::time::Instant::now();
+        while let Some(left) = probe::BUSY_WAIT.checked_sub(started.elapsed()) {
+            match agent.next_event(left) {
+                Some(ClientEvent::Closed { .. }) => return true,
+                Some(_) => {}
+                None => return false,
+            }
+        }
+        false
+    });
+}
+
 /// CALL-11: a process the agent left outside its group (a session of its own) holds the
 /// agent's stdout and stderr open after the agent exits: the session still ends, its output
 /// abandoned `OUTPUT_GRACE` after the exit, instead of waiting for that process.

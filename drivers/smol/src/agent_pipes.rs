@@ -19,8 +19,12 @@
 //! - **Where**: on the driver's shared reactor ([`AgentPipes::spawn`]) or the ACP loop's
 //!   ([`AgentPipes::spawn_on`]), [`crate::reactor`]: either way registered once,
 //!   edge-triggered, with smol as the executor.
-//! - **The exit**: asked ([`AgentPipes::try_exit`], the host kit's reaping) or awaited
-//!   ([`AgentPipes::poll_exit`]).
+//! - **The exit**: asked ([`AgentPipes::try_exit`], the host kit's reaping, woken by
+//!   [`AgentPipes::poll_exit_reported`]) or awaited ([`AgentPipes::poll_exit`]). Where the
+//!   system has pidfds (Linux), the child's is registered with the pipes, so its exit wakes
+//!   the task and the system is asked for the exit (`wait4`) only then; elsewhere the exit
+//!   is asked for as the host kit's `ExitWatch::Asked` says, or awaited through
+//!   async-process.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -32,6 +36,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use musewire_host::process_group::{kill_group, lead_own_group};
+use musewire_host::ExitWatch;
 use smol::io::AsyncWrite;
 use smol::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -134,8 +139,11 @@ pub(crate) struct AgentPipes {
     write_first: bool,
     stdout: Option<Pipe>,
     stderr: Option<Pipe>,
-    /// The exit awaited, from the first [`AgentPipes::poll_exit`] on (a loop that reaps by
-    /// asking never makes it).
+    /// The child's pidfd, registered for readability until the child's exit is seen
+    /// (`None` where the system has none): the exit wakes the task.
+    exit_fd: Option<Registered>,
+    /// Without a pidfd, the exit awaited through async-process, from the first
+    /// [`AgentPipes::poll_exit`] on (a loop that reaps by asking never makes it).
     exit: Option<Exit>,
 }
 
@@ -153,7 +161,11 @@ impl AgentPipes {
         let (child, group, (stdin, stdout, stderr)) = spawn_piped(command.into())?;
         let stdin = Registered::new(reactor, stdin.try_into()?, mio::Interest::WRITABLE)?;
         let (stdout, stderr) = (Pipe::on(reactor, stdout)?, Pipe::on(reactor, stderr)?);
-        Ok(Self::with(child, group, stdin, stdout, stderr))
+        // Without a pidfd (or one the reactor would not take) the exit is asked for instead.
+        let exit_fd = musewire_host::exit_fd::open(child.id())
+            .and_then(|fd| Registered::new(reactor, fd, mio::Interest::READABLE))
+            .ok();
+        Ok(Self::with(child, group, stdin, stdout, stderr, exit_fd))
     }
 
     fn with(
@@ -162,10 +174,12 @@ impl AgentPipes {
         stdin: Registered,
         stdout: Pipe,
         stderr: Pipe,
+        exit_fd: Option<Registered>,
     ) -> Self {
         AgentPipes {
             child,
             group,
+            exit_fd,
             stdin: Some(stdin),
             queue: VecDeque::new(),
             closing: false,
@@ -217,13 +231,58 @@ impl AgentPipes {
     }
 
     /// The child's exit status, if it has exited; what is left of its group is killed as
-    /// its exit is seen (CALL-11).
+    /// its exit is seen (CALL-11). With a pidfd the system is asked only once the pidfd was
+    /// reported readable ([`AgentPipes::poll_exit_reported`]): else the child runs.
     pub(crate) fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        let seen = match &self.exit_fd {
+            Some(fd) => match fd.readable() {
+                Some(seen) => Some(seen),
+                None => return Ok(None),
+            },
+            None => None,
+        };
         let exit = self.child.try_status();
-        if let Ok(Some(_)) = exit {
-            self.end_group();
-        }
+        self.after_exit_asked(&exit, seen);
         exit
+    }
+
+    /// How the host kit learns of the exit: told by the pidfd, or asking.
+    pub(crate) fn exit_watch(&self) -> ExitWatch {
+        match self.exit_fd {
+            Some(_) => ExitWatch::Told,
+            None => ExitWatch::Asked,
+        }
+    }
+
+    /// Ready once the child's pidfd was reported readable, its exit not yet seen: a
+    /// [`AgentPipes::try_exit`] is due. Never without a pidfd, nor once the exit is seen.
+    pub(crate) fn poll_exit_reported(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.exit_fd {
+            Some(fd) => fd.poll_readable(cx).map(drop),
+            None => Poll::Pending,
+        }
+    }
+
+    /// After the system was asked for the exit with the pidfd's `seen` reports: the pidfd
+    /// and the group (CALL-11) done with at the exit, the pidfd's readiness cleared without
+    /// it.
+    fn after_exit_asked(
+        &mut self,
+        exit: &io::Result<Option<std::process::ExitStatus>>,
+        seen: Option<u64>,
+    ) {
+        match exit {
+            Ok(Some(_)) => {
+                self.exit_fd = None;
+                self.end_group();
+            }
+            Ok(None) => {
+                if let (Some(fd), Some(seen)) = (&self.exit_fd, seen) {
+                    fd.not_readable(seen);
+                }
+            }
+            Err(_) => {}
+        }
     }
 
     /// CALL-11: kills what is left of the child's group, once (at the child's exit seen, or
@@ -239,6 +298,19 @@ impl AgentPipes {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<std::process::ExitStatus>> {
+        while let Some(fd) = &mut self.exit_fd {
+            let Poll::Ready(seen) = fd.poll_readable(cx) else {
+                return Poll::Pending;
+            };
+            let exit = self.child.try_status();
+            self.after_exit_asked(&exit, Some(seen));
+            match exit {
+                Ok(Some(status)) => return Poll::Ready(Ok(status)),
+                Err(error) => return Poll::Ready(Err(error)),
+                // Not yet: the next poll waits for the next report.
+                Ok(None) => {}
+            }
+        }
         // Its stdin was taken out at the spawn, so asking for the status closes nothing.
         let child = &mut self.child;
         let exit = self.exit.get_or_insert_with(|| {

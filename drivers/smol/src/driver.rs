@@ -21,7 +21,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent, Input as ClientInput};
-use musewire_host::{Driven, Flow, Heard, Plumbing, RequestKey};
+use musewire_host::{Driven, ExitWatch, Flow, Heard, Plumbing, RequestKey};
 use musewire_store::SessionFiles;
 use smol::channel;
 use smol::future;
@@ -158,6 +158,8 @@ enum Wake {
     Stop(Option<Duration>),
     Resume,
     Tick,
+    /// The agent's exit was reported: the reap asks for it.
+    Exit,
 }
 
 impl Driver {
@@ -225,7 +227,7 @@ impl Driver {
                     driven.stop(now, Duration::ZERO, io);
                 }
                 Wake::Stop(Some(grace)) => driven.stop(now, grace, io),
-                Wake::Resume | Wake::Tick => {}
+                Wake::Resume | Wake::Tick | Wake::Exit => {}
             }
             driven.timers(now, io)?;
             driven.reap(now, io)?;
@@ -279,6 +281,11 @@ impl Io {
         }
         if let Poll::Ready(wake) = self.poll_op(cx, take_ops) {
             return Poll::Ready(wake);
+        }
+        // Not while stdout is held back: the exit is not reaped then (CALL-07), and a report
+        // not reaped would wake the task at every poll.
+        if !held && self.pipes.poll_exit_reported(cx).is_ready() {
+            return Poll::Ready(Wake::Exit);
         }
         if let Some(stop) = &mut self.stop {
             if let Poll::Ready(grace) = stop.as_mut().poll_next(cx) {
@@ -350,5 +357,9 @@ impl Plumbing for Io {
 
     fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         self.pipes.try_exit()
+    }
+
+    fn exit_watch(&self) -> ExitWatch {
+        self.pipes.exit_watch()
     }
 }

@@ -258,6 +258,41 @@ impl Registered {
         Ok(())
     }
 
+    /// For a file waited on and never read (a pidfd): ready with the count of reports so far
+    /// once it was reported readable (from the registration on it counts as readable) and
+    /// [`Registered::not_readable`] has not cleared that since; else the task is woken at the
+    /// next report.
+    pub(crate) fn poll_readable(&mut self, cx: &mut Context<'_>) -> Poll<u64> {
+        let mut ready = lock(&self.source.ready);
+        if ready.readable {
+            return Poll::Ready(ready.events);
+        }
+        if !ready
+            .reader
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            ready.reader = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// The count of reports so far, when the file counts as readable
+    /// ([`Registered::poll_readable`] without a task to wake).
+    pub(crate) fn readable(&self) -> Option<u64> {
+        let ready = lock(&self.source.ready);
+        ready.readable.then_some(ready.events)
+    }
+
+    /// What the file was ready for was not there when looked at after `seen` reports: it no
+    /// longer counts as readable, unless a report came since.
+    pub(crate) fn not_readable(&self, seen: u64) {
+        let mut ready = lock(&self.source.ready);
+        if ready.events == seen {
+            ready.readable = false;
+        }
+    }
+
     /// Does `op` once the file is ready for it (`read`: readable, else writable): until it
     /// would block, after which the task waits for the next edge. An `op` that moved fewer
     /// bytes than asked (`asked`) drained the pipe or filled it: the next one waits for an
