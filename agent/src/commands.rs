@@ -373,7 +373,7 @@ impl App {
             todo_phases: Some(Value::Array(self.sessions.current.todos.clone())),
             fast_mode_enabled: Some(false),
             fast_mode_active: Some(false),
-            dump_tools: Some(tools),
+            dump_tools: Lazy::new(&tools).ok(),
             ..SessionState::default()
         };
         // No assistant message has a rate: `null`, as omp sends it.

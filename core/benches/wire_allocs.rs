@@ -184,7 +184,11 @@ fn type_state(frame: &AgentFrame) {
     if let Some(prompt) = &state.system_prompt {
         std::hint::black_box(prompt.get().expect("a system prompt"));
     }
-    for tool in state.dump_tools.iter().flatten() {
+    let tools = state
+        .dump_tools
+        .as_ref()
+        .map(|t| t.get().expect("the tools"));
+    for tool in tools.iter().flatten() {
         std::hint::black_box(tool.parameters.as_ref().map(|p| p.get().expect("a schema")));
         std::hint::black_box(tool.examples.as_ref().map(|e| e.get().expect("examples")));
     }

@@ -167,8 +167,9 @@ wire_struct! {
         /// The system prompt, for a session dump (oh-my-pi), typed when asked
         /// ([`Lazy::get`]): long, and read by no one on the host path.
         opt system_prompt: Lazy<Vec<String>> = "systemPrompt",
-        /// The agent's tools, for a session dump (oh-my-pi and the bundled agent).
-        opt dump_tools: Vec<DumpTool> = "dumpTools",
+        /// The agent's tools, for a session dump (oh-my-pi and the bundled agent), typed when
+        /// asked ([`Lazy::get`]): most of the answer, and read by no one on the host path.
+        opt dump_tools: Lazy<Vec<DumpTool>> = "dumpTools",
         /// The context's occupancy (oh-my-pi).
         opt context_usage: ContextUsage = "contextUsage",
     }

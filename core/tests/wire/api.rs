@@ -428,7 +428,7 @@ fn call06_get_state_reads_every_member_of_omps_session_state_typed_and_writes_it
         state.system_prompt.as_ref().map(|p| p.get().unwrap()),
         Some(vec!["be brief".to_owned()])
     );
-    let tools = state.dump_tools.as_deref().unwrap();
+    let tools = state.dump_tools.as_ref().unwrap().get().unwrap();
     assert_eq!(tools[0].name.as_deref(), Some("bash"));
     assert_eq!(tools[0].description.as_deref(), Some("Run"));
     assert_eq!(
@@ -453,7 +453,10 @@ fn call06_get_state_reads_every_member_of_omps_session_state_typed_and_writes_it
     let Some(ResponseData::State(state)) = response_data(bare) else {
         panic!("not a session state");
     };
-    assert_eq!(state.dump_tools.unwrap()[0].description, None);
+    assert_eq!(
+        state.dump_tools.unwrap().get().unwrap()[0].description,
+        None
+    );
     // `tokensPerSecond: null` (no assistant message yet) is kept as sent.
     let none = r#"{"type":"response","command":"get_state","success":true,"data":{"tokensPerSecond":null}}"#;
     let Some(ResponseData::State(state)) = response_data(none) else {
