@@ -43,7 +43,7 @@ pub const TERMINAL_LOGIN_ARG: &str = "--musewire-terminal-login";
 /// omp 18.2.3's sign-ins that its RPC `login` completes without a terminal: the browser
 /// (PKCE) flows, whose sign-in page omp builds itself before any network (`id`, name). Its
 /// other 69 providers ask for an API key, which its RPC mode refuses.
-pub const OMP_LOGIN_PROVIDERS: [(&str, &str); 4] = [
+pub(crate) const OMP_LOGIN_PROVIDERS: [(&str, &str); 4] = [
     ("anthropic", "Anthropic (Claude Pro/Max)"),
     ("openai-codex", "ChatGPT Plus/Pro (Codex Subscription)"),
     ("google-gemini-cli", "Google Cloud Code Assist (Gemini CLI)"),

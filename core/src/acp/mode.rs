@@ -43,7 +43,7 @@ pub(crate) const MAX_REMEMBERED_MODES: usize = 1024;
 
 /// A session's approval policy (ACP-34).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PermissionMode {
+pub(crate) enum PermissionMode {
     /// Every approval goes to the editor (the default).
     #[default]
     Ask,

@@ -7,15 +7,15 @@ use serde_json::Value;
 use super::bound::cut_to_bytes;
 
 /// The most entries a plan carries, the omission notice included (ACP-03).
-pub const MAX_PLAN_ENTRIES: usize = 500;
+pub(crate) const MAX_PLAN_ENTRIES: usize = 500;
 /// The most bytes one plan entry's content carries, its truncation notice included (ACP-03).
-pub const MAX_PLAN_ENTRY_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_PLAN_ENTRY_BYTES: usize = 8 * 1024;
 
 const ENTRY_CUT_NOTICE: &str = " [… truncated: entry over 8 KiB]";
 
 /// The plan of a `todo` tool's `details.phases` (`[{name, tasks:[{content, status}]}]`):
 /// every task with non-empty string content, in order (ACP-03).
-pub fn plan_from_phases(phases: &[Value]) -> Plan {
+pub(crate) fn plan_from_phases(phases: &[Value]) -> Plan {
     let tasks = phases
         .iter()
         .filter_map(|phase| phase.get("tasks").and_then(Value::as_array))

@@ -27,7 +27,7 @@ use super::{Action, Input, McpConfig, McpServer};
 const MAX_OPS: usize = 512;
 
 /// Runs one fuzz input; panics on a broken invariant. The input drives the stdio client,
-/// then the HTTP client ([`http_client`]: the same bytes read as HTTP exchanges).
+/// then the HTTP client (`http_client`: the same bytes read as HTTP exchanges).
 pub fn mcp_client(data: &[u8]) {
     let start = Instant::now();
     let first = run(data, start);
@@ -38,7 +38,8 @@ pub fn mcp_client(data: &[u8]) {
 
 #[path = "fuzzing_http.rs"]
 mod http_body;
-pub use http_body::{http_client, http_client_actions};
+use http_body::http_client;
+pub use http_body::http_client_actions;
 
 struct Bytes<'a>(&'a [u8]);
 

@@ -32,7 +32,7 @@ const MAX_OPS: usize = 256;
 const MAX_MESSAGE: usize = 2048;
 
 /// Runs one fuzz input through the HTTP client; panics on a broken invariant.
-pub fn http_client(data: &[u8]) {
+pub(crate) fn http_client(data: &[u8]) {
     http_client_actions(data);
 }
 
