@@ -14,7 +14,7 @@
 //! - after a timer input the next timeout is in the future (no busy loop);
 //! - determinism: a second client fed the same inputs gives the same actions.
 //!
-//! The same input then drives an [`super::http::McpHttpServer`] (see [`http_client`]).
+//! The same input then drives an [`super::http::McpHttpServer`] (see [`http_client_actions`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -27,18 +27,17 @@ use super::{Action, Input, McpConfig, McpServer};
 const MAX_OPS: usize = 512;
 
 /// Runs one fuzz input; panics on a broken invariant. The input drives the stdio client,
-/// then the HTTP client (`http_client`: the same bytes read as HTTP exchanges).
+/// then the HTTP client ([`http_client_actions`]: the same bytes read as HTTP exchanges).
 pub fn mcp_client(data: &[u8]) {
     let start = Instant::now();
     let first = run(data, start);
     let second = run(data, start);
     assert_eq!(first, second, "the same inputs gave different actions");
-    http_client(data);
+    http_client_actions(data);
 }
 
 #[path = "fuzzing_http.rs"]
 mod http_body;
-use http_body::http_client;
 pub use http_body::http_client_actions;
 
 struct Bytes<'a>(&'a [u8]);

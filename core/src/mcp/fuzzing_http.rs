@@ -31,12 +31,8 @@ const MAX_OPS: usize = 256;
 /// The bound on a body or an event, small so that oversized ones are reached.
 const MAX_MESSAGE: usize = 2048;
 
-/// Runs one fuzz input through the HTTP client; panics on a broken invariant.
-pub(crate) fn http_client(data: &[u8]) {
-    http_client_actions(data);
-}
-
-/// As [`http_client`], giving the actions (their `Debug` text), for tests of scripted seeds.
+/// Runs one fuzz input through the HTTP client, panicking on a broken invariant, and gives the
+/// actions (their `Debug` text), for tests of scripted seeds.
 pub fn http_client_actions(data: &[u8]) -> Vec<String> {
     let start = Instant::now();
     let first = run(data, start);
