@@ -358,7 +358,7 @@ impl<W, F: LocalFiles> Driven<W, F> {
     /// When the loop is to wake next: the client's timer, and every [`REAP_TICK`] once stdout
     /// has ended (the driver's `Input::StdoutEnd`), the session has closed or the agent is
     /// being stopped; after the agent's exit, the end of its [`OUTPUT_GRACE`] instead of the
-    /// ticks. While the output is open, the next time a driver not told of the exit
+    /// ticks. While the output is open and read, the next time a driver not told of the exit
     /// ([`ExitWatch::Asked`]) asks for it.
     pub fn deadline(&self, now: Instant) -> Option<Instant> {
         let deadline = self.client.poll_timeout();
@@ -370,8 +370,13 @@ impl<W, F: LocalFiles> Driven<W, F> {
             let tick = now + REAP_TICK;
             return Some(deadline.map_or(tick, |d| d.min(tick)));
         }
-        // The next time a driver not told of the exit asks for it.
-        match self.exit_checked.filter(|_| self.exit_asked_while_open()) {
+        // The next time a driver not told of the exit asks for it; not while stdout is held
+        // back, when it would not ask (the wake would find nothing to do, and the deadline,
+        // passed, would wake the loop again at once): the application's next take wakes it.
+        match self
+            .exit_checked
+            .filter(|_| self.exit_asked_while_open() && !self.held)
+        {
             Some(at) => {
                 let next = at + EXIT_CHECK_WHILE_OPEN;
                 Some(deadline.map_or(next, |d| d.min(next)))

@@ -19,7 +19,7 @@ use musewire_core::client::{
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
 use musewire_host::{
-    Driven, ExitWatch, Heard, LocalFiles, Op, Plumbing, RequestKey, EXIT_CHECK_WHILE_OPEN,
+    Driven, ExitWatch, Flow, Heard, LocalFiles, Op, Plumbing, RequestKey, EXIT_CHECK_WHILE_OPEN,
 };
 
 /// Files that keep the transcript they are given where the test reads it.
@@ -253,4 +253,41 @@ fn call_07_a_driver_not_told_of_the_exit_is_asked_at_intervals_and_woken_for_the
     assert!(woken <= next, "woken at {:?}", woken - now);
     driven.reap(next, &mut io).unwrap();
     assert_eq!(io.exit_asked, 2);
+}
+
+/// A driver not told of the exit that holds stdout back for the application is not woken to
+/// ask for it: it would not ask while held (CALL-07: the exit goes in after all of stdout),
+/// so the passed deadline would wake its loop again at once, a busy loop for as long as the
+/// application leaves its events; the application's next take wakes it instead.
+#[test]
+fn call_07_a_driver_holding_stdout_back_is_not_woken_to_ask_for_the_exit() {
+    let now = Instant::now();
+    let mut io = Pipes::default();
+    let mut driven = running(now, &mut io);
+    driven.reap(now, &mut io).unwrap();
+    assert_eq!(io.exit_asked, 1);
+    // Three events of 900 KB the application has not taken: over BACKLOG_BYTES.
+    let pad = "x".repeat(900 * 1024);
+    for _ in 0..3 {
+        let line = format!("{{\"type\":\"agent_start\",\"pad\":\"{pad}\"}}\n");
+        driven
+            .input(now, Input::stdout(line.as_bytes()), || None, &mut io)
+            .unwrap();
+    }
+    assert!(
+        driven.hold_stdout(&Flow::default()),
+        "2.7 MB of events not taken hold stdout back"
+    );
+    let later = now + EXIT_CHECK_WHILE_OPEN * 3;
+    driven.reap(later, &mut io).unwrap();
+    assert_eq!(
+        io.exit_asked, 1,
+        "the exit is not asked for while stdout is held back"
+    );
+    let woken = driven.deadline(later);
+    assert!(
+        woken.is_none_or(|at| at > later),
+        "woken at once while held: {:?}",
+        woken.map(|at| at.saturating_duration_since(later))
+    );
 }
