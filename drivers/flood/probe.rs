@@ -64,6 +64,38 @@ pub fn held_back(progress: &Path, flood: u64) -> Option<u64> {
 /// number of bytes it was given before its end of input to the file `$1`.
 pub const COUNTING_AGENT: &str = r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'; sleep 0.5; wc -c > "$1""#;
 
+/// The shell behind the CALL-07 last-words agent: it says it is ready (v1) and answers each
+/// command with an empty success, but `get_last_assistant_text`: that one it answers with a
+/// text of `$1` bytes (less than a pipe holds, so the answer is written at once), having made
+/// the file `$2` (it has the command) and waited a tenth of a second, and exits: its answer
+/// and its exit come together.
+pub const LAST_WORDS_AGENT: &str = r#"printf '{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1]}\n'
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed 's/.*"id":"\([^"]*\)".*/\1/')
+  case "$line" in
+    *'"get_last_assistant_text"'*)
+      : > "$2"; text=$(head -c "$1" /dev/zero | tr '\0' x); sleep 0.1
+      printf '{"type":"response","id":"%s","command":"get_last_assistant_text","success":true,"data":{"text":"%s"}}\n' "$id" "$text"
+      exit 0;;
+    *)
+      command=$(printf '%s' "$line" | sed 's/.*"type":"\([^"]*\)".*/\1/')
+      printf '{"type":"response","id":"%s","command":"%s","success":true}\n' "$id" "$command";;
+  esac
+done"#;
+
+/// The last-words agent, answering `get_last_assistant_text` with `bytes` bytes and making
+/// `took` once it has that command.
+pub fn last_words_agent(bytes: usize, took: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(LAST_WORDS_AGENT)
+        .arg("sh")
+        .arg(bytes.to_string())
+        .arg(took);
+    command
+}
+
 /// The counting agent, writing its count to `count`.
 pub fn counting_agent(count: &Path) -> std::process::Command {
     let mut command = std::process::Command::new("sh");

@@ -7,8 +7,13 @@
 //!   is given.
 //! - The agent leads a process group of its own, and what it leaves running in it ends with
 //!   it: at its own exit, and when the stop's grace runs out and it is killed.
+//!
+//! CALL-07: the agent's exit is seen, and goes in after all of its output: an exit while what
+//! it left holds its output open, and an answer written just before the exit.
 
 use musewire_core::client::ClientEvent;
+use musewire_core::wire::{Command as WireCommand, NoArgs, ResponseData};
+use musewire_host::BlockingHandle;
 use musewire_mio::AgentProcess;
 
 #[path = "../../flood/probe.rs"]
@@ -70,6 +75,25 @@ fn call_07_an_exit_while_what_the_agent_left_holds_its_output_is_seen() {
         }
         false
     });
+}
+
+/// CALL-07: an answer the agent writes just before it exits is heard, not the exit in its
+/// place (the agent answers with 60 KB and exits at once: the loop reads stdout until it
+/// would block before it asks for the exit).
+#[test]
+fn call_07_an_answer_written_just_before_the_exit_is_heard() {
+    let took = probe::scratch("mio", "last-words").with_file_name("took");
+    let agent =
+        AgentProcess::spawn(probe::last_words_agent(60_000, &took), Default::default()).unwrap();
+    let handle: &dyn BlockingHandle = &agent;
+    let answered = handle.call(
+        WireCommand::GetLastAssistantText(NoArgs::default()),
+        probe::BUSY_WAIT,
+    );
+    let Ok(ResponseData::LastAssistantText(data)) = answered else {
+        panic!("not the answer written before the exit: {answered:?}");
+    };
+    assert_eq!(data.text.map(|t| t.len()), Some(60_000), "the whole answer");
 }
 
 /// CALL-11: a process the agent left outside its group (a session of its own) holds the

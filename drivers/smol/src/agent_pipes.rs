@@ -142,10 +142,17 @@ pub(crate) struct AgentPipes {
     /// The child's pidfd, registered for readability until the child's exit is seen
     /// (`None` where the system has none): the exit wakes the task.
     exit_fd: Option<Registered>,
+    /// Asks for the exit put off in a row because output was still to be read.
+    exit_waits: u32,
     /// Without a pidfd, the exit awaited through async-process, from the first
     /// [`AgentPipes::poll_exit`] on (a loop that reaps by asking never makes it).
     exit: Option<Exit>,
 }
+
+/// The asks for the exit in a row [`AgentPipes::try_exit`] puts off while output waits to be
+/// read: each is a wake that read a buffer, so the exit waits for up to this many buffers
+/// (4 KiB to 64 KiB each) of what the agent wrote before it.
+const EXIT_WAITS_FOR_OUTPUT: u32 = 1024;
 
 impl AgentPipes {
     /// Spawns `command` with piped stdin, stdout and stderr, on the shared reactor.
@@ -186,6 +193,7 @@ impl AgentPipes {
             write_first: false,
             stdout: Some(stdout),
             stderr: Some(stderr),
+            exit_waits: 0,
             exit: None,
         }
     }
@@ -233,6 +241,11 @@ impl AgentPipes {
     /// The child's exit status, if it has exited; what is left of its group is killed as
     /// its exit is seen (CALL-11). With a pidfd the system is asked only once the pidfd was
     /// reported readable ([`AgentPipes::poll_exit_reported`]): else the child runs.
+    ///
+    /// Not while stdout or stderr may hold bytes not yet read (CALL-07: all of the output
+    /// goes in before the exit; a wake reads one buffer, and the agent's last lines and its
+    /// exit are reported together), for at most [`EXIT_WAITS_FOR_OUTPUT`] asks in a row: a
+    /// pipe that what the agent left behind keeps full does not hold the exit back for ever.
     pub(crate) fn try_exit(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
         let seen = match &self.exit_fd {
             Some(fd) => match fd.readable() {
@@ -241,6 +254,13 @@ impl AgentPipes {
             },
             None => None,
         };
+        let unread = |pipe: &Option<Pipe>| pipe.as_ref().is_some_and(Pipe::may_hold_more);
+        if (unread(&self.stdout) || unread(&self.stderr)) && self.exit_waits < EXIT_WAITS_FOR_OUTPUT
+        {
+            self.exit_waits += 1;
+            return Ok(None);
+        }
+        self.exit_waits = 0;
         let exit = self.child.try_status();
         self.after_exit_asked(&exit, seen);
         exit

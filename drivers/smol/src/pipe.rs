@@ -35,4 +35,10 @@ impl Pipe {
     ) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.fd).poll_read(cx, buf)
     }
+
+    /// Whether the pipe counts as readable: reported so, and no read since came up short or
+    /// would have blocked (it may hold bytes, or its end, not yet read).
+    pub(crate) fn may_hold_more(&self) -> bool {
+        self.fd.readable().is_some()
+    }
 }

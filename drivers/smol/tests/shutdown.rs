@@ -7,11 +7,15 @@
 //!   is given.
 //! - The agent leads a process group of its own, and what it leaves running in it ends with
 //!   it: at its own exit, and when the stop's grace runs out and it is killed.
+//!
+//! CALL-07: the agent's exit is seen, and goes in after all of its output: an exit while what
+//! it left holds its output open, and an answer written just before the exit.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use musewire_core::client::ClientEvent;
-use musewire_smol::AgentProcess;
+use musewire_core::wire::{Command as WireCommand, NoArgs, ResponseData};
+use musewire_smol::{AgentProcess, CallError};
 use smol::process::Command;
 
 #[path = "../../flood/probe.rs"]
@@ -85,6 +89,41 @@ fn call_07_an_exit_while_what_the_agent_left_holds_its_output_is_seen() {
             smol::future::or(closed, late).await
         })
     });
+}
+
+/// CALL-07: an answer the agent writes just before it exits is heard, not the exit in its
+/// place, though the driver finds the exit reported while the answer is still in the pipe:
+/// its task is kept off smol's executor (the executor's thread taken for half a second) while
+/// the agent answers and exits, and then reads a buffer a wake.
+#[test]
+fn call_07_an_answer_written_just_before_the_exit_is_heard() {
+    let took = probe::scratch("smol", "last-words").with_file_name("took");
+    let _ = std::fs::remove_file(&took);
+    let agent =
+        AgentProcess::spawn(probe::last_words_agent(60_000, &took), Default::default()).unwrap();
+    let stall = {
+        let took = took.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !took.exists() && start.elapsed() < probe::BUSY_WAIT {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            smol::spawn(async { std::thread::sleep(Duration::from_millis(500)) }).detach();
+        })
+    };
+    let answered = smol::block_on(async {
+        let call = agent.call(WireCommand::GetLastAssistantText(NoArgs::default()));
+        let late = async {
+            smol::Timer::after(probe::BUSY_WAIT).await;
+            Err(CallError::Ended)
+        };
+        smol::future::or(call, late).await
+    });
+    stall.join().unwrap();
+    let Ok(ResponseData::LastAssistantText(data)) = answered else {
+        panic!("not the answer written before the exit: {answered:?}");
+    };
+    assert_eq!(data.text.map(|t| t.len()), Some(60_000), "the whole answer");
 }
 
 /// CALL-11: a process the agent left outside its group (a session of its own) holds the
