@@ -83,17 +83,32 @@ while IFS= read -r line; do
   esac
 done"#;
 
-/// The last-words agent, answering `get_last_assistant_text` with `bytes` bytes and making
-/// `took` once it has that command.
-pub fn last_words_agent(bytes: usize, took: &Path) -> std::process::Command {
+/// The bytes of the last-words agent's answer: less than a pipe holds.
+const LAST_WORDS_BYTES: usize = 60_000;
+
+/// CALL-07, each driver's test: an answer the agent writes just before it exits is heard
+/// whole, not the exit in its place. `heard` runs the last-words agent (the file it is given
+/// is made once the agent has the command), asks it `get_last_assistant_text`, and gives the
+/// answer's text length, or what came instead.
+pub fn check_answer_before_exit_heard(
+    driver: &str,
+    heard: impl FnOnce(std::process::Command, &Path) -> Result<usize, String>,
+) {
+    let took = scratch(driver, "last-words").with_file_name("took");
     let mut command = std::process::Command::new("sh");
     command
         .arg("-c")
         .arg(LAST_WORDS_AGENT)
         .arg("sh")
-        .arg(bytes.to_string())
-        .arg(took);
-    command
+        .arg(LAST_WORDS_BYTES.to_string())
+        .arg(&took);
+    let answer = heard(command, &took);
+    let _ = std::fs::remove_dir_all(took.parent().unwrap());
+    assert_eq!(
+        answer,
+        Ok(LAST_WORDS_BYTES),
+        "not the whole answer written before the exit"
+    );
 }
 
 /// The counting agent, writing its count to `count`.
