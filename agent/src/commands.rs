@@ -8,8 +8,9 @@ use musewire_core::agent::{
 };
 use musewire_core::wire::{
     AgentMessage, BashData, BashExecutionMessage, CancelledData, Command, ContentBlock,
-    ContextUsage, DumpTool, LastAssistantTextData, Lazy, MessagesData, ModelInfo, ModelsData,
-    ResponseData, SessionState, SessionStatsData, SessionTokens, TodosData, Usage,
+    ContextUsage, DumpTool, FollowUp, LastAssistantTextData, Lazy, MessagesData, ModelInfo,
+    ModelsData, ResponseData, SessionState, SessionStatsData, SessionTokens, Steer, TodosData,
+    Usage,
 };
 use serde_json::{Map, Number, Value};
 
@@ -50,13 +51,12 @@ impl App {
                     );
                 }
             }
-            Command::Steer(m) | Command::FollowUp(m) => {
-                return self.prompt(
-                    now,
-                    request,
-                    UserPrompt::new(m.message, m.images.as_deref()),
-                )
-            }
+            Command::Steer(Steer {
+                message, images, ..
+            })
+            | Command::FollowUp(FollowUp {
+                message, images, ..
+            }) => return self.prompt(now, request, UserPrompt::new(message, images.as_deref())),
             Command::AbortAndPrompt(m) => {
                 self.abort_run(now);
                 return self.prompt(

@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use musewire_conformance::replay::{self, Outcome};
 use musewire_conformance::{transcript, transcript_files, transcripts_dir};
-use musewire_core::client::{commands, Action, Call, Client, ClientConfig, ExitStatus, Input};
+use musewire_core::client::{Action, Call, Client, ClientConfig, ExitStatus, Input};
 use musewire_core::frame::{FrameEncoder, ProtocolVersion};
+use musewire_core::wire::GetState;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -202,7 +203,7 @@ fn session(stdout: &[u8], cut_at: &[usize]) -> Vec<Value> {
     let cut_at = &cuts[..];
     let now = Instant::now();
     let mut client = Client::new(ClientConfig::default(), now);
-    let sent = client.handle(now, Input::Call(Call::Send(commands::get_state())));
+    let sent = client.handle(now, Input::Call(Call::Send(GetState::default().into())));
     assert!(sent.request().is_some(), "{sent:?}");
     let mut actions: Vec<Action> = Vec::new();
     let mut from = 0;

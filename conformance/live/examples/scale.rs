@@ -285,11 +285,11 @@ async fn run_smol_on(o: &Opts, spawner: &Spawner<'_>) -> Res<Run> {
 }
 
 fn run_mio(o: &Opts) -> Res<Run> {
-    use musewire_core::client::{commands, Call};
-    use musewire_core::wire::SessionState;
+    use musewire_core::client::Call;
+    use musewire_core::wire::{GetState, SessionState};
     use musewire_mio::{Completions, Pending, Reactor};
     let n = o.sessions;
-    let get_state = || Call::Send(commands::get_state());
+    let get_state = || Call::Send(GetState::default().into());
     let rss_before = rss_kb()?;
     // Every session's agent on the one loop thread.
     let reactor = Reactor::new()?;

@@ -17,7 +17,9 @@ use super::outbox::Outbox;
 use super::{rpc, Bridge, Pending};
 use crate::client::CommandFailure;
 use crate::frame::ProtocolVersion;
-use crate::wire::{Command, ConfigUpdate, Level, ModelInfo, ResponseData, SessionState, SetModel};
+use crate::wire::{
+    Command, ConfigUpdate, ModelInfo, ResponseData, SessionState, SetModel, SetThinkingLevel,
+};
 
 /// The id of the model option.
 pub(crate) const MODEL_OPTION: &str = "model";
@@ -235,9 +237,9 @@ impl Config {
                         "thinking level {value:?} is not one of the options"
                     ))));
                 }
-                Ok(Command::SetThinkingLevel(Level {
+                Ok(Command::SetThinkingLevel(SetThinkingLevel {
                     level: value.to_owned(),
-                    ..Level::default()
+                    ..SetThinkingLevel::default()
                 }))
             }
             other => Err(Error::invalid_params()

@@ -17,9 +17,9 @@ use serde_json::Value;
 use super::map::Replay;
 use super::plan::plan_from_phases;
 use super::status::Facts;
-use crate::client::{commands, fnv1a64};
+use crate::client::fnv1a64;
 use crate::output::{OutputError, OutputRef, StoredOutput};
-use crate::wire::{AgentMessage, Command, MessagesPageData};
+use crate::wire::{AgentMessage, Command, GetMessagesPage, MessagesPageData};
 
 /// The most pages a walk reads (ACP-06, OUT-06).
 pub(crate) const MAX_HISTORY_PAGES: u32 = 20;
@@ -49,7 +49,7 @@ pub(crate) struct Walk {
 impl Walk {
     /// The first page's command.
     pub(crate) fn first() -> Command {
-        commands::messages_page(None, Some(WALK_PAGE_MESSAGES))
+        Command::from(GetMessagesPage::new(None, Some(WALK_PAGE_MESSAGES)))
     }
 
     /// Counts a page and says what comes next.
@@ -58,10 +58,10 @@ impl Walk {
         match &page.next_cursor {
             None => Next::End,
             Some(_) if self.pages >= MAX_HISTORY_PAGES => Next::OutOfBudget,
-            Some(cursor) => Next::Page(commands::messages_page(
+            Some(cursor) => Next::Page(Command::from(GetMessagesPage::new(
                 Some(cursor),
                 Some(WALK_PAGE_MESSAGES),
-            )),
+            ))),
         }
     }
 }
@@ -177,7 +177,10 @@ mod tests {
             let next = walk.after(&page(json!([]), Some(&cursor)));
             assert_eq!(
                 next,
-                Next::Page(commands::messages_page(Some(&cursor), Some(100)))
+                Next::Page(Command::from(GetMessagesPage::new(
+                    Some(&cursor),
+                    Some(100)
+                )))
             );
         }
         assert_eq!(

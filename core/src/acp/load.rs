@@ -3,7 +3,7 @@
 //! the history, no model turn.
 
 use super::*;
-use crate::wire::MessagesPageData;
+use crate::wire::{GetAvailableModels, GetSessionStats, GetState, MessagesPageData};
 
 /// Where a `session/load` or `session/resume` is: what the agent is answering. Each answer
 /// goes to [`Bridge::load_step`], which shows what it brought and asks the next step.
@@ -197,7 +197,7 @@ impl Bridge {
         self.send(
             now,
             key,
-            commands::get_session_stats(),
+            Command::from(GetSessionStats::default()),
             |editor| Pending::Load {
                 editor,
                 step: LoadStep::Stats { rebuild, walked },
@@ -272,7 +272,7 @@ impl Bridge {
         self.send(
             now,
             key,
-            commands::get_state(),
+            Command::from(GetState::default()),
             |editor| Pending::Load {
                 editor,
                 step: LoadStep::State,
@@ -317,7 +317,12 @@ impl Bridge {
         if let Some(session) = self.sessions.get_mut(&key) {
             session.learn_protocol();
         }
-        self.ask(now, key, commands::get_available_models(), Pending::Models);
+        self.ask(
+            now,
+            key,
+            Command::from(GetAvailableModels::default()),
+            Pending::Models,
+        );
         // PAGE-07: an agent that did not negotiate v2 (pi) does not page.
         let paged = self
             .sessions

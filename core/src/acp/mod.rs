@@ -139,15 +139,15 @@ pub(crate) use status::{is_status_prompt, usage_opt_in, Facts};
 pub use subagent::SUBAGENT_CALL_PREFIX;
 
 use crate::client::{
-    self, commands, AgentKind, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,
+    self, AgentKind, Call, Client, ClientConfig, ClientEvent, CommandFailure, ExitStatus,
     RequestId as AgentRequest,
 };
 use crate::frame::LineDecoder;
 use crate::output::{Availability, OutputError, ReadParams, ReadResult, READ_BUDGET, READ_METHOD};
 use crate::spill::SaveFailure;
 use crate::wire::{
-    AgentFrame, Command, Prompt, ReadOutput, ResponseData, SessionEvent, SessionStatsData,
-    StreamingBehavior, SwitchSession,
+    Abort, AgentFrame, Command, GetSessionStats, GetState, Prompt, ReadOutput, ResponseData,
+    SessionEvent, SessionStatsData, StreamingBehavior, SwitchSession,
 };
 use history::{Next, Rebuild, Walk};
 use load::{LoadStep, SwitchFor};
@@ -704,7 +704,7 @@ impl Bridge {
                 self.send(
                     now,
                     key,
-                    commands::get_state(),
+                    Command::from(GetState::default()),
                     |editor| Pending::NewState { editor },
                     id,
                 );

@@ -5,7 +5,7 @@
 use super::command::CommandDisplay;
 use super::outbox::{Drain, Outbox};
 use super::*;
-use crate::wire::SessionState;
+use crate::wire::{GetAvailableModels, GetState, SessionState};
 
 impl Bridge {
     /// Starts a session's agent in `cwd`; its key. ACP-37: omp is asked for its subagents'
@@ -178,7 +178,7 @@ impl Bridge {
         self.send(
             now,
             key,
-            commands::get_available_models(),
+            Command::from(GetAvailableModels::default()),
             |editor| Pending::NewModels {
                 editor,
                 acp_id,
@@ -234,7 +234,7 @@ impl Bridge {
         self.send(
             now,
             key,
-            commands::get_state(),
+            Command::from(GetState::default()),
             |editor| Pending::Load {
                 editor,
                 step: LoadStep::ResumeState,

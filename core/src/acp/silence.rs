@@ -14,7 +14,8 @@ use serde_json::json;
 
 use super::outbox::{Drain, Outbox};
 use super::{rpc, AcpSession, Pending, TimerContext};
-use crate::client::{self, commands, Call};
+use crate::client::{self, Call};
+use crate::wire::{Command, GetState};
 
 /// The default prompt budget (ACP-21): 60 s of silence while the editor waits on the agent
 /// (`musewire acp --silence-timeout SECS`).
@@ -153,9 +154,10 @@ impl AcpSession {
         match self.silence.due(now, budget) {
             Due::Nothing => return Drain::NotNeeded,
             Due::Probe => {
-                let sent = self
-                    .client
-                    .handle(now, client::Input::Call(Call::Send(commands::get_state())));
+                let sent = self.client.handle(
+                    now,
+                    client::Input::Call(Call::Send(Command::from(GetState::default()))),
+                );
                 if let Some(request) = sent.request() {
                     self.pending.insert(request, Pending::Probe);
                 }

@@ -7,7 +7,7 @@
 use super::outbox::{Drain, Outbox};
 use super::review::{Edited, EditorWrites, HeldCards};
 use super::*;
-use crate::wire::HostToolCall;
+use crate::wire::{GetState, HostToolCall};
 
 /// What a session's client action leaves to the router (`Bridge::drain`).
 #[derive(Debug)]
@@ -284,7 +284,13 @@ impl AcpSession {
             (Pending::Models, outcome) => self.models_answered(outcome, out),
             (Pending::SetConfig { editor }, Ok(_)) => {
                 let config_state = |editor| Pending::ConfigState { editor };
-                let _drained = self.send(now, commands::get_state(), config_state, &editor, out);
+                let _drained = self.send(
+                    now,
+                    Command::from(GetState::default()),
+                    config_state,
+                    &editor,
+                    out,
+                );
             }
             (Pending::SetConfig { editor }, Err(failure)) => {
                 let error = Error::invalid_params().data(json!(failure.error));

@@ -23,7 +23,8 @@ use super::map::{text_content, withhold_credential_uris};
 use super::session::AcpSession;
 use crate::client::{self, AgentKind, Call, ClientEvent, RequestId};
 use crate::wire::{
-    AgentFrame, Command, Level, SubagentLifecyclePayload, SubagentProgress, SubagentProgressPayload,
+    AgentFrame, Command, SetSubagentSubscription, SubagentLifecyclePayload, SubagentProgress,
+    SubagentProgressPayload,
 };
 
 /// The prefix of a subagent card's tool call id: `subagent-N-ID`, N counting the session's
@@ -94,9 +95,9 @@ pub(super) fn subscribe(session: &mut AcpSession, now: Instant) {
     if session.agent != AgentKind::Omp {
         return;
     }
-    let command = Command::SetSubagentSubscription(Level {
+    let command = Command::SetSubagentSubscription(SetSubagentSubscription {
         level: SUBAGENT_SUBSCRIPTION_LEVEL.to_owned(),
-        ..Level::default()
+        ..SetSubagentSubscription::default()
     });
     let sent = session
         .client

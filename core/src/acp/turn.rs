@@ -119,8 +119,10 @@ impl AcpSession {
             return Drain::NotNeeded;
         }
         turn.cancel = Cancel::Requested;
-        self.client
-            .handle(now, client::Input::Call(Call::Send(commands::abort())));
+        self.client.handle(
+            now,
+            client::Input::Call(Call::Send(Command::from(Abort::default()))),
+        );
         Drain::Needed
     }
 
@@ -129,7 +131,7 @@ impl AcpSession {
     pub(super) fn ask_turn_stats(&mut self, now: Instant, out: &mut Outbox<'_>) -> Drain {
         let sent = self.client.handle(
             now,
-            client::Input::Call(Call::Send(commands::get_session_stats())),
+            client::Input::Call(Call::Send(Command::from(GetSessionStats::default()))),
         );
         match sent.request() {
             Some(request) => {

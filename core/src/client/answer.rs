@@ -58,9 +58,9 @@ impl From<CommandFailure> for CallError {
     }
 }
 
-/// A command with the type its answer is read as: each of
-/// [`wire::request`](crate::wire::request)'s types (one per command, from the command table),
-/// and a [`Command`] itself (its answer's [`ResponseData`]). What the drivers' generic `call`
+/// A command with the type its answer is read as: each command's own type
+/// ([`GetState`](crate::wire::GetState), …, one per command, from the command table), and a
+/// [`Command`] itself (its answer's [`ResponseData`]). What the drivers' generic `call`
 /// takes.
 pub trait TypedCommand {
     /// What the answer is read as.

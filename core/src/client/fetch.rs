@@ -16,11 +16,12 @@
 
 use thiserror::Error;
 
-use super::{commands, Call, CallError};
+use super::{Call, CallError};
 use crate::output::{
     Availability, OutputError, OutputRef, ReadParams, ReadResult, ReaderWalk, StoredOutput,
     WalkError, DEFAULT_READ_BYTES,
 };
+use crate::wire::{Command, ReadOutput};
 
 /// How far a fetch has come, for a progress bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -157,7 +158,7 @@ impl OutputFetch {
     /// reached `eof`.
     pub fn next_call(&self) -> Option<Call> {
         self.next_params()
-            .map(|params| Call::Send(commands::read_output(&params)))
+            .map(|params| Call::Send(Command::from(ReadOutput::from(&params))))
     }
 
     /// Takes the answer to [`OutputFetch::next_call`]: checks the page (OUT-04, OUT-09, the

@@ -11,7 +11,7 @@ use super::action::CommandFailure;
 use crate::frame::{is_safe_integer, non_negative_safe_integer};
 use crate::paging::PageError;
 use crate::wire::{
-    AgentMessage, Command, ErrorCode, GetMessagesPage, MessagesPageData, NoArgs, ResponseData,
+    AgentMessage, Command, ErrorCode, GetMessages, GetMessagesPage, MessagesPageData, ResponseData,
 };
 
 /// PAGE-09 (ours): the pages hold more messages than `totalMessages` says there are.
@@ -195,5 +195,5 @@ fn lenient_page(data: &Value) -> Option<MessagesPageData> {
 
 /// The legacy command, `get_messages` (PAGE-07).
 pub(crate) fn legacy_command() -> Command {
-    Command::GetMessages(NoArgs::default())
+    Command::GetMessages(GetMessages::default())
 }

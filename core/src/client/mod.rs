@@ -14,15 +14,15 @@
 //!
 //! ```
 //! use std::time::Instant;
-//! use musewire_core::client::{commands, Action, Call, Client, ClientConfig, ClientEvent, Input};
-//! use musewire_core::wire::ResponseData;
+//! use musewire_core::client::{Action, Call, Client, ClientConfig, ClientEvent, Input};
+//! use musewire_core::wire::{GetState, ResponseData};
 //!
 //! let now = Instant::now();
 //! let mut client = Client::new(ClientConfig::default(), now);
 //! // As the agent starts: the start-up probe (FRAME-03), which tells a v1 agent's answer
 //! // from a ready frame without waiting for one.
 //! assert!(matches!(client.poll_action(), Some(Action::Write { bytes }) if bytes == b"{\"id\":\"req_0\",\"type\":\"get_state\"}\n"));
-//! let state = client.handle(now, Input::Call(Call::Send(commands::get_state()))).request().unwrap();
+//! let state = client.handle(now, Input::Call(Call::Send(GetState::default().into()))).request().unwrap();
 //! // Held until the agent is ready: nothing to write yet.
 //! assert!(client.poll_action().is_none());
 //! client.handle(now, Input::stdout(b"{\"type\":\"ready\",\"protocolVersion\":1,\"supportedProtocolVersions\":[1]}\n"));
@@ -42,7 +42,6 @@ mod agent_kind;
 mod answer;
 mod answered;
 mod call;
-pub mod commands;
 mod config;
 mod error;
 mod fetch;
@@ -78,8 +77,8 @@ pub use requests::HostRequestKind;
 use crate::frame::{DecoderConfig, Negotiation, ProtocolVersion, StreamDecoder};
 pub use crate::wire::StreamingBehavior;
 use crate::wire::{
-    Command, HostFrame, HostToolDefinition, HostToolUpdate, HostUriResult, HostUriSchemeDefinition,
-    Prompt, SetHostTools, SetHostUriSchemes, ToolResult, UiResponse,
+    Command, GetState, HostFrame, HostToolDefinition, HostToolUpdate, HostUriResult,
+    HostUriSchemeDefinition, Prompt, SetHostTools, SetHostUriSchemes, ToolResult, UiResponse,
 };
 use history::Walk;
 
@@ -584,7 +583,7 @@ impl Client {
     /// written in v1 (FRAME-05). A probe answer over the v1 limit comes back as the
     /// transport-limit failure (FRAME-12), which settles it the same way.
     fn probe(&mut self) {
-        let mut line = commands::get_state().to_vec_with_id(Some(&PROBE.wire()));
+        let mut line = Command::from(GetState::default()).to_vec_with_id(Some(&PROBE.wire()));
         line.push(b'\n');
         self.actions.push_back(Action::Write { bytes: line });
         self.pending.insert(

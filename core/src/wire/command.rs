@@ -7,17 +7,20 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::codec::{wire_enum, wire_struct};
+use super::event::CompactionResult;
 use super::host::{HostToolDefinition, HostUriSchemeDefinition};
 use super::message::ContentBlock;
-use super::response::ResponseData;
+use super::response::{
+    BashData, BranchData, BranchMessagesData, CancelledData, CommandsData, CycleModelData,
+    EntriesData, FastModeData, HandoffData, LastAssistantTextData, LevelData, LoginData,
+    LoginProvidersData, MessagesData, MessagesPageData, ModelInfo, ModelsData, PathData,
+    PromptData, ProtocolVersionData, ResponseData, SessionState, SessionStatsData,
+    SubagentMessagesData, SubagentsData, TodosData,
+};
+use crate::output::{ReadParams, ReadResult};
 
 wire_struct! {
-    /// A command without arguments.
-    pub struct NoArgs {}
-}
-
-wire_struct! {
-    /// `negotiate_protocol {protocolVersion}` (FRAME-04).
+    /// `negotiate_protocol {protocolVersion}`: switch to protocol v2 (FRAME-04).
     pub struct NegotiateProtocol {
         /// The version asked for (2).
         req protocol_version: u64 = "protocolVersion",
@@ -36,7 +39,8 @@ pub enum StreamingBehavior {
 }
 
 wire_struct! {
-    /// `prompt {message, images?, streamingBehavior?}`.
+    /// `prompt {message, images?, streamingBehavior?}`: acknowledged at once, the turn
+    /// streams as events (CALL-03).
     pub struct Prompt {
         /// What the user typed, sent to the model as the user message.
         req message: String = "message",
@@ -47,38 +51,93 @@ wire_struct! {
     }
 }
 
-wire_struct! {
-    /// `steer`, `follow_up`, `abort_and_prompt {message, images?}`.
-    pub struct MessageArgs {
-        /// The user's text, delivered as the command says (steered in, queued, or after an
-        /// abort).
-        req message: String = "message",
-        /// Attached images (`ContentBlock::Image` blocks, `{type:"image", data, mimeType}`).
-        opt images: Vec<ContentBlock> = "images",
+/// The user's message, for the commands that carry one.
+macro_rules! message_commands {
+    ($($(#[$meta:meta])* $name:ident,)*) => {$(
+        wire_struct! {
+            $(#[$meta])*
+            pub struct $name {
+                /// The user's text.
+                req message: String = "message",
+                /// Attached images (`ContentBlock::Image` blocks,
+                /// `{type:"image", data, mimeType}`).
+                opt images: Vec<ContentBlock> = "images",
+            }
+        }
+
+        impl $name {
+            /// The command with `message` and no images.
+            pub fn new(message: &str) -> Self {
+                $name { message: message.to_owned(), ..$name::default() }
+            }
+        }
+    )*};
+}
+
+message_commands! {
+    /// `steer {message, images?}`: delivered into the current run, after its tool calls.
+    Steer,
+    /// `follow_up {message, images?}`: queued for when the current run ends.
+    FollowUp,
+    /// `abort_and_prompt {message, images?}`: aborts the current run, then prompts.
+    AbortAndPrompt,
+}
+
+impl Prompt {
+    /// The prompt `message`, with no images and no streaming behaviour.
+    pub fn new(message: &str) -> Self {
+        Prompt {
+            message: message.to_owned(),
+            ..Prompt::default()
+        }
     }
 }
 
 wire_struct! {
-    /// `new_session {parentSession?}`.
+    /// `new_session {parentSession?}`: starts a new session.
     pub struct NewSession {
         /// The session file the new session records as its parent.
         opt parent_session: String = "parentSession",
     }
 }
 
-wire_struct! {
-    /// `{enabled}` (`set_fast_mode`, `set_auto_compaction`, `set_auto_retry`).
-    pub struct Enabled {
-        /// On or off.
-        req enabled: bool = "enabled",
-    }
+/// The commands whose one member is `enabled`.
+macro_rules! switch_commands {
+    ($($(#[$meta:meta])* $name:ident,)*) => {$(
+        wire_struct! {
+            $(#[$meta])*
+            pub struct $name {
+                /// On or off.
+                req enabled: bool = "enabled",
+            }
+        }
+    )*};
+}
+
+switch_commands! {
+    /// `set_fast_mode {enabled}`: fast mode on or off.
+    SetFastMode,
+    /// `set_auto_compaction {enabled}`: automatic compaction on or off.
+    SetAutoCompaction,
+    /// `set_auto_retry {enabled}`: automatic retry on or off.
+    SetAutoRetry,
 }
 
 wire_struct! {
-    /// `set_todos {phases}`.
+    /// `set_todos {phases}`: replaces the todo list.
     pub struct SetTodos {
-        /// Todo phases, as given.
+        /// Todo phases, in the agent's own shape.
         req phases: Vec<Value> = "phases",
+    }
+}
+
+impl SetTodos {
+    /// The command replacing the list with `phases`.
+    pub fn new(phases: Vec<Value>) -> Self {
+        SetTodos {
+            phases,
+            ..SetTodos::default()
+        }
     }
 }
 
@@ -99,16 +158,24 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `{level}` (`set_subagent_subscription`: `off`, `progress`, `events`;
-    /// `set_thinking_level`).
-    pub struct Level {
-        /// One of the values above, as the agent spells it.
+    /// `set_subagent_subscription {level}`: which subagent frames the agent sends.
+    pub struct SetSubagentSubscription {
+        /// `off`, `progress` or `events`.
         req level: String = "level",
     }
 }
 
 wire_struct! {
-    /// `get_subagent_messages {subagentId?, sessionFile?, fromByte?}`.
+    /// `set_thinking_level {level}`.
+    pub struct SetThinkingLevel {
+        /// The level, as the agent spells it (`off`, `low`, `high`, …).
+        req level: String = "level",
+    }
+}
+
+wire_struct! {
+    /// `get_subagent_messages {subagentId?, sessionFile?, fromByte?}`: a subagent's
+    /// transcript.
     pub struct GetSubagentMessages {
         /// The subagent, as `get_subagents` names it; or give its `sessionFile`.
         opt subagent_id: String = "subagentId",
@@ -120,7 +187,7 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `set_model {provider, modelId}`.
+    /// `set_model {provider, modelId}`: chooses the model.
     pub struct SetModel {
         /// The provider's id, as `get_available_models` gives it (`anthropic`, `openai`, …).
         req provider: String = "provider",
@@ -129,33 +196,69 @@ wire_struct! {
     }
 }
 
-wire_struct! {
-    /// `{mode}` (`set_steering_mode`, `set_follow_up_mode`: `all`, `one-at-a-time`;
-    /// `set_interrupt_mode`: `immediate`, `wait`).
-    pub struct Mode {
-        /// One of the values above, as the agent spells it.
-        req mode: String = "mode",
-    }
+/// The commands whose one member is a queue's `mode`.
+macro_rules! mode_commands {
+    ($($(#[$meta:meta])* $name:ident,)*) => {$(
+        wire_struct! {
+            $(#[$meta])*
+            pub struct $name {
+                /// The mode, as the agent spells it.
+                req mode: String = "mode",
+            }
+        }
+    )*};
+}
+
+mode_commands! {
+    /// `set_steering_mode {mode}`: `all` or `one-at-a-time`.
+    SetSteeringMode,
+    /// `set_follow_up_mode {mode}`: `all` or `one-at-a-time`.
+    SetFollowUpMode,
+    /// `set_interrupt_mode {mode}` (oh-my-pi): `immediate` or `wait`.
+    SetInterruptMode,
+}
+
+/// The commands that summarise the session, with optional instructions.
+macro_rules! summary_commands {
+    ($($(#[$meta:meta])* $name:ident,)*) => {$(
+        wire_struct! {
+            $(#[$meta])*
+            pub struct $name {
+                /// Instructions for the summary.
+                opt custom_instructions: String = "customInstructions",
+            }
+        }
+    )*};
+}
+
+summary_commands! {
+    /// `compact {customInstructions?}`: compacts the context.
+    Compact,
+    /// `handoff {customInstructions?}` (oh-my-pi): hands off to a new session.
+    Handoff,
 }
 
 wire_struct! {
-    /// `{customInstructions?}` (`compact`, `handoff`).
-    pub struct CustomInstructions {
-        /// Instructions for the summary.
-        opt custom_instructions: String = "customInstructions",
-    }
-}
-
-wire_struct! {
-    /// `bash {command}`.
+    /// `bash {command}`: runs a shell command in the session's working directory,
+    /// concurrently with other commands.
     pub struct Bash {
-        /// A shell command line, run in the session's working directory.
+        /// A shell command line.
         req command: String = "command",
     }
 }
 
+impl Bash {
+    /// The command running `command`.
+    pub fn new(command: &str) -> Self {
+        Bash {
+            command: command.to_owned(),
+            ..Bash::default()
+        }
+    }
+}
+
 wire_struct! {
-    /// `export_html {outputPath?}`.
+    /// `export_html {outputPath?}`: exports the session as HTML.
     pub struct ExportHtml {
         /// Where to write.
         opt output_path: String = "outputPath",
@@ -163,23 +266,35 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `switch_session {sessionPath}`.
+    /// `switch_session {sessionPath}`: switches to another session file.
     pub struct SwitchSession {
         /// Session file.
         req session_path: String = "sessionPath",
     }
 }
 
-wire_struct! {
-    /// `branch` / `fork {entryId}`.
-    pub struct EntryId {
-        /// The entry to branch from.
-        req entry_id: String = "entryId",
-    }
+/// The commands that start from an entry of the session.
+macro_rules! entry_commands {
+    ($($(#[$meta:meta])* $name:ident,)*) => {$(
+        wire_struct! {
+            $(#[$meta])*
+            pub struct $name {
+                /// The entry to start from.
+                req entry_id: String = "entryId",
+            }
+        }
+    )*};
+}
+
+entry_commands! {
+    /// `branch {entryId}` (oh-my-pi): branches from an entry.
+    Branch,
+    /// `fork {entryId}` (pi 0.73): forks from an entry.
+    Fork,
 }
 
 wire_struct! {
-    /// `get_entries {since?}` (pi 1.6).
+    /// `get_entries {since?}` (pi 1.6): the session's entries and leaf.
     pub struct GetEntries {
         /// Only the entries after this one (an unknown id fails: "Entry not found: ID").
         opt since: String = "since",
@@ -187,7 +302,7 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `set_session_name {name}`.
+    /// `set_session_name {name}`: names the session.
     pub struct SetSessionName {
         /// The session's display name (`get_state`'s `sessionName` afterwards).
         req name: String = "name",
@@ -195,7 +310,8 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `get_messages_page {cursor?, limit?}` (PAGE-01).
+    /// `get_messages_page {cursor?, limit?}`: one page of history (PAGE-01..06); never
+    /// falls back (PAGE-07).
     pub struct GetMessagesPage {
         /// The previous page's `nextCursor`.
         opt cursor: String = "cursor",
@@ -204,11 +320,21 @@ wire_struct! {
     }
 }
 
+impl GetMessagesPage {
+    /// The page after `cursor` (the first without one), at most `limit` messages.
+    pub fn new(cursor: Option<&str>, limit: Option<u32>) -> Self {
+        GetMessagesPage {
+            cursor: cursor.map(str::to_owned),
+            limit: limit.map(u64::from),
+            ..GetMessagesPage::default()
+        }
+    }
+}
+
 wire_struct! {
     /// `read_output {sessionId, itemId, outputRef, offsetBytes, lengthBytes?}`: a page of a
     /// stored output (OUT-10, ours; the agent checks the params with
-    /// [`ReadParams`](crate::output::ReadParams), OUT-03). Sent only to an agent whose ready
-    /// frame offers it.
+    /// [`ReadParams`], OUT-03). Sent only to an agent whose ready frame offers it.
     pub struct ReadOutput {
         /// The session the output belongs to.
         req session_id: String = "sessionId",
@@ -223,20 +349,82 @@ wire_struct! {
     }
 }
 
+impl From<&ReadParams> for ReadOutput {
+    fn from(params: &ReadParams) -> Self {
+        ReadOutput {
+            session_id: params.session_id.clone(),
+            item_id: params.item_id.clone(),
+            output_ref: params.output_ref.as_str().to_owned(),
+            offset_bytes: params.offset_bytes,
+            length_bytes: Some(params.length_bytes),
+            ..ReadOutput::default()
+        }
+    }
+}
+
 wire_struct! {
-    /// `login {providerId}`.
+    /// `login {providerId}`: logs in to a provider.
     pub struct Login {
         /// The id of the provider to log in to, as `get_login_providers` lists it.
         req provider_id: String = "providerId",
     }
 }
 
-/// The command table: each row is a command's `type`, its [`Command`] variant and params, the
-/// type its answer is read as and, where its `data` is typed, the [`ResponseData`] variant that
-/// data reads into. Adding a command is one row here plus its answer type (for a new one, a
-/// `wire_struct!` in `response.rs` and its `ResponseData` variant).
+/// The commands without members.
+macro_rules! bare_commands {
+    ($($(#[$meta:meta])* $name:ident,)*) => {$(
+        wire_struct! {
+            $(#[$meta])*
+            pub struct $name {}
+        }
+    )*};
+}
+
+bare_commands! {
+    /// `abort`: stops the current run.
+    Abort,
+    /// `get_state`: the session's state.
+    GetState,
+    /// `get_available_commands` (oh-my-pi): the slash commands.
+    GetAvailableCommands,
+    /// `get_subagents`: the subagents.
+    GetSubagents,
+    /// `cycle_model`: the next model.
+    CycleModel,
+    /// `get_available_models`: the models the agent offers (ACP-24).
+    GetAvailableModels,
+    /// `cycle_thinking_level`: the next thinking level.
+    CycleThinkingLevel,
+    /// `abort_retry`: stops a pending retry.
+    AbortRetry,
+    /// `abort_bash`: stops a running `bash` (CALL-05).
+    AbortBash,
+    /// `get_session_stats`: the session's message counts and token totals (ACP-02).
+    GetSessionStats,
+    /// `get_branch_messages` (oh-my-pi): the entries one can branch from.
+    GetBranchMessages,
+    /// `get_last_assistant_text`: the last assistant text.
+    GetLastAssistantText,
+    /// `get_messages`: the whole history in one response.
+    GetMessages,
+    /// `get_login_providers`: the providers one can log in to.
+    GetLoginProviders,
+    /// `get_commands` (pi 0.73): the slash commands.
+    GetCommands,
+    /// `clone` (pi 0.73): clones the session (the variant is [`Command::Clone`]; the type's
+    /// name keeps clear of the `Clone` trait).
+    CloneSession,
+    /// `get_fork_messages` (pi 0.73): the entries one can fork from.
+    GetForkMessages,
+}
+
+/// The command table: each row is a command's `type`, its [`Command`] variant and its type
+/// (the command's members; one type per command), the type its answer is read as and, where
+/// its `data` is typed, the [`ResponseData`] variant that data reads into. Adding a command
+/// is its type above, one row here, and its answer type (for a new one, a `wire_struct!` in
+/// `response.rs` and its `ResponseData` variant).
 ///
-/// A row is `"type" => Variant(Params) -> Answer`, then `as Data` (or `as Data(how)`) when a
+/// A row is `"type" => Variant(Type) -> Answer`, then `as Data` (or `as Data(how)`) when a
 /// successful response's `data` reads into `ResponseData::Data`; without `as`, its data stays
 /// [`ResponseData::Other`] and its answer is `ResponseData`. `how` is:
 ///
@@ -250,10 +438,12 @@ wire_struct! {
 ///   takes an acknowledgement without data, CALL-03; `set_host_tools`' answer is the whole
 ///   `ResponseData`).
 ///
-/// The table writes the [`Command`] union, the typed commands of [`request`] (the variant's
-/// params under the variant's name, with its answer), how a response's `data` is read per
-/// command (`response.rs`'s `DataSeed`) and the answers' `FromAnswer`; the compiler checks
-/// that every `ResponseData` variant but `Other` is some row's.
+/// The table writes the [`Command`] union; each type's `TYPE`, its `From` into `Command` and
+/// its [`TypedCommand`](crate::client::TypedCommand) (the drivers' generic `call` takes it:
+/// `call(GetState::default())` gives a [`SessionState`](crate::wire::SessionState)); how a
+/// response's `data` is read per command (`response.rs`'s `DataSeed`) and the answers'
+/// `FromAnswer`. The compiler checks that every `ResponseData` variant but `Other` is some
+/// row's.
 macro_rules! command_table {
     // How a successful response's `data` reads into a row's variant.
     (@read $d:ident, $data:ident (boxed)) => {
@@ -346,83 +536,68 @@ macro_rules! command_table {
             }
         };
 
-        /// One type per command, for the drivers' generic `call` (its answer typed, as
-        /// lsp-types' requests are): `call(request::GetState::default())` gives a
-        /// [`SessionState`](crate::wire::SessionState). Each holds the command's params and
-        /// is a [`TypedCommand`](crate::client::TypedCommand).
-        pub mod request {
-            #[allow(unused_imports)]
-            use super::super::*;
-            #[cfg(test)]
-            use crate::client::{Answered, CallError, FromAnswer};
-            use crate::client::TypedCommand;
-            use crate::output::ReadResult;
-
-            $(
-                $(#[$vmeta])*
-                #[doc = ""]
-                #[doc = concat!("`", $wire, "`, answered as `", stringify!($answer), "`.")]
-                $(
-                    #[doc = concat!(
-                        "Its `data` reads into [`ResponseData::", stringify!($data), "`]."
-                    )]
-                )?
-                #[derive(Debug, Clone, PartialEq, Default)]
-                pub struct $variant(pub super::$ty);
-
-                impl $variant {
-                    /// The command's `type`.
-                    pub const TYPE: &'static str = $wire;
-                }
-
-                impl TypedCommand for $variant {
-                    type Answer = $answer;
-
-                    fn into_command(self) -> super::$name {
-                        super::$name::$variant(self.0)
-                    }
-                }
-
-                $( command_table!(@answer $answer, $data $(($how))?); )?
-            )*
-
-            /// Every command's `type`, in the table's order.
-            #[cfg(test)]
-            pub(crate) const TYPES: &[&str] = &[$($wire),*];
-
-            /// Every command, its params left default, made by its typed command, with its
-            /// `type`, in the table's order (for the table's tests).
-            #[cfg(test)]
-            pub(crate) fn every_command() -> Vec<(&'static str, super::$name)> {
-                vec![$(($wire, TypedCommand::into_command($variant::default()))),*]
-            }
-
-            /// A row of the table as its answer is read (see [`every_answer`]).
-            #[cfg(test)]
-            #[derive(Debug, Clone, Copy)]
-            pub(crate) struct AnswerRow {
+        $(
+            impl $ty {
                 /// The command's `type`.
-                pub type_name: &'static str,
-                /// The name of the [`ResponseData`] variant a successful response's `data`
-                /// reads into (`None`: [`ResponseData::Other`]).
-                pub data: Option<&'static str>,
-                /// Reads an answer as the command's answer type (its
-                /// [`TypedCommand::Answer`]'s [`FromAnswer`]), the answer dropped.
-                pub read_answer: fn(Answered) -> Result<(), CallError>,
+                pub const TYPE: &'static str = $wire;
             }
 
-            /// Every command's [`AnswerRow`], in the table's order (for the table's tests).
-            #[cfg(test)]
-            pub(crate) fn every_answer() -> Vec<AnswerRow> {
-                fn read_answer<C: TypedCommand>(answered: Answered) -> Result<(), CallError> {
-                    C::Answer::from_answer(answered).map(drop)
+            impl From<$ty> for $name {
+                fn from(params: $ty) -> Self {
+                    $name::$variant(params)
                 }
-                vec![$(AnswerRow {
-                    type_name: $wire,
-                    data: command_table!(@name $($data)?),
-                    read_answer: read_answer::<$variant>,
-                }),*]
             }
+
+            impl $crate::client::TypedCommand for $ty {
+                type Answer = $answer;
+
+                fn into_command(self) -> $name {
+                    $name::$variant(self)
+                }
+            }
+
+            $( command_table!(@answer $answer, $data $(($how))?); )?
+        )*
+
+        /// Every command's `type`, in the table's order.
+        #[cfg(test)]
+        pub(crate) const TYPES: &[&str] = &[$($wire),*];
+
+        /// Every command, its params left default, made by its typed command, with its
+        /// `type`, in the table's order (for the table's tests).
+        #[cfg(test)]
+        pub(crate) fn every_command() -> Vec<(&'static str, $name)> {
+            use $crate::client::TypedCommand;
+            vec![$(($wire, $ty::default().into_command())),*]
+        }
+
+        /// A row of the table as its answer is read (see [`every_answer`]).
+        #[cfg(test)]
+        #[derive(Debug, Clone, Copy)]
+        pub(crate) struct AnswerRow {
+            /// The command's `type`.
+            pub type_name: &'static str,
+            /// The name of the [`ResponseData`] variant a successful response's `data`
+            /// reads into (`None`: [`ResponseData::Other`]).
+            pub data: Option<&'static str>,
+            /// Reads an answer as the command's answer type (its
+            /// [`TypedCommand::Answer`](crate::client::TypedCommand::Answer)'s
+            /// [`FromAnswer`](crate::client::FromAnswer)), the answer dropped.
+            pub read_answer: fn($crate::client::Answered) -> Result<(), $crate::client::CallError>,
+        }
+
+        /// Every command's [`AnswerRow`], in the table's order (for the table's tests).
+        #[cfg(test)]
+        pub(crate) fn every_answer() -> Vec<AnswerRow> {
+            use $crate::client::{Answered, CallError, FromAnswer, TypedCommand};
+            fn read_answer<C: TypedCommand>(answered: Answered) -> Result<(), CallError> {
+                C::Answer::from_answer(answered).map(drop)
+            }
+            vec![$(AnswerRow {
+                type_name: $wire,
+                data: command_table!(@name $($data)?),
+                read_answer: read_answer::<$ty>,
+            }),*]
         }
     };
 }
@@ -435,21 +610,21 @@ command_table! {
         /// Send a prompt.
         "prompt" => Prompt(Prompt) -> PromptData as Prompt(by_hand),
         /// Steer the running agent.
-        "steer" => Steer(MessageArgs) -> ResponseData,
+        "steer" => Steer(Steer) -> ResponseData,
         /// Queue a follow-up.
-        "follow_up" => FollowUp(MessageArgs) -> ResponseData,
+        "follow_up" => FollowUp(FollowUp) -> ResponseData,
         /// Abort the run.
-        "abort" => Abort(NoArgs) -> ResponseData,
+        "abort" => Abort(Abort) -> ResponseData,
         /// Abort, then prompt.
-        "abort_and_prompt" => AbortAndPrompt(MessageArgs) -> ResponseData,
+        "abort_and_prompt" => AbortAndPrompt(AbortAndPrompt) -> ResponseData,
         /// Start a new session.
         "new_session" => NewSession(NewSession) -> CancelledData as Cancelled,
         /// Read the session state.
-        "get_state" => GetState(NoArgs) -> SessionState as State(boxed),
+        "get_state" => GetState(GetState) -> SessionState as State(boxed),
         /// Fast mode on or off.
-        "set_fast_mode" => SetFastMode(Enabled) -> FastModeData as FastMode,
+        "set_fast_mode" => SetFastMode(SetFastMode) -> FastModeData as FastMode,
         /// List slash commands (oh-my-pi).
-        "get_available_commands" => GetAvailableCommands(NoArgs) -> CommandsData as Commands,
+        "get_available_commands" => GetAvailableCommands(GetAvailableCommands) -> CommandsData as Commands,
         /// Replace the todos.
         "set_todos" => SetTodos(SetTodos) -> TodosData as Todos,
         /// Replace the host tools (HOST-01).
@@ -457,71 +632,71 @@ command_table! {
         /// Replace the host URI schemes (HOST-04).
         "set_host_uri_schemes" => SetHostUriSchemes(SetHostUriSchemes) -> ResponseData as HostUriSchemes(by_hand),
         /// Subagent frames level.
-        "set_subagent_subscription" => SetSubagentSubscription(Level) -> LevelData as Level,
+        "set_subagent_subscription" => SetSubagentSubscription(SetSubagentSubscription) -> LevelData as Level,
         /// List subagents.
-        "get_subagents" => GetSubagents(NoArgs) -> SubagentsData as Subagents,
+        "get_subagents" => GetSubagents(GetSubagents) -> SubagentsData as Subagents,
         /// Read a subagent's transcript.
         "get_subagent_messages" => GetSubagentMessages(GetSubagentMessages) -> SubagentMessagesData as SubagentMessages,
         /// Choose the model.
         "set_model" => SetModel(SetModel) -> ModelInfo as Model,
         /// Next model.
-        "cycle_model" => CycleModel(NoArgs) -> Option<CycleModelData> as CycleModel(nullable),
+        "cycle_model" => CycleModel(CycleModel) -> Option<CycleModelData> as CycleModel(nullable),
         /// List models.
-        "get_available_models" => GetAvailableModels(NoArgs) -> ModelsData as Models,
+        "get_available_models" => GetAvailableModels(GetAvailableModels) -> ModelsData as Models,
         /// Set the thinking level.
-        "set_thinking_level" => SetThinkingLevel(Level) -> ResponseData,
+        "set_thinking_level" => SetThinkingLevel(SetThinkingLevel) -> ResponseData,
         /// Next thinking level.
-        "cycle_thinking_level" => CycleThinkingLevel(NoArgs) -> Option<LevelData> as CycleThinkingLevel(nullable),
+        "cycle_thinking_level" => CycleThinkingLevel(CycleThinkingLevel) -> Option<LevelData> as CycleThinkingLevel(nullable),
         /// Steering queue mode.
-        "set_steering_mode" => SetSteeringMode(Mode) -> ResponseData,
+        "set_steering_mode" => SetSteeringMode(SetSteeringMode) -> ResponseData,
         /// Follow-up queue mode.
-        "set_follow_up_mode" => SetFollowUpMode(Mode) -> ResponseData,
+        "set_follow_up_mode" => SetFollowUpMode(SetFollowUpMode) -> ResponseData,
         /// Interrupt mode (oh-my-pi).
-        "set_interrupt_mode" => SetInterruptMode(Mode) -> ResponseData,
+        "set_interrupt_mode" => SetInterruptMode(SetInterruptMode) -> ResponseData,
         /// Compact the context.
-        "compact" => Compact(CustomInstructions) -> CompactionResult as Compaction,
+        "compact" => Compact(Compact) -> CompactionResult as Compaction,
         /// Automatic compaction on or off.
-        "set_auto_compaction" => SetAutoCompaction(Enabled) -> ResponseData,
+        "set_auto_compaction" => SetAutoCompaction(SetAutoCompaction) -> ResponseData,
         /// Automatic retry on or off.
-        "set_auto_retry" => SetAutoRetry(Enabled) -> ResponseData,
+        "set_auto_retry" => SetAutoRetry(SetAutoRetry) -> ResponseData,
         /// Stop a pending retry.
-        "abort_retry" => AbortRetry(NoArgs) -> ResponseData,
+        "abort_retry" => AbortRetry(AbortRetry) -> ResponseData,
         /// Run a shell command (runs concurrently with other commands).
         "bash" => Bash(Bash) -> BashData as Bash,
         /// Abort the shell command (CALL-05).
-        "abort_bash" => AbortBash(NoArgs) -> ResponseData,
+        "abort_bash" => AbortBash(AbortBash) -> ResponseData,
         /// Session statistics.
-        "get_session_stats" => GetSessionStats(NoArgs) -> SessionStatsData as SessionStats(boxed),
+        "get_session_stats" => GetSessionStats(GetSessionStats) -> SessionStatsData as SessionStats(boxed),
         /// Export the session as HTML.
         "export_html" => ExportHtml(ExportHtml) -> PathData as Path,
         /// Switch to another session file.
         "switch_session" => SwitchSession(SwitchSession) -> CancelledData as Cancelled(shared),
         /// Branch from an entry (oh-my-pi).
-        "branch" => Branch(EntryId) -> BranchData as Branch,
+        "branch" => Branch(Branch) -> BranchData as Branch,
         /// Entries one can branch from (oh-my-pi).
-        "get_branch_messages" => GetBranchMessages(NoArgs) -> BranchMessagesData as BranchMessages,
+        "get_branch_messages" => GetBranchMessages(GetBranchMessages) -> BranchMessagesData as BranchMessages,
         /// The last assistant text.
-        "get_last_assistant_text" => GetLastAssistantText(NoArgs) -> LastAssistantTextData as LastAssistantText,
+        "get_last_assistant_text" => GetLastAssistantText(GetLastAssistantText) -> LastAssistantTextData as LastAssistantText,
         /// Name the session.
         "set_session_name" => SetSessionName(SetSessionName) -> ResponseData,
         /// Hand off to a new session (oh-my-pi).
-        "handoff" => Handoff(CustomInstructions) -> Option<HandoffData> as Handoff(nullable),
+        "handoff" => Handoff(Handoff) -> Option<HandoffData> as Handoff(nullable),
         /// The whole history in one response.
-        "get_messages" => GetMessages(NoArgs) -> MessagesData as Messages,
+        "get_messages" => GetMessages(GetMessages) -> MessagesData as Messages,
         /// One page of history (PAGE-01).
         "get_messages_page" => GetMessagesPage(GetMessagesPage) -> MessagesPageData as MessagesPage,
         /// Login providers.
-        "get_login_providers" => GetLoginProviders(NoArgs) -> LoginProvidersData as LoginProviders,
+        "get_login_providers" => GetLoginProviders(GetLoginProviders) -> LoginProvidersData as LoginProviders,
         /// Log in.
         "login" => Login(Login) -> LoginData as Login,
         /// List slash commands (pi 0.73).
-        "get_commands" => GetCommands(NoArgs) -> CommandsData as Commands(shared),
+        "get_commands" => GetCommands(GetCommands) -> CommandsData as Commands(shared),
         /// Fork from an entry (pi 0.73).
-        "fork" => Fork(EntryId) -> BranchData as Branch(shared),
+        "fork" => Fork(Fork) -> BranchData as Branch(shared),
         /// Clone the session (pi 0.73).
-        "clone" => Clone(NoArgs) -> CancelledData as Cancelled(shared),
+        "clone" => Clone(CloneSession) -> CancelledData as Cancelled(shared),
         /// Entries one can fork from (pi 0.73).
-        "get_fork_messages" => GetForkMessages(NoArgs) -> BranchMessagesData as BranchMessages(shared),
+        "get_fork_messages" => GetForkMessages(GetForkMessages) -> BranchMessagesData as BranchMessages(shared),
         /// The session's entries and leaf (pi 1.6).
         "get_entries" => GetEntries(GetEntries) -> EntriesData as Entries,
         /// Read a page of a stored output (OUT-10, ours: musewire's extension).

@@ -52,6 +52,8 @@
 
 pub(crate) mod codec;
 mod command;
+#[cfg(test)]
+mod command_table_tests;
 mod event;
 mod frame;
 #[cfg(feature = "fuzzing")]
@@ -60,8 +62,6 @@ mod host;
 mod lazy;
 mod message;
 pub(crate) mod reader;
-#[cfg(test)]
-mod request_table_tests;
 mod response;
 mod session;
 pub(crate) mod surrogate;

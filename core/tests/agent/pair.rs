@@ -13,8 +13,8 @@ use musewire_core::agent::{
     HostUriOperation, PageSource,
 };
 use musewire_core::client::{
-    commands, Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent,
-    HistorySource, Input, RequestId,
+    Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent, HistorySource, Input,
+    RequestId,
 };
 use musewire_core::frame::ProtocolVersion;
 use musewire_core::output::StoredOutput;
@@ -22,8 +22,8 @@ use musewire_core::spill::{
     Outcome, SaveFailure, Saved, SpillId, SpillOwner, SpillPolicy, SpillRef, SpillWrite,
 };
 use musewire_core::wire::{
-    BashData, Command, HostToolCall, HostUriRequest, HostUriResult, ResponseData, SelectRequest,
-    UiRequest, UiResponse,
+    Bash, BashData, Command, GetState, HostToolCall, HostUriRequest, HostUriResult, ResponseData,
+    SelectRequest, UiRequest, UiResponse,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -303,8 +303,10 @@ fn frame_04_05_11_pair_negotiates_v2_and_a_large_response_arrives_chunked() {
     );
     assert!(pair.chunk_lines >= 12, "sent as rpc_chunk lines");
     // CALL-01 across the pair: a bash answered after a later command.
-    let bash = pair.request(Call::Send(commands::bash("true"))).unwrap();
-    let state = pair.request(Call::Send(commands::get_state())).unwrap();
+    let bash = pair.request(Call::Send(Bash::new("true").into())).unwrap();
+    let state = pair
+        .request(Call::Send(GetState::default().into()))
+        .unwrap();
     pair.drive();
     assert!(pair.response(state).is_ok());
     let held = pair.held_bash.pop().unwrap();
@@ -735,7 +737,9 @@ fn spill_03_05_pair_host_tool_results_over_the_cap_are_spilled_by_the_client() {
     ));
     pair.take_agent_events();
     pair.state = json!({"sessionId": "agent-session"});
-    let state = pair.request(Call::Send(commands::get_state())).unwrap();
+    let state = pair
+        .request(Call::Send(GetState::default().into()))
+        .unwrap();
     pair.drive();
     assert!(pair.response(state).is_ok());
     let call = call_host(&mut pair, "tc-6");

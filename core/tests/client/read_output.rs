@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use client_common::*;
 use musewire_core::client::{
-    commands, Action, Answered, Call, CallError, CallResult, ClientConfig, ClientError,
-    ClientEvent, FetchError, FetchProgress, FromAnswer, Input, OutputFetch,
+    Action, Answered, Call, CallError, CallResult, ClientConfig, ClientError, ClientEvent,
+    FetchError, FetchProgress, FromAnswer, Input, OutputFetch,
 };
 use musewire_core::output::{
     read_result, Availability, Encoding, OutputCatalog, OutputError, OutputErrorCode, OutputRef,
@@ -617,11 +617,11 @@ fn out_07_fetch_of_an_expired_or_unavailable_output_asks_nothing() {
 }
 
 #[test]
-fn out_10_commands_read_output_builds_the_checked_params() {
+fn out_10_read_output_is_built_from_the_checked_params() {
     let params = ReadParams::from_value(&json!({"sessionId": "s-1", "itemId": "call-1",
         "outputRef": "out-0a1b2c3d4e5f6071", "offsetBytes": 3}))
     .unwrap();
-    let command = commands::read_output(&params);
+    let command = Command::from(ReadOutput::from(&params));
     assert_eq!(command, read_command(3, Some(65_536)));
     let value: Value = command.to_value_with_id(None);
     assert_eq!(ReadParams::from_value(&value).unwrap(), params);

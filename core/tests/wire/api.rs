@@ -364,17 +364,17 @@ fn host06_extension_ui_requests_and_responses() {
 #[test]
 fn pi_v1_only_differences() {
     for (command, name) in [
-        (Command::GetCommands(NoArgs::default()), "get_commands"),
+        (Command::GetCommands(GetCommands::default()), "get_commands"),
         (
-            Command::Fork(EntryId {
+            Command::Fork(Fork {
                 entry_id: "e".into(),
                 ..Default::default()
             }),
             "fork",
         ),
-        (Command::Clone(NoArgs::default()), "clone"),
+        (Command::Clone(CloneSession::default()), "clone"),
         (
-            Command::GetForkMessages(NoArgs::default()),
+            Command::GetForkMessages(GetForkMessages::default()),
             "get_fork_messages",
         ),
     ] {

@@ -1,5 +1,5 @@
 //! One typed call per command (CALL-01) on both drivers' handles, against the bundled agent:
-//! `call` takes a `wire::request` type and gives its typed answer, or a `Command` and gives
+//! `call` takes a command's type (`wire::GetState`, one per command) and gives its typed answer, or a `Command` and gives
 //! its `data`; an answer of another shape would be `CallError::Unexpected`. And the host kit's
 //! handle traits (`BlockingHandle`, `AsyncHandle`), which both handles implement: one caller
 //! written over them drives either driver.
@@ -7,7 +7,9 @@
 use std::time::Duration;
 
 use musewire_core::client::{Call, ClientEvent, FromAnswer};
-use musewire_core::wire::{request, Command, ResponseData, SessionState, SessionStatsData};
+use musewire_core::wire::{
+    Command, GetSessionStats, GetState, ResponseData, SessionState, SessionStatsData, SetTodos,
+};
 use musewire_host::{AsyncHandle, BlockingHandle};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -21,20 +23,16 @@ fn bundled_agent() -> std::process::Command {
 #[test]
 fn call_01_the_blocking_handles_call_is_typed_by_its_command() {
     let agent = musewire_mio::AgentProcess::spawn(bundled_agent(), Default::default()).unwrap();
-    let state: SessionState = agent.call(request::GetState::default(), WAIT).unwrap();
+    let state: SessionState = agent.call(GetState::default(), WAIT).unwrap();
     assert!(state.session_id.as_deref().is_some_and(|id| !id.is_empty()));
-    let stats: SessionStatsData = agent
-        .call(request::GetSessionStats::default(), WAIT)
-        .unwrap();
+    let stats: SessionStatsData = agent.call(GetSessionStats::default(), WAIT).unwrap();
     assert_eq!(stats.session_id, state.session_id);
     let data: ResponseData = agent
         .call(Command::GetState(Default::default()), WAIT)
         .unwrap();
     assert!(matches!(data, ResponseData::State(_)), "{data:?}");
     // Set the todos, read back as typed.
-    let todos = agent
-        .call(request::SetTodos::default(), WAIT)
-        .expect("set_todos");
+    let todos = agent.call(SetTodos::default(), WAIT).expect("set_todos");
     assert!(todos.todo_phases.is_empty(), "{todos:?}");
     agent.shutdown(WAIT).unwrap();
 }
@@ -44,11 +42,8 @@ fn call_01_the_async_handles_call_is_typed_by_its_command() {
     smol::block_on(async {
         let command = bundled_agent();
         let agent = musewire_smol::AgentProcess::spawn(command, Default::default()).unwrap();
-        let state: SessionState = agent.call(request::GetState::default()).await.unwrap();
-        let stats: SessionStatsData = agent
-            .call(request::GetSessionStats::default())
-            .await
-            .unwrap();
+        let state: SessionState = agent.call(GetState::default()).await.unwrap();
+        let stats: SessionStatsData = agent.call(GetSessionStats::default()).await.unwrap();
         assert_eq!(stats.session_id, state.session_id);
         let data = agent
             .call(Command::GetSessionStats(Default::default()))
@@ -62,7 +57,7 @@ fn call_01_the_async_handles_call_is_typed_by_its_command() {
 /// What a driver-agnostic caller does over the blocking handle trait: a typed command, a
 /// request whose answer comes as an event, and the events up to that answer.
 fn state_and_stats_over(agent: &dyn BlockingHandle) -> (SessionState, SessionStatsData) {
-    let state = agent.call(request::GetState::default(), WAIT).unwrap();
+    let state = agent.call(GetState::default(), WAIT).unwrap();
     let sent = agent
         .send_call(Call::Send(Command::GetSessionStats(Default::default())))
         .unwrap();
@@ -84,7 +79,7 @@ fn state_and_stats_over(agent: &dyn BlockingHandle) -> (SessionState, SessionSta
 
 /// The same over the async handle trait.
 async fn state_and_stats_over_async(agent: &impl AsyncHandle) -> (SessionState, SessionStatsData) {
-    let state = agent.call(request::GetState::default()).await.unwrap();
+    let state = agent.call(GetState::default()).await.unwrap();
     let answered = agent
         .answered(Call::Send(Command::GetSessionStats(Default::default())))
         .await

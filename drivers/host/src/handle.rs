@@ -2,7 +2,7 @@
 //! driver's `AgentProcess`) and [`AsyncHandle`] (the smol driver's). Each is the handful of
 //! calls the handle's typed methods ([`driver_methods!`](crate::driver_methods)) are built on,
 //! so that code which drives an agent (a test suite, a tool) is written once for either
-//! driver: a command typed by [`wire::request`](musewire_core::wire::request) goes through
+//! driver: a command's own type ([`GetState`](musewire_core::wire::GetState), …) goes through
 //! `call` (on `dyn BlockingHandle`; [`AsyncHandle::call`]), any other call through `answered`,
 //! `send_call` and `answer`.
 

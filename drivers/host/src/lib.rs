@@ -57,8 +57,8 @@
 //! use std::cell::RefCell;
 //! use std::rc::Rc;
 //! use std::time::{Duration, Instant};
-//! use musewire_core::client::{commands, Call, Client, ClientConfig, ClientEvent, Input};
-//! use musewire_core::wire::ResponseData;
+//! use musewire_core::client::{Call, Client, ClientConfig, ClientEvent, Input};
+//! use musewire_core::wire::{GetState, ResponseData};
 //! use musewire_host::{methods, Driven, Heard, NoFiles, Op, Plumbing, RequestKey};
 //!
 //! /// A driver's I/O, here in memory: what the agent is sent, and what the caller hears.
@@ -86,7 +86,7 @@
 //! driven.reap(now, &mut io)?;
 //! // The application asks for the state and waits for it.
 //! let reply = Reply::default();
-//! let call = Call::Send(commands::get_state());
+//! let call = Call::Send(GetState::default().into());
 //! driven.op(now, Op::Call { call, wait: true, reply: reply.clone() }, &mut io)?;
 //! // The agent says it is ready, then answers.
 //! driven.input(now, Input::stdout(b"{\"type\":\"ready\",\"protocolVersion\":1}\n"), || None, &mut io)?;

@@ -38,38 +38,38 @@ macro_rules! driver_methods {
         send read_history() = $crate::__core::client::Call::ReadHistory;
         /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
         wait prompt(message: &str) -> $crate::__core::wire::PromptData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::prompt(message));
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Prompt::new(message)));
         /// Runs a shell command in the agent (`bash`) and waits for its result.
         wait bash(command: &str) -> $crate::__core::wire::BashData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::bash(command));
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Bash::new(command)));
         /// Delivers a message into the current run (`steer`).
         wait steer(message: &str) -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::steer(message));
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Steer::new(message)));
         /// Queues a message for after the current run (`follow_up`).
         wait follow_up(message: &str) -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::follow_up(message));
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::FollowUp::new(message)));
         /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
         wait set_todos(phases: Vec<serde_json::Value>) -> $crate::__core::wire::TodosData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::set_todos(phases));
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::SetTodos::new(phases)));
         /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
         /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
         wait messages_page(cursor: Option<&str>, limit: Option<u32>)
             -> $crate::__core::wire::MessagesPageData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::messages_page(cursor, limit));
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::GetMessagesPage::new(cursor, limit)));
         /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
         wait abort_bash() -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::abort_bash());
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::AbortBash::default()));
         /// Aborts the agent's current run.
         wait abort() -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::abort());
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Abort::default()));
         /// The agent's state (`get_state`).
         wait get_state() -> $crate::__core::wire::SessionState =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::get_state());
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::GetState::default()));
         /// One page of a stored output (`read_output`, OUT-10): refused
         /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before
         /// the session is ready; a failed read's code is [`CallError::output_code`].
         wait read_output(params: &$crate::__core::output::ReadParams) -> $crate::__core::output::ReadResult =
-            $crate::__core::client::Call::Send($crate::__core::client::commands::read_output(params));
+            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::ReadOutput::from(params)));
         /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
         wait messages() -> Vec<$crate::__core::wire::AgentMessage> = $crate::__core::client::Call::ReadHistory;
         /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
@@ -98,10 +98,9 @@ macro_rules! driver_methods {
         );
     };
     (@call [$($async:tt)*] [$($timeout:ident)?] [$($await:tt)*] [$(#[$wait:meta])*]) => {
-        /// Sends a command and waits for its answer, typed by the command: any of
-        /// [`wire::request`](musewire_core::wire::request)'s types, one per command
-        /// (`call(request::GetState::default())` gives a `SessionState`,
-        /// `call(request::GetSessionStats::default())` a `SessionStatsData`), or a
+        /// Sends a command and waits for its answer, typed by the command: a command's own
+        /// type, one per command (`call(GetState::default())` gives a `SessionState`,
+        /// `call(GetSessionStats::default())` a `SessionStatsData`), or a
         /// [`Command`](musewire_core::wire::Command), whose answer is its response's `data`
         /// as a `ResponseData`. An answer of another shape is [`CallError::Unexpected`].
         $(#[$wait])*

@@ -14,10 +14,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{
-    commands, Call, CallResult, Client, ClientConfig, ClientEvent, Input, Recorder,
-};
+use musewire_core::client::{Call, CallResult, Client, ClientConfig, ClientEvent, Input, Recorder};
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
+use musewire_core::wire::Prompt;
 use musewire_host::{
     Driven, ExitWatch, Flow, Heard, LocalFiles, Op, Plumbing, RequestKey, EXIT_CHECK_WHILE_OPEN,
 };
@@ -89,7 +88,7 @@ impl Plumbing for Pipes {
 /// A prompt call from the caller behind `reply`, waiting for its answer or not.
 fn prompt(text: &str, wait: bool, reply: Reply) -> Op<Reply> {
     Op::Call {
-        call: Call::Send(commands::prompt(text)),
+        call: Call::Send(Prompt::new(text).into()),
         wait,
         reply,
     }

@@ -18,8 +18,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{commands, Call};
-use musewire_core::wire::SessionState;
+use musewire_core::client::Call;
+use musewire_core::wire::{GetState, SessionState};
 use musewire_mio::{AgentProcess, Completions};
 
 /// The bundled agent to run, as the tests run it.
@@ -177,14 +177,14 @@ fn main() {
     });
     case("submit, then wait", 2000, || {
         let mut pending = agent
-            .submit::<SessionState>(Call::Send(commands::get_state()))
+            .submit::<SessionState>(Call::Send(GetState::default().into()))
             .expect("submit");
         std::hint::black_box(pending.wait(TIMEOUT).expect("get_state"));
     });
     let done = Completions::new();
     case("submit_to, completions, try_take", 2000, || {
         let mut pending = agent
-            .submit_to::<SessionState>(Call::Send(commands::get_state()), &done, 1)
+            .submit_to::<SessionState>(Call::Send(GetState::default().into()), &done, 1)
             .expect("submit_to");
         assert_eq!(done.next(TIMEOUT), Some(1));
         std::hint::black_box(pending.try_take().expect("answered").expect("get_state"));

@@ -401,7 +401,7 @@ impl AgentProcess {
     }
 
     /// Makes `call` now and returns at once: its answer, typed as `T` (the type its row of the
-    /// method table gives, say `SessionState` for `commands::get_state()`), is taken later from
+    /// method table gives, say `SessionState` for `GetState`), is taken later from
     /// the [`Pending`] (so one thread can keep calls open on many agents). For calls that make
     /// a request and wait for its answer (the `wait` rows); a call that makes none (an answer
     /// to a host request, say) is taken as [`CallError::Ended`]. Blocks only while the agent's

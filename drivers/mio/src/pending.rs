@@ -92,8 +92,8 @@ impl<T> std::fmt::Debug for Pending<T> {
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use musewire_core::client::{commands, Call};
-/// use musewire_core::wire::SessionState;
+/// use musewire_core::client::Call;
+/// use musewire_core::wire::{GetState, SessionState};
 /// use musewire_mio::{Completions, Reactor};
 /// let reactor = Reactor::new()?;
 /// let agents = (0..20)
@@ -108,7 +108,7 @@ impl<T> std::fmt::Debug for Pending<T> {
 ///     .iter()
 ///     .enumerate()
 ///     .map(|(i, agent)| {
-///         agent.submit_to::<SessionState>(Call::Send(commands::get_state()), &done, i as u64)
+///         agent.submit_to::<SessionState>(Call::Send(GetState::default().into()), &done, i as u64)
 ///     })
 ///     .collect::<Result<Vec<_>, _>>()?;
 /// for _ in 0..agents.len() {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use musewire_core::client::commands;
+use musewire_core::wire::Abort;
 use musewire_mio::{AgentProcess, BACKLOG_BYTES};
 
 /// What the fake agent would write if it were let: far more than the bound.
@@ -68,7 +68,7 @@ fn mio_answers_a_call_while_events_are_held_back() {
     let stalled = held_back(&progress).expect("the agent was held back");
     // Answered without the application taking a single event, the agent let write only as
     // far as the answer.
-    let answered = agent.call(commands::abort(), WAIT);
+    let answered = agent.call(Abort::default(), WAIT);
     assert!(answered.is_ok(), "the call was answered: {answered:?}");
     let after = written(&progress);
     assert!(

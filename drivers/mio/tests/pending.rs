@@ -4,14 +4,14 @@
 use std::process::Command;
 use std::time::Duration;
 
-use musewire_core::client::{commands, Call, CallError};
-use musewire_core::wire::SessionState;
+use musewire_core::client::{Call, CallError};
+use musewire_core::wire::{GetState, SessionState};
 use musewire_mio::{AgentProcess, Completions};
 
 const WAIT: Duration = Duration::from_secs(30);
 
 fn get_state() -> Call {
-    Call::Send(commands::get_state())
+    Call::Send(GetState::default().into())
 }
 
 #[test]

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use musewire_core::client::{commands, Call};
-use musewire_core::wire::SessionState;
+use musewire_core::client::Call;
+use musewire_core::wire::{GetState, SessionState};
 use musewire_mio::{AgentProcess, Completions, Reactor};
 
 mod common;
@@ -18,7 +18,7 @@ const AGENTS: usize = 10;
 const ROUNDS: usize = 5;
 
 fn get_state() -> Call {
-    Call::Send(commands::get_state())
+    Call::Send(GetState::default().into())
 }
 
 #[test]

@@ -5,7 +5,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use musewire_core::client::{commands, CallError};
+use musewire_core::client::CallError;
+use musewire_core::wire::Prompt;
 use musewire_mio::{AgentProcess, Reactor, OPS_QUEUE, WRITE_BACKLOG_BYTES};
 
 mod common;
@@ -44,7 +45,7 @@ fn mio_stops_taking_calls_past_the_write_backlog() {
         let (agent, message, returned) = (&agent, &message, &returned);
         // `send` has no timeout: past the bound it waits for room as long as it takes.
         let caller = scope.spawn(move || loop {
-            agent.send(commands::prompt(message))?;
+            agent.send(Prompt::new(message).into())?;
             returned.fetch_add(1, Ordering::SeqCst);
         });
         // The loop takes prompts until a MiB waits for the agent, then no more: the caller

@@ -12,7 +12,7 @@
 //! it left holds its output open, and an answer written just before the exit.
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::{Command as WireCommand, NoArgs, ResponseData};
+use musewire_core::wire::GetLastAssistantText;
 use musewire_host::BlockingHandle;
 use musewire_mio::AgentProcess;
 
@@ -85,11 +85,8 @@ fn call_07_an_answer_written_just_before_the_exit_is_heard() {
     probe::check_answer_before_exit_heard("mio", |command, _took| {
         let agent = AgentProcess::spawn(command, Default::default()).unwrap();
         let handle: &dyn BlockingHandle = &agent;
-        match handle.call(
-            WireCommand::GetLastAssistantText(NoArgs::default()),
-            probe::BUSY_WAIT,
-        ) {
-            Ok(ResponseData::LastAssistantText(data)) => Ok(data.text.map_or(0, |t| t.len())),
+        match handle.call(GetLastAssistantText::default(), probe::BUSY_WAIT) {
+            Ok(data) => Ok(data.text.map_or(0, |t| t.len())),
             other => Err(format!("{other:?}")),
         }
     });

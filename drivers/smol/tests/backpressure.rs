@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use musewire_core::client::{commands, CallError};
+use musewire_core::client::CallError;
+use musewire_core::wire::Abort;
 use musewire_smol::{AgentProcess, BACKLOG_BYTES, OPS_QUEUE, WRITE_BACKLOG_BYTES};
 use smol::future;
 
@@ -73,7 +74,7 @@ fn smol_answers_a_call_while_events_are_held_back() {
         let command = fake(&["flood", &FLOOD.to_string()], Some(&progress));
         let agent = AgentProcess::spawn(command, Default::default()).unwrap();
         let stalled = held_back(&progress).await.expect("the agent was held back");
-        let call = agent.call(commands::abort());
+        let call = agent.call(Abort::default());
         let timeout = async {
             smol::Timer::after(Duration::from_secs(30)).await;
             Err(CallError::Ended)

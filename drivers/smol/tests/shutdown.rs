@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::{Command as WireCommand, NoArgs, ResponseData};
+use musewire_core::wire::GetLastAssistantText;
 use musewire_smol::{AgentProcess, CallError};
 use smol::process::Command;
 
@@ -110,7 +110,7 @@ fn call_07_an_answer_written_just_before_the_exit_is_heard() {
             })
         };
         let answered = smol::block_on(async {
-            let call = agent.call(WireCommand::GetLastAssistantText(NoArgs::default()));
+            let call = agent.call(GetLastAssistantText::default());
             let late = async {
                 smol::Timer::after(probe::BUSY_WAIT).await;
                 Err(CallError::Ended)
@@ -119,7 +119,7 @@ fn call_07_an_answer_written_just_before_the_exit_is_heard() {
         });
         stall.join().unwrap();
         match answered {
-            Ok(ResponseData::LastAssistantText(data)) => Ok(data.text.map_or(0, |t| t.len())),
+            Ok(data) => Ok(data.text.map_or(0, |t| t.len())),
             other => Err(format!("{other:?}")),
         }
     });

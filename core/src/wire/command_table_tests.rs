@@ -3,13 +3,13 @@
 //! data reads into its `ResponseData` variant, which its answer type takes.
 
 use crate::client::{Answered, TypedCommand};
-use crate::wire::request::{self, TYPES};
+use crate::wire::command::{self, TYPES};
 use crate::wire::{AgentFrame, Command, ResponseData};
 use serde_json::{json, Value};
 
 #[test]
 fn call_01_every_typed_command_writes_its_own_type_and_every_type_is_one_command() {
-    let every = request::every_command();
+    let every = command::every_command();
     assert_eq!(every.len(), TYPES.len());
     for ((wire, command), listed) in every.into_iter().zip(TYPES) {
         assert_eq!(wire, *listed);
@@ -25,7 +25,7 @@ fn call_01_every_typed_command_writes_its_own_type_and_every_type_is_one_command
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(sorted.len(), TYPES.len(), "each type once");
-    assert_eq!(request::GetState::TYPE, "get_state");
+    assert_eq!(crate::wire::GetState::TYPE, "get_state");
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn call_01_a_command_is_its_own_typed_command_answered_as_its_data() {
     let command = Command::GetState(Default::default());
     assert_eq!(answer_of(&command), std::any::TypeId::of::<ResponseData>());
     assert_eq!(
-        answer_of(&request::GetState::default()),
+        answer_of(&crate::wire::GetState::default()),
         std::any::TypeId::of::<crate::wire::SessionState>()
     );
     assert_eq!(command.clone().into_command(), command);
@@ -175,7 +175,7 @@ fn read_response(type_name: &str, data: &Value) -> ResponseData {
 
 #[test]
 fn call_01_every_rows_data_reads_into_its_variant_and_its_answer_type_takes_it() {
-    let rows = request::every_answer();
+    let rows = command::every_answer();
     assert_eq!(
         rows.iter().map(|row| row.type_name).collect::<Vec<_>>(),
         TYPES
@@ -284,7 +284,7 @@ fn call_01_pi_0_73s_commands_read_as_their_omp_twins_and_unknown_commands_as_oth
 
 #[test]
 fn call_01_null_data_is_other_but_for_the_answers_that_may_be_null() {
-    for row in request::every_answer() {
+    for row in command::every_answer() {
         let wire = row.type_name;
         let read = read_response(wire, &Value::Null);
         let nullable = ["cycle_model", "cycle_thinking_level", "handoff"].contains(&wire);
