@@ -20,7 +20,7 @@ use musewire_core::agent::{
 };
 use musewire_core::output::stored_outputs_in_history;
 use musewire_core::spill::SpillPolicy;
-use musewire_core::wire::AgentMessage;
+use musewire_wire::AgentMessage;
 use serde_json::Value;
 
 use crate::bash::{BashOutcome, JobId, Jobs, Notify, MAX_SPILLED_OUTPUT_BYTES};

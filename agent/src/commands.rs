@@ -6,7 +6,7 @@ use std::time::Instant;
 use musewire_core::agent::{
     AgentCall, AgentCallResult, CommandFailure, CommandId, Input, PageSource,
 };
-use musewire_core::wire::{
+use musewire_wire::{
     AgentMessage, BashData, BashExecutionMessage, CancelledData, Command, ContentBlock,
     ContextUsage, DumpTool, FollowUp, LastAssistantTextData, Lazy, MessagesData, ModelInfo,
     ModelsData, ResponseData, SessionState, SessionStatsData, SessionTokens, Steer, TodosData,

@@ -1,7 +1,7 @@
 //! The messages the agent keeps in its history, in the reference's shapes
-//! ([`musewire_core::wire::AgentMessage`]).
+//! ([`musewire_wire::AgentMessage`]).
 
-use musewire_core::wire::{
+use musewire_wire::{
     AgentMessage, AssistantMessage, ContentBlock, MessageContent, ToolResult, ToolResultMessage,
     Usage, UsageCost, UserMessage,
 };

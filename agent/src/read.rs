@@ -14,7 +14,7 @@
 //! left after the window (`[N more lines in file. Use offset=M to continue.]`), and an
 //! `offset` past the end is an error (`Offset N is beyond end of file (T lines total)`).
 
-use musewire_core::wire::ToolResult;
+use musewire_wire::ToolResult;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -15,7 +15,7 @@ use musewire_core::agent::{
     Agent, AgentCall, AgentCallResult, DialogId, DialogOutcome, SettledToolResult,
 };
 use musewire_core::spill::{SpillOwner, SpillSource};
-use musewire_core::wire::{
+use musewire_wire::{
     AgentEnd, AgentFrame, AgentMessage, AssistantMessageEvent, BlockDelta, BlockEnd, BlockStart,
     ContentBlock, Empty, Lazy, MessageEvent, MessageUpdate, SessionEvent, ThinkingContent,
     ToolCall, ToolCallEnd, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, ToolResult,

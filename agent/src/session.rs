@@ -42,7 +42,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use musewire_core::agent::CommandId;
-use musewire_core::wire::AgentMessage;
+use musewire_wire::AgentMessage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! progress), and the result's `details` carry `{op, phases, storage}`, which hosts read
 //! as the plan (ACP-03 maps it).
 
-use musewire_core::wire::ToolResult;
+use musewire_wire::ToolResult;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -13,9 +13,7 @@ use musewire_core::agent::{
     Agent, AgentCall, AgentCallResult, DialogId, DialogOutcome, HostCallId, HostFailure,
     HostUriContent, HostUriId, HostUriOperation,
 };
-use musewire_core::wire::{
-    ConfirmRequest, InputRequest, SelectRequest, ToolCall, ToolResult, UiRequest,
-};
+use musewire_wire::{ConfirmRequest, InputRequest, SelectRequest, ToolCall, ToolResult, UiRequest};
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use common::{types, Pair};
 use musewire_agent::{ApprovalMode, Options};
 use musewire_core::client::{Call, ClientEvent};
-use musewire_core::wire::{UiRequest, UiResponse};
+use musewire_wire::{UiRequest, UiResponse};
 use serde_json::{json, Value};
 
 /// A fresh scratch folder for one test.

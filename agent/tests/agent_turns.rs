@@ -7,7 +7,7 @@ mod common;
 
 use common::{cmd, deltas, types, wire_value, Pair, CLOCK_MS};
 use musewire_core::client::{Call, ClientEvent};
-use musewire_core::wire::{AgentFrame, HostUriResult};
+use musewire_wire::{AgentFrame, HostUriResult};
 use serde_json::{json, Value};
 
 /// Every frame parses in the typed wire model (CALL-06: nothing is unknown).
@@ -445,6 +445,6 @@ fn acp_02_get_session_stats_sums_the_history_usage_in_omps_shape() {
     assert_eq!(stats["totalMessages"], messages.len());
     assert_eq!(stats["contextUsage"]["contextWindow"], 1_000_000);
     // The core's wire model reads it typed (what the bridge uses).
-    let typed: musewire_core::wire::SessionStatsData = wire_value(stats);
+    let typed: musewire_wire::SessionStatsData = wire_value(stats);
     assert_eq!(typed.tokens.unwrap().output, Some(sum("output")));
 }

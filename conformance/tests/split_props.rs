@@ -11,7 +11,7 @@ use musewire_conformance::replay::{self, Outcome};
 use musewire_conformance::{transcript, transcript_files, transcripts_dir};
 use musewire_core::client::{Action, Call, Client, ClientConfig, ExitStatus, Input};
 use musewire_core::frame::{FrameEncoder, ProtocolVersion};
-use musewire_core::wire::GetState;
+use musewire_wire::GetState;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

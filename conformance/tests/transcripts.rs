@@ -250,7 +250,7 @@ fn spill_03_a_recorded_client_spill_replays() {
 
     use musewire_core::client::{Call, Client, ClientConfig, Input, Recorder};
     use musewire_core::spill::{SaveFailure, SpillOwner, SpillPolicy};
-    use musewire_core::wire::ToolResult;
+    use musewire_wire::ToolResult;
 
     let config = ClientConfig {
         expect_ready: false,

@@ -13,7 +13,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use musewire_core::wire::{AgentFrame, AssistantMessageEvent, ResponseData, SessionEvent};
+use musewire_wire::{AgentFrame, AssistantMessageEvent, ResponseData, SessionEvent};
 use serde_json::{json, Value};
 
 /// The system allocator, counting each allocation and its bytes.

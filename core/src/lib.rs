@@ -3,12 +3,14 @@
 //! The sans-IO core of musewire: everything the coding-agent RPC protocol
 //! (`<agent> --mode rpc`, newline-delimited JSON over stdio, v2 chunking of
 //! large frames) requires, with no I/O, no clock reads, no threads and no
-//! randomness of its own.
+//! randomness of its own. Its machines speak the typed wire model of the
+//! `musewire-wire` crate (commands, responses, events, messages), as the ACP SDK
+//! speaks its schema crate's.
 //!
 //! ## Features
 //!
 //! None is on by default: a host that only drives agents ([`client`], with [`frame`],
-//! [`wire`], [`paging`], [`output`], [`spill`] and [`blocks`]) and an agent ([`agent`]) build
+//! [`paging`], [`output`], [`spill`] and [`blocks`]) and an agent ([`agent`]) build
 //! without them.
 //!
 //! - **`mcp`**: the `mcp` module, a sans-IO client of one MCP server (over stdio, or HTTP
@@ -121,4 +123,4 @@ mod outcome;
 pub mod output;
 pub mod paging;
 pub mod spill;
-pub mod wire;
+use musewire_wire as wire;

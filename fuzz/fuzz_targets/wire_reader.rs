@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| musewire_core::wire::fuzzing::wire_reader(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| musewire_wire::fuzzing::wire_reader(data));

@@ -251,8 +251,8 @@ pub fn deltas<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a str> {
 }
 
 /// A command written as JSON, typed as the client takes it.
-pub fn cmd(command: Value) -> musewire_core::wire::Command {
-    musewire_core::wire::Command::from_value_with_id(command)
+pub fn cmd(command: Value) -> musewire_wire::Command {
+    musewire_wire::Command::from_value_with_id(command)
         .expect("a command")
         .1
 }

@@ -19,7 +19,7 @@ use std::io::Read;
 use std::time::Instant;
 
 use musewire_core::client::{Action, Client, ClientConfig, ClientEvent, Input};
-use musewire_core::wire::{AgentFrame, SessionEvent};
+use musewire_wire::{AgentFrame, SessionEvent};
 
 /// Events by kind.
 #[derive(Default)]

@@ -286,8 +286,8 @@ async fn run_smol_on(o: &Opts, spawner: &Spawner<'_>) -> Res<Run> {
 
 fn run_mio(o: &Opts) -> Res<Run> {
     use musewire_core::client::Call;
-    use musewire_core::wire::{GetState, SessionState};
     use musewire_mio::{Completions, Pending, Reactor};
+    use musewire_wire::{GetState, SessionState};
     let n = o.sessions;
     let get_state = || Call::Send(GetState::default().into());
     let rss_before = rss_kb()?;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientEvent, SessionError};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{AgentFrame, ErrorCode, ResponseData, SessionEvent};
+use musewire_wire::{AgentFrame, ErrorCode, ResponseData, SessionEvent};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;

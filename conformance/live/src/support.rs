@@ -8,13 +8,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Answered, Call, CallError, ClientConfig, ClientEvent, CommandFailure, FromAnswer, RequestId,
+    Call, CallError, ClientConfig, ClientEvent, CommandFailure, RequestId,
 };
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{
+use musewire_host::{AsyncHandle, BlockingHandle};
+use musewire_wire::Answered;
+use musewire_wire::{
     AgentMessage, Command as WireCommand, HostUriResult, ResponseData, ToolResult,
 };
-use musewire_host::{AsyncHandle, BlockingHandle};
 use serde_json::{json, Map, Value};
 
 use crate::model_server::ModelServer;
@@ -62,7 +63,7 @@ impl dyn Host {
     /// Sends a command and waits for its response's data, as JSON.
     pub fn call_json(&self, command: WireCommand) -> Result<Value, Failure> {
         let answered = self.answered(Call::Send(command), WAIT).map_err(failure)?;
-        let data = ResponseData::from_answer(answered).map_err(failure)?;
+        let data = CallError::read::<ResponseData>(answered).map_err(failure)?;
         Ok(to_json(&data))
     }
 
@@ -80,7 +81,7 @@ impl dyn Host {
     /// The whole history (PAGE-07).
     pub fn messages(&self) -> Result<Vec<Value>, Failure> {
         let answered = self.answered(Call::ReadHistory, WAIT).map_err(failure)?;
-        let messages = Vec::<AgentMessage>::from_answer(answered).map_err(failure)?;
+        let messages = CallError::read::<Vec<AgentMessage>>(answered).map_err(failure)?;
         Ok(messages.iter().map(to_json).collect())
     }
 

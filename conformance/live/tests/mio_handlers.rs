@@ -7,9 +7,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::HostUriResult;
 use musewire_live::model_server::ModelServer;
 use musewire_live::support::{deltas, frames, text_result, Driver, Session, WAIT};
+use musewire_wire::HostUriResult;
 use serde_json::json;
 
 /// HOST-01, HOST-02, HOST-04, HOST-05: a host tool handler streams an update and answers; a

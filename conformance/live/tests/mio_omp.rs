@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{AgentMessage, ResponseData};
 use musewire_live::model_server::ModelServer;
 use musewire_live::peers;
 use musewire_mio::{AgentProcess, CallError};
+use musewire_wire::{AgentMessage, ResponseData};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);

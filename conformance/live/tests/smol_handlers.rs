@@ -6,10 +6,10 @@ use musewire_live::support::typed_command;
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::HostUriResult;
 use musewire_host::HostToolAnswer;
 use musewire_live::model_server::ModelServer;
 use musewire_live::support::{deltas, frames, text_result, within, Driver, Session, WAIT};
+use musewire_wire::HostUriResult;
 use serde_json::json;
 
 /// HOST-01, HOST-02, HOST-04, HOST-05: a host tool handler streams an update and answers; a

@@ -68,9 +68,10 @@ use base64::Engine as _;
 use musewire_core::acp::{BridgeConfig, EditedFileFailure, ProcessKey, ReviewTicket};
 use musewire_core::agent::{self, AgentCall, AgentConfig, ReadId, UnknownCommands};
 use musewire_core::client::{self, AgentKind, Call, ClientConfig, ExitStatus};
-use musewire_core::output::{OutputError, ReadBytes};
+use musewire_core::output::ReadBytes;
 use musewire_core::spill::SpillId;
 use musewire_core::spill::{SaveFailure, Saved, SpillOwner};
+use musewire_wire::output::OutputError;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -43,7 +43,13 @@ impl Reply {
         match (self, verdict) {
             (Reply::Select, Verdict::Allow) => UiResponse::value("", APPROVE),
             (Reply::Select, Verdict::Refuse) => UiResponse::value("", DENY),
-            (Reply::Confirm, verdict) => UiResponse::confirmed("", verdict == Verdict::Allow),
+            (Reply::Confirm, verdict) => {
+                if verdict == Verdict::Allow {
+                    UiResponse::confirm("")
+                } else {
+                    UiResponse::decline("")
+                }
+            }
         }
     }
 }

@@ -606,8 +606,8 @@ impl Bridge {
                 || UiResponse::cancelled(""),
                 |v| UiResponse::value("", v.clone()),
             ),
-            Form::Confirm if option == elicit::YES => UiResponse::confirmed("", true),
-            Form::Confirm if option == elicit::NO => UiResponse::confirmed("", false),
+            Form::Confirm if option == elicit::YES => UiResponse::confirm(""),
+            Form::Confirm if option == elicit::NO => UiResponse::decline(""),
             Form::Confirm => UiResponse::cancelled(""),
             Form::Text => UiResponse::cancelled(""),
         }

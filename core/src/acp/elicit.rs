@@ -117,19 +117,23 @@ pub(super) fn answer(field: Field<'_>, outcome: Result<Value, Value>) -> UiRespo
     let value = match action {
         Some(ElicitationAction::Accept(accept)) => accept.content.and_then(|mut c| c.remove(FIELD)),
         Some(ElicitationAction::Decline) if matches!(field, Field::Confirm) => {
-            return UiResponse::confirmed("", false)
+            return UiResponse::decline("")
         }
         _ => return cancelled,
     };
     match (field, value) {
         (Field::Confirm, Some(ElicitationContentValue::String(v))) if v == YES => {
-            UiResponse::confirmed("", true)
+            UiResponse::confirm("")
         }
         (Field::Confirm, Some(ElicitationContentValue::String(v))) if v == NO => {
-            UiResponse::confirmed("", false)
+            UiResponse::decline("")
         }
         (Field::Confirm, Some(ElicitationContentValue::Boolean(yes))) => {
-            UiResponse::confirmed("", yes)
+            if yes {
+                UiResponse::confirm("")
+            } else {
+                UiResponse::decline("")
+            }
         }
         (Field::Choice(options), Some(ElicitationContentValue::String(id))) => {
             chosen(options, &id).map_or(cancelled, |v| UiResponse::value("", v.clone()))

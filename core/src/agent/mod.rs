@@ -25,7 +25,7 @@
 //! ```
 //! use std::time::Instant;
 //! use musewire_core::agent::{Agent, AgentAction, AgentCall, AgentConfig, AgentEvent, Input};
-//! use musewire_core::wire::{ResponseData, SessionState};
+//! use musewire_wire::{ResponseData, SessionState};
 //!
 //! let now = Instant::now();
 //! let mut agent = Agent::new(AgentConfig::default());

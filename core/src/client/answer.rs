@@ -1,16 +1,14 @@
-//! What a driver's blocking or async call gives back: the typed payload of the answer, or a
-//! [`CallError`]. Written once for every driver: [`FromAnswer`] picks the payload a command's
-//! response carries out of an [`Answered`]: for each answer type, the command table
-//! (`wire/command.rs`) writes it from the row that reads into its [`ResponseData`] variant; the
-//! ones below are those written by hand.
+//! What a driver's blocking or async call gives back: the typed payload of the answer
+//! ([`FromAnswer`] picks it out of an [`Answered`]), or a [`CallError`]. Written once for
+//! every driver.
 
 use std::time::Duration;
 
 use thiserror::Error;
 
-use super::{Answered, ClientError, CommandFailure};
+use super::{ClientError, CommandFailure};
 use crate::output::OutputErrorCode;
-use crate::wire::{AgentMessage, Command, PromptData, ResponseData};
+use crate::wire::{Answered, FromAnswer};
 
 /// Why a driver's call gave no answer.
 #[derive(Debug, Error)]
@@ -42,9 +40,14 @@ impl CallError {
         }
     }
 
-    /// [`CallError::Unexpected`] for an answer of another shape than the command's (the
-    /// command table's `FromAnswer` impls give it too).
-    pub(crate) fn unexpected(answered: &Answered) -> Self {
+    /// `answered` read as `T`, or [`CallError::Unexpected`] when it is of another shape
+    /// than the command's.
+    pub fn read<T: FromAnswer>(answered: Answered) -> Result<T, CallError> {
+        T::from_answer(answered).map_err(|other| CallError::unexpected(&other))
+    }
+
+    /// [`CallError::Unexpected`] for an answer of another shape than the command's.
+    fn unexpected(answered: &Answered) -> Self {
         CallError::Unexpected(match answered {
             Answered::Data(data) => serde_json::to_string(data).unwrap_or_default(),
             Answered::History(messages) => format!("a history of {} messages", messages.len()),
@@ -55,69 +58,5 @@ impl CallError {
 impl From<CommandFailure> for CallError {
     fn from(failure: CommandFailure) -> Self {
         CallError::Failed(failure)
-    }
-}
-
-/// A command with the type its answer is read as: each command's own type
-/// ([`GetState`](crate::wire::GetState), …, one per command, from the command table), and a
-/// [`Command`] itself (its answer's [`ResponseData`]). What the drivers' generic `call`
-/// takes.
-pub trait TypedCommand {
-    /// What the answer is read as.
-    type Answer: FromAnswer;
-
-    /// The command to send.
-    fn into_command(self) -> Command;
-}
-
-impl TypedCommand for Command {
-    type Answer = ResponseData;
-
-    fn into_command(self) -> Command {
-        self
-    }
-}
-
-/// A payload a call's answer can be read as.
-pub trait FromAnswer: Sized {
-    /// Reads `answered` as `Self`, or says what came instead.
-    fn from_answer(answered: Answered) -> Result<Self, CallError>;
-}
-
-impl FromAnswer for Answered {
-    fn from_answer(answered: Answered) -> Result<Self, CallError> {
-        Ok(answered)
-    }
-}
-
-impl FromAnswer for ResponseData {
-    fn from_answer(answered: Answered) -> Result<Self, CallError> {
-        match answered {
-            Answered::Data(data) => Ok(data),
-            other => Err(CallError::unexpected(&other)),
-        }
-    }
-}
-
-impl FromAnswer for Vec<AgentMessage> {
-    fn from_answer(answered: Answered) -> Result<Self, CallError> {
-        match answered {
-            Answered::History(messages) => Ok(messages),
-            other => Err(CallError::unexpected(&other)),
-        }
-    }
-}
-
-impl FromAnswer for PromptData {
-    /// An agent may acknowledge a prompt with no data (omp does): it was accepted and the
-    /// agent runs (CALL-03).
-    fn from_answer(answered: Answered) -> Result<Self, CallError> {
-        match answered {
-            Answered::Data(ResponseData::Prompt(data)) => Ok(data),
-            Answered::Data(ResponseData::Other(serde_json::Value::Null)) => {
-                Ok(PromptData::default())
-            }
-            other => Err(CallError::unexpected(&other)),
-        }
     }
 }

@@ -15,7 +15,7 @@
 //! ```
 //! use std::time::Instant;
 //! use musewire_core::client::{Action, Call, Client, ClientConfig, ClientEvent, Input};
-//! use musewire_core::wire::{GetState, ResponseData};
+//! use musewire_wire::{GetState, ResponseData};
 //!
 //! let now = Instant::now();
 //! let mut client = Client::new(ClientConfig::default(), now);
@@ -63,8 +63,8 @@ use std::time::Instant;
 
 pub use action::{Action, ClientEvent, CommandFailure, HistorySource, RequestId};
 pub use agent_kind::AgentKind;
-pub use answer::{CallError, FromAnswer, TypedCommand};
-pub use answered::{Answer, Answered};
+pub use answer::CallError;
+pub use answered::Answer;
 pub use call::{Call, CallResult, StepError};
 pub use config::ClientConfig;
 pub use error::{ClientError, ExitStatus, SessionError};
@@ -75,7 +75,7 @@ pub use record::{abbreviate_str, fnv1a64, normalize, Recorder, ABBREVIATE_OVER};
 pub use requests::HostRequestKind;
 
 use crate::frame::{DecoderConfig, Negotiation, ProtocolVersion, StreamDecoder};
-pub use crate::wire::StreamingBehavior;
+use crate::wire::StreamingBehavior;
 use crate::wire::{
     Command, GetState, HostFrame, HostToolDefinition, HostToolUpdate, HostUriResult,
     HostUriSchemeDefinition, Prompt, SetHostTools, SetHostUriSchemes, ToolResult, UiResponse,

@@ -149,9 +149,9 @@ impl Frame {
         // The scanner already looked at every `\u` escape: without one that may be a
         // surrogate's, only a plane-16 character (byte 0xF4) needs the mapping.
         let protected =
-            crate::wire::surrogate::protect_scanned(&self.payload, self.surrogate_escape);
+            musewire_wire::__private::protect_scanned(&self.payload, self.surrogate_escape);
         let payload = protected.as_deref().unwrap_or(&self.payload);
         // The wire model's reader: serde_json's values, with strings copied once.
-        crate::wire::reader::from_slice(payload)
+        musewire_wire::__private::from_slice(payload)
     }
 }

@@ -17,7 +17,6 @@ mod line;
 mod logical;
 mod reassembly;
 mod scan;
-pub(crate) mod scan_simd;
 mod shrink;
 
 pub use decoder::{DecodeEvent, DecoderConfig, DecoderStats, Negotiation, StreamDecoder};

@@ -146,12 +146,12 @@ fn special_mask(w: u64) -> u64 {
 /// Skips a string starting at the quote at `*i`; returns whether it held escapes. Sets
 /// `surrogate` when a `\u` escape may be a surrogate's (its first digit is `d` or `D`).
 ///
-/// The SIMD fast path ([`super::scan_simd`]) settles valid strings without surrogate escapes;
+/// The SIMD fast path (the wire model's `scan_simd`) settles valid strings without surrogate escapes;
 /// whatever it leaves (errors, surrogate escapes, the last bytes of the text) is decided by
 /// [`scan_string_scalar`].
 #[inline]
 fn scan_string(b: &[u8], i: &mut usize, surrogate: &mut bool) -> Result<bool, ScanError> {
-    if let Some((end, escaped)) = super::scan_simd::string_end(b, *i + 1) {
+    if let Some((end, escaped)) = musewire_wire::__private::string_end(b, *i + 1) {
         *i = end;
         return Ok(escaped);
     }
@@ -458,6 +458,72 @@ pub(crate) fn write_compact(b: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use musewire_wire::__private::string_end;
+
+    /// FRAME-10 (ours: fast path): on strings dense with escapes, quotes, control characters
+    /// and surrogates, crossing block edges, every answer of the fast path is the scalar
+    /// scanner's (same end, same "held escapes"), and it answers every valid one that holds
+    /// no surrogate escape.
+    #[test]
+    fn frame_10_fast_path_agrees_with_the_scalar_scanner() {
+        // Twelve common pieces, then four rare ones (surrogates, bad escapes, raw tabs).
+        const PIECES: [&str; 16] = [
+            "a",
+            "bc",
+            "défg",
+            "東",
+            "😀",
+            r#"\""#,
+            r"\\",
+            r"\n",
+            r"\t",
+            r"\/",
+            r"\u00e9",
+            r"\u001b",
+            r"\ud83d\ude00",
+            r"\ud83d",
+            r"\x",
+            "\t",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut answered = 0;
+        for _ in 0..20_000 {
+            let mut surrogate = false;
+            let mut text = String::from('"');
+            let pieces = next() % 60;
+            for _ in 0..pieces {
+                // A rare piece one time in sixteen.
+                let r = next();
+                let k = if r % 16 == 0 {
+                    r as usize / 16 % 16
+                } else {
+                    r as usize / 16 % 12
+                };
+                surrogate |= matches!(k, 12 | 13);
+                text.push_str(PIECES[k]);
+            }
+            text.push('"');
+            text.push_str(&"x".repeat((next() % 80) as usize));
+            let b = text.as_bytes();
+            let mut i = 0;
+            let scalar = scan_string_scalar(b, &mut i, &mut false);
+            match string_end(b, 1) {
+                Some((end, escaped)) => {
+                    answered += 1;
+                    assert_eq!(scalar, Ok(escaped), "{text:?}");
+                    assert_eq!(i, end, "{text:?}");
+                }
+                None => assert!(scalar.is_err() || surrogate, "not answered: {text:?}"),
+            }
+        }
+        assert!(answered > 5_000, "answered only {answered}");
+    }
 
     #[test]
     fn a_possible_surrogate_escape_is_noted_in_keys_and_values() {

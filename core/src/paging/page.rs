@@ -98,7 +98,7 @@ impl std::io::Write for Counter {
         // serde_json writes a string in runs cut only at ASCII escapes, so a stand-in and the
         // mark before a real reserved character are never split between two writes.
         self.0 += if memchr::memchr(0xF4, buf).is_some() {
-            crate::wire::surrogate::restore(buf.to_vec()).len()
+            musewire_wire::__private::restore(buf.to_vec()).len()
         } else {
             buf.len()
         };

@@ -46,7 +46,7 @@
 //!
 //! ```
 //! use musewire_core::spill::{plan, Decision, SpillOwner, SpillPolicy, SpillRef, SpillSource};
-//! use musewire_core::wire::{ContentBlock, ToolResult};
+//! use musewire_wire::{ContentBlock, ToolResult};
 //!
 //! let policy = SpillPolicy { max_inline_bytes: Some(16), has_store: true };
 //! let result = ToolResult { content: vec![ContentBlock::text("0123456789".repeat(4))], ..Default::default() };

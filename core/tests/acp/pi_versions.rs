@@ -7,7 +7,7 @@
 use crate::support as acp_support;
 
 use acp_support::Harness;
-use musewire_core::wire::{AgentFrame, AssistantMessageEvent, ResponseData, SessionEvent};
+use musewire_wire::{AgentFrame, AssistantMessageEvent, ResponseData, SessionEvent};
 use serde_json::{json, Value};
 
 const SESSION: &str = include_str!("../../../conformance/samples/pi-1.6-session.jsonl");

@@ -10,9 +10,9 @@ use musewire_core::agent::{
     PageSource,
 };
 use musewire_core::frame::{DecodeEvent, StreamDecoder};
-use musewire_core::output::StoredOutput;
 use musewire_core::spill::{SpillOwner, SpillSource};
-use musewire_core::wire::{AgentFrame, Command, ResponseData, ToolResult, UiRequest};
+use musewire_wire::output::StoredOutput;
+use musewire_wire::{AgentFrame, Command, ResponseData, ToolResult, UiRequest};
 use serde_json::Value;
 
 /// The application's calls, each one [`Agent::handle`] with its input (the agent's only way

@@ -6,7 +6,7 @@ use agent_common::*;
 use musewire_core::agent::{
     AgentError, AgentEvent, DialogOutcome, HostFailure, HostUriContent, HostUriOperation,
 };
-use musewire_core::wire::{
+use musewire_wire::{
     BashData, ConfirmRequest, NotifyRequest, ResponseData, SelectRequest, UiRequest,
 };
 use serde_json::{json, Value};

@@ -92,7 +92,7 @@ fn page_01_limit_defaults_to_100_and_must_be_1_to_256() {
     );
     // An ill-typed limit still reaches the application as a get_messages_page.
     let (_, command) = h.command(r#"{"id":"q","type":"get_messages_page","limit":"5"}"#);
-    let musewire_core::wire::Command::GetMessagesPage(args) = command else {
+    let musewire_wire::Command::GetMessagesPage(args) = command else {
         panic!()
     };
     assert_eq!(args.extra["limit"], "5");

@@ -17,11 +17,11 @@ use musewire_core::client::{
     RequestId,
 };
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::output::StoredOutput;
 use musewire_core::spill::{
     Outcome, SaveFailure, Saved, SpillId, SpillOwner, SpillPolicy, SpillRef, SpillWrite,
 };
-use musewire_core::wire::{
+use musewire_wire::output::StoredOutput;
+use musewire_wire::{
     Bash, BashData, Command, GetState, HostToolCall, HostUriRequest, HostUriResult, ResponseData,
     SelectRequest, UiRequest, UiResponse,
 };

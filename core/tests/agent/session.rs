@@ -7,7 +7,7 @@ use musewire_core::agent::{
     Agent, AgentAction, AgentConfig, AgentError, AgentEvent, CommandFailure, UnknownCommands,
 };
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{AgentFrame, Command, ErrorCode, PromptResult, ResponseData};
+use musewire_wire::{AgentFrame, Command, ErrorCode, PromptResult, ResponseData};
 use serde_json::{json, Value};
 
 #[test]
@@ -186,19 +186,18 @@ fn frame_14_a_command_holding_lone_surrogates_is_accepted_and_answered_with_its_
         panic!("expected the prompt, got {events:?}")
     };
     assert_eq!(
-        musewire_core::wire::display_text(&prompt.message),
+        musewire_wire::display_text(&prompt.message),
         "cut \u{FFFD}, low \u{FFFD}"
     );
     assert_eq!(
-        musewire_core::wire::display_text(id.as_str().unwrap()),
+        musewire_wire::display_text(id.as_str().unwrap()),
         "p\u{FFFD}"
     );
     let request = *request;
     // An event echoing the text, then the response.
-    let echo = musewire_core::wire::AgentFrame::from_slice(
-        br#"{"type":"command_output","text":"cut \ud83d"}"#,
-    )
-    .unwrap();
+    let echo =
+        musewire_wire::AgentFrame::from_slice(br#"{"type":"command_output","text":"cut \ud83d"}"#)
+            .unwrap();
     h.agent.emit(h.now, &echo).unwrap();
     h.agent.respond(h.now, request, Ok(None)).unwrap();
     let (lines, _) = h.raw();

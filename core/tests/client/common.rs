@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use musewire_core::client::{
     Action, Call, CallResult, Client, ClientConfig, ClientError, ClientEvent, Input, RequestId,
 };
-use musewire_core::wire::Command;
+use musewire_wire::Command;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

@@ -9,7 +9,7 @@ use client_common::{wire, Harness};
 use musewire_core::client::pi_host_tools::with_extension;
 use musewire_core::client::AgentKind;
 use musewire_core::client::{Call, ClientConfig, ClientEvent, Input};
-use musewire_core::wire::{HostToolCall, HostToolDefinition};
+use musewire_wire::{HostToolCall, HostToolDefinition};
 use serde_json::{json, Value};
 
 const ANNOUNCE: &str = r#"{"type":"extension_ui_request","id":"u0","method":"setStatus","statusKey":"musewire:host_tools","statusText":"1"}"#;

@@ -8,16 +8,17 @@ use std::time::Instant;
 
 use client_common::*;
 use musewire_core::client::{
-    Action, Answered, Call, CallError, CallResult, ClientConfig, ClientError, ClientEvent,
-    FetchError, FetchProgress, FromAnswer, Input, OutputFetch,
+    Action, Call, CallError, CallResult, ClientConfig, ClientError, ClientEvent, FetchError,
+    FetchProgress, Input, OutputFetch,
 };
-use musewire_core::output::{
-    read_result, Availability, Encoding, OutputCatalog, OutputError, OutputErrorCode, OutputRef,
-    ReadParams, ReadResult, StoredOutput, WalkError, TEXT_MEDIA_TYPE,
+use musewire_core::output::{read_result, OutputCatalog, ReadParams, WalkError, TEXT_MEDIA_TYPE};
+use musewire_wire::output::{
+    Availability, Encoding, OutputError, OutputErrorCode, OutputRef, ReadResult, StoredOutput,
 };
-use musewire_core::wire::{
+use musewire_wire::{
     AgentFrame, Command, ReadOutput, ReadOutputOffer, Ready, ResponseData, ToolResult,
 };
+use musewire_wire::{Answered, FromAnswer};
 use serde_json::{json, Value};
 
 const READY_OFFER: &str = r#"{"type":"ready","protocolVersion":1,"supportedProtocolVersions":[1,2],"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864,"readOutput":{"version":1,"maxLengthBytes":1048576}}"#;
@@ -417,7 +418,7 @@ impl FakeAgent {
             panic!("one response: {events:?}")
         };
         match outcome.clone() {
-            Ok(data) => ReadResult::from_answer(Answered::Data(data)),
+            Ok(data) => CallError::read::<ReadResult>(Answered::Data(data)),
             Err(failure) => Err(CallError::Failed(failure)),
         }
     }

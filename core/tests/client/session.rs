@@ -5,12 +5,12 @@ use crate::common as client_common;
 use client_common::*;
 use musewire_core::client::{
     Action, Call, ClientConfig, ClientError, ClientEvent, CommandFailure, ExitStatus,
-    HistorySource, Input, RequestId, SessionError, StreamingBehavior,
+    HistorySource, Input, RequestId, SessionError,
 };
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{
-    AgentFrame, AgentMessage, ErrorCode, HostToolCall, HostUriRequest, HostUriResult, ToolResult,
-    UiResponse,
+use musewire_wire::{
+    AgentFrame, AgentMessage, ErrorCode, HostToolCall, HostUriRequest, HostUriResult,
+    StreamingBehavior, ToolResult, UiResponse,
 };
 use serde_json::{json, Value};
 

@@ -4,8 +4,11 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::output::{
-    read_result, Availability, Encoding, OutputCatalog, OutputError, OutputRef, ReadParams,
-    ReadRequest, ReadResult, ReaderWalk, StoredOutput, WalkError, MAX_READ_BYTES, TEXT_MEDIA_TYPE,
+    read_result, OutputCatalog, ReadParams, ReadRequest, ReaderWalk, WalkError, MAX_READ_BYTES,
+    TEXT_MEDIA_TYPE,
+};
+use musewire_wire::output::{
+    Availability, Encoding, OutputError, OutputRef, ReadResult, StoredOutput,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@ use musewire_core::spill::{
     plan, preview, Decision, KeptInline, Outcome, PendingSpill, SaveFailure, Settled, SpillOwner,
     SpillPolicy, SpillRef, SpillSource,
 };
-use musewire_core::wire::{ContentBlock, TextContent, ToolResult};
+use musewire_wire::{ContentBlock, TextContent, ToolResult};
 use proptest::prelude::*;
 use serde_json::json;
 

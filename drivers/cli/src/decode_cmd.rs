@@ -7,7 +7,7 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 
 use musewire_core::frame::{DecodeEvent, Frame, FrameError, StreamDecoder};
-use musewire_core::wire::AgentFrame;
+use musewire_wire::AgentFrame;
 use serde_json::{json, Value};
 
 /// Arguments of `musewire decode`.

@@ -17,9 +17,10 @@ use std::time::Duration;
 use musewire_core::client::{
     ClientConfig, ClientEvent, FetchProgress, Fetched, OutputFetch, FETCH_PAGE_BYTES,
 };
-use musewire_core::output::{OutputRef, MAX_READ_BYTES};
-use musewire_core::wire::{Command, ResponseData, SwitchSession};
+use musewire_core::output::MAX_READ_BYTES;
 use musewire_mio::AgentProcess;
+use musewire_wire::output::OutputRef;
+use musewire_wire::{Command, ResponseData, SwitchSession};
 
 use crate::agent_command::agent_command;
 use crate::session::{self, Deadline};

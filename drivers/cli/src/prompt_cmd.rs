@@ -5,12 +5,12 @@ use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
-use musewire_core::output::{Availability, StoredOutput};
-use musewire_core::wire::{
+use musewire_mio::{AgentProcess, CallError};
+use musewire_wire::output::{Availability, StoredOutput};
+use musewire_wire::{
     AgentFrame, ContentBlock, HostToolDefinition, HostUriResult, SessionEvent, ToolResult,
     UiRequest, UiResponse,
 };
-use musewire_mio::{AgentProcess, CallError};
 use serde_json::{json, Value};
 
 use crate::agent_command::{agent_command, colour};

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 /// them: ESC is `^[`, CR `^M`, DEL `^?`, and the C1 controls U+0080..U+009F `M-^@`..`M-^_`.
 /// A lone surrogate the agent wrote (held by the wire model as a stand-in) shows as U+FFFD.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    let text = musewire_core::wire::display_text(text);
+    let text = musewire_wire::display_text(text);
     if !text.chars().any(hidden) {
         return text;
     }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::frame::ProtocolVersion;
-use musewire_core::wire::{AgentFrame, ContentBlock, SessionEvent, ToolResult};
 use musewire_mio::AgentProcess;
+use musewire_wire::{AgentFrame, ContentBlock, SessionEvent, ToolResult};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -211,8 +211,8 @@ fn text_of(result: &ToolResult) -> &str {
     }
 }
 
-fn cmd(command: Value) -> musewire_core::wire::Command {
-    musewire_core::wire::Command::from_value_with_id(command)
+fn cmd(command: Value) -> musewire_wire::Command {
+    musewire_wire::Command::from_value_with_id(command)
         .expect("a command")
         .1
 }

@@ -14,7 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use musewire_core::output::{OutputRef, ReadResult, ReaderWalk, MAX_READ_BYTES, TEXT_MEDIA_TYPE};
+use musewire_core::output::{ReaderWalk, MAX_READ_BYTES, TEXT_MEDIA_TYPE};
+use musewire_wire::output::{OutputRef, ReadResult};
 use process::AgentProcess;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};

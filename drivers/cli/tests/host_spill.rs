@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use musewire_core::client::{ClientConfig, ClientEvent};
 use musewire_core::spill::{Outcome, SpillPolicy};
-use musewire_core::wire::{AgentMessage, HostToolDefinition, ToolResult};
 use musewire_host::HostToolAnswer;
+use musewire_wire::{AgentMessage, HostToolDefinition, ToolResult};
 use serde_json::json;
 
 const CAP: usize = 4096;

@@ -144,8 +144,8 @@ fn tap_reports_violations_with_their_rule_ids() {
 }
 
 /// A command written as JSON, typed as the drivers take it.
-fn cmd(command: Value) -> musewire_core::wire::Command {
-    musewire_core::wire::Command::from_value_with_id(command)
+fn cmd(command: Value) -> musewire_wire::Command {
+    musewire_wire::Command::from_value_with_id(command)
         .expect("a command")
         .1
 }

@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use musewire_core::client::{Call, ClientEvent, FromAnswer};
-use musewire_core::wire::{
+use musewire_core::client::{Call, ClientEvent};
+use musewire_host::{AsyncHandle, BlockingHandle};
+use musewire_wire::FromAnswer;
+use musewire_wire::{
     Command, GetSessionStats, GetState, ResponseData, SessionState, SessionStatsData, SetTodos,
 };
-use musewire_host::{AsyncHandle, BlockingHandle};
 
 const WAIT: Duration = Duration::from_secs(20);
 

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{ClientConfig, ClientEvent};
-use musewire_core::wire::{UiRequest, UiResponse};
+use musewire_wire::{UiRequest, UiResponse};
 
 const WAIT: Duration = Duration::from_secs(60);
 

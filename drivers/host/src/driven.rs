@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Action, Answer, Answered, CallResult, Client, ClientEvent, ExitStatus, Input, Recorder,
-    RequestId,
+    Action, Answer, CallResult, Client, ClientEvent, ExitStatus, Input, Recorder, RequestId,
 };
 use musewire_core::spill::{SaveFailure, Saved, SpillId, SpillWrite};
+use musewire_wire::Answered;
 
 use crate::flow::{Backlog, Flow};
 use crate::front::{Heard, Op, RequestKey};

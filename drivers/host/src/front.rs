@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use musewire_core::client::{Answer, Call, CallResult, ClientEvent, HostRequestKind};
-use musewire_core::wire::{
+use musewire_wire::{
     HostToolCall, HostUriRequest, HostUriResult, ToolResult, UiRequest, UiResponse,
 };
 

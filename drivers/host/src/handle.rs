@@ -2,16 +2,15 @@
 //! driver's `AgentProcess`) and [`AsyncHandle`] (the smol driver's). Each is the handful of
 //! calls the handle's typed methods ([`driver_methods!`](crate::driver_methods)) are built on,
 //! so that code which drives an agent (a test suite, a tool) is written once for either
-//! driver: a command's own type ([`GetState`](musewire_core::wire::GetState), …) goes through
+//! driver: a command's own type ([`GetState`](musewire_wire::GetState), …) goes through
 //! `call` (on `dyn BlockingHandle`; [`AsyncHandle::call`]), any other call through `answered`,
 //! `send_call` and `answer`.
 
 use std::future::Future;
 use std::time::Duration;
 
-use musewire_core::client::{
-    Answered, Call, CallError, ClientEvent, FromAnswer, RequestId, TypedCommand,
-};
+use musewire_core::client::{Call, CallError, ClientEvent, RequestId};
+use musewire_wire::{Answered, TypedCommand};
 
 /// A driver's handle, blocking flavour: each call blocks its caller (see the module docs).
 /// Object-safe: `&dyn BlockingHandle` drives either driver, a typed command through its
@@ -70,5 +69,5 @@ pub trait AsyncHandle: Sync {
 
 /// An answer as the command's answer type.
 fn typed<C: TypedCommand>(answered: Result<Answered, CallError>) -> Result<C::Answer, CallError> {
-    C::Answer::from_answer(answered?)
+    CallError::read(answered?)
 }

@@ -58,7 +58,7 @@
 //! use std::rc::Rc;
 //! use std::time::{Duration, Instant};
 //! use musewire_core::client::{Call, Client, ClientConfig, ClientEvent, Input};
-//! use musewire_core::wire::{GetState, ResponseData};
+//! use musewire_wire::{GetState, ResponseData};
 //! use musewire_host::{methods, Driven, Heard, NoFiles, Op, Plumbing, RequestKey};
 //!
 //! /// A driver's I/O, here in memory: what the agent is sent, and what the caller hears.
@@ -93,7 +93,7 @@
 //! driven.input(now, Input::stdout(b"{\"id\":\"req_1\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{}}\n"), || None, &mut io)?;
 //! assert!(String::from_utf8_lossy(&io.stdin).contains("{\"id\":\"req_1\",\"type\":\"get_state\"}"));
 //! // The answer went to the waiting caller, typed, not to the events.
-//! let state: musewire_core::wire::SessionState = methods::heard(reply.take())?;
+//! let state: musewire_wire::SessionState = methods::heard(reply.take())?;
 //! assert!(io.events.iter().all(|e| !matches!(e, ClientEvent::Response { .. })));
 //! # let _ = state; let _ = ResponseData::Other(serde_json::Value::Null);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -123,3 +123,5 @@ pub use handle::{AsyncHandle, BlockingHandle};
 /// The core, for [`driver_methods!`]'s expansion in a driver crate.
 #[doc(hidden)]
 pub use musewire_core as __core;
+#[doc(hidden)]
+pub use musewire_wire as __wire;

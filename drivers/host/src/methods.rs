@@ -32,64 +32,64 @@ macro_rules! driver_methods {
         $crate::driver_methods!(@call $flavour $timeout $await $waits);
         $crate::driver_methods!(@rows $flavour $timeout $await $waits
         /// Sends a command; its response arrives as an event.
-        send send(command: $crate::__core::wire::Command) = $crate::__core::client::Call::Send(command);
+        send send(command: $crate::__wire::Command) = $crate::__core::client::Call::Send(command);
         /// Starts reading the whole history and returns at once: `HistoryProgress` events
         /// follow each page, and one `History` event ends it (PAGE-07).
         send read_history() = $crate::__core::client::Call::ReadHistory;
         /// Sends a prompt and waits for its acknowledgement; the turn streams as events.
-        wait prompt(message: &str) -> $crate::__core::wire::PromptData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Prompt::new(message)));
+        wait prompt(message: &str) -> $crate::__wire::PromptData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::Prompt::new(message)));
         /// Runs a shell command in the agent (`bash`) and waits for its result.
-        wait bash(command: &str) -> $crate::__core::wire::BashData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Bash::new(command)));
+        wait bash(command: &str) -> $crate::__wire::BashData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::Bash::new(command)));
         /// Delivers a message into the current run (`steer`).
-        wait steer(message: &str) -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Steer::new(message)));
+        wait steer(message: &str) -> $crate::__wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::Steer::new(message)));
         /// Queues a message for after the current run (`follow_up`).
-        wait follow_up(message: &str) -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::FollowUp::new(message)));
+        wait follow_up(message: &str) -> $crate::__wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::FollowUp::new(message)));
         /// Replaces the todo list (`set_todos {phases}`); the response holds the new list.
-        wait set_todos(phases: Vec<serde_json::Value>) -> $crate::__core::wire::TodosData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::SetTodos::new(phases)));
+        wait set_todos(phases: Vec<serde_json::Value>) -> $crate::__wire::TodosData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::SetTodos::new(phases)));
         /// One page of the history (`get_messages_page`, PAGE-01..06): never falls back
         /// (PAGE-07); a stale cursor fails with code `stale_cursor`.
         wait messages_page(cursor: Option<&str>, limit: Option<u32>)
-            -> $crate::__core::wire::MessagesPageData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::GetMessagesPage::new(cursor, limit)));
+            -> $crate::__wire::MessagesPageData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::GetMessagesPage::new(cursor, limit)));
         /// Aborts a running `bash` (CALL-05: sent at once, whatever is pending).
-        wait abort_bash() -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::AbortBash::default()));
+        wait abort_bash() -> $crate::__wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::AbortBash::default()));
         /// Aborts the agent's current run.
-        wait abort() -> $crate::__core::wire::ResponseData =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::Abort::default()));
+        wait abort() -> $crate::__wire::ResponseData =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::Abort::default()));
         /// The agent's state (`get_state`).
-        wait get_state() -> $crate::__core::wire::SessionState =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::GetState::default()));
+        wait get_state() -> $crate::__wire::SessionState =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::GetState::default()));
         /// One page of a stored output (`read_output`, OUT-10): refused
         /// ([`CallError::Refused`]) when the agent's ready frame did not offer it or before
         /// the session is ready; a failed read's code is [`CallError::output_code`].
-        wait read_output(params: &$crate::__core::output::ReadParams) -> $crate::__core::output::ReadResult =
-            $crate::__core::client::Call::Send($crate::__core::wire::Command::from($crate::__core::wire::ReadOutput::from(params)));
+        wait read_output(params: &$crate::__core::output::ReadParams) -> $crate::__wire::output::ReadResult =
+            $crate::__core::client::Call::Send($crate::__wire::Command::from($crate::__wire::ReadOutput::from(params)));
         /// Reads the whole history (pages after v2, `get_messages` otherwise: PAGE-07).
-        wait messages() -> Vec<$crate::__core::wire::AgentMessage> = $crate::__core::client::Call::ReadHistory;
+        wait messages() -> Vec<$crate::__wire::AgentMessage> = $crate::__core::client::Call::ReadHistory;
         /// Replaces the host-owned tools (HOST-01), checked as the agent will check them.
-        wait set_host_tools(tools: Vec<$crate::__core::wire::HostToolDefinition>)
-            -> $crate::__core::wire::ResponseData = $crate::__core::client::Call::SetHostTools(tools);
+        wait set_host_tools(tools: Vec<$crate::__wire::HostToolDefinition>)
+            -> $crate::__wire::ResponseData = $crate::__core::client::Call::SetHostTools(tools);
         /// Replaces the host URI schemes (HOST-04), normalised as the agent will.
-        wait set_host_uri_schemes(schemes: Vec<$crate::__core::wire::HostUriSchemeDefinition>)
-            -> $crate::__core::wire::ResponseData = $crate::__core::client::Call::SetHostUriSchemes(schemes);
+        wait set_host_uri_schemes(schemes: Vec<$crate::__wire::HostUriSchemeDefinition>)
+            -> $crate::__wire::ResponseData = $crate::__core::client::Call::SetHostUriSchemes(schemes);
         /// Sends a partial result for a host tool call; false when the call is not open.
-        answer host_tool_update(id: &str, partial_result: $crate::__core::wire::ToolResult) =
+        answer host_tool_update(id: &str, partial_result: $crate::__wire::ToolResult) =
             $crate::__core::client::Call::HostToolUpdate(id.into(), partial_result);
         /// Sends the result of a host tool call; false when the call is not open (HOST-03).
-        answer host_tool_result(id: &str, result: $crate::__core::wire::ToolResult, is_error: bool) =
+        answer host_tool_result(id: &str, result: $crate::__wire::ToolResult, is_error: bool) =
             $crate::__core::client::Call::HostToolResult { id: id.into(), result, is_error };
         /// Answers a host URI request; false when it is not open.
-        answer host_uri_result(id: &str, result: $crate::__core::wire::HostUriResult) =
+        answer host_uri_result(id: &str, result: $crate::__wire::HostUriResult) =
             $crate::__core::client::Call::HostUriResult(id.into(), result);
         /// Answers an extension UI dialog; false when it is not open (answered, withdrawn,
         /// timed out).
-        answer ui_respond(id: &str, answer: $crate::__core::wire::UiResponse) =
+        answer ui_respond(id: &str, answer: $crate::__wire::UiResponse) =
             $crate::__core::client::Call::UiRespond(id.into(), answer);
         /// Writes `line` and a line feed to the agent unchecked, for tests and tools (see
         /// [`Call::RawLine`](musewire_core::client::Call::RawLine)); false once the session
@@ -101,10 +101,10 @@ macro_rules! driver_methods {
         /// Sends a command and waits for its answer, typed by the command: a command's own
         /// type, one per command (`call(GetState::default())` gives a `SessionState`,
         /// `call(GetSessionStats::default())` a `SessionStatsData`), or a
-        /// [`Command`](musewire_core::wire::Command), whose answer is its response's `data`
+        /// [`Command`](musewire_wire::Command), whose answer is its response's `data`
         /// as a `ResponseData`. An answer of another shape is [`CallError::Unexpected`].
         $(#[$wait])*
-        pub $($async)* fn call<C: $crate::__core::client::TypedCommand>(
+        pub $($async)* fn call<C: $crate::__wire::TypedCommand>(
             &self, command: C, $($timeout: ::std::time::Duration)?
         ) -> Result<C::Answer, $crate::__core::client::CallError> {
             self.request($crate::__core::client::Call::Send(command.into_command()) $(, $timeout)?)$($await)*
@@ -148,7 +148,8 @@ macro_rules! driver_methods {
     };
 }
 
-use musewire_core::client::{CallError, CallResult, FromAnswer, RequestId};
+use musewire_core::client::{CallError, CallResult, RequestId};
+use musewire_wire::FromAnswer;
 
 use crate::front::Heard;
 
@@ -158,7 +159,7 @@ use crate::front::Heard;
 /// [`CallError::Ended`] when the session had ended, or ended before the answer).
 pub fn heard<T: FromAnswer>(heard: Option<Heard>) -> Result<T, CallError> {
     match heard {
-        Some(Heard::Answer(Ok(answered))) => T::from_answer(answered),
+        Some(Heard::Answer(Ok(answered))) => CallError::read(answered),
         Some(Heard::Answer(Err(failure))) => Err(CallError::Failed(failure)),
         Some(Heard::Replied(CallResult::Request(Err(e)))) => Err(CallError::Refused(e)),
         // A call that made its request is answered, not replied to: this one made none.
@@ -192,8 +193,9 @@ pub const fn send_and_sync<T: Send + Sync>() {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use musewire_core::client::{Answered, ClientError, CommandFailure};
-    use musewire_core::wire::ResponseData;
+    use musewire_core::client::{ClientError, CommandFailure};
+    use musewire_wire::Answered;
+    use musewire_wire::ResponseData;
 
     #[test]
     fn a_rows_result_is_read_the_same_in_every_driver() {

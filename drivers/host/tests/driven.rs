@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use musewire_core::client::{Call, CallResult, Client, ClientConfig, ClientEvent, Input, Recorder};
 use musewire_core::spill::{SaveFailure, Saved, SpillWrite};
-use musewire_core::wire::Prompt;
 use musewire_host::{
     Driven, ExitWatch, Flow, Heard, LocalFiles, Op, Plumbing, RequestKey, EXIT_CHECK_WHILE_OPEN,
 };
+use musewire_wire::Prompt;
 
 /// Files that keep the transcript they are given where the test reads it.
 #[derive(Debug, Default)]

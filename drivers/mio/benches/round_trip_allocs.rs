@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::Call;
-use musewire_core::wire::{GetState, SessionState};
 use musewire_mio::{AgentProcess, Completions};
+use musewire_wire::{GetState, SessionState};
 
 /// The bundled agent to run, as the tests run it.
 #[path = "../tests/common/mod.rs"]

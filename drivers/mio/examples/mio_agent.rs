@@ -5,11 +5,11 @@
 use musewire_core::agent::{
     on_event, Agent, AgentCall, AgentCallResult, AgentConfig, AgentEvent, Ended, Input,
 };
-use musewire_core::wire::{
+use musewire_mio::agent_stdio::AgentStdio;
+use musewire_wire::{
     AgentEnd, AgentFrame, AgentMessage, AssistantMessage, AssistantMessageEvent, BlockDelta,
     Command, ContentBlock, Empty, Lazy, MessageUpdate, SessionEvent,
 };
-use musewire_mio::agent_stdio::AgentStdio;
 
 fn main() -> std::io::Result<()> {
     let mut program = on_event(Agent::new(AgentConfig::default()), |agent, now, event| {

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use musewire_core::client::Call;
-use musewire_core::wire::{HostToolCall, HostUriRequest, ToolResult, UiRequest};
 use musewire_host::{methods, Handler, HandlerAnswer, Handlers, RequestKey};
+use musewire_wire::{HostToolCall, HostUriRequest, ToolResult, UiRequest};
 
 use crate::{Caller, Op};
 

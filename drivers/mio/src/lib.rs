@@ -59,11 +59,11 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::{
-    Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, FromAnswer, OutputFetch,
-    RequestId,
+    Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, OutputFetch, RequestId,
 };
-use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use musewire_host::{methods, Flow, HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp};
+use musewire_wire::FromAnswer;
+use musewire_wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 
 pub use handlers::Updates;
 pub use musewire_core::client::CallError;
@@ -562,7 +562,7 @@ impl musewire_host::BlockingHandle for AgentProcess {
         &self,
         call: Call,
         timeout: Duration,
-    ) -> Result<musewire_core::client::Answered, CallError> {
+    ) -> Result<musewire_wire::Answered, CallError> {
         self.request(call, timeout)
     }
 

@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
-use musewire_core::client::{CallError, FromAnswer};
+use musewire_core::client::CallError;
 use musewire_host::{methods, Heard};
+use musewire_wire::FromAnswer;
 
 use crate::oneshot;
 use crate::reactor::lock;
@@ -93,7 +94,7 @@ impl<T> std::fmt::Debug for Pending<T> {
 /// ```no_run
 /// use std::time::Duration;
 /// use musewire_core::client::Call;
-/// use musewire_core::wire::{GetState, SessionState};
+/// use musewire_wire::{GetState, SessionState};
 /// use musewire_mio::{Completions, Reactor};
 /// let reactor = Reactor::new()?;
 /// let agents = (0..20)

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use musewire_core::wire::Abort;
 use musewire_mio::{AgentProcess, BACKLOG_BYTES};
+use musewire_wire::Abort;
 
 /// What the fake agent would write if it were let: far more than the bound.
 const FLOOD: u64 = 400 << 20;

@@ -6,8 +6,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::AgentFrame;
 use musewire_mio::AgentProcess;
+use musewire_wire::AgentFrame;
 
 const WAIT: Duration = Duration::from_secs(30);
 

@@ -7,8 +7,9 @@ mod output_agent;
 use std::time::Duration;
 
 use musewire_core::client::{CallError, ClientError, FetchError, OutputFetch};
-use musewire_core::output::{OutputErrorCode, ReadParams, WalkError};
+use musewire_core::output::{ReadParams, WalkError};
 use musewire_mio::AgentProcess;
+use musewire_wire::output::OutputErrorCode;
 use output_agent::{data, reference};
 
 const WAIT: Duration = Duration::from_secs(20);

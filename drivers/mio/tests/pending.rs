@@ -5,8 +5,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use musewire_core::client::{Call, CallError};
-use musewire_core::wire::{GetState, SessionState};
 use musewire_mio::{AgentProcess, Completions};
+use musewire_wire::{GetState, SessionState};
 
 const WAIT: Duration = Duration::from_secs(30);
 

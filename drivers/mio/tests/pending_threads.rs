@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use musewire_core::client::Call;
-use musewire_core::wire::{GetState, SessionState};
 use musewire_mio::{AgentProcess, Completions, Reactor};
+use musewire_wire::{GetState, SessionState};
 
 mod common;
 use common::{bundled_agent, threads};

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use musewire_core::client::CallError;
-use musewire_core::wire::Prompt;
 use musewire_mio::{AgentProcess, Reactor, OPS_QUEUE, WRITE_BACKLOG_BYTES};
+use musewire_wire::Prompt;
 
 mod common;
 use common::bundled_agent;

@@ -12,9 +12,9 @@
 //! it left holds its output open, and an answer written just before the exit.
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::GetLastAssistantText;
 use musewire_host::BlockingHandle;
 use musewire_mio::AgentProcess;
+use musewire_wire::GetLastAssistantText;
 
 #[path = "../../flood/probe.rs"]
 mod probe;

@@ -5,11 +5,11 @@
 use musewire_core::agent::{
     on_event, Agent, AgentCall, AgentCallResult, AgentConfig, AgentEvent, Input,
 };
-use musewire_core::wire::{
+use musewire_smol::agent_stdio::AgentStdio;
+use musewire_wire::{
     AgentEnd, AgentFrame, AgentMessage, AssistantMessage, AssistantMessageEvent, BlockDelta,
     Command, ContentBlock, Empty, Lazy, MessageUpdate, SessionEvent,
 };
-use musewire_smol::agent_stdio::AgentStdio;
 
 /// An assistant message of one text block.
 fn message(text: &str) -> AgentMessage {

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::{AgentFrame, HostToolDefinition, SessionEvent, ToolResult};
 use musewire_smol::AgentProcess;
+use musewire_wire::{AgentFrame, HostToolDefinition, SessionEvent, ToolResult};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

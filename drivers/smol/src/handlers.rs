@@ -9,8 +9,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use musewire_core::client::Call;
-use musewire_core::wire::{HostToolCall, HostUriRequest, ToolResult, UiRequest};
 use musewire_host::{Flow, Handler, HandlerAnswer, RequestKey};
+use musewire_wire::{HostToolCall, HostUriRequest, ToolResult, UiRequest};
 use smol::channel;
 
 use crate::{Caller, Op};

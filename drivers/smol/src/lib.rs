@@ -82,11 +82,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use musewire_core::client::{
-    Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, FromAnswer, OutputFetch,
-    RequestId,
+    Call, ClientConfig, ClientEvent, FetchError, FetchProgress, Fetched, OutputFetch, RequestId,
 };
-use musewire_core::wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use musewire_host::{methods, Flow, HandlerAnswer, Heard, HostToolAnswer, Op as CoreOp, Waiting};
+use musewire_wire::FromAnswer;
+use musewire_wire::{HostToolCall, HostUriRequest, HostUriResult, UiRequest, UiResponse};
 use smol::channel;
 use smol::stream::Stream;
 
@@ -410,7 +410,7 @@ impl musewire_host::AsyncHandle for AgentProcess {
     fn answered(
         &self,
         call: Call,
-    ) -> impl Future<Output = Result<musewire_core::client::Answered, CallError>> + Send {
+    ) -> impl Future<Output = Result<musewire_wire::Answered, CallError>> + Send {
         self.request(call)
     }
 

@@ -11,9 +11,9 @@ use musewire_core::agent::{
     on_event, Agent, AgentCall, AgentCallResult, AgentConfig, AgentEvent, Input,
 };
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::{AgentFrame, Command};
 use musewire_smol::agent_stdio::{AgentStdio, Ended};
 use musewire_smol::AgentProcess;
+use musewire_wire::{AgentFrame, Command};
 use serde_json::{json, Value};
 use smol::future;
 use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use musewire_core::client::CallError;
-use musewire_core::wire::Abort;
 use musewire_smol::{AgentProcess, BACKLOG_BYTES, OPS_QUEUE, WRITE_BACKLOG_BYTES};
+use musewire_wire::Abort;
 use smol::future;
 
 const FLOOD: u64 = 400 << 20;

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use musewire_core::wire::ToolResult;
 use musewire_smol::{AgentProcess, OPS_QUEUE, WRITE_BACKLOG_BYTES};
+use musewire_wire::ToolResult;
 use smol::future;
 
 #[path = "../../flood/probe.rs"]

@@ -5,8 +5,9 @@
 mod output_agent;
 
 use musewire_core::client::{CallError, ClientError, FetchError, OutputFetch};
-use musewire_core::output::{OutputErrorCode, ReadParams};
+use musewire_core::output::ReadParams;
 use musewire_smol::AgentProcess;
+use musewire_wire::output::OutputErrorCode;
 use output_agent::{data, reference};
 use smol::stream::StreamExt;
 

@@ -14,8 +14,8 @@
 use std::time::{Duration, Instant};
 
 use musewire_core::client::ClientEvent;
-use musewire_core::wire::GetLastAssistantText;
 use musewire_smol::{AgentProcess, CallError};
+use musewire_wire::GetLastAssistantText;
 use smol::process::Command;
 
 #[path = "../../flood/probe.rs"]

@@ -61,11 +61,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use musewire_core::client::ClientConfig;
-use musewire_core::output::{
-    check_offset, Availability, OutputError, OutputRef, ReadRequest, StoredOutput, MAX_READ_BYTES,
-    TEXT_MEDIA_TYPE,
-};
+use musewire_core::output::{check_offset, ReadRequest, MAX_READ_BYTES, TEXT_MEDIA_TYPE};
 use musewire_core::spill::{SaveFailure, SpillRef, SpillWrite};
+use musewire_wire::output::{Availability, OutputError, OutputRef, StoredOutput};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use sha2::{Digest, Sha256};
 

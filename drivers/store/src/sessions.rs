@@ -29,7 +29,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use musewire_core::wire::{self, SessionLine};
+use musewire_wire::{self as wire, SessionLine};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 
 use crate::{open_dir_at, os_random, RandomSource, StoreError, FILE_MODE, NOT_WRITABLE_BY_OTHERS};
@@ -424,7 +424,7 @@ impl SessionFolder {
 fn read_header(
     reader: &mut impl BufRead,
     path: &Path,
-) -> Result<(Vec<u8>, musewire_core::wire::SessionHeader), SessionFileError> {
+) -> Result<(Vec<u8>, musewire_wire::SessionHeader), SessionFileError> {
     let mut before = Vec::new();
     for _ in 0..HEADER_LINES {
         let mut line = Vec::new();

@@ -6,11 +6,11 @@ use std::fs;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use musewire_core::wire::{SessionHeader, SessionLine};
 use musewire_store::sessions::{
     iso_8601, SessionFileError, SessionFileName, SessionFolder, SessionNaming,
 };
 use musewire_store::StoreError;
+use musewire_wire::{SessionHeader, SessionLine};
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"session-1","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","title":"kept"}"#;
 const ENTRIES: &str = concat!(

@@ -10,19 +10,19 @@ use std::time::Instant;
 
 use musewire_core::client::ClientConfig;
 use musewire_core::output::{
-    read_result, OutputCatalog, OutputError, OutputRef, ReadParams, ReadRequest, ReaderWalk,
-    TEXT_MEDIA_TYPE,
+    read_result, OutputCatalog, ReadParams, ReadRequest, ReaderWalk, TEXT_MEDIA_TYPE,
 };
 use musewire_core::spill::{
     plan, Decision, KeptInline, Outcome, SaveFailure, SpillOwner, SpillPolicy, SpillSource,
     SpillWrite,
 };
-use musewire_core::wire::{ContentBlock, ToolResult};
 use musewire_host::LocalFiles;
 use musewire_store::{
     session_dir_name, LeafWriter, LocalStore, SessionFiles, StoreError, RETRIEVAL_HINT,
     TEMP_ROOT_PREFIX,
 };
+use musewire_wire::output::{OutputError, OutputRef};
+use musewire_wire::{ContentBlock, ToolResult};
 
 fn write(session: &str, name: &str, content: &str) -> SpillWrite {
     SpillWrite {

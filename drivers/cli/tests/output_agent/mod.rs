@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use musewire_core::client::ClientEvent;
-use musewire_core::output::OutputRef;
+use musewire_wire::output::OutputRef;
 
 /// The stand-in's script, from the including crate's folder (`drivers/<driver>`).
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../cli/tests/output_agent.py");

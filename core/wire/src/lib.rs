@@ -34,7 +34,7 @@
 //! and [`serde_json::Value`] payloads all hold lone surrogates, with no type of their own.
 //!
 //! ```
-//! use musewire_core::wire::{AgentFrame, SessionEvent, Command, ErrorCode};
+//! use musewire_wire::{AgentFrame, SessionEvent, Command, ErrorCode};
 //!
 //! let frame = AgentFrame::from_slice(br#"{"type":"agent_end","messages":[],"isTerminal":false}"#).unwrap();
 //! let AgentFrame::Event(SessionEvent::AgentEnd(end)) = &frame else { panic!() };
@@ -50,6 +50,7 @@
 //! assert_eq!(line, br#"{"id":"req-1","type":"get_state"}"#);
 //! ```
 
+mod answer;
 pub(crate) mod codec;
 mod command;
 #[cfg(test)]
@@ -61,12 +62,16 @@ pub mod fuzzing;
 mod host;
 mod lazy;
 mod message;
+pub mod output;
+mod output_code;
 pub(crate) mod reader;
 mod response;
+mod scan_simd;
 mod session;
 pub(crate) mod surrogate;
 mod ui;
 
+pub use answer::{Answered, FromAnswer, TypedCommand};
 pub use command::*;
 pub use event::*;
 pub use frame::*;
@@ -77,3 +82,12 @@ pub use response::*;
 pub use session::*;
 pub use surrogate::{display_text, lone_surrogate, parse_value, stand_in, to_vec, ESCAPE_MARK};
 pub use ui::*;
+
+/// What musewire-core's framing layer uses of this crate's reader, not an API: it may change
+/// in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::reader::from_slice;
+    pub use crate::scan_simd::string_end;
+    pub use crate::surrogate::{protect_scanned, restore};
+}

@@ -376,18 +376,10 @@ impl AgentFrame {
         Self::lenient(Self::from_slice(json), json)
     }
 
-    /// [`AgentFrame::from_slice_lenient`] of a frame the framing layer passed up: the
-    /// framing scanner already looked at its `\u` escapes, so the payload is not searched
-    /// again for lone surrogates ([`Frame::parse`](crate::frame::Frame::parse)).
-    pub fn from_frame_lenient(frame: &crate::frame::Frame) -> serde_json::Result<Self> {
-        Self::lenient(frame.parse(), frame.payload())
-    }
-
-    /// A strict parse's result, or the lenient reading of `json` when it failed (CALL-06).
-    pub(crate) fn lenient(
-        strict: serde_json::Result<Self>,
-        json: &[u8],
-    ) -> serde_json::Result<Self> {
+    /// A strict parse's result, or the lenient reading of `json` when it failed (CALL-06):
+    /// [`AgentFrame::from_slice_lenient`] for a reader that parsed `json` its own way (the
+    /// core's framing layer).
+    pub fn lenient(strict: serde_json::Result<Self>, json: &[u8]) -> serde_json::Result<Self> {
         match strict {
             Ok(frame) => Ok(frame),
             Err(error) => {

@@ -141,9 +141,9 @@ pub(crate) fn protect(json: &[u8]) -> Option<Vec<u8>> {
     protect_scanned(json, surrogate_escape)
 }
 
-/// [`protect`] for a text whose `\u` escapes were already looked at (by the framing layer's
+/// `protect` for a text whose `\u` escapes were already looked at (by the framing layer's
 /// scanner): `surrogate_escape` is false only when none starts `\ud` or `\uD`.
-pub(crate) fn protect_scanned(json: &[u8], surrogate_escape: bool) -> Option<Vec<u8>> {
+pub fn protect_scanned(json: &[u8], surrogate_escape: bool) -> Option<Vec<u8>> {
     if !surrogate_escape && memchr(0xF4, json).is_none() {
         return None;
     }
@@ -207,7 +207,7 @@ pub(crate) fn protect_scanned(json: &[u8], surrogate_escape: bool) -> Option<Vec
 /// Serialised JSON back from the model form: each stand-in as its escape, the mark before
 /// a real reserved character dropped. Serde writes every non-ASCII character raw, and only
 /// inside strings, so the bytes can be rewritten without reading the JSON structure.
-pub(crate) fn restore(json: Vec<u8>) -> Vec<u8> {
+pub fn restore(json: Vec<u8>) -> Vec<u8> {
     let Some(first) = memchr(0xF4, &json) else {
         return json;
     };

@@ -3,7 +3,7 @@
 
 use crate::wire_samples;
 
-use musewire_core::wire::{
+use musewire_wire::{
     AgentFrame, AgentMessage, Command, ContentBlock, HostFrame, SessionEvent, UiRequest,
 };
 use serde_json::{json, Value};
@@ -116,7 +116,7 @@ fn call06_unknown_members_deep_inside_messages_are_kept() {
     let AgentFrame::Response(response) = &frame else {
         panic!()
     };
-    let Some(musewire_core::wire::ResponseData::Messages(data)) = &response.data else {
+    let Some(musewire_wire::ResponseData::Messages(data)) = &response.data else {
         panic!("{response:?}")
     };
     assert_eq!(data.messages.len(), 3);
@@ -205,7 +205,7 @@ fn call06_reordered_response_gets_typed_data() {
         panic!()
     };
     assert!(
-        matches!(response.data, Some(musewire_core::wire::ResponseData::NegotiateProtocol(ref d)) if d.protocol_version == 2)
+        matches!(response.data, Some(musewire_wire::ResponseData::NegotiateProtocol(ref d)) if d.protocol_version == 2)
     );
 }
 

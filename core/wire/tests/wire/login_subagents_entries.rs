@@ -5,7 +5,7 @@
 //! frames under `set_subagent_subscription`, and the session entries of pi 1.6's
 //! `get_entries` (and omp's `get_subagent_messages`), with fork and branch beside them.
 
-use musewire_core::wire::{
+use musewire_wire::{
     AgentFrame, Command, ResponseData, SessionEntry, SessionHeader, SubagentProgress, UiRequest,
 };
 use serde_json::{json, Value};

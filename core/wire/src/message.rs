@@ -424,7 +424,7 @@ wire_struct! {
 impl ToolResultDetails {
     /// Reads `details` (`None` when it is not an object of this shape: a tool's own details
     /// may be anything).
-    pub(crate) fn from_details(details: &Value) -> Option<Self> {
+    pub fn from_details(details: &Value) -> Option<Self> {
         Self::deserialize(details).ok()
     }
 }

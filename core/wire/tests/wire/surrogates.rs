@@ -3,7 +3,7 @@
 //! by the typed model and written back unchanged, as `JSON.stringify(JSON.parse(text))`
 //! writes it.
 
-use musewire_core::wire::{
+use musewire_wire::{
     self, display_text, lone_surrogate, stand_in, AgentFrame, AgentMessage, Command, ContentBlock,
     HostFrame, SessionEvent,
 };
@@ -151,7 +151,7 @@ fn frame_14_commands_and_host_frames_with_lone_surrogates_are_typed_and_written_
 #[test]
 fn a_host_builds_text_with_a_lone_surrogate_through_stand_in() {
     let message = format!("half {}", stand_in(0xD83D).unwrap());
-    let command = Command::Prompt(wire::Prompt {
+    let command = Command::Prompt(musewire_wire::Prompt {
         message,
         ..Default::default()
     });
@@ -252,7 +252,7 @@ proptest! {
         bytes in proptest::collection::vec(any::<u8>(), 0..24),
     ) {
         for input in [text.as_bytes(), &bytes[..]] {
-            let ours = wire::parse_value(input);
+            let ours = musewire_wire::parse_value(input);
             let _ = AgentFrame::from_slice_lenient(input);
             let _ = Command::from_slice_with_id(input);
             if let Ok(theirs) = serde_json::from_slice::<serde_json::Value>(input) {

@@ -2,9 +2,9 @@
 //! its own `type`, and every command of omp 18.2.3's RPC set among them; each row's response
 //! data reads into its `ResponseData` variant, which its answer type takes.
 
-use crate::client::{Answered, TypedCommand};
-use crate::wire::command::{self, TYPES};
-use crate::wire::{AgentFrame, Command, ResponseData};
+use crate::command::{self, TYPES};
+use crate::{AgentFrame, Command, ResponseData};
+use crate::{Answered, TypedCommand};
 use serde_json::{json, Value};
 
 #[test]
@@ -25,7 +25,7 @@ fn call_01_every_typed_command_writes_its_own_type_and_every_type_is_one_command
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(sorted.len(), TYPES.len(), "each type once");
-    assert_eq!(crate::wire::GetState::TYPE, "get_state");
+    assert_eq!(crate::GetState::TYPE, "get_state");
 }
 
 #[test]
@@ -91,8 +91,8 @@ fn call_01_a_command_is_its_own_typed_command_answered_as_its_data() {
     let command = Command::GetState(Default::default());
     assert_eq!(answer_of(&command), std::any::TypeId::of::<ResponseData>());
     assert_eq!(
-        answer_of(&crate::wire::GetState::default()),
-        std::any::TypeId::of::<crate::wire::SessionState>()
+        answer_of(&crate::GetState::default()),
+        std::any::TypeId::of::<crate::SessionState>()
     );
     assert_eq!(command.clone().into_command(), command);
 }
@@ -190,7 +190,7 @@ fn call_01_every_rows_data_reads_into_its_variant_and_its_answer_type_takes_it()
         };
         let read = read_response(wire, &data);
         assert_eq!(variant(&read), expected, "{wire}");
-        (row.read_answer)(Answered::Data(read)).unwrap_or_else(|e| panic!("{wire}: {e}"));
+        (row.read_answer)(Answered::Data(read)).unwrap_or_else(|e| panic!("{wire}: {e:?}"));
         // An answer of another shape is not taken (unless the answer is any data).
         let other = (row.read_answer)(Answered::Data(ResponseData::Other(json!([1]))));
         assert_eq!(

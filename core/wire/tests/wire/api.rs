@@ -1,7 +1,7 @@
 //! The helpers the Client builds on: command serialisation, response accessors, typed
 //! payloads, host tool/URI and extension UI frames.
 
-use musewire_core::wire::*;
+use musewire_wire::*;
 use serde_json::{json, Value};
 
 fn response(json: &str) -> Response {

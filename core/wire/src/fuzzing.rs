@@ -1,8 +1,8 @@
 //! The fuzz body for the wire model's JSON reader (feature `fuzzing`):
-//! `fuzz/fuzz_targets/wire_reader.rs` is a thin wrapper, and `core/tests/wire/reader.rs` runs
+//! `fuzz/fuzz_targets/wire_reader.rs` is a thin wrapper, and `core/wire/tests/wire/reader.rs` runs
 //! it on seeds.
 //!
-//! The reader (`wire::reader`, private to the crate) must give exactly what serde_json
+//! The reader (`reader`, private to the crate) must give exactly what serde_json
 //! gives, for any bytes: the same JSON value or the same error message, and, for a frame, the
 //! same typed [`AgentFrame`] as serde_json's reading of it (CALL-06 rests on this).
 

@@ -34,7 +34,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess};
 use serde::Deserialize;
 
-use crate::frame::scan_simd::{specials16, specials64};
+use crate::scan_simd::{specials16, specials64};
 
 /// Containers nested deeper than this are left to serde_json (whose own limit is 127).
 pub(crate) const MAX_DEPTH: u32 = 100;
@@ -48,8 +48,8 @@ pub(crate) fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Res
     }
 }
 
-/// [`from_str`] for bytes: text that is not UTF-8 gets serde_json's error.
-pub(crate) fn from_slice<'a, T: Deserialize<'a>>(json: &'a [u8]) -> serde_json::Result<T> {
+/// `from_str` for bytes: text that is not UTF-8 gets serde_json's error.
+pub fn from_slice<'a, T: Deserialize<'a>>(json: &'a [u8]) -> serde_json::Result<T> {
     match simdutf8::basic::from_utf8(json) {
         Ok(text) => from_str(text),
         Err(_) => serde_json::from_slice(json),
@@ -178,7 +178,7 @@ fn special_bytes(word: u64) -> u64 {
 }
 
 /// A cursor over the bytes that end a run of plain string content: quotes, backslashes and
-/// control characters, found by SIMD masks (`frame::scan_simd`), 16 bytes for the first
+/// control characters, found by SIMD masks (`scan_simd`), 16 bytes for the first
 /// look (most strings are short) and 64 at a time after that. Each block is classified
 /// once, however many escapes it holds; the runs between them are found by its mask.
 struct Specials {

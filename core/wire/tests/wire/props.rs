@@ -5,7 +5,7 @@
 
 use crate::wire_samples;
 
-use musewire_core::wire::{AgentFrame, HostFrame};
+use musewire_wire::{AgentFrame, HostFrame};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

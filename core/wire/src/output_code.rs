@@ -1,10 +1,10 @@
 //! A failed read's code, typed: what the agent writes as the failure's `code` (OUT-10, ours),
-//! one per [`OutputError`](super::OutputError) variant (its serde tag).
+//! one per [`OutputError`](crate::output::OutputError) variant (its serde tag).
 
 use serde::{Deserialize, Serialize};
 
 /// The `code` of a failed `read_output` (OUT-10's list of codes):
-/// [`OutputError`](super::OutputError)'s tag, without the details (the failure's `error` text
+/// [`OutputError`](crate::output::OutputError)'s tag, without the details (the failure's `error` text
 /// carries them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -508,8 +508,8 @@ wire_struct! {
 wire_enum! {
     /// What the agent streams about its session between responses (pi's `AgentSessionEvent`:
     /// runs, turns, messages, tool executions, compaction, retries, notices), tagged by
-    /// `type`; an [`AgentFrame::Event`](super::AgentFrame::Event). Not the [`agent`](crate::agent) machine's events for
-    /// its application, which are [`AgentEvent`](crate::agent::AgentEvent)s.
+    /// `type`; an [`AgentFrame::Event`](super::AgentFrame::Event). Not the core's agent machine's events for its
+    /// application (`musewire_core::agent::AgentEvent`).
     pub enum SessionEvent tag "type" {
         /// A run starts.
         "agent_start" => AgentStart(Empty),

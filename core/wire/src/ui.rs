@@ -179,7 +179,7 @@ wire_enum! {
 impl UiRequest {
     /// A dialog's `timeout` in milliseconds, when it has one that is a finite number; `None`
     /// for a notice (HOST-06).
-    pub(crate) fn timeout_ms(&self) -> Option<f64> {
+    pub fn timeout_ms(&self) -> Option<f64> {
         let timeout = match self {
             UiRequest::Select(r) => &r.timeout,
             UiRequest::Confirm(r) => &r.timeout,
@@ -255,19 +255,18 @@ impl UiResponse {
 
     /// `{id, confirmed:true}`: the user said yes.
     pub fn confirm(id: impl Into<String>) -> Self {
-        Self::confirmed(id, true)
+        UiResponse {
+            id: id.into(),
+            confirmed: Some(true),
+            ..Default::default()
+        }
     }
 
     /// `{id, confirmed:false}`: the user said no.
     pub fn decline(id: impl Into<String>) -> Self {
-        Self::confirmed(id, false)
-    }
-
-    /// `{id, confirmed}`, for the crate's callers that hold the answer as a verdict.
-    pub(crate) fn confirmed(id: impl Into<String>, confirmed: bool) -> Self {
         UiResponse {
             id: id.into(),
-            confirmed: Some(confirmed),
+            confirmed: Some(false),
             ..Default::default()
         }
     }

@@ -6,7 +6,7 @@
 
 use crate::wire_samples;
 
-use musewire_core::wire::{parse_value, AgentFrame, HostFrame};
+use musewire_wire::{parse_value, AgentFrame, HostFrame};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -150,7 +150,7 @@ proptest! {
 /// random bytes, so a broken body shows on stable.
 #[cfg(feature = "fuzzing")]
 mod fuzz_body {
-    use musewire_core::wire::fuzzing::wire_reader;
+    use musewire_wire::fuzzing::wire_reader;
     use proptest::prelude::*;
 
     use super::wire_samples;

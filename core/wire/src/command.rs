@@ -17,7 +17,7 @@ use super::response::{
     PromptData, ProtocolVersionData, ResponseData, SessionState, SessionStatsData,
     SubagentMessagesData, SubagentsData, TodosData,
 };
-use crate::output::{ReadParams, ReadResult};
+use crate::output::ReadResult;
 
 wire_struct! {
     /// `negotiate_protocol {protocolVersion}`: switch to protocol v2 (FRAME-04).
@@ -333,8 +333,8 @@ impl GetMessagesPage {
 
 wire_struct! {
     /// `read_output {sessionId, itemId, outputRef, offsetBytes, lengthBytes?}`: a page of a
-    /// stored output (OUT-10, ours; the agent checks the params with
-    /// [`ReadParams`], OUT-03). Sent only to an agent whose ready frame offers it.
+    /// stored output (OUT-10, ours; the agent checks the params, OUT-03). Sent only to an
+    /// agent whose ready frame offers it.
     pub struct ReadOutput {
         /// The session the output belongs to.
         req session_id: String = "sessionId",
@@ -346,19 +346,6 @@ wire_struct! {
         req offset_bytes: u64 = "offsetBytes",
         /// How many bytes at most (default 65,536).
         opt length_bytes: u64 = "lengthBytes",
-    }
-}
-
-impl From<&ReadParams> for ReadOutput {
-    fn from(params: &ReadParams) -> Self {
-        ReadOutput {
-            session_id: params.session_id.clone(),
-            item_id: params.item_id.clone(),
-            output_ref: params.output_ref.as_str().to_owned(),
-            offset_bytes: params.offset_bytes,
-            length_bytes: Some(params.length_bytes),
-            ..ReadOutput::default()
-        }
     }
 }
 
@@ -429,18 +416,18 @@ bare_commands! {
 /// [`ResponseData::Other`] and its answer is `ResponseData`. `how` is:
 ///
 /// - nothing: `Data` holds `Answer`; null data is `Other(null)`; the row writes `Answer`'s
-///   [`FromAnswer`](crate::client::FromAnswer) (the answer is `Data`'s payload);
+///   [`FromAnswer`](crate::FromAnswer) (the answer is `Data`'s payload);
 /// - `boxed`: the same, `Data` holding `Box<Answer>`;
 /// - `nullable`: `Answer` is an `Option`, and null data is `Data(None)`;
 /// - `shared`: another row reads into the same `Data` and writes its `FromAnswer` (an alias,
 ///   such as pi 0.73's `clone` of `new_session`); the compiler checks `Answer` is `Data`'s;
-/// - `by_hand`: `Answer`'s `FromAnswer` is written by hand in `client/answer.rs` (`prompt`'s
+/// - `by_hand`: `Answer`'s `FromAnswer` is written by hand in `answer.rs` (`prompt`'s
 ///   takes an acknowledgement without data, CALL-03; `set_host_tools`' answer is the whole
 ///   `ResponseData`).
 ///
 /// The table writes the [`Command`] union; each type's `TYPE`, its `From` into `Command` and
-/// its [`TypedCommand`](crate::client::TypedCommand) (the drivers' generic `call` takes it:
-/// `call(GetState::default())` gives a [`SessionState`](crate::wire::SessionState)); how a
+/// its [`TypedCommand`](crate::TypedCommand) (the drivers' generic `call` takes it:
+/// `call(GetState::default())` gives a [`SessionState`](crate::SessionState)); how a
 /// response's `data` is read per command (`response.rs`'s `DataSeed`) and the answers'
 /// `FromAnswer`. The compiler checks that every `ResponseData` variant but `Other` is some
 /// row's.
@@ -478,13 +465,11 @@ macro_rules! command_table {
     // The `FromAnswer` of an answer held by `ResponseData::$data`: `$out`, the answer made
     // of the variant's `$payload` (unboxed or as it is).
     (@from_answer $answer:ty, $data:ident, $payload:ident => $out:expr) => {
-        impl $crate::client::FromAnswer for $answer {
-            fn from_answer(
-                answered: $crate::client::Answered,
-            ) -> Result<Self, $crate::client::CallError> {
+        impl $crate::FromAnswer for $answer {
+            fn from_answer(answered: $crate::Answered) -> Result<Self, $crate::Answered> {
                 match answered {
-                    $crate::client::Answered::Data(ResponseData::$data($payload)) => Ok($out),
-                    other => Err($crate::client::CallError::unexpected(&other)),
+                    $crate::Answered::Data(ResponseData::$data($payload)) => Ok($out),
+                    other => Err(other),
                 }
             }
         }
@@ -548,7 +533,7 @@ macro_rules! command_table {
                 }
             }
 
-            impl $crate::client::TypedCommand for $ty {
+            impl $crate::TypedCommand for $ty {
                 type Answer = $answer;
 
                 fn into_command(self) -> $name {
@@ -567,7 +552,7 @@ macro_rules! command_table {
         /// `type`, in the table's order (for the table's tests).
         #[cfg(test)]
         pub(crate) fn every_command() -> Vec<(&'static str, $name)> {
-            use $crate::client::TypedCommand;
+            use $crate::TypedCommand;
             vec![$(($wire, $ty::default().into_command())),*]
         }
 
@@ -581,16 +566,17 @@ macro_rules! command_table {
             /// reads into (`None`: [`ResponseData::Other`]).
             pub data: Option<&'static str>,
             /// Reads an answer as the command's answer type (its
-            /// [`TypedCommand::Answer`](crate::client::TypedCommand::Answer)'s
-            /// [`FromAnswer`](crate::client::FromAnswer)), the answer dropped.
-            pub read_answer: fn($crate::client::Answered) -> Result<(), $crate::client::CallError>,
+            /// [`TypedCommand::Answer`](crate::TypedCommand::Answer)'s
+            /// [`FromAnswer`](crate::FromAnswer)), the answer dropped.
+            pub read_answer: fn($crate::Answered) -> Result<(), $crate::Answered>,
         }
 
         /// Every command's [`AnswerRow`], in the table's order (for the table's tests).
         #[cfg(test)]
         pub(crate) fn every_answer() -> Vec<AnswerRow> {
-            use $crate::client::{Answered, CallError, FromAnswer, TypedCommand};
-            fn read_answer<C: TypedCommand>(answered: Answered) -> Result<(), CallError> {
+            use $crate::{Answered, FromAnswer, TypedCommand};
+            #[allow(clippy::result_large_err)]
+            fn read_answer<C: TypedCommand>(answered: Answered) -> Result<(), Answered> {
                 C::Answer::from_answer(answered).map(drop)
             }
             vec![$(AnswerRow {

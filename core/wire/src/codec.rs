@@ -257,7 +257,7 @@ macro_rules! map_serde {
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                if let Some(value) = $crate::wire::codec::NotAnObject::not_an_object(self) {
+                if let Some(value) = $crate::codec::NotAnObject::not_an_object(self) {
                     return serde::Serialize::serialize(value, serializer);
                 }
                 let mut map = serializer.serialize_map(None)?;
@@ -359,7 +359,7 @@ macro_rules! wire_struct {
         pub struct $name {
             $(
                 $(#[$fmeta])*
-                pub $field: $crate::wire::codec::wire_field_ty!($kind $ty),
+                pub $field: $crate::codec::wire_field_ty!($kind $ty),
             )*
             /// Members this version does not know, kept as received and written back
             /// (CALL-06).
@@ -370,7 +370,7 @@ macro_rules! wire_struct {
             /// Builds the struct from members already read (`prefix`) and the rest of the map.
             #[allow(unused_mut, unused_variables, clippy::needless_update)]
             pub(crate) fn from_entries<'de, A: serde::de::MapAccess<'de>>(
-                prefix: $crate::wire::codec::Prefix<'de>,
+                prefix: $crate::codec::Prefix<'de>,
                 mut map: A,
             ) -> Result<Self, A::Error> {
                 $( let mut $field: Option<$ty> = None; )*
@@ -379,9 +379,9 @@ macro_rules! wire_struct {
                     match &*key {
                         $(
                             $wire => {
-                                let v: $crate::wire::codec::wire_read_ty!($kind $ty) =
-                                    $crate::wire::codec::from_prefix_value(value)?;
-                                $crate::wire::codec::wire_field_set!($kind, $field, $wire, $ty, v, extra);
+                                let v: $crate::codec::wire_read_ty!($kind $ty) =
+                                    $crate::codec::from_prefix_value(value)?;
+                                $crate::codec::wire_field_set!($kind, $field, $wire, $ty, v, extra);
                             }
                         )*
                         _ => {
@@ -389,12 +389,12 @@ macro_rules! wire_struct {
                         }
                     }
                 }
-                while let Some(key) = map.next_key_seed($crate::wire::codec::KeySeed)? {
+                while let Some(key) = map.next_key_seed($crate::codec::KeySeed)? {
                     match &*key {
                         $(
                             $wire => {
-                                let v: $crate::wire::codec::wire_read_ty!($kind $ty) = map.next_value()?;
-                                $crate::wire::codec::wire_field_set!($kind, $field, $wire, $ty, v, extra);
+                                let v: $crate::codec::wire_read_ty!($kind $ty) = map.next_value()?;
+                                $crate::codec::wire_field_set!($kind, $field, $wire, $ty, v, extra);
                             }
                         )*
                         _ => {
@@ -404,7 +404,7 @@ macro_rules! wire_struct {
                     }
                 }
                 Ok($name {
-                    $( $field: $crate::wire::codec::wire_field_finish!($kind, $field, $wire), )*
+                    $( $field: $crate::codec::wire_field_finish!($kind, $field, $wire), )*
                     extra,
                 })
             }
@@ -421,12 +421,12 @@ macro_rules! wire_struct {
                 &self,
                 map: &mut M,
             ) -> Result<(), M::Error> {
-                $( $crate::wire::codec::wire_field_write!($kind, map, $wire, &self.$field); )*
+                $( $crate::codec::wire_field_write!($kind, map, $wire, &self.$field); )*
                 for (key, value) in &self.extra {
                     // A member both known and kept in `extra` (an explicit null that the
                     // caller later set) is written once, from the field.
                     let shadowed = match key.as_str() {
-                        $( $wire => $crate::wire::codec::wire_field_is_set!($kind, self.$field), )*
+                        $( $wire => $crate::codec::wire_field_is_set!($kind, self.$field), )*
                         _ => false,
                     };
                     if !shadowed {
@@ -437,9 +437,9 @@ macro_rules! wire_struct {
             }
         }
 
-        impl $crate::wire::codec::NotAnObject for $name {}
+        impl $crate::codec::NotAnObject for $name {}
 
-        $crate::wire::codec::map_serde!($name);
+        $crate::codec::map_serde!($name);
     };
 }
 
@@ -487,7 +487,7 @@ macro_rules! wire_enum {
         impl $name {
             /// The wire tags this union knows (groups included).
             #[allow(dead_code)]
-            pub(crate) fn is_known_tag(tag: &str) -> bool {
+            pub fn is_known_tag(tag: &str) -> bool {
                 match tag {
                     $( $wire => true, )*
                     _ => false $($( || <$gty>::is_known_tag(tag) )*)?,
@@ -498,7 +498,7 @@ macro_rules! wire_enum {
             /// of the map.
             pub(crate) fn from_tag<'de, A: serde::de::MapAccess<'de>>(
                 tag: std::borrow::Cow<'de, str>,
-                prefix: $crate::wire::codec::Prefix<'de>,
+                prefix: $crate::codec::Prefix<'de>,
                 map: A,
             ) -> Result<Self, A::Error> {
                 Ok(match &*tag {
@@ -516,18 +516,18 @@ macro_rules! wire_enum {
                     $($(
                         t if <$gty>::is_known_tag(t) => $name::$gvariant(<$gty>::from_tag(tag, prefix, map)?),
                     )*)?
-                    _ => $name::Unknown($crate::wire::codec::collect_unknown(prefix, Some(($tag, tag.into_owned())), map)?),
+                    _ => $name::Unknown($crate::codec::collect_unknown(prefix, Some(($tag, tag.into_owned())), map)?),
                 })
             }
 
             /// Reads members until the tag, then builds the variant.
             pub(crate) fn from_entries<'de, A: serde::de::MapAccess<'de>>(
-                mut prefix: $crate::wire::codec::Prefix<'de>,
+                mut prefix: $crate::codec::Prefix<'de>,
                 mut map: A,
             ) -> Result<Self, A::Error> {
-                match $crate::wire::codec::find_tag($tag, &mut prefix, &mut map)? {
+                match $crate::codec::find_tag($tag, &mut prefix, &mut map)? {
                     Some(tag) => Self::from_tag(tag, prefix, map),
-                    None => Ok($name::Unknown($crate::wire::codec::collect_unknown(prefix, None, map)?)),
+                    None => Ok($name::Unknown($crate::codec::collect_unknown(prefix, None, map)?)),
                 }
             }
 
@@ -563,7 +563,7 @@ macro_rules! wire_enum {
                         }
                     )*
                     $($( $name::$gvariant(inner) => inner.serialize_entries(map), )*)?
-                    $name::Unknown(value) => $crate::wire::codec::serialize_value_entries(value, map),
+                    $name::Unknown(value) => $crate::codec::serialize_value_entries(value, map),
                 }
             }
         }
@@ -575,7 +575,7 @@ macro_rules! wire_enum {
             }
         }
 
-        impl $crate::wire::codec::NotAnObject for $name {
+        impl $crate::codec::NotAnObject for $name {
             fn not_an_object(&self) -> Option<&serde_json::Value> {
                 match self {
                     $name::Unknown(value) if !value.is_object() => Some(value),
@@ -584,7 +584,7 @@ macro_rules! wire_enum {
             }
         }
 
-        $crate::wire::codec::map_serde!($name);
+        $crate::codec::map_serde!($name);
     };
 }
 
@@ -613,9 +613,9 @@ pub(crate) trait BoxedHooks: Sized {
 /// Implements [`BoxedHooks`] for `Box<T>` of each type given.
 macro_rules! boxed_hooks {
     ($($t:ty),*) => {$(
-        impl $crate::wire::codec::BoxedHooks for Box<$t> {
+        impl $crate::codec::BoxedHooks for Box<$t> {
             fn from_entries<'de, A: serde::de::MapAccess<'de>>(
-                prefix: $crate::wire::codec::Prefix<'de>,
+                prefix: $crate::codec::Prefix<'de>,
                 map: A,
             ) -> Result<Self, A::Error> {
                 <$t>::from_entries(prefix, map).map(Box::new)
