@@ -5,7 +5,7 @@
 //! FRAME-09, `host_02_03_…` covers HOST-02 and HOST-03) or by a comment or doc comment in the
 //! lines just above the function (`FRAME-09`, also `FRAME-07..09` for a range and
 //! `FRAME-01/09` for a list). A test is a function with a `#[test]`-like attribute right above
-//! it (and no `#[ignore]`), in the `tests/` trees of `core`, `drivers/*` and `conformance` (a
+//! it (and no `#[ignore]`), in the `tests/` trees of `core`, `core/wire`, `drivers/*` and `conformance` (a
 //! test binary is a file there, or a folder whose `main.rs` names its modules) or the `src/`
 //! trees of those crates.
 
@@ -184,7 +184,11 @@ fn rust_files(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) {
 
 /// The source files scanned for tests, under the workspace `root`.
 pub fn test_sources(root: &Path) -> Vec<PathBuf> {
-    let mut crates = vec![root.join("core"), root.join("conformance")];
+    let mut crates = vec![
+        root.join("core"),
+        root.join("core/wire"),
+        root.join("conformance"),
+    ];
     if let Ok(entries) = std::fs::read_dir(root.join("drivers")) {
         let mut drivers: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         drivers.sort();

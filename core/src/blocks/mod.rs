@@ -61,7 +61,7 @@ pub use render::{Copies, LiveBlock, DEFAULT_CAP_CHARS};
 
 /// A tool result as untyped JSON, as the blocks lane reads it before classifying it: a
 /// protocol result's content or a module's data (the wire's typed result is
-/// [`wire::ToolResult`](crate::wire::ToolResult)).
+/// [`musewire_wire::ToolResult`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawToolResult {
     /// The result's content field, or a module's data.

@@ -8,9 +8,9 @@
 //! request to stop the agent) and sleeps until [`Client::poll_timeout`]. `handle` is the only
 //! way in: every change of the client's state is an [`Input`], so the inputs a [`Recorder`]
 //! writes down replay the session exactly; the other methods only read. Frames reach the
-//! application typed on the wire model ([`crate::wire::AgentFrame`], unknown types and members
+//! application typed on the wire model ([`musewire_wire::AgentFrame`], unknown types and members
 //! kept, CALL-06), responses with their data typed by the command
-//! ([`crate::wire::ResponseData`]), failures with their [`crate::wire::ErrorCode`].
+//! ([`musewire_wire::ResponseData`]), failures with their [`musewire_wire::ErrorCode`].
 //!
 //! ```
 //! use std::time::Instant;

@@ -65,7 +65,7 @@ fn fits(json: &[u8]) -> bool {
 }
 
 /// The frame's JSON; a lone surrogate the wire model holds as a stand-in is written back as
-/// its escape (`crate::wire::to_vec`).
+/// its escape (`musewire_wire::to_vec`).
 fn to_json(value: &Value) -> Vec<u8> {
     crate::wire::to_vec(value).expect("a JSON value serialises")
 }

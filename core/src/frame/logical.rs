@@ -143,7 +143,7 @@ impl Frame {
     }
 
     /// Parses the whole frame into `T`. A lone surrogate escape, which `JSON.parse` takes,
-    /// is read into the wire model's stand-in ([`crate::wire::display_text`]), so every frame
+    /// is read into the wire model's stand-in ([`musewire_wire::display_text`]), so every frame
     /// the framing layer passes up parses.
     pub fn parse<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
         // The scanner already looked at every `\u` escape: without one that may be a

@@ -207,7 +207,7 @@ pub struct ReadBytes {
 }
 
 /// The member of a tool result's `details` that carries its [`StoredOutput`] (OUT-02,
-/// OUT-10; read typed by [`crate::wire::ToolResultDetails`]).
+/// OUT-10; read typed by [`musewire_wire::ToolResultDetails`]).
 pub(crate) const STORED_OUTPUT_MEMBER: &str = "storedOutput";
 
 /// The stored outputs a history names (OUT-08, history replay): every `toolResult` message

@@ -90,7 +90,7 @@ impl Page {
 }
 
 /// Counts the bytes a value serialises to, without keeping them: as written on the wire, a
-/// lone surrogate's stand-in as its six-byte escape ([`crate::wire::display_text`]).
+/// lone surrogate's stand-in as its six-byte escape ([`musewire_wire::display_text`]).
 struct Counter(usize);
 
 impl std::io::Write for Counter {

@@ -22,7 +22,7 @@
 //!
 //! [`crate::blocks`] is the *formatting* stage: it turns a tool's raw content (MCP blocks,
 //! module data) into the content the model reads. Spill is the *budget* stage after it: it
-//! sees only the final [`ToolResult`] (content blocks as [`crate::wire`] types them), the
+//! sees only the final [`ToolResult`] (content blocks as [`musewire_wire`] types them), the
 //! one that would go to the model and the history, and never looks inside blocks. A result
 //! with any block that is not text (an image, for one, even one that `blocks` sent
 //! natively) passes unchanged (SPILL-02). So the spill file holds exactly the formatted text

@@ -50,6 +50,9 @@
 //! assert_eq!(line, br#"{"id":"req-1","type":"get_state"}"#);
 //! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 mod answer;
 pub(crate) mod codec;
 mod command;

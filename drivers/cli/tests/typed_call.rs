@@ -1,5 +1,5 @@
 //! One typed call per command (CALL-01) on both drivers' handles, against the bundled agent:
-//! `call` takes a command's type (`wire::GetState`, one per command) and gives its typed answer, or a `Command` and gives
+//! `call` takes a command's type (`musewire_wire::GetState`, one per command) and gives its typed answer, or a `Command` and gives
 //! its `data`; an answer of another shape would be `CallError::Unexpected`. And the host kit's
 //! handle traits (`BlockingHandle`, `AsyncHandle`), which both handles implement: one caller
 //! written over them drives either driver.
