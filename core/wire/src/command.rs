@@ -51,6 +51,16 @@ wire_struct! {
     }
 }
 
+/// Commands of one shape: each its own type, with the members in braces.
+macro_rules! same_members {
+    ($members:tt $($(#[$meta:meta])* $name:ident,)*) => {$(
+        wire_struct! {
+            $(#[$meta])*
+            pub struct $name $members
+        }
+    )*};
+}
+
 /// The user's message, for the commands that carry one.
 macro_rules! message_commands {
     ($($(#[$meta:meta])* $name:ident,)*) => {$(
@@ -101,20 +111,11 @@ wire_struct! {
     }
 }
 
-/// The commands whose one member is `enabled`.
-macro_rules! switch_commands {
-    ($($(#[$meta:meta])* $name:ident,)*) => {$(
-        wire_struct! {
-            $(#[$meta])*
-            pub struct $name {
-                /// On or off.
-                req enabled: bool = "enabled",
-            }
-        }
-    )*};
-}
-
-switch_commands! {
+same_members! {
+    {
+        /// On or off.
+        req enabled: bool = "enabled",
+    }
     /// `set_fast_mode {enabled}`: fast mode on or off.
     SetFastMode,
     /// `set_auto_compaction {enabled}`: automatic compaction on or off.
@@ -196,20 +197,11 @@ wire_struct! {
     }
 }
 
-/// The commands whose one member is a queue's `mode`.
-macro_rules! mode_commands {
-    ($($(#[$meta:meta])* $name:ident,)*) => {$(
-        wire_struct! {
-            $(#[$meta])*
-            pub struct $name {
-                /// The mode, as the agent spells it.
-                req mode: String = "mode",
-            }
-        }
-    )*};
-}
-
-mode_commands! {
+same_members! {
+    {
+        /// The mode, as the agent spells it.
+        req mode: String = "mode",
+    }
     /// `set_steering_mode {mode}`: `all` or `one-at-a-time`.
     SetSteeringMode,
     /// `set_follow_up_mode {mode}`: `all` or `one-at-a-time`.
@@ -218,20 +210,11 @@ mode_commands! {
     SetInterruptMode,
 }
 
-/// The commands that summarise the session, with optional instructions.
-macro_rules! summary_commands {
-    ($($(#[$meta:meta])* $name:ident,)*) => {$(
-        wire_struct! {
-            $(#[$meta])*
-            pub struct $name {
-                /// Instructions for the summary.
-                opt custom_instructions: String = "customInstructions",
-            }
-        }
-    )*};
-}
-
-summary_commands! {
+same_members! {
+    {
+        /// Instructions for the summary.
+        opt custom_instructions: String = "customInstructions",
+    }
     /// `compact {customInstructions?}`: compacts the context.
     Compact,
     /// `handoff {customInstructions?}` (oh-my-pi): hands off to a new session.
@@ -273,20 +256,11 @@ wire_struct! {
     }
 }
 
-/// The commands that start from an entry of the session.
-macro_rules! entry_commands {
-    ($($(#[$meta:meta])* $name:ident,)*) => {$(
-        wire_struct! {
-            $(#[$meta])*
-            pub struct $name {
-                /// The entry to start from.
-                req entry_id: String = "entryId",
-            }
-        }
-    )*};
-}
-
-entry_commands! {
+same_members! {
+    {
+        /// The entry to start from.
+        req entry_id: String = "entryId",
+    }
     /// `branch {entryId}` (oh-my-pi): branches from an entry.
     Branch,
     /// `fork {entryId}` (pi 0.73): forks from an entry.
@@ -357,17 +331,8 @@ wire_struct! {
     }
 }
 
-/// The commands without members.
-macro_rules! bare_commands {
-    ($($(#[$meta:meta])* $name:ident,)*) => {$(
-        wire_struct! {
-            $(#[$meta])*
-            pub struct $name {}
-        }
-    )*};
-}
-
-bare_commands! {
+same_members! {
+    {}
     /// `abort`: stops the current run.
     Abort,
     /// `get_state`: the session's state.
