@@ -61,10 +61,11 @@ pub mod fuzzing;
 
 pub(crate) use musewire_wire::output::{
     Availability, Encoding, OutputError, OutputErrorCode, OutputRef, ReadResult, StoredOutput,
+    READ_BUDGET,
 };
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -86,11 +87,6 @@ pub(crate) const DEFAULT_READ_BYTES: u64 = 65_536;
 
 /// The largest safe integer of JavaScript, 2^53 − 1: the largest offset (OUT-03).
 pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
-/// How long a driver may take over one read (the seed's read budget, OUT-07).
-pub(crate) const READ_BUDGET: Duration = Duration::from_secs(20);
-// `OutputError::ReadTimedOut` says "20-second".
-const _: () = assert!(READ_BUDGET.as_secs() == 20);
 
 /// The media type of spilled tool text.
 pub const TEXT_MEDIA_TYPE: &str = "text/plain; charset=utf-8";

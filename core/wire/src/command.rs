@@ -61,30 +61,13 @@ macro_rules! same_members {
     )*};
 }
 
-/// The user's message, for the commands that carry one.
-macro_rules! message_commands {
-    ($($(#[$meta:meta])* $name:ident,)*) => {$(
-        wire_struct! {
-            $(#[$meta])*
-            pub struct $name {
-                /// The user's text.
-                req message: String = "message",
-                /// Attached images (`ContentBlock::Image` blocks,
-                /// `{type:"image", data, mimeType}`).
-                opt images: Vec<ContentBlock> = "images",
-            }
-        }
-
-        impl $name {
-            /// The command with `message` and no images.
-            pub fn new(message: &str) -> Self {
-                $name { message: message.to_owned(), ..$name::default() }
-            }
-        }
-    )*};
-}
-
-message_commands! {
+same_members! {
+    {
+        /// The user's text.
+        req message: String = "message",
+        /// Attached images (`ContentBlock::Image` blocks, `{type:"image", data, mimeType}`).
+        opt images: Vec<ContentBlock> = "images",
+    }
     /// `steer {message, images?}`: delivered into the current run, after its tool calls.
     Steer,
     /// `follow_up {message, images?}`: queued for when the current run ends.
@@ -93,15 +76,19 @@ message_commands! {
     AbortAndPrompt,
 }
 
-impl Prompt {
-    /// The prompt `message`, with no images and no streaming behaviour.
-    pub fn new(message: &str) -> Self {
-        Prompt {
-            message: message.to_owned(),
-            ..Prompt::default()
+/// `new(message)` for the commands that carry the user's message.
+macro_rules! with_message {
+    ($($name:ident),*) => {$(
+        impl $name {
+            /// The command with `message`, its other members unset (no images).
+            pub fn new(message: &str) -> Self {
+                $name { message: message.to_owned(), ..$name::default() }
+            }
         }
-    }
+    )*};
 }
+
+with_message!(Prompt, Steer, FollowUp, AbortAndPrompt);
 
 wire_struct! {
     /// `new_session {parentSession?}`: starts a new session.

@@ -5,8 +5,12 @@
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::time::Duration;
 
 pub use crate::output_code::OutputErrorCode;
+
+/// How long a driver may take over one read (the seed's read budget, OUT-07).
+pub const READ_BUDGET: Duration = Duration::from_secs(20);
 
 /// What a stored-output read failed on. Nothing was read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -66,8 +70,8 @@ pub enum OutputError {
         /// What was wrong.
         reason: String,
     },
-    /// The driver did not answer the read within its budget (20 s, OUT-07).
-    #[error("the read did not finish within its 20-second budget")]
+    /// The driver did not answer the read within [`READ_BUDGET`] (OUT-07).
+    #[error("the read did not finish within its {}-second budget", READ_BUDGET.as_secs())]
     ReadTimedOut,
 }
 
